@@ -1,0 +1,8 @@
+"""Values shared by every API: rows, row kinds, types and configuration (PyFlink's names)."""
+
+from changeflow.common.configuration import Configuration
+from changeflow.common.row import Row
+from changeflow.common.row_kind import RowKind
+from changeflow.common.types import DataType, DataTypes
+
+__all__ = sorted(["Configuration", "DataType", "DataTypes", "Row", "RowKind"])

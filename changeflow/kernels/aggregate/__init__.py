@@ -1,0 +1,9 @@
+"""Group aggregation (``GROUP BY``) over changelogs, with Flink's semantics.
+
+>>> from changeflow.kernels.aggregate import AggCall, GroupAggregate, result_type
+"""
+
+from changeflow.kernels.aggregate.functions import FUNCTIONS, AggCall, result_type
+from changeflow.kernels.aggregate.group_agg import GroupAggregate
+
+__all__ = sorted(["FUNCTIONS", "AggCall", "GroupAggregate", "result_type"])

@@ -1,0 +1,126 @@
+"""COUNT(*), COUNT, SUM, SUM0, AVG and the variance family: accumulators that add up.
+
+Every field of these accumulators is a sum of per-row contributions (a row's
+value, its square, or 1 if it is not null) times the row's sign, so retraction
+is subtraction and the whole batch folds with running sums: cumulative sums
+over each key's lifetimes without mini-batch, one scatter-add per key with it.
+Integers add in int64 (wrapping like Java's long; narrower types wrap when the
+result is computed); floats add one row at a time in source order, as Flink does.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from changeflow.kernels.aggregate.base import Accumulator, Folded, StateView
+from changeflow.kernels.aggregate.fold import Fold
+from changeflow.kernels.aggregate.functions import (
+    VARIANCE_FUNCTIONS,
+    AggCall,
+    avg_value,
+    sum_value,
+    variance_value,
+)
+from changeflow.kernels.aggregate.values import Values
+
+ADDITIVE_FUNCTIONS = ("count_star", "count", "sum", "sum0", "avg") + VARIANCE_FUNCTIONS
+
+# Field name -> what one row contributes to it.
+_FIELDS = {
+    "count_star": ("rows",),
+    "count": ("non_null",),
+    "sum": ("sum", "non_null"),
+    "sum0": ("sum",),
+    "avg": ("sum", "non_null"),
+    **{f: ("sum_sq", "sum", "non_null") for f in VARIANCE_FUNCTIONS},
+}
+
+
+class AdditiveAccumulator(Accumulator):
+    """An accumulator whose fields are running sums of per-row contributions.
+
+    >>> from changeflow.common.types import DataTypes
+    >>> AdditiveAccumulator(AggCall("avg", "x", DataTypes.INT(), "a")).fields
+    ('sum', 'non_null')
+    """
+
+    def __init__(self, call: AggCall) -> None:
+        super().__init__(call)
+        self.fields = _FIELDS[call.function]
+        self.acc_fields = self.fields
+        floating = call.arg_type is not None and not call.arg_type.is_integral
+        self._dtypes = {
+            f: (np.float64 if floating and f in ("sum", "sum_sq") else np.int64) for f in self.fields
+        }
+        # Float addition is not associative: the bundle total must follow source order.
+        self.needs_order = any(d == np.float64 for d in self._dtypes.values())
+
+    def fold(self, fold: Fold, arg: Values | None, sign: np.ndarray, state: StateView) -> Folded:
+        contributions = self._contributions(fold, arg, sign)
+        stored = {f: state.column(self.column(f), self._dtypes[f]) for f in self.fields}
+        if fold.mini_batch:
+            final = {}
+            for f in self.fields:
+                total = stored[f].copy()
+                # ufunc.at applies the rows one by one in order, so float totals
+                # are ((stored + x1) + x2) + ..., exactly as Flink accumulates.
+                np.add.at(total, fold.code, contributions[f])
+                final[f] = total
+            running = None
+        else:
+            life = fold.lifetimes
+            sums = {}
+            for f in self.fields:
+                base = np.where(fold.life_from_state, stored[f][fold.life_key], 0).astype(self._dtypes[f])
+                sums[f] = life.cumsum(contributions[f], base=base)
+            running = self.value(sums)
+            final = {f: sums[f][fold.key_last_row] for f in self.fields}
+        return Folded(
+            before=self.value(stored),
+            after=self.value(final),
+            running=running,
+            acc={self.column(f): final[f] for f in self.fields},
+        )
+
+    def _contributions(self, fold: Fold, arg: Values | None, sign: np.ndarray) -> dict[str, np.ndarray]:
+        if arg is None:  # COUNT(*)
+            return {"rows": sign}
+        if sign is fold.sign and fold.all_accumulate and arg.valid.all():
+            # Fast path: every row adds its value, no masking needed.
+            weight = None
+            out = {"non_null": np.ones(fold.size, dtype=np.int64)}
+        else:
+            weight = np.where(arg.valid, sign, 0)
+            out = {"non_null": weight}
+        if "sum" in self.fields:
+            dtype = self._dtypes["sum"]
+            x = arg.data.astype(dtype, copy=False)
+            if weight is None:
+                out["sum"] = x
+            elif dtype == np.int64:
+                out["sum"] = x * weight  # nulls hold 0, so no masking is needed
+            else:
+                # where(), not x * weight: 0 * inf or a NaN null would poison the sum.
+                out["sum"] = np.where(weight != 0, x * weight, 0.0)
+            if "sum_sq" in self.fields:
+                out["sum_sq"] = out["sum"] * x if dtype == np.int64 or weight is None else np.where(
+                    weight != 0, x * x * weight, 0.0
+                )
+        return {f: out[f] for f in self.fields}
+
+    def value(self, fields: dict[str, np.ndarray]) -> Values:
+        """The aggregate's result from its fields (arrays of any common length)."""
+        function, arg_type = self.call.function, self.call.arg_type
+        if function == "count_star":
+            data, valid = fields["rows"], np.ones(len(fields["rows"]), dtype=bool)
+        elif function == "count":
+            data, valid = fields["non_null"], np.ones(len(fields["non_null"]), dtype=bool)
+        elif function == "sum":
+            data, valid = sum_value(fields["sum"], fields["non_null"], arg_type)
+        elif function == "sum0":
+            data, valid = sum_value(fields["sum"], None, arg_type)
+        elif function == "avg":
+            data, valid = avg_value(fields["sum"], fields["non_null"], arg_type)
+        else:
+            data, valid = variance_value(function, fields["sum_sq"], fields["sum"], fields["non_null"], arg_type)
+        return Values(data, valid)

@@ -1,0 +1,114 @@
+"""The contract between the group-aggregate kernel and one aggregate call's accumulator.
+
+For every :class:`~changeflow.kernels.aggregate.functions.AggCall` the kernel
+builds an :class:`Accumulator`. Per batch it hands the accumulator the planned
+:class:`~changeflow.kernels.aggregate.fold.Fold`, the argument column in fold
+order, the sign each row applies with, and a :class:`StateView` of what was
+loaded. The accumulator answers with a :class:`Folded`: the aggregate's value
+before and after the batch per key, its value after every row (without
+mini-batch), and the state to write back.
+
+State layout: the kernel's shared table ``acc`` holds one row per key
+(the key columns, the hidden record count ``_count``, then each accumulator's
+scalar fields as ``<output>.<field>``). Accumulators that need a collection per
+key (multisets, ordered lists) own an exploded table named in ``tables``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from changeflow.common.types import DataType
+from changeflow.kernels.aggregate.fold import Fold
+from changeflow.kernels.aggregate.functions import AggCall
+from changeflow.kernels.aggregate.keys import KeyIndex
+from changeflow.kernels.aggregate.values import Values, from_series
+
+ACC_TABLE = "acc"
+COUNT_COLUMN = "_count"
+CODE = "_code"  # key code column of per-accumulator table rows, replaced by key columns on store
+
+
+class StateView:
+    """The state loaded for one batch, indexed by key code."""
+
+    def __init__(self, keys: KeyIndex, acc: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> None:
+        self.keys = keys
+        self._acc = acc
+        self._acc_codes = keys.lookup(acc)
+        self.exists = np.zeros(keys.size, dtype=bool)
+        self.exists[self._acc_codes] = True
+        self._tables = tables
+
+    def column(self, name: str, dtype: Any = np.int64) -> np.ndarray:
+        """A numeric column of the ``acc`` table per key; 0 for keys without state."""
+        out = np.zeros(self.keys.size, dtype=dtype)
+        if name in self._acc.columns and len(self._acc):
+            out[self._acc_codes] = self._acc[name].to_numpy(dtype=dtype, na_value=0)
+        return out
+
+    def values(self, name: str, type_: DataType) -> Values:
+        """A column of the ``acc`` table per key as :class:`Values`; null for keys without state."""
+        out = Values.nulls(self.keys.size, type_)
+        if name in self._acc.columns and len(self._acc):
+            loaded = from_series(self._acc[name], type_)
+            out.data[self._acc_codes] = loaded.data
+            out.valid[self._acc_codes] = loaded.valid
+        return out
+
+    def table(self, name: str) -> tuple[pd.DataFrame, np.ndarray]:
+        """The loaded rows of an accumulator's own table and their key codes."""
+        frame = self._tables.get(name)
+        if frame is None or len(frame) == 0:
+            return pd.DataFrame(), np.empty(0, dtype=np.intp)
+        return frame, self.keys.lookup(frame)
+
+
+@dataclass
+class Folded:
+    """What one accumulator computed for a batch.
+
+    ``before`` / ``after`` hold one value per key code (meaningful where the key
+    had, respectively keeps, an accumulator); ``running`` one value per fold row,
+    the aggregate after that row (non-mini-batch only). ``acc`` maps ``acc``
+    table columns to per-key arrays; ``tables`` maps owned table names to rows
+    with a ``_code`` column followed by the payload columns.
+    """
+
+    before: Values
+    after: Values
+    running: Values | None
+    acc: dict[str, Any] = field(default_factory=dict)
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+
+
+class Accumulator:
+    """Folds one aggregate call over a batch for all keys at once."""
+
+    #: The mini-batch result depends on the order of a key's rows (float sums, first/last...).
+    needs_order: bool = False
+    #: Works on contiguous rows per key (``fold.lifetimes``), also in mini-batch mode.
+    needs_grouping: bool = False
+
+    def __init__(self, call: AggCall) -> None:
+        self.call = call
+        self.result_type = call.result_type
+
+    #: Names of this accumulator's scalar fields in the shared ``acc`` table.
+    acc_fields: tuple[str, ...] = ()
+
+    @property
+    def tables(self) -> tuple[str, ...]:
+        """Names of the state tables this accumulator owns."""
+        return ()
+
+    def column(self, field_name: str) -> str:
+        """Name of one of this accumulator's fields in the shared ``acc`` table."""
+        return f"{self.call.output}.{field_name}"
+
+    def fold(self, fold: Fold, arg: Values | None, sign: np.ndarray, state: StateView) -> Folded:
+        raise NotImplementedError

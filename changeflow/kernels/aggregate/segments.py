@@ -1,0 +1,117 @@
+"""Running scans over contiguous segments of an array, without Python loops.
+
+A non-mini-batch aggregate needs, for every input row, the accumulator value
+*after* that row: a running sum (or min, ...) that restarts at each key, and
+again each time the key's accumulator is cleared. Rows are arranged so that
+every such run is a contiguous *segment*; this module scans all segments at
+once with numpy.
+
+Floating-point sums must be computed strictly left to right from the stored
+accumulator, as Flink's ``sum += x`` does, or results would drift from
+Flink's in the last bits (and from what feeding the rows one batch at a time
+gives). A global cumulative sum minus per-segment offsets is exact only for
+integers, so floats use a padded matrix per segment-length class, whose
+row-wise ``cumsum`` is a plain sequential loop.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+try:  # pandas' counting sort: O(n) instead of O(n log n); private but stable across pandas 2.x
+    from pandas._libs.algos import groupsort_indexer as _groupsort_indexer
+except ImportError:  # pragma: no cover - depends on the pandas build
+    _groupsort_indexer = None
+
+
+def group_order(codes: np.ndarray, groups: int) -> np.ndarray:
+    """A stable permutation that makes equal codes contiguous (codes in ``0..groups-1``)."""
+    if _groupsort_indexer is not None and len(codes):
+        order, _ = _groupsort_indexer(np.asarray(codes, dtype=np.intp), groups)
+        return order
+    return np.argsort(codes, kind="stable")
+
+
+class Segments:
+    """A partition of ``0..n-1`` into contiguous runs, given by their start positions.
+
+    >>> s = Segments(np.array([0, 2]), 5)
+    >>> s.cumsum(np.array([1, 2, 3, 4, 5]), base=np.array([10, 0])).tolist()
+    [11, 13, 3, 7, 12]
+    >>> s.scan(np.minimum, np.array([5, 1, 9, 7, 8]), base=np.array([3, 99])).tolist()
+    [3, 1, 9, 7, 7]
+    """
+
+    def __init__(self, starts: np.ndarray, n: int) -> None:
+        self.n = n
+        self.starts = np.asarray(starts, dtype=np.int64)
+        self.count = len(self.starts)
+        self.lengths = np.diff(np.append(self.starts, n))
+        self.ends = self.starts + self.lengths - 1  # last row of each segment
+        self.of_row = np.repeat(np.arange(self.count), self.lengths)
+        self.is_start = np.zeros(n, dtype=bool)
+        self.is_start[self.starts] = True
+
+    @staticmethod
+    def from_sorted_ids(ids: np.ndarray) -> "Segments":
+        """Segments of equal neighbouring values in ``ids`` (which must be grouped)."""
+        n = len(ids)
+        if n == 0:
+            return Segments(np.empty(0, dtype=np.int64), 0)
+        starts = np.flatnonzero(np.concatenate(([True], ids[1:] != ids[:-1])))
+        return Segments(starts, n)
+
+    def refine(self, extra_starts: np.ndarray) -> "Segments":
+        """Segments that also start at every True position of ``extra_starts``."""
+        return Segments(np.flatnonzero(self.is_start | extra_starts), self.n)
+
+    def cumsum(self, x: np.ndarray, base: np.ndarray | None = None) -> np.ndarray:
+        """Inclusive running sum within each segment, starting from ``base[segment]``."""
+        if self.n == 0:
+            return np.asarray(x).copy()
+        if np.asarray(x).dtype.kind in "iub":
+            x = np.asarray(x, dtype=np.int64)
+            total = np.cumsum(x)
+            # Integers wrap modulo 2**64 in numpy as in Java, so subtracting the
+            # sum before the segment is exact even after an overflow.
+            before = total[self.starts] - x[self.starts]
+            out = total - before[self.of_row]
+            if base is not None:
+                out += np.asarray(base, dtype=np.int64)[self.of_row]
+            return out
+        return self.scan(np.add, x, base=np.zeros(self.count) if base is None else base)
+
+    def scan(self, ufunc: np.ufunc, x: np.ndarray, base: np.ndarray) -> np.ndarray:
+        """Inclusive running ``ufunc`` (add, minimum, maximum) within segments, seeded by ``base``.
+
+        Each segment becomes a row of a matrix ``[base, x..., padding]`` whose
+        ``ufunc.accumulate`` along the row is sequential; segments are bucketed by
+        length (powers of two) so padding at most doubles the work.
+        """
+        x = np.asarray(x)
+        base = np.asarray(base)
+        dtype = np.result_type(x.dtype, base.dtype)
+        out = np.empty(self.n, dtype=dtype)
+        if self.n == 0:
+            return out
+        rank = np.arange(self.n) - self.starts[self.of_row]  # position inside the segment
+        width_class = np.ceil(np.log2(np.maximum(self.lengths, 1))).astype(np.int64)
+        row_class = width_class[self.of_row]
+        for cls in np.unique(width_class):
+            segs = np.flatnonzero(width_class == cls)
+            rows = np.flatnonzero(row_class == cls)
+            slot = np.full(self.count, -1, dtype=np.int64)
+            slot[segs] = np.arange(len(segs))
+            matrix = np.empty((len(segs), (1 << int(cls)) + 1), dtype=dtype)
+            matrix[:, 0] = base[segs]
+            # Padding after a segment's last row never affects that row's result,
+            # so any value will do; repeat the base to keep the dtype's domain.
+            matrix[:, 1:] = base[segs][:, None]
+            matrix[slot[self.of_row[rows]], rank[rows] + 1] = x[rows]
+            scanned = ufunc.accumulate(matrix, axis=1)
+            out[rows] = scanned[slot[self.of_row[rows]], rank[rows] + 1]
+        return out
+
+    def last(self, x: np.ndarray) -> np.ndarray:
+        """The value at the last row of each segment."""
+        return np.asarray(x)[self.ends]

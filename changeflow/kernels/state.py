@@ -1,0 +1,158 @@
+"""Keyed state for kernels: the storage contract and an in-memory implementation.
+
+A kernel keeps nothing between calls; everything it must remember lives in a
+:class:`KeyedState`, organised as named *tables*. Every row of a table starts
+with the grouping-key columns; the remaining columns belong to the kernel. A
+table may hold several rows per key (an exploded multiset ``key, value, count``)
+so that the kernel can merge it with a batch using vectorised operations.
+
+Kernels read and write state a whole batch at a time: one :meth:`KeyedState.load`
+and one :meth:`KeyedState.store` per table per ``process()`` call. The Spark
+runtime implements the protocol with pages of keys in RocksDB, where every call
+is a socket round trip, so the per-call cost matters more than the row count.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+import pandas as pd
+
+
+@runtime_checkable
+class KeyedState(Protocol):
+    """Tables of per-key rows, read and written a batch of keys at a time.
+
+    A null in a key column is an ordinary key value: rows stored under a null
+    key are found again by loading a null key.
+    """
+
+    def load(self, table: str, keys: pd.DataFrame) -> pd.DataFrame:
+        """All stored rows of ``table`` whose key columns equal a row of ``keys``.
+
+        Returns an empty frame when there are none (its columns may then be only
+        the key columns).
+        """
+        ...
+
+    def store(self, table: str, keys: pd.DataFrame, rows: pd.DataFrame) -> None:
+        """Replace every stored row of ``keys`` in ``table`` by ``rows``.
+
+        Keys without a row in ``rows`` are deleted. ``rows`` starts with the key
+        columns of ``keys`` and may only hold rows of those keys.
+        """
+        ...
+
+
+class InMemoryKeyedState:
+    """A :class:`KeyedState` in a Python dict, for tests and single-process runs.
+
+    Rows are kept as tuples under their key tuple; each table remembers the
+    column names and pandas dtypes of its last store so loads return the same
+    dtypes.
+
+    >>> state = InMemoryKeyedState()
+    >>> keys = pd.DataFrame({"k": ["a", None]})
+    >>> state.store("acc", keys, pd.DataFrame({"k": ["a", None, None], "n": [1, 2, 3]}))
+    >>> state.load("acc", pd.DataFrame({"k": [None]})).to_dict("list")
+    {'k': [None, None], 'n': [2, 3]}
+    >>> state.store("acc", pd.DataFrame({"k": [None]}), pd.DataFrame({"k": [], "n": []}))
+    >>> state.load("acc", keys).to_dict("list")
+    {'k': ['a'], 'n': [1]}
+    """
+
+    def __init__(self) -> None:
+        self._tables: dict[str, _Table] = {}
+
+    def load(self, table: str, keys: pd.DataFrame) -> pd.DataFrame:
+        stored = self._tables.get(table)
+        if stored is None:
+            return pd.DataFrame({c: pd.Series([], dtype=keys[c].dtype) for c in keys.columns})
+        records: list[tuple] = []
+        for key in set(_key_tuples(keys)):
+            records.extend(stored.rows.get(key, ()))
+        return stored.frame(records)
+
+    def store(self, table: str, keys: pd.DataFrame, rows: pd.DataFrame) -> None:
+        key_names = list(keys.columns)
+        if list(rows.columns[: len(key_names)]) != key_names:
+            raise ValueError(
+                f"rows of state table {table!r} must start with the key columns {key_names}, "
+                f"got {list(rows.columns)}"
+            )
+        stored = self._tables.get(table)
+        if stored is None or len(rows):
+            stored = _Table(list(rows.columns), dict(rows.dtypes), stored.rows if stored else {})
+            self._tables[table] = stored
+        replaced = set(_key_tuples(keys))
+        for key in replaced:
+            stored.rows.pop(key, None)
+        row_keys = _key_tuples(rows[key_names])
+        for key, record in zip(row_keys, rows.itertuples(index=False, name=None)):
+            if key not in replaced:
+                raise ValueError(f"state table {table!r}: row {record!r} is not under one of the stored keys")
+            stored.rows.setdefault(key, []).append(_plain(record))
+
+    def tables(self) -> list[str]:
+        """Names of the tables stored so far (for tests and debugging)."""
+        return sorted(self._tables)
+
+    def row_count(self, table: str) -> int:
+        """Number of rows stored in ``table`` over all keys."""
+        stored = self._tables.get(table)
+        return 0 if stored is None else sum(len(r) for r in stored.rows.values())
+
+
+class _Table:
+    def __init__(self, columns: list[str], dtypes: dict[str, Any], rows: dict[tuple, list[tuple]]):
+        self.columns = columns
+        self.dtypes = dtypes
+        self.rows = rows
+
+    def frame(self, records: list[tuple]) -> pd.DataFrame:
+        columns = list(zip(*records)) if records else [()] * len(self.columns)
+        data = {}
+        for name, values in zip(self.columns, columns):
+            dtype = self.dtypes[name]
+            if dtype == object:
+                # Build object columns by hand: pandas would try to unpack list values.
+                series = pd.Series([None] * len(values), dtype=object)
+                series[:] = _object_array(values)
+            else:
+                series = pd.Series(list(values), dtype=dtype)
+            data[name] = series
+        return pd.DataFrame(data)
+
+
+def _object_array(values) -> Any:
+    import numpy as np
+
+    out = np.empty(len(values), dtype=object)
+    for i, v in enumerate(values):
+        out[i] = v
+    return out
+
+
+def _key_tuples(frame: pd.DataFrame) -> list[tuple]:
+    """One hashable tuple per row, with every kind of null turned into None."""
+    if len(frame.columns) == 0:
+        return [()] * len(frame)
+    columns = []
+    for name in frame.columns:
+        col = frame[name]
+        values = col.astype(object).tolist()
+        nulls = col.isna().tolist()
+        columns.append([None if null else v for v, null in zip(values, nulls)])
+    return list(zip(*columns))
+
+
+def _plain(record: tuple) -> tuple:
+    # pd.NA and NaN do not compare equal to themselves; store None instead so
+    # that stored rows compare and pickle predictably.
+    return tuple(None if _is_scalar_null(v) else v for v in record)
+
+
+def _is_scalar_null(value: Any) -> bool:
+    if value is None or value is pd.NA:
+        return True
+    return isinstance(value, float) and value != value

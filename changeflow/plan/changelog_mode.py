@@ -1,0 +1,57 @@
+"""Changelog-mode inference: which kinds of change each operator can emit.
+
+A source is insert-only. Projections and filters keep their input's mode. A
+group aggregation emits updates (``-U``/``+U``) and, when its input retracts, deletes
+(a group can empty). The kernels use the mode of their input to pick cheaper
+accumulators: MAX over insert-only input needs only the current maximum.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from changeflow.plan.nodes import Aggregate, Filter, PlanNode, Project, Source
+
+
+@dataclass(frozen=True)
+class ChangelogMode:
+    """The set of change kinds, written as Flink's EXPLAIN writes it: ``[I,UB,UA,D]``."""
+
+    insert: bool = True
+    update_before: bool = False
+    update_after: bool = False
+    delete: bool = False
+
+    @property
+    def insert_only(self) -> bool:
+        return not (self.update_before or self.update_after or self.delete)
+
+    def __str__(self) -> str:
+        flags = [("I", self.insert), ("UB", self.update_before), ("UA", self.update_after),
+                 ("D", self.delete)]
+        return "[" + ",".join(name for name, on in flags if on) + "]"
+
+
+INSERT_ONLY = ChangelogMode()
+UPDATES = ChangelogMode(True, True, True, False)
+RETRACT = ChangelogMode(True, True, True, True)
+
+
+def infer(node: PlanNode, modes: dict[int, ChangelogMode] | None = None) -> dict[int, ChangelogMode]:
+    """Map ``id(node)`` to its output changelog mode for every node of the plan."""
+    modes = {} if modes is None else modes
+    for child in node.inputs:
+        infer(child, modes)
+    if isinstance(node, Source):
+        modes[id(node)] = INSERT_ONLY
+    elif isinstance(node, (Project, Filter)):
+        modes[id(node)] = modes[id(node.inputs[0])]
+    elif isinstance(node, Aggregate):
+        modes[id(node)] = UPDATES if modes[id(node.input)].insert_only else RETRACT
+    else:
+        raise TypeError(f"no changelog-mode rule for {type(node).__name__}")
+    return modes
+
+
+def mode_of(node: PlanNode) -> ChangelogMode:
+    return infer(node)[id(node)]

@@ -1,0 +1,251 @@
+"""Expression trees shared by the Table API, the planner and the runtimes.
+
+Expressions are immutable. The Table API builds them with PyFlink's spelling
+(``col("a") % 10``, ``col("v").sum.distinct``, ``.alias("x")``); the planner
+types them (:mod:`changeflow.plan.typing`) and the Spark runtime compiles them to
+Spark Columns (:mod:`changeflow.runtime.spark.columns`), so stateless work never
+leaves Spark's JVM.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from changeflow.common.types import DataType, infer_type
+
+# Aggregate functions by the name a Table API property uses.
+AGGREGATES = (
+    "count", "count_star", "sum", "sum0", "avg", "min", "max", "first_value", "last_value",
+    "listagg", "stddev_pop", "stddev_samp", "var_pop", "var_samp", "collect",
+)
+
+BINARY_OPERATORS = {
+    "+": "plus", "-": "minus", "*": "times", "/": "divide", "%": "mod",
+    "==": "equals", "!=": "not_equals", "<": "less_than", "<=": "less_than_or_equal",
+    ">": "greater_than", ">=": "greater_than_or_equal", "and": "and", "or": "or",
+}
+
+
+class Expression:
+    """Base of every expression node, with PyFlink's operators and properties.
+
+    >>> from changeflow.table.expressions import col, lit
+    >>> str((col("user_id") % 10).alias("b"))
+    '(user_id % 10) AS b'
+    >>> str(col("v").sum.distinct)
+    'SUM(DISTINCT v)'
+    """
+
+    # --- arithmetic and comparison, as PyFlink's Expression ---------------------------
+    def _binary(self, op: str, other: Any, reverse: bool = False) -> "Call":
+        other = _to_expr(other)
+        return Call(op, (other, self) if reverse else (self, other))
+
+    def __add__(self, o): return self._binary("+", o)
+    def __radd__(self, o): return self._binary("+", o, True)
+    def __sub__(self, o): return self._binary("-", o)
+    def __rsub__(self, o): return self._binary("-", o, True)
+    def __mul__(self, o): return self._binary("*", o)
+    def __rmul__(self, o): return self._binary("*", o, True)
+    def __truediv__(self, o): return self._binary("/", o)
+    def __rtruediv__(self, o): return self._binary("/", o, True)
+    def __mod__(self, o): return self._binary("%", o)
+    def __rmod__(self, o): return self._binary("%", o, True)
+    def __eq__(self, o): return self._binary("==", o)  # type: ignore[override]
+    def __ne__(self, o): return self._binary("!=", o)  # type: ignore[override]
+    def __lt__(self, o): return self._binary("<", o)
+    def __le__(self, o): return self._binary("<=", o)
+    def __gt__(self, o): return self._binary(">", o)
+    def __ge__(self, o): return self._binary(">=", o)
+    def __and__(self, o): return self._binary("and", o)
+    def __rand__(self, o): return self._binary("and", o, True)
+    def __or__(self, o): return self._binary("or", o)
+    def __ror__(self, o): return self._binary("or", o, True)
+    def __invert__(self): return Call("not", (self,))
+    def __neg__(self): return Call("negate", (self,))
+    __hash__ = object.__hash__
+
+    def __bool__(self) -> bool:
+        raise TypeError(
+            "an Expression has no truth value; combine conditions with & and | instead of 'and' / 'or'"
+        )
+
+    @property
+    def is_null(self) -> "Call":
+        return Call("is_null", (self,))
+
+    @property
+    def is_not_null(self) -> "Call":
+        return Call("is_not_null", (self,))
+
+    def alias(self, name: str, *extra_names: str) -> "Alias":
+        if extra_names:
+            raise ValueError("an expression takes one alias; use Table.alias to rename several columns")
+        return Alias(self, name)
+
+    def cast(self, data_type: DataType) -> "Call":
+        return Call("cast", (self, Literal(data_type, None)))
+
+    # --- aggregates, as PyFlink's properties -------------------------------------------
+    def _agg(self, function: str, separator: str | None = None) -> "Agg":
+        return Agg(function, self, False, separator)
+
+    @property
+    def sum(self) -> "Agg": return self._agg("sum")
+    @property
+    def sum0(self) -> "Agg": return self._agg("sum0")
+    @property
+    def count(self) -> "Agg": return self._agg("count")
+    @property
+    def avg(self) -> "Agg": return self._agg("avg")
+    @property
+    def min(self) -> "Agg": return self._agg("min")
+    @property
+    def max(self) -> "Agg": return self._agg("max")
+    @property
+    def first_value(self) -> "Agg": return self._agg("first_value")
+    @property
+    def last_value(self) -> "Agg": return self._agg("last_value")
+    @property
+    def stddev_pop(self) -> "Agg": return self._agg("stddev_pop")
+    @property
+    def stddev_samp(self) -> "Agg": return self._agg("stddev_samp")
+    @property
+    def var_pop(self) -> "Agg": return self._agg("var_pop")
+    @property
+    def var_samp(self) -> "Agg": return self._agg("var_samp")
+    @property
+    def collect(self) -> "Agg": return self._agg("collect")
+
+    def list_agg(self, separator: str | None = None) -> "Agg":
+        return self._agg("listagg", "," if separator is None else separator)
+
+    # --- tree helpers ------------------------------------------------------------------
+    def children(self) -> tuple["Expression", ...]:
+        return ()
+
+    def walk(self) -> Iterator["Expression"]:
+        yield self
+        for child in self.children():
+            yield from child.walk()
+
+    def contains_aggregate(self) -> bool:
+        return any(isinstance(e, Agg) for e in self.walk())
+
+    def output_name(self) -> str | None:
+        """The column name this expression gets in a projection, if it has one."""
+        return None
+
+
+@dataclass(frozen=True, eq=False)
+class Column(Expression):
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+    def output_name(self) -> str | None:
+        return self.name
+
+
+@dataclass(frozen=True, eq=False)
+class Literal(Expression):
+    value: Any
+    data_type: DataType | None = None
+
+    def type(self) -> DataType:
+        if self.data_type is not None:
+            return self.data_type
+        if self.value is None:
+            raise TypeError("a NULL literal needs a type: lit(None, DataTypes.X())")
+        t = infer_type(self.value)
+        # Flink types a Python int literal as INT when it fits (py4j passes a Java int).
+        if t.root == "BIGINT" and -(2**31) <= self.value < 2**31:
+            t = DataType("INT", False)
+        return t.with_nullable(False)
+
+    def __str__(self) -> str:
+        return repr(self.value) if isinstance(self.value, str) else str(self.value)
+
+
+@dataclass(frozen=True, eq=False)
+class Call(Expression):
+    function: str
+    args: tuple[Expression, ...]
+
+    def children(self) -> tuple[Expression, ...]:
+        return self.args
+
+    def __str__(self) -> str:
+        if self.function in BINARY_OPERATORS:
+            op = self.function.upper() if self.function in ("and", "or") else self.function
+            return f"({self.args[0]} {op} {self.args[1]})"
+        if self.function in ("is_null", "is_not_null"):
+            return f"{self.args[0]} {self.function.replace('_', ' ').upper()}"
+        if self.function == "cast":
+            return f"CAST({self.args[0]} AS {self.args[1].value})"
+        return f"{self.function.upper()}({', '.join(str(a) for a in self.args)})"
+
+
+@dataclass(frozen=True, eq=False)
+class Agg(Expression):
+    function: str
+    arg: Expression | None
+    is_distinct: bool = False
+    separator: str | None = None
+
+    @property
+    def distinct(self) -> "Agg":
+        """This aggregate over distinct values, as PyFlink's ``.distinct``."""
+        return Agg(self.function, self.arg, True, self.separator)
+
+    def children(self) -> tuple[Expression, ...]:
+        return () if self.arg is None else (self.arg,)
+
+    def __str__(self) -> str:
+        name = "LISTAGG" if self.function == "listagg" else self.function.upper()
+        if self.function == "count_star":
+            return "COUNT(*)"
+        inner = ("DISTINCT " if self.is_distinct else "") + str(self.arg)
+        if self.separator is not None:
+            inner += f", {self.separator!r}"
+        return f"{name}({inner})"
+
+
+@dataclass(frozen=True, eq=False)
+class Alias(Expression):
+    child: Expression
+    name: str
+
+    def children(self) -> tuple[Expression, ...]:
+        return (self.child,)
+
+    def __str__(self) -> str:
+        return f"{self.child} AS {self.name}"
+
+    def output_name(self) -> str | None:
+        return self.name
+
+
+def _to_expr(value: Any) -> Expression:
+    return value if isinstance(value, Expression) else Literal(value)
+
+
+def strip_alias(expr: Expression) -> Expression:
+    while isinstance(expr, Alias):
+        expr = expr.child
+    return expr
+
+
+def replace(expr: Expression, mapping: dict[int, Expression]) -> Expression:
+    """Copy of ``expr`` with the nodes whose ``id`` is in ``mapping`` replaced."""
+    if id(expr) in mapping:
+        return mapping[id(expr)]
+    if isinstance(expr, Call):
+        return Call(expr.function, tuple(replace(a, mapping) for a in expr.args))
+    if isinstance(expr, Alias):
+        return Alias(replace(expr.child, mapping), expr.name)
+    if isinstance(expr, Agg) and expr.arg is not None:
+        return Agg(expr.function, replace(expr.arg, mapping), expr.is_distinct, expr.separator)
+    return expr

@@ -1,0 +1,138 @@
+"""Translates a logical plan into Spark batch operations (bounded input, final result).
+
+Group aggregation uses Spark's own hash/sort aggregation. Each aggregate is
+written so that its value equals Flink's: integral AVG, STDDEV and VAR use
+Flink's integer arithmetic, FIRST/LAST_VALUE and LISTAGG follow input order
+(the ``_seq`` column of the source), and the DISTINCT forms work over the set of
+distinct non-null values.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from changeflow.kernels.aggregate.functions import AggCall, result_type
+from changeflow.kernels.changelog import SEQ
+from changeflow.plan.nodes import Aggregate, Filter, PlanNode, Project, Source
+from changeflow.runtime.spark.columns import compile_expr
+from changeflow.runtime.spark.sources import batch_frame
+from changeflow.runtime.spark.types import to_spark
+
+
+class BatchTranslator:
+    def __init__(self, spark: SparkSession) -> None:
+        self.spark = spark
+
+    def translate(self, node: PlanNode) -> DataFrame:
+        """A DataFrame of the result's columns plus ``_seq`` (the order rows arrive in)."""
+        if isinstance(node, Source):
+            return batch_frame(self.spark, node)
+        if isinstance(node, Project):
+            child = self.translate(node.input)
+            types = node.input.type_map()
+            return child.select(*[compile_expr(e, types).alias(n) for n, e in node.exprs], SEQ)
+        if isinstance(node, Filter):
+            return self.translate(node.input).where(compile_expr(node.predicate, node.input.type_map()))
+        if isinstance(node, Aggregate):
+            return self._aggregate(node)
+        raise TypeError(f"no batch translation for {type(node).__name__}")
+
+    def _aggregate(self, node: Aggregate) -> DataFrame:
+        child = self.translate(node.input)
+        keys = [F.col(f"`{k}`") for k in node.keys]
+        aggs = [aggregate_column(c).alias(c.output) for c in node.calls]
+        # A downstream FIRST_VALUE sees groups in the order their first row arrived.
+        aggs.append(F.min(SEQ).alias(SEQ))
+        grouped = child.groupBy(*keys).agg(*aggs) if keys else child.agg(*aggs)
+        return grouped.select(*[F.col(f"`{n}`").cast(to_spark(t)) for n, t in node.schema], SEQ)
+
+
+def aggregate_column(call: AggCall) -> Column:
+    """A Spark aggregate expression with Flink's result for ``call``."""
+    out_type = to_spark(result_type(call.function, call.arg_type))
+    if call.function == "count_star":
+        return F.count(F.lit(1)).cast(out_type)
+    x = F.col(f"`{call.arg}`")
+    f = call.function
+    if f in ("first_value", "last_value"):
+        ordered = F.when(x.isNotNull(), F.col(SEQ))
+        return (F.min_by(x, ordered) if f == "first_value" else F.max_by(x, ordered)).cast(out_type)
+    if f == "listagg":
+        values = _ordered_values(x)
+        if call.distinct:
+            values = F.array_distinct(values)
+        return F.when(F.size(values) > 0, F.array_join(values, call.separator))
+    if f == "collect":
+        return _multiset(x)
+    if call.distinct:
+        return _over_distinct(call, F.array_distinct(F.collect_list(x))).cast(out_type)
+    if f == "count":
+        return F.count(x).cast(out_type)
+    if f == "sum":
+        return F.sum(x).cast(out_type)
+    if f == "sum0":
+        return F.coalesce(F.sum(x), F.lit(0)).cast(out_type)
+    if f == "min":
+        return F.min(x)
+    if f == "max":
+        return F.max(x)
+    integral = call.arg_type.is_integral
+    xx = (x.cast("long") * x.cast("long")) if integral else x * x
+    return moments(f, F.sum(x.cast("long") if integral else x), F.sum(xx), F.count(x), integral).cast(out_type)
+
+
+def moments(function: str, s: Column, s2: Column, n: Column, integral: bool) -> Column:
+    """AVG, VAR_* and STDDEV_* from sum, sum of squares and count, as Flink reduces them.
+
+    Flink (through Calcite's AggregateReduceFunctionsRule) computes
+    VAR_POP(x) = (SUM(x*x) - SUM(x)*SUM(x)/COUNT(x)) / COUNT(x) in the type of x,
+    so over an integral column every division is an integer division.
+    """
+    def div(a: Column, b: Column) -> Column:
+        return F.call_function("div", a, b) if integral else a / b
+
+    if function == "avg":
+        return F.when(n > 0, div(s, n))
+    centered = s2 - div(s * s, n)
+    if function in ("var_pop", "stddev_pop"):
+        var = F.when(n > 0, div(centered, n))
+    else:
+        var = F.when(n > 1, div(centered, n - 1))
+    if function.startswith("stddev"):
+        return F.pow(var.cast("double"), F.lit(0.5))
+    return var
+
+
+def _over_distinct(call: AggCall, values: Column) -> Column:
+    """An aggregate over an array of distinct non-null values."""
+    f = call.function
+    integral = call.arg_type.is_integral if call.arg_type is not None else False
+    zero = F.lit(0).cast("long") if integral else F.lit(0.0)
+    n = F.size(values)
+    s = F.aggregate(values, zero, lambda acc, v: acc + v)
+    s2 = F.aggregate(values, zero, lambda acc, v: acc + v * v)
+    if f == "count":
+        return n
+    if f == "sum":
+        return F.when(n > 0, s)
+    if f == "sum0":
+        return s
+    if f == "min":
+        return F.array_min(values)
+    if f == "max":
+        return F.array_max(values)
+    return moments(f, s, s2, n, integral)
+
+
+def _ordered_values(x: Column) -> Column:
+    pairs = F.array_sort(F.collect_list(F.when(x.isNotNull(), F.struct(F.col(SEQ).alias("o"), x.alias("v")))))
+    return F.transform(pairs, lambda p: p["v"])
+
+
+def _multiset(x: Column) -> Column:
+    """COLLECT: a map from each non-null value to its multiplicity."""
+    values = F.collect_list(x)
+    distinct = F.array_distinct(values)
+    counts = F.transform(distinct, lambda v: F.size(F.filter(values, lambda w: w == v)).cast("int"))
+    return F.map_from_arrays(distinct, counts)

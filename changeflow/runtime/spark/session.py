@@ -1,0 +1,50 @@
+"""The SparkSession changeflow runs on: the user's, or a local one set up for state."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+
+from pyspark.sql import SparkSession
+
+_ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+_lock = threading.Lock()
+
+
+def get_or_create(master: str = "local[*]", extra: dict[str, str] | None = None) -> SparkSession:
+    """A SparkSession able to run changeflow's stateful operators.
+
+    transformWithStateInPandas needs the RocksDB state store provider and the Python
+    workers must run this interpreter (it has pandas, pyarrow and protobuf), so both
+    are set before the JVM starts. An active session is reused and checked instead.
+    """
+    with _lock:
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+        active = SparkSession.getActiveSession()
+        if active is not None:
+            check(active)
+            return active
+        builder = (
+            SparkSession.builder.master(master)
+            .appName("changeflow")
+            .config("spark.sql.streaming.stateStore.providerClass", _ROCKSDB)
+            .config("spark.sql.shuffle.partitions", str(max(2, os.cpu_count() or 2)))
+            .config("spark.ui.enabled", "false")
+            .config("spark.sql.session.timeZone", "UTC")
+            .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+            .config("spark.sql.streaming.noDataMicroBatches.enabled", "false")
+        )
+        for key, value in (extra or {}).items():
+            builder = builder.config(key, value)
+        session = builder.getOrCreate()
+        session.sparkContext.setLogLevel("ERROR")
+        return session
+
+
+def check(session: SparkSession) -> None:
+    provider = session.conf.get("spark.sql.streaming.stateStore.providerClass", "")
+    if provider != _ROCKSDB:
+        # The provider is a runtime SQL conf: set it for this session rather than fail.
+        session.conf.set("spark.sql.streaming.stateStore.providerClass", _ROCKSDB)

@@ -1,0 +1,113 @@
+"""Sources as Spark DataFrames: batch frames and file-backed streams.
+
+A bounded source read as a stream is written once to Parquet files of at most
+``rows_per_batch`` rows each; Structured Streaming then reads one file per
+micro-batch. That fixes micro-batch boundaries (the mini-batch bundles) and
+stamps every row with its source position ``_seq`` so operators can restore
+input order after Spark's shuffles.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from changeflow.common.types import DataType
+from changeflow.kernels.changelog import KIND, SEQ, SUB
+from changeflow.plan.nodes import Source
+from changeflow.runtime.spark.types import struct
+
+_ARROW = {
+    "BOOLEAN": pa.bool_(), "TINYINT": pa.int8(), "SMALLINT": pa.int16(), "INT": pa.int32(),
+    "BIGINT": pa.int64(), "FLOAT": pa.float32(), "DOUBLE": pa.float64(), "STRING": pa.string(),
+    "DATE": pa.date32(), "TIMESTAMP": pa.timestamp("us"),
+}
+
+
+def pandas_dtype(t: DataType) -> str:
+    """The pandas dtype kernels receive for a column of type ``t``."""
+    if t.is_integral:
+        return "Int64"
+    if t.root in ("DOUBLE", "FLOAT"):
+        return "float64"
+    if t.root == "BOOLEAN":
+        return "boolean"
+    return "object"
+
+
+def arrow_table(node: Source) -> pa.Table:
+    """The source's rows as an Arrow table typed by the source schema."""
+    names = node.field_names
+    if node.kind == "elements":
+        columns = list(zip(*node.payload)) if node.payload else [()] * len(names)
+        arrays = [pa.array(list(c), type=_arrow_type(t)) for c, (_, t) in zip(columns, node.schema)]
+        return pa.Table.from_arrays(arrays, names=names)
+    if node.kind == "pandas":
+        frame: pd.DataFrame = node.payload
+        return pa.Table.from_pandas(frame[names], schema=pa.schema(
+            [(n, _arrow_type(t)) for n, t in node.schema]), preserve_index=False)
+    raise TypeError(f"source {node.name} of kind {node.kind} is not a local collection")
+
+
+def batch_frame(spark: SparkSession, node: Source) -> DataFrame:
+    """The source as a Spark batch DataFrame with a ``_seq`` column of source positions."""
+    if node.kind == "spark":
+        return node.payload.withColumn(SEQ, F.monotonically_increasing_id())
+    table = arrow_table(node)
+    table = table.append_column(SEQ, pa.array(range(table.num_rows), type=pa.int64()))
+    schema = struct(node.schema).add(SEQ, T.LongType(), False)
+    if table.num_rows == 0:
+        return spark.createDataFrame([], schema)
+    return spark.createDataFrame(table.to_pandas(types_mapper=_nullable_mapper), schema=schema)
+
+
+def stream_frame(spark: SparkSession, node: Source, directory: str, rows_per_batch: int) -> DataFrame:
+    """The source as a streaming DataFrame of ``+I`` changes, one file per micro-batch."""
+    os.makedirs(directory, exist_ok=True)
+    if node.kind == "spark":
+        df = node.payload.withColumn(SEQ, F.monotonically_increasing_id())
+        df.write.mode("overwrite").option("maxRecordsPerFile", rows_per_batch).parquet(directory)
+        _order_by_name(directory)
+    else:
+        table = arrow_table(node)
+        table = table.append_column(SEQ, pa.array(range(table.num_rows), type=pa.int64()))
+        for i, start in enumerate(range(0, max(table.num_rows, 1), rows_per_batch)):
+            # Zero-padded names: the file source orders files of one listing by name.
+            pq.write_table(table.slice(start, rows_per_batch), os.path.join(directory, f"part-{i:08d}.parquet"))
+    _order_by_name(directory)
+    schema = struct(node.schema).add(SEQ, T.LongType(), True)
+    stream = spark.readStream.schema(schema).option("maxFilesPerTrigger", 1).parquet(directory)
+    return stream.select(*[F.col(f"`{n}`") for n in node.field_names],
+                         F.lit(0).cast("byte").alias(KIND), F.col(SEQ), F.lit(0).cast("long").alias(SUB))
+
+
+def _order_by_name(directory: str) -> None:
+    """Give the files increasing modification times in name order.
+
+    The file source takes files oldest first; files written within the same
+    second would otherwise be taken in an arbitrary order, and micro-batches
+    would no longer be prefixes of the input.
+    """
+    names = sorted(n for n in os.listdir(directory) if n.endswith(".parquet"))
+    for i, name in enumerate(names):
+        os.utime(os.path.join(directory, name), (1_000_000_000 + i, 1_000_000_000 + i))
+
+
+def _arrow_type(t: DataType) -> pa.DataType:
+    if t.root == "DECIMAL":
+        return pa.decimal128(*t.params)
+    if t.root in _ARROW:
+        return _ARROW[t.root]
+    raise TypeError(f"type {t} is not supported in a source yet")
+
+
+def _nullable_mapper(arrow_type: pa.DataType):
+    if pa.types.is_integer(arrow_type):
+        return pd.Int64Dtype()
+    return None

@@ -1,0 +1,1 @@
+"""State layouts that runtimes use to persist kernel state."""

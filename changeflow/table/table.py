@@ -1,0 +1,130 @@
+"""``Table``: a lazily built query, as PyFlink's ``Table``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from changeflow.plan import builder
+from changeflow.plan.expressions import Column, Expression
+from changeflow.plan.nodes import PlanNode
+from changeflow.plan.typing import PlanError
+
+if TYPE_CHECKING:
+    from changeflow.table.environment import TableEnvironment
+    from changeflow.table.result import TableResult
+    from pyspark.sql import DataFrame
+
+
+def _exprs(fields: tuple) -> list[Expression]:
+    out = []
+    for f in fields:
+        if isinstance(f, str):
+            # PyFlink accepts "a, b" strings in places; support plain names.
+            out.extend(Column(part.strip()) for part in f.split(",") if part.strip())
+        elif isinstance(f, Expression):
+            out.append(f)
+        else:
+            raise TypeError(f"expected an Expression or a column name, got {f!r}")
+    return out
+
+
+class TableSchema:
+    """Names and types of a table's columns."""
+
+    def __init__(self, schema) -> None:
+        self._schema = tuple(schema)
+
+    def get_field_names(self) -> list[str]:
+        return [n for n, _ in self._schema]
+
+    def get_field_data_types(self) -> list:
+        return [t for _, t in self._schema]
+
+    def get_field_data_type(self, name: str):
+        return dict(self._schema)[name]
+
+    def __str__(self) -> str:
+        return "(\n" + ",\n".join(f"  `{n}` {t}" for n, t in self._schema) + "\n)"
+
+
+class Table:
+    """A relational query over a :class:`TableEnvironment`.
+
+    >>> from changeflow.table import EnvironmentSettings, TableEnvironment
+    >>> from changeflow.table.expressions import col
+    >>> t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
+    >>> t = t_env.from_elements([(1, "a"), (2, "a")], ["v", "k"])
+    >>> t.group_by(col("k")).select(col("k"), col("v").sum.alias("s")).get_schema().get_field_names()
+    ['k', 's']
+    """
+
+    def __init__(self, plan: PlanNode, t_env: "TableEnvironment") -> None:
+        self._plan = plan
+        self._t_env = t_env
+
+    @property
+    def plan(self) -> PlanNode:
+        return self._plan
+
+    def _wrap(self, plan: PlanNode) -> "Table":
+        return Table(plan, self._t_env)
+
+    # --- relational operators -----------------------------------------------------------
+    def select(self, *fields: Expression | str) -> "Table":
+        """Project (and, with aggregates, globally aggregate) the table."""
+        return self._wrap(builder.project(self._plan, _exprs(fields)))
+
+    def add_columns(self, *fields: Expression) -> "Table":
+        return self._wrap(builder.add_columns(self._plan, _exprs(fields)))
+
+    def where(self, predicate: Expression) -> "Table":
+        return self._wrap(builder.filter_(self._plan, predicate))
+
+    filter = where
+
+    def group_by(self, *fields: Expression | str) -> "GroupedTable":
+        return GroupedTable(self, _exprs(fields))
+
+    def alias(self, field: str, *fields: str) -> "Table":
+        names = [n.strip() for n in ",".join((field,) + fields).split(",") if n.strip()]
+        return self._wrap(builder.rename(self._plan, names))
+
+    # --- inspection and execution -------------------------------------------------------
+    def get_schema(self) -> TableSchema:
+        return TableSchema(self._plan.schema)
+
+    def print_schema(self) -> None:
+        print(self.get_schema())
+
+    def explain(self, *extra_details) -> str:
+        """The plan with each operator's changelog mode and mini-batch setting."""
+        return self._t_env._explain(self._plan)
+
+    def execute(self) -> "TableResult":
+        """Run the query; streaming mode runs one Structured Streaming query."""
+        return self._t_env._execute(self._plan)
+
+    def to_spark(self) -> "DataFrame":
+        """The query as a Spark DataFrame.
+
+        In batch mode, the result table. In streaming mode, a streaming DataFrame of
+        changes: an ``op`` column (``+I``, ``-U``, ``+U``, ``-D``) then the columns.
+        """
+        return self._t_env._to_spark(self._plan)
+
+    def __str__(self) -> str:
+        return f"Table({', '.join(self._plan.field_names)})"
+
+
+class GroupedTable:
+    """The result of :meth:`Table.group_by`; :meth:`select` aggregates per group."""
+
+    def __init__(self, table: Table, keys: list[Expression]) -> None:
+        if not keys:
+            raise PlanError("group_by needs at least one key; use select(...) for a global aggregate")
+        self._table = table
+        self._keys = keys
+
+    def select(self, *fields: Expression | str) -> Table:
+        plan = builder.aggregate(self._table.plan, self._keys, _exprs(fields))
+        return self._table._wrap(plan)

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Sets up .venv at the repository root with changeflow and its test tools, then
+# runs the demo. Spark needs a Java runtime: installed from Debian when missing.
+set -euo pipefail
+cd "$(dirname "$0")"
+if ! command -v java >/dev/null 2>&1; then
+  apt-get update -q && apt-get install -y -q openjdk-17-jre-headless
+fi
+python3 -m venv .venv
+.venv/bin/pip install -q --upgrade pip
+.venv/bin/pip install -q -e '.[test]'
+.venv/bin/python examples/daily_uv.py

@@ -91,7 +91,7 @@ def aggregate(input: PlanNode, keys: list[Expression], select: list[Expression])
     pre_node = Project(input, tuple(pre), pre_schema) if pre else input
     pre_types = dict(pre_schema)
     agg_schema = tuple([(k, pre_types[k]) for k in key_names] +
-                       [(c.output, result_type(c.function, c.arg_type)) for c in calls])
+                       [(c.output, aggregate_type(c, bool(key_names))) for c in calls])
     agg_node = Aggregate(pre_node, tuple(key_names), tuple(calls), agg_schema)
 
     # The select list may use keys (by name or by the same expression) and aggregates.
@@ -109,6 +109,19 @@ def aggregate(input: PlanNode, keys: list[Expression], select: list[Expression])
     pairs = tuple((n, strip_alias(e)) for n, e in zip(names, rewritten))
     schema = tuple((n, type_of(e, agg_types)) for n, e in pairs)
     return Project(agg_node, pairs, schema)
+
+
+# Functions whose result is NULL only for NULL input or an empty group (Calcite's
+# ARG0_NULLABLE_IF_EMPTY): a grouped aggregate over a NOT NULL column is NOT NULL.
+_NULL_ONLY_IF_EMPTY = ("sum", "min", "max", "avg")
+
+
+def aggregate_type(call: AggCall, grouped: bool) -> DataType:
+    """The result type of an aggregate call, with Flink's nullability."""
+    t = result_type(call.function, call.arg_type)
+    if call.function in _NULL_ONLY_IF_EMPTY:
+        return t.with_nullable(call.arg_type.nullable or not grouped)
+    return t
 
 
 def rename(input: PlanNode, names: list[str]) -> PlanNode:

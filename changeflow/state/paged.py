@@ -50,27 +50,34 @@ class PagedKeyedState:
 
     # --- KeyedState -------------------------------------------------------------------
     def load(self, table: str, keys: pd.DataFrame) -> pd.DataFrame:
-        page_ids = np.unique(self._page_of(keys))
-        frames = [self._page(p).get(table) for p in page_ids]
-        frames = [f for f in frames if f is not None and len(f)]
-        if not frames:
+        rows = self._stored(table, np.unique(self._page_of(keys)))
+        if rows is None:
             return pd.DataFrame({k: keys[k].iloc[:0] for k in self._keys})
-        rows = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
         return _rows_of(rows, keys, self._keys, keep=True)
 
     def store(self, table: str, keys: pd.DataFrame, rows: pd.DataFrame) -> None:
-        key_pages = self._page_of(keys)
-        row_pages = self._page_of(rows) if len(rows) else np.empty(0, dtype=np.int64)
-        for p in np.unique(key_pages):
-            page = self._page(int(p))
-            page_keys = keys[key_pages == p]
-            old = page.get(table)
-            kept = _rows_of(old, page_keys, self._keys, keep=False) if old is not None else None
-            new = rows[row_pages == p]
-            parts = [f for f in (kept, new) if f is not None and len(f)]
-            page[table] = pd.concat(parts, ignore_index=True) if len(parts) > 1 else (
-                parts[0].reset_index(drop=True) if parts else new.iloc[:0])
-            self._dirty.add(int(p))
+        # One merge and one sort per call, whatever the number of pages: per-page
+        # pandas calls would cost more than the aggregation itself.
+        touched = np.unique(np.concatenate([self._page_of(keys), self._page_of(rows)]))
+        old = self._stored(table, touched)
+        kept = _rows_of(old, keys, self._keys, keep=False) if old is not None else None
+        parts = [f for f in (kept, rows) if f is not None and len(f)]
+        merged = pd.concat(parts, ignore_index=True) if len(parts) > 1 else (
+            parts[0].reset_index(drop=True) if parts else rows.iloc[:0])
+        by_page = _split_by_page(merged, self._page_of(merged))
+        empty = merged.iloc[:0]
+        for p in touched:
+            p = int(p)
+            self._page(p)[table] = by_page.get(p, empty)
+            self._dirty.add(p)
+
+    def _stored(self, table: str, page_ids: np.ndarray) -> pd.DataFrame | None:
+        """All stored rows of ``table`` in the given pages, or None."""
+        frames = [self._page(p).get(table) for p in page_ids]
+        frames = [f for f in frames if f is not None and len(f)]
+        if not frames:
+            return None
+        return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
 
     # --- persistence ------------------------------------------------------------------
     def commit(self) -> None:
@@ -91,10 +98,22 @@ class PagedKeyedState:
         return self._cache[page_id]
 
     def _page_of(self, frame: pd.DataFrame) -> np.ndarray:
-        if not self._keys:
+        if not self._keys or not len(frame):
             return np.zeros(len(frame), dtype=np.int64)
         hashes = pd.util.hash_pandas_object(frame[self._keys], index=False).to_numpy()
         return (hashes % np.uint64(self._pages)).astype(np.int64)
+
+
+def _split_by_page(frame: pd.DataFrame, pages: np.ndarray) -> dict[int, pd.DataFrame]:
+    if not len(frame):
+        return {}
+    order = np.argsort(pages, kind="stable")
+    sorted_pages = pages[order]
+    frame = frame.iloc[order].reset_index(drop=True)
+    bounds = np.flatnonzero(np.diff(sorted_pages)) + 1
+    starts = np.concatenate([[0], bounds])
+    ends = np.concatenate([bounds, [len(frame)]])
+    return {int(sorted_pages[a]): frame.iloc[a:b].reset_index(drop=True) for a, b in zip(starts, ends)}
 
 
 def _rows_of(rows: pd.DataFrame, keys: pd.DataFrame, key_columns: list[str], keep: bool) -> pd.DataFrame:

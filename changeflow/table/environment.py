@@ -206,7 +206,7 @@ class TableEnvironment:
         enabled, _, size = self._mini_batch()
         rows = size if enabled else int(self._option("changeflow.source.rows-per-batch"))
         return StreamingSettings(mini_batch=enabled, rows_per_batch=rows,
-                                 buckets=int(self._option("changeflow.state.buckets")), pages=256)
+                                 buckets=int(self._option("changeflow.state.buckets")), pages=64)
 
     def _execute(self, plan: PlanNode) -> TableResult:
         jobs = self._spark_jobs()

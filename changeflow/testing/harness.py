@@ -103,7 +103,10 @@ class KernelHarness:
         return out
 
     def process_frame(self, batch: pd.DataFrame) -> pd.DataFrame:
-        """Feed a ready changelog frame (with bookkeeping columns) as one batch."""
+        """Feed a ready changelog frame (with bookkeeping columns) as one batch.
+
+        Returns the kernel's output frame as is; it is not added to :attr:`changes`.
+        """
         return self.kernel.process(batch, self.state)
 
     def frame(self, records: Iterable[Row]) -> pd.DataFrame:

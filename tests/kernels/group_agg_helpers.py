@@ -15,7 +15,8 @@ DOUBLE = DataTypes.DOUBLE()
 STRING = DataTypes.STRING()
 
 
-def call(function: str, arg_type: DataType | None = BIGINT, *, arg: str | None = "v", out: str | None = None, **kw) -> AggCall:
+def call(function: str, arg_type: DataType | None = BIGINT, *, arg: str | None = "v", out: str | None = None,
+         **kw) -> AggCall:
     """``call("sum")`` is SUM(v) AS sum over a BIGINT column ``v``."""
     if function == "count_star":
         arg, arg_type = None, None

@@ -4,9 +4,15 @@ import pytest
 from group_agg_helpers import DOUBLE, INT, Scenario, call, ids
 
 from changeflow.common.types import DataTypes
-from changeflow.testing import delete_record as D, insert_record as I, update_after_record as UA, update_before_record as UB
+from changeflow.testing import (
+    delete_record as D,
+    insert_record as I,
+    update_after_record as UA,
+    update_before_record as UB,
+)
 
-ALL = [call("count_star", out="n"), call("count", out="c"), call("sum", out="s"), call("sum0", out="s0"), call("avg", out="a")]
+ALL = [call("count_star", out="n"), call("count", out="c"), call("sum", out="s"), call("sum0", out="s0"),
+       call("avg", out="a")]
 
 SCENARIOS = [
     Scenario("nulls - count star counts them, the others ignore them", ALL,

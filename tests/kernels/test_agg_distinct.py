@@ -3,11 +3,18 @@
 import pytest
 from group_agg_helpers import STRING, Scenario, call, ids
 
-from changeflow.testing import delete_record as D, insert_record as I, update_after_record as UA, update_before_record as UB
+from changeflow.testing import (
+    delete_record as D,
+    insert_record as I,
+    update_after_record as UA,
+    update_before_record as UB,
+)
 
 
-def distinct(function, arg_type=None, out=None, **kw):
-    return call(function, **({"arg_type": arg_type} if arg_type else {}), out=out or f"{function}_d", distinct=True, **kw)
+def distinct(function, arg_type=None, out=None):
+    if arg_type is None:
+        return call(function, out=out or f"{function}_d", distinct=True)
+    return call(function, arg_type, out=out or f"{function}_d", distinct=True)
 
 
 COUNT_SUM = [distinct("count"), distinct("sum")]

@@ -3,7 +3,12 @@
 import pytest
 from group_agg_helpers import STRING, Scenario, call, ids
 
-from changeflow.testing import delete_record as D, insert_record as I, update_after_record as UA, update_before_record as UB
+from changeflow.testing import (
+    delete_record as D,
+    insert_record as I,
+    update_after_record as UA,
+    update_before_record as UB,
+)
 
 FIRST_LAST = [call("first_value", out="f"), call("last_value", out="l")]
 

@@ -69,11 +69,18 @@ def test_avg_is_null_without_values():
     assert valid.tolist() == [False, True] and data[1] == 4
 
 
-def test_integral_variance_formula():
-    # x = 1, 2, 4 as INT: SUM(x*x) = 21, SUM(x) = 7, COUNT = 3.
-    args = np.array([21]), np.array([7]), np.array([3]), T.INT()
-    assert variance_value("var_pop", *args)[0].tolist() == [1]
-    assert variance_value("var_samp", *args)[0].tolist() == [2]
-    assert variance_value("stddev_pop", *args)[0].tolist() == [1]
-    assert variance_value("stddev_samp", *args)[0].tolist() == [1]
-    assert variance_value("var_samp", np.array([4]), np.array([2]), np.array([1]), T.INT())[1].tolist() == [False]
+def test_variance_formula_over_welford_m2():
+    # x = 1, 2, 4: mean 7/3, M2 = 42/9; results are cast to INT (truncated).
+    m2, valid, count = np.array([42 / 9]), np.array([True]), np.array([3])
+    assert variance_value("var_pop", m2, valid, count, T.INT())[0].tolist() == [1]
+    assert variance_value("var_samp", m2, valid, count, T.INT())[0].tolist() == [2]
+    assert variance_value("stddev_pop", m2, valid, count, T.INT())[0].tolist() == [1]
+    assert variance_value("stddev_samp", m2, valid, count, T.INT())[0].tolist() == [1]
+    assert variance_value("var_pop", m2, valid, count, T.DOUBLE())[0].tolist() == [42 / 9 / 3]
+
+
+def test_variance_is_null_for_too_few_values_or_an_invalid_m2():
+    m2, count = np.array([0.0, 0.0, 5.0]), np.array([1, 0, 4])
+    valid = np.array([True, False, False])
+    assert variance_value("var_samp", m2, valid, count, T.DOUBLE())[1].tolist() == [False, False, False]
+    assert variance_value("var_pop", m2, valid, count, T.DOUBLE())[1].tolist() == [True, False, False]

@@ -2,9 +2,13 @@
 
 import pandas as pd
 import pytest
-from group_agg_helpers import STRING, Scenario, call, harness, ids
+from group_agg_helpers import DOUBLE, STRING, Scenario, call, harness, ids
 
+from changeflow.common.types import DataTypes
+from changeflow.kernels.aggregate import GroupAggregate
+from changeflow.kernels.state import InMemoryKeyedState, KeyedState
 from changeflow.testing import (
+    KernelHarness,
     assert_changelog,
     delete_record as D,
     insert_record as I,
@@ -147,3 +151,60 @@ def test_kernel_holds_no_per_key_state():
     first.process([I("a", 1)])
     assert_changelog(second.process([I("a", 5)]), [I("a", 5, 1)])
     assert_changelog(first.process([I("a", 1)]), [UB("a", 1, 1), UA("a", 2, 2)])
+
+
+def test_global_aggregate_without_keys():
+    kernel = GroupAggregate([], SUM_COUNT, mini_batch=False, input_insert_only=False)
+    h = KernelHarness(kernel, ["v"], dtypes={"v": "Int64"})
+    assert_changelog(h.process([I(1), I(2), D(1), D(2)]), [I(1, 1), UB(1, 1), UA(3, 2), UB(3, 2), UA(2, 1), D(2, 1)])
+
+
+def test_composite_keys_with_nulls():
+    h = harness(SUM_COUNT, keys=("k", "j"), columns=("k", "j", "v"), dtypes={"k": object, "j": "Int64", "v": "Int64"})
+    out = h.process([I("a", None, 1), I("a", 1, 2), I(None, None, 3), I("a", None, 4)])
+    assert_changelog(out, [I("a", None, 1, 1), I("a", 1, 2, 1), I(None, None, 3, 1),
+                           UB("a", None, 1, 1), UA("a", None, 5, 2)])
+
+
+def test_float64_nan_is_null():
+    h = harness([call("sum", DOUBLE), call("count", DOUBLE, out="c")])
+    batch = h.frame([I("a", 1.5), I("a", None)])
+    batch["v"] = batch["v"].astype("float64")  # NaN for the null, as Spark may deliver it
+    assert h.process_frame(batch)[["sum", "c"]].values.tolist() == [[1.5, 1]]
+
+
+def test_decimal_sums_fail_loudly():
+    with pytest.raises(NotImplementedError, match="SUM over DECIMAL"):
+        GroupAggregate(["k"], [call("sum", DataTypes.DECIMAL(10, 2))], mini_batch=False, input_insert_only=False)
+
+
+def test_unknown_row_kind_fails_naming_the_record():
+    h = harness(SUM_COUNT)
+    batch = h.frame([I("a", 1)])
+    batch["_kind"] = batch["_kind"].astype("int8") + 7
+    with pytest.raises(ValueError, match="unknown _kind 7"):
+        h.process_frame(batch)
+
+
+class CountingState(KeyedState):
+    def __init__(self):
+        self.inner, self.calls = InMemoryKeyedState(), []
+
+    def load(self, table, keys):
+        self.calls.append(("load", table))
+        return self.inner.load(table, keys)
+
+    def store(self, table, keys, rows):
+        self.calls.append(("store", table))
+        self.inner.store(table, keys, rows)
+
+
+@pytest.mark.parametrize("mini_batch", [False, True])
+def test_state_is_loaded_and_stored_once_per_table_per_batch(mini_batch):
+    calls = [call("sum"), call("max"), call("count", out="d", distinct=True), call("sum", out="e", distinct=True)]
+    state = CountingState()
+    h = harness(calls, mini_batch=mini_batch)
+    h.state = state
+    h.process([I("a", 1), I("b", 2), I("a", 3), D("a", 1)])
+    tables = ["acc", "agg.max", "distinct.v"]
+    assert sorted(state.calls) == sorted([("load", t) for t in tables] + [("store", t) for t in tables])

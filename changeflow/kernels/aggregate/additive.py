@@ -1,7 +1,7 @@
-"""COUNT(*), COUNT, SUM, SUM0, AVG and the variance family: accumulators that add up.
+"""COUNT(*), COUNT, SUM, SUM0 and AVG: accumulators that add up.
 
 Every field of these accumulators is a sum of per-row contributions (a row's
-value, its square, or 1 if it is not null) times the row's sign, so retraction
+value, or 1 if it is not null) times the row's sign, so retraction
 is subtraction and the whole batch folds with running sums: cumulative sums
 over each key's lifetimes without mini-batch, one scatter-add per key with it.
 Integers add in int64 (wrapping like Java's long; narrower types wrap when the
@@ -14,16 +14,12 @@ import numpy as np
 
 from changeflow.kernels.aggregate.base import Accumulator, Folded, StateView
 from changeflow.kernels.aggregate.fold import Fold
-from changeflow.kernels.aggregate.functions import (
-    VARIANCE_FUNCTIONS,
-    AggCall,
-    avg_value,
-    sum_value,
-    variance_value,
-)
+from changeflow.kernels.aggregate.functions import AggCall, avg_value, sum_value
 from changeflow.kernels.aggregate.values import Values
 
-ADDITIVE_FUNCTIONS = ("count_star", "count", "sum", "sum0", "avg") + VARIANCE_FUNCTIONS
+ADDITIVE_FUNCTIONS = ("count_star", "count", "sum", "sum0", "avg")
+# FLOAT is computed in double precision (Flink uses float arithmetic for it).
+_SUPPORTED = ("TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE")
 
 # Field name -> what one row contributes to it.
 _FIELDS = {
@@ -32,7 +28,6 @@ _FIELDS = {
     "sum": ("sum", "non_null"),
     "sum0": ("sum",),
     "avg": ("sum", "non_null"),
-    **{f: ("sum_sq", "sum", "non_null") for f in VARIANCE_FUNCTIONS},
 }
 
 
@@ -46,11 +41,14 @@ class AdditiveAccumulator(Accumulator):
 
     def __init__(self, call: AggCall) -> None:
         super().__init__(call)
+        if call.arg_type is not None and call.function != "count" and call.arg_type.root not in _SUPPORTED:
+            # Fail loudly rather than sum DECIMALs in binary floating point.
+            raise NotImplementedError(f"{call.function.upper()} over {call.arg_type} is not supported yet")
         self.fields = _FIELDS[call.function]
         self.acc_fields = self.fields
         floating = call.arg_type is not None and not call.arg_type.is_integral
         self._dtypes = {
-            f: (np.float64 if floating and f in ("sum", "sum_sq") else np.int64) for f in self.fields
+            f: (np.float64 if floating and f == "sum" else np.int64) for f in self.fields
         }
         # Float addition is not associative: the bundle total must follow source order.
         self.needs_order = any(d == np.float64 for d in self._dtypes.values())
@@ -102,10 +100,6 @@ class AdditiveAccumulator(Accumulator):
             else:
                 # where(), not x * weight: 0 * inf or a NaN null would poison the sum.
                 out["sum"] = np.where(weight != 0, x * weight, 0.0)
-            if "sum_sq" in self.fields:
-                out["sum_sq"] = out["sum"] * x if dtype == np.int64 or weight is None else np.where(
-                    weight != 0, x * x * weight, 0.0
-                )
         return {f: out[f] for f in self.fields}
 
     def value(self, fields: dict[str, np.ndarray]) -> Values:
@@ -119,8 +113,6 @@ class AdditiveAccumulator(Accumulator):
             data, valid = sum_value(fields["sum"], fields["non_null"], arg_type)
         elif function == "sum0":
             data, valid = sum_value(fields["sum"], None, arg_type)
-        elif function == "avg":
-            data, valid = avg_value(fields["sum"], fields["non_null"], arg_type)
         else:
-            data, valid = variance_value(function, fields["sum_sq"], fields["sum"], fields["non_null"], arg_type)
+            data, valid = avg_value(fields["sum"], fields["non_null"], arg_type)
         return Values(data, valid)

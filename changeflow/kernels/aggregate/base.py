@@ -77,6 +77,11 @@ class Folded:
     the aggregate after that row (non-mini-batch only). ``acc`` maps ``acc``
     table columns to per-key arrays; ``tables`` maps owned table names to rows
     with a ``_code`` column followed by the payload columns.
+
+    The ``*_hidden`` lists, when set, are what Flink's "unchanged, emit nothing"
+    check compares instead of the value: for functions Flink's planner rewrites
+    into other aggregates plus a projection (VAR/STDDEV into M2 and COUNT), the
+    check sees the aggregates, not the projected result.
     """
 
     before: Values
@@ -84,6 +89,14 @@ class Folded:
     running: Values | None
     acc: dict[str, Any] = field(default_factory=dict)
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    before_hidden: list[Values] | None = None
+    after_hidden: list[Values] | None = None
+    running_hidden: list[Values] | None = None
+
+    def compared(self, which: str) -> list[Values]:
+        """What the emission check compares for ``which`` (before / after / running)."""
+        hidden = getattr(self, f"{which}_hidden")
+        return hidden if hidden is not None else [getattr(self, which)]
 
 
 class Accumulator:

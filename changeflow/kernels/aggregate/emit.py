@@ -45,14 +45,12 @@ def changes_per_row(fold: Fold, results: list[Folded]) -> Changes:
     insert = applied & (before == 0)
     delete = applied & (before > 0) & (after == 0)
     update = applied & (before > 0) & (after > 0)
-    key_starts = np.flatnonzero(np.concatenate(([True], fold.code[1:] != fold.code[:-1]))) if n else []
-    # Each row's previous value is the value after the key's previous row (a shift in
-    # fold order, where a key's rows are contiguous) or, for its first row, the stored one.
-    previous = [_shifted(r.running, r.before, fold.code, key_starts) for r in results]
+    key_start = np.ones(n, dtype=bool)
+    key_start[1:] = fold.code[1:] != fold.code[:-1]
     if update.any():
         same = update.copy()
-        for prev, r in zip(previous, results):
-            same &= equal(prev, r.running)
+        for r in results:
+            same &= _same_as_previous(r, fold.code, key_start)
         update &= ~same
     first_kind = np.where(insert, INSERT, np.where(delete, DELETE, UPDATE_BEFORE)).astype(np.int8)
     emitted = (insert | delete).astype(np.int8) + 2 * update.astype(np.int8)
@@ -75,11 +73,23 @@ def changes_per_row(fold: Fold, results: list[Folded]) -> Changes:
     kind = np.empty(total, dtype=np.int8)
     kind[first] = first_kind[rows]
     kind[second] = UPDATE_AFTER
-    # Values come from [previous value per row; new value per row]: -U and -D show
-    # the previous value, +I and +U the new one.
-    value_index = np.empty(total, dtype=np.int64)
-    value_index[first] = np.where(kind[first] == INSERT, n + rows, rows)
-    value_index[second] = n + rows[pairs]
+    # -U and -D show the value before the row: the value after the key's previous
+    # row (fold row - 1) or, for the key's first row, the stored value. +I and +U
+    # show the value after the row.
+    source_row = np.empty(total, dtype=np.int64)
+    source_row[first] = rows
+    source_row[second] = rows[pairs]
+    shows_prev = (kind == UPDATE_BEFORE) | (kind == DELETE)
+    stored = np.flatnonzero(shows_prev & key_start[source_row])
+    stored_code = fold.code[source_row[stored]]
+    value_row = source_row
+    value_row -= shows_prev  # in place: these arrays are the size of the output
+    values = []
+    for r in results:
+        v = r.running.take(value_row)
+        v.data[stored] = r.before.data[stored_code]
+        v.valid[stored] = r.before.valid[stored_code]
+        values.append(v)
     sub = np.repeat(child_sub(fold.source_sub[emitting], 0), per_row)
     sub[second] += 1
     return Changes(
@@ -87,7 +97,7 @@ def changes_per_row(fold: Fold, results: list[Folded]) -> Changes:
         kind=kind,
         seq=np.repeat(fold.source_seq[emitting], per_row),
         sub=sub,
-        values=[Values.concat([prev, r.running]).take(value_index) for prev, r in zip(previous, results)],
+        values=values,
     )
 
 
@@ -100,7 +110,8 @@ def changes_per_key(fold: Fold, results: list[Folded]) -> Changes:
     candidates = np.flatnonzero(update)
     same = np.ones(len(candidates), dtype=bool)
     for r in results:
-        same &= equal(r.before.take(candidates), r.after.take(candidates))
+        for before_value, after_value in zip(r.compared("before"), r.compared("after")):
+            same &= equal(before_value.take(candidates), after_value.take(candidates))
     update[candidates[same]] = False
 
     seq, sub, keys = _last_stamps(fold, np.flatnonzero(insert | delete | update))
@@ -122,13 +133,15 @@ def changes_per_key(fold: Fold, results: list[Folded]) -> Changes:
     return Changes(code=code, kind=kind, seq=np.repeat(seq, per_key), sub=out_sub, values=values)
 
 
-def _shifted(running: Values, before: Values, code: np.ndarray, key_starts: np.ndarray) -> Values:
-    data = np.empty_like(running.data)
-    valid = np.empty_like(running.valid)
-    data[1:], valid[1:] = running.data[:-1], running.valid[:-1]
-    data[key_starts] = before.data[code[key_starts]]
-    valid[key_starts] = before.valid[code[key_starts]]
-    return Values(data, valid)
+def _same_as_previous(result: Folded, code: np.ndarray, key_start: np.ndarray) -> np.ndarray:
+    """Per fold row: what the emission check compares is equal after and before the row."""
+    same = np.ones(len(code), dtype=bool)
+    starts = np.flatnonzero(key_start)
+    for running, before in zip(result.compared("running"), result.compared("before")):
+        # Within a key the previous value is the previous row's: compare shifted views.
+        same[1:] &= equal(Values(running.data[1:], running.valid[1:]), Values(running.data[:-1], running.valid[:-1]))
+        same[starts] &= equal(running.take(starts), before.take(code[starts]))
+    return same
 
 
 def _last_stamps(fold: Fold, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -90,10 +90,6 @@ class Fold:
         """Per key: index of its last lifetime (grouped folds only)."""
         return self.lifetimes.of_row[self.key_last_row]
 
-    def in_fold_order(self, column: np.ndarray) -> np.ndarray:
-        """A batch-order column rearranged into fold order."""
-        return column if self.rows is None else column[self.rows]
-
     def source_position(self) -> np.ndarray:
         """The source position of every fold row."""
         return np.arange(self.size) if self.source_rank is None else self.source_rank

@@ -3,7 +3,7 @@
 An :class:`AggCall` names one aggregate of a ``GROUP BY``: the function, its
 argument column and type, and the output column. :func:`result_type` gives the
 type Flink derives for it. The arithmetic that turns accumulators into a result
-(integer overflow, Java's truncating division, Calcite's variance reduction)
+(integer overflow, Java's truncating division, Flink's variance reduction)
 lives here, one function per formula, so that a difference found against Flink's
 golden files is fixed in exactly one place.
 """
@@ -188,41 +188,31 @@ def avg_value(total: np.ndarray, count: np.ndarray, arg_type: DataType) -> tuple
 
 
 def variance_value(
-    function: str, sum_sq: np.ndarray, total: np.ndarray, count: np.ndarray, arg_type: DataType
+    function: str, m2: np.ndarray, m2_valid: np.ndarray, count: np.ndarray, arg_type: DataType
 ) -> tuple[np.ndarray, np.ndarray]:
-    """VAR_POP / VAR_SAMP / STDDEV_POP / STDDEV_SAMP from SUM(x*x), SUM(x), COUNT(x).
+    """VAR_POP / VAR_SAMP / STDDEV_POP / STDDEV_SAMP from ``M2 = WELFORD_M2(x)`` and COUNT(x).
 
-    Flink plans these through Calcite's reduction::
+    Flink 2.3 plans these (its copy of Calcite's AggregateReduceFunctionsRule) as::
 
-        VAR_POP(x)     = (SUM(x*x) - SUM(x)*SUM(x) / COUNT(x)) / COUNT(x)
-        VAR_SAMP(x)    = (SUM(x*x) - SUM(x)*SUM(x) / COUNT(x)) / CASE COUNT(x) WHEN 1 THEN NULL ELSE COUNT(x) - 1 END
-        STDDEV_*(x)    = POWER(VAR_*(x) before the cast, 0.5)
+        VAR_POP(x)     = M2(x) / COUNT(x)
+        VAR_SAMP(x)    = M2(x) / CASE COUNT(x) WHEN 1 THEN NULL ELSE COUNT(x) - 1 END
+        STDDEV_POP(x)  = POWER(M2(x) / COUNT(x), 0.5)
+        STDDEV_SAMP(x) = POWER(VAR_SAMP's quotient, 0.5)
 
-    and casts the result to the argument's type. For integral arguments every
-    step is integer arithmetic: ``x*x`` and the sums in the argument's type
-    (wrapping), ``SUM(x)*SUM(x)`` likewise, divisions by the BIGINT count
-    truncating; STDDEV then takes a double square root and truncates it back.
-    The result is NULL when COUNT(x) is 0, and VAR_SAMP/STDDEV_SAMP also when it is 1.
+    in DOUBLE arithmetic, then CAST to the argument's type (an integral result is
+    truncated toward zero). ``M2`` is NULL (``m2_valid`` False) when its count is
+    not positive or it went negative through unmatched retractions.
     """
     count = np.asarray(count, dtype=np.int64)
     sample = function.endswith("_samp")
-    valid = count > (1 if sample else 0)
-    denominator = np.where(valid, count - 1 if sample else count, 1)
-    safe_count = np.where(count == 0, 1, count)
-    if arg_type.is_integral:
-        s = wrap_integral(total, arg_type)
-        squares = wrap_integral(sum_sq, arg_type)
-        square_of_sum = wrap_integral(s * s, arg_type)
-        diff = squares - java_div(square_of_sum, safe_count)
-        var = java_div(diff, denominator)
-        if function.startswith("stddev"):
-            with np.errstate(invalid="ignore"):
-                root = np.power(var.astype(np.float64), 0.5)
-            return double_to_integral(root, arg_type), valid
-        return wrap_integral(var, arg_type), valid
-    s = np.asarray(total, dtype=np.float64)
+    valid = np.asarray(m2_valid, dtype=bool) & (count > (1 if sample else 0))
+    denominator = np.where(valid, count - 1 if sample else count, 1).astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
-        var = (np.asarray(sum_sq, dtype=np.float64) - s * s / safe_count) / denominator
+        result = np.asarray(m2, dtype=np.float64) / denominator
         if function.startswith("stddev"):
-            var = np.power(var, 0.5)
-    return var, valid
+            result = np.power(result, 0.5)
+    if arg_type.is_integral:
+        return double_to_integral(result, arg_type), valid
+    if arg_type.root == "FLOAT":
+        return result.astype(np.float32).astype(np.float64), valid
+    return result, valid

@@ -11,9 +11,20 @@ How a batch is processed:
 2. plan the fold (:mod:`.fold`): sort by ``(_seq, _sub)``, group rows by key,
    apply Flink's record-counter rules to decide which rows touch accumulators;
 3. let each aggregate call's accumulator fold its argument column, vectorised
-   (:mod:`.additive`, :mod:`.extremum`) or key by key (:mod:`.retractable`),
+   (:mod:`.additive`, :mod:`.extremum`, :mod:`.variance`) or key by key (:mod:`.retractable`),
    behind a shared DISTINCT filter where asked (:mod:`.distinct`);
 4. decide and stamp the emitted changes (:mod:`.emit`), store the new state.
+
+State tables (every row starts with the key columns):
+
+``acc``                one row per key: ``_count`` (the hidden record count), then
+                       ``<output>.<field>`` scalars: ``rows`` / ``non_null`` / ``sum``
+                       for the additive functions, ``n`` / ``mean`` / ``m2`` for VAR/
+                       STDDEV, ``value`` for MIN/MAX/FIRST_VALUE/LAST_VALUE over
+                       insert-only input
+``agg.<output>``       retractable MIN/MAX and COLLECT: ``_value, _count`` per entry;
+                       FIRST_VALUE/LAST_VALUE/LISTAGG: ``_pos, _value`` per surviving value
+``distinct.<arg>``     DISTINCT calls on ``arg`` (shared): ``_value, _count`` per value
 """
 
 from __future__ import annotations
@@ -27,11 +38,12 @@ from changeflow.kernels.aggregate.distinct import DistinctFilter
 from changeflow.kernels.aggregate.emit import Changes, changes_per_key, changes_per_row
 from changeflow.kernels.aggregate.extremum import InsertOnlyFirstLast, InsertOnlyMinMax
 from changeflow.kernels.aggregate.fold import plan_fold
-from changeflow.kernels.aggregate.functions import AggCall
+from changeflow.kernels.aggregate.functions import VARIANCE_FUNCTIONS, AggCall
 from changeflow.kernels.aggregate.keys import KeyIndex
 from changeflow.kernels.aggregate.retractable import PerKeyAccumulator
 from changeflow.kernels.aggregate.values import Values, from_series, to_array
-from changeflow.kernels.changelog import BOOKKEEPING, KIND, SEQ, SUB, is_retraction
+from changeflow.kernels.aggregate.variance import WelfordAccumulator
+from changeflow.kernels.changelog import BOOKKEEPING, DELETE, INSERT, KIND, SEQ, SUB, is_retraction
 from changeflow.kernels.state import KeyedState
 
 
@@ -75,7 +87,7 @@ class GroupAggregate:
         for call in self.calls:
             if call.distinct:
                 known = self._distinct.setdefault(call.arg, DistinctFilter(call.arg, call.arg_type))
-                if known.arg_type != call.arg_type:
+                if known.arg_type.with_nullable(True) != call.arg_type.with_nullable(True):
                     raise ValueError(f"DISTINCT calls on {call.arg!r} disagree on its type")
         self._tables = [ACC_TABLE] + [t for a in self._accumulators for t in a.tables] + [
             d.table for d in self._distinct.values()
@@ -85,6 +97,7 @@ class GroupAggregate:
 
     @property
     def output_columns(self) -> list[str]:
+        """Names of the output columns, in order (types: the keys', then each ``call.result_type``)."""
         return self.keys + [c.output for c in self.calls] + list(BOOKKEEPING)
 
     def process(self, batch: pd.DataFrame, state: KeyedState) -> pd.DataFrame:
@@ -93,6 +106,12 @@ class GroupAggregate:
         if len(batch) == 0:
             return self._empty_output(batch)
         kinds = batch[KIND].to_numpy(dtype=np.int8)
+        unknown = (kinds < INSERT) | (kinds > DELETE)
+        if unknown.any():
+            bad = int(np.flatnonzero(unknown)[0])
+            raise ValueError(
+                f"group aggregate got a record with unknown _kind {kinds[bad]}: {batch.iloc[bad].to_dict()}"
+            )
         if self.input_insert_only and is_retraction(kinds).any():
             bad = int(np.flatnonzero(is_retraction(kinds))[0])
             raise ValueError(
@@ -116,23 +135,25 @@ class GroupAggregate:
         args = self._arguments(batch, fold)
         distinct_signs, distinct_rows = {}, {}
         for arg, distinct in self._distinct.items():
-            distinct_signs[arg], distinct_rows[distinct.table] = distinct.fold(fold, args[arg], view)
+            column = args[(arg, distinct.arg_type)]
+            distinct_signs[arg], distinct_rows[distinct.table] = distinct.fold(fold, column, view)
         results = []
         for call, acc in zip(self.calls, self._accumulators):
             sign = distinct_signs[call.arg] if call.distinct else fold.sign
-            results.append(acc.fold(fold, args.get(call.arg), sign, view))
+            results.append(acc.fold(fold, args.get((call.arg, call.arg_type)), sign, view))
         changes = changes_per_key(fold, results) if self.mini_batch else changes_per_row(fold, results)
         self._store(state, keys, fold, results, distinct_rows)
         return self._output(keys, changes)
 
     # --- steps ------------------------------------------------------------------------
 
-    def _arguments(self, batch: pd.DataFrame, fold) -> dict[str, Values]:
+    def _arguments(self, batch: pd.DataFrame, fold) -> dict[tuple, Values]:
+        """Each argument column in fold order, read once per (column, type)."""
         args = {}
         for call in self.calls:
-            if call.arg is not None and call.arg not in args:
+            if call.arg is not None and (call.arg, call.arg_type) not in args:
                 values = from_series(batch[call.arg], call.arg_type)
-                args[call.arg] = values if fold.rows is None else values.take(fold.rows)
+                args[(call.arg, call.arg_type)] = values if fold.rows is None else values.take(fold.rows)
         return args
 
     def _store(self, state: KeyedState, keys: KeyIndex, fold, results, distinct_rows) -> None:
@@ -184,6 +205,8 @@ class GroupAggregate:
 def _accumulator_for(call: AggCall, input_insert_only: bool) -> Accumulator:
     if call.function in ADDITIVE_FUNCTIONS:
         return AdditiveAccumulator(call)
+    if call.function in VARIANCE_FUNCTIONS:
+        return WelfordAccumulator(call)
     if call.function in ("min", "max") and input_insert_only:
         return InsertOnlyMinMax(call)
     if call.function in ("first_value", "last_value") and input_insert_only:

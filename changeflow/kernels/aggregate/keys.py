@@ -68,7 +68,7 @@ def _codes(frame: pd.DataFrame, names: list[str], dense: bool = True) -> tuple[n
 
 
 def _column_codes(column: pd.Series, dense: bool) -> tuple[np.ndarray, int]:
-    if dense and len(column) and pd.api.types.is_integer_dtype(column.dtype):
+    if dense and len(column) and pd.api.types.is_signed_integer_dtype(column.dtype):
         coded = _dense_integer_codes(column)
         if coded is not None:
             return coded

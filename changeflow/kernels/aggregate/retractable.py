@@ -216,10 +216,12 @@ class PerKeyAccumulator(Accumulator):
                     codes.append(code)
                     values.append(value)
                     extra.append(pos)
-        column = to_array(_typed(_objects(values), np.ones(len(values), dtype=bool), self.call.arg_type), self.call.arg_type)
+        type_ = self.call.arg_type
+        column = to_array(_typed(_objects(values), np.ones(len(values), dtype=bool), type_), type_)
+        codes, extra = np.asarray(codes, dtype=np.intp), np.asarray(extra, dtype=np.int64)
         if self._multiset:
-            return pd.DataFrame({CODE: np.asarray(codes, dtype=np.intp), "_value": column, "_count": np.asarray(extra, dtype=np.int64)})
-        return pd.DataFrame({CODE: np.asarray(codes, dtype=np.intp), "_pos": np.asarray(extra, dtype=np.int64), "_value": column})
+            return pd.DataFrame({CODE: codes, "_value": column, "_count": extra})
+        return pd.DataFrame({CODE: codes, "_pos": extra, "_value": column})
 
 
 def _plain(values: np.ndarray) -> list:

@@ -16,6 +16,8 @@ row-wise ``cumsum`` is a plain sequential loop.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 try:  # pandas' counting sort: O(n) instead of O(n log n); private but stable across pandas 2.x
@@ -30,6 +32,17 @@ def group_order(codes: np.ndarray, groups: int) -> np.ndarray:
         order, _ = _groupsort_indexer(np.asarray(codes, dtype=np.intp), groups)
         return order
     return np.argsort(codes, kind="stable")
+
+
+@dataclass
+class Block:
+    """Segments of similar length laid out as the rows of a padded matrix."""
+
+    segments: np.ndarray  # segment indices, one per matrix row
+    rows: np.ndarray  # array rows covered by those segments
+    slot: np.ndarray  # matrix row of each of those array rows
+    rank: np.ndarray  # matrix column (position in its segment) of each of those array rows
+    width: int  # matrix columns: at least the longest segment's length
 
 
 class Segments:
@@ -85,31 +98,39 @@ class Segments:
         """Inclusive running ``ufunc`` (add, minimum, maximum) within segments, seeded by ``base``.
 
         Each segment becomes a row of a matrix ``[base, x..., padding]`` whose
-        ``ufunc.accumulate`` along the row is sequential; segments are bucketed by
-        length (powers of two) so padding at most doubles the work.
+        ``ufunc.accumulate`` along the row is sequential.
         """
         x = np.asarray(x)
         base = np.asarray(base)
         dtype = np.result_type(x.dtype, base.dtype)
         out = np.empty(self.n, dtype=dtype)
+        for block in self.blocks():
+            matrix = np.empty((len(block.segments), block.width + 1), dtype=dtype)
+            # Padding after a segment's last row never affects that row's result,
+            # so any value will do; repeat the base to keep the dtype's domain.
+            matrix[:] = base[block.segments][:, None]
+            matrix[block.slot, block.rank + 1] = x[block.rows]
+            out[block.rows] = ufunc.accumulate(matrix, axis=1)[block.slot, block.rank + 1]
+        return out
+
+    def blocks(self) -> "list[Block]":
+        """The segments bucketed by length (powers of two), each bucket a padded matrix.
+
+        Row ``slot[i]``, column ``rank[i]`` of a block's matrix holds row
+        ``rows[i]``; bucketing keeps the padding below half of the matrix.
+        """
         if self.n == 0:
-            return out
+            return []
         rank = np.arange(self.n) - self.starts[self.of_row]  # position inside the segment
         width_class = np.ceil(np.log2(np.maximum(self.lengths, 1))).astype(np.int64)
         row_class = width_class[self.of_row]
+        out = []
         for cls in np.unique(width_class):
-            segs = np.flatnonzero(width_class == cls)
+            segments = np.flatnonzero(width_class == cls)
             rows = np.flatnonzero(row_class == cls)
-            slot = np.full(self.count, -1, dtype=np.int64)
-            slot[segs] = np.arange(len(segs))
-            matrix = np.empty((len(segs), (1 << int(cls)) + 1), dtype=dtype)
-            matrix[:, 0] = base[segs]
-            # Padding after a segment's last row never affects that row's result,
-            # so any value will do; repeat the base to keep the dtype's domain.
-            matrix[:, 1:] = base[segs][:, None]
-            matrix[slot[self.of_row[rows]], rank[rows] + 1] = x[rows]
-            scanned = ufunc.accumulate(matrix, axis=1)
-            out[rows] = scanned[slot[self.of_row[rows]], rank[rows] + 1]
+            slot_of_segment = np.full(self.count, -1, dtype=np.int64)
+            slot_of_segment[segments] = np.arange(len(segments))
+            out.append(Block(segments, rows, slot_of_segment[self.of_row[rows]], rank[rows], 1 << int(cls)))
         return out
 
     def last(self, x: np.ndarray) -> np.ndarray:

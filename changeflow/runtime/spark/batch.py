@@ -70,35 +70,50 @@ def aggregate_column(call: AggCall) -> Column:
     if f == "count":
         return F.count(x).cast(out_type)
     if f == "sum":
-        return F.sum(x).cast(out_type)
+        return _wrap(F.sum(x), call).cast(out_type)
     if f == "sum0":
-        return F.coalesce(F.sum(x), F.lit(0)).cast(out_type)
+        return _wrap(F.coalesce(F.sum(x), F.lit(0)), call).cast(out_type)
     if f == "min":
         return F.min(x)
     if f == "max":
         return F.max(x)
-    integral = call.arg_type.is_integral
-    xx = (x.cast("long") * x.cast("long")) if integral else x * x
-    return moments(f, F.sum(x.cast("long") if integral else x), F.sum(xx), F.count(x), integral).cast(out_type)
+    if f == "avg":
+        integral = call.arg_type.is_integral
+        return moments(f, F.sum(x.cast("long") if integral else x), None, F.count(x), integral).cast(out_type)
+    # Flink computes STDDEV/VAR in DOUBLE (a Welford M2) and casts at the end;
+    # Spark's own functions use the same kind of numerically stable update.
+    return _VARIANCE[f](x.cast("double")).cast(out_type)
 
 
-def moments(function: str, s: Column, s2: Column, n: Column, integral: bool) -> Column:
-    """AVG, VAR_* and STDDEV_* from sum, sum of squares and count, as Flink reduces them.
+_WIDTH = {"TINYINT": 8, "SMALLINT": 16, "INT": 32}
 
-    Flink (through Calcite's AggregateReduceFunctionsRule) computes
-    VAR_POP(x) = (SUM(x*x) - SUM(x)*SUM(x)/COUNT(x)) / COUNT(x) in the type of x,
-    so over an integral column every division is an integer division.
+
+def _wrap(total: Column, call: AggCall) -> Column:
+    """A sum of a narrow integer type wraps around on overflow, as Java's int does."""
+    bits = _WIDTH.get(call.arg_type.root)
+    if bits is None:
+        return total
+    half = 1 << (bits - 1)
+    return F.pmod(total.cast("long") + F.lit(half), F.lit(1 << bits)) - F.lit(half)
+
+
+_VARIANCE = {"var_pop": F.var_pop, "var_samp": F.var_samp,
+             "stddev_pop": F.stddev_pop, "stddev_samp": F.stddev_samp}
+
+
+def moments(function: str, s: Column, s2: Column | None, n: Column, integral: bool) -> Column:
+    """AVG, VAR_* and STDDEV_* from sum, sum of squares and count.
+
+    Integral AVG is the integer division of the sum by the count (truncating
+    toward zero, as Java). VAR/STDDEV are computed in DOUBLE and cast by the caller.
     """
-    def div(a: Column, b: Column) -> Column:
-        return F.call_function("div", a, b) if integral else a / b
-
     if function == "avg":
-        return F.when(n > 0, div(s, n))
-    centered = s2 - div(s * s, n)
+        return F.when(n > 0, F.call_function("div", s, n) if integral else s / n)
+    centered = s2 - s * s / n
     if function in ("var_pop", "stddev_pop"):
-        var = F.when(n > 0, div(centered, n))
+        var = F.when(n > 0, centered / n)
     else:
-        var = F.when(n > 1, div(centered, n - 1))
+        var = F.when(n > 1, centered / (n - 1))
     if function.startswith("stddev"):
         return F.pow(var.cast("double"), F.lit(0.5))
     return var
@@ -111,7 +126,7 @@ def _over_distinct(call: AggCall, values: Column) -> Column:
     zero = F.lit(0).cast("long") if integral else F.lit(0.0)
     n = F.size(values)
     s = F.aggregate(values, zero, lambda acc, v: acc + v)
-    s2 = F.aggregate(values, zero, lambda acc, v: acc + v * v)
+    s2 = F.aggregate(values, F.lit(0.0), lambda acc, v: acc + v.cast("double") * v.cast("double"))
     if f == "count":
         return n
     if f == "sum":
@@ -122,7 +137,9 @@ def _over_distinct(call: AggCall, values: Column) -> Column:
         return F.array_min(values)
     if f == "max":
         return F.array_max(values)
-    return moments(f, s, s2, n, integral)
+    if f == "avg":
+        return moments(f, s, None, n, integral)
+    return moments(f, s.cast("double"), s2, n, False)
 
 
 def _ordered_values(x: Column) -> Column:

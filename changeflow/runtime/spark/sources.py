@@ -10,6 +10,7 @@ input order after Spark's shuffles.
 from __future__ import annotations
 
 import os
+import warnings
 
 import pandas as pd
 import pyarrow as pa
@@ -17,6 +18,7 @@ import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
+from pyspark.errors import AnalysisException
 
 from changeflow.common.types import DataType
 from changeflow.kernels.changelog import KIND, SEQ, SUB
@@ -69,6 +71,8 @@ def batch_frame(spark: SparkSession, node: Source) -> DataFrame:
 
 def stream_frame(spark: SparkSession, node: Source, directory: str, rows_per_batch: int) -> DataFrame:
     """The source as a streaming DataFrame of ``+I`` changes, one file per micro-batch."""
+    if node.kind == "spark" and node.payload.isStreaming:
+        return _ordered_stream(node)
     os.makedirs(directory, exist_ok=True)
     if node.kind == "spark":
         df = node.payload.withColumn(SEQ, F.monotonically_increasing_id())
@@ -85,6 +89,26 @@ def stream_frame(spark: SparkSession, node: Source, directory: str, rows_per_bat
     stream = spark.readStream.schema(schema).option("maxFilesPerTrigger", 1).parquet(directory)
     return stream.select(*[F.col(f"`{n}`") for n in node.field_names],
                          F.lit(0).cast("byte").alias(KIND), F.col(SEQ), F.lit(0).cast("long").alias(SUB))
+
+
+def _ordered_stream(node: Source) -> DataFrame:
+    """A user's streaming DataFrame, stamped with its rows' positions.
+
+    File streams carry each row's position in its file (``_metadata.row_index``);
+    with one file per micro-batch that is the exact input order. Other streams
+    have no row order within a micro-batch (as a parallel Flink source has none
+    across its splits): every row gets position 0 and ties keep arrival order.
+    """
+    df = node.payload
+    try:
+        stamped = df.withColumn(SEQ, F.col("_metadata.row_index"))
+    except AnalysisException:
+        warnings.warn(f"source {node.name} is not a file stream: rows of one micro-batch have no "
+                      "defined order (per-key changes follow Spark's arrival order)", stacklevel=3)
+        stamped = df.withColumn(SEQ, F.lit(0).cast("long"))
+    return stamped.select(*[F.col(f"`{n}`") for n in node.field_names],
+                          F.lit(0).cast("byte").alias(KIND), F.col(SEQ).cast("long"),
+                          F.lit(0).cast("long").alias(SUB))
 
 
 def _order_by_name(directory: str) -> None:

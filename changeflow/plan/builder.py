@@ -96,7 +96,9 @@ def aggregate(input: PlanNode, keys: list[Expression], select: list[Expression])
 
     # The select list may use keys (by name or by the same expression) and aggregates.
     key_by_expr = {id(strip_alias(k)): Column(n) for k, n in zip(keys, key_names)}
-    rewritten = [replace(e, {**agg_columns, **key_by_expr}) for e in select]
+    key_by_text = {str(strip_alias(k)): Column(n) for k, n in zip(keys, key_names)
+                   if not isinstance(strip_alias(k), Column)}
+    rewritten = [replace(e, {**agg_columns, **key_by_expr}, key_by_text) for e in select]
     agg_types = dict(agg_schema)
     for original, e in zip(select, rewritten):
         for node in e.walk():

@@ -238,14 +238,21 @@ def strip_alias(expr: Expression) -> Expression:
     return expr
 
 
-def replace(expr: Expression, mapping: dict[int, Expression]) -> Expression:
-    """Copy of ``expr`` with the nodes whose ``id`` is in ``mapping`` replaced."""
+def replace(expr: Expression, mapping: dict[int, Expression],
+            by_text: dict[str, Expression] | None = None) -> Expression:
+    """Copy of ``expr`` with nodes replaced: by identity (``id`` in ``mapping``) or,
+    for calls outside aggregates, by structure (their text in ``by_text``), so that
+    ``group_by(col("s") % 3).select((col("s") % 3).alias("b"))`` finds its key.
+    """
+    by_text = by_text or {}
     if id(expr) in mapping:
         return mapping[id(expr)]
     if isinstance(expr, Call):
-        return Call(expr.function, tuple(replace(a, mapping) for a in expr.args))
+        if str(expr) in by_text:
+            return by_text[str(expr)]
+        return Call(expr.function, tuple(replace(a, mapping, by_text) for a in expr.args))
     if isinstance(expr, Alias):
-        return Alias(replace(expr.child, mapping), expr.name)
+        return Alias(replace(expr.child, mapping, by_text), expr.name)
     if isinstance(expr, Agg) and expr.arg is not None:
         return Agg(expr.function, replace(expr.arg, mapping), expr.is_distinct, expr.separator)
     return expr

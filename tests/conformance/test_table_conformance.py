@@ -27,6 +27,12 @@ pytestmark = pytest.mark.spark
 GOLDENS = pathlib.Path(__file__).resolve().parents[2] / "conformance" / "goldens" / "table"
 E = types.SimpleNamespace(col=col, lit=lit, DataTypes=DataTypes)
 
+# Columns whose Flink value depends on an order Flink leaves undefined. Within a
+# mini-batch bundle Flink emits keys in its hash map's order, so a FIRST_VALUE or
+# LAST_VALUE one level up sees them in that order; changeflow emits them in input
+# order. The other columns of these cases are still compared.
+ORDER_DEPENDENT = {"all_aggregates_minibatch": {"first_s", "last_s"}}
+
 
 def normalize(value):
     if isinstance(value, float):
@@ -71,9 +77,10 @@ def test_case_matches_flink(name, spark):
     assert schema.get_field_names() == golden["columns"]
     assert [str(t) for t in schema.get_field_data_types()] == golden["types"]
 
+    keep = [i for i, c in enumerate(golden["columns"]) if c not in ORDER_DEPENDENT.get(name, ())]
     with table.execute().collect() as rows:
-        ours = [row_key(str(r.get_row_kind()), r) for r in rows]
-    theirs = [row_key(kind, values) for kind, values in golden["changes"]]
+        ours = [row_key(str(r.get_row_kind()), [r[i] for i in keep]) for r in rows]
+    theirs = [row_key(kind, [values[i] for i in keep]) for kind, values in golden["changes"]]
     mini_batch = case.config.get("table.exec.mini-batch.enabled") == "true"
     if case.mode == "batch" or not golden["deterministic"]:
         assert materialize([(k, v) for k, v in ours]) == materialize([(k, v) for k, v in theirs])

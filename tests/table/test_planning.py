@@ -98,3 +98,10 @@ def test_table_config_get_returns_strings_as_pyflink(t_env):
 def test_literal_arithmetic_types(src):
     assert types(src.select((col("id") + lit(1.5)).alias("x"), (col("id") / 2).alias("y"))) == {
         "x": "DOUBLE", "y": "BIGINT"}
+
+
+def test_select_may_repeat_a_grouping_expression(src):
+    t = src.group_by(col("id") % 3).select((col("id") % 3).alias("b"), col("score").sum.alias("s"))
+    assert types(t) == {"b": "INT", "s": "DOUBLE"}
+    with pytest.raises(PlanError, match="neither a grouping key"):
+        src.group_by(col("id") % 3).select((col("id") % 4).alias("b"))

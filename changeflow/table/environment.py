@@ -131,6 +131,11 @@ class TableEnvironment:
         for i, row in enumerate(rows):
             if len(row) != len(names):
                 raise PlanError(f"element {i} {row!r} has {len(row)} fields, the schema has {len(names)}: {names}")
+            if verify_schema:
+                for name, t, value in zip(names, types, row):
+                    if not _fits(value, t):
+                        raise PlanError(f"element {i} {row!r}: column {name!r} of type {t} cannot hold "
+                                        f"{value!r} ({type(value).__name__})")
         return Table(Source(f"elements_{next(_ids)}", tuple(zip(names, types)), "elements", rows), self)
 
     def from_pandas(self, pdf: pd.DataFrame, schema: Any = None) -> Table:
@@ -186,7 +191,8 @@ class TableEnvironment:
 
     def _explain(self, plan: PlanNode) -> str:
         enabled, latency, size = self._mini_batch()
-        return explain(plan, ExplainSettings(self.streaming, enabled, latency, size))
+        return explain(plan, ExplainSettings(self.streaming, enabled, latency, size,
+                                             str(self._option("table.optimizer.agg-phase-strategy"))))
 
     def _spark_jobs(self):
         if self._jobs is None:
@@ -206,7 +212,8 @@ class TableEnvironment:
         enabled, _, size = self._mini_batch()
         rows = size if enabled else int(self._option("changeflow.source.rows-per-batch"))
         return StreamingSettings(mini_batch=enabled, rows_per_batch=rows,
-                                 buckets=int(self._option("changeflow.state.buckets")), pages=64)
+                                 buckets=int(self._option("changeflow.state.buckets")), pages=64,
+                                 agg_phase_strategy=str(self._option("table.optimizer.agg-phase-strategy")))
 
     def _execute(self, plan: PlanNode) -> TableResult:
         jobs = self._spark_jobs()
@@ -246,6 +253,30 @@ def _schema_of(rows: list[tuple], schema: Any) -> tuple[list[str], list[DataType
                             "pass a schema such as DataTypes.ROW([DataTypes.FIELD(...)])")
         types.append(infer_type(sample))
     return names, types
+
+
+_PYTHON_TYPES = {
+    "BOOLEAN": (bool,), "TINYINT": (int,), "SMALLINT": (int,), "INT": (int,), "BIGINT": (int,),
+    "FLOAT": (int, float), "DOUBLE": (int, float), "STRING": (str,), "VARCHAR": (str,), "CHAR": (str,),
+}
+_RANGES = {"TINYINT": 8, "SMALLINT": 16, "INT": 32, "BIGINT": 64}
+
+
+def _fits(value: Any, t: DataType) -> bool:
+    """Whether a Python value can be a value of column type ``t``."""
+    if value is None:
+        return t.nullable
+    accepted = _PYTHON_TYPES.get(t.root)
+    if accepted is None:
+        return True  # dates, decimals and the like: Arrow checks them when the source is read
+    if isinstance(value, bool) and t.root != "BOOLEAN":
+        return False
+    if not isinstance(value, accepted):
+        return False
+    if t.root in _RANGES:
+        bits = _RANGES[t.root]
+        return -(1 << (bits - 1)) <= value < (1 << (bits - 1))
+    return True
 
 
 def _pandas_type(series: pd.Series) -> DataType:

@@ -78,6 +78,8 @@ def format_value(value) -> str:
 
 
 def format_tableau(schema, changes: list[Change], streaming: bool) -> str:
+    if not changes:
+        return "Empty set"
     names = ["op"] + [n for n, _ in schema] if streaming else [n for n, _ in schema]
     widths = ([2] if streaming else []) + [column_width(n, t) for n, t in schema]
     rule = "+" + "+".join("-" * (w + 2) for w in widths) + "+"

@@ -105,3 +105,11 @@ def test_select_may_repeat_a_grouping_expression(src):
     assert types(t) == {"b": "INT", "s": "DOUBLE"}
     with pytest.raises(PlanError, match="neither a grouping key"):
         src.group_by(col("id") % 3).select((col("id") % 4).alias("b"))
+
+
+def test_bad_element_names_the_element_column_and_value(t_env):
+    with pytest.raises(PlanError, match=r"element 1 \(2, 'x'\): column 'v' of type BIGINT cannot hold 'x' \(str\)"):
+        t_env.from_elements([(1, 2), (2, "x")], ["k", "v"])
+    schema = DataTypes.ROW([DataTypes.FIELD("k", DataTypes.INT())])
+    with pytest.raises(PlanError, match=r"column 'k' of type INT cannot hold 4294967296"):
+        t_env.from_elements([(2**32,)], schema)

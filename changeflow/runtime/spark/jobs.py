@@ -82,12 +82,13 @@ def _changes(table: pa.Table, names: list[str]) -> Iterator[Change]:
 
 
 def _rows(table: pa.Table, names: list[str]) -> Iterator[tuple]:
-    columns = [[_python(v) for v in table.column(n).to_pylist()] for n in names]
+    columns = [_python_values(table.column(n)) for n in names]
     return iter(list(zip(*columns)) if columns else [])
 
 
-def _python(value: Any) -> Any:
-    # A MULTISET arrives as a list of (element, count) pairs; PyFlink gives a dict.
-    if isinstance(value, list) and value and isinstance(value[0], tuple) and len(value[0]) == 2:
-        return dict(value)
-    return value
+def _python_values(column: pa.ChunkedArray) -> list[Any]:
+    values = column.to_pylist()
+    if pa.types.is_map(column.type):
+        # A MULTISET is a Spark map; Arrow gives (element, count) pairs, PyFlink a dict.
+        return [None if v is None else dict(v) for v in values]
+    return values

@@ -1,10 +1,19 @@
-"""EXPLAIN: the plan as a tree, each operator with its changelog mode and settings."""
+"""EXPLAIN: the plan as a tree, each operator with its changelog mode and settings.
+
+A two-phase aggregation (:mod:`changeflow.plan.agg_phase`) prints as Flink
+prints it: ``GlobalGroupAggregate`` above the exchange merging the partial
+accumulators (``count$0``, ``sum$1``...) that ``LocalGroupAggregate`` computes
+below it.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from changeflow.kernels.aggregate.local import partial_fields
 from changeflow.plan import changelog_mode
+from changeflow.plan.agg_phase import two_phase_aggregates
+from changeflow.plan.changelog_mode import INSERT_ONLY
 from changeflow.plan.nodes import Aggregate, Filter, PlanNode, Project, Source
 
 
@@ -14,22 +23,31 @@ class ExplainSettings:
     mini_batch: bool = False
     mini_batch_latency_ms: int = 0
     mini_batch_size: int = -1
+    agg_phase_strategy: str = "AUTO"
 
 
 def explain(root: PlanNode, settings: ExplainSettings) -> str:
     modes = changelog_mode.infer(root)
+    two_phase = two_phase_aggregates(root, mini_batch=settings.mini_batch, strategy=settings.agg_phase_strategy,
+                                     modes=modes) if settings.streaming else set()
     lines: list[str] = []
 
+    def with_mode(describe: str, mode) -> str:
+        return describe[:-1] + f", changelogMode={mode})" if settings.streaming else describe
+
     def visit(node: PlanNode, depth: int) -> None:
-        describe = _describe(node, settings)
-        if settings.streaming:
-            describe = describe[:-1] + f", changelogMode={modes[id(node)]})"
+        split = id(node) in two_phase
+        describe = _describe_global(node) if split else _describe(node, settings)
+        describe = with_mode(describe, modes[id(node)])
         lines.append(_indent(depth) + describe)
         depth += 1
         if isinstance(node, Aggregate):
             dist = f"hash[{', '.join(node.keys)}]" if node.keys else "single"
             lines.append(_indent(depth) + f"Exchange(distribution=[{dist}])")
             depth += 1
+            if split:
+                lines.append(_indent(depth) + with_mode(_describe_local(node), INSERT_ONLY))
+                depth += 1
         if isinstance(node, Source) and settings.streaming and settings.mini_batch:
             lines[-1], source_line = (
                 _indent(depth - 1) + f"MiniBatchAssigner(interval=[{settings.mini_batch_latency_ms}ms], "
@@ -58,14 +76,50 @@ def _describe(node: PlanNode, settings: ExplainSettings) -> str:
     if isinstance(node, Filter):
         return f"Calc(where=[{node.predicate}])"
     if isinstance(node, Aggregate):
-        calls = ", ".join(_describe_call(c) + f" AS {c.output}" for c in node.calls)
-        select = ", ".join(list(node.keys) + [calls] if calls else list(node.keys))
         name = "GroupAggregate" if settings.streaming else "HashAggregate"
         if settings.streaming and settings.mini_batch:
             name = "MiniBatchGroupAggregate"
-        group = f"groupBy=[{', '.join(node.keys)}], " if node.keys else ""
-        return f"{name}({group}select=[{select}])"
+        return _aggregate(name, node, [_describe_call(c) + f" AS {c.output}" for c in node.calls])
     raise TypeError(type(node).__name__)
+
+
+def _describe_local(node: Aggregate) -> str:
+    calls = [f"{_describe_call(c)} AS {_names(p)}" for c, p in zip(node.calls, _partial_names(node))]
+    return _aggregate("LocalGroupAggregate", node, calls)
+
+
+def _describe_global(node: Aggregate) -> str:
+    calls = []
+    for call, partials in zip(node.calls, _partial_names(node)):
+        name = _describe_call(call).split("(")[0]
+        arg = partials[0] if len(partials) == 1 else _names(partials)
+        calls.append(f"{name}({arg}) AS {call.output}")
+    return _aggregate("GlobalGroupAggregate", node, calls)
+
+
+def _aggregate(name: str, node: Aggregate, calls: list[str]) -> str:
+    group = f"groupBy=[{', '.join(node.keys)}], " if node.keys else ""
+    return f"{name}({group}select=[{', '.join(list(node.keys) + calls)}])"
+
+
+def _partial_names(node: Aggregate) -> list[list[str]]:
+    """Flink's names of the partial accumulator fields, numbered across calls: ``count1$0, sum$1``."""
+    out, n = [], 0
+    for call in node.calls:
+        names = []
+        for field in partial_fields(call):
+            names.append(f"{_PARTIAL_NAMES.get(field, call.function)}${n}")
+            n += 1
+        out.append(names)
+    return out
+
+
+# Accumulator field -> the name Flink gives the partial (MIN/MAX's "value" is the function's name).
+_PARTIAL_NAMES = {"rows": "count1", "non_null": "count", "sum": "sum"}
+
+
+def _names(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"({', '.join(names)})"
 
 
 def _describe_call(call) -> str:

@@ -6,12 +6,18 @@ is subtraction and the whole batch folds with running sums: cumulative sums
 over each key's lifetimes without mini-batch, one scatter-add per key with it.
 Integers add in int64 (wrapping like Java's long; narrower types wrap when the
 result is computed); floats add one row at a time in source order, as Flink does.
+
+For the same reason a partial accumulator (the fields summed over part of a
+bundle) merges by adding it like one more row's contributions. Only integer
+fields may be merged: a float partial sum would re-associate the additions,
+and the result would differ from Flink's sequential sum in the last bits.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from changeflow.common.types import DataType, DataTypes
 from changeflow.kernels.aggregate.base import Accumulator, Folded, StateView
 from changeflow.kernels.aggregate.fold import Fold
 from changeflow.kernels.aggregate.functions import AggCall, avg_value, sum_value
@@ -50,11 +56,25 @@ class AdditiveAccumulator(Accumulator):
         self._dtypes = {
             f: (np.float64 if floating and f == "sum" else np.int64) for f in self.fields
         }
-        # Float addition is not associative: the bundle total must follow source order.
+        # Float addition is not associative: the bundle total must follow source order,
+        # so it can neither be folded out of order nor split into partial sums.
         self.needs_order = any(d == np.float64 for d in self._dtypes.values())
+        self.mergeable = not self.needs_order
+
+    def field_types(self) -> dict[str, DataType]:
+        return {f: DataTypes.BIGINT(False) if d == np.int64 else DataTypes.DOUBLE(False)
+                for f, d in self._dtypes.items()}
 
     def fold(self, fold: Fold, arg: Values | None, sign: np.ndarray, state: StateView) -> Folded:
-        contributions = self._contributions(fold, arg, sign)
+        return self._accumulate(fold, self._contributions(fold, arg, sign), state)
+
+    def merge(self, fold: Fold, partials: dict[str, Values], state: StateView) -> Folded:
+        if not (self.mergeable and fold.mini_batch):
+            raise ValueError(f"{self.call.function} over {self.call.arg_type} cannot merge partial accumulators")
+        # A partial field is a sum of contributions, so it adds like one row's contribution.
+        return self._accumulate(fold, {f: partials[f].data.astype(np.int64, copy=False) for f in self.fields}, state)
+
+    def _accumulate(self, fold: Fold, contributions: dict[str, np.ndarray], state: StateView) -> Folded:
         stored = {f: state.column(self.column(f), self._dtypes[f]) for f in self.fields}
         if fold.mini_batch:
             final = {}

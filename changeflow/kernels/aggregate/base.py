@@ -8,6 +8,11 @@ loaded. The accumulator answers with a :class:`Folded`: the aggregate's value
 before and after the batch per key, its value after every row (without
 mini-batch), and the state to write back.
 
+Two-phase aggregation (:mod:`.local`) adds a second entry point: a
+*mergeable* accumulator can also :meth:`Accumulator.merge` partial
+accumulators, rows of its own fields computed by the local phase, into the
+stored ones.
+
 State layout: the kernel's shared table ``acc`` holds one row per key
 (the key columns, the hidden record count ``_count``, then each accumulator's
 scalar fields as ``<output>.<field>``). Accumulators that need a collection per
@@ -35,6 +40,11 @@ CODE = "_code"  # key code column of per-accumulator table rows, replaced by key
 
 class StateView:
     """The state loaded for one batch, indexed by key code."""
+
+    @staticmethod
+    def empty(keys: KeyIndex) -> "StateView":
+        """A view in which no key has state (the local phase starts every key from zero)."""
+        return StateView(keys, keys.frame.iloc[:0], {})
 
     def __init__(self, keys: KeyIndex, acc: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> None:
         self.keys = keys
@@ -113,6 +123,9 @@ class Accumulator:
 
     #: Names of this accumulator's scalar fields in the shared ``acc`` table.
     acc_fields: tuple[str, ...] = ()
+    #: Partial accumulators (its ``acc_fields`` computed over part of a bundle) can be
+    #: merged with :meth:`merge`, which two-phase aggregation needs.
+    mergeable: bool = False
 
     @property
     def tables(self) -> tuple[str, ...]:
@@ -123,5 +136,18 @@ class Accumulator:
         """Name of one of this accumulator's fields in the shared ``acc`` table."""
         return f"{self.call.output}.{field_name}"
 
+    def field_types(self) -> dict[str, DataType]:
+        """The type of each of ``acc_fields`` (a partial row carries them with these types)."""
+        raise NotImplementedError(f"{self.call.function} has no typed accumulator fields")
+
     def fold(self, fold: Fold, arg: Values | None, sign: np.ndarray, state: StateView) -> Folded:
         raise NotImplementedError
+
+    def merge(self, fold: Fold, partials: dict[str, Values], state: StateView) -> Folded:
+        """Merge partial accumulators, one per fold row, into the stored ones (mini-batch only).
+
+        ``partials`` maps each of ``acc_fields`` to its values in fold order. The
+        result is the :class:`Folded` that :meth:`fold` gives over the rows the
+        partials were computed from.
+        """
+        raise NotImplementedError(f"{self.call.function} cannot merge partial accumulators")

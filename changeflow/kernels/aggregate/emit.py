@@ -114,7 +114,7 @@ def changes_per_key(fold: Fold, results: list[Folded]) -> Changes:
             same &= equal(before_value.take(candidates), after_value.take(candidates))
     update[candidates[same]] = False
 
-    seq, sub, keys = _last_stamps(fold, np.flatnonzero(insert | delete | update))
+    seq, sub, keys = last_stamps(fold, np.flatnonzero(insert | delete | update))
     per_key = 1 + update[keys].astype(np.int64)
     first = np.cumsum(per_key) - per_key
     second = first[per_key == 2] + 1
@@ -144,7 +144,7 @@ def _same_as_previous(result: Folded, code: np.ndarray, key_start: np.ndarray) -
     return same
 
 
-def _last_stamps(fold: Fold, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def last_stamps(fold: Fold, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The (_seq, _sub) of each key's last input row, and ``keys`` sorted by it.
 
     A mini-batch key's changes are stamped from its last row in the bundle.

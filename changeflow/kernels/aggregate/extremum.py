@@ -4,6 +4,10 @@ Without retractions these functions only need their current value (Flink's
 MinAggFunction / FirstValueAggFunction...), so they fold vectorised: MIN/MAX
 by running minima over value ranks, FIRST/LAST_VALUE by the position of the
 first / last non-null row. Nulls are ignored.
+
+MIN and MAX merge partial results (two-phase aggregation): a partition's
+minimum is one more candidate value, and a partition whose rows were all null
+contributes a null, which is ignored like a null row.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from changeflow.common.types import DataType
 from changeflow.kernels.aggregate.base import Accumulator, Folded, StateView
 from changeflow.kernels.aggregate.fold import Fold
 from changeflow.kernels.aggregate.values import Values, to_array
@@ -20,6 +25,13 @@ class InsertOnlyMinMax(Accumulator):
     """MIN / MAX keeping only the current extreme (input has no retractions)."""
 
     acc_fields = ("value",)
+    mergeable = True
+
+    def field_types(self) -> dict[str, DataType]:
+        return {"value": self.call.arg_type.with_nullable(True)}
+
+    def merge(self, fold: Fold, partials: dict[str, Values], state: StateView) -> Folded:
+        return self.fold(fold, partials["value"], fold.sign, state)
 
     def fold(self, fold: Fold, arg: Values, sign: np.ndarray, state: StateView) -> Folded:
         stored = state.values(self.column("value"), self.call.arg_type)

@@ -106,8 +106,16 @@ def plan_fold(
     mini_batch: bool,
     needs_order: bool,
     needs_grouping: bool,
+    records: np.ndarray | None = None,
 ) -> Fold:
-    """Order the batch and apply the record-counter rules of the chosen mode."""
+    """Order the batch and apply the record-counter rules of the chosen mode.
+
+    ``records`` (batch order) is how many input records each row stands for,
+    when the rows are partial accumulators of two-phase aggregation: the record
+    count then grows by a partial's count, not by one. Mini-batch only.
+    """
+    if records is not None and not mini_batch:
+        raise ValueError("partial rows (records=...) are folded in mini-batch mode only")
     retract = (kinds == UPDATE_BEFORE) | (kinds == DELETE)
     has_retractions = bool(retract.any())
     grouped = needs_grouping or not mini_batch
@@ -144,7 +152,8 @@ def plan_fold(
     )
     delta = np.where(fold.retract, -1, 1) if has_retractions else np.ones(len(kinds), dtype=np.int64)
     if mini_batch:
-        _count_bundle(fold, delta, has_retractions)
+        weight = None if records is None else np.asarray(records if rows is None else records[rows], dtype=np.int64)
+        _count_bundle(fold, delta, has_retractions, weight)
     else:
         _count_rows(fold, delta, has_retractions)
     return fold
@@ -160,8 +169,11 @@ def _source_order(seq: np.ndarray, sub: np.ndarray) -> np.ndarray | None:
     return np.lexsort((sub, seq))
 
 
-def _count_bundle(fold: Fold, delta: np.ndarray, has_retractions: bool) -> None:
-    """MiniBatchGroupAggFunction: drop leading retractions of absent keys, apply the rest."""
+def _count_bundle(fold: Fold, delta: np.ndarray, has_retractions: bool, weight: np.ndarray | None) -> None:
+    """MiniBatchGroupAggFunction: drop leading retractions of absent keys, apply the rest.
+
+    ``weight`` (fold order) is the number of records each row stands for, if not one.
+    """
     sign = delta
     if has_retractions:
         # Fold order keeps source order within each key, so "before the key's first
@@ -177,7 +189,7 @@ def _count_bundle(fold: Fold, delta: np.ndarray, has_retractions: bool) -> None:
         fold.touched = np.ones(fold.keys.size, dtype=bool)  # every key of the batch has a row
     fold.sign = sign
     # (ufunc.at is fast only when all operands share one dtype: keep them int64.)
-    np.add.at(fold.count_after, fold.code, sign)
+    np.add.at(fold.count_after, fold.code, sign if weight is None else sign * weight)
     if fold.grouped:
         by_key = Segments.from_sorted_ids(fold.code)
         fold.lifetimes = by_key

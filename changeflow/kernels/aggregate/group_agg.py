@@ -15,6 +15,13 @@ How a batch is processed:
    behind a shared DISTINCT filter where asked (:mod:`.distinct`);
 4. decide and stamp the emitted changes (:mod:`.emit`), store the new state.
 
+With ``partial_input`` the kernel is the global phase of two-phase
+aggregation (Flink's GlobalGroupAggregate): its input rows are partial
+accumulators from :class:`~changeflow.kernels.aggregate.local.LocalGroupAggregate`,
+and step 3 merges them (``Accumulator.merge``) instead of folding argument
+values. Everything else, state and emission included, is the mini-batch path,
+so the output is the one-phase mini-batch output exactly.
+
 State tables (every row starts with the key columns):
 
 ``acc``                one row per key: ``_count`` (the hidden record count), then
@@ -55,7 +62,9 @@ class GroupAggregate:
     Flink's MiniBatchGroupAggFunction; otherwise every input row produces its own
     changes, as GroupAggFunction. ``input_insert_only`` promises the input holds
     no retractions, which lets MIN/MAX/FIRST_VALUE/LAST_VALUE keep only their
-    current value.
+    current value. ``partial_input`` makes it the global phase of two-phase
+    aggregation (see the module docstring); it needs ``mini_batch``,
+    ``input_insert_only`` and mergeable calls.
 
     The instance holds no per-key state, so one instance can serve any number of
     batches and hash buckets; all state lives in the ``state`` passed to
@@ -76,13 +85,17 @@ class GroupAggregate:
     b      5      0     2     0
     """
 
-    def __init__(self, keys: list[str], calls: list[AggCall], *, mini_batch: bool, input_insert_only: bool) -> None:
+    def __init__(self, keys: list[str], calls: list[AggCall], *, mini_batch: bool, input_insert_only: bool,
+                 partial_input: bool = False) -> None:
         self.keys = list(keys)
         self.calls = list(calls)
         self.mini_batch = mini_batch
         self.input_insert_only = input_insert_only
-        self._accumulators = [_accumulator_for(call, input_insert_only) for call in self.calls]
+        self.partial_input = partial_input
+        self._accumulators = [accumulator_for(call, input_insert_only) for call in self.calls]
         _check_names(self.keys, self.calls, self._accumulators)
+        if partial_input:
+            _check_mergeable(self.calls, self._accumulators, mini_batch, input_insert_only)
         self._distinct: dict[str, DistinctFilter] = {}
         for call in self.calls:
             if call.distinct:
@@ -131,7 +144,13 @@ class GroupAggregate:
             mini_batch=self.mini_batch,
             needs_order=self._needs_order,
             needs_grouping=self._needs_grouping,
+            records=batch[COUNT_COLUMN].to_numpy(dtype=np.int64) if self.partial_input else None,
         )
+        if self.partial_input:
+            results = [acc.merge(fold, _partials(batch, fold, acc), view) for acc in self._accumulators]
+            changes = changes_per_key(fold, results)
+            self._store(state, keys, fold, results, {})
+            return self._output(keys, changes)
         args = self._arguments(batch, fold)
         distinct_signs, distinct_rows = {}, {}
         for arg, distinct in self._distinct.items():
@@ -196,13 +215,17 @@ class GroupAggregate:
         return pd.DataFrame(data, copy=False)
 
     def _check_batch(self, batch: pd.DataFrame) -> None:
-        needed = self.keys + sorted({c.arg for c in self.calls if c.arg is not None}) + list(BOOKKEEPING)
+        if self.partial_input:
+            fields = [COUNT_COLUMN] + [a.column(f) for a in self._accumulators for f in a.acc_fields]
+        else:
+            fields = sorted({c.arg for c in self.calls if c.arg is not None})
+        needed = self.keys + fields + list(BOOKKEEPING)
         missing = [c for c in needed if c not in batch.columns]
         if missing:
             raise ValueError(f"group aggregate input lacks columns {missing}; it has {list(batch.columns)}")
 
 
-def _accumulator_for(call: AggCall, input_insert_only: bool) -> Accumulator:
+def accumulator_for(call: AggCall, input_insert_only: bool) -> Accumulator:
     if call.function in ADDITIVE_FUNCTIONS:
         return AdditiveAccumulator(call)
     if call.function in VARIANCE_FUNCTIONS:
@@ -212,6 +235,26 @@ def _accumulator_for(call: AggCall, input_insert_only: bool) -> Accumulator:
     if call.function in ("first_value", "last_value") and input_insert_only:
         return InsertOnlyFirstLast(call)
     return PerKeyAccumulator(call)
+
+
+def _partials(batch: pd.DataFrame, fold, acc: Accumulator) -> dict[str, Values]:
+    """One accumulator's partial fields, read from the batch in fold order."""
+    out = {}
+    for name, type_ in acc.field_types().items():
+        values = from_series(batch[acc.column(name)], type_)
+        out[name] = values if fold.rows is None else values.take(fold.rows)
+    return out
+
+
+def _check_mergeable(calls: list[AggCall], accumulators: list[Accumulator], mini_batch: bool,
+                     input_insert_only: bool) -> None:
+    # Flink plans the local/global split only under these conditions; the
+    # kernel states them again rather than merge partials wrongly.
+    if not (mini_batch and input_insert_only):
+        raise ValueError("partial input (two-phase aggregation) needs mini_batch and insert-only input")
+    bad = [c.output for c, a in zip(calls, accumulators) if c.distinct or not a.mergeable]
+    if bad:
+        raise ValueError(f"aggregate calls {bad} cannot merge partial accumulators (two-phase aggregation)")
 
 
 def _check_names(keys: list[str], calls: list[AggCall], accumulators: list[Accumulator]) -> None:

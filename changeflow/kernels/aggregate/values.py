@@ -74,6 +74,9 @@ def from_series(series: pd.Series, type_: DataType) -> Values:
     if kind == np.float64 and series.dtype == np.float64:
         data = series.to_numpy()
         return Values(data, ~np.isnan(data))
+    if kind == np.int64 and series.dtype == np.int64:
+        # A plain int64 column has no nulls (e.g. the counts of two-phase partials).
+        return Values(series.to_numpy(), np.ones(len(series), dtype=bool))
     target = {np.dtype(np.int64): "Int64", np.dtype(np.float64): "Float64", np.dtype(bool): "boolean"}[kind]
     array = series.array if str(series.dtype) == target else pd.array(series, dtype=target)
     valid = ~np.asarray(array.isna())

@@ -140,9 +140,12 @@ def main() -> None:
         if "uv" not in args.skip:
             report["daily_uv"] = daily_uv(spark, args.uv_rows)
             print(json.dumps(report["daily_uv"]), flush=True)
-        os.makedirs(os.path.join(os.path.dirname(__file__), "results"), exist_ok=True)
-        with open(os.path.join(os.path.dirname(__file__), "results", "engine.json"), "w") as f:
-            json.dump(report, f, indent=1)
+        # Keep the figures of the parts not rerun (--skip), replace the others.
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "engine.json")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        previous = json.load(open(path)) if os.path.exists(path) else {}
+        with open(path, "w") as f:
+            json.dump({**previous, **report}, f, indent=1)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 

@@ -12,7 +12,7 @@ from changeflow.common.types import DataType
 from changeflow.kernels.aggregate.functions import AggCall, result_type
 from changeflow.plan.expressions import Agg, Alias, Column, Expression, replace, strip_alias
 from changeflow.plan.nodes import Aggregate, Filter, PlanNode, Project
-from changeflow.plan.typing import PlanError, type_of
+from changeflow.plan.type_inference import PlanError, type_of
 
 
 def output_names(exprs: list[Expression], taken: list[str] | None = None) -> list[str]:

@@ -2,7 +2,7 @@
 
 Expressions are immutable. The Table API builds them with PyFlink's spelling
 (``col("a") % 10``, ``col("v").sum.distinct``, ``.alias("x")``); the planner
-types them (:mod:`changeflow.plan.typing`) and the Spark runtime compiles them to
+types them (:mod:`changeflow.plan.type_inference`) and the Spark runtime compiles them to
 Spark Columns (:mod:`changeflow.runtime.spark.columns`), so stateless work never
 leaves Spark's JVM.
 """

@@ -17,7 +17,7 @@ from changeflow.config import to_millis, validate_mini_batch
 from changeflow.common.types import DataType, infer_type
 from changeflow.plan.explain import ExplainSettings, explain
 from changeflow.plan.nodes import PlanNode, Source
-from changeflow.plan.typing import PlanError
+from changeflow.plan.type_inference import PlanError
 from changeflow.table.result import TableResult
 from changeflow.table.table import Table
 
@@ -150,7 +150,7 @@ class TableEnvironment:
 
     def from_spark(self, df: Any) -> Table:
         """A table of a Spark DataFrame (a Spark interop beyond PyFlink)."""
-        from changeflow.runtime.spark.types import from_spark
+        from changeflow.runtime.spark.spark_types import from_spark
 
         schema = tuple((f.name, from_spark(f.dataType, f.nullable)) for f in df.schema.fields)
         return Table(Source(f"spark_{next(_ids)}", schema, "spark", df), self)

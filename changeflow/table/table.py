@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from changeflow.plan import builder
 from changeflow.plan.expressions import Column, Expression
 from changeflow.plan.nodes import PlanNode
-from changeflow.plan.typing import PlanError
+from changeflow.plan.type_inference import PlanError
 
 if TYPE_CHECKING:
     from changeflow.table.environment import TableEnvironment

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from changeflow.common.types import DataTypes
-from changeflow.plan.typing import PlanError
+from changeflow.plan.type_inference import PlanError
 from changeflow.table import EnvironmentSettings, TableEnvironment
 from changeflow.table.expressions import col, count_star, lit
 

@@ -17,7 +17,7 @@ from changeflow.kernels.changelog import SEQ
 from changeflow.plan.nodes import Aggregate, Filter, PlanNode, Project, Source
 from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.sources import batch_frame
-from changeflow.runtime.spark.types import to_spark
+from changeflow.runtime.spark.spark_types import to_spark
 
 
 class BatchTranslator:

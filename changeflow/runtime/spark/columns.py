@@ -11,8 +11,8 @@ from pyspark.sql import functions as F
 
 from changeflow.common.types import DataType
 from changeflow.plan.expressions import Alias, Call, Column as ColumnRef, Expression, Literal
-from changeflow.plan.typing import type_of
-from changeflow.runtime.spark.types import to_spark
+from changeflow.plan.type_inference import type_of
+from changeflow.runtime.spark.spark_types import to_spark
 
 _COMPARE = {
     "==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,

@@ -23,7 +23,7 @@ from pyspark.errors import AnalysisException
 from changeflow.common.types import DataType
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.plan.nodes import Source
-from changeflow.runtime.spark.types import struct
+from changeflow.runtime.spark.spark_types import struct
 
 _ARROW = {
     "BOOLEAN": pa.bool_(), "TINYINT": pa.int8(), "SMALLINT": pa.int16(), "INT": pa.int32(),

@@ -32,7 +32,7 @@ from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.packing import BUCKET, PAYLOAD, Packer
 from changeflow.runtime.spark.processor import KernelProcessor
 from changeflow.runtime.spark.sources import pandas_dtype, stream_frame
-from changeflow.runtime.spark.types import struct
+from changeflow.runtime.spark.spark_types import struct
 
 _BOOKKEEPING_FIELDS = [
     T.StructField(KIND, T.ByteType(), False),

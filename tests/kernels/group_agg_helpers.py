@@ -62,6 +62,13 @@ class Scenario:
             out.extend(h.process(batch))
         assert_changelog(out, self.expected)
 
+    def as_one_row_bundles(self) -> "Scenario":
+        """The same input with mini-batch on and one row per bundle: a bundle of one
+        row follows the per-row rules exactly, so the expected changelog is unchanged."""
+        rows = [[r] for b in self.batches for r in b]
+        return Scenario(self.name, self.calls, rows, self.expected, mini_batch=True,
+                        insert_only=self.insert_only, options=self.options)
+
 
 def ids(scenarios: list[Scenario]) -> list[str]:
     return [s.name for s in scenarios]

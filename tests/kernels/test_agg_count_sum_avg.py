@@ -49,6 +49,4 @@ def test_scenario(scenario):
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=ids(SCENARIOS))
 def test_scenario_as_one_row_bundles(scenario):
-    # A bundle of one row follows the per-row rules exactly.
-    Scenario(scenario.name, scenario.calls, [[r] for b in scenario.batches for r in b], scenario.expected,
-             mini_batch=True).run()
+    scenario.as_one_row_bundles().run()

@@ -43,8 +43,7 @@ def test_scenario(scenario):
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=ids(SCENARIOS))
 def test_scenario_as_one_row_bundles(scenario):
-    Scenario(scenario.name, scenario.calls, [[r] for b in scenario.batches for r in b], scenario.expected,
-             mini_batch=True).run()
+    scenario.as_one_row_bundles().run()
 
 
 def test_collect_of_integers():

@@ -61,8 +61,7 @@ def test_scenario(scenario):
 
 @pytest.mark.parametrize("scenario", RETRACTING + INSERT_ONLY, ids=ids(RETRACTING + INSERT_ONLY))
 def test_scenario_as_one_row_bundles(scenario):
-    Scenario(scenario.name, scenario.calls, [[r] for b in scenario.batches for r in b], scenario.expected,
-             mini_batch=True, insert_only=scenario.insert_only, options=scenario.options).run()
+    scenario.as_one_row_bundles().run()
 
 
 def test_insert_only_and_retracting_implementations_agree_on_inserts():

@@ -32,7 +32,7 @@ _ARROW = {
 }
 
 
-def pandas_dtype(t: DataType) -> str:
+def kernel_input_dtype(t: DataType) -> str:
     """The pandas dtype kernels receive for a column of type ``t``."""
     if t.is_integral:
         return "Int64"

@@ -31,7 +31,7 @@ from changeflow.plan.nodes import Aggregate, Filter, PlanNode, Project, Source
 from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.packing import BUCKET, PAYLOAD, Packer
 from changeflow.runtime.spark.processor import KernelProcessor
-from changeflow.runtime.spark.sources import pandas_dtype, stream_frame
+from changeflow.runtime.spark.sources import kernel_input_dtype, stream_frame
 from changeflow.runtime.spark.spark_types import struct
 
 _BOOKKEEPING_FIELDS = [
@@ -94,7 +94,7 @@ class StreamingTranslator:
         needed = list(dict.fromkeys(list(node.keys) + [c.arg for c in node.calls if c.arg is not None]))
         child = child.select(*[F.col(f"`{n}`") for n in needed], KIND, SEQ, SUB)
         packer = Packer(list(node.keys), self.settings.buckets, child.columns,
-                        {n: pandas_dtype(types[n]) for n in needed}, local)
+                        {n: kernel_input_dtype(types[n]) for n in needed}, local)
         packed = child.mapInPandas(packer, _PACKED)
         processor = KernelProcessor(kernel, list(node.keys), self.settings.pages)
         out_schema = T.StructType(struct(node.schema).fields + _BOOKKEEPING_FIELDS)

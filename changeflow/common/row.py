@@ -20,6 +20,8 @@ class Row(tuple):
     '-D'
     >>> Row(id=1, name="a").name
     'a'
+    >>> Row(1, "a"), Row(id=1)
+    (<Row(1, 'a')>, Row(id=1))
     """
 
     _fields: tuple[str, ...] | None
@@ -78,9 +80,9 @@ class Row(tuple):
     def __repr__(self) -> str:
         if self._fields is not None:
             inner = ", ".join(f"{n}={v!r}" for n, v in zip(self._fields, self))
-        else:
-            inner = ", ".join(repr(v) for v in self)
-        return f"Row({inner})"
+            return f"Row({inner})"
+        # PyFlink writes a positional row in angle brackets.
+        return f"<Row({', '.join(repr(v) for v in self)})>"
 
     def __reduce__(self):
         return (Row.of, (self._row_kind, tuple(self), self._fields))

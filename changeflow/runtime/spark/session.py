@@ -32,6 +32,8 @@ def get_or_create(master: str = "local[*]", extra: dict[str, str] | None = None)
             .config("spark.sql.streaming.stateStore.providerClass", _ROCKSDB)
             .config("spark.sql.shuffle.partitions", str(max(2, os.cpu_count() or 2)))
             .config("spark.ui.enabled", "false")
+            # The progress bar would interleave with changelogs printed to the console.
+            .config("spark.ui.showConsoleProgress", "false")
             .config("spark.sql.session.timeZone", "UTC")
             .config("spark.sql.execution.arrow.pyspark.enabled", "true")
             .config("spark.sql.streaming.noDataMicroBatches.enabled", "false")

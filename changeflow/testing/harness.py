@@ -15,7 +15,7 @@ table, which is how the streaming result is compared with a batch result.
 >>> format_changes(h.process([insert_record("a"), insert_record("a"), delete_record("a")]))
 ['+I[a, 1]', '-U[a, 1]', '+U[a, 2]', '-U[a, 2]', '+U[a, 1]']
 >>> materialize(h.changes)
-[Row('a', 1)]
+[<Row('a', 1)>]
 """
 
 from __future__ import annotations
@@ -172,7 +172,7 @@ def materialize(changes: Iterable[Row]) -> list[Row]:
     Raises ``ValueError`` when a ``-U`` / ``-D`` retracts a row the table does not hold.
 
     >>> materialize([insert_record("a", 1), update_before_record("a", 1), update_after_record("a", 2)])
-    [Row('a', 2)]
+    [<Row('a', 2)>]
     >>> materialize([delete_record("a", 1)])
     Traceback (most recent call last):
     ...

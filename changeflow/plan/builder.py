@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from changeflow.common.types import DataType
 from changeflow.kernels.aggregate.functions import AggCall, result_type
-from changeflow.plan.expressions import Agg, Alias, Column, Expression, replace, strip_alias
+from changeflow.plan.expressions import Agg, Column, Expression, replace, strip_alias
 from changeflow.plan.nodes import Aggregate, Filter, PlanNode, Project
 from changeflow.plan.type_inference import PlanError, type_of
 
@@ -141,7 +141,3 @@ def add_columns(input: PlanNode, exprs: list[Expression]) -> PlanNode:
         if e.output_name() in input.field_names:
             raise PlanError(f"column {e.output_name()!r} already exists; use add_or_replace_columns")
     return project(input, existing + list(exprs))
-
-
-def schema_types(schema) -> dict[str, DataType]:
-    return dict(schema)

@@ -13,6 +13,7 @@ from typing import Any, Iterable
 import pandas as pd
 
 from changeflow.common.configuration import Configuration
+from changeflow.common.row_kind import RowKind
 from changeflow.config import to_millis, validate_mini_batch
 from changeflow.common.types import DataType, infer_type
 from changeflow.plan.explain import ExplainSettings, explain
@@ -236,7 +237,8 @@ class TableEnvironment:
             return jobs.batch_frame(plan).select(*names)
         workdir = tempfile.mkdtemp(prefix="changeflow-", dir=self._option("changeflow.checkpoint-dir"))
         frame = jobs.streaming_frame(plan, self._streaming_settings(), workdir)
-        op = F.element_at(F.array(*[F.lit(s) for s in ("+I", "-U", "+U", "-D")]), F.col(KIND).cast("int") + 1)
+        # _kind holds RowKind values 0..3; element_at counts from 1.
+        op = F.element_at(F.array(*[F.lit(str(kind)) for kind in RowKind]), F.col(KIND).cast("int") + 1)
         return frame.select(op.alias("op"), *names, SEQ, SUB)
 
 

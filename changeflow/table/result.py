@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Iterator
-
 from changeflow.common.row import Row
 from changeflow.common.types import DataType
 from changeflow.runtime.changes import Change
@@ -100,8 +98,3 @@ def _fit(text: str, width: int) -> str:
     if len(text) > width:
         text = text[: width - 3] + "..."
     return text.rjust(width)
-
-
-def rows_of(changes: list[Change]) -> Iterator[Row]:
-    for c in changes:
-        yield Row.of(c.kind, c.values)

@@ -52,9 +52,7 @@ class SparkJobs:
             query = (frame.writeStream.foreachBatch(collect)
                      .option("checkpointLocation", f"{workdir}/checkpoint")
                      .trigger(availableNow=True).start())
-            query.awaitTermination()
-            if query.exception() is not None:  # pragma: no cover - awaitTermination raises first
-                raise query.exception()
+            query.awaitTermination()  # raises the query's error, if it failed
             names = [n for n in frame.columns if n not in (KIND, SEQ, SUB)]
             changes: list[Change] = []
             for _, table in sorted(batches, key=lambda b: b[0]):

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from changeflow.plan.nodes import Aggregate, Filter, PlanNode, Project, Source
+from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Source,
+                                   Union)
 
 
 @dataclass(frozen=True)
@@ -48,9 +49,30 @@ def infer(node: PlanNode, modes: dict[int, ChangelogMode] | None = None) -> dict
         modes[id(node)] = modes[id(node.inputs[0])]
     elif isinstance(node, Aggregate):
         modes[id(node)] = UPDATES if modes[id(node.input)].insert_only else RETRACT
+    elif isinstance(node, (Join, Deduplicate, Rank, Union, Sink)):
+        modes[id(node)] = _rule(node, [modes[id(c)] for c in node.inputs])
     else:
         raise TypeError(f"no changelog-mode rule for {type(node).__name__}")
     return modes
+
+
+def _rule(node: PlanNode, inputs: list[ChangelogMode]) -> ChangelogMode:
+    """Modes of the SQL front end's operators (the join, rank and sink modules may refine them)."""
+    all_insert_only = all(m.insert_only for m in inputs)
+    if isinstance(node, Union):
+        return ChangelogMode(True, any(m.update_before for m in inputs), any(m.update_after for m in inputs),
+                             any(m.delete for m in inputs))
+    if isinstance(node, Sink):
+        return inputs[0]
+    if isinstance(node, Join):
+        # An inner join of insert-only inputs only ever adds rows; an outer join
+        # retracts its null-padded rows when a match arrives.
+        return INSERT_ONLY if all_insert_only and node.join_type == "INNER" else RETRACT
+    if isinstance(node, Deduplicate):
+        if all_insert_only and not node.keep_last:
+            return INSERT_ONLY
+        return UPDATES if all_insert_only else RETRACT
+    return RETRACT  # Rank: rows enter and leave the top N
 
 
 def mode_of(node: PlanNode) -> ChangelogMode:

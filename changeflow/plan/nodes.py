@@ -96,3 +96,123 @@ class Aggregate(PlanNode):
     @property
     def inputs(self) -> tuple[PlanNode, ...]:
         return (self.input,)
+
+
+# --- nodes of the SQL front end (joins, unions, deduplication, Top-N, sinks) ----------------
+
+
+@dataclass(frozen=True, eq=False)
+class Join(PlanNode):
+    """A regular (unwindowed) join: ``left JOIN right ON left_keys = right_keys AND condition``.
+
+    ``join_type`` is ``INNER``, ``LEFT``, ``RIGHT`` or ``FULL``. ``left_keys`` and
+    ``right_keys`` name the equi-join columns pairwise (in each input's own
+    names); they may be empty (a join with no equality, one shuffle key).
+    ``condition`` is the rest of the ON clause, over the *output* column names.
+    The output is the left columns then the right columns, named by
+    ``out_schema`` (right columns are renamed where they clash, as Flink's
+    ``id0``); the columns of the outer side(s) of an outer join are nullable.
+    """
+
+    left: PlanNode
+    right: PlanNode
+    join_type: str
+    left_keys: tuple[str, ...]
+    right_keys: tuple[str, ...]
+    condition: Expression | None
+    out_schema: Schema
+
+    @property
+    def schema(self) -> Schema:
+        return self.out_schema
+
+    @property
+    def inputs(self) -> tuple[PlanNode, ...]:
+        return (self.left, self.right)
+
+
+@dataclass(frozen=True, eq=False)
+class Union(PlanNode):
+    """``UNION ALL`` of inputs with the same column types (matched by position)."""
+
+    union_inputs: tuple[PlanNode, ...]
+    out_schema: Schema
+
+    @property
+    def schema(self) -> Schema:
+        return self.out_schema
+
+    @property
+    def inputs(self) -> tuple[PlanNode, ...]:
+        return self.union_inputs
+
+
+@dataclass(frozen=True, eq=False)
+class Deduplicate(PlanNode):
+    """``ROW_NUMBER() OVER (PARTITION BY keys ORDER BY <time> ASC|DESC) = 1``.
+
+    ``keep_last`` is ``ORDER BY ... DESC``. ``order`` is ``"proctime"`` (arrival
+    order) or the name of a rowtime column. Output: the input's columns.
+    """
+
+    input: PlanNode
+    keys: tuple[str, ...]
+    keep_last: bool
+    order: str = "proctime"
+
+    @property
+    def schema(self) -> Schema:
+        return self.input.schema
+
+    @property
+    def inputs(self) -> tuple[PlanNode, ...]:
+        return (self.input,)
+
+
+@dataclass(frozen=True, eq=False)
+class Rank(PlanNode):
+    """Top-N: ``ROW_NUMBER() OVER (PARTITION BY keys ORDER BY order_by) BETWEEN start AND end``.
+
+    ``order_by`` holds ``(column, ascending, nulls_first)`` triples.
+    ``rank_column`` names the row-number output column, appended to the input's
+    columns, or is ``None`` when the query does not select it.
+    """
+
+    input: PlanNode
+    partition_keys: tuple[str, ...]
+    order_by: tuple[tuple[str, bool, bool], ...]
+    rank_start: int
+    rank_end: int
+    rank_column: str | None
+    out_schema: Schema
+
+    @property
+    def schema(self) -> Schema:
+        return self.out_schema
+
+    @property
+    def inputs(self) -> tuple[PlanNode, ...]:
+        return (self.input,)
+
+
+@dataclass(frozen=True, eq=False)
+class Sink(PlanNode):
+    """``INSERT INTO table``: writes the input's changes to a connector.
+
+    ``connector`` is the sink object of :mod:`changeflow.connectors`;
+    ``primary_key`` the sink table's declared primary key (empty for none).
+    Its schema is the sink table's.
+    """
+
+    input: PlanNode
+    table: str
+    connector: Any = field(repr=False)
+    primary_key: tuple[str, ...] = ()
+
+    @property
+    def schema(self) -> Schema:
+        return self.input.schema
+
+    @property
+    def inputs(self) -> tuple[PlanNode, ...]:
+        return (self.input,)

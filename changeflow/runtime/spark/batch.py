@@ -14,7 +14,7 @@ from pyspark.sql import functions as F
 
 from changeflow.kernels.aggregate.functions import AggCall, result_type
 from changeflow.kernels.changelog import SEQ
-from changeflow.plan.nodes import Aggregate, Filter, PlanNode, Project, Source
+from changeflow.plan.nodes import Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Source, Union
 from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.sources import batch_frame
 from changeflow.runtime.spark.spark_types import to_spark
@@ -36,6 +36,22 @@ class BatchTranslator:
             return self.translate(node.input).where(compile_expr(node.predicate, node.input.type_map()))
         if isinstance(node, Aggregate):
             return self._aggregate(node)
+        if isinstance(node, Union):
+            names = [n for n, _ in node.schema]
+            out = None
+            for child in node.inputs:
+                frame = self.translate(child).select(
+                    *[F.col(f"`{old}`").alias(new) for old, new in zip(child.field_names, names)], SEQ)
+                out = frame if out is None else out.unionAll(frame)
+            return out
+        if isinstance(node, Join):
+            from changeflow.runtime.spark.join import join_batch
+            return join_batch(self, node)
+        if isinstance(node, (Deduplicate, Rank)):
+            from changeflow.runtime.spark.rank import rank_batch
+            return rank_batch(self, node)
+        if isinstance(node, Sink):
+            return self.translate(node.input)  # the job writes the rows (runtime/spark/jobs.py)
         raise TypeError(f"no batch translation for {type(node).__name__}")
 
     def _aggregate(self, node: Aggregate) -> DataFrame:

@@ -27,7 +27,7 @@ from changeflow.kernels.aggregate.local import LocalGroupAggregate
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.plan import changelog_mode
 from changeflow.plan.agg_phase import two_phase_aggregates
-from changeflow.plan.nodes import Aggregate, Filter, PlanNode, Project, Source
+from changeflow.plan.nodes import Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Source, Union
 from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.packing import BUCKET, PAYLOAD, Packer
 from changeflow.runtime.spark.processor import KernelProcessor
@@ -80,7 +80,40 @@ class StreamingTranslator:
             return child.where(compile_expr(node.predicate, node.input.type_map()))
         if isinstance(node, Aggregate):
             return self._aggregate(node)
+        if isinstance(node, Union):
+            frames = [self._translate(child) for child in node.inputs]
+            names = [n for n, _ in node.schema]
+            out = None
+            for child, frame in zip(node.inputs, frames):
+                renamed = frame.select(*[F.col(f"`{old}`").alias(new) for old, new in zip(child.field_names, names)],
+                                       KIND, SEQ, SUB)
+                out = renamed if out is None else out.unionAll(renamed)
+            return out
+        if isinstance(node, Join):
+            from changeflow.runtime.spark.join import join_stream
+            return join_stream(self, node)
+        if isinstance(node, (Deduplicate, Rank)):
+            from changeflow.runtime.spark.rank import rank_stream
+            return rank_stream(self, node)
+        if isinstance(node, Sink):
+            return self._translate(node.input)  # the job writes the changes (runtime/spark/jobs.py)
         raise TypeError(f"no streaming translation for {type(node).__name__}")
+
+    def stateful(self, child: DataFrame, kernel, key_columns: list[str], dtypes: dict[str, str],
+                 out_schema, local=None) -> DataFrame:
+        """Run ``kernel`` (``process(batch, state) -> changes``) keyed by ``key_columns`` over ``child``.
+
+        ``child`` holds exactly the columns the kernel reads plus the bookkeeping
+        columns; ``dtypes`` gives the pandas dtype of each (:func:`kernel_input_dtype`);
+        ``out_schema`` is the kernel output's plan schema (bookkeeping is appended).
+        """
+        packer = Packer(list(key_columns), self.settings.buckets, child.columns, dtypes, local)
+        packed = child.mapInPandas(packer, _PACKED)
+        processor = KernelProcessor(kernel, list(key_columns), self.settings.pages)
+        spark_schema = T.StructType(struct(out_schema).fields + _BOOKKEEPING_FIELDS)
+        return packed.groupBy(BUCKET).transformWithStateInPandas(
+            statefulProcessor=processor, outputStructType=spark_schema, outputMode="Append", timeMode="None"
+        )
 
     def _aggregate(self, node: Aggregate) -> DataFrame:
         child = self._translate(node.input)
@@ -93,11 +126,5 @@ class StreamingTranslator:
         # Ship only what the kernels read: every column crosses into Python.
         needed = list(dict.fromkeys(list(node.keys) + [c.arg for c in node.calls if c.arg is not None]))
         child = child.select(*[F.col(f"`{n}`") for n in needed], KIND, SEQ, SUB)
-        packer = Packer(list(node.keys), self.settings.buckets, child.columns,
-                        {n: kernel_input_dtype(types[n]) for n in needed}, local)
-        packed = child.mapInPandas(packer, _PACKED)
-        processor = KernelProcessor(kernel, list(node.keys), self.settings.pages)
-        out_schema = T.StructType(struct(node.schema).fields + _BOOKKEEPING_FIELDS)
-        return packed.groupBy(BUCKET).transformWithStateInPandas(
-            statefulProcessor=processor, outputStructType=out_schema, outputMode="Append", timeMode="None"
-        )
+        return self.stateful(child, kernel, list(node.keys), {n: kernel_input_dtype(types[n]) for n in needed},
+                             node.schema, local)

@@ -136,7 +136,7 @@ class StreamingJoin:
         sides = batch[SIDE].to_numpy()
         unknown = ~np.isin(sides, (LEFT, RIGHT))
         if unknown.any():
-            raise ValueError(f"join input row has {SIDE}={sides[unknown][0]!r}; expected 0 (left) or 1 (right): "
+            raise ValueError(f"join input row has {SIDE}={sides[unknown][0].item()!r}; expected 0 (left) or 1 (right): "
                              f"{batch[unknown].iloc[0].to_dict()}")
         parts = []
         for side in (LEFT, RIGHT):

@@ -30,12 +30,16 @@ from changeflow.kernels.changelog import DELETE, UPDATE_BEFORE
 
 @dataclass
 class Record:
-    """One input change of a join side: kind, join key tuple, row tuple, ``_seq``."""
+    """One input change of a join side: kind, join key tuple, row tuple, ``_seq``.
+
+    ``null_key`` is set when a join key column is NULL: the record never matches.
+    """
 
     kind: int
     key: tuple
     row: tuple
     seq: int
+    null_key: bool = False
 
     @property
     def retracts(self) -> bool:

@@ -158,7 +158,7 @@ class StreamingJoin:
     def process_sides(self, left: pd.DataFrame | None, right: pd.DataFrame | None, state: KeyedState) -> pd.DataFrame:
         """Join one batch of each input (either may be None or empty); return the changes emitted."""
         records = (self._records(LEFT, left), self._records(RIGHT, right))
-        keys = _distinct_keys(r.key for side in records for r in side)
+        keys = list(dict.fromkeys(r.key for side in records for r in side if not r.null_key))
         key_frame = self._key_frame(keys)
         stores = tuple(self._load(state, side, key_frame) for side in (LEFT, RIGHT))
         out = _Output()
@@ -180,9 +180,12 @@ class StreamingJoin:
     # --- order -------------------------------------------------------------------------
     def _schedule(self, records: tuple[list[Record], list[Record]]) -> Iterable[tuple[Record, int, bool]]:
         if not self.mini_batch:
-            merged = [(r.seq, side, i, r) for side in (LEFT, RIGHT) for i, r in enumerate(records[side])]
-            merged.sort(key=lambda t: t[:3])
-            return [(r, side, False) for _, side, _, r in merged]
+            # Each side is already in (_seq, _sub) order; merge the two by (_seq, side).
+            both = records[LEFT] + records[RIGHT]
+            sides = np.repeat(np.array([LEFT, RIGHT], dtype=np.int64), [len(records[LEFT]), len(records[RIGHT])])
+            seqs = np.fromiter((r.seq for r in both), dtype=np.int64, count=len(both))
+            order = np.lexsort((np.arange(len(both)), sides, seqs))
+            return [(both[i], int(sides[i]), False) for i in order.tolist()]
         first = LEFT if self.join_type == "RIGHT" else RIGHT
         out = []
         for side in (first, 1 - first):
@@ -196,7 +199,7 @@ class StreamingJoin:
         input_outer, other_outer = self.outer[side], self.outer[other]
         out.advance(record.seq)
         row = record.row
-        null_key = any(v is None for v in record.key)
+        null_key = record.null_key
         mine = None if null_key else stores[side].setdefault(record.key, {})
         theirs = {} if null_key else stores[other].get(record.key, {})
         matches = [(other_row, entry[1], entry[0]) for other_row, entry in theirs.items() if self._match(side, row, other_row)]
@@ -270,7 +273,9 @@ class StreamingJoin:
             key_values.append(_python_values(column))
         keys = list(zip(*key_values)) if key_values else [()] * len(frame)
         seqs = frame[SEQ].to_numpy(dtype=np.int64).tolist()
-        return [Record(int(k), key, row, s) for k, key, row, s in zip(kinds.tolist(), keys, rows, seqs)]
+        nulls = (frame[self.keys[side]].isna().any(axis=1).tolist() if self.keys[side]
+                 else [False] * len(frame))
+        return [Record(k, key, row, s, n) for k, key, row, s, n in zip(kinds.tolist(), keys, rows, seqs, nulls)]
 
     def _key_frame(self, keys: list[tuple]) -> pd.DataFrame:
         if not self.key_columns:
@@ -404,14 +409,3 @@ def _array(values: list[Any], dtype: Any) -> Any:
     if str(dtype) in ("float64", "float32"):
         return np.array([np.nan if v is None else v for v in values], dtype=dtype)
     return pd.array(values, dtype=dtype)
-
-
-def _distinct_keys(keys: Iterable[tuple]) -> list[tuple]:
-    """Distinct non-null join keys in first-appearance order (rows with a NULL key never match)."""
-    seen: dict[tuple, None] = {}
-    for key in keys:
-        if key not in seen and not any(v is None for v in key):
-            seen[key] = None
-    return list(seen)
-
-

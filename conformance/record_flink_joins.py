@@ -53,15 +53,11 @@ def record(case) -> dict:
     changes = []
     with table.execute().collect() as results:
         for row in results:
-            changes.append([str(row.get_row_kind()), [_value(v) for v in row]])
+            changes.append([str(row.get_row_kind()), list(row)])
     return {"case": case.name, "mode": case.mode, "config": case.config, "query": query,
             "description": case.description, "columns": resolved.get_field_names(),
             "types": [str(t) for t in resolved.get_field_data_types()], "changes": changes,
             "flink_version": "2.3.0"}
-
-
-def _value(v):
-    return v
 
 
 def main() -> int:

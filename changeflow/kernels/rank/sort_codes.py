@@ -10,8 +10,8 @@ state stores the rows themselves, never the codes.
 
 >>> import pandas as pd
 >>> frame = pd.DataFrame({"s": pd.array([3, None, 1, 3], dtype="Int64"), "t": ["x", "y", "z", "w"]})
->>> sort_codes(frame, [("s", False, False), ("t", True, True)])
-[(1, 2), (3, 3), (2, 4), (1, 1)]
+>>> sort_codes(frame, [("s", False, False), ("t", True, True)]).tolist()
+[1, 3, 2, 0]
 """
 
 from __future__ import annotations
@@ -20,15 +20,23 @@ import numpy as np
 import pandas as pd
 
 
-def sort_codes(frame: pd.DataFrame, order_by) -> list[tuple[int, ...]]:
-    """One tuple of ints per row; tuples order as ``ORDER BY`` orders the rows.
+def sort_codes(frame: pd.DataFrame, order_by) -> np.ndarray:
+    """One int64 per row, ordered as ``ORDER BY`` orders the rows (equal keys, equal codes).
 
-    ``order_by`` holds ``(column, ascending, nulls_first)`` triples.
+    ``order_by`` holds ``(column, ascending, nulls_first)`` triples. Several
+    columns are combined into the dense rank of their code tuples, so a kernel
+    compares plain ints.
     """
     columns = [column_codes(frame[name], ascending, nulls_first) for name, ascending, nulls_first in order_by]
-    if not columns:
-        return [()] * len(frame)
-    return list(zip(*(c.tolist() for c in columns)))
+    if len(columns) == 1 or len(frame) == 0:
+        return columns[0] if columns else np.zeros(len(frame), dtype=np.int64)
+    order = np.lexsort(columns[::-1])
+    stacked = np.stack([c[order] for c in columns])
+    new_group = np.ones(len(frame), dtype=bool)
+    new_group[1:] = (stacked[:, 1:] != stacked[:, :-1]).any(axis=0)
+    codes = np.empty(len(frame), dtype=np.int64)
+    codes[order] = np.cumsum(new_group) - 1
+    return codes
 
 
 def column_codes(column: pd.Series, ascending: bool, nulls_first: bool) -> np.ndarray:

@@ -94,7 +94,8 @@ class TopN:
             order = np.lexsort((stored[POS].to_numpy(dtype=np.int64), stored_codes))
             stored, stored_codes = stored.take(order).reset_index(drop=True), stored_codes[order]
         rows = rows_at_hand(stored, batch, self.columns)
-        codes = sort_codes(rows, self.order_by)
+        code_array = sort_codes(rows, self.order_by)
+        codes = code_array.tolist()
         n_stored = len(stored)
         parts = [Partition([], []) for _ in range(keys.size)]
         for row, key in enumerate(stored_codes.tolist()):
@@ -103,8 +104,9 @@ class TopN:
         needs_content = self.mini_batch or not self.input_insert_only
         contents = row_tuples(rows, self.columns) if needs_content else None
 
-        retract = is_retraction(batch["_kind"].to_numpy(dtype=np.int8)).tolist()
-        batch_keys = keys.codes.tolist()
+        retract = is_retraction(batch["_kind"].to_numpy(dtype=np.int8))
+        batch_keys = np.asarray(keys.codes, dtype=np.int64)
+        relevant = self._relevant(parts, batch_keys, code_array[n_stored:], retract)
         seqs, subs = batch[SEQ].to_numpy(dtype=np.int64), batch[SUB].to_numpy(dtype=np.int64)
         out_kind, out_row, out_rank, out_seq, out_sub = [], [], [], [], []
 
@@ -117,28 +119,61 @@ class TopN:
                 out_sub.append(subs[i] * self.fanout + j)
 
         keep_all = not self.input_insert_only
+        retract_list = retract.tolist()
         if self.mini_batch:
             before = {}
-            last = {}
-            for i, key in enumerate(batch_keys):
+            for i in np.flatnonzero(relevant).tolist():
+                key = batch_keys[i]
                 if key not in before:
                     before[key] = parts[key].rows[: self.rank_end]
-                self._step(parts[key], n_stored + i, retract[i], codes, contents, keep_all, [])
-                last[key] = i
-            for key, i in last.items():
+                self._step(parts[key], n_stored + i, retract_list[i], codes, contents, keep_all, [])
+            # Stamp each partition's net change from its last input row of the bundle.
+            last = np.full(keys.size, -1, dtype=np.int64)
+            last[batch_keys] = np.arange(len(batch))
+            for key, rows_before in before.items():
                 changes: list[Change] = []
-                self._rules.diff(before[key], parts[key].rows, contents.__getitem__, changes)
-                emit(changes, i)
+                self._rules.diff(rows_before, parts[key].rows, contents.__getitem__, changes)
+                emit(changes, int(last[key]))
         else:
-            for i, key in enumerate(batch_keys):
+            for i in np.flatnonzero(relevant).tolist():
                 changes = []
-                self._step(parts[key], n_stored + i, retract[i], codes, contents, keep_all, changes)
-                emit(changes, i)
+                self._step(parts[int(batch_keys[i])], n_stored + i, retract_list[i], codes, contents, keep_all,
+                           changes)
+                if changes:
+                    emit(changes, i)
 
         self._store(state, keys, rows, parts)
         return stamped_output(rows, self.columns, np.asarray(out_row, dtype=np.intp), np.asarray(out_kind),
                               np.asarray(out_seq), np.asarray(out_sub), self.rank_column,
                               np.asarray(out_rank, dtype=np.int64))
+
+    def _relevant(self, parts: list[Partition], batch_keys: np.ndarray, codes: np.ndarray,
+                  retract: np.ndarray) -> np.ndarray:
+        """The batch rows that can change the top N; the rest skip the per-row loop.
+
+        Over insert-only input a row whose sort key is not better than the
+        N-th stored row of a full partition can never enter (the N-th row only
+        gets better); under mini-batch only the rows of the bundle's final top
+        N matter. Over retracting input every row can matter.
+        """
+        if not self.input_insert_only:
+            return np.ones(len(batch_keys), dtype=bool)
+        worst = np.full(len(parts), np.iinfo(np.int64).max, dtype=np.int64)
+        for key, part in enumerate(parts):
+            if len(part) >= self.rank_end:
+                worst[key] = part.codes[self.rank_end - 1]
+        relevant = codes < worst[batch_keys]
+        if self.mini_batch and relevant.any():
+            # Among the batch's rows, only those in their partition's first N (by
+            # sort key, then arrival) can be in the bundle's final top N.
+            candidates = np.flatnonzero(relevant)
+            order = candidates[np.lexsort((candidates, codes[candidates], batch_keys[candidates]))]
+            sorted_keys = batch_keys[order]
+            starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
+            within = np.arange(len(order)) - np.repeat(starts, np.diff(np.r_[starts, len(order)]))
+            relevant = np.zeros(len(batch_keys), dtype=bool)
+            relevant[order[within < self.rank_end]] = True
+        return relevant
 
     def _step(self, part: Partition, row: int, retraction: bool, codes, contents, keep_all: bool,
               out: list[Change]) -> None:

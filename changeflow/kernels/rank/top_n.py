@@ -108,15 +108,14 @@ class TopN:
         batch_keys = np.asarray(keys.codes, dtype=np.int64)
         relevant = self._relevant(parts, batch_keys, code_array[n_stored:], retract)
         seqs, subs = batch[SEQ].to_numpy(dtype=np.int64), batch[SUB].to_numpy(dtype=np.int64)
-        out_kind, out_row, out_rank, out_seq, out_sub = [], [], [], [], []
+        emitted: list[Change] = []
+        emitters: list[int] = []  # the input row each run of changes is stamped from
+        counts: list[int] = []
 
         def emit(changes: list[Change], i: int) -> None:
-            for j, (kind, row, rank) in enumerate(changes):
-                out_kind.append(kind)
-                out_row.append(row)
-                out_rank.append(rank)
-                out_seq.append(seqs[i])
-                out_sub.append(subs[i] * self.fanout + j)
+            emitted.extend(changes)
+            emitters.append(i)
+            counts.append(len(changes))
 
         keep_all = not self.input_insert_only
         retract_list = retract.tolist()
@@ -143,9 +142,15 @@ class TopN:
                     emit(changes, i)
 
         self._store(state, keys, rows, parts)
-        return stamped_output(rows, self.columns, np.asarray(out_row, dtype=np.intp), np.asarray(out_kind),
-                              np.asarray(out_seq), np.asarray(out_sub), self.rank_column,
-                              np.asarray(out_rank, dtype=np.int64))
+        changes = np.asarray(emitted, dtype=np.int64).reshape(-1, 3)
+        count = np.asarray(counts, dtype=np.int64)
+        source = np.asarray(emitters, dtype=np.int64)
+        # The j-th change of a run gets the emitting row's _seq and _sub * fanout + j.
+        within = np.arange(len(changes)) - np.repeat(np.cumsum(count) - count, count)
+        out_seq = np.repeat(seqs[source], count)
+        out_sub = np.repeat(subs[source] * self.fanout, count) + within
+        return stamped_output(rows, self.columns, changes[:, 1], changes[:, 0], out_seq, out_sub,
+                              self.rank_column, changes[:, 2])
 
     def _relevant(self, parts: list[Partition], batch_keys: np.ndarray, codes: np.ndarray,
                   retract: np.ndarray) -> np.ndarray:

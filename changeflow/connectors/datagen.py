@@ -73,8 +73,11 @@ class _Field:
             self.min = integer(table, False, key + "min", -half)
             self.max = integer(table, False, key + "max", half - 1)
         elif root in _FLOAT_LIMITS or root == "DECIMAL":
-            low, high = _FLOAT_LIMITS.get(root, (-(10.0 ** (data_type.params[0] - data_type.params[1])) + 1,
-                                                 10.0 ** (data_type.params[0] - data_type.params[1]) - 1))
+            if root == "DECIMAL":
+                digits = 10.0 ** (data_type.params[0] - data_type.params[1])
+                low, high = 1 - digits, digits - 1
+            else:
+                low, high = _FLOAT_LIMITS[root]
             found_min, found_max = number(table, False, key + "min"), number(table, False, key + "max")
             self.min = low if found_min is None else found_min
             self.max = high if found_max is None else found_max

@@ -78,6 +78,10 @@ def explain(root: PlanNode, settings: ExplainSettings) -> str:
                 f"MiniBatchAssigner(interval=[{settings.mini_batch_latency_ms}ms], mode=[ProcTime], "
                 f"size=[{settings.mini_batch_size}])", INSERT_ONLY))
             connector = "+- "
+        if isinstance(node, Project) and isinstance(node.input, Filter):
+            # One Calc computes a filter and the projection above it, as Flink's CalcMergeRule.
+            describe = describe[:-1] + f", where=[{node.input.predicate}])"
+            node = node.input
         below = emit(prefix, connector, with_mode(describe, mode))
         if isinstance(node, Aggregate):
             below = exchange(below, "+- ", node.keys, INSERT_ONLY if split else modes[id(node.input)])

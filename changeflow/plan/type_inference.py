@@ -208,6 +208,12 @@ def _string_function(positions: tuple[int, ...] = (0,)):
     return rule
 
 
+def _concat_ws(expr: Call, args: list[DataType]) -> DataType:
+    # CONCAT_WS skips NULL strings; only a NULL separator makes the result NULL.
+    _need_strings(expr, args, tuple(range(len(args))))
+    return DataTypes.STRING(args[0].nullable)
+
+
 def _int_of_string(expr: Call, args: list[DataType]) -> DataType:
     _need_strings(expr, args, tuple(range(len(args))))
     return DataTypes.INT(_nullable(args))
@@ -285,7 +291,7 @@ def _unix_timestamp(expr: Call, args: list[DataType]) -> DataType:
 
 # Scalar functions of the SQL front end: Call.function -> result-type rule(call, arg types).
 SCALAR_FUNCTIONS = {
-    "concat": _string_result, "upper": _string_function(), "lower": _string_function(),
+    "concat": _string_result, "concat_ws": _concat_ws, "upper": _string_function(), "lower": _string_function(),
     "trim": _string_function((0, 2)), "ltrim": _string_function(), "rtrim": _string_function(),
     "initcap": _string_function(), "reverse": _string_function(), "replace": _string_function((0, 1, 2)),
     "regexp_replace": _string_function((0, 1, 2)), "substring": _string_function(),

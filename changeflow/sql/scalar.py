@@ -298,6 +298,8 @@ class ExpressionTranslator:
         if isinstance(node, exp.Coalesce):
             name = "ifnull" if node.args.get("is_nvl") or node.args.get("is_null") else "coalesce"
             return Call(name, tuple(self.tr(a) for a in (node.this, *node.expressions)))
+        if isinstance(node, exp.ConcatWs):
+            return Call("concat_ws", tuple(self.tr(a) for a in node.expressions))
         if isinstance(node, exp.Concat):
             return Call("concat", tuple(self.tr(a) for a in node.expressions))
         if isinstance(node, exp.Substring):

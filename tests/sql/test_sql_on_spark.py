@@ -63,12 +63,12 @@ def test_date_and_time_functions(batch_env):
     assert values(batch_env, (
         "SELECT id, TO_TIMESTAMP(s), DATE_FORMAT(TO_TIMESTAMP(s), 'yyyy/MM/dd HH'), EXTRACT(YEAR FROM TO_TIMESTAMP(s)), "
         "MONTH(TO_TIMESTAMP(s)), HOUR(TO_TIMESTAMP(s)), CAST(TO_TIMESTAMP(s) AS DATE), TO_DATE(SUBSTRING(s, 1, 10)), "
-        "CAST(id AS STRING) || 'x' FROM t")) == [
+        "CAST(id AS STRING) || 'x', CONCAT_WS('-', TRIM(name), csv) FROM t")) == [
         (1, datetime.datetime(2024, 3, 5, 10, 20, 30), "2024/03/05 10", 2024, 3, 10, datetime.date(2024, 3, 5),
-         datetime.date(2024, 3, 5), "1x"),
-        (2, None, None, None, None, None, None, None, "2x"),
+         datetime.date(2024, 3, 5), "1x", "Alice-a,b,c"),
+        (2, None, None, None, None, None, None, None, "2x", "x"),
         (3, datetime.datetime(2023, 12, 31, 23, 59, 59), "2023/12/31 23", 2023, 12, 23, datetime.date(2023, 12, 31),
-         datetime.date(2023, 12, 31), "3x"),
+         datetime.date(2023, 12, 31), "3x", "bob-"),
     ]
 
 

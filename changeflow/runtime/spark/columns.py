@@ -148,7 +148,8 @@ def _call(name: str):
 
 # Scalar functions of the SQL front end (typed in plan.type_inference.SCALAR_FUNCTIONS).
 _SCALAR = {
-    "concat": lambda e, a: F.concat(*a), "upper": _call("upper"), "lower": _call("lower"),
+    "concat": lambda e, a: F.concat(*a), "concat_ws": _call("concat_ws"),
+    "upper": _call("upper"), "lower": _call("lower"),
     "char_length": _call("char_length"), "substring": _call("substring"), "trim": _trim,
     "ltrim": _call("ltrim"), "rtrim": _call("rtrim"), "initcap": _call("initcap"), "reverse": _call("reverse"),
     "replace": _call("replace"), "regexp_replace": _call("regexp_replace"), "lpad": _call("lpad"),

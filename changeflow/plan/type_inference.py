@@ -170,6 +170,8 @@ def type_of(expr: Expression, schema: dict[str, DataType]) -> DataType:
             if t.root not in ("BOOLEAN", "NULL"):
                 raise PlanError(f"{f.upper()} needs BOOLEAN operands, but {_operand(a, t)}")
         return DataTypes.BOOLEAN(any(t.nullable for t in args))
+    if f in ("is_true", "is_false", "is_not_true", "is_not_false") and args[0].root not in ("BOOLEAN", "NULL"):
+        raise PlanError(f"{f.replace('_', ' ').upper()} needs a BOOLEAN operand, but {_operand(expr.args[0], args[0])}")
     if f in ("is_null", "is_not_null", "is_true", "is_false", "is_not_true", "is_not_false"):
         return DataTypes.BOOLEAN(False)
     if f == "negate":

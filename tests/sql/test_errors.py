@@ -32,6 +32,7 @@ def test_unsupported_sql_names_the_construct_and_its_position(catalog, sql, mess
      r"cannot compare name of type STRING with 3 of type INT NOT NULL .*\(at line 1, column 24\)"),
     ("SELECT name + 1 FROM t", r"arithmetic \(name \+ 1\) needs numeric operands, but name is STRING and 1 is INT NOT NULL"),
     ("SELECT UPPER(v) FROM t", r"UPPER needs a string, but v is INT"),
+    ("SELECT name IS NOT TRUE FROM t", r"IS NOT TRUE needs a BOOLEAN operand, but name is STRING"),
     ("SELECT id, v FROM t UNION ALL SELECT id, region FROM u", r"UNION ALL column 'v': incompatible types INT, STRING"),
     ("SELECT * FROM t JOIN u ON t.id = u.region", r"join key id of type BIGINT cannot equal region of type STRING"),
     ("SELECT name FROM t GROUP BY name HAVING COUNT(*)", r"HAVING condition COUNT\(\*\) must be BOOLEAN, but it is BIGINT NOT NULL"),

@@ -99,3 +99,16 @@ def test_daily_uv_verbatim_with_mini_batch_folds_the_bundle(stream_env):
         stream_env.get_config().set(key, value)
     source = stream_env.from_elements(UV_ROWS, ["user_id", "day"])
     assert run(stream_env, DAILY_UV, source=source) == [("+I", ("2023-12-19", 3))]
+
+
+def test_proctime_and_current_timestamp_are_the_current_time_in_milliseconds(batch_env):
+    import datetime as dt
+
+    before = dt.datetime.now(dt.timezone.utc) - dt.timedelta(seconds=1)
+    rows = values(batch_env, "SELECT id, PROCTIME() AS pt, CURRENT_TIMESTAMP, LOCALTIMESTAMP, "
+                             "COALESCE(name, NULL, 'z') FROM t")
+    assert [r[0] for r in rows] == [1, 2, 3]
+    for _, pt, now, local, _ in rows:
+        assert pt.microsecond % 1000 == 0 and now.microsecond % 1000 == 0 and local.microsecond % 1000 == 0
+        assert pt.astimezone(dt.timezone.utc) >= before
+    assert [r[4] for r in rows] == [" Alice ", "z", "bob"]

@@ -142,6 +142,11 @@ def _extract(expr: Call, args: list[Column]) -> Column:
     return F.extract(F.lit(part), args[1])
 
 
+def _millis(timestamp: Column) -> Column:
+    """Flink's time functions are TIMESTAMP(3) / TIMESTAMP_LTZ(3): millisecond precision."""
+    return F.date_trunc("millisecond", timestamp)
+
+
 def _call(name: str):
     return lambda expr, args: F.call_function(name, *args)
 
@@ -159,8 +164,8 @@ _SCALAR = {
     "nullif": _call("nullif"), "abs": _call("abs"), "floor": _call("floor"), "ceil": _call("ceil"),
     "round": _call("round"), "power": _call("power"), "sqrt": _call("sqrt"), "ln": _call("ln"),
     "exp": _call("exp"), "log10": _call("log10"),
-    "current_timestamp": lambda e, a: F.current_timestamp(), "now": lambda e, a: F.current_timestamp(),
-    "proctime": lambda e, a: F.current_timestamp(), "localtimestamp": lambda e, a: F.localtimestamp(),
+    "current_timestamp": lambda e, a: _millis(F.current_timestamp()), "now": lambda e, a: _millis(F.current_timestamp()),
+    "proctime": lambda e, a: _millis(F.current_timestamp()), "localtimestamp": lambda e, a: _millis(F.localtimestamp()),
     "current_date": lambda e, a: F.current_date(), "to_timestamp": _to_timestamp, "to_date": _to_date,
     "date_format": lambda e, a: F.date_format(a[0], _literal_value(e.args[1], "DATE_FORMAT's format")),
     "extract": _extract, "unix_timestamp": _unix_timestamp, "from_unixtime": _from_unixtime,

@@ -20,8 +20,10 @@ source when mini-batch is on. Operators carry Flink's attributes:
   ``Deduplicate(keep=[LastRow], key=[...], order=[PROCTIME],
   outputInsertOnly=[false])`` (Flink's execution-plan name, which says
   what runs);
-* ``Sink(table=[...], fields=[...])`` with ``upsertKeys=[[k]]`` when the
-  query's result has a unique key (as Flink's upsert sinks show it).
+* ``Sink(table=[...], fields=[...], changelogMode=[NONE])``; for an updating
+  input, the unique key the plan proves (``upsertKeys=[[k]]``, which Flink
+  derives but prints only in its plan tests) and ``upsertMaterialize=[true]``
+  where that key is not the sink's primary key, as Flink prints it.
 """
 
 from __future__ import annotations
@@ -78,6 +80,10 @@ def explain(root: PlanNode, settings: ExplainSettings) -> str:
                 f"MiniBatchAssigner(interval=[{settings.mini_batch_latency_ms}ms], mode=[ProcTime], "
                 f"size=[{settings.mini_batch_size}])", INSERT_ONLY))
             connector = "+- "
+        if isinstance(node, Project) and isinstance(node.input, Filter):
+            # One Calc computes a filter and the projection above it, as Flink's CalcMergeRule.
+            describe = describe[:-1] + f", where=[{node.input.predicate}])"
+            node = node.input
         below = emit(prefix, connector, with_mode(describe, mode))
         if isinstance(node, Aggregate):
             below = exchange(below, "+- ", node.keys, INSERT_ONLY if split else modes[id(node.input)])
@@ -127,10 +133,22 @@ def _describe(node: PlanNode, settings: ExplainSettings, modes: dict[int, Change
         return _describe_rank(node, modes[id(node.input)])
     if isinstance(node, Sink):
         name = node.table if "." in node.table else f"default_catalog.default_database.{node.table}"
-        keys = unique_key(node.input)
-        upsert = f", upsertKeys=[[{', '.join(keys)}]]" if keys and not modes[id(node.input)].insert_only else ""
-        return f"Sink(table=[{name}], fields=[{', '.join(node.input.field_names)}]{upsert})"
+        return f"Sink(table=[{name}], fields=[{', '.join(node.input.field_names)}]{_sink_keys(node, modes)})"
     raise TypeError(f"EXPLAIN has no description for {type(node).__name__}")
+
+
+def _sink_keys(node: Sink, modes: dict[int, ChangelogMode]) -> str:
+    """A sink's upsert attributes: the unique key its updating input is keyed by, and
+    ``upsertMaterialize=[true]`` where that key is not the sink's primary key, so the
+    sink must reorder changes per primary key itself (Flink's SinkUpsertMaterializer,
+    ``table.exec.sink.upsert-materialize=AUTO``)."""
+    if modes[id(node.input)].insert_only:
+        return ""
+    keys = unique_key(node.input)
+    text = f", upsertKeys=[[{', '.join(keys)}]]" if keys else ""
+    if node.primary_key and (keys is None or set(keys) != set(node.primary_key)):
+        text += ", upsertMaterialize=[true]"
+    return text
 
 
 def _describe_join(node: Join, settings: ExplainSettings) -> str:

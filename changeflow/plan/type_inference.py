@@ -170,6 +170,8 @@ def type_of(expr: Expression, schema: dict[str, DataType]) -> DataType:
             if t.root not in ("BOOLEAN", "NULL"):
                 raise PlanError(f"{f.upper()} needs BOOLEAN operands, but {_operand(a, t)}")
         return DataTypes.BOOLEAN(any(t.nullable for t in args))
+    if f in ("is_true", "is_false", "is_not_true", "is_not_false") and args[0].root not in ("BOOLEAN", "NULL"):
+        raise PlanError(f"{f.replace('_', ' ').upper()} needs a BOOLEAN operand, but {_operand(expr.args[0], args[0])}")
     if f in ("is_null", "is_not_null", "is_true", "is_false", "is_not_true", "is_not_false"):
         return DataTypes.BOOLEAN(False)
     if f == "negate":
@@ -206,6 +208,12 @@ def _string_function(positions: tuple[int, ...] = (0,)):
         _need_strings(expr, args, positions)
         return DataTypes.STRING(_nullable(args))
     return rule
+
+
+def _concat_ws(expr: Call, args: list[DataType]) -> DataType:
+    # CONCAT_WS skips NULL strings; only a NULL separator makes the result NULL.
+    _need_strings(expr, args, tuple(range(len(args))))
+    return DataTypes.STRING(args[0].nullable)
 
 
 def _int_of_string(expr: Call, args: list[DataType]) -> DataType:
@@ -285,7 +293,7 @@ def _unix_timestamp(expr: Call, args: list[DataType]) -> DataType:
 
 # Scalar functions of the SQL front end: Call.function -> result-type rule(call, arg types).
 SCALAR_FUNCTIONS = {
-    "concat": _string_result, "upper": _string_function(), "lower": _string_function(),
+    "concat": _string_result, "concat_ws": _concat_ws, "upper": _string_function(), "lower": _string_function(),
     "trim": _string_function((0, 2)), "ltrim": _string_function(), "rtrim": _string_function(),
     "initcap": _string_function(), "reverse": _string_function(), "replace": _string_function((0, 1, 2)),
     "regexp_replace": _string_function((0, 1, 2)), "substring": _string_function(),

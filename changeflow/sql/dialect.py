@@ -18,7 +18,8 @@ from sqlglot import exp, generator, parser, tokens
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
 
-from changeflow.plan.type_inference import PlanError
+from changeflow.sql.errors import SqlError
+
 
 
 class Flink(Dialect):
@@ -43,8 +44,8 @@ class Flink(Dialect):
 def parse(sql: str) -> list[exp.Expression]:
     """The statements of ``sql`` (split on ``;``), parsed with the :class:`Flink` dialect.
 
-    A syntax error raises :class:`PlanError` with sqlglot's description, which
-    names the line and column.
+    A syntax error raises :class:`~changeflow.sql.errors.SqlError` naming the
+    line and column.
 
     >>> [type(s).__name__ for s in parse("SELECT 1; SELECT 2;")]
     ['Select', 'Select']
@@ -56,8 +57,16 @@ def parse(sql: str) -> list[exp.Expression]:
     log.setLevel(logging.ERROR)
     try:
         statements = sqlglot.parse(sql, dialect=Flink)
-    except (ParseError, TokenError) as e:
-        raise PlanError(f"SQL parse error: {e}") from None
+    except ParseError as e:
+        first = e.errors[0] if e.errors else {}
+        where = f" at line {first['line']}, column {first['col']}" if first.get("line") else ""
+        description = first.get("description") or str(e).splitlines()[0]
+        # sqlglot describes the token it stopped at as a Token repr; name its text instead.
+        if "<Token " in description and first.get("highlight"):
+            description = description.split("<Token ")[0] + repr(first["highlight"])
+        raise SqlError(f"SQL parse error{where}: {description}") from None
+    except TokenError as e:
+        raise SqlError(f"SQL parse error: {e}") from None
     finally:
         log.setLevel(level)
     return [s for s in statements if s is not None]

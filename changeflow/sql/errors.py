@@ -36,8 +36,7 @@ def located(message: str, node: exp.Expression | None, sql: str | None) -> str:
 
 def unsupported(what: str, node: exp.Expression, sql: str | None) -> SqlError:
     """The error for a construct the planner does not support."""
-    text = node.sql(dialect="changeflow.sql.dialect.Flink") if False else _snippet(node)
-    return SqlError(located(f"unsupported SQL: {what} `{text}`", node, sql))
+    return SqlError(located(f"unsupported SQL: {what} `{_snippet(node)}`", node, sql))
 
 
 def _snippet(node: exp.Expression, limit: int = 60) -> str:

@@ -15,14 +15,16 @@ from __future__ import annotations
 import dataclasses
 
 from changeflow.plan.expressions import Column, Expression, replace
-from changeflow.plan.nodes import Aggregate, PlanNode, Project
+from changeflow.plan.nodes import Aggregate, Filter, PlanNode, Project
 
 
 def name_aggregates(plan: PlanNode) -> PlanNode:
-    """``Project(Aggregate)`` with calls renamed to the names the projection gives them."""
-    if not (isinstance(plan, Project) and isinstance(plan.input, Aggregate)):
+    """``Project(Aggregate)`` (or ``Project(Filter(Aggregate))`` for HAVING) with calls renamed
+    to the names the projection gives them."""
+    having = plan.input if isinstance(plan, Project) and isinstance(plan.input, Filter) else None
+    agg = having.input if having is not None else plan.input if isinstance(plan, Project) else None
+    if not isinstance(agg, Aggregate):
         return plan
-    agg = plan.input
     outputs = {c.output for c in agg.calls}
     uses: dict[str, int] = {}
     for _, e in plan.exprs:
@@ -39,9 +41,11 @@ def name_aggregates(plan: PlanNode) -> PlanNode:
         return plan
     calls = tuple(dataclasses.replace(c, output=renames.get(c.output, c.output)) for c in agg.calls)
     schema = tuple((renames.get(n, n), t) for n, t in agg.schema)
-    new_agg = Aggregate(agg.input, agg.keys, calls, schema)
+    below: PlanNode = Aggregate(agg.input, agg.keys, calls, schema)
+    if having is not None:
+        below = Filter(below, _rename_columns(having.predicate, renames))
     exprs = tuple((n, _rename_columns(e, renames)) for n, e in plan.exprs)
-    return Project(new_agg, exprs, plan.out_schema)
+    return Project(below, exprs, plan.out_schema)
 
 
 def _rename_columns(expr: Expression, renames: dict[str, str]) -> Expression:
@@ -50,11 +54,17 @@ def _rename_columns(expr: Expression, renames: dict[str, str]) -> Expression:
 
 
 def merge_projections(plan: PlanNode) -> PlanNode:
-    """A column-only projection over a projection becomes one projection."""
+    """A projection over a projection becomes one, the lower expressions substituted for
+    the columns the upper one reads."""
     if not (isinstance(plan, Project) and isinstance(plan.input, Project)):
         return plan
-    if not all(isinstance(e, Column) for _, e in plan.exprs):
-        return plan
     below = dict(plan.input.exprs)
-    exprs = tuple((n, below[e.name]) for n, e in plan.exprs)
+    exprs = tuple((n, _substitute(e, below)) for n, e in plan.exprs)
     return Project(plan.input.input, exprs, plan.out_schema)
+
+
+def _substitute(expr: Expression, below: dict[str, Expression]) -> Expression:
+    if isinstance(expr, Column):
+        return below[expr.name]
+    mapping = {id(n): below[n.name] for n in expr.walk() if isinstance(n, Column)}
+    return replace(expr, mapping)

@@ -67,7 +67,7 @@ _TYPES = {
 }
 
 
-def flink_type(node: exp.DataType, sql: str | None) -> DataType:
+def flink_type(node: exp.DataType, sql: str | None, at: exp.Expression | None = None) -> DataType:
     """The Flink type a SQL type name denotes (``CAST(x AS DECIMAL(10, 2))``)."""
     kind = node.this.name if hasattr(node.this, "name") else str(node.this)
     params = [int(p.this.name) for p in node.expressions if isinstance(p, exp.DataTypeParam)]
@@ -84,7 +84,10 @@ def flink_type(node: exp.DataType, sql: str | None) -> DataType:
         return DataTypes.TIMESTAMP(params[0] if params else 6)
     if kind == "TIMESTAMPLTZ":
         return DataType("TIMESTAMP_LTZ", True, (params[0] if params else 6,))
-    raise unsupported("type", node, sql)
+    error = unsupported("type", node, sql)
+    if at is not None and at is not node:
+        error = SqlError(located(str(error), at, sql))
+    raise error
 
 
 def literal(node: exp.Expression, sql: str | None) -> Literal:
@@ -213,7 +216,7 @@ class ExpressionTranslator:
                 args.append(self.tr(node.args["false"]))
             return Call("case", tuple(args))
         if isinstance(node, exp.Cast) and not isinstance(node, exp.TryCast):
-            return Call("cast", (self.tr(node.this), Literal(flink_type(node.args["to"], self.sql), None)))
+            return Call("cast", (self.tr(node.this), Literal(flink_type(node.args["to"], self.sql, node), None)))
         if isinstance(node, exp.Count):
             return self._count(node)
         if type(node) in _AGGREGATES:
@@ -295,6 +298,8 @@ class ExpressionTranslator:
         if isinstance(node, exp.Coalesce):
             name = "ifnull" if node.args.get("is_nvl") or node.args.get("is_null") else "coalesce"
             return Call(name, tuple(self.tr(a) for a in (node.this, *node.expressions)))
+        if isinstance(node, exp.ConcatWs):
+            return Call("concat_ws", tuple(self.tr(a) for a in node.expressions))
         if isinstance(node, exp.Concat):
             return Call("concat", tuple(self.tr(a) for a in node.expressions))
         if isinstance(node, exp.Substring):

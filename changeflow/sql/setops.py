@@ -18,6 +18,7 @@ from changeflow.plan.expressions import Call, Column, Literal
 from changeflow.plan.nodes import PlanNode, Project, Union
 from changeflow.plan.type_inference import PlanError, common_type
 from changeflow.sql.errors import SqlError, located, unsupported
+from changeflow.sql.rewrite import merge_projections
 
 if TYPE_CHECKING:
     from changeflow.sql.planner import QueryPlanner
@@ -67,4 +68,4 @@ def _conform(plan: PlanNode, schema) -> PlanNode:
         target = u.with_nullable(t.nullable)
         exprs.append((name, Column(name) if same else Call("cast", (Column(name), Literal(target, None)))))
         out.append((name, t if same else target))
-    return Project(plan, tuple(exprs), tuple(out))
+    return merge_projections(Project(plan, tuple(exprs), tuple(out)))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from changeflow.table.expressions import col
 from changeflow.testing.harness import format_changes
 
 from join_helpers import left, make_join, right
@@ -59,3 +60,19 @@ def test_mini_batch_output_stamps_follow_emission_order():
     h = make_join("FULL", mini_batch=True)
     out = h.process_frame(h.frame([left("+I", 1, "a"), right("+I", 1, "eu")]))
     assert out.sort_values(["_seq", "_sub"]).index.tolist() == list(range(len(out)))
+
+
+def test_an_update_that_changes_the_matches_still_pads_the_other_side():
+    # Flink 2.3 suppresses the padding for every row a -U/+U pair touches (its
+    # FLINK-40841 TODO), which loses +I[null, 1, eu] here; changeflow emits it.
+    h = make_join("FULL", col("v") < col("v0"), mini_batch=True, left_unique_key=["k"])
+    h.process([left("+I", 1, "a"), right("+I", 1, "eu")])
+    out = h.process([left("-U", 1, "a"), left("+U", 1, "z")])
+    assert format_changes(out) == ["-D[1, a, 1, eu]", "+I[1, z, null, null]", "+I[null, null, 1, eu]"]
+
+
+def test_an_update_that_gains_a_match_removes_the_padding():
+    h = make_join("FULL", col("v") < col("v0"), mini_batch=True, left_unique_key=["k"])
+    h.process([left("+I", 1, "z"), right("+I", 1, "eu")])
+    out = h.process([left("-U", 1, "z"), left("+U", 1, "a")])
+    assert format_changes(out) == ["-D[1, z, null, null]", "-D[null, null, 1, eu]", "+I[1, a, 1, eu]"]

@@ -94,9 +94,12 @@ def test_join_changelog_materializes_to_the_reference_join(log, join_type, condi
 
 
 @settings(max_examples=200, deadline=None)
-@given(log=changelogs(unique_left=True), join_type=st.sampled_from(["INNER", "LEFT", "RIGHT", "FULL"]))
-def test_mini_batch_with_a_unique_key_materializes_to_the_reference_join(log, join_type):
+@given(log=changelogs(unique_left=True), join_type=st.sampled_from(["INNER", "LEFT", "RIGHT", "FULL"]),
+       condition=st.sampled_from(sorted(CONDITIONS)))
+def test_mini_batch_with_a_unique_key_materializes_to_the_reference_join(log, join_type, condition):
     # Updates of the left side come as -U/+U pairs of its unique key k, which the
-    # bundle folds and joins with suppression of the right side's padding.
+    # bundle folds and joins with suppression of the right side's padding (also
+    # when a non-equi condition makes the update change its matches).
     batches, (lefts, rights) = log
-    assert run(join_type, None, True, batches, unique_left=True) == reference_join(join_type, None, lefts, rights)
+    assert run(join_type, CONDITIONS[condition], True, batches, unique_left=True) == \
+        reference_join(join_type, CONDITIONS[condition], lefts, rights)

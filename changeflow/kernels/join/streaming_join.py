@@ -29,6 +29,16 @@ Mini-batch (``mini_batch=True``): the batch is one bundle. Each side's records a
 folded per join key (:mod:`.bundle`), then Flink's order applies: the right bundle
 first, then the left one (the left bundle first for a RIGHT join).
 
+A folded ``retract, accumulate`` pair of a unique key is joined with Flink's
+suppression: the other outer side's rows that the retraction un-matches and the
+accumulation matches again are not padded in between. Flink 2.3 suppresses the
+padding for *every* row the pair touches, which is only right when both records
+match the same rows (its source notes it as a TODO, FLINK-40841); with a non-equi
+condition the update can change the matches, and Flink then leaves an outer row
+without its padded row, or padded while matched. changeflow emits the padding
+changes for exactly those rows (at the end of the pair), so the result stays the
+batch result; where both records match the same rows the output is Flink's.
+
 Output stamps: each change carries ``_seq`` = the largest source position processed
 so far in this batch and ``_sub`` = its position in the batch's output, so sorting
 by ``(_seq, _sub)`` gives the emission order, which downstream operators rely on.
@@ -40,6 +50,7 @@ and ``_assoc`` (associations; 0 on an inner side).
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any, Iterable
 
 import numpy as np
@@ -151,8 +162,16 @@ class StreamingJoin:
         key_frame = self._key_frame(keys)
         stores = tuple(self._load(state, side, key_frame) for side in (LEFT, RIGHT))
         out = _Output()
+        pending: Counter = Counter()
         for record, side, suppress in self._schedule(records):
-            self._element(side, record, suppress, stores, out)
+            self._element(side, record, suppress, stores, out, pending)
+            if suppress and not record.retracts:
+                # The end of a suppressed pair: other rows whose last match the
+                # retraction took and the accumulation did not give back.
+                for other_row, n in pending.items():
+                    for _ in range(n):
+                        out.padded(INSERT, 1 - side, other_row)
+                pending.clear()
         for side in (LEFT, RIGHT):
             if keys:
                 state.store(TABLES[side], key_frame, self._state_rows(side, stores[side], keys))
@@ -171,7 +190,8 @@ class StreamingJoin:
         return out
 
     # --- Flink's processElement ---------------------------------------------------------
-    def _element(self, side: int, record: Record, suppress: bool, stores: tuple[dict, dict], out: "_Output") -> None:
+    def _element(self, side: int, record: Record, suppress: bool, stores: tuple[dict, dict], out: "_Output",
+                 pending: Counter) -> None:
         other = 1 - side
         input_outer, other_outer = self.outer[side], self.outer[other]
         out.advance(record.seq)
@@ -191,8 +211,13 @@ class StreamingJoin:
             for other_row, assoc, copies in matches:
                 for _ in range(copies):
                     if other_outer:
-                        if assoc == 0 and not suppress:
-                            out.padded(DELETE, other, other_row)
+                        if assoc == 0:
+                            if not suppress:
+                                out.padded(DELETE, other, other_row)
+                            elif pending[other_row]:
+                                pending[other_row] -= 1  # padding withheld by the retraction: stays away
+                            else:
+                                out.padded(DELETE, other, other_row)  # a new match (Flink 2.3 omits it)
                         theirs[other_row][1] = assoc + 1
                     kind = record.kind if not (input_outer or other_outer) else INSERT
                     out.pair(kind, side, row, other_row)
@@ -210,8 +235,11 @@ class StreamingJoin:
                 for _ in range(copies):
                     out.pair(kind, side, row, other_row)
                     if other_outer:
-                        if assoc == 1 and not suppress:
-                            out.padded(INSERT, other, other_row)
+                        if assoc == 1:
+                            if suppress:
+                                pending[other_row] += 1  # decided at the end of the pair
+                            else:
+                                out.padded(INSERT, other, other_row)
                         theirs[other_row][1] = assoc - 1
 
     def _match(self, side: int, row: tuple, other_row: tuple) -> bool:

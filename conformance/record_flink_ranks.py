@@ -22,6 +22,22 @@ rank/deduplicate node, and the emitted changes in order.
      "order": [[column, ascending, nulls_first], ...], "start": int, "end": int,
      "rank_column": name | null}
 
+Flink facts these recordings showed (Flink 2.3.0):
+
+* keep-last deduplication compares the whole row, materialized proctime included,
+  with the stored one and drops the update when they are equal: a repeated row
+  is dropped only when it arrives in the same millisecond, so the inputs here
+  never repeat a key's previous row;
+* ``ORDER BY x`` (ASC) puts nulls first, DESC puts them last;
+* RetractableTopNFunction with ``rank_start > 1`` and without the row number
+  emits the stored row objects themselves and so changes their row kind in the
+  heap state; a later retraction then no longer finds its row and emits nothing:
+  ``topn_retract_offset``'s changelog retracts rows it never emitted (the test
+  compares changeflow with the consistent ``topn_retract_offset_rownum``);
+* Flink's Rank has no mini-batch variant: with mini-batch on it still emits per
+  row (deduplication does fold: one change per key per bundle);
+* mini-batch deduplication emits a bundle's keys in hash-map order.
+
 Mini-batch cases use ``allow-latency`` of an hour and a size larger than the
 input, so the whole input is one bundle (the bundle boundary falls before the
 first row: Flink's processing-time MiniBatchAssigner emits its first watermark

@@ -3,6 +3,7 @@
 import pytest
 from rank_helpers import Scenario, ids, top_n
 
+from changeflow.kernels.rank import TopN
 from changeflow.testing import delete_record as D, insert_record as I, update_after_record as UA, \
     update_before_record as UB
 
@@ -59,6 +60,22 @@ SCENARIOS = [
              [[I("a", "n1", 1), I("a", "n2", 2)], [D("a", "n2", 2), I("a", "n2", 2)]],
              [I("a", "n2", 2, 1), I("a", "n1", 1, 2)]),
 ]
+
+
+
+def test_global_top_n_without_partition_keys():
+    kernel = TopN(["k", "name", "v"], [], [("v", False, False)], 1, 1, None, input_insert_only=True,
+                  mini_batch=False)
+    Scenario("", kernel, [[I("a", "n1", 1), I("b", "m1", 2)], [I("a", "n2", 0)]],
+             [I("a", "n1", 1), D("a", "n1", 1), I("b", "m1", 2)]).run()
+
+
+def test_two_sort_columns_order_lexicographically():
+    kernel = TopN(["k", "name", "v"], ["k"], [("v", True, False), ("name", False, False)], 1, 2, "rn",
+                  input_insert_only=True, mini_batch=False)
+    Scenario("", kernel, [[I("a", "x", 1), I("a", "y", 1), I("a", "w", 0)]],
+             [I("a", "x", 1, 1), UB("a", "x", 1, 1), UA("a", "y", 1, 1), I("a", "x", 1, 2),
+              UB("a", "y", 1, 1), UA("a", "w", 0, 1), UB("a", "x", 1, 2), UA("a", "y", 1, 2)]).run()
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=ids(SCENARIOS))

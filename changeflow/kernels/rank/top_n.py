@@ -106,7 +106,7 @@ class TopN:
 
         retract = is_retraction(batch["_kind"].to_numpy(dtype=np.int8))
         batch_keys = np.asarray(keys.codes, dtype=np.int64)
-        relevant = self._relevant(parts, batch_keys, code_array[n_stored:], retract)
+        relevant = self._relevant(parts, batch_keys, code_array[n_stored:])
         seqs, subs = batch[SEQ].to_numpy(dtype=np.int64), batch[SUB].to_numpy(dtype=np.int64)
         emitted: list[Change] = []
         emitters: list[int] = []  # the input row each run of changes is stamped from
@@ -128,7 +128,7 @@ class TopN:
                 self._step(parts[key], n_stored + i, retract_list[i], codes, contents, keep_all, [])
             # Stamp each partition's net change from its last input row of the bundle.
             last = np.full(keys.size, -1, dtype=np.int64)
-            last[batch_keys] = np.arange(len(batch))
+            np.maximum.at(last, batch_keys, np.arange(len(batch)))
             for key, rows_before in before.items():
                 changes: list[Change] = []
                 self._rules.diff(rows_before, parts[key].rows, contents.__getitem__, changes)
@@ -142,18 +142,17 @@ class TopN:
                     emit(changes, i)
 
         self._store(state, keys, rows, parts)
-        changes = np.asarray(emitted, dtype=np.int64).reshape(-1, 3)
+        out = np.asarray(emitted, dtype=np.int64).reshape(-1, 3)
         count = np.asarray(counts, dtype=np.int64)
         source = np.asarray(emitters, dtype=np.int64)
         # The j-th change of a run gets the emitting row's _seq and _sub * fanout + j.
-        within = np.arange(len(changes)) - np.repeat(np.cumsum(count) - count, count)
+        within = np.arange(len(out)) - np.repeat(np.cumsum(count) - count, count)
         out_seq = np.repeat(seqs[source], count)
         out_sub = np.repeat(subs[source] * self.fanout, count) + within
-        return stamped_output(rows, self.columns, changes[:, 1], changes[:, 0], out_seq, out_sub,
-                              self.rank_column, changes[:, 2])
+        return stamped_output(rows, self.columns, out[:, 1], out[:, 0], out_seq, out_sub,
+                              self.rank_column, out[:, 2])
 
-    def _relevant(self, parts: list[Partition], batch_keys: np.ndarray, codes: np.ndarray,
-                  retract: np.ndarray) -> np.ndarray:
+    def _relevant(self, parts: list[Partition], batch_keys: np.ndarray, codes: np.ndarray) -> np.ndarray:
         """The batch rows that can change the top N; the rest skip the per-row loop.
 
         Over insert-only input a row whose sort key is not better than the

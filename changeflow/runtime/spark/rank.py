@@ -10,6 +10,13 @@ Batch: Spark's window ``row_number()`` over the partition, ordered as the node
 orders (deduplication: by arrival, the ``_seq`` column; Top-N: the ``ORDER BY``
 columns, then arrival, which is how Flink's streaming Top-N breaks ties), then
 the rank range filter. The output keeps ``_seq`` of the kept row.
+
+Ties over an aggregate's output: streaming ranks a re-inserted (updated) row
+after the rows with an equal sort key, so ties follow each row's *latest*
+update, while a batch aggregate's ``_seq`` is its group's *first* row. The two
+modes can then keep different rows among exact ties at the rank boundary (as
+Flink's streaming and batch modes can); they agree whenever the boundary has
+no tie.
 """
 
 from __future__ import annotations

@@ -348,8 +348,18 @@ class TableEnvironment:
 
     def _explain(self, plan: PlanNode) -> str:
         enabled, latency, size = self._mini_batch()
-        return explain(plan, ExplainSettings(self.streaming, enabled, latency, size,
-                                             str(self._option("table.optimizer.agg-phase-strategy"))))
+        settings = ExplainSettings(self.streaming, enabled, latency, size,
+                                   str(self._option("table.optimizer.agg-phase-strategy")))
+        if not isinstance(plan, Sink):
+            return explain(plan, settings)
+        # INSERT: Flink's Sink line above the query's plan.
+        from changeflow.plan.changelog_mode import mode_of
+
+        title, *lines = explain(plan.input, settings).rstrip("\n").split("\n")
+        sink = f"Sink(table=[{plan.table}], fields=[{', '.join(plan.field_names)}]"
+        sink += f", changelogMode={mode_of(plan)})" if self.streaming else ")"
+        nested = ["+- " + line if not line.startswith(("+- ", "   ")) else "   " + line for line in lines]
+        return "\n".join([title, sink] + nested) + "\n"
 
     def _spark_jobs(self):
         if self._jobs is None:
@@ -375,6 +385,10 @@ class TableEnvironment:
     def _execute(self, plan: PlanNode) -> TableResult:
         jobs = self._spark_jobs()
         if self.streaming:
+            from changeflow.runtime.spark.connector_sources import trigger_interval_ms
+
+            if trigger_interval_ms(plan) is not None:  # unbounded input: read the changes while it runs
+                return TableResult(plan.schema, [], True, live=jobs.start_live(plan, self._streaming_settings()))
             changes = jobs.run_streaming(plan, self._streaming_settings())
         else:
             changes = jobs.run_batch(plan)

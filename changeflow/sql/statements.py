@@ -85,35 +85,11 @@ def execute(t_env: "TableEnvironment", sql: str) -> TableResult:
 # --- queries -----------------------------------------------------------------------------
 
 
-def _sql_front_end():
-    try:
-        from changeflow.sql.dialect import parse
-        from changeflow.sql.planner import plan_query
-    except ImportError as e:  # the query planner is a separate module of the SQL front end
-        raise StatementError(f"SQL queries need changeflow.sql.planner, which is not available: {e}") from None
-    return parse, plan_query
-
-
 def plan_sql_query(t_env: "TableEnvironment", sql: str):
-    """The logical plan of a query's text (``SELECT``, ``WITH``, ``VALUES``)."""
-    parse, plan_query = _sql_front_end()
-    expressions = [e for e in parse(sql) if e is not None]
-    if len(expressions) != 1:
-        raise StatementError("expected a single query")
-    return plan_query(expressions[0], t_env._resolve)
+    """The logical plan of a query's text (``SELECT``, ``WITH``, ``VALUES``), planned over the catalog."""
+    from changeflow.sql.planner import plan_query
 
-
-def plan_parsed_query(t_env: "TableEnvironment", query: Any):
-    _, plan_query = _sql_front_end()
-    return plan_query(query, t_env._resolve)
-
-
-def parse_query(sql: str) -> Any:
-    parse, _ = _sql_front_end()
-    expressions = [e for e in parse(sql) if e is not None]
-    if len(expressions) != 1:
-        raise StatementError("expected a single query")
-    return expressions[0]
+    return plan_query(sql, t_env._resolve)
 
 
 # --- INSERT ------------------------------------------------------------------------------
@@ -176,8 +152,8 @@ def create(t_env: "TableEnvironment", sql: str, cur: Cursor) -> TableResult:
         cur.expect("AS")
         if cur.at_end():
             cur.fail("expected the view's query")
-        query = parse_query(cur.text(cur.i, cur.stop))
-        plan = plan_parsed_query(t_env, query)  # validates the query now, as Flink does
+        query = cur.text(cur.i, cur.stop)
+        plan = plan_sql_query(t_env, query)  # validates the query now, as Flink does
         if aliases is not None and len(aliases) != len(plan.schema):
             raise StatementError(f"view {name!r} names {len(aliases)} columns but its query has "
                                  f"{len(plan.schema)}: {plan.field_names}")
@@ -256,7 +232,7 @@ def explain_statement(t_env: "TableEnvironment", sql: str, cur: Cursor) -> Table
         text = t_env._explain(plan_sql_query(t_env, cur.text(cur.i, cur.stop)))
     else:
         cur.fail("EXPLAIN takes a SELECT or an INSERT statement")
-    return TableResult.of_rows((("result", DataTypes.STRING()),), [(text,)])
+    return TableResult.of_text(text)
 
 
 def show(t_env: "TableEnvironment", cur: Cursor) -> TableResult:

@@ -222,7 +222,7 @@ class TableEnvironment:
             from changeflow.sql import statements
 
             query, aliases = entry.query
-            plan = statements.plan_parsed_query(self, query)
+            plan = statements.plan_sql_query(self, query)
             return builder.rename(plan, list(aliases)) if aliases else plan
         from changeflow.connectors import create_source
 
@@ -236,13 +236,12 @@ class TableEnvironment:
         computed = [c for c in schema.columns if c.expression is not None and not c.proctime]
         if not computed:
             return source
-        from changeflow.sql import statements
+        from changeflow.sql.planner import plan_query
 
         hidden = f"__{table.name}_columns"
         items = ", ".join(f"`{c.name}`" if c.expression is None or c.proctime else f"({c.expression}) AS `{c.name}`"
                           for c in schema.columns)
-        query = statements.parse_query(f"SELECT {items} FROM `{hidden}`")
-        _, plan_query = statements._sql_front_end()
+        query = f"SELECT {items} FROM `{hidden}`"
 
         def resolve(name: str) -> PlanNode:
             return source if name == hidden else self._resolve(name)
@@ -253,14 +252,9 @@ class TableEnvironment:
         """The table's declared schema with the types of its computed columns filled in."""
         from dataclasses import replace
 
-        from changeflow.sql.statements import StatementError
-
         if all(c.expression is None or c.proctime for c in table.schema.columns):
             return table.schema
-        try:
-            types = self._table_plan(table, None).type_map()
-        except StatementError:
-            return table.schema  # no query planner: the types stay unknown
+        types = self._table_plan(table, None).type_map()
         columns = tuple(c if c.expression is None or c.proctime else
                         replace(c, data_type=types[c.name], type_text=str(types[c.name].with_nullable(True)))
                         for c in table.schema.columns)
@@ -298,7 +292,9 @@ class TableEnvironment:
             if n in by_target:
                 source_type = query.type_map()[by_target[n]]
                 value = Column(by_target[n])
-                exprs.append((n, value if source_type == t else value.cast(t)))
+                # NOT NULL values fit a nullable column: only a change of type needs a cast.
+                same = source_type.with_nullable(True) == t.with_nullable(True)
+                exprs.append((n, value if same else value.cast(t)))
             else:
                 if not t.nullable:
                     raise PlanError(f"column {n!r} of {name} is NOT NULL and not given by the INSERT column list")
@@ -348,18 +344,8 @@ class TableEnvironment:
 
     def _explain(self, plan: PlanNode) -> str:
         enabled, latency, size = self._mini_batch()
-        settings = ExplainSettings(self.streaming, enabled, latency, size,
-                                   str(self._option("table.optimizer.agg-phase-strategy")))
-        if not isinstance(plan, Sink):
-            return explain(plan, settings)
-        # INSERT: Flink's Sink line above the query's plan.
-        from changeflow.plan.changelog_mode import mode_of
-
-        title, *lines = explain(plan.input, settings).rstrip("\n").split("\n")
-        sink = f"Sink(table=[{plan.table}], fields=[{', '.join(plan.field_names)}]"
-        sink += f", changelogMode={mode_of(plan)})" if self.streaming else ")"
-        nested = ["+- " + line if not line.startswith(("+- ", "   ")) else "   " + line for line in lines]
-        return "\n".join([title, sink] + nested) + "\n"
+        return explain(plan, ExplainSettings(self.streaming, enabled, latency, size,
+                                             str(self._option("table.optimizer.agg-phase-strategy"))))
 
     def _spark_jobs(self):
         if self._jobs is None:

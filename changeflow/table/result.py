@@ -85,6 +85,7 @@ class TableResult:
         self._result_kind = result_kind
         self._content_widths = content_widths  # statement results size columns by content
         self._job = job
+        self._raw = False  # print the single value as it is (EXPLAIN)
         self._live = live  # a running query over unbounded input (runtime/spark/jobs.py LiveQuery)
 
     @staticmethod
@@ -99,6 +100,15 @@ class TableResult:
     def of_rows(schema, rows: list[tuple]) -> "TableResult":
         """A statement's content (SHOW, DESCRIBE, SET): rows printed as a tableau sized by content."""
         return TableResult(schema, [Change(_INSERT, tuple(r)) for r in rows], False, content_widths=True)
+
+    @staticmethod
+    def of_text(text: str) -> "TableResult":
+        """A one-value result printed as raw text (``EXPLAIN``'s plan), as PyFlink prints it."""
+        from changeflow.common.types import DataTypes
+
+        result = TableResult((("result", DataTypes.STRING()),), [Change(_INSERT, (text,))], False)
+        result._raw = True
+        return result
 
     @staticmethod
     def of_job(job: Any, sink_tables: list[str]) -> "TableResult":
@@ -136,6 +146,8 @@ class TableResult:
         """Print as PyFlink: ``OK``, a tableau of the rows, or an ``INSERT``'s ``-1`` once its job ends."""
         if self._result_kind is ResultKind.SUCCESS:
             print("OK")
+        elif self._raw:
+            print(self._changes[0].values[0])
         elif self._job is not None:
             self.wait()
             print("\n".join(" ".join(str(v) for v in c.values) for c in self._changes))

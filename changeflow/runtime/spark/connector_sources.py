@@ -27,7 +27,7 @@ from changeflow.connectors.formats import arrow_type
 
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.plan.nodes import Source
-from changeflow.runtime.spark.spark_types import struct, to_spark
+from changeflow.runtime.spark.spark_types import struct
 
 
 def _proctime(node: Source) -> list[str]:
@@ -56,9 +56,8 @@ def trigger_interval_ms(plan) -> int | None:
 
 
 def _with_proctime(frame: DataFrame, node: Source, proctime: list[str], bookkeeping: list[str]) -> DataFrame:
-    types = dict(node.schema)
-    columns = [F.localtimestamp().cast(to_spark(types[n])).alias(n) if n in proctime else F.col(f"`{n}`")
-               for n in node.field_names]
+    # Processing time as a UTC wall-clock timestamp (the session time zone is UTC).
+    columns = [F.localtimestamp().alias(n) if n in proctime else F.col(f"`{n}`") for n in node.field_names]
     return frame.select(*columns, *bookkeeping)
 
 

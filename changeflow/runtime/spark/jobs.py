@@ -82,6 +82,8 @@ class SparkJobs:
             query = _trigger(frame.writeStream.foreachBatch(write)
                              .option("checkpointLocation", f"{workdir}/checkpoint"), plan).start()
             job.query = query
+            if job.cancelled:  # cancel() came before the query existed
+                query.stop()
             query.awaitTermination()  # raises the query's error, if it failed
         finally:
             sink.close()
@@ -182,10 +184,16 @@ class InsertJob:
         if self._error is not None and not self._cancelled:
             raise self._error
 
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled
+
     def cancel(self) -> None:
+        """Stop the job and wait until it has stopped."""
         self._cancelled = True
         if self.query is not None:
             self.query.stop()
+        self._thread.join()
 
     def get_job_status(self) -> str:
         if self._thread.is_alive():

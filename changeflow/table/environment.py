@@ -163,6 +163,18 @@ class TableEnvironment:
         """Register ``table`` under ``view_path``; the name must be free, as in Flink."""
         self._catalog.create_view(CatalogView(view_path, True, table=table))
 
+    def create_temporary_table(self, path: str, descriptor) -> None:
+        """Register a connector table described by a ``TableDescriptor`` (as ``CREATE TEMPORARY TABLE``)."""
+        self._catalog.create_table(descriptor.catalog_table(path, temporary=True))
+
+    def create_table(self, path: str, descriptor) -> None:
+        """Register a connector table described by a ``TableDescriptor`` (as ``CREATE TABLE``)."""
+        self._catalog.create_table(descriptor.catalog_table(path, temporary=False))
+
+    def _insert_table(self, table_path: str, table: Table) -> TableResult:
+        """``table.execute_insert(table_path)``: run ``INSERT INTO table_path`` of ``table``'s query."""
+        return self._execute_insert(self._insert_plan(table_path, table.plan))
+
     def from_path(self, path: str) -> Table:
         """The table or view ``path`` (a DDL table reads its connector)."""
         return Table(self._resolve(path), self)

@@ -92,6 +92,17 @@ def plan_sql_query(t_env: "TableEnvironment", sql: str):
     return plan_query(sql, t_env._resolve)
 
 
+def query_text(cur: Cursor) -> str:
+    """The rest of the statement from the cursor, as a query whose positions are the statement's.
+
+    What precedes the query is blanked (newlines kept), so the planner's
+    "at line L, column C" points into the statement the user wrote.
+    """
+    start = cur.tokens[cur.i].start
+    blank = "".join("\n" if ch == "\n" else " " for ch in cur.sql[:start])
+    return blank + cur.sql[start:cur.tokens[cur.stop - 1].end + 1]
+
+
 # --- INSERT ------------------------------------------------------------------------------
 
 
@@ -114,8 +125,7 @@ def insert_plan(t_env: "TableEnvironment", sql: str, cur: Cursor):
         cur.i = close + 1
     if cur.at_end():
         cur.fail("expected the query to insert")
-    query_text = cur.text(cur.i, cur.stop)
-    return t_env._insert_plan(name, plan_sql_query(t_env, query_text), columns)
+    return t_env._insert_plan(name, plan_sql_query(t_env, query_text(cur)), columns)
 
 
 def insert(t_env: "TableEnvironment", sql: str, cur: Cursor) -> TableResult:
@@ -152,7 +162,7 @@ def create(t_env: "TableEnvironment", sql: str, cur: Cursor) -> TableResult:
         cur.expect("AS")
         if cur.at_end():
             cur.fail("expected the view's query")
-        query = cur.text(cur.i, cur.stop)
+        query = query_text(cur)
         plan = plan_sql_query(t_env, query)  # validates the query now, as Flink does
         if aliases is not None and len(aliases) != len(plan.schema):
             raise StatementError(f"view {name!r} names {len(aliases)} columns but its query has "
@@ -229,7 +239,7 @@ def explain_statement(t_env: "TableEnvironment", sql: str, cur: Cursor) -> Table
     if cur.word() == "INSERT":
         text = t_env._explain(insert_plan(t_env, sql, Cursor(sql, cur.tokens, cur.i, cur.stop)))
     elif cur.word() in _QUERY_STARTS:
-        text = t_env._explain(plan_sql_query(t_env, cur.text(cur.i, cur.stop)))
+        text = t_env._explain(plan_sql_query(t_env, query_text(cur)))
     else:
         cur.fail("EXPLAIN takes a SELECT or an INSERT statement")
     return TableResult.of_text(text)

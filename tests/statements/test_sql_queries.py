@@ -63,3 +63,9 @@ def test_insert_of_an_updating_query_into_a_file_sink_fails_at_planning(t_env):
     with pytest.raises(PlanError, match="doesn't support consuming update changes which is produced by node "
                                         "GroupAggregate\\(groupBy=\\[name\\]"):
         t_env.execute_sql("INSERT INTO files SELECT name, COUNT(*) FROM src GROUP BY name")
+
+
+def test_errors_in_a_statement_s_query_point_into_the_statement(t_env):
+    t_env.execute_sql("CREATE TABLE out (a INT) WITH ('connector' = 'blackhole')")
+    with pytest.raises(PlanError, match="Table 'nosuch' not found.*at line 2, column 15"):
+        t_env.execute_sql("INSERT INTO out\nSELECT a FROM nosuch")

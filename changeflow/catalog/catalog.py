@@ -64,7 +64,7 @@ class CatalogTable:
 
 @dataclass(frozen=True)
 class CatalogView:
-    """A view: ``table`` is a :class:`~changeflow.table.Table` (Table API) or ``query`` a parsed SELECT."""
+    """A view: ``table`` is a :class:`~changeflow.table.Table` (Table API), or ``query`` is (SQL text, column names)."""
 
     name: str
     temporary: bool

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from changeflow.common.types import DataType, DataTypes
+from changeflow.common.types import DataType
+from changeflow.plan.type_inference import proctime_type
 
-# Flink types PROCTIME() as TIMESTAMP_LTZ(3) NOT NULL. The engine has no local-zone
-# timestamp; the session time zone is UTC, so TIMESTAMP(3) holds the same instant.
-PROCTIME_TYPE = DataTypes.TIMESTAMP(3, False)
+# Flink types PROCTIME() as TIMESTAMP_LTZ(3) NOT NULL, marked as a processing-time attribute
+# (the SQL planner recognises it, e.g. for deduplication ordered by it).
+PROCTIME_TYPE = proctime_type()
 
 
 @dataclass(frozen=True)

@@ -69,10 +69,12 @@ def check_sink_input(plan) -> None:
 
 
 def _describe(node) -> str:
+    """The node as EXPLAIN names it (Flink's message shows the producing operator)."""
+    from changeflow.plan import changelog_mode
     from changeflow.plan.explain import ExplainSettings, _describe as describe
 
     try:
-        return describe(node, ExplainSettings())
+        return describe(node, ExplainSettings(), changelog_mode.infer(node))
     except TypeError:
         return type(node).__name__
 

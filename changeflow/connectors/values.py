@@ -165,8 +165,10 @@ def csv_field(value: Any, t: DataType) -> str | None:
         return sql_timestamp(value)
     if t.root == "DATE":
         return value.isoformat()
-    if t.root == "DOUBLE" or t.root == "FLOAT":
+    if t.root == "DOUBLE":
         return java_double(value)
+    if t.root == "FLOAT":
+        return java_double(_float32_digits(value))
     return str(value)
 
 
@@ -196,6 +198,13 @@ def java_double(value: float) -> str:
     return f"{sign}{all_digits[0]}.{all_digits[1:] or '0'}E{point - 1}"
 
 
+def _float32_digits(value: float) -> float:
+    """The shortest decimal that reads back as the same FLOAT (Java's Float.toString digits)."""
+    import numpy as np
+
+    return float(str(np.float32(value)))
+
+
 def java_time(value: datetime.time) -> str:
     text = f"{value.hour:02d}:{value.minute:02d}"
     if value.second or value.microsecond:
@@ -213,8 +222,10 @@ def flink_string(value: Any, t: DataType) -> str:
     root = t.root
     if root == "BOOLEAN":
         return "true" if value else "false"
-    if root in ("DOUBLE", "FLOAT"):
+    if root == "DOUBLE":
         return java_double(float(value))
+    if root == "FLOAT":
+        return java_double(_float32_digits(value))
     if root == "DECIMAL":
         return str(decimal.Decimal(value).quantize(decimal.Decimal(1).scaleb(-t.params[1])))
     if root == "TIMESTAMP":

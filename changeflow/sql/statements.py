@@ -85,35 +85,22 @@ def execute(t_env: "TableEnvironment", sql: str) -> TableResult:
 # --- queries -----------------------------------------------------------------------------
 
 
-def _sql_front_end():
-    try:
-        from changeflow.sql.dialect import parse
-        from changeflow.sql.planner import plan_query
-    except ImportError as e:  # the query planner is a separate module of the SQL front end
-        raise StatementError(f"SQL queries need changeflow.sql.planner, which is not available: {e}") from None
-    return parse, plan_query
-
-
 def plan_sql_query(t_env: "TableEnvironment", sql: str):
-    """The logical plan of a query's text (``SELECT``, ``WITH``, ``VALUES``)."""
-    parse, plan_query = _sql_front_end()
-    expressions = [e for e in parse(sql) if e is not None]
-    if len(expressions) != 1:
-        raise StatementError("expected a single query")
-    return plan_query(expressions[0], t_env._resolve)
+    """The logical plan of a query's text (``SELECT``, ``WITH``, ``VALUES``), planned over the catalog."""
+    from changeflow.sql.planner import plan_query
+
+    return plan_query(sql, t_env._resolve)
 
 
-def plan_parsed_query(t_env: "TableEnvironment", query: Any):
-    _, plan_query = _sql_front_end()
-    return plan_query(query, t_env._resolve)
+def query_text(cur: Cursor) -> str:
+    """The rest of the statement from the cursor, as a query whose positions are the statement's.
 
-
-def parse_query(sql: str) -> Any:
-    parse, _ = _sql_front_end()
-    expressions = [e for e in parse(sql) if e is not None]
-    if len(expressions) != 1:
-        raise StatementError("expected a single query")
-    return expressions[0]
+    What precedes the query is blanked (newlines kept), so the planner's
+    "at line L, column C" points into the statement the user wrote.
+    """
+    start = cur.tokens[cur.i].start
+    blank = "".join("\n" if ch == "\n" else " " for ch in cur.sql[:start])
+    return blank + cur.sql[start:cur.tokens[cur.stop - 1].end + 1]
 
 
 # --- INSERT ------------------------------------------------------------------------------
@@ -138,8 +125,7 @@ def insert_plan(t_env: "TableEnvironment", sql: str, cur: Cursor):
         cur.i = close + 1
     if cur.at_end():
         cur.fail("expected the query to insert")
-    query_text = cur.text(cur.i, cur.stop)
-    return t_env._insert_plan(name, plan_sql_query(t_env, query_text), columns)
+    return t_env._insert_plan(name, plan_sql_query(t_env, query_text(cur)), columns)
 
 
 def insert(t_env: "TableEnvironment", sql: str, cur: Cursor) -> TableResult:
@@ -176,8 +162,8 @@ def create(t_env: "TableEnvironment", sql: str, cur: Cursor) -> TableResult:
         cur.expect("AS")
         if cur.at_end():
             cur.fail("expected the view's query")
-        query = parse_query(cur.text(cur.i, cur.stop))
-        plan = plan_parsed_query(t_env, query)  # validates the query now, as Flink does
+        query = query_text(cur)
+        plan = plan_sql_query(t_env, query)  # validates the query now, as Flink does
         if aliases is not None and len(aliases) != len(plan.schema):
             raise StatementError(f"view {name!r} names {len(aliases)} columns but its query has "
                                  f"{len(plan.schema)}: {plan.field_names}")
@@ -253,10 +239,10 @@ def explain_statement(t_env: "TableEnvironment", sql: str, cur: Cursor) -> Table
     if cur.word() == "INSERT":
         text = t_env._explain(insert_plan(t_env, sql, Cursor(sql, cur.tokens, cur.i, cur.stop)))
     elif cur.word() in _QUERY_STARTS:
-        text = t_env._explain(plan_sql_query(t_env, cur.text(cur.i, cur.stop)))
+        text = t_env._explain(plan_sql_query(t_env, query_text(cur)))
     else:
         cur.fail("EXPLAIN takes a SELECT or an INSERT statement")
-    return TableResult.of_rows((("result", DataTypes.STRING()),), [(text,)])
+    return TableResult.of_text(text)
 
 
 def show(t_env: "TableEnvironment", cur: Cursor) -> TableResult:

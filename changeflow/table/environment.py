@@ -163,6 +163,18 @@ class TableEnvironment:
         """Register ``table`` under ``view_path``; the name must be free, as in Flink."""
         self._catalog.create_view(CatalogView(view_path, True, table=table))
 
+    def create_temporary_table(self, path: str, descriptor) -> None:
+        """Register a connector table described by a ``TableDescriptor`` (as ``CREATE TEMPORARY TABLE``)."""
+        self._catalog.create_table(descriptor.catalog_table(path, temporary=True))
+
+    def create_table(self, path: str, descriptor) -> None:
+        """Register a connector table described by a ``TableDescriptor`` (as ``CREATE TABLE``)."""
+        self._catalog.create_table(descriptor.catalog_table(path, temporary=False))
+
+    def _insert_table(self, table_path: str, table: Table) -> TableResult:
+        """``table.execute_insert(table_path)``: run ``INSERT INTO table_path`` of ``table``'s query."""
+        return self._execute_insert(self._insert_plan(table_path, table.plan))
+
     def from_path(self, path: str) -> Table:
         """The table or view ``path`` (a DDL table reads its connector)."""
         return Table(self._resolve(path), self)
@@ -222,7 +234,7 @@ class TableEnvironment:
             from changeflow.sql import statements
 
             query, aliases = entry.query
-            plan = statements.plan_parsed_query(self, query)
+            plan = statements.plan_sql_query(self, query)
             return builder.rename(plan, list(aliases)) if aliases else plan
         from changeflow.connectors import create_source
 
@@ -236,13 +248,12 @@ class TableEnvironment:
         computed = [c for c in schema.columns if c.expression is not None and not c.proctime]
         if not computed:
             return source
-        from changeflow.sql import statements
+        from changeflow.sql.planner import plan_query
 
         hidden = f"__{table.name}_columns"
         items = ", ".join(f"`{c.name}`" if c.expression is None or c.proctime else f"({c.expression}) AS `{c.name}`"
                           for c in schema.columns)
-        query = statements.parse_query(f"SELECT {items} FROM `{hidden}`")
-        _, plan_query = statements._sql_front_end()
+        query = f"SELECT {items} FROM `{hidden}`"
 
         def resolve(name: str) -> PlanNode:
             return source if name == hidden else self._resolve(name)
@@ -253,14 +264,9 @@ class TableEnvironment:
         """The table's declared schema with the types of its computed columns filled in."""
         from dataclasses import replace
 
-        from changeflow.sql.statements import StatementError
-
         if all(c.expression is None or c.proctime for c in table.schema.columns):
             return table.schema
-        try:
-            types = self._table_plan(table, None).type_map()
-        except StatementError:
-            return table.schema  # no query planner: the types stay unknown
+        types = self._table_plan(table, None).type_map()
         columns = tuple(c if c.expression is None or c.proctime else
                         replace(c, data_type=types[c.name], type_text=str(types[c.name].with_nullable(True)))
                         for c in table.schema.columns)
@@ -298,7 +304,9 @@ class TableEnvironment:
             if n in by_target:
                 source_type = query.type_map()[by_target[n]]
                 value = Column(by_target[n])
-                exprs.append((n, value if source_type == t else value.cast(t)))
+                # NOT NULL values fit a nullable column: only a change of type needs a cast.
+                same = source_type.with_nullable(True) == t.with_nullable(True)
+                exprs.append((n, value if same else value.cast(t)))
             else:
                 if not t.nullable:
                     raise PlanError(f"column {n!r} of {name} is NOT NULL and not given by the INSERT column list")
@@ -375,6 +383,10 @@ class TableEnvironment:
     def _execute(self, plan: PlanNode) -> TableResult:
         jobs = self._spark_jobs()
         if self.streaming:
+            from changeflow.runtime.spark.connector_sources import trigger_interval_ms
+
+            if trigger_interval_ms(plan) is not None:  # unbounded input: read the changes while it runs
+                return TableResult(plan.schema, [], True, live=jobs.start_live(plan, self._streaming_settings()))
             changes = jobs.run_streaming(plan, self._streaming_settings())
         else:
             changes = jobs.run_batch(plan)

@@ -24,10 +24,15 @@ _INSERT = list(RowKind)[0]
 
 
 class CloseableIterator:
-    """Iterator over result rows, usable as a context manager as in PyFlink."""
+    """Iterator over result rows, usable as a context manager as in PyFlink.
 
-    def __init__(self, rows: list[Row]) -> None:
+    Over an unbounded query it yields rows as the query produces them; ``close()``
+    stops the query.
+    """
+
+    def __init__(self, rows, on_close=None) -> None:
         self._rows = iter(rows)
+        self._on_close = on_close
 
     def __iter__(self) -> "CloseableIterator":
         return self
@@ -37,6 +42,9 @@ class CloseableIterator:
 
     def close(self) -> None:
         self._rows = iter(())
+        if self._on_close is not None:
+            self._on_close()
+            self._on_close = None
 
     def __enter__(self) -> "CloseableIterator":
         return self
@@ -70,13 +78,15 @@ class TableResult:
 
     def __init__(self, schema, changes: list[Change], streaming: bool, *,
                  result_kind: ResultKind = ResultKind.SUCCESS_WITH_CONTENT, content_widths: bool = False,
-                 job: Any = None) -> None:
+                 job: Any = None, live: Any = None) -> None:
         self._schema = tuple(schema)
         self._changes = changes
         self._streaming = streaming
         self._result_kind = result_kind
         self._content_widths = content_widths  # statement results size columns by content
         self._job = job
+        self._raw = False  # print the single value as it is (EXPLAIN)
+        self._live = live  # a running query over unbounded input (runtime/spark/jobs.py LiveQuery)
 
     @staticmethod
     def ok() -> "TableResult":
@@ -90,6 +100,15 @@ class TableResult:
     def of_rows(schema, rows: list[tuple]) -> "TableResult":
         """A statement's content (SHOW, DESCRIBE, SET): rows printed as a tableau sized by content."""
         return TableResult(schema, [Change(_INSERT, tuple(r)) for r in rows], False, content_widths=True)
+
+    @staticmethod
+    def of_text(text: str) -> "TableResult":
+        """A one-value result printed as raw text (``EXPLAIN``'s plan), as PyFlink prints it."""
+        from changeflow.common.types import DataTypes
+
+        result = TableResult((("result", DataTypes.STRING()),), [Change(_INSERT, (text,))], False)
+        result._raw = True
+        return result
 
     @staticmethod
     def of_job(job: Any, sink_tables: list[str]) -> "TableResult":
@@ -107,7 +126,9 @@ class TableResult:
         return self._job
 
     def collect(self) -> CloseableIterator:
-        """The rows, each with its row kind (``get_row_kind()``)."""
+        """The rows, each with its row kind (``get_row_kind()``); over unbounded input, as they arrive."""
+        if self._live is not None:
+            return CloseableIterator((Row.of(c.kind, c.values) for c in self._live.changes()), self._live.stop)
         self.wait()
         return CloseableIterator([Row.of(c.kind, c.values) for c in self._changes])
 
@@ -125,13 +146,33 @@ class TableResult:
         """Print as PyFlink: ``OK``, a tableau of the rows, or an ``INSERT``'s ``-1`` once its job ends."""
         if self._result_kind is ResultKind.SUCCESS:
             print("OK")
+        elif self._raw:
+            print(self._changes[0].values[0])
         elif self._job is not None:
             self.wait()
             print("\n".join(" ".join(str(v) for v in c.values) for c in self._changes))
+        elif self._live is not None:
+            self._print_live()
         elif self._content_widths:
             print(format_content_tableau([n for n, _ in self._schema], [c.values for c in self._changes]))
         else:
             print(format_tableau(self._schema, self._changes, self._streaming))
+
+
+    def _print_live(self) -> None:
+        """Print an unbounded query's changes as they arrive (until it stops), as Flink's streaming tableau."""
+        widths = [2] + [column_width(n, t) for n, t in self._schema]
+        rule = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
+
+        def line(cells: list[str]) -> str:
+            return "| " + " | ".join(_fit(c, w) for c, w in zip(cells, widths)) + " |"
+
+        print(rule, line(["op"] + [n for n, _ in self._schema]), rule, sep="\n", flush=True)
+        count = 0
+        for c in self._live.changes():
+            print(line([str(c.kind)] + [format_value(v) for v in c.values]), flush=True)
+            count += 1
+        print(rule, f"{count} row{'s' if count != 1 else ''} in set", sep="\n")
 
 
 # Flink sizes tableau columns from their types (PrintStyle's type-inferred widths).

@@ -108,3 +108,16 @@ def test_one_statement_per_call(t_env):
         t_env.execute_sql("SHOW TABLES; SHOW VIEWS")
     with pytest.raises(PlanError, match="unsupported SQL statement 'ALTER'"):
         t_env.execute_sql("ALTER TABLE t RENAME TO u")
+
+
+def test_table_descriptor_declares_the_same_table_as_ddl(t_env):
+    from changeflow.common.types import DataTypes
+    from changeflow.table.descriptor import Schema, TableDescriptor
+
+    t_env.create_temporary_table("gen", TableDescriptor.for_connector("datagen")
+                                 .schema(Schema.new_builder().column("id", DataTypes.INT())
+                                         .column("v", DataTypes.DECIMAL(5, 2)).primary_key("id").build())
+                                 .option("number-of-rows", 3).build())
+    rows = [tuple(r) for r in t_env.execute_sql("DESCRIBE gen").collect()]
+    assert rows == [("id", "INT", False, "PRI(id)", None, None), ("v", "DECIMAL(5, 2)", True, None, None, None)]
+    assert t_env.from_path("gen").get_schema().get_field_names() == ["id", "v"]

@@ -13,6 +13,7 @@ job and raises its error.
 
 from __future__ import annotations
 
+import queue
 import shutil
 import tempfile
 import threading
@@ -78,14 +79,21 @@ class SparkJobs:
             def write(batch: DataFrame, batch_id: int) -> None:
                 sink.write(list(_changes(batch.toArrow(), names)))
 
-            query = (frame.writeStream.foreachBatch(write)
-                     .option("checkpointLocation", f"{workdir}/checkpoint")
-                     .trigger(availableNow=True).start())
+            query = _trigger(frame.writeStream.foreachBatch(write)
+                             .option("checkpointLocation", f"{workdir}/checkpoint"), plan).start()
             job.query = query
+            if job.cancelled:  # cancel() came before the query existed
+                query.stop()
             query.awaitTermination()  # raises the query's error, if it failed
         finally:
             sink.close()
             shutil.rmtree(workdir, ignore_errors=True)
+
+    def start_live(self, plan: PlanNode, settings: StreamingSettings) -> "LiveQuery":
+        """Start an unbounded query whose changes are read while it runs."""
+        workdir = tempfile.mkdtemp(prefix="changeflow-", dir=self.checkpoint_root)
+        frame = self.streaming_frame(plan, settings, workdir)
+        return LiveQuery(frame, plan, workdir)
 
     def submit_streaming_insert(self, plan: Sink, settings: StreamingSettings) -> "InsertJob":
         return InsertJob(lambda job: self.run_streaming_into(plan, settings, job))
@@ -108,6 +116,48 @@ class SparkJobs:
         names = [n for n in frame.columns if n != SEQ]
         table = frame.select(*[F.col(f"`{n}`") for n in names]).toArrow()
         return [Change(RowKind.INSERT, values) for values in _rows(table, names)]
+
+
+def _trigger(writer, plan: PlanNode):
+    """``availableNow`` for bounded input (the query ends once it is read), else a processing-time trigger."""
+    from changeflow.runtime.spark.connector_sources import trigger_interval_ms
+
+    interval = trigger_interval_ms(plan)
+    if interval is None:
+        return writer.trigger(availableNow=True)
+    return writer.trigger(processingTime=f"{interval} milliseconds")
+
+
+class LiveQuery:
+    """A running streaming query over unbounded input; ``changes()`` yields its changes as batches commit."""
+
+    def __init__(self, frame: DataFrame, plan: PlanNode, workdir: str) -> None:
+        self._queue: queue.Queue = queue.Queue()
+        self._workdir = workdir
+        names = [n for n in frame.columns if n not in (KIND, SEQ, SUB)]
+
+        def collect(batch: DataFrame, batch_id: int) -> None:
+            self._queue.put(list(_changes(batch.toArrow(), names)))
+
+        self.query = _trigger(frame.writeStream.foreachBatch(collect)
+                              .option("checkpointLocation", f"{workdir}/checkpoint"), plan).start()
+
+    def changes(self) -> Iterator[Change]:
+        """The changes, in order, until the query stops (``stop()``) or fails (raised here)."""
+        while True:
+            try:
+                batch = self._queue.get(timeout=0.2)
+            except queue.Empty:
+                if self.query.exception() is not None:
+                    raise self.query.exception()
+                if not self.query.isActive:
+                    return
+                continue
+            yield from batch
+
+    def stop(self) -> None:
+        self.query.stop()
+        shutil.rmtree(self._workdir, ignore_errors=True)
 
 
 class InsertJob:
@@ -134,10 +184,16 @@ class InsertJob:
         if self._error is not None and not self._cancelled:
             raise self._error
 
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled
+
     def cancel(self) -> None:
+        """Stop the job and wait until it has stopped."""
         self._cancelled = True
         if self.query is not None:
             self.query.stop()
+        self._thread.join()
 
     def get_job_status(self) -> str:
         if self._thread.is_alive():

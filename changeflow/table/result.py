@@ -1,10 +1,26 @@
-"""``TableResult``: the outcome of ``execute()``, with PyFlink's collect and print."""
+"""``TableResult``: the outcome of ``execute()`` and ``execute_sql()``, with PyFlink's collect and print.
+
+Three shapes, as in PyFlink:
+
+- a query's result: its changes (streaming) or final rows (batch), printed as a
+  tableau whose column widths follow the types;
+- a statement's content (``SHOW TABLES``, ``DESCRIBE``, ``SET``): rows printed as a
+  tableau sized by the content, or ``OK`` for a statement without content;
+- an ``INSERT``'s job: ``wait()`` waits for it, ``collect()`` gives PyFlink's one
+  row of ``-1`` (the affected row count is unknown) per sink table.
+"""
 
 from __future__ import annotations
 
+import enum
+from typing import Any
+
 from changeflow.common.row import Row
+from changeflow.common.row_kind import RowKind
 from changeflow.common.types import DataType
 from changeflow.runtime.changes import Change
+
+_INSERT = list(RowKind)[0]
 
 
 class CloseableIterator:
@@ -29,20 +45,76 @@ class CloseableIterator:
         self.close()
 
 
-class TableResult:
-    """Result of a query: its changes (streaming) or final rows (batch, all ``+I``)."""
+class ResultKind(enum.Enum):
+    """PyFlink's ``ResultKind``: whether a result has content beyond ``OK``."""
 
-    def __init__(self, schema, changes: list[Change], streaming: bool) -> None:
+    SUCCESS = 0
+    SUCCESS_WITH_CONTENT = 1
+
+
+class TableResult:
+    """Result of a query: its changes (streaming) or final rows (batch, all ``+I``).
+
+    >>> from changeflow.common.types import DataTypes
+    >>> TableResult.of_rows((("table name", DataTypes.STRING()),), [("orders",), ("t",)]).print()
+    +------------+
+    | table name |
+    +------------+
+    |     orders |
+    |          t |
+    +------------+
+    2 rows in set
+    >>> TableResult.ok().print()
+    OK
+    """
+
+    def __init__(self, schema, changes: list[Change], streaming: bool, *,
+                 result_kind: ResultKind = ResultKind.SUCCESS_WITH_CONTENT, content_widths: bool = False,
+                 job: Any = None) -> None:
         self._schema = tuple(schema)
         self._changes = changes
         self._streaming = streaming
+        self._result_kind = result_kind
+        self._content_widths = content_widths  # statement results size columns by content
+        self._job = job
+
+    @staticmethod
+    def ok() -> "TableResult":
+        """The result of a statement without content (DDL, SET): prints ``OK``."""
+        from changeflow.common.types import DataTypes
+
+        return TableResult((("result", DataTypes.STRING()),), [Change(_INSERT, ("OK",))], False,
+                           result_kind=ResultKind.SUCCESS)
+
+    @staticmethod
+    def of_rows(schema, rows: list[tuple]) -> "TableResult":
+        """A statement's content (SHOW, DESCRIBE, SET): rows printed as a tableau sized by content."""
+        return TableResult(schema, [Change(_INSERT, tuple(r)) for r in rows], False, content_widths=True)
+
+    @staticmethod
+    def of_job(job: Any, sink_tables: list[str]) -> "TableResult":
+        """The result of ``INSERT INTO``: a running (or finished) job writing ``sink_tables``."""
+        from changeflow.common.types import DataTypes
+
+        schema = tuple((name, DataTypes.BIGINT(False)) for name in sink_tables)
+        return TableResult(schema, [Change(_INSERT, tuple(-1 for _ in sink_tables))], False, job=job)
+
+    def get_result_kind(self) -> ResultKind:
+        return self._result_kind
+
+    def get_job_client(self):
+        """The job of an ``INSERT`` (``cancel()``, ``get_job_status()``); ``None`` for other statements."""
+        return self._job
 
     def collect(self) -> CloseableIterator:
         """The rows, each with its row kind (``get_row_kind()``)."""
+        self.wait()
         return CloseableIterator([Row.of(c.kind, c.values) for c in self._changes])
 
     def wait(self, timeout_ms: int | None = None) -> None:
-        """Jobs of bounded input have finished when ``execute()`` returns."""
+        """Wait for the job of an ``INSERT`` to finish (raising its error); queries have finished already."""
+        if self._job is not None:
+            self._job.wait(None if timeout_ms is None else timeout_ms / 1000)
 
     def get_table_schema(self):
         from changeflow.table.table import TableSchema
@@ -50,8 +122,16 @@ class TableResult:
         return TableSchema(self._schema)
 
     def print(self) -> None:
-        """Print the changes as Flink's tableau: an ``op`` column, then the columns."""
-        print(format_tableau(self._schema, self._changes, self._streaming))
+        """Print as PyFlink: ``OK``, a tableau of the rows, or an ``INSERT``'s ``-1`` once its job ends."""
+        if self._result_kind is ResultKind.SUCCESS:
+            print("OK")
+        elif self._job is not None:
+            self.wait()
+            print("\n".join(" ".join(str(v) for v in c.values) for c in self._changes))
+        elif self._content_widths:
+            print(format_content_tableau([n for n, _ in self._schema], [c.values for c in self._changes]))
+        else:
+            print(format_tableau(self._schema, self._changes, self._streaming))
 
 
 # Flink sizes tableau columns from their types (PrintStyle's type-inferred widths).
@@ -92,6 +172,29 @@ def format_tableau(schema, changes: list[Change], streaming: bool) -> str:
     out.append(rule)
     out.append(f"{len(changes)} row{'s' if len(changes) != 1 else ''} in set")
     return "\n".join(out)
+
+
+def format_content_tableau(names: list[str], rows: list[tuple]) -> str:
+    """A statement's rows as Flink prints them: columns as wide as their content, NULL blank."""
+    if not rows:
+        return "Empty set"
+    cells = [[_content(v) for v in row] for row in rows]
+    widths = [max([len(n)] + [len(line) for row in cells for line in row[i].split("\n")])
+              for i, n in enumerate(names)]
+    rule = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
+
+    def line(values: list[str]) -> str:
+        return "| " + " | ".join(v.rjust(w) for v, w in zip(values, widths)) + " |"
+
+    out = [rule, line(names), rule] + [line(row) for row in cells] + [rule]
+    out.append(f"{len(rows)} row{'s' if len(rows) != 1 else ''} in set")
+    return "\n".join(out)
+
+
+def _content(value) -> str:
+    if value is None:
+        return ""
+    return format_value(value)
 
 
 def _fit(text: str, width: int) -> str:

@@ -59,6 +59,9 @@ def arrow_table(node: Source) -> pa.Table:
 
 def batch_frame(spark: SparkSession, node: Source) -> DataFrame:
     """The source as a Spark batch DataFrame with a ``_seq`` column of source positions."""
+    if node.kind == "connector":  # a DDL table's connector
+        from changeflow.runtime.spark.connector_sources import connector_batch_frame
+        return connector_batch_frame(spark, node)
     if node.kind == "spark":
         return node.payload.withColumn(SEQ, F.monotonically_increasing_id())
     table = arrow_table(node)
@@ -71,6 +74,9 @@ def batch_frame(spark: SparkSession, node: Source) -> DataFrame:
 
 def stream_frame(spark: SparkSession, node: Source, directory: str, rows_per_batch: int) -> DataFrame:
     """The source as a streaming DataFrame of ``+I`` changes, one file per micro-batch."""
+    if node.kind == "connector":  # a DDL table's connector
+        from changeflow.runtime.spark.connector_sources import connector_stream_frame
+        return connector_stream_frame(spark, node, directory, rows_per_batch)
     if node.kind == "spark" and node.payload.isStreaming:
         return _ordered_stream(node)
     os.makedirs(directory, exist_ok=True)

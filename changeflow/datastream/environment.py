@@ -135,8 +135,10 @@ class StreamExecutionEnvironment:
         self._sinks.append((node, sink))
 
     def _run_collect(self, node: graph.Node, job_name: str | None) -> list[Any]:
+        # As in Flink, the job also runs the sinks added so far (executeAndCollect executes the environment).
         sink = CollectSink()
-        self._run([(node, sink)])
+        pending, self._sinks = self._sinks, []
+        self._run(pending + [(node, sink)])
         return sink.records
 
     def is_streaming(self, nodes: list[graph.Node]) -> bool:

@@ -17,14 +17,15 @@ __all__ = ["CollectSink", "PrintSink", "to_java_string"]
 
 
 def to_java_string(value: Any, type_info: Any = None) -> str:
-    """How Flink prints a record of ``type_info``.
+    """How PyFlink 2.3's ``print()`` writes a record of ``type_info`` (checked against PyFlink).
 
-    A typed Row prints as Java's ``Row.toString`` (``+I[a, 1]``), a typed
-    tuple as Java's ``Tuple2.toString`` (``(a,1)``); a pickled value as
-    Python's ``str``, as PyFlink converts it before printing.
+    A pickled value (no type information) prints as Python's ``str``; a Row as
+    PyFlink formats it before printing (``+I[`` then Python's ``str`` of each
+    field joined by ``,``); other typed values as Java prints them (a tuple as
+    ``(a,1,true)``, null as ``null``).
 
-    >>> to_java_string(Row(word="a", n=1), RowTypeInfo([], None))
-    '+I[a, 1]'
+    >>> to_java_string(Row(word="a", n=1, ok=True, x=None), RowTypeInfo([], None))
+    '+I[a,1,True,None]'
     >>> to_java_string(("a", 1.5, None, True), TupleTypeInfo([]))
     '(a,1.5,null,true)'
     >>> to_java_string(("a", 1))
@@ -33,19 +34,18 @@ def to_java_string(value: Any, type_info: Any = None) -> str:
     if type_info is None or isinstance(type_info, PickledBytesTypeInfo):
         return value if isinstance(value, str) else str(value)
     if isinstance(type_info, RowTypeInfo) and isinstance(value, Row):
-        return f"{value.get_row_kind()}[{', '.join(_java(v) for v in value)}]"
+        return f"{value.get_row_kind()}[{','.join(str(v) for v in value)}]"
     if isinstance(type_info, TupleTypeInfo) and isinstance(value, tuple):
         return f"({','.join(_java(v) for v in value)})"
     return _java(value)
 
 
 def _java(v: Any) -> str:
+    """Java's ``toString`` of a converted Python value."""
     if v is None:
         return "null"
     if isinstance(v, bool):
         return "true" if v else "false"
-    if isinstance(v, Row):
-        return f"{v.get_row_kind()}[{', '.join(_java(x) for x in v)}]"
     if isinstance(v, (list, tuple)):
         return f"[{', '.join(_java(x) for x in v)}]"
     return str(v)

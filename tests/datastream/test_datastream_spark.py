@@ -86,3 +86,28 @@ def test_a_failing_user_function_fails_the_job_naming_function_and_record(env_of
 
     with pytest.raises(Exception, match=r"user function Map\(.*invert\) failed on record 0: ZeroDivisionError"):
         ds.map(invert).execute_and_collect(limit=10)
+
+
+class Reminder(KeyedProcessFunction):
+    def open(self, runtime_context):
+        self.total = runtime_context.get_state(ValueStateDescriptor("total", Types.LONG()))
+
+    def process_element(self, value, ctx):
+        self.total.update((self.total.value() or 0) + value[1])
+        ctx.timer_service().register_processing_time_timer(ctx.timer_service().current_processing_time() + value[2])
+        yield "elem", value[0], value[1]
+
+    def on_timer(self, timestamp, ctx):
+        yield "timer", ctx.get_current_key(), self.total.value()
+
+
+def test_processing_time_timer_fires_in_a_later_micro_batch(spark):
+    conf = Configuration()
+    conf.set_string("changeflow.state.buckets", "2")
+    conf.set_string("changeflow.source.rows-per-batch", "1")  # one record per micro-batch
+    env = StreamExecutionEnvironment.get_execution_environment(conf, spark_session=spark)
+    ds = env.from_collection([("a", 1, 0), ("b", 2, 3_600_000), ("a", 3, 3_600_000)])
+    # a's timer is due at once: it fires in the next micro-batch (after b's record, which precedes it there);
+    # the timers an hour ahead are still pending when the bounded input ends and never fire, as in Flink.
+    assert list(ds.key_by(lambda r: r[0]).process(Reminder()).execute_and_collect()) == [
+        ("elem", "a", 1), ("elem", "b", 2), ("timer", "a", 1), ("elem", "a", 3)]

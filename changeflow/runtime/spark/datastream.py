@@ -45,7 +45,6 @@ from changeflow.datastream.chain import ChainRunner, Op
 from changeflow.kernels.keyed.process import KeyedProcess
 from changeflow.kernels.keyed.records import KEY, ORD, VALUE, dumps, loads, source_stamp
 from changeflow.kernels.keyed.reduce import KeyedReduce
-from changeflow.kernels.state import InMemoryKeyedState
 from changeflow.runtime.spark.packing import BUCKET, PAYLOAD, Packer
 from changeflow.runtime.spark.processor import KernelProcessor
 
@@ -145,9 +144,12 @@ class DataStreamJob:
             return keyed.mapInPandas(_BatchKeyed(kernel), _RECORDS)
         packer = Packer([KEY], self.settings.buckets, child.columns, _OBJECT, local=runner)
         packed = child.mapInPandas(packer, _PACKED)
-        processor = KernelProcessor(kernel, [KEY], self.settings.pages)
+        if isinstance(kernel, KeyedProcess):
+            processor, time_mode = TimerKernelProcessor(kernel, [KEY], self.settings.pages), "ProcessingTime"
+        else:
+            processor, time_mode = KernelProcessor(kernel, [KEY], self.settings.pages), "None"
         return packed.groupBy(BUCKET).transformWithStateInPandas(
-            statefulProcessor=processor, outputStructType=_RECORDS, outputMode="Append", timeMode="None")
+            statefulProcessor=processor, outputStructType=_RECORDS, outputMode="Append", timeMode=time_mode)
 
     # --- sources ------------------------------------------------------------------------
     def _source(self, node: graph.SourceNode) -> DataFrame:
@@ -215,6 +217,45 @@ def _chain(node: graph.Node) -> tuple[graph.Node, list[Op]]:
     return node, ops[::-1]
 
 
+class TimerKernelProcessor(KernelProcessor):
+    """A :class:`KernelProcessor` whose kernel has processing-time timers (:class:`KeyedProcess`).
+
+    The kernel keeps its bucket's timers in its own state; this processor keeps
+    one Spark timer per bucket at the earliest of them, and on expiry lets the
+    kernel fire every due timer. Spark fires a timer in the first micro-batch
+    whose processing time has reached it (micro-batches run only when input
+    arrives, ``spark.sql.streaming.noDataMicroBatches.enabled`` being off).
+    """
+
+    def init(self, handle) -> None:
+        super().init(handle)
+        self.handle = handle
+
+    def handleInputRows(self, key, rows, timerValues):
+        yield from super().handleInputRows(key, rows, timerValues)
+        self._schedule()
+
+    def handleExpiredTimer(self, key, timerValues, expiredTimerInfo):
+        from changeflow.state.paged import PagedKeyedState
+
+        state = PagedKeyedState(self.page_store, self.key_columns, self.pages)
+        out = self.kernel.fire(timerValues.getCurrentProcessingTimeInMs(), state)
+        state.commit()
+        self._schedule()
+        if len(out):
+            yield out
+
+    def _schedule(self) -> None:
+        from changeflow.state.paged import PagedKeyedState
+
+        wanted = self.kernel.next_timer(PagedKeyedState(self.page_store, self.key_columns, self.pages))
+        for t in list(self.handle.listTimers()):
+            if t != wanted:
+                self.handle.deleteTimer(t)
+        if wanted is not None:
+            self.handle.registerTimer(wanted)
+
+
 class _BatchKeyed:
     """Batch mode: a partition holds every record of its keys; fold them with fresh in-memory state."""
 
@@ -230,7 +271,7 @@ class _BatchKeyed:
         if isinstance(self.kernel, KeyedReduce):
             yield self.kernel.final(batch)
         else:
-            yield self.kernel.process(batch, InMemoryKeyedState())
+            yield self.kernel.process_bounded(batch)
 
 
 class _LineEncoder:

@@ -18,7 +18,7 @@ Flushes happen when the caller says so (:meth:`flush`: the interval has passed,
 the input ended), when the input is idle after records arrived
 (:meth:`notify_nothing_available`), and, in the memory-buffer-only mode, whenever
 the buffer holds more than ``max_entries`` keys (checked every ``max_entries``
-input rows, so the buffer never holds more than twice that).
+input rows, never between the two halves of an update).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Union
 
 import pandas as pd
 
-from changeflow.kernels.changelog import SEQ, SUB
+from changeflow.kernels.changelog import KIND, SEQ, SUB, UPDATE_AFTER
 from changeflow.kernels.flush.buffer import LatestPerKey
 
 
@@ -89,10 +89,18 @@ class BufferOutput:
             return []
         emitted: list[Element] = []
         ordered = changes.sort_values([SEQ, SUB], kind="stable", ignore_index=True)
-        for start in range(0, len(ordered), self.max_entries):
-            self._buffered = self.buffer.merge(self._buffered, ordered.iloc[start:start + self.max_entries])
+        # Chunk ends never split a -U from its +U: a flush between the two halves of
+        # an update would see the +U as a key's first change.
+        update_after = ordered[KIND].to_numpy() == UPDATE_AFTER
+        start = 0
+        while start < len(ordered):
+            end = min(start + self.max_entries, len(ordered))
+            while end < len(ordered) and update_after[end]:
+                end += 1
+            self._buffered = self.buffer.merge(self._buffered, ordered.iloc[start:end])
             if len(self) > self.max_entries:
                 emitted.extend(self.flush())
+            start = end
         return emitted
 
     def emit_watermark(self, watermark: Watermark) -> list[Element]:

@@ -48,7 +48,7 @@ def test_errors_name_the_problem():
         join(USERS, ORDERS, "cross", None)
     with pytest.raises(PlanError, match="must be BOOLEAN"):
         join(USERS, ORDERS, "INNER", col("id") + col("user"))
-    with pytest.raises(PlanError, match="cannot compare INT NOT NULL with STRING"):
+    with pytest.raises(PlanError, match="cannot compare id of type INT NOT NULL with name0 of type STRING"):
         join(USERS, ORDERS, "INNER", col("id") == col("name0"))
 
 

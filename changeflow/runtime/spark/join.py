@@ -22,6 +22,7 @@ on NULL is not true in Spark either).
 
 from __future__ import annotations
 
+import pickle
 from typing import Any, Iterator
 
 import pandas as pd
@@ -130,11 +131,10 @@ class JoinProcessor(StatefulProcessor):
         self.page_store = handle.getMapState("pages", _PAGE_KEY, _PAGE_VALUE)
 
     def handleInputRows(self, key: Any, rows: Iterator[pd.DataFrame], timerValues: Any) -> Iterator[pd.DataFrame]:
-        import pickle
-
         sides: tuple[list[pd.DataFrame], list[pd.DataFrame]] = ([], [])
         for frame in rows:
             # Spark renames columns starting with "_": the payload is the last column.
+            # Payloads are pickled by changeflow's own packing stage (see .packing).
             for payload in frame.iloc[:, -1]:
                 part = pickle.loads(payload)
                 if len(part):

@@ -185,3 +185,24 @@ def union_of_maps(env, api):
     b = env.from_collection([10, 20]).map(lambda v: v + 1).map(lambda v: -v)
     c = env.from_collection(["x"])
     return a.union(b, c)
+
+
+@case("process_timers", "KeyedProcessFunction with processing-time timers: batch mode fires every timer of a key, "
+      "in time order, after the key's input (streaming firing depends on wall-clock time: not a golden)",
+      modes=("batch",))
+def process_timers(env, api):
+    class Reminder(api.KeyedProcessFunction):
+        def open(self, runtime_context):
+            self.total = runtime_context.get_state(api.ValueStateDescriptor("total", api.Types.LONG()))
+
+        def process_element(self, value, ctx):
+            self.total.update((self.total.value() or 0) + value[1])
+            ctx.timer_service().register_processing_time_timer(
+                ctx.timer_service().current_processing_time() + value[2])
+            yield "elem", value[0], value[1]
+
+        def on_timer(self, timestamp, ctx):
+            yield "timer", ctx.get_current_key(), self.total.value()
+
+    ds = env.from_collection([("a", 1, 0), ("b", 2, 3_600_000), ("a", 3, 7_200_000), ("c", 4, 10)])
+    return ds.key_by(lambda r: r[0]).process(Reminder())

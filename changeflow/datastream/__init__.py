@@ -16,10 +16,11 @@ from changeflow.datastream.data_stream import CloseableIterator, DataStream, Dat
 from changeflow.datastream.environment import JobExecutionResult, RuntimeExecutionMode, StreamExecutionEnvironment
 from changeflow.datastream.functions import (FilterFunction, FlatMapFunction, KeyedProcessFunction, KeySelector,
                                              MapFunction, ProcessFunction, ReduceFunction, RuntimeContext)
+from changeflow.datastream.operator_attributes import OperatorAttributes, OperatorAttributesBuilder
 from changeflow.datastream.sinks import CollectSink, PrintSink
 from changeflow.datastream.state import ValueState, ValueStateDescriptor
 
 __all__ = sorted(["CloseableIterator", "CollectSink", "DataStream", "DataStreamSink", "FilterFunction",
                   "FlatMapFunction", "JobExecutionResult", "KeySelector", "KeyedProcessFunction", "KeyedStream",
-                  "MapFunction", "PrintSink", "ProcessFunction", "ReduceFunction", "RuntimeContext",
+                  "MapFunction", "OperatorAttributes", "OperatorAttributesBuilder", "PrintSink", "ProcessFunction", "ReduceFunction", "RuntimeContext",
                   "RuntimeExecutionMode", "StreamExecutionEnvironment", "ValueState", "ValueStateDescriptor"])

@@ -129,25 +129,22 @@ class KeyedStream(DataStream):
         self._key_selector = key_selector
         self._key_type = key_type
 
-    def _keyed_reduce(self, function: Any, name: str, idempotent: bool) -> DataStream:
+    def _keyed_reduce(self, function: Any, name: str) -> DataStream:
         node = graph.KeyedReduceNode(name, self.get_type(), input=self._node, key_selector=self._key_selector,
-                                     function=function, idempotent=idempotent)
+                                     function=function)
         return DataStream(self._env, node)
 
     def reduce(self, func: Callable | ReduceFunction) -> DataStream:
         """A rolling reduce per key: ``func(running, record)``."""
         _check(func, ReduceFunction)
-        idempotent = func.is_output_idempotent() if isinstance(func, ReduceFunction) else True
-        # A keyed reduce's output per key is its latest running value: idempotent (FLIP-365) unless
-        # the user's ReduceFunction says otherwise.
-        return self._keyed_reduce(func, f"Reduce({describe(func)})", idempotent)
+        return self._keyed_reduce(func, f"Reduce({describe(func)})")
 
     def _accumulate(self, kind: str, position: int | str) -> DataStream:
         # Imported here: the kernel module subclasses this package's ReduceFunction.
         from changeflow.kernels.keyed.accumulate import AccumulateReduce
 
         function = AccumulateReduce(kind, position)
-        return self._keyed_reduce(function, f"{kind}({position!r})", True)
+        return self._keyed_reduce(function, f"{kind}({position!r})")
 
     def sum(self, position_to_sum: int | str = 0) -> DataStream:
         return self._accumulate("sum", position_to_sum)

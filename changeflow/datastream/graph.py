@@ -13,6 +13,9 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
+from changeflow.datastream.operator_attributes import (OperatorAttributes, OperatorAttributesBuilder,
+                                                       function_is_output_idempotent)
+
 _ids = itertools.count()
 
 
@@ -26,6 +29,14 @@ class Node:
     @property
     def inputs(self) -> list["Node"]:
         return []
+
+    @property
+    def keyed(self) -> bool:
+        return False
+
+    def attributes(self) -> OperatorAttributes:
+        """What the operator tells the planner (FLIP-365 idempotence; see :mod:`.operator_attributes`)."""
+        return OperatorAttributes()
 
 
 @dataclass(eq=False)
@@ -47,6 +58,9 @@ class Stateless(Node):
     def inputs(self) -> list[Node]:
         return [self.input]
 
+    def attributes(self) -> OperatorAttributes:
+        return OperatorAttributesBuilder().set_output_idempotent(function_is_output_idempotent(self.op.function)).build()
+
 
 @dataclass(eq=False)
 class KeyedReduceNode(Node):
@@ -55,11 +69,19 @@ class KeyedReduceNode(Node):
     input: Node = None
     key_selector: Any = None
     function: Any = None
-    idempotent: bool = False   # FLIP-365: whether a key's latest output supersedes the earlier ones
 
     @property
     def inputs(self) -> list[Node]:
         return [self.input]
+
+    @property
+    def keyed(self) -> bool:
+        return True
+
+    def attributes(self) -> OperatorAttributes:
+        # A keyed reduce's output for a key is its running value: a later one supersedes the
+        # earlier ones whatever the reduce function (FLIP-365's built-in idempotent operators).
+        return OperatorAttributesBuilder().set_output_idempotent(True).build()
 
 
 @dataclass(eq=False)
@@ -71,6 +93,13 @@ class KeyedProcessNode(Node):
     @property
     def inputs(self) -> list[Node]:
         return [self.input]
+
+    @property
+    def keyed(self) -> bool:
+        return True
+
+    def attributes(self) -> OperatorAttributes:
+        return OperatorAttributesBuilder().set_output_idempotent(function_is_output_idempotent(self.function)).build()
 
 
 @dataclass(eq=False)

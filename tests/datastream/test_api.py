@@ -38,15 +38,25 @@ def test_types_flow_through_the_graph():
     assert ds.map(lambda r: r[0], output_type=Types.STRING()).get_type() == Types.STRING()
 
 
-def test_keyed_reductions_record_output_idempotence_for_the_flush_buffer():
-    class NotIdempotent(ReduceFunction):
+def test_operator_attributes_report_idempotent_output_for_the_flush_buffer():
+    class Plain(ReduceFunction):
         def reduce(self, a, b):
             return a
 
-    keyed = StreamExecutionEnvironment.get_execution_environment().from_collection([("a", 1)]).key_by(
-        lambda r: r[0])
-    assert keyed.max_by(1)._node.idempotent and keyed.reduce(lambda a, b: a)._node.idempotent
-    assert not keyed.reduce(NotIdempotent())._node.idempotent
+    class Latest(KeyedProcessFunction):
+        def is_output_idempotent(self):
+            return True
+
+        def process_element(self, value, ctx):
+            yield value
+
+    ds = StreamExecutionEnvironment.get_execution_environment().from_collection([("a", 1)])
+    keyed = ds.key_by(lambda r: r[0])
+    # Keyed reductions are built-in idempotent operators, whatever the reduce function.
+    for out in (keyed.max_by(1), keyed.sum(1), keyed.reduce(lambda a, b: a), keyed.reduce(Plain())):
+        assert out._node.attributes().is_output_idempotent() and out._node.keyed
+    assert keyed.process(Latest())._node.attributes().is_output_idempotent()
+    assert not ds.map(lambda r: r)._node.attributes().is_output_idempotent()
 
 
 def test_name_uid_and_graph_shape():

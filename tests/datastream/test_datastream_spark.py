@@ -111,3 +111,17 @@ def test_processing_time_timer_fires_in_a_later_micro_batch(spark):
     # the timers an hour ahead are still pending when the bounded input ends and never fire, as in Flink.
     assert list(ds.key_by(lambda r: r[0]).process(Reminder()).execute_and_collect()) == [
         ("elem", "a", 1), ("elem", "b", 2), ("timer", "a", 1), ("elem", "a", 3)]
+
+
+def test_unbounded_dataframe_source_runs_in_streaming_mode_under_automatic(spark, tmp_path):
+    spark.createDataFrame([("a", 1), ("b", 2), ("a", 3)], "k string, n int").write.parquet(str(tmp_path / "in"))
+    stream = spark.readStream.schema("k string, n int").parquet(str(tmp_path / "in"))
+    env = StreamExecutionEnvironment.get_execution_environment(spark_session=spark)
+    env.set_runtime_mode(RuntimeExecutionMode.AUTOMATIC)  # an unbounded source: streaming
+    out = list(env.from_source(stream).key_by(lambda r: r.k).sum("n").execute_and_collect())
+    # One running value per input row; rows of one micro-batch of a Spark stream have no defined order,
+    # so only the last value per key is fixed.
+    assert len(out) == 3 and {r.k: r.n for r in out if r.n in (2, 4)} == {"a": 4, "b": 2}
+    with pytest.raises(ValueError, match="unbounded"):
+        env.set_runtime_mode(RuntimeExecutionMode.BATCH)
+        env.from_source(stream).execute_and_collect()

@@ -15,7 +15,7 @@ its configuration) and validates keys and values through the configuration.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sqlglot.tokens import Token, TokenType
 

@@ -73,58 +73,67 @@ class CatalogView:
 
 
 class Catalog:
+    """Temporary and permanent objects; a temporary one shadows a permanent one of the same name, as in Flink."""
+
     def __init__(self) -> None:
-        self._objects: dict[str, CatalogTable | CatalogView] = {}
+        self._temporary: dict[str, CatalogTable | CatalogView] = {}
+        self._permanent: dict[str, CatalogTable | CatalogView] = {}
 
     # --- lookup --------------------------------------------------------------------
     def get(self, name: str) -> CatalogTable | CatalogView:
-        if name not in self._objects:
+        found = self._temporary.get(name, self._permanent.get(name))
+        if found is None:
             raise CatalogError(f"Table {name!r} not found; known tables and views: {self._known()}")
-        return self._objects[name]
+        return found
 
     def contains(self, name: str) -> bool:
-        return name in self._objects
+        return name in self._temporary or name in self._permanent
 
     def list_tables(self) -> list[str]:
         """Tables and views, sorted (Flink's ``SHOW TABLES`` lists both)."""
-        return sorted(self._objects)
+        return sorted(set(self._temporary) | set(self._permanent))
 
     def list_views(self) -> list[str]:
-        return sorted(n for n, o in self._objects.items() if isinstance(o, CatalogView))
+        return sorted({n for space in (self._temporary, self._permanent) for n, o in space.items()
+                       if isinstance(o, CatalogView)})
 
     def _known(self) -> str:
-        return ", ".join(sorted(self._objects)) or "(none)"
+        return ", ".join(self.list_tables()) or "(none)"
 
     # --- changes -------------------------------------------------------------------
     def create_table(self, table: CatalogTable, if_not_exists: bool = False) -> None:
-        if table.name in self._objects:
+        self._create(table, table.temporary, if_not_exists)
+
+    def create_view(self, view: CatalogView, if_not_exists: bool = False) -> None:
+        self._create(view, view.temporary, if_not_exists)
+
+    def _create(self, entry: CatalogTable | CatalogView, temporary: bool, if_not_exists: bool) -> None:
+        space = self._temporary if temporary else self._permanent
+        if entry.name in space:
             if if_not_exists:
                 return
-            raise CatalogError(f"Could not execute CreateTable in path `{CATALOG}`.`{DATABASE}`.`{table.name}`: "
-                               f"Table (or view) {DATABASE}.{table.name} already exists in Catalog {CATALOG}.")
-        self._objects[table.name] = table
+            if temporary:
+                raise CatalogError(f"Temporary table '`{CATALOG}`.`{DATABASE}`.`{entry.name}`' already exists")
+            raise CatalogError(f"Could not execute CreateTable in path `{CATALOG}`.`{DATABASE}`.`{entry.name}`: "
+                               f"Table (or view) {DATABASE}.{entry.name} already exists in Catalog {CATALOG}.")
+        space[entry.name] = entry
 
-    def create_view(self, view: CatalogView, if_not_exists: bool = False, replace: bool = False) -> None:
-        existing = self._objects.get(view.name)
-        if existing is not None and not replace:
-            if if_not_exists:
-                return
-            if view.temporary and isinstance(existing, CatalogView) and existing.temporary:
-                raise CatalogError(f"Temporary table '`{CATALOG}`.`{DATABASE}`.`{view.name}`' already exists")
-            raise CatalogError(f"Could not execute CreateTable in path `{CATALOG}`.`{DATABASE}`.`{view.name}`: "
-                               f"Table (or view) {DATABASE}.{view.name} already exists in Catalog {CATALOG}.")
-        self._objects[view.name] = view
+    def drop_table(self, name: str, if_exists: bool = False, temporary: bool | None = None) -> bool:
+        return self._drop(name, CatalogTable, "Table", if_exists, temporary)
 
-    def drop_table(self, name: str, if_exists: bool = False) -> bool:
-        return self._drop(name, CatalogTable, "Table", if_exists)
+    def drop_view(self, name: str, if_exists: bool = False, temporary: bool | None = None) -> bool:
+        return self._drop(name, CatalogView, "View", if_exists, temporary)
 
-    def drop_view(self, name: str, if_exists: bool = False) -> bool:
-        return self._drop(name, CatalogView, "View", if_exists)
-
-    def _drop(self, name: str, kind: type, word: str, if_exists: bool) -> bool:
-        if isinstance(self._objects.get(name), kind):
-            del self._objects[name]
-            return True
+    def _drop(self, name: str, kind: type, word: str, if_exists: bool, temporary: bool | None) -> bool:
+        """Drop from the temporary objects, the permanent ones, or (``None``) the one a lookup finds."""
+        spaces = {True: [self._temporary], False: [self._permanent],
+                  None: [self._temporary, self._permanent]}[temporary]
+        for space in spaces:
+            if name in space:
+                if not isinstance(space[name], kind):
+                    break
+                del space[name]
+                return True
         if if_exists:
             return False
         raise CatalogError(f"{word} with identifier '{identifier(name)}' does not exist.")

@@ -5,7 +5,8 @@ numbers, ``length`` for strings, ``max-past`` for timestamps, ``null-rate``) or
 ``sequence`` (``start`` and ``end``, both required; the source ends when a
 sequence is exhausted). ``number-of-rows`` bounds the source; without it and
 without a sequence the source is unbounded and emits ``rows-per-second`` rows
-per second. Row ``i`` is a function of ``i`` (a sequence gives ``start + i``,
+per second (a bounded source is generated at once: changeflow does not throttle
+it as Flink does). Row ``i`` is a function of ``i`` (a sequence gives ``start + i``,
 random values come from a generator seeded by the row range), so a micro-batch
 of rows can be generated anywhere.
 

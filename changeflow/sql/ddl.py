@@ -20,8 +20,6 @@ columns when the table is read.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-
 import sqlglot
 from sqlglot.dialects.spark import Spark
 from sqlglot.tokens import Token, TokenType
@@ -109,12 +107,9 @@ class Cursor:
         return t
 
     def name(self) -> str:
-        """An identifier (plain or backquoted)."""
+        """An identifier: backquoted (any text), or a plain word."""
         t = self.next()
-        if t.token_type == TokenType.STRING or not re.match(r"^[A-Za-z_$][\w$]*$|^.+$", t.text):
-            self.i -= 1
-            self.fail("expected a name")
-        if t.token_type != TokenType.IDENTIFIER and not re.match(r"^[A-Za-z_$][\w$]*$", t.text):
+        if t.token_type != TokenType.IDENTIFIER and not re.fullmatch(r"[A-Za-z_$][\w$]*", t.text):
             self.i -= 1
             self.fail("expected a name")
         return t.text
@@ -337,16 +332,6 @@ _SIMPLE = {
     "BIGINT": "BIGINT", "FLOAT": "FLOAT", "REAL": "FLOAT", "DOUBLE": "DOUBLE", "DATE": "DATE",
     "STRING": "STRING",
 }
-
-
-@dataclass
-class _TypeReader:
-    text: str
-    column: str
-    pos: int = 0
-
-    def tokens(self) -> list[str]:
-        return re.findall(r"[A-Za-z_]+|\d+|[(),<>]", self.text)
 
 
 def parse_type(text: str, column: str = "?") -> tuple[DataType, str]:

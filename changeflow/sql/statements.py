@@ -15,7 +15,7 @@ its configuration) and validates keys and values through the configuration.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sqlglot.tokens import Token, TokenType
 
@@ -174,7 +174,7 @@ def create(t_env: "TableEnvironment", sql: str, cur: Cursor) -> TableResult:
 
 def drop(t_env: "TableEnvironment", cur: Cursor) -> TableResult:
     cur.expect("DROP")
-    cur.accept("TEMPORARY")
+    temporary = True if cur.accept("TEMPORARY") else None
     kind = cur.next().text.upper()
     if kind not in ("TABLE", "VIEW"):
         cur.i -= 1
@@ -184,9 +184,9 @@ def drop(t_env: "TableEnvironment", cur: Cursor) -> TableResult:
     if not cur.at_end():
         cur.fail("unexpected text after the name")
     if kind == "TABLE":
-        t_env._catalog.drop_table(name, if_exists)
+        t_env._catalog.drop_table(name, if_exists, temporary)
     else:
-        t_env._catalog.drop_view(name, if_exists)
+        t_env._catalog.drop_view(name, if_exists, temporary)
     return TableResult.ok()
 
 

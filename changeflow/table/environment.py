@@ -189,10 +189,10 @@ class TableEnvironment:
         return self._catalog.list_views()
 
     def drop_temporary_view(self, view_path: str) -> bool:
-        return self._catalog.drop_view(view_path, if_exists=True)
+        return self._catalog.drop_view(view_path, if_exists=True, temporary=True)
 
     def drop_temporary_table(self, table_path: str) -> bool:
-        return self._catalog.drop_table(table_path, if_exists=True)
+        return self._catalog.drop_table(table_path, if_exists=True, temporary=True)
 
     # --- SQL ----------------------------------------------------------------------------
     def execute_sql(self, stmt: str) -> TableResult:

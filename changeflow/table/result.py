@@ -170,7 +170,8 @@ class TableResult:
         print(rule, line(["op"] + [n for n, _ in self._schema]), rule, sep="\n", flush=True)
         count = 0
         for c in self._live.changes():
-            print(line([str(c.kind)] + [format_value(v) for v in c.values]), flush=True)
+            print(line([str(c.kind)] + [format_value(v, t) for v, (_, t) in zip(c.values, self._schema)]),
+                  flush=True)
             count += 1
         print(rule, f"{count} row{'s' if count != 1 else ''} in set", sep="\n")
 
@@ -186,13 +187,37 @@ def column_width(name: str, data_type: DataType) -> int:
     return max(width, len(name))
 
 
-def format_value(value) -> str:
+def format_value(value, data_type: DataType | None = None) -> str:
+    """A value as Flink's tableau shows it: ``<NULL>``, ``TRUE``, ``1.0E10``, a timestamp to its precision.
+
+    >>> import datetime, decimal
+    >>> from changeflow.common.types import DataTypes
+    >>> format_value(datetime.datetime(2024, 1, 2, 3, 4, 5, 100000), DataTypes.TIMESTAMP(3))
+    '2024-01-02 03:04:05.100'
+    >>> format_value(1e10, DataTypes.DOUBLE()), format_value(decimal.Decimal("1.5"), DataTypes.DECIMAL(10, 3))
+    ('1.0E10', '1.500')
+    """
     if value is None:
         return "<NULL>"
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
     if isinstance(value, dict):
         return "{" + ", ".join(f"{k}={v}" for k, v in value.items()) + "}"
+    if data_type is not None:
+        import datetime
+
+        from changeflow.connectors.values import flink_string
+
+        if data_type.root == "TIMESTAMP" and isinstance(value, datetime.datetime):
+            precision = data_type.params[0] if data_type.params else 6
+            text = value.strftime("%Y-%m-%d %H:%M:%S")
+            # Python keeps microseconds: digits beyond 6 are zeros.
+            fraction = f"{value.microsecond:06d}".ljust(9, "0")[:precision]
+            return text + ("." + fraction if precision else "")
+        if data_type.root in ("DOUBLE", "FLOAT", "DECIMAL") and not isinstance(value, str):
+            return flink_string(value, data_type)
+        if data_type.root == "ARRAY" and isinstance(value, list):
+            return flink_string(value, data_type)
     return str(value)
 
 
@@ -208,7 +233,7 @@ def format_tableau(schema, changes: list[Change], streaming: bool) -> str:
 
     out = [rule, line(names), rule]
     for c in changes:
-        cells = [format_value(v) for v in c.values]
+        cells = [format_value(v, t) for v, (_, t) in zip(c.values, schema)]
         out.append(line(([str(c.kind)] if streaming else []) + cells))
     out.append(rule)
     out.append(f"{len(changes)} row{'s' if len(changes) != 1 else ''} in set")

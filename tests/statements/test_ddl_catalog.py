@@ -121,3 +121,17 @@ def test_table_descriptor_declares_the_same_table_as_ddl(t_env):
     rows = [tuple(r) for r in t_env.execute_sql("DESCRIBE gen").collect()]
     assert rows == [("id", "INT", False, "PRI(id)", None, None), ("v", "DECIMAL(5, 2)", True, None, None, None)]
     assert t_env.from_path("gen").get_schema().get_field_names() == ["id", "v"]
+
+
+def test_temporary_objects_shadow_permanent_ones_as_in_flink(t_env):
+    view = t_env.from_elements([(1, "a")], ["id", "name"])
+    t_env.create_temporary_view("v", view)
+    with pytest.raises(PlanError, match="Temporary table '`default_catalog`.`default_database`.`v`' already exists"):
+        t_env.create_temporary_view("v", view)
+    with pytest.raises(PlanError, match="Temporary table .* already exists"):
+        t_env.execute_sql("CREATE TEMPORARY VIEW v AS SELECT id FROM v")
+    t_env.execute_sql("CREATE TABLE v (a INT) WITH ('connector'='blackhole')")  # permanent, shadowed
+    assert t_env.list_tables() == ["v"]
+    assert t_env.from_path("v").get_schema().get_field_names() == ["id", "name"]
+    assert t_env.drop_temporary_view("v") and not t_env.drop_temporary_view("v")
+    assert t_env._catalog.get("v").options == {"connector": "blackhole"}

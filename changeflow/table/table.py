@@ -140,6 +140,15 @@ class Table:
         """Run the query; streaming mode runs one Structured Streaming query."""
         return self._t_env._execute(self._plan)
 
+    def execute_insert(self, table_path: str, overwrite: bool = False) -> "TableResult":
+        """Write this table's changes into the catalog table ``table_path`` (``INSERT INTO``).
+
+        Runs in the background, as PyFlink: call ``.wait()`` on the result to block.
+        """
+        if overwrite:
+            raise NotImplementedError("INSERT OVERWRITE is not supported; write into an empty table")
+        return self._t_env._insert_table(table_path, self)
+
     def to_spark(self) -> "DataFrame":
         """The query as a Spark DataFrame.
 

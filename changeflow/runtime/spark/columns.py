@@ -24,9 +24,7 @@ from changeflow.runtime.spark.spark_types import to_spark as _to_spark_type
 
 
 def to_spark(t: DataType) -> T.DataType:
-    """Spark's type for a Flink type, including the expression-only ones (TIMESTAMP_LTZ, NULL)."""
-    if t.root == "TIMESTAMP_LTZ":
-        return T.TimestampType()
+    """Spark's type for a Flink type, including the expression-only NULL type."""
     if t.root == "NULL":
         return T.NullType()
     return _to_spark_type(t)

@@ -56,8 +56,8 @@ def trigger_interval_ms(plan) -> int | None:
 
 
 def _with_proctime(frame: DataFrame, node: Source, proctime: list[str], bookkeeping: list[str]) -> DataFrame:
-    # Processing time as a UTC wall-clock timestamp (the session time zone is UTC).
-    columns = [F.localtimestamp().alias(n) if n in proctime else F.col(f"`{n}`") for n in node.field_names]
+    # Processing time: the instant the micro-batch runs (TIMESTAMP_LTZ, Spark's TIMESTAMP).
+    columns = [F.current_timestamp().alias(n) if n in proctime else F.col(f"`{n}`") for n in node.field_names]
     return frame.select(*columns, *bookkeeping)
 
 

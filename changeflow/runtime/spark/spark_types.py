@@ -11,6 +11,9 @@ _TO_SPARK = {
     "BIGINT": T.LongType, "FLOAT": T.FloatType, "DOUBLE": T.DoubleType, "STRING": T.StringType,
     "VARCHAR": T.StringType, "CHAR": T.StringType, "DATE": T.DateType,
     "TIMESTAMP": T.TimestampNTZType,
+    # An instant (PROCTIME(), CURRENT_TIMESTAMP): Spark's TIMESTAMP is one, shown in the
+    # session time zone, which changeflow sets to UTC.
+    "TIMESTAMP_LTZ": T.TimestampType,
 }
 
 
@@ -29,7 +32,7 @@ def to_spark(t: DataType) -> T.DataType:
 
 def from_spark(t: T.DataType, nullable: bool = True) -> DataType:
     for root, cls in _TO_SPARK.items():
-        if type(t) is cls and root not in ("VARCHAR", "CHAR"):
+        if type(t) is cls and root not in ("VARCHAR", "CHAR", "TIMESTAMP_LTZ"):
             return DataType(root, nullable) if root != "TIMESTAMP" else DataTypes.TIMESTAMP(6, nullable)
     if isinstance(t, T.TimestampType):
         return DataTypes.TIMESTAMP(6, nullable)

@@ -79,6 +79,7 @@ class StreamingTranslator:
         # input and interval boundaries (see runtime/spark/flush.py). Not set here:
         # with them an availableNow query never ends.
         self.wants_no_data_batches = self.settings.flush is not None and not self.settings.flush.memory_only
+        self._source_count = _count_sources(node)
         frame = self._translate(node)
         return frame.where(F.col(KIND) != CONTROL) if self.control else frame
 
@@ -86,8 +87,9 @@ class StreamingTranslator:
         if isinstance(node, Source):
             self._sources += 1
             directory = os.path.join(self.workdir, f"source-{self._sources}")
-            return stream_frame(self.spark, node, directory, self.settings.rows_per_batch,
-                                end_of_input=self.control)
+            frame = stream_frame(self.spark, node, directory, self.settings.rows_per_batch,
+                                 end_of_input=self.control)
+            return self._distinct_positions(frame, self._sources - 1)
         if isinstance(node, Project):
             child = self._translate(node.input)
             types = node.input.type_map()
@@ -117,6 +119,27 @@ class StreamingTranslator:
         if isinstance(node, Sink):
             return self._translate(node.input)  # the job writes the changes (runtime/spark/jobs.py)
         raise TypeError(f"no streaming translation for {type(node).__name__}")
+
+    def _distinct_positions(self, frame: DataFrame, index: int) -> DataFrame:
+        """Give the rows of the ``index``-th source scan positions no other scan of the query uses.
+
+        Every source numbers its rows from 0; where several feed one operator (a
+        join, a union, a self-join's two scans) equal ``_seq`` stamps would make
+        the order of their changes undefined. Within micro-batch ``b`` (rows
+        ``b*R .. b*R+R-1`` of every changeflow source, ``R`` rows per batch) scan
+        ``i`` takes the block ``i*R ..`` after the blocks of scans ``0..i-1``: a
+        micro-batch of several sources is seen source by source, as Flink sees
+        bounded sources that each emit their rows at once, and positions still
+        grow from one micro-batch to the next.
+        """
+        n = self._source_count
+        if n <= 1:
+            return frame
+        r = self.settings.rows_per_batch
+        seq = F.col(SEQ)
+        stamped = F.floor(seq / r).cast("long") * (r * n) + index * r + F.pmod(seq, F.lit(r))
+        # Control rows (end of input, flush) carry negative marker stamps: keep them.
+        return frame.withColumn(SEQ, F.when(F.col(KIND) == CONTROL, seq).otherwise(stamped).cast("long"))
 
     def stateful(self, child: DataFrame, kernel, key_columns: list[str], dtypes: dict[str, str],
                  out_schema, local=None, *, idempotent_output: str | None = None,
@@ -172,3 +195,8 @@ def upstream_sources(node: PlanNode) -> frozenset:
     if isinstance(node, Source):
         return frozenset({source_id(node.name)})
     return frozenset().union(*[upstream_sources(child) for child in node.inputs])
+
+
+def _count_sources(node: PlanNode) -> int:
+    """Source scans the translation makes: a source reached by two paths is scanned twice."""
+    return 1 if isinstance(node, Source) else sum(_count_sources(c) for c in node.inputs)

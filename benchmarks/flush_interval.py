@@ -130,11 +130,12 @@ def run(spark, t_env, files, interval: str | None, workdir: str) -> dict:
                 raise RuntimeError("the query did not reach the expected result in 15 minutes")
             time.sleep(0.5)
         progress = list(query.recentProgress)
+        drained_s = time.time() - start - len(files)
     finally:
         query.stop()
     busy_ms = sum(p["durationMs"].get("triggerExecution", 0) for p in progress)
     input_rows = sum(p["numInputRows"] for p in progress)
-    first_records = sum(int(p.get("observedMetrics", {}).get(FIRST, {}).get("records") or 0) for p in progress)
+    first_records = sum(_observed(p) for p in progress)
     latencies = _latencies(written, arrivals)
     return {
         "interval": interval or "none",
@@ -144,9 +145,16 @@ def run(spark, t_env, files, interval: str | None, workdir: str) -> dict:
         "sink_records": int(sum(len(pdf) for _, pdf in arrivals)),
         "processing_s": round(busy_ms / 1000, 2),
         "throughput_rows_per_s": round(input_rows / (busy_ms / 1000), 1) if busy_ms else None,
+        "drain_after_last_file_s": round(drained_s, 1),
         "latency_ms_p50": round(float(np.percentile(latencies, 50)), 1),
         "latency_ms_p99": round(float(np.percentile(latencies, 99)), 1),
     }
+
+
+def _observed(progress: dict) -> int:
+    """The first operator's records in one micro-batch (observed metrics are Rows)."""
+    row = (progress.get("observedMetrics") or {}).get(FIRST)
+    return int(row["records"] or 0) if row is not None else 0
 
 
 def _materialize(arrivals, lock) -> dict[int, int]:

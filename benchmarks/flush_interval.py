@@ -129,8 +129,14 @@ def run(spark, t_env, files, interval: str | None, workdir: str) -> dict:
             if time.time() > deadline:
                 raise RuntimeError("the query did not reach the expected result in 15 minutes")
             time.sleep(0.5)
-        progress = list(query.recentProgress)
         drained_s = time.time() - start - len(files)
+        # Progress is posted after a micro-batch's sink ran: wait until it covers all input.
+        total = sum(len(f) for f in files)
+        while sum(p["numInputRows"] for p in query.recentProgress) < total:
+            if time.time() > deadline:
+                raise RuntimeError("the query's progress never covered the whole input")
+            time.sleep(0.5)
+        progress = list(query.recentProgress)
     finally:
         query.stop()
     busy_ms = sum(p["durationMs"].get("triggerExecution", 0) for p in progress)

@@ -21,9 +21,14 @@ bucket flushes the buffer, one consistent change per updated key, when
 (a) and (b) run from a processing-time timer per bucket, registered for the
 next micro-batch whenever the bucket holds records: transformWithState fires
 timers after the bucket's input rows, in data and in no-data micro-batches.
-An idle query only runs micro-batches if Spark runs no-data batches, so the
-translator turns ``spark.sql.streaming.noDataMicroBatches.enabled`` on for a
-query with a flush interval (see ``StreamingTranslator``).
+An idle query only runs micro-batches if Spark runs no-data batches:
+a long-running query with a flush interval must start with
+``spark.sql.streaming.noDataMicroBatches.enabled`` true (Spark's default; the
+session changeflow creates turns it off). The translator says so
+(``StreamingTranslator.wants_no_data_batches``) but leaves the session alone:
+with no-data batches an ``availableNow`` query never ends (a processing-time
+transformWithState always asks Spark for another batch), and bounded input
+needs none, since its end-of-input marker flushes every bucket.
 
 (c) bounds the latency of a chain: a flush sends a flush control row
 downstream and the next buffering operator flushes in the same micro-batch, so

@@ -38,11 +38,14 @@ class KernelProcessor(StatefulProcessor):
     (needed to write control rows and flushed changes); ``flush`` buffers the
     output (:mod:`.flush`); ``sources`` are the ids of the sources upstream of
     the operator, whose end of input ends the operator's input; ``changelog``
-    says whether the buffered output is a changelog or append-only records.
+    says whether the buffered output is a changelog or append-only records;
+    ``control`` says whether control rows flow through the query (only then is
+    the set of ended sources kept in state).
     """
 
     def __init__(self, kernel: Any, key_columns: list[str], pages: int, output_columns: list[str] | None = None,
-                 flush: FlushPolicy | None = None, sources: frozenset = frozenset(), changelog: bool = True) -> None:
+                 flush: FlushPolicy | None = None, sources: frozenset = frozenset(), changelog: bool = True,
+                 control: bool = False) -> None:
         self.kernel = kernel
         self.key_columns = list(key_columns)
         self.pages = pages
@@ -50,6 +53,7 @@ class KernelProcessor(StatefulProcessor):
         self.flush = flush
         self.sources = frozenset(sources)
         self.changelog = changelog
+        self.control = control
 
     @property
     def time_mode(self) -> str:
@@ -59,7 +63,9 @@ class KernelProcessor(StatefulProcessor):
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.handle = handle
         self.page_store = handle.getMapState("pages", _PAGE_KEY, _PAGE_VALUE)
-        self.ended_state = handle.getValueState("ended", _BLOB)
+        # State variables can only be declared here; operators of queries without
+        # control rows keep the state layout they had before.
+        self.ended_state = handle.getValueState("ended", _BLOB) if self.control else None
         self.flusher = None
         if self.flush is not None and not self.flush.memory_only:
             self.flusher = BucketFlusher(self.flush, self.key_columns, self.output_columns, self.changelog)
@@ -117,7 +123,7 @@ class KernelProcessor(StatefulProcessor):
 
     def _end_of_input(self, control: Control | None, state: PagedKeyedState) -> pd.DataFrame | None:
         """Record ended sources; once all upstream sources ended, call the kernel's ``end_of_input``."""
-        if control is None or not control.ended:
+        if control is None or not control.ended or self.ended_state is None:
             return None
         import pickle
 

@@ -165,7 +165,7 @@ class StreamingTranslator:
         packed = child.mapInPandas(packer, _PACKED)
         names = [n for n, _ in out_schema]
         processor = KernelProcessor(kernel, list(key_columns), self.settings.pages, names, flush, sources,
-                                    changelog=idempotent_output != "append")
+                                    changelog=idempotent_output != "append", control=self.control)
         fields = struct(out_schema).fields
         if self.control:  # control rows hold nulls in every column
             fields = [T.StructField(f.name, f.dataType, True) for f in fields]

@@ -355,9 +355,14 @@ class TableEnvironment:
         return enabled, latency_ms, int(self._option("table.exec.mini-batch.size"))
 
     def _explain(self, plan: PlanNode) -> str:
+        from changeflow.runtime.spark.flush import flush_policy
+
         enabled, latency, size = self._mini_batch()
+        flush = flush_policy(self._config.get_configuration())
         return explain(plan, ExplainSettings(self.streaming, enabled, latency, size,
-                                             str(self._option("table.optimizer.agg-phase-strategy"))))
+                                             str(self._option("table.optimizer.agg-phase-strategy")),
+                                             flush_interval_ms=None if flush is None else flush.interval_ms,
+                                             flush_memory_only=flush is not None and flush.memory_only))
 
     def _spark_jobs(self):
         if self._jobs is None:
@@ -372,13 +377,15 @@ class TableEnvironment:
         return self._jobs
 
     def _streaming_settings(self):
+        from changeflow.runtime.spark.flush import flush_policy
         from changeflow.runtime.spark.streaming import StreamingSettings
 
         enabled, _, size = self._mini_batch()
         rows = size if enabled else int(self._option("changeflow.source.rows-per-batch"))
         return StreamingSettings(mini_batch=enabled, rows_per_batch=rows,
                                  buckets=int(self._option("changeflow.state.buckets")), pages=64,
-                                 agg_phase_strategy=str(self._option("table.optimizer.agg-phase-strategy")))
+                                 agg_phase_strategy=str(self._option("table.optimizer.agg-phase-strategy")),
+                                 flush=flush_policy(self._config.get_configuration()))
 
     def _execute(self, plan: PlanNode) -> TableResult:
         jobs = self._spark_jobs()

@@ -32,6 +32,7 @@ from pyspark.sql import types as T
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
 
 from changeflow.kernels.changelog import KIND, SEQ, SUB
+from changeflow.plan.type_inference import PlanError
 from changeflow.kernels.join import SIDE, StreamingJoin, key_column
 from changeflow.plan.join_builder import join_key_type, unique_key_of
 from changeflow.plan.nodes import Join
@@ -65,6 +66,12 @@ def _side_names(node: Join) -> tuple[list[str], list[str]]:
 
 def join_stream(translator: Any, node: Join) -> DataFrame:
     """The changelog of ``node`` as a streaming DataFrame (columns plus ``_kind/_seq/_sub``)."""
+    if translator.control:
+        # End-of-input and flush control rows (runtime/spark/end_of_input.py) would have to
+        # pass through both inputs of the join; until they do, refuse rather than let a
+        # buffering operator downstream miss its final flush.
+        raise PlanError(f"execution.max-flush-interval is not supported yet in a query with a join "
+                        f"({node.join_type} JOIN ON {', '.join(node.left_keys)}); unset it for this query")
     left_names, right_names = _side_names(node)
     right_rename = dict(zip(node.right.field_names, right_names))
     key_types = [join_key_type(node.left.type_map()[l], node.right.type_map()[r])

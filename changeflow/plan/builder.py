@@ -73,8 +73,11 @@ def aggregate(input: PlanNode, keys: list[Expression], select: list[Expression])
 
     calls: list[AggCall] = []
     agg_columns: dict[int, Expression] = {}
+    by_text: dict[str, Expression] = {}  # an aggregate written twice (select and HAVING) is computed once
     for e in select:
         for node in e.walk():
+            if isinstance(node, Agg) and id(node) not in agg_columns and str(node) in by_text:
+                agg_columns[id(node)] = by_text[str(node)]
             if isinstance(node, Agg) and id(node) not in agg_columns:
                 if any(isinstance(inner, Agg) for inner in (node.arg.walk() if node.arg is not None else ())):
                     raise PlanError(f"nested aggregate in {node}")
@@ -86,6 +89,7 @@ def aggregate(input: PlanNode, keys: list[Expression], select: list[Expression])
                                      output=output, distinct=node.is_distinct,
                                      separator="," if node.separator is None else node.separator))
                 agg_columns[id(node)] = Column(output)
+                by_text[str(node)] = agg_columns[id(node)]
 
     pre_schema = tuple((n, type_of(e, in_types)) for n, e in pre)
     pre_node = Project(input, tuple(pre), pre_schema) if pre else input

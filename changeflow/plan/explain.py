@@ -1,9 +1,33 @@
 """EXPLAIN: the plan as a tree, each operator with its changelog mode and settings.
 
-A two-phase aggregation (:mod:`changeflow.plan.agg_phase`) prints as Flink
-prints it: ``GlobalGroupAggregate`` above the exchange merging the partial
-accumulators (``count$0``, ``sum$1``...) that ``LocalGroupAggregate`` computes
-below it.
+The shape follows the physical plan Flink 2.3 prints with
+``ExplainDetail.CHANGELOG_MODE``: one line per operator, children below it
+(``:-`` for all but the last child of a join or union, ``+-`` for the last),
+an ``Exchange`` wherever rows are shuffled by key (below a group aggregation,
+a join's two inputs, a rank), and ``MiniBatchAssigner`` right above each
+source when mini-batch is on. Operators carry Flink's attributes:
+
+* a two-phase aggregation (:mod:`changeflow.plan.agg_phase`) prints as
+  ``GlobalGroupAggregate`` above the exchange merging the partial
+  accumulators (``count$0``, ``sum$1``...) that ``LocalGroupAggregate``
+  computes below it;
+* ``Join(joinType=[LeftOuterJoin], where=[...], select=[...],
+  leftInputSpec=[...], rightInputSpec=[...])`` with each input's unique-key
+  spec (``NoUniqueKey``, ``HasUniqueKey``, ``JoinKeyContainsUniqueKey``) and
+  ``miniBatch=[true]`` under mini-batch;
+* ``Rank(strategy=[...], rankType=[ROW_NUMBER], rankRange=[rankStart=1,
+  rankEnd=3], partitionBy=[...], orderBy=[v DESC], select=[...])`` and
+  ``Deduplicate(keep=[LastRow], key=[...], order=[PROCTIME],
+  outputInsertOnly=[false])`` (Flink's execution-plan name, which says
+  what runs);
+* ``Sink(table=[...], fields=[...], changelogMode=[NONE])``; for an updating
+  input, the unique key the plan proves (``upsertKeys=[[k]]``, which Flink
+  derives but prints only in its plan tests) and ``upsertMaterialize=[true]``
+  where that key is not the sink's primary key, as Flink prints it.
+
+With an output flush interval (``execution.max-flush-interval``) a section
+after the plan names each operator that buffers its output and why: its
+output is idempotent and it is keyed (or runs on one task).
 """
 
 from __future__ import annotations
@@ -13,8 +37,10 @@ from dataclasses import dataclass
 from changeflow.kernels.aggregate.local import partial_fields
 from changeflow.plan import changelog_mode
 from changeflow.plan.agg_phase import two_phase_aggregates
-from changeflow.plan.changelog_mode import INSERT_ONLY
-from changeflow.plan.nodes import Aggregate, Filter, PlanNode, Project, Source
+from changeflow.plan.changelog_mode import INSERT_ONLY, ChangelogMode
+from changeflow.plan.expressions import Column
+from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Source,
+                                   Union)
 
 
 @dataclass(frozen=True)
@@ -24,6 +50,11 @@ class ExplainSettings:
     mini_batch_latency_ms: int = 0
     mini_batch_size: int = -1
     agg_phase_strategy: str = "AUTO"
+    flush_interval_ms: int | None = None   # execution.max-flush-interval
+    flush_memory_only: bool = False        # execution.flush.memory-buffer-only
+
+
+_JOIN_TYPES = {"INNER": "InnerJoin", "LEFT": "LeftOuterJoin", "RIGHT": "RightOuterJoin", "FULL": "FullOuterJoin"}
 
 
 def explain(root: PlanNode, settings: ExplainSettings) -> str:
@@ -32,42 +63,79 @@ def explain(root: PlanNode, settings: ExplainSettings) -> str:
                                      modes=modes) if settings.streaming else set()
     lines: list[str] = []
 
-    def with_mode(describe: str, mode) -> str:
+    def with_mode(describe: str, mode: ChangelogMode | str) -> str:
         return describe[:-1] + f", changelogMode={mode})" if settings.streaming else describe
 
-    def visit(node: PlanNode, depth: int) -> None:
+    def emit(prefix: str, connector: str, text: str) -> str:
+        """Append a line; return the prefix of the lines below it."""
+        lines.append(prefix + connector + text)
+        if not connector:
+            return prefix
+        return prefix + (":  " if connector == ":- " else "   ")
+
+    def exchange(prefix: str, connector: str, keys: tuple[str, ...], mode: ChangelogMode) -> str:
+        dist = f"hash[{', '.join(keys)}]" if keys else "single"
+        return emit(prefix, connector, with_mode(f"Exchange(distribution=[{dist}])", mode))
+
+    def visit(node: PlanNode, prefix: str, connector: str) -> None:
         split = id(node) in two_phase
-        describe = _describe_global(node) if split else _describe(node, settings)
-        describe = with_mode(describe, modes[id(node)])
-        lines.append(_indent(depth) + describe)
-        depth += 1
-        if isinstance(node, Aggregate):
-            dist = f"hash[{', '.join(node.keys)}]" if node.keys else "single"
-            lines.append(_indent(depth) + f"Exchange(distribution=[{dist}])")
-            depth += 1
-            if split:
-                lines.append(_indent(depth) + with_mode(_describe_local(node), INSERT_ONLY))
-                depth += 1
+        describe = _describe_global(node) if split else _describe(node, settings, modes)
+        mode = "[NONE]" if isinstance(node, Sink) else modes[id(node)]
         if isinstance(node, Source) and settings.streaming and settings.mini_batch:
-            lines[-1], source_line = (
-                _indent(depth - 1) + f"MiniBatchAssigner(interval=[{settings.mini_batch_latency_ms}ms], "
-                f"mode=[ProcTime], size=[{settings.mini_batch_size}])",
-                _indent(depth) + describe,
-            )
-            lines.append(source_line)
-        for child in node.inputs:
-            visit(child, depth)
+            prefix = emit(prefix, connector, with_mode(
+                f"MiniBatchAssigner(interval=[{settings.mini_batch_latency_ms}ms], mode=[ProcTime], "
+                f"size=[{settings.mini_batch_size}])", INSERT_ONLY))
+            connector = "+- "
+        if isinstance(node, Project) and isinstance(node.input, Filter):
+            # One Calc computes a filter and the projection above it, as Flink's CalcMergeRule.
+            describe = describe[:-1] + f", where=[{node.input.predicate}])"
+            node = node.input
+        below = emit(prefix, connector, with_mode(describe, mode))
+        if isinstance(node, Aggregate):
+            below = exchange(below, "+- ", node.keys, INSERT_ONLY if split else modes[id(node.input)])
+            if split:
+                below = emit(below, "+- ", with_mode(_describe_local(node), INSERT_ONLY))
+            visit(node.input, below, "+- ")
+        elif isinstance(node, Join):
+            for child, keys, connector in ((node.left, node.left_keys, ":- "), (node.right, node.right_keys, "+- ")):
+                visit(child, exchange(below, connector, keys, modes[id(child)]), "+- ")
+        elif isinstance(node, (Rank, Deduplicate)):
+            keys = node.partition_keys if isinstance(node, Rank) else node.keys
+            visit(node.input, exchange(below, "+- ", keys, modes[id(node.input)]), "+- ")
+        else:
+            children = node.inputs
+            for i, child in enumerate(children):
+                visit(child, below, "+- " if i == len(children) - 1 else ":- ")
 
-    visit(root, 0)
+    visit(root, "", "")
     title = "== Physical Plan ==" if settings.streaming else "== Physical Plan (batch) =="
-    return title + "\n" + "\n".join(lines) + "\n"
+    return title + "\n" + "\n".join(lines) + "\n" + _flush_section(root, settings)
 
 
-def _indent(depth: int) -> str:
-    return "" if depth == 0 else "   " * (depth - 1) + "+- "
+def _flush_section(root: PlanNode, settings: ExplainSettings) -> str:
+    """Which operators buffer their output per key (FLIP-365), and why."""
+    if not settings.streaming or settings.flush_interval_ms is None:
+        return ""
+    when = ("at the end of every micro-batch (memory-buffer-only)" if settings.flush_memory_only
+            else f"every {settings.flush_interval_ms}ms, on idle input and at end of input")
+    lines = []
+
+    def visit(node: PlanNode) -> None:
+        for child in node.inputs:
+            visit(child)
+        if isinstance(node, Aggregate):
+            keyed = f"keyed by [{', '.join(node.keys)}]" if node.keys else "parallelism 1 (no grouping key)"
+            calls = [_describe_call(c) + f" AS {c.output}" for c in node.calls]
+            lines.append(f"{_aggregate('GroupAggregate', node, calls)}: buffers the "
+                         f"latest output per key, flushed {when}; output idempotent (group aggregation), {keyed}")
+
+    visit(root)
+    if not lines:
+        return "\n== Output Flush ==\nno operator buffers: none has an idempotent keyed output\n"
+    return "\n== Output Flush ==\n" + "\n".join(lines) + "\n"
 
 
-def _describe(node: PlanNode, settings: ExplainSettings) -> str:
+def _describe(node: PlanNode, settings: ExplainSettings, modes: dict[int, ChangelogMode]) -> str:
     if isinstance(node, Source):
         return f"TableSourceScan(table=[{node.name}], fields=[{', '.join(node.field_names)}])"
     if isinstance(node, Project):
@@ -80,7 +148,99 @@ def _describe(node: PlanNode, settings: ExplainSettings) -> str:
         if settings.streaming and settings.mini_batch:
             name = "MiniBatchGroupAggregate"
         return _aggregate(name, node, [_describe_call(c) + f" AS {c.output}" for c in node.calls])
-    raise TypeError(type(node).__name__)
+    if isinstance(node, Join):
+        return _describe_join(node, settings)
+    if isinstance(node, Union):
+        return f"Union(all=[true], union=[{', '.join(node.field_names)}])"
+    if isinstance(node, Deduplicate):
+        keep = "LastRow" if node.keep_last else "FirstRow"
+        order = "PROCTIME" if node.order == "proctime" else "ROWTIME"
+        insert_only = str(modes[id(node)].insert_only).lower()
+        return (f"Deduplicate(keep=[{keep}], key=[{', '.join(node.keys)}], order=[{order}], "
+                f"outputInsertOnly=[{insert_only}])")
+    if isinstance(node, Rank):
+        return _describe_rank(node, modes[id(node.input)])
+    if isinstance(node, Sink):
+        name = node.table if "." in node.table else f"default_catalog.default_database.{node.table}"
+        return f"Sink(table=[{name}], fields=[{', '.join(node.input.field_names)}]{_sink_keys(node, modes)})"
+    raise TypeError(f"EXPLAIN has no description for {type(node).__name__}")
+
+
+def _sink_keys(node: Sink, modes: dict[int, ChangelogMode]) -> str:
+    """A sink's upsert attributes: the unique key its updating input is keyed by, and
+    ``upsertMaterialize=[true]`` where that key is not the sink's primary key, so the
+    sink must reorder changes per primary key itself (Flink's SinkUpsertMaterializer,
+    ``table.exec.sink.upsert-materialize=AUTO``)."""
+    if modes[id(node.input)].insert_only:
+        return ""
+    keys = unique_key(node.input)
+    text = f", upsertKeys=[[{', '.join(keys)}]]" if keys else ""
+    if node.primary_key and (keys is None or set(keys) != set(node.primary_key)):
+        text += ", upsertMaterialize=[true]"
+    return text
+
+
+def _describe_join(node: Join, settings: ExplainSettings) -> str:
+    names = node.field_names
+    left_width = len(node.left.schema)
+    right_out = dict(zip(node.right.field_names, names[left_width:]))
+    parts: list[str] = [f"({lk} = {right_out[rk]})" for lk, rk in zip(node.left_keys, node.right_keys)]
+    if node.condition is not None:
+        parts.append(str(node.condition))
+    where = parts[0] if len(parts) == 1 else "(" + " AND ".join(parts) + ")" if parts else "true"
+    specs = [_input_spec(child, keys) for child, keys in ((node.left, node.left_keys), (node.right, node.right_keys))]
+    mini = ", miniBatch=[true]" if settings.streaming and settings.mini_batch else ""
+    return (f"Join(joinType=[{_JOIN_TYPES[node.join_type]}], where=[{where}], select=[{', '.join(names)}], "
+            f"leftInputSpec=[{specs[0]}], rightInputSpec=[{specs[1]}]{mini})")
+
+
+def _input_spec(child: PlanNode, join_keys: tuple[str, ...]) -> str:
+    """Flink's JoinInputSideSpec: does the input have a unique key, and is it inside the join key?"""
+    keys = unique_key(child)
+    if keys is None:
+        return "NoUniqueKey"
+    return "JoinKeyContainsUniqueKey" if set(keys) <= set(join_keys) else "HasUniqueKey"
+
+
+def _describe_rank(node: Rank, input_mode: ChangelogMode) -> str:
+    # Flink's Top-N strategies: an insert-only input needs only the top rows (AppendFast);
+    # an updating input keeps every row of the partition to refill the top (Retract).
+    strategy = "AppendFastStrategy" if input_mode.insert_only else "RetractStrategy"
+    order = ", ".join(f"{c} {'ASC' if asc else 'DESC'}" for c, asc, _ in node.order_by)
+    return (f"Rank(strategy=[{strategy}], rankType=[ROW_NUMBER], rankRange=[rankStart={node.rank_start}, "
+            f"rankEnd={node.rank_end}], partitionBy=[{', '.join(node.partition_keys)}], orderBy=[{order}], "
+            f"select=[{', '.join(node.field_names)}])")
+
+
+def unique_key(node: PlanNode) -> tuple[str, ...] | None:
+    """A set of columns no two live rows of ``node``'s result share, if the plan proves one.
+
+    A group aggregation is unique on its keys (a global one on no column: one
+    row); deduplication on its key; a Top-N with its row number on partition
+    key and row number (on the partition key alone when only the first row is
+    kept). Projections and filters keep a key whose columns they pass through.
+    """
+    if isinstance(node, Aggregate):
+        return node.keys
+    if isinstance(node, Deduplicate):
+        return node.keys
+    if isinstance(node, Rank):
+        if node.rank_end == 1:
+            return node.partition_keys
+        if node.rank_column is not None:
+            return node.partition_keys + (node.rank_column,)
+        return None
+    if isinstance(node, Filter):
+        return unique_key(node.input)
+    if isinstance(node, Project):
+        keys = unique_key(node.input)
+        if keys is None:
+            return None
+        passed = {e.name: n for n, e in node.exprs if isinstance(e, Column)}
+        if all(k in passed for k in keys):
+            return tuple(passed[k] for k in keys)
+        return None
+    return None
 
 
 def _describe_local(node: Aggregate) -> str:
@@ -125,4 +285,9 @@ def _names(names: list[str]) -> str:
 def _describe_call(call) -> str:
     name = {"count_star": "COUNT", "listagg": "LISTAGG"}.get(call.function, call.function.upper())
     arg = "*" if call.arg is None else call.arg
+    if call.function == "listagg" and call.separator != ",":
+        arg = f"{arg}, {call.separator!r}"
     return f"{name}({'DISTINCT ' if call.distinct else ''}{arg})"
+
+
+__all__ = ["ExplainSettings", "explain", "unique_key"]

@@ -2,6 +2,9 @@
 
 Types matter beyond display: integer division and the integer results of AVG
 or STDDEV over an integral column must come out as Flink computes them.
+Decimal arithmetic follows Flink's ``LogicalTypeMerging`` (``v * 2.5`` over an
+INT is ``DECIMAL(13, 1)``); the scalar functions of the SQL front end type as
+Flink 2.3 types them (checked with PyFlink's ``get_schema()``).
 """
 
 from __future__ import annotations
@@ -16,7 +19,69 @@ class PlanError(ValueError):
     """A program that cannot be planned: names the column, expression or construct."""
 
 
-def numeric_join(left: DataType, right: DataType) -> DataType:
+# Decimal precision of each integral type, as Flink widens it in decimal arithmetic.
+_INTEGRAL_PRECISION = {"TINYINT": 3, "SMALLINT": 5, "INT": 10, "BIGINT": 19}
+MAX_PRECISION = 38
+
+# The type of PROCTIME(): Flink's TIMESTAMP_LTZ(3) NOT NULL marked *PROCTIME*. The
+# marker rides in ``params`` so the type stays a plain value.
+PROCTIME_MARKER = "*PROCTIME*"
+
+
+def proctime_type(nullable: bool = False) -> DataType:
+    """The type of a processing-time attribute.
+
+    >>> is_proctime(proctime_type())
+    True
+    """
+    return DataType("TIMESTAMP_LTZ", nullable, (3, PROCTIME_MARKER))
+
+
+def is_proctime(t: DataType) -> bool:
+    return t.root == "TIMESTAMP_LTZ" and PROCTIME_MARKER in t.params
+
+
+def _decimal_parts(t: DataType) -> tuple[int, int]:
+    """(precision, scale) of a DECIMAL or integral type."""
+    if t.root == "DECIMAL":
+        return t.params[0], t.params[1]
+    return _INTEGRAL_PRECISION[t.root], 0
+
+
+def _bounded_decimal(precision: int, scale: int, nullable: bool) -> DataType:
+    """DECIMAL(precision, scale) capped at 38 digits, keeping at least 6 (or the given fewer)
+    fraction digits as Flink's ``LogicalTypeMerging.adjustPrecisionScale`` does."""
+    if precision <= MAX_PRECISION:
+        return DataTypes.DECIMAL(precision, scale, nullable)
+    digits = precision - scale
+    scale = max(min(scale, 6), MAX_PRECISION - digits)
+    return DataTypes.DECIMAL(MAX_PRECISION, scale, nullable)
+
+
+def decimal_arithmetic(op: str, left: DataType, right: DataType, nullable: bool) -> DataType:
+    """Flink's result type of ``left op right`` when one side is DECIMAL and neither approximate.
+
+    >>> from changeflow.common.types import DataTypes
+    >>> str(decimal_arithmetic("*", DataTypes.INT(), DataTypes.DECIMAL(2, 1), True))
+    'DECIMAL(13, 1)'
+    >>> str(decimal_arithmetic("/", DataTypes.INT(), DataTypes.DECIMAL(2, 1), True))
+    'DECIMAL(17, 6)'
+    """
+    p1, s1 = _decimal_parts(left)
+    p2, s2 = _decimal_parts(right)
+    if op in ("+", "-"):
+        scale = max(s1, s2)
+        return _bounded_decimal(max(p1 - s1, p2 - s2) + scale + 1, scale, nullable)
+    if op == "*":
+        return _bounded_decimal(p1 + p2 + 1, s1 + s2, nullable)
+    if op == "/":
+        integer_digits = p1 - s1 + s2
+        scale = max(6, s1 + p2 + 1)
+        return _bounded_decimal(integer_digits + scale, scale, nullable)
+    raise ValueError(op)
+
+
+def numeric_join(left: DataType, right: DataType, op: str = "+") -> DataType:
     """The type of ``left op right`` for arithmetic ``+ - * /``."""
     nullable = left.nullable or right.nullable
     if not (left.is_numeric and right.is_numeric):
@@ -24,9 +89,49 @@ def numeric_join(left: DataType, right: DataType) -> DataType:
     if "DOUBLE" in (left.root, right.root) or "FLOAT" in (left.root, right.root):
         return DataTypes.DOUBLE(nullable)
     if "DECIMAL" in (left.root, right.root):
-        return DataTypes.DECIMAL(38, max(t.params[1] if t.params else 0 for t in (left, right)), nullable)
+        return decimal_arithmetic(op, left, right, nullable)
     wider = left if _INTEGRAL_RANK[left.root] >= _INTEGRAL_RANK[right.root] else right
     return wider.with_nullable(nullable)
+
+
+def common_type(types: list[DataType], what: str) -> DataType:
+    """The least restrictive type of ``types`` (CASE branches, COALESCE, UNION ALL columns).
+
+    NULL literals (root ``NULL``) take the others' type; strings of different
+    lengths meet at VARCHAR; numbers at the wider one.
+    """
+    known = [t for t in types if t.root != "NULL"]
+    nullable = any(t.nullable for t in types)
+    if not known:
+        return DataType("NULL", True)
+    first = known[0]
+    if all(t.root == first.root and t.params == first.params for t in known):
+        return first.with_nullable(nullable)
+    if all(t.is_string for t in known):
+        if all(t.root == "CHAR" and t.params for t in known) or all(t.root in ("CHAR", "VARCHAR") and t.params
+                                                                   for t in known):
+            root = "CHAR" if all(t.root == "CHAR" for t in known) and len({t.params for t in known}) == 1 \
+                else "VARCHAR"
+            return DataType(root, nullable, (max(t.params[0] for t in known),))
+        return DataTypes.STRING(nullable)
+    if all(t.is_numeric for t in known):
+        result = known[0]
+        for t in known[1:]:
+            result = _wider_numeric(result, t)
+        return result.with_nullable(nullable)
+    if all(t.root in ("TIMESTAMP", "TIMESTAMP_LTZ") for t in known) and len({t.root for t in known}) == 1:
+        return DataType(first.root, nullable, (max(t.params[0] for t in known),))
+    raise PlanError(f"{what}: incompatible types {', '.join(str(t) for t in known)}")
+
+
+def _wider_numeric(a: DataType, b: DataType) -> DataType:
+    if "DOUBLE" in (a.root, b.root) or "FLOAT" in (a.root, b.root):
+        return DataTypes.DOUBLE() if "DOUBLE" in (a.root, b.root) else DataTypes.FLOAT()
+    if "DECIMAL" in (a.root, b.root):
+        (p1, s1), (p2, s2) = _decimal_parts(a), _decimal_parts(b)
+        scale = max(s1, s2)
+        return _bounded_decimal(max(p1 - s1, p2 - s2) + scale, scale, True)
+    return a if _INTEGRAL_RANK[a.root] >= _INTEGRAL_RANK[b.root] else b
 
 
 def type_of(expr: Expression, schema: dict[str, DataType]) -> DataType:
@@ -47,38 +152,179 @@ def type_of(expr: Expression, schema: dict[str, DataType]) -> DataType:
     args = [type_of(a, schema) if not _is_type_arg(expr, i) else None for i, a in enumerate(expr.args)]
     f = expr.function
     if f in ("+", "-", "*", "/"):
-        return numeric_join(args[0], args[1])
+        if not (args[0].is_numeric and args[1].is_numeric):
+            raise PlanError(f"arithmetic {expr} needs numeric operands, but {_operand(expr.args[0], args[0])} "
+                            f"and {_operand(expr.args[1], args[1])}")
+        return numeric_join(args[0], args[1], f)
     if f == "%":
         # MOD takes the type of its divisor (Calcite's NULLABLE_MOD).
         if not (args[0].is_integral or args[0].root == "DECIMAL") or not args[1].is_numeric:
-            raise PlanError(f"MOD needs exact numeric operands, got {args[0]} and {args[1]} in {expr}")
+            raise PlanError(f"MOD needs exact numeric operands, but {_operand(expr.args[0], args[0])} and "
+                            f"{_operand(expr.args[1], args[1])} in {expr}")
         return args[1].with_nullable(args[0].nullable or args[1].nullable)
     if f in ("==", "!=", "<", "<=", ">", ">="):
-        _check_comparable(expr, args[0], args[1])
+        _check_comparable(expr, expr.args[0], args[0], expr.args[1], args[1])
         return DataTypes.BOOLEAN(args[0].nullable or args[1].nullable)
-    if f in ("and", "or"):
+    if f in ("and", "or", "not"):
         for a, t in zip(expr.args, args):
-            if t.root != "BOOLEAN":
-                raise PlanError(f"{f.upper()} needs BOOLEAN operands, but {a} is {t}")
-        return DataTypes.BOOLEAN(args[0].nullable or args[1].nullable)
-    if f == "not":
-        return DataTypes.BOOLEAN(args[0].nullable)
-    if f in ("is_null", "is_not_null"):
+            if t.root not in ("BOOLEAN", "NULL"):
+                raise PlanError(f"{f.upper()} needs BOOLEAN operands, but {_operand(a, t)}")
+        return DataTypes.BOOLEAN(any(t.nullable for t in args))
+    if f in ("is_true", "is_false", "is_not_true", "is_not_false") and args[0].root not in ("BOOLEAN", "NULL"):
+        raise PlanError(f"{f.replace('_', ' ').upper()} needs a BOOLEAN operand, but {_operand(expr.args[0], args[0])}")
+    if f in ("is_null", "is_not_null", "is_true", "is_false", "is_not_true", "is_not_false"):
         return DataTypes.BOOLEAN(False)
     if f == "negate":
         return args[0]
     if f == "cast":
         return expr.args[1].value.with_nullable(args[0].nullable)
-    raise PlanError(f"unsupported function {f!r} in {expr}")
+    rule = SCALAR_FUNCTIONS.get(f)
+    if rule is None:
+        raise PlanError(f"unsupported function {f!r} in {expr}")
+    return rule(expr, args)
+
+
+def _operand(expr: Expression, t: DataType) -> str:
+    return f"{expr} is {t}"
+
+
+def _nullable(args: list[DataType]) -> bool:
+    return any(t.nullable for t in args)
+
+
+def _string_result(expr: Call, args: list[DataType]) -> DataType:
+    return DataTypes.STRING(_nullable(args))
+
+
+def _need_strings(expr: Call, args: list[DataType], positions: tuple[int, ...] = (0,)) -> None:
+    for i in positions:
+        if i < len(args) and not (args[i].is_string or args[i].root == "NULL"):
+            raise PlanError(f"{expr.function.upper()} needs a string, but {_operand(expr.args[i], args[i])} "
+                            f"in {expr}")
+
+
+def _string_function(positions: tuple[int, ...] = (0,)):
+    def rule(expr: Call, args: list[DataType]) -> DataType:
+        _need_strings(expr, args, positions)
+        return DataTypes.STRING(_nullable(args))
+    return rule
+
+
+def _concat_ws(expr: Call, args: list[DataType]) -> DataType:
+    # CONCAT_WS skips NULL strings; only a NULL separator makes the result NULL.
+    _need_strings(expr, args, tuple(range(len(args))))
+    return DataTypes.STRING(args[0].nullable)
+
+
+def _int_of_string(expr: Call, args: list[DataType]) -> DataType:
+    _need_strings(expr, args, tuple(range(len(args))))
+    return DataTypes.INT(_nullable(args))
+
+
+def _boolean(expr: Call, args: list[DataType]) -> DataType:
+    return DataTypes.BOOLEAN(_nullable(args))
+
+
+def _like(expr: Call, args: list[DataType]) -> DataType:
+    _need_strings(expr, args, (0, 1))
+    return DataTypes.BOOLEAN(_nullable(args))
+
+
+def _in(expr: Call, args: list[DataType]) -> DataType:
+    for a, t in zip(expr.args[1:], args[1:]):
+        _check_comparable(expr, expr.args[0], args[0], a, t)
+    return DataTypes.BOOLEAN(_nullable(args))
+
+
+def _case(expr: Call, args: list[DataType]) -> DataType:
+    """``case(cond1, value1, ..., [else])``: the branches' common type; without ELSE it can be NULL."""
+    conditions = args[0:len(args) - len(args) % 2:2]
+    for a, t in zip(expr.args[0::2], conditions):
+        if t.root not in ("BOOLEAN", "NULL"):
+            raise PlanError(f"CASE WHEN needs a BOOLEAN condition, but {_operand(a, t)}")
+    values = args[1::2] + ([args[-1]] if len(args) % 2 else [DataType("NULL", True)])
+    return common_type(values, f"CASE branches of {expr}")
+
+
+def _coalesce(expr: Call, args: list[DataType]) -> DataType:
+    t = common_type(args, f"{expr.function.upper()} arguments of {expr}")
+    return t.with_nullable(all(a.nullable for a in args))
+
+
+def _nullif(expr: Call, args: list[DataType]) -> DataType:
+    _check_comparable(expr, expr.args[0], args[0], expr.args[1], args[1])
+    return args[0].with_nullable(True)
+
+
+def _same_as_first(expr: Call, args: list[DataType]) -> DataType:
+    if not args[0].is_numeric:
+        raise PlanError(f"{expr.function.upper()} needs a number, but {_operand(expr.args[0], args[0])}")
+    return args[0].with_nullable(_nullable(args))
+
+
+def _double(expr: Call, args: list[DataType]) -> DataType:
+    for a, t in zip(expr.args, args):
+        if not t.is_numeric:
+            raise PlanError(f"{expr.function.upper()} needs numbers, but {_operand(a, t)}")
+    return DataTypes.DOUBLE(_nullable(args))
+
+
+def _fixed(t: DataType):
+    return lambda expr, args: t
+
+
+def _extract(expr: Call, args: list[DataType]) -> DataType:
+    t = args[1]
+    if t.root not in ("DATE", "TIMESTAMP", "TIMESTAMP_LTZ"):
+        raise PlanError(f"EXTRACT({expr.args[0].value} FROM ...) needs a date or timestamp, but "
+                        f"{_operand(expr.args[1], t)}")
+    return DataTypes.BIGINT(t.nullable)
+
+
+def _date_format(expr: Call, args: list[DataType]) -> DataType:
+    if args[0].root not in ("DATE", "TIMESTAMP", "TIMESTAMP_LTZ") and not args[0].is_string:
+        raise PlanError(f"DATE_FORMAT needs a timestamp or string, but {_operand(expr.args[0], args[0])}")
+    return DataTypes.STRING(True)
+
+
+def _unix_timestamp(expr: Call, args: list[DataType]) -> DataType:
+    return DataTypes.BIGINT(bool(args) and _nullable(args))
+
+
+# Scalar functions of the SQL front end: Call.function -> result-type rule(call, arg types).
+SCALAR_FUNCTIONS = {
+    "concat": _string_result, "concat_ws": _concat_ws, "upper": _string_function(), "lower": _string_function(),
+    "trim": _string_function((0, 2)), "ltrim": _string_function(), "rtrim": _string_function(),
+    "initcap": _string_function(), "reverse": _string_function(), "replace": _string_function((0, 1, 2)),
+    "regexp_replace": _string_function((0, 1, 2)), "substring": _string_function(),
+    "lpad": _string_function((0, 2)), "rpad": _string_function((0, 2)), "left": _string_function(),
+    "right": _string_function(), "split_index": _string_function((0, 1)),
+    "char_length": _int_of_string, "position": _int_of_string,
+    "like": _like, "in": _in, "case": _case, "coalesce": _coalesce, "ifnull": _coalesce, "nullif": _nullif,
+    "abs": _same_as_first, "floor": _same_as_first, "ceil": _same_as_first, "round": _same_as_first,
+    "power": _double, "sqrt": _double, "ln": _double, "exp": _double, "log10": _double,
+    "current_timestamp": _fixed(DataType("TIMESTAMP_LTZ", False, (3,))),
+    "now": _fixed(DataType("TIMESTAMP_LTZ", False, (3,))),
+    "localtimestamp": _fixed(DataTypes.TIMESTAMP(3, False)), "current_date": _fixed(DataTypes.DATE(False)),
+    "proctime": _fixed(proctime_type()),
+    "to_timestamp": _fixed(DataTypes.TIMESTAMP(3, True)), "to_date": _fixed(DataTypes.DATE(True)),
+    "date_format": _date_format, "extract": _extract, "unix_timestamp": _unix_timestamp,
+    "from_unixtime": _fixed(DataTypes.STRING(True)),
+}
 
 
 def _is_type_arg(call: Call, index: int) -> bool:
     return call.function == "cast" and index == 1
 
 
-def _check_comparable(expr: Expression, left: DataType, right: DataType) -> None:
+def _check_comparable(expr: Expression, left_expr: Expression, left: DataType, right_expr: Expression,
+                      right: DataType) -> None:
+    if "NULL" in (left.root, right.root):
+        return
     if left.is_numeric and right.is_numeric:
         return
     if left.root == right.root or (left.is_string and right.is_string):
         return
-    raise PlanError(f"cannot compare {left} with {right} in {expr}")
+    if {left.root, right.root} <= {"TIMESTAMP", "TIMESTAMP_LTZ", "DATE"}:
+        return
+    raise PlanError(f"cannot compare {left_expr} of type {left} with {right_expr} of type {right} in {expr}")

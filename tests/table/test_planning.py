@@ -54,7 +54,7 @@ def test_explain_shows_changelog_modes_and_mini_batch(t_env, src):
     t_env.get_config().set("table.exec.mini-batch.size", "100")
     plan = outer.explain()
     assert "MiniBatchGroupAggregate(groupBy=[s]" in plan
-    assert "MiniBatchAssigner(interval=[5000ms], mode=[ProcTime], size=[100])" in plan
+    assert "MiniBatchAssigner(interval=[5000ms], mode=[ProcTime], size=[100], changelogMode=[I])" in plan
 
 
 def test_unknown_column_names_it_and_the_available_ones(src):
@@ -68,7 +68,7 @@ def test_non_key_column_in_aggregate_select_is_an_error(src):
 
 
 def test_type_errors_name_both_types(src):
-    with pytest.raises(PlanError, match=r"cannot compare STRING with INT NOT NULL in \(name > 3\)"):
+    with pytest.raises(PlanError, match=r"cannot compare name of type STRING with 3 of type INT NOT NULL in \(name > 3\)"):
         src.where(col("name") > 3)
     with pytest.raises(PlanError, match="must be BOOLEAN, but it is BIGINT"):
         src.where(col("id") + 1)

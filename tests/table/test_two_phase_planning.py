@@ -33,7 +33,7 @@ def test_mini_batch_plans_local_aggregate_below_the_exchange_and_global_above(sr
     assert lines[2:5] == [
         "+- GlobalGroupAggregate(groupBy=[name], select=[name, SUM((sum$0, count$1)) AS $agg0, "
         "COUNT(count$2) AS $agg1, MAX(max$3) AS $agg2], changelogMode=[I,UB,UA])",
-        "   +- Exchange(distribution=[hash[name]])",
+        "   +- Exchange(distribution=[hash[name]], changelogMode=[I])",
         "      +- LocalGroupAggregate(groupBy=[name], select=[name, SUM(id) AS (sum$0, count$1), "
         "COUNT(id) AS count$2, MAX(name) AS max$3], changelogMode=[I])",
     ]
@@ -78,5 +78,5 @@ def test_only_aggregates_over_insert_only_input_are_split(src):
 def test_global_aggregate_is_split_too(src):
     plan = src.select(col("id").sum.alias("t")).explain()
     assert "GlobalGroupAggregate(select=[SUM((sum$0, count$1)) AS $agg0]" in plan
-    assert "Exchange(distribution=[single])" in plan
+    assert "Exchange(distribution=[single], changelogMode=[I])" in plan
     assert "LocalGroupAggregate(select=[SUM(id) AS (sum$0, count$1)], changelogMode=[I])" in plan

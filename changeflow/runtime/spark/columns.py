@@ -1,18 +1,35 @@
 """Compiles expressions to Spark Columns, so stateless work stays in the JVM.
 
 Where Spark and Flink disagree the compiled Column follows Flink: ``/`` between
-integers is integer division (truncating toward zero), as in Flink SQL.
+integers is integer division (truncating toward zero), as in Flink SQL; a
+function's result is cast to the type Flink gives it (``FLOOR`` of a DOUBLE
+stays DOUBLE); parsing functions that Flink makes return NULL on bad input
+(``TO_TIMESTAMP``, ``TO_DATE``, ``SPLIT_INDEX`` past the end) use Spark's
+``try_`` variants, which return NULL where ANSI mode would fail the query.
+``PROCTIME()`` is Spark's current timestamp: a processing-time attribute.
 """
 
 from __future__ import annotations
 
+import re
+
 from pyspark.sql import Column
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from changeflow.common.types import DataType
 from changeflow.plan.expressions import Alias, Call, Column as ColumnRef, Expression, Literal
 from changeflow.plan.type_inference import type_of
-from changeflow.runtime.spark.spark_types import to_spark
+from changeflow.runtime.spark.spark_types import to_spark as _to_spark_type
+
+
+def to_spark(t: DataType) -> T.DataType:
+    """Spark's type for a Flink type, including the expression-only ones (TIMESTAMP_LTZ, NULL)."""
+    if t.root == "TIMESTAMP_LTZ":
+        return T.TimestampType()
+    if t.root == "NULL":
+        return T.NullType()
+    return _to_spark_type(t)
 
 _COMPARE = {
     "==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
@@ -27,6 +44,9 @@ def compile_expr(expr: Expression, schema: dict[str, DataType]) -> Column:
     if isinstance(expr, ColumnRef):
         return F.col(_quote(expr.name))
     if isinstance(expr, Literal):
+        if expr.value is None:
+            t = expr.type()
+            return F.lit(None) if t.root == "NULL" else F.lit(None).cast(to_spark(t))
         return F.lit(expr.value).cast(to_spark(expr.type()))
     assert isinstance(expr, Call), expr
     f = expr.function
@@ -60,7 +80,96 @@ def compile_expr(expr: Expression, schema: dict[str, DataType]) -> Column:
         return args[0].isNull()
     if f == "is_not_null":
         return args[0].isNotNull()
+    if f in ("is_true", "is_false", "is_not_true", "is_not_false"):
+        test = args[0] if f.endswith("true") else ~args[0]
+        test = F.coalesce(test, F.lit(False))
+        return ~test if "_not_" in f else test
+    if f in _SCALAR:
+        return _SCALAR[f](expr, args).cast(to_spark(result_type))
     raise NotImplementedError(f"function {f} has no Spark translation")
+
+
+def _literal_value(expr: Expression, what: str):
+    """The value of an argument Spark takes only as a constant (a format pattern, a separator)."""
+    if not isinstance(expr, Literal) or expr.value is None:
+        raise NotImplementedError(f"{what} must be a literal, got {expr}")
+    return expr.value
+
+
+def _case(expr: Call, args: list[Column]) -> Column:
+    result = F.when(args[0], args[1])
+    for i in range(2, len(args) - 1, 2):
+        result = result.when(args[i], args[i + 1])
+    return result.otherwise(args[-1]) if len(args) % 2 else result
+
+
+def _trim(expr: Call, args: list[Column]) -> Column:
+    position = _literal_value(expr.args[1], "TRIM's position")
+    trim = {"BOTH": F.trim, "LEADING": F.ltrim, "TRAILING": F.rtrim}[position]
+    return trim(args[0], args[2])
+
+
+def _split_index(expr: Call, args: list[Column]) -> Column:
+    # Flink splits on the literal separator and counts from 0; past the end is NULL.
+    separator = re.escape(_literal_value(expr.args[1], "SPLIT_INDEX's separator"))
+    return F.try_element_at(F.split(args[0], separator), args[2] + 1)
+
+
+def _to_timestamp(expr: Call, args: list[Column]) -> Column:
+    pattern = args[1] if len(args) > 1 else F.lit("yyyy-MM-dd HH:mm:ss")
+    return F.try_to_timestamp(args[0], pattern)
+
+
+def _to_date(expr: Call, args: list[Column]) -> Column:
+    pattern = args[1] if len(args) > 1 else F.lit("yyyy-MM-dd")
+    return F.try_to_timestamp(args[0], pattern).cast("date")
+
+
+def _unix_timestamp(expr: Call, args: list[Column]) -> Column:
+    if not args:
+        return F.unix_timestamp()
+    pattern = _literal_value(expr.args[1], "UNIX_TIMESTAMP's format") if len(args) > 1 else "yyyy-MM-dd HH:mm:ss"
+    return F.unix_timestamp(args[0], pattern)
+
+
+def _from_unixtime(expr: Call, args: list[Column]) -> Column:
+    pattern = _literal_value(expr.args[1], "FROM_UNIXTIME's format") if len(args) > 1 else "yyyy-MM-dd HH:mm:ss"
+    return F.from_unixtime(args[0], pattern)
+
+
+def _extract(expr: Call, args: list[Column]) -> Column:
+    part = _literal_value(expr.args[0], "EXTRACT's unit")
+    return F.extract(F.lit(part), args[1])
+
+
+def _millis(timestamp: Column) -> Column:
+    """Flink's time functions are TIMESTAMP(3) / TIMESTAMP_LTZ(3): millisecond precision."""
+    return F.date_trunc("millisecond", timestamp)
+
+
+def _call(name: str):
+    return lambda expr, args: F.call_function(name, *args)
+
+
+# Scalar functions of the SQL front end (typed in plan.type_inference.SCALAR_FUNCTIONS).
+_SCALAR = {
+    "concat": lambda e, a: F.concat(*a), "concat_ws": _call("concat_ws"),
+    "upper": _call("upper"), "lower": _call("lower"),
+    "char_length": _call("char_length"), "substring": _call("substring"), "trim": _trim,
+    "ltrim": _call("ltrim"), "rtrim": _call("rtrim"), "initcap": _call("initcap"), "reverse": _call("reverse"),
+    "replace": _call("replace"), "regexp_replace": _call("regexp_replace"), "lpad": _call("lpad"),
+    "rpad": _call("rpad"), "left": _call("left"), "right": _call("right"), "split_index": _split_index,
+    "position": _call("position"), "like": _call("like"), "in": lambda e, a: a[0].isin(*a[1:]),
+    "case": _case, "coalesce": lambda e, a: F.coalesce(*a), "ifnull": lambda e, a: F.coalesce(*a),
+    "nullif": _call("nullif"), "abs": _call("abs"), "floor": _call("floor"), "ceil": _call("ceil"),
+    "round": _call("round"), "power": _call("power"), "sqrt": _call("sqrt"), "ln": _call("ln"),
+    "exp": _call("exp"), "log10": _call("log10"),
+    "current_timestamp": lambda e, a: _millis(F.current_timestamp()), "now": lambda e, a: _millis(F.current_timestamp()),
+    "proctime": lambda e, a: _millis(F.current_timestamp()), "localtimestamp": lambda e, a: _millis(F.localtimestamp()),
+    "current_date": lambda e, a: F.current_date(), "to_timestamp": _to_timestamp, "to_date": _to_date,
+    "date_format": lambda e, a: F.date_format(a[0], _literal_value(e.args[1], "DATE_FORMAT's format")),
+    "extract": _extract, "unix_timestamp": _unix_timestamp, "from_unixtime": _from_unixtime,
+}
 
 
 def _quote(name: str) -> str:

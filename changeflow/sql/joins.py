@@ -1,0 +1,146 @@
+"""Regular joins: ``[INNER] JOIN``, ``LEFT|RIGHT|FULL [OUTER] JOIN ... ON``, comma joins.
+
+The ON condition is split into its conjuncts: each ``left_column =
+right_column`` becomes an equi-key pair (the join's hash key, Flink's
+``JoinUtil.createJoinInfo``); the rest stays as the join's ``condition``
+over the output names. The output is the left columns then the right ones,
+a clashing right name renamed as Calcite does (``id`` -> ``id0``); the
+columns of an outer join's padded side become nullable. A comma join (``FROM
+a, b WHERE a.id = b.id``) takes its key pairs from the WHERE conjuncts that
+relate the two sides, as Flink's planner pushes them into the join.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sqlglot import exp
+
+from changeflow.plan.expressions import Expression
+from changeflow.plan.nodes import Join, PlanNode
+from changeflow.plan.type_inference import PlanError, type_of
+from changeflow.sql.errors import SqlError, located, unsupported
+from changeflow.sql.from_clause import plan_relation
+from changeflow.sql.scalar import Scope, ScopeColumn
+
+if TYPE_CHECKING:
+    from changeflow.sql.planner import QueryPlanner
+
+JOIN_TYPES = {"": "INNER", "INNER": "INNER", "LEFT": "LEFT", "RIGHT": "RIGHT", "FULL": "FULL"}
+
+
+def conjuncts(node: exp.Expression | None) -> list[exp.Expression]:
+    """``a AND (b AND c)`` -> ``[a, b, c]``."""
+    if node is None:
+        return []
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, exp.And):
+        return conjuncts(node.this) + conjuncts(node.expression)
+    return [node]
+
+
+def conjunction(parts: list[exp.Expression]) -> exp.Expression | None:
+    if not parts:
+        return None
+    result = parts[0]
+    for p in parts[1:]:
+        result = exp.And(this=result, expression=p)
+    return result
+
+
+def plan_join(planner: "QueryPlanner", left: PlanNode, left_scope: Scope, join: exp.Join,
+              where: exp.Expression | None) -> tuple[PlanNode, Scope, exp.Expression | None]:
+    """Join the plan so far with ``join``'s relation; returns the unused part of ``where``."""
+    sql = planner.sql
+    side = (join.side or "").upper()
+    kind = (join.kind or "").upper()
+    if kind in ("SEMI", "ANTI", "ASOF") or join.args.get("method"):
+        raise unsupported(f"{kind or join.args.get('method')} JOIN", join, sql)
+    if join.args.get("using"):
+        raise unsupported("JOIN ... USING (write ON left.k = right.k)", join, sql)
+    right, right_scope = plan_relation(planner, join.this)
+    on = join.args.get("on")
+    comma = on is None and not side and kind in ("", "CROSS")
+    if on is None and not comma:
+        raise unsupported(f"{side or kind} JOIN without ON", join, sql)
+    join_type = JOIN_TYPES[side]
+
+    names = _output_names(left.field_names + right.field_names)
+    right_names = dict(zip(right.field_names, names[len(left.field_names):]))
+    scope = Scope(left_scope.columns + [ScopeColumn(c.qualifier, c.name, right_names[c.plan_name])
+                                        for c in right_scope.columns])
+    left_cols = {c.plan_name for c in left_scope.columns}
+    right_cols = {right_names[c.plan_name] for c in right_scope.columns}
+
+    # Conditions: all of ON; for a comma join, the WHERE conjuncts that relate both sides.
+    remaining_where: list[exp.Expression] = []
+    if comma:
+        candidates = []
+        for c in conjuncts(where):
+            (candidates if _equi_pair(c, scope, sql, left_cols, right_cols) else remaining_where).append(c)
+    else:
+        candidates = conjuncts(on)
+        remaining_where = conjuncts(where)
+
+    left_keys, right_keys, rest = [], [], []
+    for c in candidates:
+        pair = _equi_pair(c, scope, sql, left_cols, right_cols)
+        if pair is None:
+            rest.append(c)
+        else:
+            left_keys.append(pair[0])
+            right_keys.append({v: k for k, v in right_names.items()}[pair[1]])
+
+    left_types, right_types = left.type_map(), right.type_map()
+    for lk, rk in zip(left_keys, right_keys):
+        lt, rt = left_types[lk], right_types[rk]
+        comparable = (lt.is_numeric and rt.is_numeric) or (lt.is_string and rt.is_string) or lt.root == rt.root
+        if not comparable:
+            raise SqlError(located(f"join key {lk} of type {lt} cannot equal {rk} of type {rt}", join, sql))
+
+    pad_left = join_type in ("RIGHT", "FULL")
+    pad_right = join_type in ("LEFT", "FULL")
+    schema = tuple(
+        (n, t.with_nullable(True) if pad_left else t) for n, t in zip(names, [t for _, t in left.schema])
+    ) + tuple((right_names[n], t.with_nullable(True) if pad_right else t) for n, t in right.schema)
+
+    condition: Expression | None = None
+    if rest:
+        condition = planner.expression(conjunction(rest), scope, aggregates=False)
+        try:
+            t = type_of(condition, dict(schema))
+        except PlanError as e:
+            raise SqlError(located(str(e), rest[0], sql)) from None
+        if t.root != "BOOLEAN":
+            raise SqlError(located(f"join condition {conjunction(rest).sql()} must be BOOLEAN, but it is {t}",
+                                   rest[0], sql))
+    node = Join(left, right, join_type, tuple(left_keys), tuple(right_keys), condition, schema)
+    return node, scope, conjunction(remaining_where)
+
+
+def _output_names(names: list[str]) -> list[str]:
+    from changeflow.sql.planner import uniquify
+
+    return uniquify(names)
+
+
+def _equi_pair(node: exp.Expression, scope: Scope, sql: str | None, left_cols: set[str],
+               right_cols: set[str]) -> tuple[str, str] | None:
+    """(left output column, right output column) when ``node`` is ``left_col = right_col``."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if not isinstance(node, exp.EQ):
+        return None
+    a, b = node.this, node.expression
+    if not (isinstance(a, exp.Column) and isinstance(b, exp.Column)):
+        return None
+    x, y = scope.lookup(a, sql), scope.lookup(b, sql)
+    if x in left_cols and y in right_cols:
+        return x, y
+    if y in left_cols and x in right_cols:
+        return y, x
+    return None
+
+
+__all__ = ["conjunction", "conjuncts", "plan_join"]

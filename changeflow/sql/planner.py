@@ -1,0 +1,281 @@
+"""Plans a Flink SQL query into the engine's logical plan.
+
+There is one planner: SQL is translated into the same nodes the Table API
+builds, through the same builder (``builder.project``, ``builder.filter_``,
+``builder.aggregate``), so typing, changelog modes, EXPLAIN and both runtimes
+treat a SQL query and its Table API twin alike.
+
+A SELECT is planned in SQL's logical order: FROM (tables, aliased subqueries,
+joins: :mod:`changeflow.sql.joins`), WHERE, GROUP BY / aggregates / HAVING,
+the select list, DISTINCT. A FROM subquery that numbers rows with
+``ROW_NUMBER() OVER (...)`` and an outer WHERE that bounds the number becomes
+Deduplicate or Rank (:mod:`changeflow.sql.ranking`), as Flink's
+``StreamLogicalRank``/``Deduplicate`` rules do. Column names follow Flink's:
+an alias, the column's name, or ``EXPR$i``; a clash gets a numeric suffix
+(``id0``) as Calcite's ``SqlValidatorUtil.uniquify``.
+
+>>> from changeflow.common.types import DataTypes
+>>> from changeflow.plan.nodes import Source
+>>> t = Source("t", (("k", DataTypes.STRING()), ("v", DataTypes.BIGINT())), "elements", [])
+>>> plan = plan_query("SELECT k, SUM(v) AS s, COUNT(*) FROM t GROUP BY k", {"t": t}.__getitem__)
+>>> [(n, str(ty)) for n, ty in plan.schema]
+[('k', 'STRING'), ('s', 'BIGINT'), ('EXPR$2', 'BIGINT NOT NULL')]
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from sqlglot import exp
+
+from changeflow.plan import builder
+from changeflow.plan.expressions import Alias, Column, Expression, strip_alias
+from changeflow.plan.nodes import Aggregate, Filter, PlanNode, Project
+from changeflow.plan.type_inference import PlanError, type_of
+from changeflow.sql.dialect import parse
+from changeflow.sql.errors import SqlError, located, unsupported
+from changeflow.sql.rewrite import merge_projections, name_aggregates
+from changeflow.sql.scalar import ExpressionTranslator, Scope, ScopeColumn, contains_aggregate
+
+Resolver = Callable[[str], PlanNode]
+
+# Clauses of a SELECT the planner does not support, with the words an error uses.
+_UNSUPPORTED_CLAUSES = {
+    "order": "ORDER BY (streaming queries support ORDER BY only inside a ROW_NUMBER() Top-N)",
+    "limit": "LIMIT", "offset": "OFFSET", "qualify": "QUALIFY", "windows": "WINDOW clause",
+    "laterals": "LATERAL", "connect": "CONNECT BY", "sample": "TABLESAMPLE", "match": "MATCH_RECOGNIZE",
+    "pivots": "PIVOT", "prewhere": "PREWHERE", "settings": "SETTINGS", "into": "SELECT INTO",
+}
+
+
+def plan_query(query: str | exp.Expression, resolve: Resolver, sql: str | None = None) -> PlanNode:
+    """The logical plan of a SQL query (``SELECT``, ``UNION ALL``, ``WITH``...).
+
+    ``resolve(name)`` returns the plan of a table or view, or raises
+    :class:`PlanError` naming it and listing the known ones. ``sql`` is the
+    statement's text when ``query`` is already parsed (for error positions).
+    """
+    if isinstance(query, str):
+        statements = parse(query)
+        if len(statements) != 1:
+            raise SqlError(f"expected one query, got {len(statements)} statements")
+        sql, query = query, statements[0]
+    return QueryPlanner(resolve, sql).query(query)
+
+
+class QueryPlanner:
+    def __init__(self, resolve: Resolver, sql: str | None, ctes: dict[str, PlanNode] | None = None) -> None:
+        self._resolve = resolve
+        self.sql = sql
+        self.ctes = dict(ctes or {})
+
+    # --- queries ------------------------------------------------------------------------------
+    def query(self, node: exp.Expression) -> PlanNode:
+        with_ = node.args.get("with") or node.args.get("with_")
+        if with_ is not None:
+            planner = QueryPlanner(self._resolve, self.sql, self.ctes)
+            for cte in with_.expressions:
+                planner.ctes[cte.alias] = planner.query(cte.this)
+            body = node.copy()
+            body.set("with", None)
+            body.set("with_", None)
+            return planner.query(body)
+        if isinstance(node, exp.Subquery):
+            return self.query(node.this)
+        if isinstance(node, exp.Union):
+            return self.union(node)
+        if isinstance(node, (exp.Intersect, exp.Except)):
+            raise unsupported(type(node).__name__.upper(), node, self.sql)
+        if isinstance(node, exp.Select):
+            return self.select(node)
+        if isinstance(node, exp.Values):
+            raise unsupported("VALUES", node, self.sql)
+        raise unsupported(f"statement {type(node).__name__} where a query is expected", node, self.sql)
+
+    def table(self, name: str, node: exp.Expression) -> PlanNode:
+        if name in self.ctes:
+            return self.ctes[name]
+        try:
+            return self._resolve(name)
+        except SqlError:
+            raise
+        except PlanError as e:
+            raise SqlError(located(str(e), node, self.sql)) from None
+
+    def union(self, node: exp.Union) -> PlanNode:
+        from changeflow.sql.setops import union_all
+
+        return union_all(self, node)
+
+    # --- SELECT -------------------------------------------------------------------------------
+    def select(self, node: exp.Select) -> PlanNode:
+        for clause, words in _UNSUPPORTED_CLAUSES.items():
+            value = node.args.get(clause)
+            if value:
+                first = value[0] if isinstance(value, list) else value
+                raise unsupported(words, first if isinstance(first, exp.Expression) else node, self.sql)
+        distinct = node.args.get("distinct")
+        if distinct is not None and distinct.args.get("on"):
+            raise unsupported("DISTINCT ON", distinct, self.sql)
+
+        from changeflow.sql.from_clause import plan_from
+        from changeflow.sql.ranking import plan_ranked_subquery
+
+        from_ = node.args.get("from") or node.args.get("from_")
+        if from_ is None:
+            raise unsupported("SELECT without FROM", node, self.sql)
+        where = node.args.get("where")
+        where_condition = where.this if where is not None else None
+
+        ranked = plan_ranked_subquery(self, node, from_.this, where_condition)
+        if ranked is not None:
+            plan, scope, where_condition = ranked
+        else:
+            plan, scope, where_condition = plan_from(self, from_.this, node.args.get("joins") or [],
+                                                     where_condition)
+        if where_condition is not None:
+            if contains_aggregate(where_condition):
+                raise unsupported("aggregate in WHERE (use HAVING)", where_condition, self.sql)
+            predicate = self.expression(where_condition, scope, aggregates=False)
+            plan = self.guard(lambda: builder.filter_(plan, predicate), where_condition)
+
+        items = self.select_items(node, scope)
+        group = node.args.get("group")
+        having = node.args.get("having")
+        if group is not None or having is not None or any(contains_aggregate(e) for e, _ in items):
+            plan = self.aggregate(plan, scope, items, group, having)
+        else:
+            exprs = [Alias(self.expression(e, scope, aggregates=False), name) for e, name in items]
+            plan = merge_projections(self.guard(lambda: builder.project(plan, exprs), node))
+        if distinct is not None:
+            keys = [Column(n) for n in plan.field_names]
+            plan = _without_identity(builder.aggregate(plan, keys, list(keys)))
+            plan = Aggregate(merge_projections(plan.input), plan.keys, plan.calls, plan.out_schema)
+        return plan
+
+    def select_items(self, node: exp.Select, scope: Scope) -> list[tuple[exp.Expression, str]]:
+        """The select list with ``*`` expanded, each item with its output name."""
+        items: list[tuple[exp.Expression, str | None]] = []
+        for e in node.expressions:
+            if isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star)):
+                qualifier = e.table or None if isinstance(e, exp.Column) else None
+                columns = scope.star(qualifier)
+                if not columns:
+                    raise SqlError(located(f"{qualifier}.* matches no table of the FROM clause", e, self.sql))
+                for c in columns:
+                    items.append((exp.column(c.name, table=c.qualifier, quoted=True), c.name))
+                continue
+            if isinstance(e, exp.Alias):
+                items.append((e.this, e.alias))
+            elif isinstance(e, exp.Column):
+                items.append((e, e.name))
+            elif isinstance(e, (exp.CurrentTimestamp, exp.CurrentDate, exp.Localtimestamp)) and not e.args:
+                # Calcite names a niladic function column after the function.
+                items.append((e, e.sql_name()))
+            else:
+                items.append((e, None))
+        return list(zip([e for e, _ in items], uniquify([n or f"EXPR${i}" for i, (_, n) in enumerate(items)])))
+
+    def aggregate(self, plan: PlanNode, scope: Scope, items: list[tuple[exp.Expression, str]],
+                  group: exp.Group | None, having: exp.Having | None) -> PlanNode:
+        keys: list[Expression] = []
+        for i, g in enumerate(group.expressions if group is not None else []):
+            if isinstance(g, (exp.Cube, exp.Rollup, exp.GroupingSets)):
+                raise unsupported(type(g).__name__.upper(), g, self.sql)
+            if isinstance(g, exp.Literal) and not g.is_string:
+                raise unsupported("GROUP BY position", g, self.sql)
+            if contains_aggregate(g):
+                raise SqlError(located(f"aggregate {g.sql()} in GROUP BY", g, self.sql))
+            key = self.expression(g, scope, aggregates=False)
+            if not isinstance(key, Column):
+                # Name an expression key after the select item computing it (Flink's EXPR$i).
+                name = next((n for e, n in items if str(self.expression_or_none(e, scope)) == str(key)),
+                            f"$f{i}")
+                key = Alias(key, name)
+            keys.append(key)
+        select = [Alias(self.expression(e, scope, aggregates=True), name) for e, name in items]
+        having_name = "$having"
+        if having is not None:
+            select.append(Alias(self.expression(having.this, scope, aggregates=True), having_name))
+        result = self.guard(lambda: builder.aggregate(plan, keys, select), group or having or items[0][0])
+        # builder.aggregate puts a projection of keys and arguments below the aggregate.
+        below = result.input.input if isinstance(result.input, Aggregate) else result.input.input.input
+        if isinstance(below, Project):
+            merged = merge_projections(below)
+            if merged is not below:
+                result = _replace_input(result, below, merged)
+        if having is not None:
+            pairs = dict(result.exprs)
+            condition = pairs[having_name]
+            t = type_of(condition, result.input.type_map())
+            if t.root != "BOOLEAN":
+                raise SqlError(located(f"HAVING condition {having.this.sql()} must be BOOLEAN, but it is {t}",
+                                       having, self.sql))
+            kept = tuple((n, e) for n, e in result.exprs if n != having_name)
+            schema = tuple((n, t) for n, t in result.schema if n != having_name)
+            result = Project(Filter(result.input, condition), kept, schema)
+        return _without_identity(name_aggregates(result))
+
+    # --- expressions --------------------------------------------------------------------------
+    def expression(self, node: exp.Expression, scope: Scope, aggregates: bool) -> Expression:
+        return ExpressionTranslator(scope, self.sql, aggregates).tr(node)
+
+    def expression_or_none(self, node: exp.Expression, scope: Scope) -> Expression | None:
+        try:
+            return strip_alias(self.expression(node, scope, aggregates=False))
+        except PlanError:
+            return None
+
+    def guard(self, build: Callable[[], PlanNode], node: exp.Expression) -> PlanNode:
+        """Run a builder step; its PlanError (a type error, an unknown column) gets the SQL position."""
+        try:
+            return build()
+        except SqlError:
+            raise
+        except PlanError as e:
+            raise SqlError(located(str(e), node, self.sql)) from None
+
+
+def _replace_input(plan: PlanNode, old: PlanNode, new: PlanNode) -> PlanNode:
+    """``plan`` with the node ``old`` somewhere below it swapped for ``new`` (a short chain)."""
+    if plan is old:
+        return new
+    if isinstance(plan, Project):
+        return Project(_replace_input(plan.input, old, new), plan.exprs, plan.out_schema)
+    if isinstance(plan, Filter):
+        return Filter(_replace_input(plan.input, old, new), plan.predicate)
+    if isinstance(plan, Aggregate):
+        return Aggregate(_replace_input(plan.input, old, new), plan.keys, plan.calls, plan.out_schema)
+    raise TypeError(type(plan).__name__)
+
+
+def uniquify(names: list[str]) -> list[str]:
+    """Calcite's renaming of clashing names: the second ``id`` becomes ``id0``, the third ``id1``.
+
+    >>> uniquify(["id", "name", "id", "id"])
+    ['id', 'name', 'id0', 'id1']
+    """
+    taken: set[str] = set()
+    out = []
+    for name in names:
+        unique, k = name, 0
+        while unique in taken:
+            unique, k = f"{name}{k}", k + 1
+        taken.add(unique)
+        out.append(unique)
+    return out
+
+
+def _without_identity(plan: PlanNode) -> PlanNode:
+    """Drop a projection that passes its input through unchanged (Flink shows none there)."""
+    if isinstance(plan, Project) and [n for n, _ in plan.exprs] == plan.input.field_names and all(
+            isinstance(e, Column) and e.name == n for n, e in plan.exprs) and plan.schema == plan.input.schema:
+        return plan.input
+    return plan
+
+
+def scope_of(plan: PlanNode, qualifier: str | None) -> Scope:
+    return Scope([ScopeColumn(qualifier, n, n) for n in plan.field_names])
+
+
+__all__ = ["QueryPlanner", "plan_query", "scope_of", "uniquify"]

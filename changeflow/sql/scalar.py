@@ -1,0 +1,377 @@
+"""Translates sqlglot scalar and aggregate expressions into plan expressions.
+
+SQL names columns through a :class:`Scope` (the FROM clause's tables, each
+with an optional qualifier); the result refers to the plan's column names, so
+the Table API's builder, type inference and Spark compilation take it as
+they take a Table API expression. Aggregate calls become
+:class:`~changeflow.plan.expressions.Agg` nodes for ``builder.aggregate``.
+
+Every construct without a translation raises :class:`SqlError` naming it and
+where it is in the statement; nothing is guessed.
+"""
+
+from __future__ import annotations
+
+import decimal
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from changeflow.common.types import DataType, DataTypes
+from changeflow.plan.expressions import Agg, Call, Column, Expression, Literal
+from changeflow.sql.errors import SqlError, located, unsupported
+
+
+@dataclass(frozen=True)
+class ScopeColumn:
+    qualifier: str | None  # table name or alias the column can be qualified with
+    name: str  # the name SQL uses
+    plan_name: str  # the column of the plan node
+
+
+class Scope:
+    """The columns visible to an expression: ``t.id`` or ``id`` -> a plan column."""
+
+    def __init__(self, columns: list[ScopeColumn], outer_names: dict[str, str] | None = None) -> None:
+        self.columns = columns
+
+    @staticmethod
+    def of(names: list[str], qualifier: str | None) -> "Scope":
+        return Scope([ScopeColumn(qualifier, n, n) for n in names])
+
+    def qualified(self, qualifier: str | None) -> "Scope":
+        """This scope with every column qualified by ``qualifier`` (a FROM alias)."""
+        return Scope([ScopeColumn(qualifier, c.name, c.plan_name) for c in self.columns])
+
+    def lookup(self, node: exp.Column, sql: str | None) -> str:
+        name, qualifier = node.name, node.table or None
+        found = [c for c in self.columns if c.name == name and (qualifier is None or c.qualifier == qualifier)]
+        if len(found) == 1:
+            return found[0].plan_name
+        if not found:
+            known = ", ".join(f"{c.qualifier}.{c.name}" if c.qualifier else c.name for c in self.columns)
+            what = f"{qualifier}.{name}" if qualifier else name
+            raise SqlError(located(f"column '{what}' not found; available columns: {known or '(none)'}",
+                                   node, sql))
+        tables = ", ".join(c.qualifier or "(subquery)" for c in found)
+        raise SqlError(located(f"column '{name}' is ambiguous: it is in {tables}; qualify it", node, sql))
+
+    def star(self, qualifier: str | None) -> list[ScopeColumn]:
+        return [c for c in self.columns if qualifier is None or c.qualifier == qualifier]
+
+
+# sqlglot type names -> Flink's
+_TYPES = {
+    "BOOLEAN": "BOOLEAN", "TINYINT": "TINYINT", "SMALLINT": "SMALLINT", "INT": "INT", "BIGINT": "BIGINT",
+    "FLOAT": "FLOAT", "DOUBLE": "DOUBLE", "TEXT": "STRING", "DATE": "DATE",
+}
+
+
+def flink_type(node: exp.DataType, sql: str | None, at: exp.Expression | None = None) -> DataType:
+    """The Flink type a SQL type name denotes (``CAST(x AS DECIMAL(10, 2))``)."""
+    kind = node.this.name if hasattr(node.this, "name") else str(node.this)
+    params = [int(p.this.name) for p in node.expressions if isinstance(p, exp.DataTypeParam)]
+    if kind in _TYPES:
+        return DataType(_TYPES[kind])
+    if kind in ("VARCHAR", "CHAR"):
+        if kind == "VARCHAR" and (not params or params[0] == 2147483647):
+            return DataTypes.STRING()
+        return DataType(kind, True, (params[0] if params else 1,))
+    if kind == "DECIMAL":
+        precision, scale = (params + [10, 0][len(params):])[:2] if params else (10, 0)
+        return DataTypes.DECIMAL(precision, scale)
+    if kind in ("TIMESTAMP", "DATETIME"):
+        return DataTypes.TIMESTAMP(params[0] if params else 6)
+    if kind == "TIMESTAMPLTZ":
+        return DataType("TIMESTAMP_LTZ", True, (params[0] if params else 6,))
+    error = unsupported("type", node, sql)
+    if at is not None and at is not node:
+        error = SqlError(located(str(error), at, sql))
+    raise error
+
+
+def literal(node: exp.Expression, sql: str | None) -> Literal:
+    """A SQL literal with Flink's type: ``'abc'`` is CHAR(3) NOT NULL, ``2.5`` DECIMAL(2, 1) NOT NULL."""
+    if isinstance(node, exp.Null):
+        return Literal(None, DataType("NULL", True))
+    if isinstance(node, exp.Boolean):
+        return Literal(bool(node.this), DataTypes.BOOLEAN(False))
+    assert isinstance(node, exp.Literal)
+    text = node.this
+    if node.is_string:
+        return Literal(text, DataType("CHAR", False, (max(1, len(text)),)))
+    if "e" in text.lower():
+        return Literal(float(text), DataTypes.DOUBLE(False))
+    if "." in text:
+        value = decimal.Decimal(text)
+        digits = text.lstrip("-").replace(".", "").lstrip("0") or "0"
+        scale = len(text.split(".")[1])
+        return Literal(value, DataTypes.DECIMAL(max(len(digits), scale, 1), scale, False))
+    value = int(text)
+    if -(2**31) <= value < 2**31:
+        return Literal(value, DataTypes.INT(False))
+    if -(2**63) <= value < 2**63:
+        return Literal(value, DataTypes.BIGINT(False))
+    return Literal(decimal.Decimal(value), DataTypes.DECIMAL(len(text), 0, False))
+
+
+_BINARY = {
+    exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%",
+    exp.EQ: "==", exp.NEQ: "!=", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">=",
+    exp.And: "and", exp.Or: "or",
+}
+
+# sqlglot function classes that map one to one onto a Call of the same arguments, in order.
+_FUNCTIONS = {
+    exp.Upper: "upper", exp.Lower: "lower", exp.Length: "char_length", exp.Initcap: "initcap",
+    exp.Abs: "abs", exp.Floor: "floor", exp.Ceil: "ceil", exp.Sqrt: "sqrt", exp.Ln: "ln", exp.Exp: "exp",
+    exp.Nullif: "nullif", exp.CurrentTimestamp: "current_timestamp", exp.CurrentDate: "current_date",
+    exp.Localtimestamp: "localtimestamp",
+}
+
+# Functions sqlglot keeps as Anonymous (Flink names), with their argument counts.
+_ANONYMOUS = {
+    "PROCTIME": ("proctime", (0,)), "NOW": ("now", (0,)), "DATE_FORMAT": ("date_format", (2,)),
+    "TO_TIMESTAMP": ("to_timestamp", (1, 2)), "TO_DATE": ("to_date", (1, 2)),
+    "UNIX_TIMESTAMP": ("unix_timestamp", (0, 1, 2)), "FROM_UNIXTIME": ("from_unixtime", (1, 2)),
+    "LTRIM": ("ltrim", (1,)), "RTRIM": ("rtrim", (1,)), "REVERSE": ("reverse", (1,)),
+    "SPLIT_INDEX": ("split_index", (3,)), "RPAD": ("rpad", (3,)), "LOG10": ("log10", (1,)),
+    "CHARACTER_LENGTH": ("char_length", (1,)), "LEFT": ("left", (2,)), "RIGHT": ("right", (2,)),
+}
+
+# Functions written without parentheses that sqlglot reads as column names.
+_NILADIC = {"LOCALTIMESTAMP": "localtimestamp", "CURRENT_TIMESTAMP": "current_timestamp",
+            "CURRENT_DATE": "current_date"}
+
+# Date parts EXTRACT and YEAR(...) etc. support (Flink's TimeUnit names).
+_DATE_PARTS = ("YEAR", "QUARTER", "MONTH", "WEEK", "DAY", "HOUR", "MINUTE", "SECOND", "DOW", "DOY")
+_PART_FUNCTIONS = {
+    exp.Year: "YEAR", exp.Quarter: "QUARTER", exp.Month: "MONTH", exp.Week: "WEEK", exp.Day: "DAY",
+    exp.DayOfMonth: "DAY", exp.Hour: "HOUR", exp.Minute: "MINUTE", exp.Second: "SECOND",
+    exp.DayOfWeek: "DOW", exp.DayOfYear: "DOY",
+}
+
+_AGGREGATES = {
+    exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max", exp.FirstValue: "first_value",
+    exp.LastValue: "last_value", exp.StddevPop: "stddev_pop", exp.StddevSamp: "stddev_samp",
+    exp.Stddev: "stddev_samp", exp.VariancePop: "var_pop", exp.Variance: "var_samp",
+}
+
+
+class ExpressionTranslator:
+    """Translates one expression tree; ``aggregates`` says whether aggregate calls may appear."""
+
+    def __init__(self, scope: Scope, sql: str | None, aggregates: bool) -> None:
+        self.scope = scope
+        self.sql = sql
+        self.aggregates = aggregates
+
+    def __call__(self, node: exp.Expression) -> Expression:
+        return self.tr(node)
+
+    def tr(self, node: exp.Expression) -> Expression:
+        if isinstance(node, exp.Paren):
+            return self.tr(node.this)
+        if isinstance(node, exp.Alias):
+            return self.tr(node.this)
+        if isinstance(node, exp.Column):
+            if isinstance(node.this, exp.Star):
+                raise unsupported("* in an expression", node, self.sql)
+            niladic = _NILADIC.get(node.name.upper())
+            if niladic and not node.table and not node.this.quoted:
+                return Call(niladic, ())  # LOCALTIMESTAMP and the like take no parentheses
+            return Column(self.scope.lookup(node, self.sql))
+        if isinstance(node, (exp.Literal, exp.Boolean, exp.Null)):
+            return literal(node, self.sql)
+        if type(node) in _BINARY:
+            return Call(_BINARY[type(node)], (self.tr(node.this), self.tr(node.expression)))
+        if isinstance(node, exp.Not):
+            return self._not(node)
+        if isinstance(node, exp.Neg):
+            inner = self.tr(node.this)
+            if isinstance(inner, Literal) and inner.value is not None and not isinstance(inner.value, bool):
+                return Literal(-inner.value, inner.data_type)
+            return Call("negate", (inner,))
+        if isinstance(node, exp.Is):
+            return self._is(node, negated=False)
+        if isinstance(node, exp.DPipe):
+            return Call("concat", (self.tr(node.this), self.tr(node.expression)))
+        if isinstance(node, exp.Like):
+            if node.args.get("escape") is not None:
+                raise unsupported("LIKE ... ESCAPE", node, self.sql)
+            return Call("like", (self.tr(node.this), self.tr(node.expression)))
+        if isinstance(node, exp.In):
+            if node.args.get("query") is not None or node.args.get("unnest") is not None:
+                raise unsupported("IN with a subquery", node, self.sql)
+            return Call("in", (self.tr(node.this),) + tuple(self.tr(e) for e in node.expressions))
+        if isinstance(node, exp.Between):
+            x = self.tr(node.this)
+            return Call("and", (Call(">=", (x, self.tr(node.args["low"]))),
+                                Call("<=", (x, self.tr(node.args["high"])))))
+        if isinstance(node, exp.Case):
+            return self._case(node)
+        if isinstance(node, exp.If):
+            args = [self.tr(node.this), self.tr(node.args["true"])]
+            if node.args.get("false") is not None:
+                args.append(self.tr(node.args["false"]))
+            return Call("case", tuple(args))
+        if isinstance(node, exp.Cast) and not isinstance(node, exp.TryCast):
+            return Call("cast", (self.tr(node.this), Literal(flink_type(node.args["to"], self.sql, node), None)))
+        if isinstance(node, exp.Count):
+            return self._count(node)
+        if type(node) in _AGGREGATES:
+            return self._aggregate(node, _AGGREGATES[type(node)], node.this)
+        if isinstance(node, exp.Window):
+            raise unsupported("window function (OVER) outside the ROW_NUMBER deduplication/Top-N "
+                              "pattern", node, self.sql)
+        return self._function(node)
+
+    # --- pieces -------------------------------------------------------------------------------
+    def _not(self, node: exp.Not) -> Expression:
+        inner = node.this
+        if isinstance(inner, exp.Is):
+            return self._is(inner, negated=True)
+        return Call("not", (self.tr(inner),))
+
+    def _is(self, node: exp.Is, negated: bool) -> Expression:
+        x = self.tr(node.this)
+        target = node.expression
+        if isinstance(target, exp.Null):
+            return Call("is_not_null" if negated else "is_null", (x,))
+        if isinstance(target, exp.Boolean):
+            name = ("is_not_" if negated else "is_") + ("true" if target.this else "false")
+            return Call(name, (x,))
+        raise unsupported("IS with this operand", node, self.sql)
+
+    def _case(self, node: exp.Case) -> Expression:
+        subject = self.tr(node.this) if node.this is not None else None
+        args: list[Expression] = []
+        for branch in node.args["ifs"]:
+            condition = self.tr(branch.this)
+            if subject is not None:
+                condition = Call("==", (subject, condition))
+            args += [condition, self.tr(branch.args["true"])]
+        if node.args.get("default") is not None:
+            args.append(self.tr(node.args["default"]))
+        return Call("case", tuple(args))
+
+    def _count(self, node: exp.Count) -> Expression:
+        arg = node.this
+        if isinstance(arg, exp.Star):
+            return self._aggregate(node, "count_star", None)
+        if isinstance(arg, exp.Distinct):
+            if len(arg.expressions) != 1:
+                raise unsupported("COUNT(DISTINCT ...) over several columns", node, self.sql)
+            agg = self._aggregate(node, "count", arg.expressions[0])
+            return agg.distinct
+        if isinstance(arg, exp.Literal) and not arg.is_string:
+            return self._aggregate(node, "count_star", None)  # COUNT(1) counts rows, as COUNT(*)
+        return self._aggregate(node, "count", arg)
+
+    def _aggregate(self, node: exp.Expression, function: str, arg: exp.Expression | None,
+                   separator: str | None = None) -> Agg:
+        if not self.aggregates:
+            raise SqlError(located(f"aggregate {node.sql()} is not allowed here", node, self.sql))
+        distinct = False
+        if isinstance(arg, exp.Distinct):
+            if len(arg.expressions) != 1:
+                raise unsupported("DISTINCT over several arguments", node, self.sql)
+            arg, distinct = arg.expressions[0], True
+        inner = None
+        if arg is not None:
+            inner = ExpressionTranslator(self.scope, self.sql, aggregates=False).tr(arg)
+        agg = Agg(function, inner, False, separator)
+        return agg.distinct if distinct else agg
+
+    def _function(self, node: exp.Expression) -> Expression:
+        sql = self.sql
+        if type(node) in _FUNCTIONS:
+            args = [a for a in (node.this, *node.expressions, node.args.get("expression")) if a is not None]
+            return Call(_FUNCTIONS[type(node)], tuple(self.tr(a) for a in args))
+        if type(node) in _PART_FUNCTIONS:
+            return Call("extract", (Literal(_PART_FUNCTIONS[type(node)]), self.tr(node.this)))
+        if isinstance(node, exp.Extract):
+            part = node.this.name.upper()
+            if part not in _DATE_PARTS:
+                raise unsupported(f"EXTRACT of {part}", node, sql)
+            return Call("extract", (Literal(part), self.tr(node.expression)))
+        if isinstance(node, exp.Coalesce):
+            name = "ifnull" if node.args.get("is_nvl") or node.args.get("is_null") else "coalesce"
+            return Call(name, tuple(self.tr(a) for a in (node.this, *node.expressions)))
+        if isinstance(node, exp.ConcatWs):
+            return Call("concat_ws", tuple(self.tr(a) for a in node.expressions))
+        if isinstance(node, exp.Concat):
+            return Call("concat", tuple(self.tr(a) for a in node.expressions))
+        if isinstance(node, exp.Substring):
+            args = [node.this, node.args.get("start")] + ([node.args["length"]] if node.args.get("length") else [])
+            return Call("substring", tuple(self.tr(a) for a in args))
+        if isinstance(node, exp.Trim):
+            position = (node.args.get("position") or "BOTH").upper()
+            chars = node.expression if node.expression is not None else exp.Literal.string(" ")
+            return Call("trim", (self.tr(node.this), Literal(position), self.tr(chars)))
+        if isinstance(node, exp.StrPosition):
+            return Call("position", (self.tr(node.args["substr"]), self.tr(node.this)))
+        if isinstance(node, exp.Pad):
+            name = "lpad" if node.args.get("is_left") else "rpad"
+            return Call(name, (self.tr(node.this), self.tr(node.expression), self.tr(node.args["fill_pattern"])))
+        if isinstance(node, exp.RegexpReplace):
+            return Call("regexp_replace", (self.tr(node.this), self.tr(node.expression),
+                                           self.tr(node.args["replacement"])))
+        if isinstance(node, exp.Round):
+            args = [node.this] + ([node.args["decimals"]] if node.args.get("decimals") is not None else [])
+            return Call("round", tuple(self.tr(a) for a in args))
+        if isinstance(node, exp.Pow):
+            return Call("power", (self.tr(node.this), self.tr(node.expression)))
+        if isinstance(node, exp.Anonymous):
+            return self._anonymous(node)
+        if isinstance(node, exp.Func) and node.sql_name() == "REPLACE":
+            return Call("replace", tuple(self.tr(a) for a in (node.this, node.expression, node.args["replacement"])))
+        raise unsupported(_construct_name(node), node, sql)
+
+    def _anonymous(self, node: exp.Anonymous) -> Expression:
+        name = node.name.upper()
+        args = node.expressions
+        if name == "LISTAGG":
+            if len(args) not in (1, 2) or (len(args) == 2 and not (isinstance(args[1], exp.Literal)
+                                                                  and args[1].is_string)):
+                raise unsupported("LISTAGG arguments (expected LISTAGG(x[, 'separator']))", node, self.sql)
+            return self._aggregate(node, "listagg", args[0], args[1].this if len(args) == 2 else ",")
+        if name == "COLLECT":
+            return self._aggregate(node, "collect", args[0] if args else None)
+        if name in ("VAR_SAMP", "VAR_POP", "STDDEV_SAMP", "STDDEV_POP") and len(args) == 1:
+            return self._aggregate(node, name.lower(), args[0])
+        if name not in _ANONYMOUS:
+            raise unsupported(f"function {name}", node, self.sql)
+        function, counts = _ANONYMOUS[name]
+        if len(args) not in counts:
+            raise SqlError(located(f"{name} takes {' or '.join(map(str, counts))} arguments, got {len(args)}",
+                                   node, self.sql))
+        return Call(function, tuple(self.tr(a) for a in args))
+
+
+def _construct_name(node: exp.Expression) -> str:
+    if isinstance(node, exp.Func):
+        return f"function {node.sql_name()}"
+    return f"expression {type(node).__name__}"
+
+
+def contains_aggregate(node: exp.Expression) -> bool:
+    """Whether a SQL expression has an aggregate call (outside window functions)."""
+    for n in node.walk():
+        if isinstance(n, exp.Window):
+            continue
+        if isinstance(n, (exp.AggFunc, exp.Count)) and not _inside_window(n, node):
+            return True
+        if isinstance(n, exp.Anonymous) and n.name.upper() in ("LISTAGG", "COLLECT", "VAR_SAMP", "VAR_POP",
+                                                               "STDDEV_SAMP", "STDDEV_POP"):
+            return True
+    return False
+
+
+def _inside_window(n: exp.Expression, root: exp.Expression) -> bool:
+    p = n.parent
+    while p is not None and p is not root.parent:
+        if isinstance(p, exp.Window):
+            return True
+        p = p.parent
+    return False

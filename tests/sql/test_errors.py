@@ -1,0 +1,61 @@
+"""Errors of the SQL planner name the construct, its position, the column and types, or the known tables."""
+
+from __future__ import annotations
+
+import pytest
+
+from changeflow.plan.type_inference import PlanError
+from changeflow.sql import SqlError
+
+
+@pytest.mark.parametrize("sql, message", [
+    ("SELECT id FROM t ORDER BY id", r"unsupported SQL: ORDER BY .*`ORDER BY id` \(at line 1, column 27\)"),
+    ("SELECT id FROM t LIMIT 3", r"unsupported SQL: LIMIT `LIMIT 3` \(at line 1, column 24\)"),
+    ("SELECT id,\n  LAG(v) OVER (ORDER BY v) FROM t",
+     r"unsupported SQL: window function \(OVER\) .*`LAG\(v\) OVER \(ORDER BY v\)` \(at line 2, column 3\)"),
+    ("SELECT id FROM t UNION SELECT id FROM u", r"UNION without ALL"),
+    ("SELECT SOUNDEX(name) FROM t", r"unsupported SQL: function SOUNDEX `SOUNDEX\(name\)` \(at line 1, column 8\)"),
+    ("SELECT id FROM t WHERE v IN (SELECT w FROM u)", r"IN with a subquery .*\(at line 1, column 24\)"),
+    ("SELECT CAST(v AS INTERVAL DAY) FROM t", r"unsupported SQL: type `INTERVAL DAY` \(at line 1, column 13\)"),
+    ("SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY name ORDER BY v) AS rn FROM t) WHERE rn > 3",
+     r"ROW_NUMBER\(\) without an upper bound .*\(at line 1, column 26\)"),
+    ("SELECT * FROM t WHERE COUNT(*) > 1", r"aggregate in WHERE \(use HAVING\) .*\(at line 1, column 23\)"),
+    ("SELECT FROM WHERE", r"SQL parse error at line 1, column \d+: Expected table name but got 'WHERE'"),
+])
+def test_unsupported_sql_names_the_construct_and_its_position(catalog, sql, message):
+    with pytest.raises(SqlError, match=message):
+        catalog.plan(sql)
+
+
+@pytest.mark.parametrize("sql, message", [
+    ("SELECT id FROM t WHERE name > 3",
+     r"cannot compare name of type STRING with 3 of type INT NOT NULL .*\(at line 1, column 24\)"),
+    ("SELECT name + 1 FROM t", r"arithmetic \(name \+ 1\) needs numeric operands, but name is STRING and 1 is INT NOT NULL"),
+    ("SELECT UPPER(v) FROM t", r"UPPER needs a string, but v is INT"),
+    ("SELECT name IS NOT TRUE FROM t", r"IS NOT TRUE needs a BOOLEAN operand, but name is STRING"),
+    ("SELECT id, v FROM t UNION ALL SELECT id, region FROM u", r"UNION ALL column 'v': incompatible types INT, STRING"),
+    ("SELECT * FROM t JOIN u ON t.id = u.region", r"join key id of type BIGINT cannot equal region of type STRING"),
+    ("SELECT name FROM t GROUP BY name HAVING COUNT(*)", r"HAVING condition COUNT\(\*\) must be BOOLEAN, but it is BIGINT NOT NULL"),
+])
+def test_type_errors_name_the_column_and_both_types(catalog, sql, message):
+    with pytest.raises(SqlError, match=message):
+        catalog.plan(sql)
+
+
+def test_missing_table_names_it_and_lists_the_known_ones(catalog):
+    with pytest.raises(SqlError, match=r"table 'nope' not found; known tables: src, t, tp, u, up \(at line 1, column 15\)"):
+        catalog.plan("SELECT * FROM nope")
+
+
+def test_unknown_and_ambiguous_columns(catalog):
+    with pytest.raises(SqlError, match=r"column 'idx' not found; available columns: t.id, t.name, t.v, t.d"):
+        catalog.plan("SELECT idx FROM t")
+    with pytest.raises(SqlError, match=r"column 'id' is ambiguous: it is in t, u; qualify it"):
+        catalog.plan("SELECT id FROM t JOIN u ON t.id = u.id")
+    with pytest.raises(SqlError, match=r"column 'name' .* is neither a grouping key nor inside an aggregate"):
+        catalog.plan("SELECT name, COUNT(*) FROM t")
+
+
+def test_sql_error_is_a_plan_error(catalog):
+    with pytest.raises(PlanError):
+        catalog.plan("SELECT idx FROM t")

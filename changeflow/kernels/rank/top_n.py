@@ -70,7 +70,11 @@ class TopN:
         self.input_insert_only = input_insert_only
         self.mini_batch = mini_batch
         _check_arguments(self)
-        self._rules = TopNRules(self.rank_start, self.rank_end, rank_column is not None)
+        # Flink plans a Top-1 over insert-only input without the row number as
+        # FastTop1Function, whose output is keyed by the partition key: a new
+        # leader is an update (-U old, +U new), not -D/+I (golden top1_by_value).
+        top1_updates = self.rank_end == 1 and input_insert_only
+        self._rules = TopNRules(self.rank_start, self.rank_end, rank_column is not None or top1_updates)
         # State rows: the key columns first (the KeyedState contract), then the rest.
         self._stored = self.partition_keys + [c for c in self.columns if c not in self.partition_keys]
         self.fanout = max(FANOUT, 2 * self.rank_end + 2)

@@ -44,7 +44,13 @@ SCENARIOS = [
              [[I("a", "n0", None), I("a", "n1", 1), I("a", "n2", 2)]],
              [I("a", "n0", None), I("a", "n1", 1), D("a", "n0", None), I("a", "n2", 2)]),
     Scenario("null sort keys first for ASC NULLS FIRST", top_n(1, rank_column=None, ascending=True, nulls_first=True),
-             [[I("a", "n1", 1), I("a", "n0", None)]], [I("a", "n1", 1), D("a", "n1", 1), I("a", "n0", None)]),
+             [[I("a", "n1", 1), I("a", "n0", None)]], [I("a", "n1", 1), UB("a", "n1", 1), UA("a", "n0", None)]),
+    Scenario("top-1 over insert-only input without row number - a new leader is an update", top_n(1, rank_column=None),
+             [[I("a", "n1", 1), I("a", "n2", 1), I("a", "n3", 2)]],
+             [I("a", "n1", 1), UB("a", "n1", 1), UA("a", "n3", 2)]),
+    Scenario("top-1 over retracting input without row number - delete and insert",
+             top_n(1, rank_column=None, insert_only=False),
+             [[I("a", "n1", 1), I("a", "n3", 2)]], [I("a", "n1", 1), D("a", "n1", 1), I("a", "n3", 2)]),
     Scenario("partitions rank independently", top_n(1),
              [[I("a", "n1", 1), I("b", "m1", 1), I("a", "n2", 2)]],
              [I("a", "n1", 1, 1), I("b", "m1", 1, 1), UB("a", "n1", 1, 1), UA("a", "n2", 2, 1)]),
@@ -67,7 +73,7 @@ def test_global_top_n_without_partition_keys():
     kernel = TopN(["k", "name", "v"], [], [("v", False, False)], 1, 1, None, input_insert_only=True,
                   mini_batch=False)
     Scenario("", kernel, [[I("a", "n1", 1), I("b", "m1", 2)], [I("a", "n2", 0)]],
-             [I("a", "n1", 1), D("a", "n1", 1), I("b", "m1", 2)]).run()
+             [I("a", "n1", 1), UB("a", "n1", 1), UA("b", "m1", 2)]).run()
 
 
 def test_two_sort_columns_order_lexicographically():

@@ -8,9 +8,11 @@ changeflow processing-time order is arrival order, the ``(_seq, _sub)`` order.
   dropped. State: one marker row per key. Insert-only output. With mini-batch
   Flink keeps the first row of the bundle, which is the same row.
 * Keep last (ProcTimeDeduplicateKeepLastRowFunction): the first row of a key is
-  ``+I``; each later row emits ``-U(previous), +U(row)`` -- also when the row
-  equals the previous one (measured on Flink 2.3: a repeated ``(a, 3)`` emits
-  ``-U[a, 3], +U[a, 3]``). State: the last row per key. With mini-batch
+  ``+I``; each later row emits ``-U(previous), +U(row)``, also when the row
+  equals the previous one. (Flink 2.3 drops such an update only when the rows
+  are equal *including their materialized proctime*, i.e. when the repeat
+  arrives in the same millisecond -- timing, not semantics; changeflow gives
+  every arrival its own time.) State: the last row per key. With mini-batch
   (ProcTimeMiniBatchDeduplicateKeepLastRowFunction) only the bundle's last row
   per key is compared with the stored row, so a bundle emits at most ``+I`` or
   one ``-U``/``+U`` pair per key.

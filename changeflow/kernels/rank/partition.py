@@ -10,8 +10,9 @@ AppendOnlyTopNFunction do.
 The emission rules are Flink's (``AbstractTopNFunction`` with
 ``generateUpdateBefore``), restated as what changes at which rank:
 
-* with the row number, or with ``rank_start > 1`` (Flink then uses the
-  row-number algorithm even when the number is not selected): every rank in
+* with the row number, with ``rank_start > 1`` (Flink then uses the
+  row-number algorithm even when the number is not selected), or for a Top-1
+  over insert-only input (Flink's FastTop1Function): every rank in
   ``[rank_start, rank_end]`` from the changed position down is compared by
   position; a rank that had a row and still has one emits ``-U(old), +U(new)``
   (also when both rows are equal, as Flink does), a rank that gains a row

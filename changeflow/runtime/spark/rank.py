@@ -27,7 +27,10 @@ from pyspark.sql import functions as F
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.rank import Deduplicate as DeduplicateKernel
 from changeflow.kernels.rank import TopN
+from changeflow.plan.expressions import Call
 from changeflow.plan.nodes import Deduplicate, Rank
+from changeflow.plan.type_inference import is_proctime
+from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.sources import kernel_input_dtype
 
 _ROW_NUMBER = "__row_number"
@@ -36,7 +39,10 @@ _ROW_NUMBER = "__row_number"
 def rank_stream(translator, node: Deduplicate | Rank) -> DataFrame:
     """The changelog of ``node`` as a Structured Streaming DataFrame."""
     child = translator._translate(node.input)
-    columns = node.input.field_names
+    # A processing-time attribute (PROCTIME()) is arrival order, which the kernels
+    # read from the stamps; its value is not shipped (nor compared as row content).
+    proctime = {n for n, t in node.input.schema if is_proctime(t)}
+    columns = [c for c in node.input.field_names if c not in proctime]
     insert_only = translator.modes[id(node.input)].insert_only
     mini_batch = translator.settings.mini_batch
     if isinstance(node, Deduplicate):
@@ -53,8 +59,16 @@ def rank_stream(translator, node: Deduplicate | Rank) -> DataFrame:
         keys = list(node.partition_keys)
     types = node.input.type_map()
     child = child.select(*[F.col(f"`{c}`") for c in columns], KIND, SEQ, SUB)
-    return translator.stateful(child, kernel, keys, {c: kernel_input_dtype(types[c]) for c in columns},
-                               node.schema)
+    out_schema = tuple((n, t) for n, t in node.schema if n not in proctime)
+    changes = translator.stateful(child, kernel, keys, {c: kernel_input_dtype(types[c]) for c in columns},
+                                  out_schema)
+    if not proctime:
+        return changes
+    # Processing time is materialized where the operator emits, as Flink's
+    # PROCTIME_MATERIALIZE after a deduplication or Top-N.
+    now = compile_expr(Call("proctime", ()), {})
+    return changes.select(*[now.alias(n) if n in proctime else F.col(f"`{n}`") for n in node.field_names],
+                          KIND, SEQ, SUB)
 
 
 def rank_batch(translator, node: Deduplicate | Rank) -> DataFrame:

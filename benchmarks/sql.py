@@ -83,6 +83,23 @@ def ratios(results: dict, flink: dict) -> dict:
     return out
 
 
+def write_report(results: dict, fmt: str) -> dict:
+    """Write ``sql.json`` with ``results`` and the ratios they give; return the report."""
+    flink = json.load(open(FLINK_RESULT)) if os.path.exists(FLINK_RESULT) else {}
+    report = {"engine": "changeflow on Spark local[2]", "source_format": fmt,
+              "sink": "blackhole", "seed": W.SEED, "sizes": dict(W.SIZES),
+              "users_distinct": W.users_layout()[0],
+              "users_later_versions": W.users_layout()[1],
+              "groups": W.GROUPS, "top_n": W.TOP_N, "modes": MODES,
+              "queries": {w: W.WORKLOADS[w]["query"] for w in W.WORKLOADS},
+              "results": results, "ratios": ratios(results, flink)}
+    os.makedirs(RESULTS, exist_ok=True)
+    with open(RESULT, "w", encoding="utf-8") as f:
+        json.dump(report, f, indent=1)
+        f.write("\n")
+    return report
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", help="data directory (kept; default: temporary)")
@@ -112,26 +129,13 @@ def main(argv=None) -> int:
                     results[key] = {"input_rows": rows,
                                     "failed": f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"}
                     print(f"{key}: FAILED {results[key]['failed']}", flush=True)
-                    continue
-                best = min(seconds)
-                results[key] = {"input_rows": rows, "seconds": round(best, 2),
-                                "runs_seconds": [round(s, 2) for s in seconds],
-                                "rows_per_s": round(rows / best)}
-                print(f"{key}: {best:.1f} s, {rows / best:,.0f} rows/s", flush=True)
-        flink = json.load(open(FLINK_RESULT)) if os.path.exists(FLINK_RESULT) else {}
-        report = {"engine": "changeflow on Spark local[2]", "source_format": args.format,
-                  "sink": "blackhole", "seed": W.SEED, "sizes": dict(W.SIZES),
-                  "users_distinct": W.users_layout()[0],
-                  "users_later_versions": W.users_layout()[1],
-                  "groups": W.GROUPS, "top_n": W.TOP_N,
-                  "modes": {m: MODES[m] for m in MODES},
-                  "queries": {w: W.WORKLOADS[w]["query"] for w in W.WORKLOADS},
-                  "results": results, "ratios": ratios(results, flink)}
-        os.makedirs(RESULTS, exist_ok=True)
-        with open(RESULT, "w", encoding="utf-8") as f:
-            json.dump(report, f, indent=1)
-            f.write("\n")
-        print(json.dumps(report["ratios"], indent=1))
+                else:
+                    best = min(seconds)
+                    results[key] = {"input_rows": rows, "seconds": round(best, 2),
+                                    "runs_seconds": [round(s, 2) for s in seconds],
+                                    "rows_per_s": round(rows / best)}
+                    print(f"{key}: {best:.1f} s, {rows / best:,.0f} rows/s", flush=True)
+                write_report(results, args.format)  # after every measurement: a long run can stop
     finally:
         if not args.data:
             shutil.rmtree(data, ignore_errors=True)

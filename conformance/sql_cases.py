@@ -297,10 +297,12 @@ def date_time_functions(t_env, E):
         "FROM d")
 
 
-@case("subquery_in_from_and_union_all")
+@case("subquery_in_from_and_union_all", compare="materialized", why=(
+    "the union's branches reach the sink through separate network channels: Flink's "
+    "order between branches is buffer-flush timing (here all of branch 1 came first)"))
 def subquery_in_from_and_union_all(t_env, E):
-    """A subquery in FROM, and UNION ALL of two filters of one source (every row takes
-    exactly one branch, so the order is still input order)."""
+    """A subquery in FROM, and UNION ALL of two filters of one (reused) source scan;
+    every row takes exactly one branch."""
     _t(t_env, E)
     return t_env.sql_query(
         "SELECT k, w FROM (SELECT k, v * 10 AS w FROM t WHERE v > 3) "

@@ -3,6 +3,7 @@
 from changeflow.common.configuration import Configuration
 from changeflow.common.row import Row
 from changeflow.common.row_kind import RowKind
+from changeflow.common.typeinfo import Types
 from changeflow.common.types import DataType, DataTypes
 
-__all__ = sorted(["Configuration", "DataType", "DataTypes", "Row", "RowKind"])
+__all__ = sorted(["Configuration", "DataType", "DataTypes", "Row", "RowKind", "Types"])

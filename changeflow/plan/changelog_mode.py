@@ -65,9 +65,14 @@ def _rule(node: PlanNode, inputs: list[ChangelogMode]) -> ChangelogMode:
     if isinstance(node, Sink):
         return inputs[0]
     if isinstance(node, Join):
-        # An inner join of insert-only inputs only ever adds rows; an outer join
-        # retracts its null-padded rows when a match arrives.
-        return INSERT_ONLY if all_insert_only and node.join_type == "INNER" else RETRACT
+        # An inner join forwards its inputs' kinds (a -U/+U of an input becomes -U/+U
+        # pairs), so it emits the union of its inputs' modes, as Flink's planner
+        # infers; an outer join retracts its null-padded rows with -D when a match
+        # arrives and may emit every kind.
+        if node.join_type == "INNER":
+            return ChangelogMode(True, any(m.update_before for m in inputs), any(m.update_after for m in inputs),
+                                 any(m.delete for m in inputs))
+        return RETRACT
     if isinstance(node, Deduplicate):
         if all_insert_only and not node.keep_last:
             return INSERT_ONLY

@@ -24,6 +24,10 @@ source when mini-batch is on. Operators carry Flink's attributes:
   input, the unique key the plan proves (``upsertKeys=[[k]]``, which Flink
   derives but prints only in its plan tests) and ``upsertMaterialize=[true]``
   where that key is not the sink's primary key, as Flink prints it.
+
+With an output flush interval (``execution.max-flush-interval``) a section
+after the plan names each operator that buffers its output and why: its
+output is idempotent and it is keyed (or runs on one task).
 """
 
 from __future__ import annotations
@@ -46,6 +50,8 @@ class ExplainSettings:
     mini_batch_latency_ms: int = 0
     mini_batch_size: int = -1
     agg_phase_strategy: str = "AUTO"
+    flush_interval_ms: int | None = None   # execution.max-flush-interval
+    flush_memory_only: bool = False        # execution.flush.memory-buffer-only
 
 
 _JOIN_TYPES = {"INNER": "InnerJoin", "LEFT": "LeftOuterJoin", "RIGHT": "RightOuterJoin", "FULL": "FullOuterJoin"}
@@ -103,7 +109,30 @@ def explain(root: PlanNode, settings: ExplainSettings) -> str:
 
     visit(root, "", "")
     title = "== Physical Plan ==" if settings.streaming else "== Physical Plan (batch) =="
-    return title + "\n" + "\n".join(lines) + "\n"
+    return title + "\n" + "\n".join(lines) + "\n" + _flush_section(root, settings)
+
+
+def _flush_section(root: PlanNode, settings: ExplainSettings) -> str:
+    """Which operators buffer their output per key (FLIP-365), and why."""
+    if not settings.streaming or settings.flush_interval_ms is None:
+        return ""
+    when = ("at the end of every micro-batch (memory-buffer-only)" if settings.flush_memory_only
+            else f"every {settings.flush_interval_ms}ms, on idle input and at end of input")
+    lines = []
+
+    def visit(node: PlanNode) -> None:
+        for child in node.inputs:
+            visit(child)
+        if isinstance(node, Aggregate):
+            keyed = f"keyed by [{', '.join(node.keys)}]" if node.keys else "parallelism 1 (no grouping key)"
+            calls = [_describe_call(c) + f" AS {c.output}" for c in node.calls]
+            lines.append(f"{_aggregate('GroupAggregate', node, calls)}: buffers the "
+                         f"latest output per key, flushed {when}; output idempotent (group aggregation), {keyed}")
+
+    visit(root)
+    if not lines:
+        return "\n== Output Flush ==\nno operator buffers: none has an idempotent keyed output\n"
+    return "\n== Output Flush ==\n" + "\n".join(lines) + "\n"
 
 
 def _describe(node: PlanNode, settings: ExplainSettings, modes: dict[int, ChangelogMode]) -> str:

@@ -34,6 +34,30 @@ class PlanNode:
         return dict(self.schema)
 
 
+class _OneInput(PlanNode):
+    """A node over one ``input``."""
+
+    @property
+    def inputs(self) -> tuple[PlanNode, ...]:
+        return (self.input,)  # type: ignore[attr-defined]
+
+
+class _DeclaredSchema(PlanNode):
+    """A node whose output schema is computed by the planner and kept as ``out_schema``."""
+
+    @property
+    def schema(self) -> Schema:
+        return self.out_schema  # type: ignore[attr-defined]
+
+
+class _InputSchema(PlanNode):
+    """A node that outputs its input's columns unchanged."""
+
+    @property
+    def schema(self) -> Schema:
+        return self.input.schema  # type: ignore[attr-defined]
+
+
 @dataclass(frozen=True, eq=False)
 class Source(PlanNode):
     """A bounded source of rows: Python tuples, a pandas frame or a Spark DataFrame."""
@@ -49,36 +73,20 @@ class Source(PlanNode):
 
 
 @dataclass(frozen=True, eq=False)
-class Project(PlanNode):
+class Project(_OneInput, _DeclaredSchema):
     input: PlanNode
     exprs: tuple[tuple[str, Expression], ...]
     out_schema: Schema
 
-    @property
-    def schema(self) -> Schema:
-        return self.out_schema
-
-    @property
-    def inputs(self) -> tuple[PlanNode, ...]:
-        return (self.input,)
-
 
 @dataclass(frozen=True, eq=False)
-class Filter(PlanNode):
+class Filter(_OneInput, _InputSchema):
     input: PlanNode
     predicate: Expression
 
-    @property
-    def schema(self) -> Schema:
-        return self.input.schema
-
-    @property
-    def inputs(self) -> tuple[PlanNode, ...]:
-        return (self.input,)
-
 
 @dataclass(frozen=True, eq=False)
-class Aggregate(PlanNode):
+class Aggregate(_OneInput, _DeclaredSchema):
     """GROUP BY ``keys`` (input column names) computing ``calls``.
 
     Output columns: the keys, then one column per call, named ``call.output``.
@@ -89,20 +97,12 @@ class Aggregate(PlanNode):
     calls: tuple[AggCall, ...]
     out_schema: Schema
 
-    @property
-    def schema(self) -> Schema:
-        return self.out_schema
-
-    @property
-    def inputs(self) -> tuple[PlanNode, ...]:
-        return (self.input,)
-
 
 # --- nodes of the SQL front end (joins, unions, deduplication, Top-N, sinks) ----------------
 
 
 @dataclass(frozen=True, eq=False)
-class Join(PlanNode):
+class Join(_DeclaredSchema):
     """A regular (unwindowed) join: ``left JOIN right ON left_keys = right_keys AND condition``.
 
     ``join_type`` is ``INNER``, ``LEFT``, ``RIGHT`` or ``FULL``. ``left_keys`` and
@@ -123,24 +123,16 @@ class Join(PlanNode):
     out_schema: Schema
 
     @property
-    def schema(self) -> Schema:
-        return self.out_schema
-
-    @property
     def inputs(self) -> tuple[PlanNode, ...]:
         return (self.left, self.right)
 
 
 @dataclass(frozen=True, eq=False)
-class Union(PlanNode):
+class Union(_DeclaredSchema):
     """``UNION ALL`` of inputs with the same column types (matched by position)."""
 
     union_inputs: tuple[PlanNode, ...]
     out_schema: Schema
-
-    @property
-    def schema(self) -> Schema:
-        return self.out_schema
 
     @property
     def inputs(self) -> tuple[PlanNode, ...]:
@@ -148,7 +140,7 @@ class Union(PlanNode):
 
 
 @dataclass(frozen=True, eq=False)
-class Deduplicate(PlanNode):
+class Deduplicate(_OneInput, _InputSchema):
     """``ROW_NUMBER() OVER (PARTITION BY keys ORDER BY <time> ASC|DESC) = 1``.
 
     ``keep_last`` is ``ORDER BY ... DESC``. ``order`` is ``"proctime"`` (arrival
@@ -160,17 +152,9 @@ class Deduplicate(PlanNode):
     keep_last: bool
     order: str = "proctime"
 
-    @property
-    def schema(self) -> Schema:
-        return self.input.schema
-
-    @property
-    def inputs(self) -> tuple[PlanNode, ...]:
-        return (self.input,)
-
 
 @dataclass(frozen=True, eq=False)
-class Rank(PlanNode):
+class Rank(_OneInput, _DeclaredSchema):
     """Top-N: ``ROW_NUMBER() OVER (PARTITION BY keys ORDER BY order_by) BETWEEN start AND end``.
 
     ``order_by`` holds ``(column, ascending, nulls_first)`` triples.
@@ -186,17 +170,9 @@ class Rank(PlanNode):
     rank_column: str | None
     out_schema: Schema
 
-    @property
-    def schema(self) -> Schema:
-        return self.out_schema
-
-    @property
-    def inputs(self) -> tuple[PlanNode, ...]:
-        return (self.input,)
-
 
 @dataclass(frozen=True, eq=False)
-class Sink(PlanNode):
+class Sink(_OneInput, _InputSchema):
     """``INSERT INTO table``: writes the input's changes to a connector.
 
     ``connector`` is the sink object of :mod:`changeflow.connectors`;
@@ -209,10 +185,3 @@ class Sink(PlanNode):
     connector: Any = field(repr=False)
     primary_key: tuple[str, ...] = ()
 
-    @property
-    def schema(self) -> Schema:
-        return self.input.schema
-
-    @property
-    def inputs(self) -> tuple[PlanNode, ...]:
-        return (self.input,)

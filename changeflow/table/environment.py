@@ -1,8 +1,10 @@
 """``EnvironmentSettings`` and ``TableEnvironment``, as in PyFlink.
 
-The environment owns the configuration, the catalog of temporary views and
-(lazily, at the first execution) the SparkSession. Planning and ``explain()``
-need no Spark at all.
+The environment owns the configuration, the catalog of tables and views
+(:mod:`changeflow.catalog`; DDL tables and ``create_temporary_view`` share it)
+and (lazily, at the first execution) the SparkSession. Planning and
+``explain()`` need no Spark at all. SQL statements run through
+:mod:`changeflow.sql.statements`.
 """
 
 from __future__ import annotations
@@ -12,12 +14,13 @@ from typing import Any, Iterable
 
 import pandas as pd
 
+from changeflow.catalog import Catalog, CatalogError, CatalogTable, CatalogView, identifier
 from changeflow.common.configuration import Configuration
 from changeflow.common.row_kind import RowKind
 from changeflow.config import to_millis, validate_mini_batch
 from changeflow.common.types import DataType, infer_type
 from changeflow.plan.explain import ExplainSettings, explain
-from changeflow.plan.nodes import PlanNode, Source
+from changeflow.plan.nodes import PlanNode, Project, Sink, Source
 from changeflow.plan.type_inference import PlanError
 from changeflow.table.result import TableResult
 from changeflow.table.table import Table
@@ -108,7 +111,7 @@ class TableEnvironment:
         self._settings = settings
         self._config = TableConfig(Configuration())
         self._config.add_configuration(settings.get_configuration())
-        self._views: dict[str, Table] = {}
+        self._catalog = Catalog()
         self._spark = spark_session
         self._jobs = None
 
@@ -157,18 +160,179 @@ class TableEnvironment:
         return Table(Source(f"spark_{next(_ids)}", schema, "spark", df), self)
 
     def create_temporary_view(self, view_path: str, table: Table) -> None:
-        self._views[view_path] = table
+        """Register ``table`` under ``view_path``; the name must be free, as in Flink."""
+        self._catalog.create_view(CatalogView(view_path, True, table=table))
+
+    def create_temporary_table(self, path: str, descriptor) -> None:
+        """Register a connector table described by a ``TableDescriptor`` (as ``CREATE TEMPORARY TABLE``)."""
+        self._catalog.create_table(descriptor.catalog_table(path, temporary=True))
+
+    def create_table(self, path: str, descriptor) -> None:
+        """Register a connector table described by a ``TableDescriptor`` (as ``CREATE TABLE``)."""
+        self._catalog.create_table(descriptor.catalog_table(path, temporary=False))
+
+    def _insert_table(self, table_path: str, table: Table) -> TableResult:
+        """``table.execute_insert(table_path)``: run ``INSERT INTO table_path`` of ``table``'s query."""
+        return self._execute_insert(self._insert_plan(table_path, table.plan))
 
     def from_path(self, path: str) -> Table:
-        if path not in self._views:
-            raise PlanError(f"table {path!r} not found; known tables: {', '.join(sorted(self._views)) or '(none)'}")
-        return self._views[path]
+        """The table or view ``path`` (a DDL table reads its connector)."""
+        return Table(self._resolve(path), self)
+
+    def list_tables(self) -> list[str]:
+        return self._catalog.list_tables()
+
+    def list_views(self) -> list[str]:
+        return self._catalog.list_views()
 
     def list_temporary_views(self) -> list[str]:
-        return sorted(self._views)
+        return self._catalog.list_views()
 
     def drop_temporary_view(self, view_path: str) -> bool:
-        return self._views.pop(view_path, None) is not None
+        return self._catalog.drop_view(view_path, if_exists=True)
+
+    def drop_temporary_table(self, table_path: str) -> bool:
+        return self._catalog.drop_table(table_path, if_exists=True)
+
+    # --- SQL ----------------------------------------------------------------------------
+    def execute_sql(self, stmt: str) -> TableResult:
+        """Run one SQL statement: a query, INSERT, DDL, SET/RESET, EXPLAIN, SHOW or DESCRIBE.
+
+        >>> from changeflow.table import EnvironmentSettings, TableEnvironment
+        >>> t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
+        >>> t_env.execute_sql("CREATE TABLE t (id INT, name STRING) WITH ('connector' = 'blackhole')").print()
+        OK
+        >>> t_env.execute_sql("SHOW TABLES").print()
+        +------------+
+        | table name |
+        +------------+
+        |          t |
+        +------------+
+        1 row in set
+        """
+        from changeflow.sql import statements
+
+        return statements.execute(self, stmt)
+
+    def sql_query(self, query: str) -> Table:
+        """A ``Table`` of a SQL query (``SELECT``, ``WITH``, ``VALUES``)."""
+        from changeflow.sql import statements
+
+        tokens = statements.statement_tokens(query)
+        if tokens[0].text.upper() not in ("SELECT", "WITH", "VALUES", "("):
+            raise statements.StatementError(f"sql_query() takes a query (SELECT, WITH or VALUES), got "
+                                            f"{tokens[0].text!r}; run other statements with execute_sql()")
+        return Table(statements.plan_sql_query(self, query), self)
+
+    def _resolve(self, name: str) -> PlanNode:
+        """The plan of a catalog object, for the SQL planner and ``from_path``."""
+        entry = self._catalog.get(name)
+        if isinstance(entry, CatalogView):
+            if entry.table is not None:
+                return entry.table.plan
+            from changeflow.plan import builder
+            from changeflow.sql import statements
+
+            query, aliases = entry.query
+            plan = statements.plan_sql_query(self, query)
+            return builder.rename(plan, list(aliases)) if aliases else plan
+        from changeflow.connectors import create_source
+
+        return self._table_plan(entry, create_source(entry, self.streaming))
+
+    def _table_plan(self, table: CatalogTable, connector: Any) -> PlanNode:
+        """A DDL table read through ``connector``: the source, then its computed columns."""
+        schema = table.schema
+        read = tuple((c.name, c.data_type) for c in schema.columns if c.expression is None or c.proctime)
+        source = Source(f"[{identifier(table.name).replace('.', ', ')}]", read, "connector", connector)
+        computed = [c for c in schema.columns if c.expression is not None and not c.proctime]
+        if not computed:
+            return source
+        from changeflow.sql.planner import plan_query
+
+        hidden = f"__{table.name}_columns"
+        items = ", ".join(f"`{c.name}`" if c.expression is None or c.proctime else f"({c.expression}) AS `{c.name}`"
+                          for c in schema.columns)
+        query = f"SELECT {items} FROM `{hidden}`"
+
+        def resolve(name: str) -> PlanNode:
+            return source if name == hidden else self._resolve(name)
+
+        return plan_query(query, resolve)
+
+    def _declared_schema(self, table: CatalogTable):
+        """The table's declared schema with the types of its computed columns filled in."""
+        from dataclasses import replace
+
+        if all(c.expression is None or c.proctime for c in table.schema.columns):
+            return table.schema
+        types = self._table_plan(table, None).type_map()
+        columns = tuple(c if c.expression is None or c.proctime else
+                        replace(c, data_type=types[c.name], type_text=str(types[c.name].with_nullable(True)))
+                        for c in table.schema.columns)
+        return replace(table.schema, columns=columns)
+
+    def _check_computed_columns(self, table: CatalogTable) -> None:
+        """Plan a new table's computed columns, so a bad expression fails at CREATE as in Flink."""
+        self._declared_schema(table)
+
+    def _insert_plan(self, name: str, query: PlanNode, columns: list[str] | None = None) -> Sink:
+        """``INSERT INTO name [(columns)] query``: the query cast to the sink's columns, then the Sink."""
+        from changeflow.connectors import check_sink_input, create_sink
+        from changeflow.plan.expressions import Column, Literal
+
+        if not self._catalog.contains(name):
+            raise CatalogError(f"Cannot find table '`default_catalog`.`default_database`.`{name}`' in any of the "
+                               f"catalogs [default_catalog], nor as a temporary table. Known tables: "
+                               f"{', '.join(self._catalog.list_tables()) or '(none)'}")
+        entry = self._catalog.get(name)
+        if not isinstance(entry, CatalogTable):
+            raise CatalogError(f"cannot INSERT INTO view {name!r}; insert into a table declared by CREATE TABLE")
+        sink = create_sink(entry, self.streaming)
+        target = [(c.name, c.data_type) for c in entry.schema.physical_columns()]
+        target_names = [n for n, _ in target]
+        if columns is not None:
+            for c in columns:
+                if c not in target_names:
+                    raise PlanError(f"Unknown target column '{c}' in INSERT INTO {name}; "
+                                    f"columns: {', '.join(target_names)}")
+        given = columns if columns is not None else target_names
+        _check_insert_types(name, query.schema, [(n, dict(target)[n]) for n in given])
+        by_target = dict(zip(given, query.field_names))
+        exprs = []
+        for n, t in target:
+            if n in by_target:
+                source_type = query.type_map()[by_target[n]]
+                value = Column(by_target[n])
+                # NOT NULL values fit a nullable column: only a change of type needs a cast.
+                same = source_type.with_nullable(True) == t.with_nullable(True)
+                exprs.append((n, value if same else value.cast(t)))
+            else:
+                if not t.nullable:
+                    raise PlanError(f"column {n!r} of {name} is NOT NULL and not given by the INSERT column list")
+                exprs.append((n, Literal(None, t)))
+        projected = Project(query, tuple(exprs), tuple(target))
+        plan = Sink(projected, identifier(name), sink, entry.schema.primary_key)
+        check_sink_input(plan)
+        return plan
+
+    def _execute_insert(self, plan: Sink) -> TableResult:
+        jobs = self._spark_jobs()
+        if self.streaming:
+            job = jobs.submit_streaming_insert(plan, self._streaming_settings())
+        else:
+            job = jobs.submit_batch_insert(plan)
+        return TableResult.of_job(job, [plan.table])
+
+    def _reset_configuration(self, key: str | None = None) -> None:
+        """``RESET ['key']``: back to the value the environment was created with."""
+        conf = self._config.get_configuration()
+        initial = self._settings.get_configuration()
+        for k in ([key] if key is not None else sorted(conf.keys())):
+            if initial.contains_key(k):
+                conf.set(k, initial.get_string(k, ""))
+            else:
+                conf.remove_config(k)
 
     # --- execution ----------------------------------------------------------------------
     def _option(self, key: str) -> Any:
@@ -219,6 +383,10 @@ class TableEnvironment:
     def _execute(self, plan: PlanNode) -> TableResult:
         jobs = self._spark_jobs()
         if self.streaming:
+            from changeflow.runtime.spark.connector_sources import trigger_interval_ms
+
+            if trigger_interval_ms(plan) is not None:  # unbounded input: read the changes while it runs
+                return TableResult(plan.schema, [], True, live=jobs.start_live(plan, self._streaming_settings()))
             changes = jobs.run_streaming(plan, self._streaming_settings())
         else:
             changes = jobs.run_batch(plan)
@@ -240,6 +408,33 @@ class TableEnvironment:
         # _kind holds RowKind values 0..3; element_at counts from 1.
         op = F.element_at(F.array(*[F.lit(str(kind)) for kind in RowKind]), F.col(KIND).cast("int") + 1)
         return frame.select(op.alias("op"), *names, SEQ, SUB)
+
+
+def _check_insert_types(name: str, query_schema, sink_schema) -> None:
+    """Flink's check that a query's columns fit the sink's, with its message."""
+    def show(schema) -> str:
+        return "[" + ", ".join(f"{n}: {t}" for n, t in schema) + "]"
+
+    cause = None
+    if len(query_schema) != len(sink_schema):
+        cause = "Different number of columns."
+    else:
+        for i, ((_, q), (sink_name, t)) in enumerate(zip(query_schema, sink_schema)):
+            if not _assignable(q, t):
+                cause = f"Incompatible types for sink column '{sink_name}' at position {i + 1}."
+                break
+    if cause is not None:
+        raise PlanError(f"Column types of query result and sink for '{identifier(name)}' do not match.\n"
+                        f"Cause: {cause}\n\nQuery schema: {show(query_schema)}\nSink schema:  {show(sink_schema)}")
+
+
+def _assignable(source: DataType, target: DataType) -> bool:
+    """Whether Flink inserts a value of ``source`` into a column of ``target`` (an implicit cast)."""
+    if source.root == target.root or (source.is_string and target.is_string):
+        return True
+    if source.is_numeric and target.is_numeric:
+        return True
+    return source.root == "DATE" and target.root == "TIMESTAMP"
 
 
 def _schema_of(rows: list[tuple], schema: Any) -> tuple[list[str], list[DataType]]:

@@ -1,17 +1,38 @@
-"""``TableResult``: the outcome of ``execute()``, with PyFlink's collect and print."""
+"""``TableResult``: the outcome of ``execute()`` and ``execute_sql()``, with PyFlink's collect and print.
+
+Three shapes, as in PyFlink:
+
+- a query's result: its changes (streaming) or final rows (batch), printed as a
+  tableau whose column widths follow the types;
+- a statement's content (``SHOW TABLES``, ``DESCRIBE``, ``SET``): rows printed as a
+  tableau sized by the content, or ``OK`` for a statement without content;
+- an ``INSERT``'s job: ``wait()`` waits for it, ``collect()`` gives PyFlink's one
+  row of ``-1`` (the affected row count is unknown) per sink table.
+"""
 
 from __future__ import annotations
 
+import enum
+from typing import Any
+
 from changeflow.common.row import Row
+from changeflow.common.row_kind import RowKind
 from changeflow.common.types import DataType
 from changeflow.runtime.changes import Change
 
+_INSERT = list(RowKind)[0]
+
 
 class CloseableIterator:
-    """Iterator over result rows, usable as a context manager as in PyFlink."""
+    """Iterator over result rows, usable as a context manager as in PyFlink.
 
-    def __init__(self, rows: list[Row]) -> None:
+    Over an unbounded query it yields rows as the query produces them; ``close()``
+    stops the query.
+    """
+
+    def __init__(self, rows, on_close=None) -> None:
         self._rows = iter(rows)
+        self._on_close = on_close
 
     def __iter__(self) -> "CloseableIterator":
         return self
@@ -21,6 +42,9 @@ class CloseableIterator:
 
     def close(self) -> None:
         self._rows = iter(())
+        if self._on_close is not None:
+            self._on_close()
+            self._on_close = None
 
     def __enter__(self) -> "CloseableIterator":
         return self
@@ -29,20 +53,89 @@ class CloseableIterator:
         self.close()
 
 
-class TableResult:
-    """Result of a query: its changes (streaming) or final rows (batch, all ``+I``)."""
+class ResultKind(enum.Enum):
+    """PyFlink's ``ResultKind``: whether a result has content beyond ``OK``."""
 
-    def __init__(self, schema, changes: list[Change], streaming: bool) -> None:
+    SUCCESS = 0
+    SUCCESS_WITH_CONTENT = 1
+
+
+class TableResult:
+    """Result of a query: its changes (streaming) or final rows (batch, all ``+I``).
+
+    >>> from changeflow.common.types import DataTypes
+    >>> TableResult.of_rows((("table name", DataTypes.STRING()),), [("orders",), ("t",)]).print()
+    +------------+
+    | table name |
+    +------------+
+    |     orders |
+    |          t |
+    +------------+
+    2 rows in set
+    >>> TableResult.ok().print()
+    OK
+    """
+
+    def __init__(self, schema, changes: list[Change], streaming: bool, *,
+                 result_kind: ResultKind = ResultKind.SUCCESS_WITH_CONTENT, content_widths: bool = False,
+                 job: Any = None, live: Any = None) -> None:
         self._schema = tuple(schema)
         self._changes = changes
         self._streaming = streaming
+        self._result_kind = result_kind
+        self._content_widths = content_widths  # statement results size columns by content
+        self._job = job
+        self._raw = False  # print the single value as it is (EXPLAIN)
+        self._live = live  # a running query over unbounded input (runtime/spark/jobs.py LiveQuery)
+
+    @staticmethod
+    def ok() -> "TableResult":
+        """The result of a statement without content (DDL, SET): prints ``OK``."""
+        from changeflow.common.types import DataTypes
+
+        return TableResult((("result", DataTypes.STRING()),), [Change(_INSERT, ("OK",))], False,
+                           result_kind=ResultKind.SUCCESS)
+
+    @staticmethod
+    def of_rows(schema, rows: list[tuple]) -> "TableResult":
+        """A statement's content (SHOW, DESCRIBE, SET): rows printed as a tableau sized by content."""
+        return TableResult(schema, [Change(_INSERT, tuple(r)) for r in rows], False, content_widths=True)
+
+    @staticmethod
+    def of_text(text: str) -> "TableResult":
+        """A one-value result printed as raw text (``EXPLAIN``'s plan), as PyFlink prints it."""
+        from changeflow.common.types import DataTypes
+
+        result = TableResult((("result", DataTypes.STRING()),), [Change(_INSERT, (text,))], False)
+        result._raw = True
+        return result
+
+    @staticmethod
+    def of_job(job: Any, sink_tables: list[str]) -> "TableResult":
+        """The result of ``INSERT INTO``: a running (or finished) job writing ``sink_tables``."""
+        from changeflow.common.types import DataTypes
+
+        schema = tuple((name, DataTypes.BIGINT(False)) for name in sink_tables)
+        return TableResult(schema, [Change(_INSERT, tuple(-1 for _ in sink_tables))], False, job=job)
+
+    def get_result_kind(self) -> ResultKind:
+        return self._result_kind
+
+    def get_job_client(self):
+        """The job of an ``INSERT`` (``cancel()``, ``get_job_status()``); ``None`` for other statements."""
+        return self._job
 
     def collect(self) -> CloseableIterator:
-        """The rows, each with its row kind (``get_row_kind()``)."""
+        """The rows, each with its row kind (``get_row_kind()``); over unbounded input, as they arrive."""
+        if self._live is not None:
+            return CloseableIterator((Row.of(c.kind, c.values) for c in self._live.changes()), self._live.stop)
+        self.wait()
         return CloseableIterator([Row.of(c.kind, c.values) for c in self._changes])
 
     def wait(self, timeout_ms: int | None = None) -> None:
-        """Jobs of bounded input have finished when ``execute()`` returns."""
+        """Wait for the job of an ``INSERT`` to finish (raising its error); queries have finished already."""
+        if self._job is not None:
+            self._job.wait(None if timeout_ms is None else timeout_ms / 1000)
 
     def get_table_schema(self):
         from changeflow.table.table import TableSchema
@@ -50,8 +143,36 @@ class TableResult:
         return TableSchema(self._schema)
 
     def print(self) -> None:
-        """Print the changes as Flink's tableau: an ``op`` column, then the columns."""
-        print(format_tableau(self._schema, self._changes, self._streaming))
+        """Print as PyFlink: ``OK``, a tableau of the rows, or an ``INSERT``'s ``-1`` once its job ends."""
+        if self._result_kind is ResultKind.SUCCESS:
+            print("OK")
+        elif self._raw:
+            print(self._changes[0].values[0])
+        elif self._job is not None:
+            self.wait()
+            print("\n".join(" ".join(str(v) for v in c.values) for c in self._changes))
+        elif self._live is not None:
+            self._print_live()
+        elif self._content_widths:
+            print(format_content_tableau([n for n, _ in self._schema], [c.values for c in self._changes]))
+        else:
+            print(format_tableau(self._schema, self._changes, self._streaming))
+
+
+    def _print_live(self) -> None:
+        """Print an unbounded query's changes as they arrive (until it stops), as Flink's streaming tableau."""
+        widths = [2] + [column_width(n, t) for n, t in self._schema]
+        rule = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
+
+        def line(cells: list[str]) -> str:
+            return "| " + " | ".join(_fit(c, w) for c, w in zip(cells, widths)) + " |"
+
+        print(rule, line(["op"] + [n for n, _ in self._schema]), rule, sep="\n", flush=True)
+        count = 0
+        for c in self._live.changes():
+            print(line([str(c.kind)] + [format_value(v) for v in c.values]), flush=True)
+            count += 1
+        print(rule, f"{count} row{'s' if count != 1 else ''} in set", sep="\n")
 
 
 # Flink sizes tableau columns from their types (PrintStyle's type-inferred widths).
@@ -92,6 +213,29 @@ def format_tableau(schema, changes: list[Change], streaming: bool) -> str:
     out.append(rule)
     out.append(f"{len(changes)} row{'s' if len(changes) != 1 else ''} in set")
     return "\n".join(out)
+
+
+def format_content_tableau(names: list[str], rows: list[tuple]) -> str:
+    """A statement's rows as Flink prints them: columns as wide as their content, NULL blank."""
+    if not rows:
+        return "Empty set"
+    cells = [[_content(v) for v in row] for row in rows]
+    widths = [max([len(n)] + [len(line) for row in cells for line in row[i].split("\n")])
+              for i, n in enumerate(names)]
+    rule = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
+
+    def line(values: list[str]) -> str:
+        return "| " + " | ".join(v.rjust(w) for v, w in zip(values, widths)) + " |"
+
+    out = [rule, line(names), rule] + [line(row) for row in cells] + [rule]
+    out.append(f"{len(rows)} row{'s' if len(rows) != 1 else ''} in set")
+    return "\n".join(out)
+
+
+def _content(value) -> str:
+    if value is None:
+        return ""
+    return format_value(value)
 
 
 def _fit(text: str, width: int) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from changeflow.plan import builder
+from changeflow.plan import builder, join_builder
 from changeflow.plan.expressions import Column, Expression
 from changeflow.plan.nodes import PlanNode
 from changeflow.plan.type_inference import PlanError
@@ -88,6 +88,42 @@ class Table:
     def alias(self, field: str, *fields: str) -> "Table":
         names = [n.strip() for n in ",".join((field,) + fields).split(",") if n.strip()]
         return self._wrap(builder.rename(self._plan, names))
+
+    # --- joins (PyFlink's Table.join and outer joins) -------------------------------------
+    def join(self, right: "Table", join_predicate: Expression | None = None) -> "Table":
+        """Inner join with ``right``; without a predicate, every pair (filter it with ``where``).
+
+        As in Flink's Table API, the two tables' column names must be distinct
+        (rename with :meth:`alias` first).
+        """
+        return self._join(right, "INNER", join_predicate)
+
+    def left_outer_join(self, right: "Table", join_predicate: Expression | None = None) -> "Table":
+        """Left outer join: unmatched rows of this table padded with NULLs on the right."""
+        return self._join(right, "LEFT", join_predicate)
+
+    def right_outer_join(self, right: "Table", join_predicate: Expression) -> "Table":
+        """Right outer join: unmatched rows of ``right`` padded with NULLs on the left."""
+        return self._join(right, "RIGHT", join_predicate)
+
+    def full_outer_join(self, right: "Table", join_predicate: Expression) -> "Table":
+        """Full outer join: unmatched rows of either side padded with NULLs."""
+        return self._join(right, "FULL", join_predicate)
+
+    def _join(self, right: "Table", join_type: str, predicate: Expression | None) -> "Table":
+        if not isinstance(right, Table):
+            raise TypeError(f"a join needs a Table to join with, got {right!r}")
+        if right._t_env is not self._t_env:
+            raise PlanError("only tables of the same TableEnvironment can be joined")
+        if predicate is not None and not isinstance(predicate, Expression):
+            raise TypeError(f"join predicate must be an Expression, got {predicate!r}")
+        if predicate is None and join_type in ("RIGHT", "FULL"):
+            raise PlanError(f"a {join_type.lower()} outer join needs a join predicate")
+        clash = sorted(set(self._plan.field_names) & set(right._plan.field_names))
+        if clash:
+            raise PlanError(f"join of tables with ambiguous column names {clash}; rename them with alias(...) "
+                            f"first (left: {self._plan.field_names}, right: {right._plan.field_names})")
+        return self._wrap(join_builder.join(self._plan, right._plan, join_type, predicate))
 
     # --- inspection and execution -------------------------------------------------------
     def get_schema(self) -> TableSchema:

@@ -3,10 +3,17 @@
 Streaming: one Structured Streaming query per ``execute()``, run with the
 ``availableNow`` trigger so that bounded input ends the query once consumed.
 Batch: Spark batch operations; the result is the final table as ``+I`` rows.
+
+``INSERT INTO`` runs as a :class:`InsertJob` in a background thread, as Flink
+submits the job and returns: the streaming query hands every committed
+micro-batch's changes, in changelog order, to the sink connector
+(``foreachBatch``); a batch job hands it the final rows. ``wait()`` joins the
+job and raises its error.
 """
 
 from __future__ import annotations
 
+import queue
 import shutil
 import tempfile
 import threading
@@ -19,7 +26,7 @@ from pyspark.sql import functions as F
 from changeflow.common.row_kind import RowKind
 from changeflow.runtime.changes import Change
 from changeflow.kernels.changelog import KIND, SEQ, SUB
-from changeflow.plan.nodes import PlanNode
+from changeflow.plan.nodes import PlanNode, Sink
 from changeflow.runtime.spark.batch import BatchTranslator
 from changeflow.runtime.spark.streaming import StreamingSettings, StreamingTranslator
 
@@ -61,6 +68,45 @@ class SparkJobs:
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
 
+    def run_streaming_into(self, plan: Sink, settings: StreamingSettings, job: "InsertJob") -> None:
+        """Run a streaming INSERT: each micro-batch's changes go to the sink in changelog order."""
+        workdir = tempfile.mkdtemp(prefix="changeflow-", dir=self.checkpoint_root)
+        sink = plan.connector
+        try:
+            frame = self.streaming_frame(plan, settings, workdir)
+            names = [n for n in frame.columns if n not in (KIND, SEQ, SUB)]
+
+            def write(batch: DataFrame, batch_id: int) -> None:
+                sink.write(list(_changes(batch.toArrow(), names)))
+
+            query = _trigger(frame.writeStream.foreachBatch(write)
+                             .option("checkpointLocation", f"{workdir}/checkpoint"), plan).start()
+            job.query = query
+            if job.cancelled:  # cancel() came before the query existed
+                query.stop()
+            query.awaitTermination()  # raises the query's error, if it failed
+        finally:
+            sink.close()
+            shutil.rmtree(workdir, ignore_errors=True)
+
+    def start_live(self, plan: PlanNode, settings: StreamingSettings) -> "LiveQuery":
+        """Start an unbounded query whose changes are read while it runs."""
+        workdir = tempfile.mkdtemp(prefix="changeflow-", dir=self.checkpoint_root)
+        frame = self.streaming_frame(plan, settings, workdir)
+        return LiveQuery(frame, plan, workdir)
+
+    def submit_streaming_insert(self, plan: Sink, settings: StreamingSettings) -> "InsertJob":
+        return InsertJob(lambda job: self.run_streaming_into(plan, settings, job))
+
+    def submit_batch_insert(self, plan: Sink) -> "InsertJob":
+        def run(job: "InsertJob") -> None:
+            try:
+                plan.connector.write(self.run_batch(plan))
+            finally:
+                plan.connector.close()
+
+        return InsertJob(run)
+
     # --- batch ----------------------------------------------------------------------
     def batch_frame(self, plan: PlanNode) -> DataFrame:
         return BatchTranslator(self.spark).translate(plan)
@@ -70,6 +116,91 @@ class SparkJobs:
         names = [n for n in frame.columns if n != SEQ]
         table = frame.select(*[F.col(f"`{n}`") for n in names]).toArrow()
         return [Change(RowKind.INSERT, values) for values in _rows(table, names)]
+
+
+def _trigger(writer, plan: PlanNode):
+    """``availableNow`` for bounded input (the query ends once it is read), else a processing-time trigger."""
+    from changeflow.runtime.spark.connector_sources import trigger_interval_ms
+
+    interval = trigger_interval_ms(plan)
+    if interval is None:
+        return writer.trigger(availableNow=True)
+    return writer.trigger(processingTime=f"{interval} milliseconds")
+
+
+class LiveQuery:
+    """A running streaming query over unbounded input; ``changes()`` yields its changes as batches commit."""
+
+    def __init__(self, frame: DataFrame, plan: PlanNode, workdir: str) -> None:
+        self._queue: queue.Queue = queue.Queue()
+        self._workdir = workdir
+        names = [n for n in frame.columns if n not in (KIND, SEQ, SUB)]
+
+        def collect(batch: DataFrame, batch_id: int) -> None:
+            self._queue.put(list(_changes(batch.toArrow(), names)))
+
+        self.query = _trigger(frame.writeStream.foreachBatch(collect)
+                              .option("checkpointLocation", f"{workdir}/checkpoint"), plan).start()
+
+    def changes(self) -> Iterator[Change]:
+        """The changes, in order, until the query stops (``stop()``) or fails (raised here)."""
+        while True:
+            try:
+                batch = self._queue.get(timeout=0.2)
+            except queue.Empty:
+                if self.query.exception() is not None:
+                    raise self.query.exception()
+                if not self.query.isActive:
+                    return
+                continue
+            yield from batch
+
+    def stop(self) -> None:
+        self.query.stop()
+        shutil.rmtree(self._workdir, ignore_errors=True)
+
+
+class InsertJob:
+    """A submitted INSERT job, as PyFlink's ``JobClient``: status, ``cancel()``, and ``wait()`` for the result."""
+
+    def __init__(self, run) -> None:
+        self.query = None  # the streaming query, once started
+        self._error: BaseException | None = None
+        self._cancelled = False
+        self._thread = threading.Thread(target=self._main, args=(run,), name="changeflow-insert", daemon=True)
+        self._thread.start()
+
+    def _main(self, run) -> None:
+        try:
+            run(self)
+        except BaseException as e:  # handed to wait(); the thread must not die silently
+            self._error = e
+
+    def wait(self, timeout_s: float | None = None) -> None:
+        """Block until the job ends; raise its error if it failed."""
+        self._thread.join(timeout_s)
+        if self._thread.is_alive():
+            raise TimeoutError(f"the INSERT job is still running after {timeout_s} s")
+        if self._error is not None and not self._cancelled:
+            raise self._error
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled
+
+    def cancel(self) -> None:
+        """Stop the job and wait until it has stopped."""
+        self._cancelled = True
+        if self.query is not None:
+            self.query.stop()
+        self._thread.join()
+
+    def get_job_status(self) -> str:
+        if self._thread.is_alive():
+            return "RUNNING"
+        if self._cancelled:
+            return "CANCELED"
+        return "FAILED" if self._error is not None else "FINISHED"
 
 
 def _changes(table: pa.Table, names: list[str]) -> Iterator[Change]:

@@ -5,7 +5,13 @@ by a hash *bucket* of the real key (a few buckets per core), so one Python call
 folds thousands of keys vectorised, and keeps the kernel's per-key state in
 pages (:mod:`changeflow.state.paged`) in a ``MapState`` of the bucket. The
 bucket's rows arrive packed (:mod:`.packing`): a few pickled frames, already in
-the dtypes the kernel reads.
+the dtypes the kernel reads, and possibly a control payload (end of input,
+upstream flush, tick: :mod:`.end_of_input`), which the kernel never sees.
+
+With a flush policy (:mod:`.flush`) the kernel's output goes through the
+bucket's flush buffer: kept in a ``ValueState`` and flushed from a
+processing-time timer, or, memory-only, folded and flushed within the
+micro-batch.
 """
 
 from __future__ import annotations
@@ -16,23 +22,50 @@ import pandas as pd
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
 from pyspark.sql.types import BinaryType, LongType, StructField, StructType
 
-from changeflow.runtime.spark.packing import unpack
+from changeflow.runtime.spark.end_of_input import Control, control_rows, split_payloads
+from changeflow.runtime.spark.flush import BucketBuffer, BucketFlusher, FlushPolicy, MemoryFlusher
 from changeflow.state.paged import PagedKeyedState
 
 _PAGE_KEY = StructType([StructField("page", LongType(), False)])
 _PAGE_VALUE = StructType([StructField("blob", BinaryType(), False)])
+_BLOB = StructType([StructField("blob", BinaryType(), False)])
 
 
 class KernelProcessor(StatefulProcessor):
-    """Feeds each bucket's rows of a micro-batch to ``kernel.process`` as one batch."""
+    """Feeds each bucket's rows of a micro-batch to ``kernel.process`` as one batch.
 
-    def __init__(self, kernel: Any, key_columns: list[str], pages: int) -> None:
+    ``output_columns`` are the kernel's output columns without bookkeeping
+    (needed to write control rows and flushed changes); ``flush`` buffers the
+    output (:mod:`.flush`); ``sources`` are the ids of the sources upstream of
+    the operator, whose end of input ends the operator's input; ``changelog``
+    says whether the buffered output is a changelog or append-only records.
+    """
+
+    def __init__(self, kernel: Any, key_columns: list[str], pages: int, output_columns: list[str] | None = None,
+                 flush: FlushPolicy | None = None, sources: frozenset = frozenset(), changelog: bool = True) -> None:
         self.kernel = kernel
         self.key_columns = list(key_columns)
         self.pages = pages
+        self.output_columns = list(output_columns or [])
+        self.flush = flush
+        self.sources = frozenset(sources)
+        self.changelog = changelog
+
+    @property
+    def time_mode(self) -> str:
+        """The ``timeMode`` Spark must run this processor with."""
+        return "ProcessingTime" if self.flush is not None and not self.flush.memory_only else "None"
 
     def init(self, handle: StatefulProcessorHandle) -> None:
+        self.handle = handle
         self.page_store = handle.getMapState("pages", _PAGE_KEY, _PAGE_VALUE)
+        self.ended_state = handle.getValueState("ended", _BLOB)
+        self.flusher = None
+        if self.flush is not None and not self.flush.memory_only:
+            self.flusher = BucketFlusher(self.flush, self.key_columns, self.output_columns, self.changelog)
+            self.buffer_state = handle.getValueState("flush", _BLOB)
+        elif self.flush is not None:
+            self.flusher = MemoryFlusher(self.flush, self.key_columns, self.output_columns, self.changelog)
 
     def handleInputRows(self, key: Any, rows: Iterator[pd.DataFrame], timerValues: Any) -> Iterator[pd.DataFrame]:
         # Each input row is (_bucket, _payload); Spark renames columns whose names
@@ -40,12 +73,67 @@ class KernelProcessor(StatefulProcessor):
         payloads = [f.iloc[:, -1] for f in rows if len(f)]
         if not payloads:
             return
-        batch = unpack(pd.concat(payloads, ignore_index=True) if len(payloads) > 1 else payloads[0])
+        batch, control = split_payloads(pd.concat(payloads, ignore_index=True) if len(payloads) > 1 else payloads[0])
         state = PagedKeyedState(self.page_store, self.key_columns, self.pages)
-        out = self.kernel.process(batch, state)
+        out = self.kernel.process(batch, state) if batch is not None else None
+        finished = self._end_of_input(control, state)
         state.commit()
-        if len(out):
+        if finished is not None and len(finished):
+            out = finished if out is None or not len(out) else pd.concat([out, finished], ignore_index=True)
+        control = control or Control()
+        if isinstance(self.flusher, BucketFlusher):
+            bucket = BucketBuffer.load(_blob(self.buffer_state))
+            now = timerValues.getCurrentProcessingTimeInMs()
+            flushed = self.flusher.on_input(bucket, out, now, had_input=True, force=control.signals)
+            self._arm_timer(bucket, now)
+            self.buffer_state.update((bucket.dump(),))
+            out = flushed
+            control = control | Control(flush=flushed is not None)
+        elif isinstance(self.flusher, MemoryFlusher) and out is not None and len(out):
+            out = self.flusher.run(out)
+        if out is not None and len(out):
             yield out
+        if control.signals:
+            yield control_rows(self.output_columns, control)
+
+    def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[pd.DataFrame]:
+        if not isinstance(self.flusher, BucketFlusher):
+            return
+        bucket = BucketBuffer.load(_blob(self.buffer_state))
+        now = timerValues.getCurrentProcessingTimeInMs()
+        flushed = self.flusher.on_timer(bucket, now)
+        self._arm_timer(bucket, now)
+        self.buffer_state.update((bucket.dump(),))
+        if flushed is not None:
+            yield flushed
+            yield control_rows(self.output_columns, Control(flush=True))
+
+    def _arm_timer(self, bucket: BucketBuffer, now: int) -> None:
+        # Fire in the next micro-batch (its timestamp is later): it checks for a
+        # new interval and for idle input.
+        if self.flusher.needs_timer(bucket):
+            bucket.timer_ms = now + 1
+            self.handle.registerTimer(now + 1)
+
+    def _end_of_input(self, control: Control | None, state: PagedKeyedState) -> pd.DataFrame | None:
+        """Record ended sources; once all upstream sources ended, call the kernel's ``end_of_input``."""
+        if control is None or not control.ended:
+            return None
+        import pickle
+
+        before = pickle.loads(_blob(self.ended_state)) if self.ended_state.exists() else frozenset()
+        after = before | control.ended
+        if after != before:
+            self.ended_state.update((pickle.dumps(after, protocol=5),))
+        hook = getattr(self.kernel, "end_of_input", None)
+        if hook is not None and self.sources <= after and not self.sources <= before:
+            return hook(state)
+        return None
 
     def close(self) -> None:
         pass
+
+
+def _blob(value_state: Any) -> bytes | None:
+    value = value_state.get()
+    return None if value is None else value[0]

@@ -59,6 +59,9 @@ def arrow_table(node: Source) -> pa.Table:
 
 def batch_frame(spark: SparkSession, node: Source) -> DataFrame:
     """The source as a Spark batch DataFrame with a ``_seq`` column of source positions."""
+    if node.kind == "connector":  # a DDL table's connector
+        from changeflow.runtime.spark.connector_sources import connector_batch_frame
+        return connector_batch_frame(spark, node)
     if node.kind == "spark":
         return node.payload.withColumn(SEQ, F.monotonically_increasing_id())
     table = arrow_table(node)
@@ -69,8 +72,16 @@ def batch_frame(spark: SparkSession, node: Source) -> DataFrame:
     return spark.createDataFrame(table.to_pandas(types_mapper=_nullable_mapper), schema=schema)
 
 
-def stream_frame(spark: SparkSession, node: Source, directory: str, rows_per_batch: int) -> DataFrame:
-    """The source as a streaming DataFrame of ``+I`` changes, one file per micro-batch."""
+def stream_frame(spark: SparkSession, node: Source, directory: str, rows_per_batch: int,
+                 end_of_input: bool = False) -> DataFrame:
+    """The source as a streaming DataFrame of ``+I`` changes, one file per micro-batch.
+
+    With ``end_of_input`` a bounded source ends with a marker micro-batch: one
+    more file holding its end-of-input control row (:mod:`.end_of_input`).
+    """
+    if node.kind == "connector":  # a DDL table's connector
+        from changeflow.runtime.spark.connector_sources import connector_stream_frame
+        return connector_stream_frame(spark, node, directory, rows_per_batch)
     if node.kind == "spark" and node.payload.isStreaming:
         return _ordered_stream(node)
     os.makedirs(directory, exist_ok=True)
@@ -84,11 +95,32 @@ def stream_frame(spark: SparkSession, node: Source, directory: str, rows_per_bat
         for i, start in enumerate(range(0, max(table.num_rows, 1), rows_per_batch)):
             # Zero-padded names: the file source orders files of one listing by name.
             pq.write_table(table.slice(start, rows_per_batch), os.path.join(directory, f"part-{i:08d}.parquet"))
+    if end_of_input:
+        _write_end_marker(node, directory)
     _order_by_name(directory)
     schema = struct(node.schema).add(SEQ, T.LongType(), True)
     stream = spark.readStream.schema(schema).option("maxFilesPerTrigger", 1).parquet(directory)
-    return stream.select(*[F.col(f"`{n}`") for n in node.field_names],
-                         F.lit(0).cast("byte").alias(KIND), F.col(SEQ), F.lit(0).cast("long").alias(SUB))
+    kind, sub = F.lit(0).cast("byte"), F.lit(0).cast("long")
+    if end_of_input:
+        from changeflow.runtime.spark.end_of_input import CONTROL, END_OF_INPUT, source_id
+
+        marker = F.col(SEQ) == END_OF_INPUT
+        kind = F.when(marker, F.lit(CONTROL)).otherwise(F.lit(0)).cast("byte")
+        sub = F.when(marker, F.lit(source_id(node.name))).otherwise(F.lit(0)).cast("long")
+    return stream.select(*[F.col(f"`{n}`") for n in node.field_names], kind.alias(KIND), F.col(SEQ), sub.alias(SUB))
+
+
+def _write_end_marker(node: Source, directory: str) -> None:
+    """The file after the source's last: one row with ``_seq`` = END_OF_INPUT, values null.
+
+    Its name sorts after every data file's (``part-0…`` and Spark's ``part-00000-…``).
+    """
+    from changeflow.runtime.spark.end_of_input import END_OF_INPUT
+
+    arrays = [pa.nulls(1, type=_arrow_type(t)) for _, t in node.schema]
+    arrays.append(pa.array([END_OF_INPUT], type=pa.int64()))
+    pq.write_table(pa.Table.from_arrays(arrays, names=node.field_names + [SEQ]),
+                   os.path.join(directory, "part-zzzzzzzz-end-of-input.parquet"))
 
 
 def _ordered_stream(node: Source) -> DataFrame:

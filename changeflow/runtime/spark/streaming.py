@@ -11,6 +11,11 @@ of the micro-batch packs its rows per hash bucket (:mod:`.packing`), and
 kernel. A two-phase aggregation (:mod:`changeflow.plan.agg_phase`) runs its
 local phase inside the packing stage, before the shuffle, so only one partial
 row per key and partition is packed.
+
+With ``execution.max-flush-interval`` set, operators whose output is idempotent
+(the group aggregation) buffer their latest output per key (:mod:`.flush`), and
+the query carries control rows (end of input, flush signals: :mod:`.end_of_input`)
+that the translator drops before the sink.
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ from changeflow.plan import changelog_mode
 from changeflow.plan.agg_phase import two_phase_aggregates
 from changeflow.plan.nodes import Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Source, Union
 from changeflow.runtime.spark.columns import compile_expr
+from changeflow.runtime.spark.end_of_input import CONTROL, ControlFanOut, source_id
+from changeflow.runtime.spark.flush import FlushPolicy
 from changeflow.runtime.spark.packing import BUCKET, PAYLOAD, Packer
 from changeflow.runtime.spark.processor import KernelProcessor
 from changeflow.runtime.spark.sources import kernel_input_dtype, stream_frame
@@ -50,6 +57,7 @@ class StreamingSettings:
     buckets: int          # hash buckets per stateful operator
     pages: int            # state pages per bucket
     agg_phase_strategy: str = "AUTO"  # table.optimizer.agg-phase-strategy
+    flush: FlushPolicy | None = None  # execution.max-flush-interval & co (runtime/spark/flush.py)
 
 
 class StreamingTranslator:
@@ -63,13 +71,23 @@ class StreamingTranslator:
         self.modes = changelog_mode.infer(node)
         self.two_phase = two_phase_aggregates(node, mini_batch=self.settings.mini_batch,
                                               strategy=self.settings.agg_phase_strategy, modes=self.modes)
-        return self._translate(node)
+        # Control rows (end of input, flush signals) flow through the query when an
+        # operator acts on them; they never reach the sink.
+        self.control = self.settings.flush is not None
+        # A buffering bucket flushes from a timer, which only fires in a micro-batch: an
+        # idle long-running query needs Spark's no-data batches for flushes on idle
+        # input and interval boundaries (see runtime/spark/flush.py). Not set here:
+        # with them an availableNow query never ends.
+        self.wants_no_data_batches = self.settings.flush is not None and not self.settings.flush.memory_only
+        frame = self._translate(node)
+        return frame.where(F.col(KIND) != CONTROL) if self.control else frame
 
     def _translate(self, node: PlanNode) -> DataFrame:
         if isinstance(node, Source):
             self._sources += 1
             directory = os.path.join(self.workdir, f"source-{self._sources}")
-            return stream_frame(self.spark, node, directory, self.settings.rows_per_batch)
+            return stream_frame(self.spark, node, directory, self.settings.rows_per_batch,
+                                end_of_input=self.control)
         if isinstance(node, Project):
             child = self._translate(node.input)
             types = node.input.type_map()
@@ -77,7 +95,8 @@ class StreamingTranslator:
             return child.select(*cols, KIND, SEQ, SUB)
         if isinstance(node, Filter):
             child = self._translate(node.input)
-            return child.where(compile_expr(node.predicate, node.input.type_map()))
+            predicate = compile_expr(node.predicate, node.input.type_map())
+            return child.where(predicate | (F.col(KIND) == CONTROL) if self.control else predicate)
         if isinstance(node, Aggregate):
             return self._aggregate(node)
         if isinstance(node, Union):
@@ -100,19 +119,37 @@ class StreamingTranslator:
         raise TypeError(f"no streaming translation for {type(node).__name__}")
 
     def stateful(self, child: DataFrame, kernel, key_columns: list[str], dtypes: dict[str, str],
-                 out_schema, local=None) -> DataFrame:
+                 out_schema, local=None, *, idempotent_output: str | None = None,
+                 sources: frozenset = frozenset()) -> DataFrame:
         """Run ``kernel`` (``process(batch, state) -> changes``) keyed by ``key_columns`` over ``child``.
 
         ``child`` holds exactly the columns the kernel reads plus the bookkeeping
         columns; ``dtypes`` gives the pandas dtype of each (:func:`kernel_input_dtype`);
         ``out_schema`` is the kernel output's plan schema (bookkeeping is appended).
+
+        ``idempotent_output`` declares the kernel's output idempotent per key
+        (``"changelog"`` for a changelog keyed by ``key_columns``, ``"append"`` for
+        insert-only records whose latest per key supersedes the earlier ones): with
+        ``execution.max-flush-interval`` set, the output is then buffered and flushed
+        (:mod:`.flush`). ``sources`` are the ids (:func:`source_id`) of the sources
+        upstream, whose end of input ends the operator's input.
         """
+        flush = self.settings.flush if idempotent_output is not None else None
         packer = Packer(list(key_columns), self.settings.buckets, child.columns, dtypes, local)
+        if self.control:
+            packer = ControlFanOut(packer, child.columns, self.settings.buckets,
+                                   ticks=flush is not None and not flush.memory_only)
         packed = child.mapInPandas(packer, _PACKED)
-        processor = KernelProcessor(kernel, list(key_columns), self.settings.pages)
-        spark_schema = T.StructType(struct(out_schema).fields + _BOOKKEEPING_FIELDS)
+        names = [n for n, _ in out_schema]
+        processor = KernelProcessor(kernel, list(key_columns), self.settings.pages, names, flush, sources,
+                                    changelog=idempotent_output != "append")
+        fields = struct(out_schema).fields
+        if self.control:  # control rows hold nulls in every column
+            fields = [T.StructField(f.name, f.dataType, True) for f in fields]
+        spark_schema = T.StructType(fields + _BOOKKEEPING_FIELDS)
         return packed.groupBy(BUCKET).transformWithStateInPandas(
-            statefulProcessor=processor, outputStructType=spark_schema, outputMode="Append", timeMode="None"
+            statefulProcessor=processor, outputStructType=spark_schema, outputMode="Append",
+            timeMode=processor.time_mode,
         )
 
     def _aggregate(self, node: Aggregate) -> DataFrame:
@@ -127,4 +164,11 @@ class StreamingTranslator:
         needed = list(dict.fromkeys(list(node.keys) + [c.arg for c in node.calls if c.arg is not None]))
         child = child.select(*[F.col(f"`{n}`") for n in needed], KIND, SEQ, SUB)
         return self.stateful(child, kernel, list(node.keys), {n: kernel_input_dtype(types[n]) for n in needed},
-                             node.schema, local)
+                             node.schema, local, idempotent_output="changelog", sources=upstream_sources(node))
+
+
+def upstream_sources(node: PlanNode) -> frozenset:
+    """The ids (:func:`source_id`) of the sources below ``node``."""
+    if isinstance(node, Source):
+        return frozenset({source_id(node.name)})
+    return frozenset().union(*[upstream_sources(child) for child in node.inputs])

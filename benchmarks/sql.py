@@ -1,0 +1,142 @@
+"""The SQL benchmark of issue 3 on changeflow: a join of two streams with retraction
+followed by an aggregation, and Top-10 per group over 5M rows.
+
+Usage (from the repository root)::
+
+    .venv/bin/python benchmarks/sql.py [--data DIR] [--workloads join topn]
+        [--modes streaming streaming-minibatch batch] [--format parquet|csv] [--runs 1]
+
+Data and SQL are ``sql_workload.py``'s (the same rows and text ``flink_sql.py`` runs on
+Flink 2.3), generated once per ``--data`` directory (default: a temporary directory,
+removed afterwards).  Per workload and mode a fresh TableEnvironment creates the
+filesystem source tables (Parquet by default), a blackhole sink, and the clock times
+``t_env.execute_sql("INSERT INTO sink ...").wait()``: planning, the Spark job(s) and
+the end of input, i.e. rows/s including job time (the SparkSession start is before the
+clock).  Modes:
+
+* ``streaming``: streaming mode, mini-batch off (Flink's default; every input row's
+  changes are processed in order);
+* ``streaming-minibatch``: mini-batch on (allow-latency 1 s, size 100,000 rows);
+* ``batch``: batch mode (Spark's own batch operators).
+
+Writes ``benchmarks/results/sql.json``: sizes, seconds, rows/s per workload and mode,
+and ratios: changeflow streaming vs changeflow batch, and changeflow vs Flink 2.3 for
+the same workload and mode when ``benchmarks/results/sql_flink.json`` (written by
+``flink_sql.py``) has that figure (ratio = changeflow rows/s / Flink rows/s).  A
+measurement that fails is recorded with its error class and the run goes on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+from benchmarks import sql_workload as W  # noqa: E402
+
+RESULTS = os.path.join(ROOT, "benchmarks", "results")
+RESULT = os.path.join(RESULTS, "sql.json")
+FLINK_RESULT = os.path.join(RESULTS, "sql_flink.json")
+
+MODES = W.MODES
+
+
+def run(spark, paths, workload: str, mode: str, fmt: str) -> float:
+    """Seconds of one ``INSERT INTO sink <query>`` on changeflow, job time included."""
+    from changeflow.table import EnvironmentSettings, TableEnvironment
+
+    settings = (EnvironmentSettings.in_batch_mode() if mode == "batch"
+                else EnvironmentSettings.in_streaming_mode())
+    t_env = TableEnvironment.create(settings, spark_session=spark)
+    for key, value in MODES[mode].items():
+        t_env.get_config().set(key, value)
+    for name in W.WORKLOADS[workload]["inputs"]:
+        t_env.execute_sql(W.create_table_sql(name, paths[name][fmt], fmt))
+    t_env.execute_sql(W.create_sink_sql(workload))
+    start = time.perf_counter()
+    t_env.execute_sql(W.insert_sql(workload)).wait()
+    return time.perf_counter() - start
+
+
+def ratios(results: dict, flink: dict) -> dict:
+    """changeflow streaming vs batch, and changeflow vs Flink (rows/s over rows/s)."""
+    out = {}
+    for workload in W.WORKLOADS:
+        batch = results.get(f"{workload}/batch", {}).get("rows_per_s")
+        for mode in MODES:
+            ours = results.get(f"{workload}/{mode}", {}).get("rows_per_s")
+            if not ours:
+                continue
+            if batch and mode != "batch":
+                out[f"{workload}/{mode}_vs_changeflow_batch"] = round(ours / batch, 3)
+            theirs = flink.get("results", {}).get(f"{workload}/{mode}", {}).get("rows_per_s")
+            if theirs:
+                out[f"{workload}/{mode}_vs_flink"] = round(ours / theirs, 3)
+    return out
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", help="data directory (kept; default: temporary)")
+    parser.add_argument("--workloads", nargs="+", default=list(W.WORKLOADS), choices=list(W.WORKLOADS))
+    parser.add_argument("--modes", nargs="+", default=list(MODES), choices=list(MODES))
+    parser.add_argument("--format", default="parquet", choices=["parquet", "csv"])
+    parser.add_argument("--runs", type=int, default=1, help="runs per measurement (the best is reported)")
+    args = parser.parse_args(argv)
+
+    from changeflow.runtime.spark import session
+
+    spark = session.get_or_create("local[2]", {"spark.sql.shuffle.partitions": "2",
+                                               "spark.driver.memory": "8g"})
+    data = args.data or tempfile.mkdtemp(prefix="changeflow-sql-bench-")
+    try:
+        paths = W.write(data)
+        previous = json.load(open(RESULT)) if os.path.exists(RESULT) else {}
+        results = dict(previous.get("results", {}))
+        for workload in args.workloads:
+            rows = W.input_rows(workload)
+            for mode in args.modes:
+                key = f"{workload}/{mode}"
+                try:
+                    seconds = [run(spark, paths, workload, mode, args.format)
+                               for _ in range(args.runs)]
+                except Exception as e:  # record, keep going with the other measurements
+                    results[key] = {"input_rows": rows,
+                                    "failed": f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"}
+                    print(f"{key}: FAILED {results[key]['failed']}", flush=True)
+                    continue
+                best = min(seconds)
+                results[key] = {"input_rows": rows, "seconds": round(best, 2),
+                                "runs_seconds": [round(s, 2) for s in seconds],
+                                "rows_per_s": round(rows / best)}
+                print(f"{key}: {best:.1f} s, {rows / best:,.0f} rows/s", flush=True)
+        flink = json.load(open(FLINK_RESULT)) if os.path.exists(FLINK_RESULT) else {}
+        report = {"engine": "changeflow on Spark local[2]", "source_format": args.format,
+                  "sink": "blackhole", "seed": W.SEED, "sizes": dict(W.SIZES),
+                  "users_distinct": W.users_layout()[0],
+                  "users_later_versions": W.users_layout()[1],
+                  "groups": W.GROUPS, "top_n": W.TOP_N,
+                  "modes": {m: MODES[m] for m in MODES},
+                  "queries": {w: W.WORKLOADS[w]["query"] for w in W.WORKLOADS},
+                  "results": results, "ratios": ratios(results, flink)}
+        os.makedirs(RESULTS, exist_ok=True)
+        with open(RESULT, "w", encoding="utf-8") as f:
+            json.dump(report, f, indent=1)
+            f.write("\n")
+        print(json.dumps(report["ratios"], indent=1))
+    finally:
+        if not args.data:
+            shutil.rmtree(data, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,83 @@
+"""Connectors: the ``filesystem``, ``print``, ``blackhole`` and ``datagen`` tables of ``CREATE TABLE``.
+
+A connector object is created when a table is read (``create_source``) or
+written (``create_sink``), which is when its options are checked, as in
+Flink. Connectors are plain Python (no Spark): a source gives rows (bounded)
+or is read by the Spark runtime as an unbounded stream; a sink receives each
+committed batch of changes in changelog order (``write(changes)``).
+"""
+
+from __future__ import annotations
+
+from changeflow.catalog import CatalogTable, identifier
+from changeflow.connectors.blackhole import BlackholeSink
+from changeflow.connectors.datagen import DataGenSource
+from changeflow.connectors.filesystem import FileSystemSink, FileSystemSource
+from changeflow.connectors.formats import BadRecordError
+from changeflow.connectors.options import ConnectorError, failure
+from changeflow.connectors.print_sink import PrintSink
+
+_SOURCES = {"filesystem": FileSystemSource, "datagen": DataGenSource}
+_SINKS = {"filesystem": FileSystemSink, "print": PrintSink, "blackhole": BlackholeSink}
+
+
+def _connector(table: CatalogTable, as_sink: bool) -> str:
+    name = table.options.get("connector")
+    if name is None:
+        raise failure(table, as_sink, "Table options do not contain an option key 'connector' for discovering a "
+                                      "connector.")
+    if name not in _SOURCES and name not in _SINKS:
+        raise failure(table, as_sink, f"Could not find any factory for identifier '{name}' that implements "
+                                      f"'DynamicTable{'Sink' if as_sink else 'Source'}Factory'. Available factory "
+                                      f"identifiers are:\n\n" + "\n".join(sorted(set(_SOURCES) | set(_SINKS))))
+    return name
+
+
+def create_source(table: CatalogTable, streaming: bool):
+    """The source reading ``table``; its options are checked now."""
+    name = _connector(table, False)
+    if name not in _SOURCES:
+        raise failure(table, False, f"Connector '{name}' can only be used as a sink. It cannot be used as a source.")
+    return _SOURCES[name](table, streaming)
+
+
+def create_sink(table: CatalogTable, streaming: bool):
+    """The sink writing ``table``; its options are checked now."""
+    name = _connector(table, True)
+    if name not in _SINKS:
+        raise failure(table, True, f"Connector '{name}' can only be used as a source. It cannot be used as a sink.")
+    return _SINKS[name](table)
+
+
+def check_sink_input(plan) -> None:
+    """Fail at planning, as Flink, when a sink that only appends gets an updating query."""
+    from changeflow.plan import changelog_mode
+    from changeflow.plan.nodes import Filter, Project
+
+    if getattr(plan.connector, "accepts_updates", True):
+        return
+    modes = changelog_mode.infer(plan)
+    mode = modes[id(plan.input)]
+    if mode.insert_only:
+        return
+    producer = plan.input
+    while isinstance(producer, (Project, Filter)) and not modes[id(producer.input)].insert_only:
+        producer = producer.input
+    changes = "update and delete changes" if mode.delete else "update changes"
+    raise ConnectorError(f"Table sink '{plan.table}' doesn't support consuming {changes} which is produced by "
+                         f"node {_describe(producer)}")
+
+
+def _describe(node) -> str:
+    """The node as EXPLAIN names it (Flink's message shows the producing operator)."""
+    from changeflow.plan import changelog_mode
+    from changeflow.plan.explain import ExplainSettings, _describe as describe
+
+    try:
+        return describe(node, ExplainSettings(), changelog_mode.infer(node))
+    except TypeError:
+        return type(node).__name__
+
+
+__all__ = ["BadRecordError", "BlackholeSink", "ConnectorError", "DataGenSource", "FileSystemSink",
+           "FileSystemSource", "PrintSink", "check_sink_input", "create_sink", "create_source", "identifier"]

@@ -1,0 +1,76 @@
+"""Connector options: checked as Flink's factories check them, with Flink's messages.
+
+A factory declares the options it knows; an option it does not know, a
+missing required one or a bad value fails when the table is first read or
+written (not at ``CREATE TABLE``, as in Flink), naming the table, its options
+and the offending key, and listing the supported keys.
+"""
+
+from __future__ import annotations
+
+from changeflow.catalog import CatalogTable, identifier
+from changeflow.config.durations import parse_duration
+from changeflow.plan.type_inference import PlanError
+
+
+class ConnectorError(PlanError):
+    """A table whose connector cannot be created: bad options, or a use the connector lacks."""
+
+
+def failure(table: CatalogTable, as_sink: bool, reason: str) -> ConnectorError:
+    """Flink's "Unable to create a source/sink" message around ``reason``."""
+    what = "a sink for writing" if as_sink else "a source for reading"
+    listed = "\n".join(f"'{k}'='{v}'" for k, v in sorted(table.options.items()))
+    return ConnectorError(f"Unable to create {what} table '{identifier(table.name)}'.\n\n"
+                          f"Table options are:\n\n{listed}\n\n{reason}")
+
+
+def check_keys(table: CatalogTable, as_sink: bool, connector: str, supported: set[str],
+               required: tuple[str, ...] = ()) -> None:
+    missing = [k for k in required if k not in table.options]
+    if missing:
+        raise failure(table, as_sink, "One or more required options are missing.\n\nMissing required options are:"
+                                      "\n\n" + "\n".join(missing))
+    unknown = sorted(k for k in table.options if k not in supported)
+    if unknown:
+        raise failure(table, as_sink, f"Unsupported options found for '{connector}'.\n\nUnsupported options:\n\n"
+                      + "\n".join(unknown) + "\n\nSupported options:\n\n" + "\n".join(sorted(supported)))
+
+
+def integer(table: CatalogTable, as_sink: bool, key: str, default: int | None = None) -> int | None:
+    text = table.options.get(key)
+    if text is None:
+        return default
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise failure(table, as_sink, f"Could not parse value '{text}' for key '{key}'.") from None
+
+
+def number(table: CatalogTable, as_sink: bool, key: str) -> float | None:
+    text = table.options.get(key)
+    if text is None:
+        return None
+    try:
+        return float(text.strip())
+    except ValueError:
+        raise failure(table, as_sink, f"Could not parse value '{text}' for key '{key}'.") from None
+
+
+def boolean(table: CatalogTable, as_sink: bool, key: str, default: bool = False) -> bool:
+    text = table.options.get(key)
+    if text is None:
+        return default
+    if text.strip().lower() not in ("true", "false"):
+        raise failure(table, as_sink, f"Could not parse value '{text}' for key '{key}': expected true or false.")
+    return text.strip().lower() == "true"
+
+
+def duration_ms(table: CatalogTable, as_sink: bool, key: str) -> int | None:
+    text = table.options.get(key)
+    if text is None:
+        return None
+    try:
+        return int(parse_duration(text).total_seconds() * 1000)
+    except ValueError as e:
+        raise failure(table, as_sink, f"Could not parse value '{text}' for key '{key}': {e}") from None

@@ -1,0 +1,25 @@
+"""PyFlink's DataStream API on Spark: a Flink DataStream program ports by changing imports.
+
+>>> from changeflow.common import Types
+>>> from changeflow.datastream import StreamExecutionEnvironment, RuntimeExecutionMode
+>>> env = StreamExecutionEnvironment.get_execution_environment()
+>>> env.set_runtime_mode(RuntimeExecutionMode.BATCH)  # doctest: +ELLIPSIS
+<...StreamExecutionEnvironment object at ...>
+>>> ds = env.from_collection([("a", 1), ("b", 2), ("a", 3)], type_info=Types.TUPLE([Types.STRING(), Types.INT()]))
+>>> ds.key_by(lambda r: r[0]).sum(1).get_type()
+Types.TUPLE([Types.STRING(), Types.INT()])
+
+How it runs on Spark: :mod:`changeflow.runtime.spark.datastream`.
+"""
+
+from changeflow.datastream.data_stream import CloseableIterator, DataStream, DataStreamSink, KeyedStream
+from changeflow.datastream.environment import JobExecutionResult, RuntimeExecutionMode, StreamExecutionEnvironment
+from changeflow.datastream.functions import (FilterFunction, FlatMapFunction, KeyedProcessFunction, KeySelector,
+                                             MapFunction, ProcessFunction, ReduceFunction, RuntimeContext)
+from changeflow.datastream.sinks import CollectSink, PrintSink
+from changeflow.datastream.state import ValueState, ValueStateDescriptor
+
+__all__ = sorted(["CloseableIterator", "CollectSink", "DataStream", "DataStreamSink", "FilterFunction",
+                  "FlatMapFunction", "JobExecutionResult", "KeySelector", "KeyedProcessFunction", "KeyedStream",
+                  "MapFunction", "PrintSink", "ProcessFunction", "ReduceFunction", "RuntimeContext",
+                  "RuntimeExecutionMode", "StreamExecutionEnvironment", "ValueState", "ValueStateDescriptor"])

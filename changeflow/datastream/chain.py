@@ -1,0 +1,143 @@
+"""Runs a chain of stateless user functions over a frame of records (no Spark import).
+
+Consecutive ``map``/``flat_map``/``filter``/``process`` operators, and the key
+selector of a following keyed operator, run fused in one Python call over a
+whole partition of a micro-batch, as Flink chains operators into one task.
+Each operator runs over the whole list of records before the next (one
+Python loop per operator, no per-record dispatch between operators); a
+fan-out operator extends each output's stamp with its index
+(:mod:`changeflow.kernels.keyed.records`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from changeflow.datastream.functions import (FilterFunction, FlatMapFunction, Function, KeySelector, MapFunction,
+                                             ProcessFunction, RuntimeContext, as_callable)
+from changeflow.kernels.keyed.records import KEY, ORD, VALUE, child_stamp, dumps, fail, loads
+
+_KINDS = {"map": MapFunction, "flat_map": FlatMapFunction, "filter": FilterFunction, "key": KeySelector}
+
+
+@dataclass(frozen=True)
+class Op:
+    """One stateless operator: ``kind`` (map, flat_map, filter, process, key), the user function, its name."""
+
+    kind: str
+    function: Any
+    name: str
+    output_type: Any = None  # TypeInformation the outputs are converted to, or None
+
+
+def run(ops: list[Op], values: list[Any], stamps: list[bytes]) -> tuple[list[Any], list[bytes], list[Any] | None]:
+    """The records after ``ops``: (values, stamps, keys or None when the last op is not a key selector).
+
+    >>> ops = [Op("flat_map", lambda s: s.split(), "split"), Op("filter", lambda w: w != "b", "not b"),
+    ...        Op("map", str.upper, "upper")]
+    >>> values, stamps, _ = run(ops, ["a b", "c"], [b"0", b"1"])
+    >>> values, [len(s) for s in stamps]
+    (['A', 'C'], [5, 5])
+    >>> run([Op("map", lambda x: 1 // x, "inverse")], [1, 0], [b"0", b"1"])
+    Traceback (most recent call last):
+    ...
+    changeflow.kernels.keyed.records.UserFunctionError: user function inverse failed on record 0: ZeroDivisionError: integer division or modulo by zero
+    """
+    keys = None
+    for op in ops:
+        function = op.function
+        if isinstance(function, Function):
+            function.open(RuntimeContext(op.name))
+        try:
+            if op.kind == "process":
+                values, stamps = _process(op, values, stamps)
+            else:
+                call = as_callable(function, _KINDS[op.kind])
+                if op.kind == "key":
+                    keys = _apply(op, call, values)
+                elif op.kind == "map":
+                    values = _convert(op, _apply(op, call, values))
+                elif op.kind == "filter":
+                    keep = _apply(op, call, values)
+                    values = [v for v, k in zip(values, keep) if k]
+                    stamps = [s for s, k in zip(stamps, keep) if k]
+                else:
+                    values, stamps = _fan_out(op, lambda v: call(v), values, stamps)
+        finally:
+            if isinstance(function, Function):
+                function.close()
+    return values, stamps, keys
+
+
+def _apply(op: Op, call: Any, values: list[Any]) -> list[Any]:
+    out = []
+    for v in values:
+        try:
+            out.append(call(v))
+        except Exception as error:
+            raise fail(op.name, v, error) from error
+    return out
+
+
+def _fan_out(op: Op, call: Any, values: list[Any], stamps: list[bytes]) -> tuple[list[Any], list[bytes]]:
+    out_values: list[Any] = []
+    out_stamps: list[bytes] = []
+    for v, stamp in zip(values, stamps):
+        try:
+            produced = call(v)
+            produced = list(produced) if produced is not None else []
+        except Exception as error:
+            raise fail(op.name, v, error) from error
+        out_values.extend(produced)
+        out_stamps.extend(child_stamp(stamp, i) for i in range(len(produced)))
+    return _convert(op, out_values), out_stamps
+
+
+def _process(op: Op, values: list[Any], stamps: list[bytes]) -> tuple[list[Any], list[bytes]]:
+    function = op.function
+    if not isinstance(function, ProcessFunction):
+        raise TypeError(f"process() takes a ProcessFunction, got {type(function).__name__}")
+    from changeflow.kernels.keyed.process import _Context
+
+    ctx = _Context(None)
+    return _fan_out(op, lambda v: function.process_element(v, ctx), values, stamps)
+
+
+def _convert(op: Op, values: list[Any]) -> list[Any]:
+    if op.output_type is None:
+        return values
+    out = []
+    for v in values:
+        try:
+            out.append(op.output_type.from_value(v))
+        except ValueError as error:
+            raise fail(op.name, v, error) from error
+    return out
+
+
+class ChainRunner:
+    """The function given to ``mapInPandas``: record frames in, record frames (with ``_key`` when keyed) out."""
+
+    def __init__(self, ops: list[Op]) -> None:
+        self.ops = list(ops)
+        self.keyed = bool(ops) and ops[-1].kind == "key"
+
+    def __call__(self, frames):
+        for frame in frames:
+            if len(frame):
+                yield self.process(frame)
+
+    def process(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """Also the ``local`` hook of :class:`~changeflow.runtime.spark.packing.Packer`."""
+        values = [loads(b) for b in frame[VALUE]]
+        values, stamps, keys = run(self.ops, values, list(frame[ORD]))
+        out = {}
+        if self.keyed:
+            out[KEY] = np.asarray([dumps(k) for k in keys], dtype=object)
+        out[VALUE] = np.asarray([dumps(v) for v in values], dtype=object)
+        out[ORD] = np.asarray(stamps, dtype=object)
+        return pd.DataFrame(out)

@@ -1,0 +1,256 @@
+"""PyFlink's ``DataStream`` and ``KeyedStream`` (names, argument orders and results of PyFlink 2.3).
+
+Each method adds a node to the job graph (:mod:`.graph`) and returns a new
+stream; nothing runs until ``execute()`` or ``execute_and_collect()``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Iterator
+
+from changeflow.common.typeinfo import PickledBytesTypeInfo, TypeInformation, Types
+from changeflow.datastream import graph
+from changeflow.datastream.chain import Op
+from changeflow.datastream.functions import (FilterFunction, FlatMapFunction, KeyedProcessFunction, KeySelector,
+                                             MapFunction, ProcessFunction, ReduceFunction, describe)
+
+if TYPE_CHECKING:
+    from changeflow.datastream.environment import StreamExecutionEnvironment
+
+__all__ = ["CloseableIterator", "DataStream", "DataStreamSink", "KeyedStream"]
+
+
+def _check(func: Any, kind: type) -> None:
+    if not isinstance(func, kind) and not callable(func):
+        raise TypeError(f"The input must be a {kind.__name__} or a callable function")
+
+
+class DataStream:
+    """A stream of records of one type."""
+
+    def __init__(self, env: "StreamExecutionEnvironment", node: graph.Node) -> None:
+        self._env = env
+        self._node = node
+
+    # --- metadata -----------------------------------------------------------------------
+    def get_name(self) -> str:
+        return self._node.name
+
+    def name(self, name: str) -> "DataStream":
+        """Names the operator (in errors and plans)."""
+        self._node.name = name
+        return self
+
+    def uid(self, uid: str) -> "DataStream":
+        """Sets the operator's stable id (kept on the node; Flink uses it to match state on restore)."""
+        self._node.uid = uid
+        return self
+
+    def set_parallelism(self, parallelism: int) -> "DataStream":
+        """Accepted for PyFlink compatibility; Spark's partitioning decides the actual parallelism."""
+        if parallelism < 1:
+            raise ValueError(f"parallelism must be at least 1, got {parallelism}")
+        return self
+
+    def get_type(self) -> TypeInformation:
+        return self._node.type_info
+
+    def get_execution_environment(self) -> "StreamExecutionEnvironment":
+        return self._env
+
+    # --- stateless transformations ------------------------------------------------------
+    def _stateless(self, kind: str, func: Any, output_type: Any, default_name: str) -> "DataStream":
+        name = f"{default_name}({describe(func)})"
+        type_info = output_type if output_type is not None else (
+            self.get_type() if kind == "filter" else Types.PICKLED_BYTE_ARRAY())
+        node = graph.Stateless(name, type_info, input=self._node, op=Op(kind, func, name, output_type))
+        return DataStream(self._env, node)
+
+    def map(self, func: Callable | MapFunction, output_type: TypeInformation = None) -> "DataStream":
+        _check(func, MapFunction)
+        return self._stateless("map", func, output_type, "Map")
+
+    def flat_map(self, func: Callable | FlatMapFunction, output_type: TypeInformation = None) -> "DataStream":
+        _check(func, FlatMapFunction)
+        return self._stateless("flat_map", func, output_type, "FlatMap")
+
+    def filter(self, func: Callable | FilterFunction) -> "DataStream":
+        _check(func, FilterFunction)
+        return self._stateless("filter", func, None, "Filter")
+
+    def process(self, func: ProcessFunction, output_type: TypeInformation = None) -> "DataStream":
+        if not isinstance(func, ProcessFunction):
+            raise TypeError("The input must be a ProcessFunction (a KeyedProcessFunction needs a KeyedStream)")
+        return self._stateless("process", func, output_type, "Process")
+
+    def key_by(self, key_selector: Callable | KeySelector, key_type: TypeInformation = None) -> "KeyedStream":
+        _check(key_selector, KeySelector)
+        return KeyedStream(self, key_selector, key_type)
+
+    def union(self, *streams: "DataStream") -> "DataStream":
+        for s in streams:
+            if s._env is not self._env:
+                raise ValueError("union() needs streams of the same StreamExecutionEnvironment")
+        node = graph.UnionNode("Union", self.get_type(), streams=[self._node] + [s._node for s in streams])
+        return DataStream(self._env, node)
+
+    # --- sinks and execution ------------------------------------------------------------
+    def execute_and_collect(self, job_execution_name: str = None, limit: int = None):
+        """Runs the job and returns its records: a :class:`CloseableIterator`, or a list when ``limit`` is given."""
+        if limit is not None and limit < 0:
+            raise ValueError(f"limit must not be negative, got {limit}")
+        records = self._env._run_collect(self._node, job_execution_name)
+        if limit is not None:
+            return records[:limit]
+        return CloseableIterator(records)
+
+    def print(self, sink_identifier: str = None) -> "DataStreamSink":
+        """Writes each record's string form to stdout when the job runs (``execute()``)."""
+        from changeflow.datastream.sinks import PrintSink
+
+        return self.sink_to(PrintSink(sink_identifier, self.get_type()))
+
+    def sink_to(self, sink: Any) -> "DataStreamSink":
+        """Adds ``sink`` (an object with ``write(records)``, e.g. :class:`~changeflow.datastream.sinks.CollectSink`)."""
+        if not callable(getattr(sink, "write", None)):
+            raise TypeError(f"sink_to() takes a sink with a write(records) method, got {type(sink).__name__}")
+        self._env._add_sink(self._node, sink)
+        return DataStreamSink(sink)
+
+    def add_sink(self, sink_func: Any) -> "DataStreamSink":
+        return self.sink_to(sink_func)
+
+
+class KeyedStream(DataStream):
+    """A stream partitioned by key; reduce/aggregations and process run per key."""
+
+    def __init__(self, origin: DataStream, key_selector: Any, key_type: Any) -> None:
+        super().__init__(origin._env, origin._node)
+        self._key_selector = key_selector
+        self._key_type = key_type
+
+    def _keyed_reduce(self, function: Any, name: str, idempotent: bool) -> DataStream:
+        node = graph.KeyedReduceNode(name, self.get_type(), input=self._node, key_selector=self._key_selector,
+                                     function=function, idempotent=idempotent)
+        return DataStream(self._env, node)
+
+    def reduce(self, func: Callable | ReduceFunction) -> DataStream:
+        """A rolling reduce per key: ``func(running, record)``."""
+        _check(func, ReduceFunction)
+        idempotent = func.is_output_idempotent() if isinstance(func, ReduceFunction) else True
+        # A keyed reduce's output per key is its latest running value: idempotent (FLIP-365) unless
+        # the user's ReduceFunction says otherwise.
+        return self._keyed_reduce(func, f"Reduce({describe(func)})", idempotent)
+
+    def _accumulate(self, kind: str, position: int | str) -> DataStream:
+        # Imported here: the kernel module subclasses this package's ReduceFunction.
+        from changeflow.kernels.keyed.accumulate import AccumulateReduce
+
+        function = AccumulateReduce(kind, position)
+        return self._keyed_reduce(function, f"{kind}({position!r})", True)
+
+    def sum(self, position_to_sum: int | str = 0) -> DataStream:
+        return self._accumulate("sum", position_to_sum)
+
+    def min(self, position_to_min: int | str = 0) -> DataStream:
+        return self._accumulate("min", position_to_min)
+
+    def max(self, position_to_max: int | str = 0) -> DataStream:
+        return self._accumulate("max", position_to_max)
+
+    def min_by(self, position_to_min_by: int | str = 0) -> DataStream:
+        return self._accumulate("min_by", position_to_min_by)
+
+    def max_by(self, position_to_max_by: int | str = 0) -> DataStream:
+        return self._accumulate("max_by", position_to_max_by)
+
+    def process(self, func: KeyedProcessFunction, output_type: TypeInformation = None) -> DataStream:
+        if not isinstance(func, KeyedProcessFunction):
+            raise TypeError(f"KeyedStream.process() takes a KeyedProcessFunction, got {type(func).__name__}")
+        name = f"KeyedProcess({describe(func)})"
+        if output_type is not None:
+            func = _ConvertingProcessFunction(func, output_type)
+        node = graph.KeyedProcessNode(name, output_type or PickledBytesTypeInfo(),
+                                      input=self._node, key_selector=self._key_selector, function=func)
+        return DataStream(self._env, node)
+
+    # Stateless operators on a keyed stream lose the keying, as in PyFlink's results.
+    def _origin(self) -> DataStream:
+        return DataStream(self._env, self._node)
+
+    def map(self, func, output_type=None) -> DataStream:
+        return self._origin().map(func, output_type)
+
+    def flat_map(self, func, output_type=None) -> DataStream:
+        return self._origin().flat_map(func, output_type)
+
+    def filter(self, func) -> DataStream:
+        return self._origin().filter(func)
+
+    def union(self, *streams) -> DataStream:
+        return self._origin().union(*streams)
+
+    def key_by(self, key_selector, key_type=None) -> "KeyedStream":
+        return self._origin().key_by(key_selector, key_type)
+
+
+class _ConvertingProcessFunction(KeyedProcessFunction):
+    """Converts a KeyedProcessFunction's outputs to its declared ``output_type``."""
+
+    def __init__(self, inner: KeyedProcessFunction, output_type: TypeInformation) -> None:
+        self.inner = inner
+        self.output_type = output_type
+
+    def open(self, runtime_context):
+        self.inner.open(runtime_context)
+
+    def close(self):
+        self.inner.close()
+
+    def process_element(self, value, ctx):
+        produced = self.inner.process_element(value, ctx)
+        return [self.output_type.from_value(v) for v in (produced or [])]
+
+    def __repr__(self) -> str:
+        return describe(self.inner)
+
+
+class DataStreamSink:
+    """What ``sink_to`` / ``print`` return."""
+
+    def __init__(self, sink: Any) -> None:
+        self._sink = sink
+
+    def name(self, name: str) -> "DataStreamSink":
+        return self
+
+    def uid(self, uid: str) -> "DataStreamSink":
+        return self
+
+    def set_parallelism(self, parallelism: int) -> "DataStreamSink":
+        return self
+
+
+class CloseableIterator:
+    """The records of ``execute_and_collect()``; usable in a ``with`` block as in PyFlink."""
+
+    def __init__(self, records: list[Any]) -> None:
+        self._it: Iterator[Any] = iter(records)
+
+    def __iter__(self) -> "CloseableIterator":
+        return self
+
+    def __next__(self) -> Any:
+        return next(self._it)
+
+    def next(self) -> Any:
+        return next(self._it)
+
+    def close(self) -> None:
+        self._it = iter(())
+
+    def __enter__(self) -> "CloseableIterator":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

@@ -1,0 +1,163 @@
+"""PyFlink's ``StreamExecutionEnvironment`` on Spark.
+
+``get_execution_environment(configuration)`` takes Flink's keys
+(``execution.runtime-mode``, ``parallelism.default``) and changeflow's
+(``changeflow.state.buckets``, ``changeflow.source.rows-per-batch``,
+``changeflow.spark.master``, ``changeflow.checkpoint-dir``); beyond PyFlink,
+``spark_session=`` runs the jobs on an existing SparkSession.
+
+Runtime modes: STREAMING runs one Structured Streaming query per job (bounded
+sources end it: ``availableNow``), BATCH runs Spark batch jobs, AUTOMATIC is
+BATCH when every source of the job is bounded. In streaming mode a keyed
+reduce emits its running value per input record; in batch mode one final
+value per key.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any, Iterable
+
+from changeflow.common.configuration import Configuration
+from changeflow.common.typeinfo import PickledBytesTypeInfo, TypeInformation
+from changeflow.datastream import graph
+from changeflow.datastream.data_stream import DataStream
+from changeflow.datastream.sinks import CollectSink
+
+__all__ = ["JobExecutionResult", "RuntimeExecutionMode", "StreamExecutionEnvironment"]
+
+
+class RuntimeExecutionMode(Enum):
+    STREAMING = 0
+    BATCH = 1
+    AUTOMATIC = 2
+
+
+class JobExecutionResult:
+    def __init__(self, job_name: str) -> None:
+        self._job_name = job_name
+
+    def get_job_name(self) -> str:
+        return self._job_name
+
+
+class StreamExecutionEnvironment:
+    """Builds DataStream jobs and runs them on Spark."""
+
+    def __init__(self, configuration: Configuration | None = None, spark_session: Any = None) -> None:
+        self._config = Configuration(configuration) if configuration is not None else Configuration()
+        self._spark = spark_session
+        self._sinks: list[tuple[graph.Node, Any]] = []
+        mode = self._config.get("execution.runtime-mode")
+        self._mode = RuntimeExecutionMode[str(mode)] if mode is not None else RuntimeExecutionMode.STREAMING
+
+    @staticmethod
+    def get_execution_environment(configuration: Configuration | None = None,
+                                  spark_session: Any = None) -> "StreamExecutionEnvironment":
+        return StreamExecutionEnvironment(configuration, spark_session)
+
+    # --- settings -----------------------------------------------------------------------
+    def set_runtime_mode(self, execution_mode: RuntimeExecutionMode) -> "StreamExecutionEnvironment":
+        if not isinstance(execution_mode, RuntimeExecutionMode):
+            raise TypeError(f"set_runtime_mode() takes a RuntimeExecutionMode, got {execution_mode!r}")
+        self._mode = execution_mode
+        self._config.set("execution.runtime-mode", execution_mode.name)
+        return self
+
+    def set_parallelism(self, parallelism: int) -> "StreamExecutionEnvironment":
+        """Flink's default parallelism; on Spark the shuffle partitions decide the actual parallelism."""
+        self._config.set("parallelism.default", parallelism)
+        return self
+
+    def get_parallelism(self) -> int:
+        return int(self._config.get("parallelism.default"))
+
+    def get_config(self) -> Configuration:
+        return self._config
+
+    def configure(self, configuration: Configuration) -> None:
+        for key, value in configuration.to_dict().items():
+            self._config.set_string(key, value)
+        mode = self._config.get("execution.runtime-mode")
+        if mode is not None:
+            self._mode = RuntimeExecutionMode[str(mode)]
+
+    # --- sources ------------------------------------------------------------------------
+    def from_collection(self, collection: Iterable, type_info: TypeInformation = None) -> DataStream:
+        """A bounded stream of ``collection``'s elements, converted to ``type_info`` (checked here)."""
+        values = list(collection)
+        if type_info is not None and not isinstance(type_info, PickledBytesTypeInfo):
+            converted = []
+            for v in values:
+                try:
+                    converted.append(type_info.from_value(v))
+                except ValueError as error:
+                    raise ValueError(f"from_collection: element {v!r}: {error}") from error
+            values = converted
+        node = graph.SourceNode("Collection Source", type_info or PickledBytesTypeInfo(),
+                                kind="collection", payload=values)
+        return DataStream(self, node)
+
+    def read_text_file(self, file_path: str, charset_name: str = "UTF-8") -> DataStream:
+        """A bounded stream of the lines of a text file (or of every file in a directory)."""
+        from changeflow.common.typeinfo import Types
+
+        if charset_name.upper().replace("-", "") != "UTF8":
+            raise ValueError(f"read_text_file reads UTF-8 only, got charset {charset_name!r}")
+        return DataStream(self, graph.SourceNode(f"Text Source({file_path})", Types.STRING(), kind="text",
+                                                 payload=file_path))
+
+    def from_source(self, source: Any, watermark_strategy: Any = None, source_name: str = "Source",
+                    type_info: TypeInformation = None) -> DataStream:
+        """A stream of a Spark DataFrame's rows as named ``Row`` records (beyond PyFlink).
+
+        A batch DataFrame is bounded; a streaming one is unbounded (STREAMING mode only, and its
+        rows within one micro-batch have no defined order).
+        """
+        from pyspark.sql import DataFrame
+
+        if not isinstance(source, DataFrame):
+            raise TypeError(f"from_source() takes a Spark DataFrame here, got {type(source).__name__}")
+        return DataStream(self, graph.SourceNode(source_name, type_info or PickledBytesTypeInfo(),
+                                                 kind="dataframe", payload=source))
+
+    # --- execution ----------------------------------------------------------------------
+    def execute(self, job_name: str = None) -> JobExecutionResult:
+        """Runs every sink added since the last execution (``print``, ``sink_to``)."""
+        sinks, self._sinks = self._sinks, []
+        self._run(sinks)
+        return JobExecutionResult(job_name or "Flink Streaming Job")
+
+    def close(self) -> None:
+        self._sinks = []
+
+    def _add_sink(self, node: graph.Node, sink: Any) -> None:
+        self._sinks.append((node, sink))
+
+    def _run_collect(self, node: graph.Node, job_name: str | None) -> list[Any]:
+        # As in Flink, the job also runs the sinks added so far (executeAndCollect executes the environment).
+        sink = CollectSink()
+        pending, self._sinks = self._sinks, []
+        self._run(pending + [(node, sink)])
+        return sink.records
+
+    def is_streaming(self, nodes: list[graph.Node]) -> bool:
+        """Whether a job over ``nodes`` runs in streaming mode (AUTOMATIC: unless every source is bounded)."""
+        if self._mode is RuntimeExecutionMode.AUTOMATIC:
+            return any(s.kind == "dataframe" and s.payload.isStreaming for n in nodes for s in graph.sources(n))
+        return self._mode is RuntimeExecutionMode.STREAMING
+
+    def _run(self, outputs: list[tuple[graph.Node, Any]]) -> None:
+        from changeflow.runtime.spark import session
+        from changeflow.runtime.spark.datastream import DataStreamJob, DataStreamSettings
+
+        if self._spark is None:
+            self._spark = session.get_or_create(self._config.get("changeflow.spark.master"))
+        else:
+            session.check(self._spark)
+        settings = DataStreamSettings(
+            streaming=self.is_streaming([n for n, _ in outputs]),
+            rows_per_batch=int(self._config.get("changeflow.source.rows-per-batch")),
+            buckets=int(self._config.get("changeflow.state.buckets")),
+            checkpoint_root=self._config.get("changeflow.checkpoint-dir"))
+        DataStreamJob(self._spark, settings).run(outputs)

@@ -1,0 +1,212 @@
+"""PyFlink's user-function classes (``MapFunction``, ``ReduceFunction``, ``KeyedProcessFunction``, ...).
+
+A user passes either one of these or a plain callable; :func:`as_callable`
+turns both into the single method a runner calls. ``open(runtime_context)``
+is called before the first record of each task (a Spark task runs one
+partition or bucket of one micro-batch) and ``close()`` after its last one.
+
+``is_output_idempotent()`` (FLIP-365, default False) lets a function declare
+that re-emitting its latest output per key is harmless, so the flush-interval
+buffer may drop superseded outputs.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, Callable
+
+from changeflow.datastream.state import ValueState, ValueStateDescriptor
+
+__all__ = ["FilterFunction", "FlatMapFunction", "Function", "KeySelector", "KeyedProcessFunction", "MapFunction",
+           "ProcessFunction", "ReduceFunction", "RuntimeContext", "TimeDomain", "TimerService"]
+
+
+class RuntimeContext:
+    """What a function sees of the task it runs in (PyFlink's names)."""
+
+    def __init__(self, task_name: str = "", subtask: int = 0, parallelism: int = 1,
+                 job_parameters: dict[str, str] | None = None, state_of_current_key: Any = None) -> None:
+        self._task_name = task_name
+        self._subtask = subtask
+        self._parallelism = parallelism
+        self._job_parameters = dict(job_parameters or {})
+        self._state_of_current_key = state_of_current_key  # () -> dict, or None outside keyed functions
+
+    def get_task_name(self) -> str:
+        return self._task_name
+
+    def get_number_of_parallel_subtasks(self) -> int:
+        return self._parallelism
+
+    def get_max_number_of_parallel_subtasks(self) -> int:
+        return self._parallelism
+
+    def get_index_of_this_subtask(self) -> int:
+        return self._subtask
+
+    def get_attempt_number(self) -> int:
+        return 0
+
+    def get_task_name_with_subtasks(self) -> str:
+        return f"{self._task_name} ({self._subtask + 1}/{self._parallelism})"
+
+    def get_job_parameter(self, key: str, default_value: str) -> str:
+        return self._job_parameters.get(key, default_value)
+
+    def get_state(self, state_descriptor: ValueStateDescriptor) -> ValueState:
+        """The :class:`ValueState` of ``state_descriptor``, scoped to the current key."""
+        if self._state_of_current_key is None:
+            raise RuntimeError(f"keyed state {state_descriptor.get_name()!r} is only available to functions "
+                               "applied on a KeyedStream")
+        return ValueState(state_descriptor.get_name(), self._state_of_current_key)
+
+
+class Function(ABC):
+    """Base of every user function."""
+
+    def open(self, runtime_context: RuntimeContext) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def is_output_idempotent(self) -> bool:
+        """Whether re-emitting the latest output per key in place of all of them is harmless (FLIP-365)."""
+        return False
+
+
+class MapFunction(Function):
+    @abstractmethod
+    def map(self, value: Any) -> Any:
+        ...
+
+
+class FlatMapFunction(Function):
+    @abstractmethod
+    def flat_map(self, value: Any) -> Any:
+        """Returns or yields zero or more outputs."""
+
+
+class FilterFunction(Function):
+    @abstractmethod
+    def filter(self, value: Any) -> bool:
+        ...
+
+
+class ReduceFunction(Function):
+    @abstractmethod
+    def reduce(self, value1: Any, value2: Any) -> Any:
+        """Combines the running value ``value1`` with the next record ``value2``."""
+
+
+class KeySelector(Function):
+    @abstractmethod
+    def get_key(self, value: Any) -> Any:
+        ...
+
+
+class TimeDomain:
+    EVENT_TIME = 0
+    PROCESSING_TIME = 1
+
+
+class TimerService(ABC):
+    """Registers timers of the current key and tells the time."""
+
+    @abstractmethod
+    def current_processing_time(self) -> int:
+        ...
+
+    @abstractmethod
+    def current_watermark(self) -> int:
+        ...
+
+    @abstractmethod
+    def register_processing_time_timer(self, timestamp: int) -> None:
+        ...
+
+    @abstractmethod
+    def register_event_time_timer(self, timestamp: int) -> None:
+        ...
+
+    @abstractmethod
+    def delete_processing_time_timer(self, timestamp: int) -> None:
+        ...
+
+    @abstractmethod
+    def delete_event_time_timer(self, timestamp: int) -> None:
+        ...
+
+
+class ProcessFunction(Function):
+    """Processes each record; ``process_element`` yields zero or more outputs."""
+
+    class Context(ABC):
+        @abstractmethod
+        def timer_service(self) -> TimerService:
+            ...
+
+        @abstractmethod
+        def timestamp(self) -> int:
+            ...
+
+    @abstractmethod
+    def process_element(self, value: Any, ctx: "ProcessFunction.Context") -> Any:
+        ...
+
+
+class KeyedProcessFunction(Function):
+    """Processes each record of a keyed stream with keyed state; ``process_element`` yields outputs."""
+
+    class Context(ABC):
+        @abstractmethod
+        def get_current_key(self) -> Any:
+            ...
+
+        @abstractmethod
+        def timer_service(self) -> TimerService:
+            ...
+
+        @abstractmethod
+        def timestamp(self) -> int:
+            ...
+
+    class OnTimerContext(Context):
+        @abstractmethod
+        def time_domain(self) -> int:
+            ...
+
+    @abstractmethod
+    def process_element(self, value: Any, ctx: "KeyedProcessFunction.Context") -> Any:
+        ...
+
+    def on_timer(self, timestamp: int, ctx: "KeyedProcessFunction.OnTimerContext") -> Any:
+        pass
+
+
+_METHODS = {MapFunction: "map", FlatMapFunction: "flat_map", FilterFunction: "filter",
+            ReduceFunction: "reduce", KeySelector: "get_key"}
+
+
+def as_callable(func: Any, kind: type) -> Callable:
+    """The method of ``func`` for a ``kind`` function class, or ``func`` itself when it is a plain callable.
+
+    >>> as_callable(lambda x: x + 1, MapFunction)(1)
+    2
+    >>> as_callable(3, MapFunction)
+    Traceback (most recent call last):
+    ...
+    TypeError: The input must be a MapFunction or a callable function, got int
+    """
+    if isinstance(func, kind):
+        return getattr(func, _METHODS[kind])
+    if isinstance(func, Function) or not callable(func):
+        raise TypeError(f"The input must be a {kind.__name__} or a callable function, got {type(func).__name__}")
+    return func
+
+
+def describe(func: Any) -> str:
+    """A name for ``func`` in error messages: its class or function name."""
+    if isinstance(func, Function):
+        return type(func).__qualname__
+    return getattr(func, "__qualname__", None) or repr(func)

@@ -1,0 +1,136 @@
+"""The non-equi part of a join condition, evaluated on one pair of rows.
+
+A join's ``ON`` clause is split by the planner into equality keys (which route rows
+to their join key's state) and the rest, an :class:`~changeflow.plan.expressions.Expression`
+over the output columns. The streaming join tests the rest for each candidate pair
+of its state, so it is compiled once into a Python function of the two row tuples.
+
+SQL's three-valued logic holds: a comparison with NULL is UNKNOWN, and a pair
+matches only when the condition is TRUE (UNKNOWN filters the pair, as in Flink).
+
+>>> from changeflow.table.expressions import col
+>>> test = compile_pair_condition(col("v") < col("w") - 1, ["k", "v"], ["k0", "w"])
+>>> test((1, 2), (1, 5)), test((1, 2), (1, 3)), test((1, None), (1, 5))
+(True, False, False)
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from typing import Any, Callable
+
+from changeflow.plan.expressions import Alias, Call, Column, Expression, Literal
+
+PairTest = Callable[[tuple, tuple], bool]
+_Eval = Callable[[tuple, tuple], Any]
+
+_COMPARE = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
+            ">": operator.gt, ">=": operator.ge}
+
+
+def compile_pair_condition(expr: Expression, left_names: list[str], right_names: list[str]) -> PairTest:
+    """A function ``(left_row, right_row) -> bool``: True where ``expr`` is TRUE for the pair."""
+    evaluate = _compile(expr, {n: (0, i) for i, n in enumerate(left_names)} |
+                        {n: (1, i) for i, n in enumerate(right_names)})
+    return lambda left, right: evaluate(left, right) is True
+
+
+def _compile(expr: Expression, positions: dict[str, tuple[int, int]]) -> _Eval:
+    if isinstance(expr, Alias):
+        return _compile(expr.child, positions)
+    if isinstance(expr, Column):
+        if expr.name not in positions:
+            raise ValueError(f"join condition refers to column {expr.name!r}, which is not a join output column; "
+                             f"columns: {', '.join(positions)}")
+        side, index = positions[expr.name]
+        return (lambda l, r: l[index]) if side == 0 else (lambda l, r: r[index])
+    if isinstance(expr, Literal):
+        value = expr.value
+        return lambda l, r: value
+    if not isinstance(expr, Call):
+        raise ValueError(f"join condition cannot contain {expr}")
+    f = expr.function
+    if f == "cast":
+        return _cast(_compile(expr.args[0], positions), expr.args[1].value.root, expr)
+    args = [_compile(a, positions) for a in expr.args]
+    if f == "and":
+        a, b = args
+        return lambda l, r: _and(a(l, r), b(l, r))
+    if f == "or":
+        a, b = args
+        return lambda l, r: _or(a(l, r), b(l, r))
+    if f == "not":
+        (a,) = args
+        return lambda l, r: None if (v := a(l, r)) is None else not v
+    if f == "is_null":
+        (a,) = args
+        return lambda l, r: a(l, r) is None
+    if f == "is_not_null":
+        (a,) = args
+        return lambda l, r: a(l, r) is not None
+    if f == "negate":
+        (a,) = args
+        return lambda l, r: None if (v := a(l, r)) is None else -v
+    if f in _COMPARE:
+        return _strict(_COMPARE[f], *args)
+    if f in ("+", "-", "*"):
+        return _strict({"+": operator.add, "-": operator.sub, "*": operator.mul}[f], *args)
+    if f == "/":
+        return _strict(_divide, *args)
+    if f == "%":
+        return _strict(_mod, *args)
+    raise ValueError(f"function {f!r} is not supported in a join condition: {expr}")
+
+
+def _strict(fn: Callable[[Any, Any], Any], a: _Eval, b: _Eval) -> _Eval:
+    """A binary function that is NULL when either operand is NULL."""
+    def evaluate(l: tuple, r: tuple) -> Any:
+        x, y = a(l, r), b(l, r)
+        if x is None or y is None:
+            return None
+        return fn(x, y)
+    return evaluate
+
+
+def _and(x: Any, y: Any) -> Any:
+    if x is False or y is False:
+        return False
+    if x is None or y is None:
+        return None
+    return True
+
+
+def _or(x: Any, y: Any) -> Any:
+    if x is True or y is True:
+        return True
+    if x is None or y is None:
+        return None
+    return False
+
+
+def _divide(x: Any, y: Any) -> Any:
+    if isinstance(x, int) and isinstance(y, int):
+        if y == 0:
+            raise ZeroDivisionError(f"division by zero in join condition ({x} / {y})")
+        q = abs(x) // abs(y)  # Java's integer division truncates toward zero
+        return q if (x >= 0) == (y >= 0) else -q
+    return x / y
+
+
+def _mod(x: Any, y: Any) -> Any:
+    return int(math.fmod(x, y)) if isinstance(x, int) and isinstance(y, int) else math.fmod(x, y)
+
+
+def _cast(a: _Eval, root: str, expr: Expression) -> _Eval:
+    if root in ("TINYINT", "SMALLINT", "INT", "BIGINT"):
+        convert: Callable[[Any], Any] = lambda v: int(v)
+    elif root in ("FLOAT", "DOUBLE"):
+        convert = float
+    elif root in ("STRING", "VARCHAR", "CHAR"):
+        convert = lambda v: str(v).lower() if isinstance(v, bool) else str(v)
+    elif root == "BOOLEAN":
+        convert = bool
+    else:
+        raise ValueError(f"CAST to {root} is not supported in a join condition: {expr}")
+    return lambda l, r: None if (v := a(l, r)) is None else convert(v)

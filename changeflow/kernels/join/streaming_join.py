@@ -1,0 +1,417 @@
+"""The regular streaming join kernel: Flink 2.3's StreamingJoinOperator and its mini-batch variant.
+
+:class:`StreamingJoin` joins two changelogs on equality of their join keys plus an
+optional non-equi condition, for ``INNER``, ``LEFT``, ``RIGHT`` and ``FULL`` joins,
+emitting exactly the changes Flink 2.3 emits for each input record:
+
+* Each side keeps, per join key, the multiset of its rows (row -> count). An *outer*
+  side also keeps, per row, its number of associations: how many rows of the other
+  side it currently matches. Rows with a NULL in a join key never match (``=`` is
+  UNKNOWN on NULL); they are not stored, an outer side just pads them with NULLs.
+* An accumulating record (+I/+U) of an outer side with no match emits ``+I[row, null]``;
+  with matches it emits, per matching other row (one per copy), ``-D[null, other]``
+  when that outer row had no association yet, then ``+I[row, other]``.
+* An accumulating record of an inner side emits the pairs with the *input's* kind
+  (``+I`` or ``+U``) when the other side is inner too, else ``-D[null, other]`` where
+  needed and ``+I`` pairs.
+* A retracting record (-U/-D) emits its pairs as ``-D`` (outer input) or with the
+  input's kind (inner input); each other outer row that loses its last association
+  is re-inserted as ``+I[null, other]`` right after its pair; an outer row without
+  matches emits ``-D[row, null]``.
+
+Order of the two inputs within a batch: Flink interleaves its two inputs as records
+arrive, which is not deterministic. changeflow orders a batch's changes by source
+position, ``(_seq, side, _sub)``: the two sources advance together, and the left
+side's change goes first when both sources' rows have the same position. Within a
+side, input order always holds.
+
+Mini-batch (``mini_batch=True``): the batch is one bundle. Each side's records are
+folded per join key (:mod:`.bundle`), then Flink's order applies: the right bundle
+first, then the left one (the left bundle first for a RIGHT join).
+
+A folded ``retract, accumulate`` pair of a unique key is joined with Flink's
+suppression: the other outer side's rows that the retraction un-matches and the
+accumulation matches again are not padded in between. Flink 2.3 suppresses the
+padding for *every* row the pair touches, which is only right when both records
+match the same rows (its source notes it as a TODO, FLINK-40841); with a non-equi
+condition the update can change the matches, and Flink then leaves an outer row
+without its padded row, or padded while matched. changeflow emits the padding
+changes for exactly those rows (at the end of the pair), so the result stays the
+batch result; where both records match the same rows the output is Flink's.
+
+Output stamps: each change carries ``_seq`` = the largest source position processed
+so far in this batch and ``_sub`` = its position in the batch's output, so sorting
+by ``(_seq, _sub)`` gives the emission order, which downstream operators rely on.
+
+State tables (rows start with the join key columns ``_jk0, _jk1, ...``): ``left`` and
+``right``, one row per distinct row value: the side's columns, ``_count`` (copies)
+and ``_assoc`` (associations; 0 on an inner side).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Iterable
+
+import numpy as np
+import pandas as pd
+
+from changeflow.kernels.changelog import DELETE, INSERT, KIND, SEQ, SUB
+from changeflow.kernels.join.bundle import Record, fold_bundle
+from changeflow.kernels.join.condition import compile_pair_condition
+from changeflow.kernels.state import KeyedState
+from changeflow.plan.expressions import Expression
+
+JOIN_TYPES = ("INNER", "LEFT", "RIGHT", "FULL")
+SIDE = "_side"
+COUNT = "_count"
+ASSOC = "_assoc"
+LEFT, RIGHT = 0, 1
+TABLES = ("left", "right")
+
+
+def key_column(i: int) -> str:
+    """Name of the ``i``-th join key column in state and in the packed input."""
+    return f"_jk{i}"
+
+
+class StreamingJoin:
+    """A regular join of two changelogs with Flink 2.3's exact output.
+
+    ``left_columns`` / ``right_columns`` name each side's columns as the join outputs
+    them (right columns already renamed where they clash); ``left_keys`` /
+    ``right_keys`` name the equi-join columns pairwise; ``key_dtypes`` is the common
+    pandas dtype each key pair is compared in (None: as the input has it).
+    ``condition`` is the rest of the ON clause over the output columns. ``dtypes``
+    gives the pandas dtype of each output column (None: inferred from the values).
+    ``left_unique_key`` / ``right_unique_key`` name a side's unique key, which only
+    changes mini-batch folding (as Flink's bundles).
+
+    >>> from changeflow.testing.harness import KernelHarness, insert_record, format_changes
+    >>> join = StreamingJoin("LEFT", ["id", "name"], ["id0", "region"], ["id"], ["id0"])
+    >>> h = KernelHarness(join, ["_side", "id", "name", "id0", "region"])
+    >>> format_changes(h.process([insert_record(0, 1, "a", None, None)]))
+    ['+I[1, a, null, null]']
+    >>> format_changes(h.process([insert_record(1, None, None, 1, "eu")]))
+    ['-D[1, a, null, null]', '+I[1, a, 1, eu]']
+    """
+
+    def __init__(self, join_type: str, left_columns: list[str], right_columns: list[str],
+                 left_keys: list[str], right_keys: list[str], condition: Expression | None = None, *,
+                 key_dtypes: list[Any] | None = None, dtypes: dict[str, Any] | None = None,
+                 mini_batch: bool = False, left_unique_key: list[str] | None = None,
+                 right_unique_key: list[str] | None = None) -> None:
+        join_type = join_type.upper()
+        if join_type not in JOIN_TYPES:
+            raise ValueError(f"unknown join type {join_type!r}; expected one of {', '.join(JOIN_TYPES)}")
+        if len(left_keys) != len(right_keys):
+            raise ValueError(f"join keys must pair up: left {list(left_keys)}, right {list(right_keys)}")
+        self.join_type = join_type
+        self.columns = (list(left_columns), list(right_columns))
+        self.keys = (list(left_keys), list(right_keys))
+        for side, name in ((LEFT, "left"), (RIGHT, "right")):
+            missing = [k for k in self.keys[side] if k not in self.columns[side]]
+            if missing:
+                raise ValueError(f"{name} join keys {missing} are not {name} columns {self.columns[side]}")
+        clash = set(self.columns[LEFT]) & set(self.columns[RIGHT])
+        if clash:
+            raise ValueError(f"join output columns must be distinct; both sides have {sorted(clash)}")
+        reserved = {SIDE, COUNT, ASSOC, KIND, SEQ, SUB} | {key_column(i) for i in range(len(left_keys))}
+        bad = sorted(reserved & (set(left_columns) | set(right_columns)))
+        if bad:
+            raise ValueError(f"column names {bad} are reserved for the join's bookkeeping and state")
+        self.key_dtypes = list(key_dtypes) if key_dtypes is not None else None
+        self.dtypes = dict(dtypes or {})
+        self.mini_batch = mini_batch
+        self.outer = (join_type in ("LEFT", "FULL"), join_type in ("RIGHT", "FULL"))
+        self.unique_key = tuple(
+            None if uk is None else [self.columns[side].index(c) for c in uk]
+            for side, uk in ((LEFT, left_unique_key), (RIGHT, right_unique_key))
+        )
+        self._matches = (compile_pair_condition(condition, self.columns[LEFT], self.columns[RIGHT])
+                         if condition is not None else None)
+        self.key_columns = [key_column(i) for i in range(len(left_keys))]
+
+    @property
+    def output_columns(self) -> list[str]:
+        return self.columns[LEFT] + self.columns[RIGHT] + [KIND, SEQ, SUB]
+
+    # --- entry points ------------------------------------------------------------------
+    def process(self, batch: pd.DataFrame, state: KeyedState) -> pd.DataFrame:
+        """Join one batch holding both inputs, told apart by a ``_side`` column (0 left, 1 right).
+
+        Each row carries its side's columns; the other side's columns are ignored.
+        """
+        if SIDE not in batch.columns:
+            raise ValueError(f"join input lacks the {SIDE!r} column (0 left, 1 right); it has {list(batch.columns)}")
+        sides = batch[SIDE].to_numpy()
+        unknown = ~np.isin(sides, (LEFT, RIGHT))
+        if unknown.any():
+            raise ValueError(f"join input row has {SIDE}={sides[unknown][0].item()!r}; expected 0 (left) or 1 (right): "
+                             f"{batch[unknown].iloc[0].to_dict()}")
+        parts = []
+        for side in (LEFT, RIGHT):
+            rows = batch[sides == side]
+            parts.append(rows[[c for c in self.columns[side] + [KIND, SEQ, SUB] if c in rows.columns]])
+        return self.process_sides(parts[LEFT], parts[RIGHT], state)
+
+    def process_sides(self, left: pd.DataFrame | None, right: pd.DataFrame | None, state: KeyedState) -> pd.DataFrame:
+        """Join one batch of each input (either may be None or empty); return the changes emitted."""
+        records = (self._records(LEFT, left), self._records(RIGHT, right))
+        keys = _distinct_keys(r.key for side in records for r in side)
+        key_frame = self._key_frame(keys)
+        stores = tuple(self._load(state, side, key_frame) for side in (LEFT, RIGHT))
+        out = _Output()
+        pending: Counter = Counter()
+        for record, side, suppress in self._schedule(records):
+            self._element(side, record, suppress, stores, out, pending)
+            if suppress and not record.retracts:
+                # The end of a suppressed pair: other rows whose last match the
+                # retraction took and the accumulation did not give back.
+                for other_row, n in pending.items():
+                    for _ in range(n):
+                        out.padded(INSERT, 1 - side, other_row)
+                pending.clear()
+        for side in (LEFT, RIGHT):
+            if keys:
+                state.store(TABLES[side], key_frame, self._state_rows(side, stores[side], keys))
+        return out.frame(self)
+
+    # --- order -------------------------------------------------------------------------
+    def _schedule(self, records: tuple[list[Record], list[Record]]) -> Iterable[tuple[Record, int, bool]]:
+        if not self.mini_batch:
+            merged = [(r.seq, side, i, r) for side in (LEFT, RIGHT) for i, r in enumerate(records[side])]
+            merged.sort(key=lambda t: t[:3])
+            return [(r, side, False) for _, side, _, r in merged]
+        first = LEFT if self.join_type == "RIGHT" else RIGHT
+        out = []
+        for side in (first, 1 - first):
+            out.extend((f.record, side, f.suppress) for f in fold_bundle(records[side], self.unique_key[side]))
+        return out
+
+    # --- Flink's processElement ---------------------------------------------------------
+    def _element(self, side: int, record: Record, suppress: bool, stores: tuple[dict, dict], out: "_Output",
+                 pending: Counter) -> None:
+        other = 1 - side
+        input_outer, other_outer = self.outer[side], self.outer[other]
+        out.advance(record.seq)
+        row = record.row
+        null_key = any(v is None for v in record.key)
+        mine = None if null_key else stores[side].setdefault(record.key, {})
+        theirs = {} if null_key else stores[other].get(record.key, {})
+        matches = [(other_row, entry[1], entry[0]) for other_row, entry in theirs.items() if self._match(side, row, other_row)]
+        if not record.retracts:
+            if not matches:
+                if input_outer:
+                    out.padded(INSERT, side, row)
+                if mine is not None:
+                    _add(mine, row, 0)
+                return
+            n = 0
+            for other_row, assoc, copies in matches:
+                for _ in range(copies):
+                    if other_outer:
+                        if assoc == 0:
+                            if not suppress:
+                                out.padded(DELETE, other, other_row)
+                            elif pending[other_row]:
+                                pending[other_row] -= 1  # padding withheld by the retraction: stays away
+                            else:
+                                out.padded(DELETE, other, other_row)  # a new match (Flink 2.3 omits it)
+                        theirs[other_row][1] = assoc + 1
+                    kind = record.kind if not (input_outer or other_outer) else INSERT
+                    out.pair(kind, side, row, other_row)
+                    n += 1
+            _add(mine, row, n if input_outer else 0)
+        else:
+            if mine is not None:
+                _retract(mine, row)
+            if not matches:
+                if input_outer:
+                    out.padded(DELETE, side, row)
+                return
+            kind = DELETE if input_outer else record.kind
+            for other_row, assoc, copies in matches:
+                for _ in range(copies):
+                    out.pair(kind, side, row, other_row)
+                    if other_outer:
+                        if assoc == 1:
+                            if suppress:
+                                pending[other_row] += 1  # decided at the end of the pair
+                            else:
+                                out.padded(INSERT, other, other_row)
+                        theirs[other_row][1] = assoc - 1
+
+    def _match(self, side: int, row: tuple, other_row: tuple) -> bool:
+        if self._matches is None:
+            return True
+        return self._matches(row, other_row) if side == LEFT else self._matches(other_row, row)
+
+    # --- input and state conversion -----------------------------------------------------
+    def _records(self, side: int, frame: pd.DataFrame | None) -> list[Record]:
+        if frame is None or not len(frame):
+            return []
+        name = TABLES[side]
+        missing = [c for c in self.columns[side] + [KIND, SEQ, SUB] if c not in frame.columns]
+        if missing:
+            raise ValueError(f"{name} join input lacks columns {missing}; it has {list(frame.columns)}")
+        frame = frame.sort_values([SEQ, SUB], kind="stable", ignore_index=True)
+        kinds = frame[KIND].to_numpy(dtype=np.int64)
+        bad = (kinds < INSERT) | (kinds > DELETE)
+        if bad.any():
+            raise ValueError(f"{name} join input has a record with unknown _kind {kinds[bad][0]}: "
+                             f"{frame[bad].iloc[0].to_dict()}")
+        rows = _tuples(frame, self.columns[side])
+        key_values = []
+        for i, k in enumerate(self.keys[side]):
+            column = frame[k]
+            if self.key_dtypes is not None and str(column.dtype) != str(self.key_dtypes[i]):
+                column = column.astype(self.key_dtypes[i])
+            key_values.append(_python_values(column))
+        keys = list(zip(*key_values)) if key_values else [()] * len(frame)
+        seqs = frame[SEQ].to_numpy(dtype=np.int64).tolist()
+        return [Record(int(k), key, row, s) for k, key, row, s in zip(kinds.tolist(), keys, rows, seqs)]
+
+    def _key_frame(self, keys: list[tuple]) -> pd.DataFrame:
+        if not self.key_columns:
+            return pd.DataFrame(index=range(1 if keys else 0))
+        data = {}
+        for i, name in enumerate(self.key_columns):
+            values = [k[i] for k in keys]
+            dtype = self.key_dtypes[i] if self.key_dtypes is not None else None
+            data[name] = _array(values, dtype)
+        return pd.DataFrame(data)
+
+    def _load(self, state: KeyedState, side: int, key_frame: pd.DataFrame) -> dict[tuple, dict[tuple, list[int]]]:
+        stores: dict[tuple, dict[tuple, list[int]]] = {}
+        if not len(key_frame):
+            return stores
+        frame = state.load(TABLES[side], key_frame)
+        if not len(frame) or COUNT not in frame.columns:
+            return stores
+        key_values = [_python_values(frame[c]) for c in self.key_columns]
+        keys = list(zip(*key_values)) if key_values else [()] * len(frame)
+        rows = _tuples(frame, self.columns[side])
+        counts = frame[COUNT].to_numpy(dtype=np.int64).tolist()
+        assocs = frame[ASSOC].to_numpy(dtype=np.int64).tolist()
+        for key, row, count, assoc in zip(keys, rows, counts, assocs):
+            stores.setdefault(key, {})[row] = [count, assoc]
+        return stores
+
+    def _state_rows(self, side: int, store: dict[tuple, dict[tuple, list[int]]], keys: list[tuple]) -> pd.DataFrame:
+        entries = [(key, row, c, a) for key in keys for row, (c, a) in store.get(key, {}).items()]
+        data: dict[str, Any] = {}
+        for i, name in enumerate(self.key_columns):
+            dtype = self.key_dtypes[i] if self.key_dtypes is not None else None
+            data[name] = _array([e[0][i] for e in entries], dtype)
+        for j, name in enumerate(self.columns[side]):
+            data[name] = _array([e[1][j] for e in entries], self.dtypes.get(name))
+        data[COUNT] = np.array([e[2] for e in entries], dtype=np.int64)
+        data[ASSOC] = np.array([e[3] for e in entries], dtype=np.int64)
+        return pd.DataFrame(data)
+
+
+def _add(store: dict[tuple, list[int]], row: tuple, assoc: int) -> None:
+    entry = store.get(row)
+    if entry is None:
+        store[row] = [1, assoc]
+    else:
+        entry[0] += 1
+        entry[1] = assoc
+
+
+def _retract(store: dict[tuple, list[int]], row: tuple) -> None:
+    # A retraction of a row the state does not hold still emits its pairs (as
+    # Flink does); there is just nothing to remove.
+    entry = store.get(row)
+    if entry is None:
+        return
+    entry[0] -= 1
+    if entry[0] <= 0:
+        del store[row]
+
+
+class _Output:
+    """Collects emitted changes with their stamps."""
+
+    def __init__(self) -> None:
+        self.kinds: list[int] = []
+        self.lefts: list[tuple | None] = []
+        self.rights: list[tuple | None] = []
+        self.seqs: list[int] = []
+        self._seq = -(1 << 62)
+
+    def advance(self, seq: int) -> None:
+        self._seq = max(self._seq, seq)
+
+    def pair(self, kind: int, side: int, row: tuple, other_row: tuple) -> None:
+        self._emit(kind, row, other_row) if side == LEFT else self._emit(kind, other_row, row)
+
+    def padded(self, kind: int, side: int, row: tuple) -> None:
+        self._emit(kind, row, None) if side == LEFT else self._emit(kind, None, row)
+
+    def _emit(self, kind: int, left: tuple | None, right: tuple | None) -> None:
+        self.kinds.append(kind)
+        self.lefts.append(left)
+        self.rights.append(right)
+        self.seqs.append(self._seq)
+
+    def frame(self, join: StreamingJoin) -> pd.DataFrame:
+        data: dict[str, Any] = {}
+        for side, rows in ((LEFT, self.lefts), (RIGHT, self.rights)):
+            for j, name in enumerate(join.columns[side]):
+                data[name] = _array([None if r is None else r[j] for r in rows], join.dtypes.get(name))
+        data[KIND] = np.array(self.kinds, dtype=np.int8)
+        data[SEQ] = np.array(self.seqs, dtype=np.int64)
+        data[SUB] = np.arange(len(self.kinds), dtype=np.int64)
+        return pd.DataFrame(data, copy=False)
+
+
+# --- value conversion ---------------------------------------------------------------------
+
+
+def _python_values(column: pd.Series) -> list[Any]:
+    """A column's values as plain Python objects, every kind of null as None."""
+    values = column.to_numpy(dtype=object, na_value=None) if hasattr(column, "to_numpy") else list(column)
+    out = values.tolist()
+    if column.dtype.kind == "f":  # numpy floats use NaN for null
+        out = [None if v is None or v != v else v for v in out]
+    return out
+
+
+def _tuples(frame: pd.DataFrame, columns: list[str]) -> list[tuple]:
+    if not columns:
+        return [()] * len(frame)
+    return list(zip(*[_python_values(frame[c]) for c in columns]))
+
+
+def _array(values: list[Any], dtype: Any) -> Any:
+    if dtype is None:
+        present = [v for v in values if v is not None]
+        if present and all(isinstance(v, bool) for v in present):
+            dtype = "boolean"
+        elif present and all(isinstance(v, int) and not isinstance(v, bool) for v in present):
+            dtype = "Int64"
+        elif present and all(isinstance(v, float) for v in present):
+            dtype = "float64"
+        else:
+            dtype = object
+    if dtype == object or str(dtype) == "object":
+        out = np.empty(len(values), dtype=object)
+        for i, v in enumerate(values):  # one by one: list values must not be unpacked
+            out[i] = v
+        return out
+    if str(dtype) in ("float64", "float32"):
+        return np.array([np.nan if v is None else v for v in values], dtype=dtype)
+    return pd.array(values, dtype=dtype)
+
+
+def _distinct_keys(keys: Iterable[tuple]) -> list[tuple]:
+    """Distinct non-null join keys in first-appearance order (rows with a NULL key never match)."""
+    seen: dict[tuple, None] = {}
+    for key in keys:
+        if key not in seen and not any(v is None for v in key):
+            seen[key] = None
+    return list(seen)
+
+

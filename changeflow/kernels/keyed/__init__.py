@@ -1,0 +1,13 @@
+"""Kernels of the DataStream API's keyed operators (no Spark import).
+
+Records travel as pickled Python values with a binary order stamp
+(:mod:`.records`); a keyed kernel folds a bucket's records in stamp order,
+keeping per-key state in a :class:`~changeflow.kernels.state.KeyedState`.
+"""
+
+from changeflow.kernels.keyed.accumulate import AccumulateReduce
+from changeflow.kernels.keyed.process import KeyedProcess
+from changeflow.kernels.keyed.reduce import KeyedReduce
+from changeflow.kernels.keyed.records import UserFunctionError
+
+__all__ = sorted(["AccumulateReduce", "KeyedProcess", "KeyedReduce", "UserFunctionError"])

@@ -1,0 +1,278 @@
+"""Runs a user's ``KeyedProcessFunction`` over a bucket of keys at a time.
+
+Records are processed in stamp order; before each one the runner makes its
+key current, so the function's ``ValueState`` handles (obtained once in
+``open()`` from the runtime context) read and write that key's values. Each
+output gets the record's stamp extended by its index (a fan-out, see
+:mod:`.records`), so downstream order is Flink's.
+
+State: table ``keyed`` holds ``(_key, _state)``, a pickled dict of the key's
+state values by descriptor name, loaded and stored once per call for all keys
+of the batch. A key whose dict became empty (every state cleared) is deleted.
+
+Processing-time timers: table ``timers`` holds every pending ``(key, time)`` of
+the bucket under one reserved key, so the Spark runtime needs one Spark timer
+per bucket (at the earliest time) and :meth:`KeyedProcess.fire` finds the due
+timers without knowing the keys. In streaming mode a timer fires in the first
+micro-batch whose processing time has reached it; timers still pending when a
+bounded input ends do not fire, as in Flink's streaming mode. In batch mode
+every timer of a key fires, in time order, right after the key's input, as in
+Flink's batch execution (both checked against PyFlink 2.3).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from changeflow.kernels.keyed.records import KEY, ORD, VALUE, child_stamp, dumps, fail, loads
+from changeflow.kernels.state import KeyedState
+
+STATE = "_state"
+_TABLE = "keyed"
+
+
+class KeyedProcess:
+    """The kernel of ``KeyedStream.process(KeyedProcessFunction)``.
+
+    >>> from changeflow.datastream.functions import KeyedProcessFunction
+    >>> from changeflow.datastream.state import ValueStateDescriptor
+    >>> from changeflow.kernels.state import InMemoryKeyedState
+    >>> from changeflow.kernels.keyed.records import source_stamp
+    >>> class Count(KeyedProcessFunction):
+    ...     def open(self, ctx): self.n = ctx.get_state(ValueStateDescriptor("n"))
+    ...     def process_element(self, value, ctx):
+    ...         self.n.update((self.n.value() or 0) + 1)
+    ...         yield ctx.get_current_key(), self.n.value()
+    >>> batch = pd.DataFrame({KEY: [dumps(k) for k in "aba"], VALUE: [dumps(k) for k in "aba"],
+    ...                       ORD: [source_stamp(i, 0) for i in range(3)]})
+    >>> state = InMemoryKeyedState()
+    >>> [loads(v) for v in KeyedProcess(Count(), "Count").process(batch, state)[VALUE]]
+    [('a', 1), ('b', 1), ('a', 2)]
+    >>> [loads(v) for v in KeyedProcess(Count(), "Count").process(batch, state)[VALUE]]
+    [('a', 3), ('b', 2), ('a', 4)]
+    """
+
+    def __init__(self, function: Any, name: str, clock: Any = None) -> None:
+        self.function = function
+        self.name = name
+        self.clock = clock or (lambda: int(time.time() * 1000))
+
+    def process(self, batch: pd.DataFrame, state: KeyedState) -> pd.DataFrame:
+        """Processes a batch of records (streaming: timers fire later, through :meth:`fire`)."""
+        batch = batch.sort_values(ORD, kind="stable", ignore_index=True)
+        run = _Run(self, state, pd.unique(batch[KEY]))
+        try:
+            for key_blob, blob, stamp in zip(batch[KEY], batch[VALUE], batch[ORD]):
+                record = loads(blob)
+                run.process_element(key_blob, record, stamp)
+        finally:
+            self.function.close()
+        run.commit()
+        return run.output()
+
+    def process_bounded(self, batch: pd.DataFrame) -> pd.DataFrame:
+        """Batch mode: all of each key's input, then every timer of the key, as Flink's batch execution.
+
+        Flink's batch execution fires a key's pending processing-time timers,
+        in time order, once the key's input ends.
+        """
+        from changeflow.kernels.state import InMemoryKeyedState
+
+        batch = batch.sort_values(ORD, kind="stable", ignore_index=True)
+        state = InMemoryKeyedState()
+        run = _Run(self, state, pd.unique(batch[KEY]))
+        try:
+            for key_blob, group in batch.groupby(KEY, sort=False):
+                for blob, stamp in zip(group[VALUE], group[ORD]):
+                    run.process_element(key_blob, loads(blob), stamp)
+                # After every output of the key's last record (their indexes stay below 2**32 - 1).
+                run.fire_timers(None, only_key=key_blob, stamp_base=group[ORD].iloc[-1] + b"\xff" * 4)
+        finally:
+            self.function.close()
+        return run.output()
+
+    def fire(self, now: int, state: KeyedState) -> pd.DataFrame:
+        """Streaming: calls ``on_timer`` for every timer due at ``now``, in time order (timers are bucket-wide)."""
+        run = _Run(self, state, [])
+        try:
+            run.fire_timers(now, stamp_base=None)
+        finally:
+            self.function.close()
+        run.commit()
+        return run.output()
+
+    def next_timer(self, state: KeyedState) -> int | None:
+        """The earliest pending timer of the bucket, or None."""
+        timers = _load_timers(state)
+        return min((t for ts in timers.values() for t in ts), default=None)
+
+
+# Timers of a whole bucket are kept under one reserved key (no pickled key is empty), so that
+# a bucket's due timers are found without knowing its keys: one row per (key, time).
+_TIMER_TABLE = "timers"
+_BUCKET_KEY = b""
+_TIMER_KEY, _TIME = "_timer_key", "_time"
+# Outputs of timers sort after every source-stamped record of their micro-batch.
+_TIMER_STAMP = b"\xff" * 8
+
+
+def _load_timers(state: KeyedState) -> dict[bytes, set[int]]:
+    rows = state.load(_TIMER_TABLE, pd.DataFrame({KEY: np.asarray([_BUCKET_KEY], dtype=object)}))
+    timers: dict[bytes, set[int]] = {}
+    if len(rows) and _TIME in rows.columns:
+        for k, t in zip(rows[_TIMER_KEY], rows[_TIME]):
+            timers.setdefault(k, set()).add(int(t))
+    return timers
+
+
+class _Run:
+    """One call of the kernel: the keys' state values and timers, the function opened, outputs."""
+
+    def __init__(self, kernel: KeyedProcess, state: KeyedState, keys: Any) -> None:
+        from changeflow.datastream.functions import RuntimeContext
+
+        self.kernel = kernel
+        self.state = state
+        self.keys = pd.DataFrame({KEY: np.asarray(list(keys), dtype=object)})
+        stored = state.load(_TABLE, self.keys) if len(self.keys) else pd.DataFrame()
+        self.values: dict[bytes, dict] = {}
+        if len(stored) and STATE in stored.columns:
+            self.values = {k: loads(v) for k, v in zip(stored[KEY], stored[STATE])}
+        self.timers = _load_timers(state)
+        self.timers_changed = False
+        self.current: bytes | None = None
+        self.out_values: list[bytes] = []
+        self.out_stamps: list[bytes] = []
+        kernel.function.open(RuntimeContext(kernel.name, state_of_current_key=self._state_of_current_key))
+
+    def _state_of_current_key(self) -> dict:
+        if self.current not in self.values:
+            # A key first touched by a timer is not among the batch's keys: load it now.
+            self._load_key(self.current)
+        return self.values.setdefault(self.current, {})
+
+    def _load_key(self, key_blob: bytes) -> None:
+        keys = pd.DataFrame({KEY: np.asarray([key_blob], dtype=object)})
+        if not (self.keys[KEY] == key_blob).any():
+            self.keys = pd.concat([self.keys, keys], ignore_index=True)
+        stored = self.state.load(_TABLE, keys)
+        if len(stored) and STATE in stored.columns:
+            self.values[key_blob] = loads(stored[STATE].iloc[0])
+
+    def process_element(self, key_blob: bytes, record: Any, stamp: bytes) -> None:
+        self.current = key_blob
+        key = loads(key_blob)
+        try:
+            emitted = self.kernel.function.process_element(record, _Context(key, self))
+            outputs = list(emitted) if emitted is not None else []
+        except Exception as error:
+            raise fail(self.kernel.name, record, error, key) from error
+        self._emit(outputs, stamp)
+
+    def fire_timers(self, now: int | None, stamp_base: bytes | None, only_key: bytes | None = None) -> None:
+        """Fires due timers (all of ``only_key``'s when ``now`` is None), earliest first; timers set meanwhile too."""
+        fired = 0
+        while True:
+            due = [(t, k) for k, ts in self.timers.items() if only_key is None or k == only_key
+                   for t in ts if now is None or t <= now]
+            if not due:
+                return
+            t, k = min(due)
+            self.timers[k].discard(t)
+            self.timers_changed = True
+            self.current = k
+            key = loads(k)
+            try:
+                emitted = self.kernel.function.on_timer(t, _Context(key, self, t))
+                outputs = list(emitted) if emitted is not None else []
+            except Exception as error:
+                raise fail(f"{self.kernel.name}.on_timer", f"timer at {t}", error, key) from error
+            base = stamp_base if stamp_base is not None else _TIMER_STAMP + t.to_bytes(8, "big", signed=True)
+            self._emit(outputs, base + fired.to_bytes(4, "big"))
+            fired += 1
+
+    def register(self, t: int) -> None:
+        self.timers.setdefault(self.current, set()).add(int(t))
+        self.timers_changed = True
+
+    def delete(self, t: int) -> None:
+        self.timers.get(self.current, set()).discard(int(t))
+        self.timers_changed = True
+
+    def _emit(self, outputs: list[Any], stamp: bytes) -> None:
+        for i, output in enumerate(outputs):
+            self.out_values.append(dumps(output))
+            self.out_stamps.append(child_stamp(stamp, i))
+
+    def commit(self) -> None:
+        kept = [(k, dumps(v)) for k, v in self.values.items() if v]
+        if len(self.keys):
+            self.state.store(_TABLE, self.keys, pd.DataFrame({KEY: np.asarray([k for k, _ in kept], dtype=object),
+                                                              STATE: np.asarray([b for _, b in kept], dtype=object)}))
+        if self.timers_changed:
+            pairs = sorted((k, t) for k, ts in self.timers.items() for t in ts)
+            bucket = pd.DataFrame({KEY: np.asarray([_BUCKET_KEY], dtype=object)})
+            self.state.store(_TIMER_TABLE, bucket, pd.DataFrame({
+                KEY: np.asarray([_BUCKET_KEY] * len(pairs), dtype=object),
+                _TIMER_KEY: np.asarray([k for k, _ in pairs], dtype=object),
+                _TIME: np.asarray([t for _, t in pairs], dtype=np.int64)}))
+
+    def output(self) -> pd.DataFrame:
+        return pd.DataFrame({VALUE: np.asarray(self.out_values, dtype=object),
+                             ORD: np.asarray(self.out_stamps, dtype=object)})
+
+
+class _TimerService:
+    """Processing-time timers of the current key; event time does not exist without watermarks."""
+
+    def __init__(self, run: _Run | None) -> None:
+        self._run = run
+
+    def current_processing_time(self) -> int:
+        return self._run.kernel.clock() if self._run else int(time.time() * 1000)
+
+    def current_watermark(self) -> int:
+        return -(1 << 63)
+
+    def _keyed(self) -> _Run:
+        if self._run is None:
+            raise RuntimeError("timers are only available to functions applied on a KeyedStream")
+        return self._run
+
+    def register_processing_time_timer(self, timestamp: int) -> None:
+        self._keyed().register(timestamp)
+
+    def delete_processing_time_timer(self, timestamp: int) -> None:
+        self._keyed().delete(timestamp)
+
+    def register_event_time_timer(self, timestamp: int) -> None:
+        raise NotImplementedError("event-time timers need watermarks, which changeflow's DataStream API "
+                                  "does not have yet")
+
+    def delete_event_time_timer(self, timestamp: int) -> None:
+        self.register_event_time_timer(timestamp)
+
+
+class _Context:
+    def __init__(self, key: Any, run: _Run | None = None, timestamp: int | None = None) -> None:
+        self._key = key
+        self._run = run
+        self._timestamp = timestamp
+
+    def get_current_key(self) -> Any:
+        return self._key
+
+    def timer_service(self) -> _TimerService:
+        return _TimerService(self._run)
+
+    def timestamp(self) -> Any:
+        return self._timestamp  # a firing timer's time; records carry no timestamps (no watermarks)
+
+    def time_domain(self) -> int:
+        from changeflow.datastream.functions import TimeDomain
+
+        return TimeDomain.PROCESSING_TIME

@@ -1,0 +1,119 @@
+"""DDL tables' sources on Spark: connector rows as batch frames and streams.
+
+A bounded connector (datagen with a row count, the files of a filesystem
+table) gives its rows once; they take the path of any bounded source
+(:mod:`.sources`): a batch frame, or in streaming mode Parquet files of
+``rows_per_batch`` rows, one per micro-batch. Processing-time columns
+(``pt AS PROCTIME()``) are stamped by Spark when each micro-batch runs.
+
+Unbounded connectors are Spark streams decoded in the Python workers with the
+connector's own code, so rows and errors are the same as in the bounded read:
+
+- a monitored filesystem table is Spark's ``binaryFile`` stream of the
+  directory, one new file per micro-batch (oldest first); each file's content
+  is decoded by the table's format, ``_seq`` being the row's position in its file;
+- an unbounded datagen table is Spark's ``rate`` stream (``rows-per-second``),
+  each index turned into a generated row, ``_seq`` being the index.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from changeflow.connectors.formats import arrow_type
+
+from changeflow.kernels.changelog import KIND, SEQ, SUB
+from changeflow.plan.nodes import Source
+from changeflow.runtime.spark.spark_types import struct
+
+
+def _proctime(node: Source) -> list[str]:
+    return [c.name for c in node.payload.table.schema.columns if c.proctime]
+
+
+def _physical(node: Source) -> tuple[Source, list[str]]:
+    """The source of the connector's own columns, and the names of the processing-time columns."""
+    proctime = _proctime(node)
+    physical = tuple((n, t) for n, t in node.schema if n not in proctime)
+    return Source(node.name, physical, "elements", node.payload.rows()), proctime
+
+
+def trigger_interval_ms(plan) -> int | None:
+    """How often an unbounded plan's query runs (a monitored source's interval); None for a bounded plan."""
+    intervals = []
+
+    def visit(node) -> None:
+        if isinstance(node, Source) and node.kind == "connector" and not node.payload.bounded:
+            intervals.append(getattr(node.payload, "monitor_interval_ms", None) or 1000)
+        for child in node.inputs:
+            visit(child)
+
+    visit(plan)
+    return min(intervals) if intervals else None
+
+
+def _with_proctime(frame: DataFrame, node: Source, proctime: list[str], bookkeeping: list[str]) -> DataFrame:
+    # Processing time as a UTC wall-clock timestamp (the session time zone is UTC).
+    columns = [F.localtimestamp().alias(n) if n in proctime else F.col(f"`{n}`") for n in node.field_names]
+    return frame.select(*columns, *bookkeeping)
+
+
+def connector_batch_frame(spark: SparkSession, node: Source) -> DataFrame:
+    from changeflow.runtime.spark.sources import batch_frame
+
+    physical, proctime = _physical(node)
+    return _with_proctime(batch_frame(spark, physical), node, proctime, [SEQ])
+
+
+def connector_stream_frame(spark: SparkSession, node: Source, directory: str, rows_per_batch: int) -> DataFrame:
+    from changeflow.runtime.spark.sources import stream_frame
+
+    if not node.payload.bounded:
+        return _with_proctime(_unbounded_stream(spark, node), node, _proctime(node), [KIND, SEQ, SUB])
+    physical, proctime = _physical(node)
+    return _with_proctime(stream_frame(spark, physical, directory, rows_per_batch), node, proctime,
+                          [KIND, SEQ, SUB])
+
+
+_FILE = T.StructType([T.StructField("path", T.StringType()), T.StructField("modificationTime", T.TimestampType()),
+                      T.StructField("length", T.LongType()), T.StructField("content", T.BinaryType())])
+
+
+def _unbounded_stream(spark: SparkSession, node: Source) -> DataFrame:
+    connector = node.payload
+    proctime = _proctime(node)
+    physical = tuple((n, t) for n, t in node.schema if n not in proctime)
+    out = struct(physical).add(SEQ, T.LongType(), False)
+    arrow_schema = pa.schema([(n, arrow_type(t)) for n, t in physical] + [(SEQ, pa.int64())])
+
+    def batch(rows: list[tuple], seqs: list[int]) -> pa.RecordBatch:
+        columns = list(zip(*rows)) if rows else [()] * len(physical)
+        arrays = [pa.array(list(c), type=arrow_type(t)) for c, (_, t) in zip(columns, physical)]
+        return pa.RecordBatch.from_arrays(arrays + [pa.array(seqs, type=pa.int64())], schema=arrow_schema)
+
+    if hasattr(connector, "monitor_interval_ms"):
+        def decode(batches):
+            for files in batches:
+                for path, content in zip(files.column("path").to_pylist(), files.column("content").to_pylist()):
+                    local = path[len("file:"):] if path.startswith("file:") else path
+                    rows = connector.decode(content, local)
+                    yield batch(rows, list(range(len(rows))))
+
+        files = (spark.readStream.schema(_FILE).format("binaryFile").option("maxFilesPerTrigger", 1)
+                 .option("recursiveFileLookup", "true").load(connector.path))
+        frame = files.select("path", "content").mapInArrow(decode, out)
+    else:
+        def generate(batches):
+            for indexes in batches:
+                values = indexes.column("value").to_pylist()
+                if values:
+                    rows = connector.generate(min(values), len(values))
+                    yield batch(rows, values)
+
+        rate = spark.readStream.format("rate").option("rowsPerSecond", connector.rows_per_second).load()
+        frame = rate.select("value").mapInArrow(generate, out)
+    return frame.select(*[F.col(f"`{n}`") for n, _ in physical], F.lit(0).cast("byte").alias(KIND), F.col(SEQ),
+                        F.lit(0).cast("long").alias(SUB))

@@ -1,0 +1,179 @@
+"""Regular joins on Spark: a two-input stateful operator in streaming, Spark's own join in batch.
+
+Streaming (:func:`join_stream`): each input is packed by its own ``mapInPandas``
+(:class:`~changeflow.runtime.spark.packing.Packer`). Before packing, every row gets
+its join key as ``_jk0, _jk1, ...`` cast to the key pair's common type (so equal
+keys of the two sides hash to the same bucket: an INT 1 and a BIGINT 1 are one key)
+and a ``_side`` tag (0 left, 1 right). The packed frames of both inputs are united
+(``unionAll``; they have the same two columns), grouped by bucket and fed to
+:class:`JoinProcessor`, which splits each bucket's frames by side and runs the
+:class:`~changeflow.kernels.join.StreamingJoin` kernel over both sides of the
+micro-batch at once, with its state in paged RocksDB map state.
+
+How the two inputs' changes are ordered within a micro-batch is the kernel's rule
+(by source position, left before right at equal position; see its module). Flink's
+own interleaving of two sources is not deterministic, so conformance compares joins
+materialized.
+
+Batch (:func:`join_batch`): Spark's join of the two inputs on the equi keys and the
+remaining condition, with the same output columns; NULL keys never match (``=``
+on NULL is not true in Spark either).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+import pandas as pd
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
+
+from changeflow.kernels.changelog import KIND, SEQ, SUB
+from changeflow.kernels.join import SIDE, StreamingJoin, key_column
+from changeflow.plan.join_builder import join_key_type, unique_key_of
+from changeflow.plan.nodes import Join
+from changeflow.runtime.spark.columns import compile_expr
+from changeflow.runtime.spark.packing import BUCKET, PAYLOAD, Packer
+from changeflow.runtime.spark.sources import kernel_input_dtype
+from changeflow.runtime.spark.spark_types import struct, to_spark
+from changeflow.state.paged import PagedKeyedState
+
+_PAGE_KEY = T.StructType([T.StructField("page", T.LongType(), False)])
+_PAGE_VALUE = T.StructType([T.StructField("blob", T.BinaryType(), False)])
+_PACKED = T.StructType([T.StructField(BUCKET, T.LongType(), False), T.StructField(PAYLOAD, T.BinaryType(), False)])
+_BOOKKEEPING_FIELDS = [
+    T.StructField(KIND, T.ByteType(), False),
+    T.StructField(SEQ, T.LongType(), False),
+    T.StructField(SUB, T.LongType(), False),
+]
+_SEQ_RIGHT = "_seq_right"
+
+
+def _quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _side_names(node: Join) -> tuple[list[str], list[str]]:
+    """The output names of the left columns and of the right columns."""
+    names = node.field_names
+    n = len(node.left.schema)
+    return names[:n], names[n:]
+
+
+def join_stream(translator: Any, node: Join) -> DataFrame:
+    """The changelog of ``node`` as a streaming DataFrame (columns plus ``_kind/_seq/_sub``)."""
+    left_names, right_names = _side_names(node)
+    right_rename = dict(zip(node.right.field_names, right_names))
+    key_types = [join_key_type(node.left.type_map()[l], node.right.type_map()[r])
+                 for l, r in zip(node.left_keys, node.right_keys)]
+    key_dtypes = [kernel_input_dtype(t) for t in key_types]
+    left_types = dict(node.left.schema)
+    right_types = {right_rename[n]: t for n, t in node.right.schema}
+    dtypes = {n: kernel_input_dtype(t) for n, t in list(left_types.items()) + list(right_types.items())}
+    left_unique = unique_key_of(node.left)
+    right_unique = unique_key_of(node.right)
+    kernel = StreamingJoin(
+        node.join_type, left_names, right_names, list(node.left_keys), [right_rename[k] for k in node.right_keys],
+        node.condition, key_dtypes=key_dtypes, dtypes=dtypes, mini_batch=translator.settings.mini_batch,
+        left_unique_key=list(left_unique) if left_unique is not None else None,
+        right_unique_key=[right_rename[k] for k in right_unique] if right_unique is not None else None)
+    key_columns = [key_column(i) for i in range(len(key_types))]
+    settings = translator.settings
+
+    packed = []
+    for side, child, names, keys in ((0, node.left, left_names, list(node.left_keys)),
+                                     (1, node.right, right_names, [right_rename[k] for k in node.right_keys])):
+        frame = translator._translate(child)
+        frame = frame.select(*[F.col(_quote(old)).alias(new) for old, new in zip(child.field_names, names)],
+                             KIND, SEQ, SUB)
+        tagger = _SideTagger(side, keys, key_columns, key_dtypes)
+        packer = Packer(key_columns, settings.buckets, frame.columns, {n: dtypes[n] for n in names}, tagger)
+        packed.append(frame.mapInPandas(packer, _PACKED))
+    processor = JoinProcessor(kernel, key_columns, settings.pages)
+    spark_schema = T.StructType(struct(node.schema).fields + _BOOKKEEPING_FIELDS)
+    return packed[0].unionAll(packed[1]).groupBy(BUCKET).transformWithStateInPandas(
+        statefulProcessor=processor, outputStructType=spark_schema, outputMode="Append", timeMode="None")
+
+
+class _SideTagger:
+    """Runs in the packing stage: adds the ``_side`` tag and the join key columns ``_jk*``.
+
+    The key columns are cast to the key pair's common dtype, so that both inputs
+    hash an equal key to the same bucket (and the kernel compares them as equal).
+    """
+
+    def __init__(self, side: int, keys: list[str], key_columns: list[str], key_dtypes: list[str]) -> None:
+        self.side = side
+        self.keys = keys
+        self.key_columns = key_columns
+        self.key_dtypes = key_dtypes
+
+    def process(self, batch: pd.DataFrame) -> pd.DataFrame:
+        batch[SIDE] = self.side
+        for name, key, dtype in zip(self.key_columns, self.keys, self.key_dtypes):
+            column = batch[key]
+            batch[name] = column if str(column.dtype) == dtype else column.astype(dtype)
+        return batch
+
+
+class JoinProcessor(StatefulProcessor):
+    """Feeds each bucket's rows of both inputs in a micro-batch to ``kernel.process_sides``."""
+
+    def __init__(self, kernel: StreamingJoin, key_columns: list[str], pages: int) -> None:
+        self.kernel = kernel
+        self.key_columns = list(key_columns)
+        self.pages = pages
+
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        self.page_store = handle.getMapState("pages", _PAGE_KEY, _PAGE_VALUE)
+
+    def handleInputRows(self, key: Any, rows: Iterator[pd.DataFrame], timerValues: Any) -> Iterator[pd.DataFrame]:
+        import pickle
+
+        sides: tuple[list[pd.DataFrame], list[pd.DataFrame]] = ([], [])
+        for frame in rows:
+            # Spark renames columns starting with "_": the payload is the last column.
+            for payload in frame.iloc[:, -1]:
+                part = pickle.loads(payload)
+                if len(part):
+                    sides[int(part[SIDE].iloc[0])].append(part)
+        if not sides[0] and not sides[1]:
+            return
+        left, right = (pd.concat(parts, ignore_index=True) if len(parts) > 1 else (parts[0] if parts else None)
+                       for parts in sides)
+        state = PagedKeyedState(self.page_store, self.key_columns, self.pages)
+        out = self.kernel.process_sides(left, right, state)
+        state.commit()
+        if len(out):
+            yield out
+
+    def close(self) -> None:
+        pass
+
+
+def join_batch(translator: Any, node: Join) -> DataFrame:
+    """``node`` over bounded inputs with Spark's join: the result's columns plus ``_seq``."""
+    left_names, right_names = _side_names(node)
+    right_rename = dict(zip(node.right.field_names, right_names))
+    left = translator.translate(node.left)
+    right = translator.translate(node.right).select(
+        *[F.col(_quote(old)).alias(new) for old, new in right_rename.items()], F.col(SEQ).alias(_SEQ_RIGHT))
+    condition = None
+    for l, r in zip(node.left_keys, node.right_keys):
+        term = left[_quote(l)] == right[_quote(right_rename[r])]
+        condition = term if condition is None else condition & term
+    if node.condition is not None:
+        # The condition sees the inputs' own (not null-padded) types.
+        types = {**dict(node.left.schema), **{right_rename[n]: t for n, t in node.right.schema}}
+        term = compile_expr(node.condition, types)
+        condition = term if condition is None else condition & term
+    how = {"INNER": "inner", "LEFT": "left", "RIGHT": "right", "FULL": "full"}[node.join_type]
+    if condition is None:
+        joined = left.crossJoin(right) if how == "inner" else left.join(right, F.lit(True), how)
+    else:
+        joined = left.join(right, condition, how)
+    # Rows arrive in the order of the later of the two source rows they come from.
+    seq = F.greatest(F.coalesce(F.col(SEQ), F.lit(-1)), F.coalesce(F.col(_SEQ_RIGHT), F.lit(-1)))
+    return joined.select(*[F.col(_quote(n)).cast(to_spark(t)).alias(n) for n, t in node.schema], seq.alias(SEQ))

@@ -1,0 +1,422 @@
+"""``CREATE TABLE``: Flink's DDL parsed on sqlglot's tokens.
+
+sqlglot's parsers do not know Flink's table elements (``WATERMARK FOR``,
+``PRIMARY KEY ... NOT ENFORCED``, ``pt AS PROCTIME()``) or its ``WITH``
+options, so this module reads the statement's tokens itself: it splits the
+parenthesised element list at top-level commas and reads each element, then
+the options. Expressions (computed columns, the watermark) are kept as SQL
+text: a computed column is planned as a projection over the connector's
+columns when the table is read.
+
+>>> table, if_not_exists = parse_create_table(
+...     "CREATE TABLE t (id INT, v DECIMAL(10, 2), pt AS PROCTIME(), PRIMARY KEY (id) NOT ENFORCED) "
+...     "WITH ('connector' = 'datagen')")
+>>> [(r[0], r[1], r[2], r[3]) for r in table.schema.describe_rows()]
+[('id', 'INT', False, 'PRI(id)'), ('v', 'DECIMAL(10, 2)', True, None), ('pt', 'TIMESTAMP_LTZ(3) *PROCTIME*', False, None)]
+>>> table.options
+{'connector': 'datagen'}
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import sqlglot
+from sqlglot.dialects.spark import Spark
+from sqlglot.tokens import Token, TokenType
+
+from changeflow.catalog import (PROCTIME_TYPE, CatalogTable, DeclaredColumn, DeclaredSchema, Watermark,
+                                object_name)
+from changeflow.common.types import DataType, DataTypes
+from changeflow.plan.type_inference import PlanError
+
+
+class DdlError(PlanError):
+    """A DDL statement that cannot be parsed or is not valid; names the construct and its position."""
+
+
+class _StatementTokenizer(Spark.Tokenizer):
+    # sqlglot reads the rest of a SHOW or EXPLAIN as one opaque string; statements need its words.
+    COMMANDS: set = set()
+
+
+def tokenize(sql: str) -> list[Token]:
+    """sqlglot tokens of a Flink statement (backquoted identifiers, ``''`` escapes in strings)."""
+    try:
+        tokens = _StatementTokenizer().tokenize(sql)
+    except sqlglot.errors.TokenError as e:
+        raise DdlError(f"cannot read the statement: {e}") from None
+    merged: list[Token] = []
+    for t in tokens:
+        # 'it''s' arrives as two adjacent string tokens; Flink reads one string with a quote.
+        if (merged and t.token_type == TokenType.STRING and merged[-1].token_type == TokenType.STRING
+                and merged[-1].end + 1 == t.start):
+            prev = merged.pop()
+            t = Token(TokenType.STRING, prev.text + "'" + t.text, prev.line, prev.col, prev.start, t.end)
+        if t.token_type not in (TokenType.STRING, TokenType.IDENTIFIER) and " " in t.text.strip():
+            # Keyword phrases ("PRIMARY KEY", "NOT NULL") arrive as one token: read them word by word.
+            for m in re.finditer(r"\S+", t.text):
+                start = t.start + m.start()
+                merged.append(Token(TokenType.VAR, m.group(), t.line, t.col, start, start + len(m.group()) - 1))
+            continue
+        merged.append(t)
+    return merged
+
+
+def position(sql: str, token: Token) -> str:
+    """``line L, column C`` of a token, as Flink's messages give it."""
+    line = sql.count("\n", 0, token.start) + 1
+    column = token.start - (sql.rfind("\n", 0, token.start) + 1) + 1
+    return f"line {line}, column {column}"
+
+
+class Cursor:
+    """A position in a statement's tokens with the few look-ahead helpers DDL needs."""
+
+    def __init__(self, sql: str, tokens: list[Token], start: int = 0, stop: int | None = None) -> None:
+        self.sql = sql
+        self.tokens = tokens
+        self.i = start
+        self.stop = len(tokens) if stop is None else stop
+
+    def at_end(self) -> bool:
+        return self.i >= self.stop
+
+    def peek(self, offset: int = 0) -> Token | None:
+        j = self.i + offset
+        return self.tokens[j] if j < self.stop else None
+
+    def word(self, offset: int = 0) -> str:
+        t = self.peek(offset)
+        return t.text.upper() if t is not None and t.token_type not in (TokenType.STRING, TokenType.IDENTIFIER) else ""
+
+    def accept(self, *words: str) -> bool:
+        if all(self.word(k) == w for k, w in enumerate(words)):
+            self.i += len(words)
+            return True
+        return False
+
+    def expect(self, *words: str) -> None:
+        if not self.accept(*words):
+            self.fail(f"expected {' '.join(words)}")
+
+    def next(self) -> Token:
+        t = self.peek()
+        if t is None:
+            self.fail("unexpected end of statement")
+        self.i += 1
+        return t
+
+    def name(self) -> str:
+        """An identifier (plain or backquoted)."""
+        t = self.next()
+        if t.token_type == TokenType.STRING or not re.match(r"^[A-Za-z_$][\w$]*$|^.+$", t.text):
+            self.i -= 1
+            self.fail("expected a name")
+        if t.token_type != TokenType.IDENTIFIER and not re.match(r"^[A-Za-z_$][\w$]*$", t.text):
+            self.i -= 1
+            self.fail("expected a name")
+        return t.text
+
+    def qualified_name(self) -> str:
+        parts = [self.name()]
+        while self.peek() is not None and self.peek().token_type == TokenType.DOT:
+            self.i += 1
+            parts.append(self.name())
+        return object_name(parts)
+
+    def string(self) -> str:
+        t = self.next()
+        if t.token_type != TokenType.STRING:
+            self.i -= 1
+            self.fail("expected a string literal")
+        return t.text
+
+    def balanced_end(self) -> int:
+        """Index of the ``)`` closing the ``(`` at the cursor."""
+        depth = 0
+        for j in range(self.i, self.stop):
+            kind = self.tokens[j].token_type
+            depth += kind == TokenType.L_PAREN
+            depth -= kind == TokenType.R_PAREN
+            if depth == 0:
+                return j
+        self.fail("unbalanced parentheses")
+
+    def text(self, start: int, stop: int) -> str:
+        """The statement's original text of tokens ``[start, stop)``."""
+        return self.sql[self.tokens[start].start:self.tokens[stop - 1].end + 1]
+
+    def fail(self, message: str):
+        t = self.peek()
+        where = f"at {position(self.sql, t)} ({t.text!r})" if t is not None else "at the end of the statement"
+        raise DdlError(f"SQL parse failed: {message} {where}")
+
+
+# --- CREATE TABLE ----------------------------------------------------------------------
+
+
+def parse_create_table(sql: str, tokens: list[Token] | None = None) -> tuple[CatalogTable, bool]:
+    """The table a ``CREATE [TEMPORARY] TABLE [IF NOT EXISTS]`` statement declares, and its IF NOT EXISTS."""
+    cur = Cursor(sql, tokens if tokens is not None else tokenize(sql))
+    cur.expect("CREATE")
+    temporary = cur.accept("TEMPORARY")
+    cur.expect("TABLE")
+    if_not_exists = cur.accept("IF", "NOT", "EXISTS")
+    name = cur.qualified_name()
+    if cur.word() != "(":
+        cur.fail("expected the column list")
+    close = cur.balanced_end()
+    schema = _table_elements(cur, cur.i + 1, close)
+    cur.i = close + 1
+    comment = cur.string() if cur.accept("COMMENT") else None
+    if cur.word() == "PARTITIONED":
+        cur.fail("PARTITIONED BY is not supported")
+    if cur.word() == "LIKE":
+        cur.fail("CREATE TABLE ... LIKE is not supported")
+    options: dict[str, str] = {}
+    if cur.accept("WITH"):
+        options = parse_options(cur)
+    if not cur.at_end():
+        cur.fail("unexpected text after the table definition")
+    return CatalogTable(name, schema, options, temporary, comment), if_not_exists
+
+
+def parse_options(cur: Cursor) -> dict[str, str]:
+    """``('key' = 'value', ...)``; a repeated key is an error."""
+    if cur.word() != "(":
+        cur.fail("expected ( after WITH")
+    close = cur.balanced_end()
+    cur.i += 1
+    options: dict[str, str] = {}
+    while cur.i < close:
+        key_token = cur.peek()
+        key = cur.string()
+        cur.expect("=")
+        value = cur.string()
+        if key in options:
+            cur.i -= 3
+            raise DdlError(f"option {key!r} is given twice at {position(cur.sql, key_token)}")
+        options[key] = value
+        if cur.i < close:
+            cur.expect(",")
+    cur.i = close + 1
+    return options
+
+
+def _split_commas(cur: Cursor, start: int, stop: int) -> list[tuple[int, int]]:
+    parts, depth, begin = [], 0, start
+    for j in range(start, stop):
+        kind = cur.tokens[j].token_type
+        depth += kind in (TokenType.L_PAREN, TokenType.LT)
+        depth -= kind in (TokenType.R_PAREN, TokenType.GT)
+        if kind == TokenType.COMMA and depth == 0:
+            parts.append((begin, j))
+            begin = j + 1
+    parts.append((begin, stop))
+    return parts
+
+
+def _table_elements(cur: Cursor, start: int, stop: int) -> DeclaredSchema:
+    columns: list[DeclaredColumn] = []
+    primary_key: tuple[str, ...] = ()
+    watermark: Watermark | None = None
+    for begin, end in _split_commas(cur, start, stop):
+        element = Cursor(cur.sql, cur.tokens, begin, end)
+        if element.at_end():
+            element.fail("empty table element")
+        if element.word() in ("PRIMARY", "CONSTRAINT"):
+            if primary_key:
+                element.fail("a table has at most one PRIMARY KEY")
+            primary_key = _primary_key(element)
+        elif element.word() == "WATERMARK":
+            if watermark is not None:
+                element.fail("a table has at most one WATERMARK")
+            watermark = _watermark(element)
+        else:
+            column = _column(element)
+            if any(c.name == column.name for c in columns):
+                raise DdlError(f"A regular Column named '{column.name}' already exists in the table.")
+            columns.append(column)
+    names = [c.name for c in columns]
+    for key in primary_key:
+        if key not in names:
+            raise DdlError(f"Primary key column '{key}' is not defined in the schema")
+    if watermark is not None:
+        if watermark.column not in names:
+            raise DdlError(f"The rowtime attribute field '{watermark.column}' is not defined in the table schema. "
+                           f"Available fields: {names}")
+        rowtime = columns[names.index(watermark.column)].data_type
+        if rowtime.root != "TIMESTAMP":
+            raise DdlError(f"Invalid data type of time field for watermark definition. The field must be of type "
+                           f"TIMESTAMP(p) or TIMESTAMP_LTZ(p), the supported precision 'p' is from 0 to 3, "
+                           f"but the time field type is {rowtime}")
+    # A primary key's columns are NOT NULL (Flink's DESCRIBE shows null = FALSE).
+    columns = [DeclaredColumn(c.name, c.data_type.with_nullable(False), c.type_text, c.expression,
+                              c.display_expression, c.proctime) if c.name in primary_key else c for c in columns]
+    return DeclaredSchema(tuple(columns), primary_key, watermark)
+
+
+def _primary_key(cur: Cursor) -> tuple[str, ...]:
+    if cur.accept("CONSTRAINT"):
+        cur.name()
+    cur.expect("PRIMARY", "KEY")
+    if cur.word() != "(":
+        cur.fail("expected the key columns")
+    close = cur.balanced_end()
+    cur.i += 1
+    keys = []
+    while cur.i < close:
+        keys.append(cur.name())
+        if cur.i < close:
+            cur.expect(",")
+    cur.i = close + 1
+    if not cur.accept("NOT", "ENFORCED"):
+        raise DdlError("Flink doesn't support ENFORCED mode for PRIMARY KEY constraint. ENFORCED/NOT ENFORCED "
+                       "controls if the constraint checks are performed on the incoming/outgoing data. Flink does "
+                       "not own the data therefore the only supported mode is the NOT ENFORCED mode")
+    if not cur.at_end():
+        cur.fail("unexpected text after PRIMARY KEY")
+    return tuple(keys)
+
+
+def _watermark(cur: Cursor) -> Watermark:
+    cur.expect("WATERMARK", "FOR")
+    column = cur.name()
+    cur.expect("AS")
+    if cur.at_end():
+        cur.fail("expected the watermark expression")
+    text = cur.text(cur.i, cur.stop)
+    return Watermark(column, text, display_expression(text))
+
+
+def _column(cur: Cursor) -> DeclaredColumn:
+    name = cur.name()
+    if cur.accept("AS"):
+        if cur.at_end():
+            cur.fail("expected the computed column's expression")
+        text = cur.text(cur.i, cur.stop)
+        if re.fullmatch(r"PROCTIME\s*\(\s*\)", text, re.IGNORECASE):
+            return DeclaredColumn(name, PROCTIME_TYPE, "TIMESTAMP_LTZ(3)", "PROCTIME()", "PROCTIME()", True)
+        # The type is the expression's, known once it is planned (see sql/statements.py).
+        return DeclaredColumn(name, DataTypes.STRING(), "", text, display_expression(text))
+    type_end = cur.i
+    while type_end < cur.stop and cur.tokens[type_end].text.upper() not in ("NOT", "NULL", "COMMENT", "METADATA"):
+        type_end += 1
+    if type_end == cur.i:
+        cur.fail(f"expected the type of column {name!r}")
+    type_text = cur.text(cur.i, type_end)
+    data_type, display = parse_type(type_text, name)
+    cur.i = type_end
+    if cur.accept("NOT", "NULL"):
+        data_type = data_type.with_nullable(False)
+    else:
+        cur.accept("NULL")
+    if cur.word() == "METADATA":
+        cur.fail("METADATA columns are not supported")
+    if cur.accept("COMMENT"):
+        cur.string()
+    if not cur.at_end():
+        cur.fail(f"unexpected text in the definition of column {name!r}")
+    return DeclaredColumn(name, data_type, display)
+
+
+def display_expression(text: str) -> str:
+    """An expression as Flink prints it in DESCRIBE: identifiers backquoted (``ts - INTERVAL ...``)."""
+    try:
+        return sqlglot.parse_one(text, read="spark").sql(dialect="spark", identify=True)
+    except sqlglot.errors.SqlglotError:
+        return text
+
+
+# --- types -----------------------------------------------------------------------------
+
+_SIMPLE = {
+    "BOOLEAN": "BOOLEAN", "TINYINT": "TINYINT", "SMALLINT": "SMALLINT", "INT": "INT", "INTEGER": "INT",
+    "BIGINT": "BIGINT", "FLOAT": "FLOAT", "REAL": "FLOAT", "DOUBLE": "DOUBLE", "DATE": "DATE",
+    "STRING": "STRING",
+}
+
+
+@dataclass
+class _TypeReader:
+    text: str
+    column: str
+    pos: int = 0
+
+    def tokens(self) -> list[str]:
+        return re.findall(r"[A-Za-z_]+|\d+|[(),<>]", self.text)
+
+
+def parse_type(text: str, column: str = "?") -> tuple[DataType, str]:
+    """A Flink type name: the engine's type and Flink's display spelling.
+
+    >>> [parse_type(t)[1] for t in ("INTEGER", "VARCHAR(10)", "DECIMAL", "TIMESTAMP", "ARRAY<BIGINT>")]
+    ['INT', 'VARCHAR(10)', 'DECIMAL(10, 0)', 'TIMESTAMP(6)', 'ARRAY<BIGINT>']
+    """
+    words = re.findall(r"[A-Za-z_]+|\d+|[(),<>]", text)
+    data_type, display, rest = _read_type(words, text, column)
+    if rest:
+        raise DdlError(f"unexpected {' '.join(rest)!r} in the type {text!r} of column {column!r}")
+    return data_type, display
+
+
+def _read_type(words: list[str], text: str, column: str) -> tuple[DataType, str, list[str]]:
+    if not words:
+        raise DdlError(f"missing type of column {column!r}")
+    head, rest = words[0].upper(), words[1:]
+
+    def params() -> list[int]:
+        nonlocal rest
+        if not rest or rest[0] != "(":
+            return []
+        close = rest.index(")") if ")" in rest else -1
+        if close < 0:
+            raise DdlError(f"unbalanced parentheses in the type {text!r} of column {column!r}")
+        values = [w for w in rest[1:close] if w != ","]
+        if not all(v.isdigit() for v in values):
+            raise DdlError(f"type parameters must be integers in {text!r} (column {column!r})")
+        rest = rest[close + 1:]
+        return [int(v) for v in values]
+
+    if head == "DOUBLE" and rest[:1] and rest[0].upper() == "PRECISION":
+        rest = rest[1:]
+    if head in _SIMPLE:
+        root = _SIMPLE[head]
+        return DataType(root), root, rest
+    if head in ("VARCHAR", "CHAR"):
+        (n,) = params() or [1]
+        if head == "VARCHAR" and n == 2147483647:
+            return DataTypes.STRING(), "STRING", rest
+        # The engine does not enforce lengths: character strings are STRING values.
+        return DataTypes.STRING(), f"{head}({n})", rest
+    if head in ("DECIMAL", "DEC", "NUMERIC"):
+        p = params() or [10, 0]
+        precision, scale = (p + [0])[:2]
+        if not 1 <= precision <= 38 or not 0 <= scale <= precision:
+            raise DdlError(f"Decimal precision must be between 1 and 38 and scale between 0 and the precision, "
+                           f"got DECIMAL({precision}, {scale}) for column {column!r}")
+        return DataTypes.DECIMAL(precision, scale), f"DECIMAL({precision}, {scale})", rest
+    if head in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+        (precision,) = params() or [6]
+        if rest[:3] and [w.upper() for w in rest[:3]] == ["WITHOUT", "TIME", "ZONE"]:
+            rest = rest[3:]
+        elif rest[:4] and [w.upper() for w in rest[:4]] == ["WITH", "LOCAL", "TIME", "ZONE"]:
+            rest, head = rest[4:], "TIMESTAMP_LTZ"
+        if not 0 <= precision <= 9:
+            raise DdlError(f"TIMESTAMP precision must be between 0 and 9, got {precision} for column {column!r}")
+        # TIMESTAMP_LTZ values are instants; the engine keeps them as UTC timestamps.
+        return DataTypes.TIMESTAMP(precision), f"{head}({precision})", rest
+    if head == "ARRAY":
+        if not rest or rest[0] != "<":
+            raise DdlError(f"ARRAY needs an element type, as ARRAY<INT>, in {text!r} (column {column!r})")
+        element, shown, rest = _read_type(rest[1:], text, column)
+        if rest[:2] and rest[0].upper() == "NOT" and rest[1].upper() == "NULL":
+            element, shown, rest = element.with_nullable(False), f"{shown} NOT NULL", rest[2:]
+        if not rest or rest[0] != ">":
+            raise DdlError(f"expected > closing ARRAY<...> in {text!r} (column {column!r})")
+        return DataTypes.ARRAY(element), f"ARRAY<{shown}>", rest[1:]
+    raise DdlError(f"unsupported type {text!r} of column {column!r}; supported: BOOLEAN, TINYINT, SMALLINT, INT, "
+                   "BIGINT, FLOAT, DOUBLE, DECIMAL(p, s), CHAR(n), VARCHAR(n), STRING, DATE, TIMESTAMP(p), "
+                   "TIMESTAMP_LTZ(p), ARRAY<t>")

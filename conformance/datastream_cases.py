@@ -1,0 +1,187 @@
+"""DataStream API conformance cases: programs written once against PyFlink's DataStream names.
+
+Each case is ``program(env, api) -> DataStream``: ``env`` is a
+``StreamExecutionEnvironment`` already set to the case's runtime mode, ``api``
+a namespace of ``Types``, ``KeyedProcessFunction``, ``ValueStateDescriptor``,
+``ReduceFunction``, ``MapFunction`` and ``FlatMapFunction`` taken from
+``pyflink`` (``record_flink_datastream.py``) or ``changeflow``
+(``tests/conformance/test_datastream_conformance.py``). This module imports
+neither. The recorder collects the returned stream with
+``execute_and_collect()`` at parallelism 1.
+
+``compare`` says how a result is compared with Flink's:
+
+- ``exact``: the record sequence (Flink is deterministic at parallelism 1:
+  sources emit in order and a keyed operator keeps per-key order);
+- ``multiset``: where Flink does not define the order (batch mode's order of
+  keys);
+- ``last_per_key``: the number of records and the last record per key (the
+  first field): a union's interleaving of its inputs is Flink's choice, so a
+  keyed sum's intermediate values depend on it but its final ones do not.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    mode: str          # "streaming" | "batch"
+    compare: str       # "exact" | "multiset" | "last_per_key"
+    program: Callable
+    description: str
+
+
+CASES: dict[str, Case] = {}
+
+
+def case(name: str, description: str, modes=("streaming", "batch"), ordered_in_batch: bool = False,
+         unordered_inputs: bool = False, compare: str | None = None):
+    """Registers ``program`` under ``<name>_<mode>`` for each mode."""
+    def register(program):
+        for mode in modes:
+            full = f"{name}_{mode}"
+            how = compare
+            if how is None and unordered_inputs and mode == "streaming":
+                how = "last_per_key"
+            elif how is None:
+                how = "exact" if mode == "streaming" or ordered_in_batch else "multiset"
+            CASES[full] = Case(full, mode, how, program, description)
+        return program
+    return register
+
+
+TUPLES = [("a", 5, "x"), ("b", 2, "p"), ("a", 3, "y"), ("a", 3, "z"), ("b", 7, "q"), ("a", 9, "w"), ("c", 1, "m")]
+
+
+def _tuples(env, api):
+    return env.from_collection(TUPLES, type_info=api.Types.TUPLE(
+        [api.Types.STRING(), api.Types.INT(), api.Types.STRING()]))
+
+
+@case("keyed_sum_tuple", "sum(1) on 3-tuples: the first record with the running sum")
+def keyed_sum_tuple(env, api):
+    return _tuples(env, api).key_by(lambda r: r[0]).sum(1)
+
+
+@case("keyed_min_tuple", "min(1): only the field changes, other fields stay the first record's")
+def keyed_min_tuple(env, api):
+    return _tuples(env, api).key_by(lambda r: r[0]).min(1)
+
+
+@case("keyed_max_tuple", "max(1)")
+def keyed_max_tuple(env, api):
+    return _tuples(env, api).key_by(lambda r: r[0]).max(1)
+
+
+@case("keyed_min_by_tuple", "min_by(1) with ties (3, y) and (3, z): the first stays")
+def keyed_min_by_tuple(env, api):
+    return _tuples(env, api).key_by(lambda r: r[0]).min_by(1)
+
+
+@case("keyed_max_by_tuple", "max_by(1)")
+def keyed_max_by_tuple(env, api):
+    return _tuples(env, api).key_by(lambda r: r[0]).max_by(1)
+
+
+def _named_rows(env, api):
+    return env.from_collection([("a", 1, 10.5), ("b", 4, 1.0), ("a", 3, -2.0), ("b", 2, 7.25), ("a", 2, 0.0)],
+                               type_info=api.Types.ROW_NAMED(["k", "n", "x"], [api.Types.STRING(), api.Types.INT(),
+                                                                               api.Types.DOUBLE()]))
+
+
+@case("keyed_sum_named_row", "sum('x') on named rows")
+def keyed_sum_named_row(env, api):
+    return _named_rows(env, api).key_by(lambda r: r["k"]).sum("x")
+
+
+@case("keyed_max_by_named_row", "max_by('n') on named rows")
+def keyed_max_by_named_row(env, api):
+    return _named_rows(env, api).key_by(lambda r: r["k"]).max_by("n")
+
+
+@case("keyed_min_positional_row", "min(1) on Types.ROW rows (positional)")
+def keyed_min_positional_row(env, api):
+    ds = env.from_collection([("a", 4), ("a", 2), ("b", 1), ("a", 3)],
+                             type_info=api.Types.ROW([api.Types.STRING(), api.Types.INT()]))
+    return ds.key_by(lambda r: r[0]).min(1)
+
+
+@case("keyed_sum_basic_values", "sum() of plain ints keyed by parity (pickled values, no type info)")
+def keyed_sum_basic_values(env, api):
+    return env.from_collection([1, 2, 3, 4, 5, 6, 7]).key_by(lambda v: v % 2).sum()
+
+
+@case("keyed_reduce_lambda", "reduce with a lambda building a string per key")
+def keyed_reduce_lambda(env, api):
+    ds = env.from_collection([("a", "1"), ("b", "2"), ("a", "3"), ("b", "4"), ("a", "5")])
+    return ds.key_by(lambda r: r[0]).reduce(lambda acc, r: (acc[0], acc[1] + "+" + r[1]))
+
+
+@case("keyed_reduce_function_class", "a ReduceFunction class after a MapFunction class")
+def keyed_reduce_function_class(env, api):
+    class Scale(api.MapFunction):
+        def map(self, value):
+            return value[0], value[1] * 10
+
+    class Longest(api.ReduceFunction):
+        def reduce(self, value1, value2):
+            return value2 if value2[1] > value1[1] else value1
+
+    ds = env.from_collection([("a", 2), ("a", 1), ("b", 5), ("a", 7)])
+    return ds.map(Scale()).key_by(lambda r: r[0]).reduce(Longest())
+
+
+@case("stateless_chain", "flat_map, filter and map chained; fan-out order kept", ordered_in_batch=True)
+def stateless_chain(env, api):
+    class Words(api.FlatMapFunction):
+        def flat_map(self, value):
+            for w in value.split():
+                yield w
+
+    ds = env.from_collection(["to be or", "not to be", "", "that is"], type_info=api.Types.STRING())
+    return (ds.flat_map(Words(), output_type=api.Types.STRING())
+            .filter(lambda w: w != "is")
+            .map(lambda w: (w, len(w)), output_type=api.Types.TUPLE([api.Types.STRING(), api.Types.INT()])))
+
+
+@case("union_then_sum", "union of two sources then a keyed sum (union order is Flink's choice)",
+      unordered_inputs=True)
+def union_then_sum(env, api):
+    t = api.Types.TUPLE([api.Types.STRING(), api.Types.INT()])
+    left = env.from_collection([("a", 1), ("b", 2), ("a", 3)], type_info=t)
+    right = env.from_collection([("a", 10), ("c", 20)], type_info=t)
+    return left.union(right.map(lambda r: (r[0], r[1] * 2), output_type=t)).key_by(lambda r: r[0]).sum(1)
+
+
+@case("process_value_state", "KeyedProcessFunction with ValueState: emit a key's count on every 2nd record "
+      "and its running maximum")
+def process_value_state(env, api):
+    class EverySecond(api.KeyedProcessFunction):
+        def open(self, runtime_context):
+            self.count = runtime_context.get_state(api.ValueStateDescriptor("count", api.Types.LONG()))
+            self.best = runtime_context.get_state(api.ValueStateDescriptor("best", api.Types.INT()))
+
+        def process_element(self, value, ctx):
+            n = (self.count.value() or 0) + 1
+            self.count.update(n)
+            if self.best.value() is None or value[1] > self.best.value():
+                self.best.update(value[1])
+            if n % 2 == 0:
+                yield ctx.get_current_key(), n, self.best.value()
+
+    ds = env.from_collection([("a", 3), ("b", 1), ("a", 5), ("a", 4), ("b", 9), ("a", 1), ("c", 2)],
+                             type_info=api.Types.TUPLE([api.Types.STRING(), api.Types.INT()]))
+    return ds.key_by(lambda r: r[0]).process(EverySecond(), output_type=api.Types.TUPLE(
+        [api.Types.STRING(), api.Types.LONG(), api.Types.INT()]))
+
+
+@case("union_of_maps", "union of three streams, one of them twice mapped", compare="multiset")
+def union_of_maps(env, api):
+    a = env.from_collection([1, 2, 3])
+    b = env.from_collection([10, 20]).map(lambda v: v + 1).map(lambda v: -v)
+    c = env.from_collection(["x"])
+    return a.union(b, c)

@@ -1,0 +1,107 @@
+"""Record PyFlink 2.3's output for the DataStream conformance cases as golden JSON files.
+
+Run with PyFlink 2.3's python first on PATH (Flink starts its Python workers with
+the ``python`` found on PATH), from the repository root::
+
+    python conformance/record_flink_datastream.py            # all cases
+    python conformance/record_flink_datastream.py keyed_sum_tuple_streaming
+
+Each case of ``conformance/datastream_cases.py`` runs in a
+``StreamExecutionEnvironment`` at parallelism 1 in the case's runtime mode, and
+its stream is collected with ``execute_and_collect()`` into
+``conformance/goldens/datastream/<name>.json``::
+
+    {"case": name, "mode": "streaming"|"batch", "compare": "exact"|"multiset"|"last_per_key", "description": str,
+     "records": [value, ...], "flink_version": "2.3.0"}
+
+Values are encoded by :func:`encode`: a Row as ``{"row": [...], "names": [...]|null}``,
+a tuple as ``{"tuple": [...]}``, a list as a list, scalars as themselves.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from types import SimpleNamespace
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+GOLDEN_DIR = os.path.join(HERE, "goldens", "datastream")
+FLINK_VERSION = "2.3.0"
+
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+from conformance import datastream_cases  # noqa: E402  (no pyflink import there)
+from conformance.datastream_cases import CASES  # noqa: E402
+
+
+def encode(v):
+    """A collected record as a JSON value (the Row test works for PyFlink's and changeflow's Row)."""
+    if v is None or isinstance(v, (bool, int, str, float)):
+        return v
+    if type(v).__name__ == "Row":
+        names = getattr(v, "_fields", None)
+        return {"row": [encode(x) for x in v], "names": list(names) if names else None}
+    if isinstance(v, tuple):
+        return {"tuple": [encode(x) for x in v]}
+    if isinstance(v, list):
+        return [encode(x) for x in v]
+    raise TypeError(f"cannot encode collected value {v!r} of type {type(v).__name__}")
+
+
+def write_golden(golden):
+    """Writes a golden file with one record per line (readable diffs)."""
+    head = {k: v for k, v in golden.items() if k != "records"}
+    lines = [f" {json.dumps(k)}: {json.dumps(v)}," for k, v in head.items()]
+    records = ",\n".join(f"  {json.dumps(r)}" for r in golden["records"])
+    text = "{\n" + "\n".join(lines) + '\n "records": [\n' + records + ("\n" if records else "") + " ]\n}\n"
+    assert json.loads(text) == golden
+    with open(os.path.join(GOLDEN_DIR, f"{golden['case']}.json"), "w") as f:
+        f.write(text)
+
+
+def _api():
+    from pyflink.common import Types
+    from pyflink.datastream import (FlatMapFunction, KeyedProcessFunction, MapFunction, ReduceFunction)
+    from pyflink.datastream.state import ValueStateDescriptor
+    return SimpleNamespace(Types=Types, KeyedProcessFunction=KeyedProcessFunction, MapFunction=MapFunction,
+                           FlatMapFunction=FlatMapFunction, ReduceFunction=ReduceFunction,
+                           ValueStateDescriptor=ValueStateDescriptor)
+
+
+def main(argv):
+    import cloudpickle
+    from pyflink.datastream import RuntimeExecutionMode, StreamExecutionEnvironment
+
+    # PyFlink's workers cannot import the cases module: ship its functions by value.
+    cloudpickle.register_pickle_by_value(datastream_cases)
+    names = argv or sorted(CASES)
+    os.makedirs(GOLDEN_DIR, exist_ok=True)
+    api = _api()
+    failed = []
+    for name in names:
+        c = CASES[name]
+        env = StreamExecutionEnvironment.get_execution_environment()
+        env.set_parallelism(1)
+        env.set_runtime_mode(RuntimeExecutionMode.BATCH if c.mode == "batch" else RuntimeExecutionMode.STREAMING)
+        try:
+            with c.program(env, api).execute_and_collect() as results:
+                records = [encode(r) for r in results]
+        except Exception:
+            traceback.print_exc()
+            failed.append(name)
+            continue
+        golden = {"case": name, "mode": c.mode, "compare": c.compare, "description": c.description,
+                  "records": records, "flink_version": FLINK_VERSION}
+        write_golden(golden)
+        print(f"{name}: {len(records)} records")
+    if failed:
+        print("failed:", ", ".join(failed), file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,64 @@
+"""Stateless operator chains: map, flat_map, filter, process and the key selector, fused."""
+
+import pytest
+
+from changeflow.common import Types
+from changeflow.datastream import FlatMapFunction, MapFunction, ProcessFunction
+from changeflow.datastream.chain import ChainRunner, Op, run
+from changeflow.kernels.keyed import UserFunctionError
+from changeflow.kernels.keyed.records import KEY, ORD, VALUE, dumps, loads, source_stamp
+import pandas as pd
+
+
+def test_flat_map_fan_out_keeps_per_record_order_across_nested_fan_outs():
+    ops = [Op("flat_map", lambda s: s.split(","), "split"), Op("flat_map", lambda w: [w, w.upper()], "twice")]
+    out, stamps, _ = run(ops, ["a,b", "c"], [source_stamp(0, 0), source_stamp(1, 0)])
+    assert out == ["a", "A", "b", "B", "c", "C"] and stamps == sorted(stamps)
+
+
+def test_function_classes_open_map_close():
+    events = []
+
+    class Scale(MapFunction):
+        def open(self, ctx):
+            events.append("open")
+            self.k = 10
+
+        def map(self, value):
+            return value * self.k
+
+        def close(self):
+            events.append("close")
+
+    class Explode(FlatMapFunction):
+        def flat_map(self, value):
+            yield from range(value)
+
+    out, _, _ = run([Op("map", Scale(), "Scale"), Op("flat_map", Explode(), "Explode")], [0, 1], [b"0", b"1"])
+    assert out == list(range(10)) and events == ["open", "close"]
+
+
+def test_process_function_yields_outputs():
+    class Both(ProcessFunction):
+        def process_element(self, value, ctx):
+            yield value
+            yield -value
+
+    assert run([Op("process", Both(), "Both")], [1, 2], [b"0", b"1"])[0] == [1, -1, 2, -2]
+
+
+def test_output_type_converts_outputs():
+    op = Op("map", lambda v: (v, v * 2), "pair", Types.ROW_NAMED(["a", "b"], [Types.INT(), Types.INT()]))
+    assert run([op], [1], [b"0"])[0][0].b == 2
+
+
+def test_output_type_mismatch_names_the_function_and_record():
+    op = Op("map", lambda v: "x", "bad", Types.INT())
+    with pytest.raises(UserFunctionError, match="bad failed on record 'x'"):
+        run([op], [1], [b"0"])
+
+
+def test_runner_adds_pickled_keys():
+    frame = pd.DataFrame({VALUE: [dumps(("a", 1)), dumps(("b", 2))], ORD: [source_stamp(0, 0), source_stamp(1, 0)]})
+    out = ChainRunner([Op("filter", lambda r: r[1] > 1, "f"), Op("key", lambda r: r[0], "k")]).process(frame)
+    assert [loads(k) for k in out[KEY]] == ["b"] and [loads(v) for v in out[VALUE]] == [("b", 2)]

@@ -1,0 +1,32 @@
+"""EXPLAIN names the operators that buffer their output and why."""
+
+from __future__ import annotations
+
+from changeflow.plan.explain import ExplainSettings, explain
+from changeflow.table import EnvironmentSettings, TableEnvironment
+from changeflow.table.expressions import col
+
+
+def plan():
+    t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
+    src = t_env.from_elements([("a", 1)], ["k", "v"])
+    per_key = src.group_by(col("k")).select(col("k"), col("v").sum.alias("s"))
+    return per_key.select(col("s").max.alias("top"))._plan  # noqa: SLF001
+
+
+def test_explain_lists_each_buffering_operator_with_its_reason():
+    text = explain(plan(), ExplainSettings(flush_interval_ms=5000))
+    section = text.split("== Output Flush ==\n")[1].splitlines()
+    assert section == [
+        "GroupAggregate(groupBy=[k], select=[k, SUM(v) AS $agg0]): buffers the latest output per key, flushed every 5000ms, "
+        "on idle input and at end of input; output idempotent (group aggregation), keyed by [k]",
+        "GroupAggregate(select=[MAX(s) AS $agg0]): buffers the latest output per key, flushed every 5000ms, on idle input "
+        "and at end of input; output idempotent (group aggregation), parallelism 1 (no grouping key)",
+    ]
+
+
+def test_explain_of_memory_only_buffering_and_without_an_interval():
+    text = explain(plan(), ExplainSettings(flush_interval_ms=5000, flush_memory_only=True))
+    assert "flushed at the end of every micro-batch (memory-buffer-only)" in text
+    assert "Output Flush" not in explain(plan(), ExplainSettings())
+    assert "Output Flush" not in explain(plan(), ExplainSettings(streaming=False, flush_interval_ms=5000))

@@ -112,3 +112,68 @@ def test_proctime_and_current_timestamp_are_the_current_time_in_milliseconds(bat
         assert pt.microsecond % 1000 == 0 and now.microsecond % 1000 == 0 and local.microsecond % 1000 == 0
         assert pt.astimezone(dt.timezone.utc) >= before
     assert [r[4] for r in rows] == [" Alice ", "z", "bob"]
+
+
+KV_ROWS = [(1, "a", 5), (2, "b", -1), (3, "a", -2), (4, "a", 7)]
+
+
+def test_streaming_group_by_expression_with_where_and_having(stream_env):
+    t = stream_env.from_elements(KV_ROWS, ["id", "k", "v"])
+    sign = "CASE WHEN v > 0 THEN 'pos' ELSE 'neg' END"
+    assert run(stream_env, f"SELECT k, {sign} AS sign, COUNT(*) AS c FROM t WHERE id > 0 GROUP BY k, {sign} "
+                           "HAVING COUNT(*) >= 1", t=t) == [
+        ("+I", ("a", "pos", 1)), ("+I", ("b", "neg", 1)), ("+I", ("a", "neg", 1)),
+        ("-U", ("a", "pos", 1)), ("+U", ("a", "pos", 2)),
+    ]
+
+
+def test_streaming_having_passes_update_kinds_through_as_flink(stream_env):
+    # The first count of 'a' (1) fails HAVING, so Flink's changelog starts with +U, not +I.
+    t = stream_env.from_elements(KV_ROWS, ["id", "k", "v"])
+    assert run(stream_env, "SELECT k, COUNT(*) AS c FROM t GROUP BY k HAVING COUNT(*) > 1", t=t) == [
+        ("+U", ("a", 2)), ("-U", ("a", 2)), ("+U", ("a", 3)),
+    ]
+
+
+RANK_ROWS = [(1, "a", 5), (2, "b", -1), (3, "a", -2), (4, "a", 7), (5, "b", 3)]
+REGIONS = [(1, "eu"), (4, "us"), (9, "cn")]
+TOP2 = "SELECT k, v{rn} FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC) AS rn FROM t) WHERE rn <= 2"
+
+
+def test_streaming_top_n_without_and_with_the_row_number(stream_env):
+    t = stream_env.from_elements(RANK_ROWS, ["id", "k", "v"])
+    assert run(stream_env, TOP2.format(rn=""), t=t) == [
+        ("+I", ("a", 5)), ("+I", ("b", -1)), ("+I", ("a", -2)), ("-D", ("a", -2)), ("+I", ("a", 7)),
+        ("+I", ("b", 3)),
+    ]
+    assert run(stream_env, TOP2.format(rn=", rn"), t=t) == [
+        ("+I", ("a", 5, 1)), ("+I", ("b", -1, 1)), ("+I", ("a", -2, 2)), ("-U", ("a", 5, 1)), ("+U", ("a", 7, 1)),
+        ("-U", ("a", -2, 2)), ("+U", ("a", 5, 2)), ("-U", ("b", -1, 1)), ("+U", ("b", 3, 1)), ("+I", ("b", -1, 2)),
+    ]
+
+
+@pytest.mark.xfail(raises=TypeError, strict=True,
+                   reason="spark_types.to_spark has no TIMESTAMP_LTZ yet, which the stateful operator's output "
+                          "schema needs for the PROCTIME() column")
+def test_streaming_deduplicate_keep_last_row_on_proctime(stream_env):
+    t = stream_env.from_elements(RANK_ROWS, ["id", "k", "v"])
+    tp = plan_query("SELECT *, PROCTIME() AS pt FROM t", {"t": t._plan}.__getitem__)
+    result = stream_env._execute(plan_query(
+        "SELECT id, k FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY pt DESC) AS rn FROM tp) WHERE rn = 1",
+        {"tp": tp}.__getitem__))
+    with result.collect() as rows:
+        assert [(str(r.get_row_kind()), tuple(r)) for r in rows] == [
+            ("+I", (1, "a")), ("+I", (2, "b")), ("-U", (1, "a")), ("+U", (3, "a")), ("-U", (3, "a")),
+            ("+U", (4, "a")), ("-U", (2, "b")), ("+U", (5, "b")),
+        ]
+
+
+def test_batch_outer_joins(batch_env):
+    t = batch_env.from_elements(RANK_ROWS, ["id", "k", "v"])
+    u = batch_env.from_elements(REGIONS, ["id", "region"])
+    left = run(batch_env, "SELECT t.id, k, region FROM t LEFT JOIN u ON t.id = u.id", t=t, u=u)
+    assert sorted(row for _, row in left) == [(1, "a", "eu"), (2, "b", None), (3, "a", None), (4, "a", "us"),
+                                              (5, "b", None)]
+    full = run(batch_env, "SELECT t.id, u.id, region FROM t FULL OUTER JOIN u ON t.id = u.id AND v > 0", t=t, u=u)
+    assert sorted((row for _, row in full), key=str) == sorted(
+        [(1, 1, "eu"), (4, 4, "us"), (None, 9, "cn"), (5, None, None), (3, None, None), (2, None, None)], key=str)

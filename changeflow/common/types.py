@@ -26,16 +26,26 @@ class DataType:
     element: "DataType | None" = None  # ARRAY / MULTISET element type
 
     def __str__(self) -> str:
+        """The type as Flink prints it: ``VARCHAR(5) NOT NULL``, ``TIMESTAMP_LTZ(3) NOT NULL *PROCTIME*``.
+
+        >>> str(DataType("CHAR", False, (3,))), str(DataType("TIMESTAMP_LTZ", False, (3, "*PROCTIME*")))
+        ('CHAR(3) NOT NULL', 'TIMESTAMP_LTZ(3) NOT NULL *PROCTIME*')
+        """
         text = self.root
         if self.root == "DECIMAL":
             text = f"DECIMAL({self.params[0]}, {self.params[1]})"
         elif self.root == "TIMESTAMP":
             text = f"TIMESTAMP({self.params[0] if self.params else 6})"
+        elif self.root in ("CHAR", "VARCHAR", "TIMESTAMP_LTZ") and self.params:
+            text = f"{self.root}({self.params[0]})"
         elif self.root in ("ARRAY", "MULTISET"):
             text = f"{self.root}<{self.element}>"
         elif self.root == "ROW":
             text = "ROW<" + ", ".join(f"`{n}` {t}" for n, t in self.params) + ">"
-        return text if self.nullable else f"{text} NOT NULL"
+        text = text if self.nullable else f"{text} NOT NULL"
+        # A time attribute's kind follows the nullability, as Flink's asSummaryString.
+        kind = next((p for p in self.params[1:] if isinstance(p, str) and p.startswith("*")), None)
+        return f"{text} {kind}" if kind and self.root == "TIMESTAMP_LTZ" else text
 
     def with_nullable(self, nullable: bool) -> "DataType":
         return DataType(self.root, nullable, self.params, self.element)

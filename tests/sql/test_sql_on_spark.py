@@ -152,9 +152,6 @@ def test_streaming_top_n_without_and_with_the_row_number(stream_env):
     ]
 
 
-@pytest.mark.xfail(raises=TypeError, strict=True,
-                   reason="spark_types.to_spark has no TIMESTAMP_LTZ yet, which the stateful operator's output "
-                          "schema needs for the PROCTIME() column")
 def test_streaming_deduplicate_keep_last_row_on_proctime(stream_env):
     t = stream_env.from_elements(RANK_ROWS, ["id", "k", "v"])
     tp = plan_query("SELECT *, PROCTIME() AS pt FROM t", {"t": t._plan}.__getitem__)

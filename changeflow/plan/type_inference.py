@@ -178,6 +178,21 @@ def type_of(expr: Expression, schema: dict[str, DataType]) -> DataType:
         return args[0]
     if f == "cast":
         return expr.args[1].value.with_nullable(args[0].nullable)
+    if f == "try_cast":
+        return expr.args[1].value.with_nullable(True)
+    if f == "not_distinct":
+        _check_comparable(expr, expr.args[0], args[0], expr.args[1], args[1])
+        return DataTypes.BOOLEAN(False)
+    if f in ("timestampdiff", "floor_to"):
+        times = args[1:] if f == "timestampdiff" else args[:1]
+        for a, t in zip(expr.args[1:] if f == "timestampdiff" else expr.args[:1], times):
+            if t.root not in ("DATE", "TIMESTAMP", "TIMESTAMP_LTZ"):
+                raise PlanError(f"{f.upper()} needs dates or timestamps, but {_operand(a, t)}")
+        return DataTypes.INT(_nullable(times)) if f == "timestampdiff" else args[0]
+    if f == "plus_interval":
+        if args[0].root not in ("DATE", "TIMESTAMP", "TIMESTAMP_LTZ"):
+            raise PlanError(f"INTERVAL arithmetic needs a date or timestamp, but {_operand(expr.args[0], args[0])}")
+        return args[0]
     rule = SCALAR_FUNCTIONS.get(f)
     if rule is None:
         raise PlanError(f"unsupported function {f!r} in {expr}")
@@ -211,9 +226,10 @@ def _string_function(positions: tuple[int, ...] = (0,)):
 
 
 def _concat_ws(expr: Call, args: list[DataType]) -> DataType:
-    # CONCAT_WS skips NULL strings; only a NULL separator makes the result NULL.
+    # CONCAT_WS skips NULL strings (only a NULL separator makes the value NULL), yet
+    # Flink types it nullable whenever any argument is.
     _need_strings(expr, args, tuple(range(len(args))))
-    return DataTypes.STRING(args[0].nullable)
+    return DataTypes.STRING(_nullable(args))
 
 
 def _int_of_string(expr: Call, args: list[DataType]) -> DataType:
@@ -314,7 +330,7 @@ SCALAR_FUNCTIONS = {
 
 
 def _is_type_arg(call: Call, index: int) -> bool:
-    return call.function == "cast" and index == 1
+    return call.function in ("cast", "try_cast") and index == 1
 
 
 def _check_comparable(expr: Expression, left_expr: Expression, left: DataType, right_expr: Expression,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 
 import sqlglot
+from sqlglot.helper import seq_get
 from sqlglot import exp, generator, parser, tokens
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
@@ -35,7 +36,14 @@ class Flink(Dialect):
         STRING_ESCAPES = ["'"]
 
     class Parser(parser.Parser):
-        pass
+        FUNCTIONS = {
+            **parser.Parser.FUNCTIONS,
+            # Flink's TIMESTAMPDIFF(unit, t1, t2) is t2 - t1 in units; sqlglot's generic
+            # parser reads the arguments in another order and would upper-case t2's name.
+            "TIMESTAMPDIFF": lambda args: exp.TimestampDiff(
+                this=seq_get(args, 2), expression=seq_get(args, 1),
+                unit=exp.var(seq_get(args, 0).name.upper()) if seq_get(args, 0) is not None else None),
+        }
 
     class Generator(generator.Generator):
         pass

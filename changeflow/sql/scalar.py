@@ -121,6 +121,9 @@ _BINARY = {
     exp.And: "and", exp.Or: "or",
 }
 
+# Units of ``INTERVAL 'n' UNIT`` literals added to dates and timestamps.
+_INTERVAL_UNITS = ("YEAR", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND")
+
 # sqlglot function classes that map one to one onto a Call of the same arguments, in order.
 _FUNCTIONS = {
     exp.Upper: "upper", exp.Lower: "lower", exp.Length: "char_length", exp.Initcap: "initcap",
@@ -183,8 +186,14 @@ class ExpressionTranslator:
             return Column(self.scope.lookup(node, self.sql))
         if isinstance(node, (exp.Literal, exp.Boolean, exp.Null)):
             return literal(node, self.sql)
+        if isinstance(node, (exp.Add, exp.Sub)) and isinstance(node.expression, exp.Interval):
+            return self._plus_interval(node)
         if type(node) in _BINARY:
             return Call(_BINARY[type(node)], (self.tr(node.this), self.tr(node.expression)))
+        if isinstance(node, (exp.NullSafeEQ, exp.NullSafeNEQ)):
+            # IS [NOT] DISTINCT FROM: NULL equals NULL, and the result is never NULL.
+            same = Call("not_distinct", (self.tr(node.this), self.tr(node.expression)))
+            return same if isinstance(node, exp.NullSafeEQ) else Call("not", (same,))
         if isinstance(node, exp.Not):
             return self._not(node)
         if isinstance(node, exp.Neg):
@@ -215,7 +224,10 @@ class ExpressionTranslator:
             if node.args.get("false") is not None:
                 args.append(self.tr(node.args["false"]))
             return Call("case", tuple(args))
-        if isinstance(node, exp.Cast) and not isinstance(node, exp.TryCast):
+        if isinstance(node, exp.TryCast):
+            # TRY_CAST gives NULL where CAST would fail, so its type is always nullable.
+            return Call("try_cast", (self.tr(node.this), Literal(flink_type(node.args["to"], self.sql, node), None)))
+        if isinstance(node, exp.Cast):
             return Call("cast", (self.tr(node.this), Literal(flink_type(node.args["to"], self.sql, node), None)))
         if isinstance(node, exp.Count):
             return self._count(node)
@@ -227,6 +239,19 @@ class ExpressionTranslator:
         return self._function(node)
 
     # --- pieces -------------------------------------------------------------------------------
+    def _plus_interval(self, node: exp.Add | exp.Sub) -> Expression:
+        """``t + INTERVAL 'n' UNIT`` (or ``-``) with a literal count: a date or timestamp shifted."""
+        interval = node.expression
+        unit = interval.unit.name.upper() if interval.unit is not None else ""
+        try:
+            count = int(interval.this.name)
+        except (AttributeError, ValueError):
+            raise unsupported("INTERVAL with a non-integer or compound value", interval, self.sql) from None
+        if unit not in _INTERVAL_UNITS:
+            raise unsupported(f"INTERVAL unit {unit or '(none)'}", interval, self.sql)
+        count = -count if isinstance(node, exp.Sub) else count
+        return Call("plus_interval", (self.tr(node.this), Literal(count), Literal(unit)))
+
     def _not(self, node: exp.Not) -> Expression:
         inner = node.this
         if isinstance(inner, exp.Is):
@@ -285,6 +310,19 @@ class ExpressionTranslator:
 
     def _function(self, node: exp.Expression) -> Expression:
         sql = self.sql
+        if isinstance(node, exp.TimestampDiff):
+            unit = node.args["unit"].name.upper() if node.args.get("unit") is not None else ""
+            if unit not in _INTERVAL_UNITS:
+                raise unsupported(f"TIMESTAMPDIFF unit {unit or '(none)'}", node, sql)
+            return Call("timestampdiff", (Literal(unit), self.tr(node.expression), self.tr(node.this)))
+        if isinstance(node, (exp.Floor, exp.Ceil)) and node.args.get("to") is not None:
+            unit = node.args["to"].name.upper()
+            if unit not in _INTERVAL_UNITS or isinstance(node, exp.Ceil):
+                raise unsupported(f"{'CEIL' if isinstance(node, exp.Ceil) else 'FLOOR'} TO {unit}", node, sql)
+            return Call("floor_to", (self.tr(node.this), Literal(unit)))
+        if isinstance(node, exp.Initcap):
+            # sqlglot fills in a default delimiter set; Flink's INITCAP takes the string alone.
+            return Call("initcap", (self.tr(node.this),))
         if type(node) in _FUNCTIONS:
             args = [a for a in (node.this, *node.expressions, node.args.get("expression")) if a is not None]
             return Call(_FUNCTIONS[type(node)], tuple(self.tr(a) for a in args))

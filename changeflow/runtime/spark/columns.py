@@ -50,6 +50,30 @@ def compile_expr(expr: Expression, schema: dict[str, DataType]) -> Column:
     f = expr.function
     if f == "cast":
         return compile_expr(expr.args[0], schema).cast(to_spark(expr.args[1].value))
+    if f == "try_cast":
+        return compile_expr(expr.args[0], schema).try_cast(to_spark(expr.args[1].value))
+    if f == "timestampdiff":
+        # Whole units from t1 to t2, truncated toward zero (Flink's TIMESTAMPDIFF).
+        unit = expr.args[0].value
+        t1, t2 = (compile_expr(a, schema).cast("timestamp") for a in expr.args[1:])
+        if unit in ("YEAR", "MONTH"):
+            months = F.months_between(t2, t1, roundOff=False)
+            whole = F.when(months >= 0, F.floor(months)).otherwise(F.ceil(months))
+            return (F.call_function("div", whole.cast("long"), F.lit(12)) if unit == "YEAR" else whole).cast("int")
+        micros = F.unix_micros(t2) - F.unix_micros(t1)
+        return F.call_function("div", micros, F.lit(_UNIT_MICROS[unit])).cast("int")
+    if f == "floor_to":
+        return F.date_trunc(expr.args[1].value, compile_expr(expr.args[0], schema)).cast(
+            to_spark(type_of(expr.args[0], schema)))
+    if f == "plus_interval":
+        value = compile_expr(expr.args[0], schema)
+        count, unit = expr.args[1].value, expr.args[2].value
+        if unit == "DAY" and type_of(expr.args[0], schema).root == "DATE":
+            return F.date_add(value, count)
+        if unit in ("YEAR", "MONTH"):
+            return F.add_months(value, count * 12 if unit == "YEAR" else count).cast(
+                to_spark(type_of(expr.args[0], schema)))
+        return value + F.expr(f"INTERVAL {int(count)} {unit}")
     args = [compile_expr(a, schema) for a in expr.args]
     result_type = type_of(expr, schema)
     if f in ("+", "-", "*"):
@@ -74,6 +98,8 @@ def compile_expr(expr: Expression, schema: dict[str, DataType]) -> Column:
         return ~args[0]
     if f == "negate":
         return -args[0]
+    if f == "not_distinct":
+        return args[0].eqNullSafe(args[1])
     if f == "is_null":
         return args[0].isNull()
     if f == "is_not_null":
@@ -143,6 +169,9 @@ def _extract(expr: Call, args: list[Column]) -> Column:
 def _millis(timestamp: Column) -> Column:
     """Flink's time functions are TIMESTAMP(3) / TIMESTAMP_LTZ(3): millisecond precision."""
     return F.date_trunc("millisecond", timestamp)
+
+
+_UNIT_MICROS = {"SECOND": 10**6, "MINUTE": 60 * 10**6, "HOUR": 3600 * 10**6, "DAY": 86400 * 10**6}
 
 
 def _call(name: str):

@@ -239,9 +239,9 @@ class _ValueStore:
         keys = sorted(self.dirty, key=repr)
         live = [k for k in keys if self.lists.get(k)]
         frame = self._keys(live)
-        col = pd.Series([None] * len(live), dtype=object)
+        col = np.empty(len(live), dtype=object)
         for j, k in enumerate(live):
-            col.iat[j] = list(self.lists[k])
+            col[j] = list(self.lists[k])
         frame["history"] = col
         self.state.store(self.table, self._keys(keys), frame)
 

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
+import numpy as np
 import pandas as pd
 
 from changeflow.kernels.state import KeyedState
@@ -385,9 +386,9 @@ class MultisetSession:
         for i, c in enumerate(values):
             pos = len(key_frame.columns) + i
             if c == "row":
-                col = pd.Series([None] * len(rows), dtype=object)
+                col = np.empty(len(rows), dtype=object)  # element by element: rows are tuples
                 for j, r in enumerate(rows):
-                    col.iat[j] = r[pos]
+                    col[j] = r[pos]
                 frame[c] = col
             elif c == "ident":
                 frame[c] = pd.Series([r[pos] for r in rows], dtype=object)

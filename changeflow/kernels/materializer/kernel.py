@@ -29,10 +29,13 @@ Flink's VALUE is state-compatible with ADAPTIVE and LEGACY is not.
 
 TTL (``table.exec.state.ttl``) is kept at the operator level, as FLIP-544
 plans: every element carries its insertion time, and before a key's records
-are processed, elements older than the TTL are removed from the head of its
-history (silently: expiry emits nothing), at most once per ``cleanup_interval_ms``
-per key. Keys that see no more records keep their state until a timer-driven
-clean-up is wired in the runtime.
+are processed in a batch, elements older than the TTL are removed from the
+head of its history (silently: expiry emits nothing). Keys that see no more
+records keep their state until a timer-driven clean-up (FLIP-544's "every N
+seconds") is wired in the runtime.
+
+Switching an ADAPTIVE key between representations copies its history (O(n)
+once per crossing; MAP -> VALUE walks the links, loading one node per step).
 
 >>> from changeflow.testing.harness import KernelHarness, insert_record, delete_record, format_changes
 >>> k = SinkUpsertMaterializer(["id"], ["id", "v"], strategy="MAP")
@@ -78,7 +81,6 @@ class SinkUpsertMaterializer:
         threshold_high: int = 50,
         threshold_low: int = 40,
         ttl_ms: int = 0,
-        cleanup_interval_ms: int = 0,
         clock: Callable[[], int] | None = None,
     ) -> None:
         strategy, conflict = strategy.upper(), conflict.upper()
@@ -100,7 +102,6 @@ class SinkUpsertMaterializer:
         self.threshold_high = threshold_high
         self.threshold_low = threshold_low
         self.ttl_ms = ttl_ms
-        self.cleanup_interval_ms = cleanup_interval_ms
         self.clock = clock or (lambda: int(time.time() * 1000))
         self._pk_pos = [self.columns.index(c) for c in self.primary_key]
         self._ident_pos = [self.columns.index(c) for c in self.upsert_key] if self.upsert_key else None
@@ -251,7 +252,6 @@ class _Histories:
 
     def __init__(self, kernel: SinkUpsertMaterializer, values: _ValueStore | None, maps) -> None:
         self.k, self.values, self.maps = kernel, values, maps
-        self.last_cleanup: dict[tuple, int] = {}
 
     def _in_map(self, key: tuple) -> bool:
         if self.values is None:
@@ -320,11 +320,7 @@ class _Histories:
         return False, False
 
     def expire(self, key: tuple, now: int) -> None:
-        k = self.k
-        if k.cleanup_interval_ms and now - self.last_cleanup.get(key, -(1 << 62)) < k.cleanup_interval_ms:
-            return
-        self.last_cleanup[key] = now
-        cutoff = now - k.ttl_ms
+        cutoff = now - self.k.ttl_ms
         if self._in_map(key):
             self.maps.expire(key, cutoff)
         else:

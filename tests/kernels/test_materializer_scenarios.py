@@ -140,3 +140,20 @@ def test_adaptive_crosses_both_thresholds_without_changing_output():
             modes.add("map" if h.state.row_count("map_meta") else "value")
         assert [(str(r.get_row_kind()), tuple(r)) for r in out] == ref
         assert modes == {"map", "value"}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["+I", "-D"]), st.sampled_from([1, 2, None]), st.sampled_from("ab")),
+                max_size=40), st.integers(1, 9))
+def test_several_primary_keys_in_one_batch(changes, batch):
+    """Keys (a null key included) keep separate histories; every strategy matches the reference."""
+    records = [(kind, (pk, "u", v)) for kind, pk, v in changes]
+    expected = reference_changes(records, [0])
+    for strategy in STRATEGIES:
+        k = SinkUpsertMaterializer(["id"], COLS, strategy=strategy, threshold_high=3, threshold_low=1)
+        h = KernelHarness(k, COLS, dtypes={"id": "Int64"})
+        rows = [row_of_kind(kind, *vals) for kind, vals in records]
+        out = []
+        for i in range(0, len(rows), batch):
+            out += h.process(rows[i:i + batch])
+        assert [(str(r.get_row_kind()), tuple(r)) for r in out] == expected, strategy

@@ -34,6 +34,13 @@ nodes' neighbours), every row that the batch's operations touch in the usual
 case; anything else is loaded on demand (counted in ``lazy_loads``), and
 :meth:`MultisetSession.flush` writes back only the rows that changed.
 
+Requirement on the state store: the node and index tables are keyed by the key
+columns *plus* ``_sqn`` / ``_ident``, so ``load``/``store`` must match rows on
+every column of the keys frame they are given (``InMemoryKeyedState`` does).
+For O(1) to hold on a paged store, pages must also be chosen by that full key;
+a store that pages by the grouping key alone reads a key's whole history with
+its page.
+
 >>> from changeflow.kernels.state import InMemoryKeyedState
 >>> ms = OrderedMultiset("h", ["k"])
 >>> s = ms.session(InMemoryKeyedState())

@@ -1,0 +1,353 @@
+"""The sink upsert materializer kernel (Flink's SinkUpsertMaterializer, V2 of FLIP-544).
+
+Changes for one sink primary key may arrive out of order after a shuffle, so
+the kernel keeps each key's *history* (the rows added and not yet retracted, in
+arrival order) and emits an upsert stream by primary key:
+
+``DEDUPLICATE`` (``ON CONFLICT DO DEDUPLICATE``, Flink's behaviour without a clause)
+    per record: ``+I``/``+U`` adds the row (with an upsert key, in place of the
+    row with the same upsert key, else at the end) and emits it, ``+I`` when the
+    history had been empty, ``+U`` otherwise; ``-U``/``-D`` removes the oldest
+    equal row (equal on the upsert key when there is one): emptying the key emits
+    ``-D``, removing the latest row emits ``+U`` of the new latest, removing a
+    middle row emits nothing. Retracting a row the history does not hold (its
+    state expired) emits nothing, as Flink (which only logs it).
+``NOTHING`` / ``ERROR`` (``DO NOTHING`` / ``DO ERROR``)
+    Flink decides these on watermarks; changeflow decides them at micro-batch
+    boundaries: after a batch, ``NOTHING`` shows the first surviving row of each
+    key (emitting ``+I``/``+U``/``-D`` when that changes); ``ERROR`` raises when a
+    key holds more than one row, naming the key and two of its rows.
+
+Strategies (``table.exec.sink.upsert-materialize-strategy.type``) change only the
+cost: ``LEGACY`` and ``VALUE`` keep a key's history as one list value (each record
+scans it with a row comparison: O(n)); ``MAP`` keeps it as an
+:class:`~changeflow.kernels.multiset.OrderedMultiset` (O(1) state rows per
+record); ``ADAPTIVE`` starts with VALUE and moves a key to MAP when its history
+reaches ``threshold_high``, back when it falls to ``threshold_low``. LEGACY
+and VALUE run the same algorithm; they are separate state tables because
+Flink's VALUE is state-compatible with ADAPTIVE and LEGACY is not.
+
+TTL (``table.exec.state.ttl``) is kept at the operator level, as FLIP-544
+plans: every element carries its insertion time, and before a key's records
+are processed in a batch, elements older than the TTL are removed from the
+head of its history (silently: expiry emits nothing). Keys that see no more
+records keep their state until a timer-driven clean-up (FLIP-544's "every N
+seconds") is wired in the runtime.
+
+Switching an ADAPTIVE key between representations copies its history (O(n)
+once per crossing; MAP -> VALUE walks the links, loading one node per step).
+
+>>> from changeflow.testing.harness import KernelHarness, insert_record, delete_record, format_changes
+>>> k = SinkUpsertMaterializer(["id"], ["id", "v"], strategy="MAP")
+>>> h = KernelHarness(k, ["id", "v"])
+>>> format_changes(h.process([insert_record(1, "a"), insert_record(1, "b"), delete_record(1, "b")]))
+['+I[1, a]', '+U[1, b]', '+U[1, a]']
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+
+from changeflow.kernels.changelog import KIND, SEQ, SUB, child_sub, sort_changes
+from changeflow.kernels.multiset import OrderedMultiset, identity_of
+from changeflow.kernels.multiset.ordered import _plain
+from changeflow.kernels.state import KeyedState
+
+STRATEGIES = ("LEGACY", "VALUE", "MAP", "ADAPTIVE")
+CONFLICTS = ("DEDUPLICATE", "NOTHING", "ERROR")
+_INSERT, _UPDATE_AFTER, _DELETE = 0, 2, 3
+
+
+class SinkUpsertMaterializer:
+    """Reconcile an out-of-order changelog into an upsert stream by ``primary_key``.
+
+    ``columns`` are the row's columns in order; ``upsert_key`` (column names or
+    None) is the input's unique key when it has one. ``clock`` returns
+    processing time in ms (for TTL).
+    """
+
+    def __init__(
+        self,
+        primary_key: list[str],
+        columns: list[str],
+        *,
+        upsert_key: list[str] | None = None,
+        strategy: str = "LEGACY",
+        conflict: str = "DEDUPLICATE",
+        threshold_high: int = 50,
+        threshold_low: int = 40,
+        ttl_ms: int = 0,
+        clock: Callable[[], int] | None = None,
+    ) -> None:
+        strategy, conflict = strategy.upper(), conflict.upper()
+        if strategy not in STRATEGIES:
+            raise ValueError(f"unknown upsert-materialize strategy {strategy!r}; expected one of {STRATEGIES}")
+        if conflict not in CONFLICTS:
+            raise ValueError(f"unknown ON CONFLICT mode {conflict!r}; expected one of {CONFLICTS}")
+        if not 0 <= threshold_low < threshold_high:
+            raise ValueError(f"adaptive thresholds need 0 <= low < high, got low={threshold_low}, "
+                             f"high={threshold_high}")
+        missing = [c for c in list(primary_key) + list(upsert_key or []) if c not in columns]
+        if missing:
+            raise ValueError(f"key columns {missing} are not among the sink's columns {columns}")
+        self.primary_key = list(primary_key)
+        self.columns = list(columns)
+        self.upsert_key = list(upsert_key) if upsert_key else None
+        self.strategy = strategy
+        self.conflict = conflict
+        self.threshold_high = threshold_high
+        self.threshold_low = threshold_low
+        self.ttl_ms = ttl_ms
+        self.clock = clock or (lambda: int(time.time() * 1000))
+        self._pk_pos = [self.columns.index(c) for c in self.primary_key]
+        self._ident_pos = [self.columns.index(c) for c in self.upsert_key] if self.upsert_key else None
+        self._value_table = "legacy" if strategy == "LEGACY" else "value"
+
+    # --- identity -----------------------------------------------------------------------
+    def _ident(self, row: tuple) -> str:
+        if self._ident_pos is None:
+            return identity_of(row)
+        return identity_of(tuple(row[i] for i in self._ident_pos))
+
+    def process(self, batch: pd.DataFrame, state: KeyedState) -> pd.DataFrame:
+        """Fold a changelog batch into the histories; return the upsert changes."""
+        batch = sort_changes(batch)
+        dtypes = {c: batch[c].dtype for c in self.primary_key}
+        multiset = OrderedMultiset("map", self.primary_key, dtypes)
+        cols = [[_plain(v) for v in batch[c].astype(object).tolist()] for c in self.columns]
+        rows = list(zip(*cols)) if cols else [()] * len(batch)
+        kinds = batch[KIND].to_numpy()
+        seqs, subs = batch[SEQ].to_numpy(), batch[SUB].to_numpy()
+        pks = [tuple(r[i] for i in self._pk_pos) for r in rows]
+        idents = [self._ident(r) for r in rows]
+        keys = list(dict.fromkeys(pks))
+        now = int(self.clock())
+
+        values = _ValueStore(state, self._value_table, self.primary_key, dtypes) \
+            if self.strategy != "MAP" else None
+        maps = multiset.session(state) if self.strategy in ("MAP", "ADAPTIVE") else None
+        if values is not None:
+            values.load(keys)
+        if maps is not None:
+            in_map = keys if self.strategy == "MAP" else [k for k in keys if not values.has(k)]
+            maps.prefetch(in_map, [(p, i) for p, i in zip(pks, idents) if p in set(in_map)])
+        hist = _Histories(self, values, maps)
+
+        out_rows: list[tuple] = []
+        out_kind: list[int] = []
+        out_seq: list[int] = []
+        out_sub: list[int] = []
+
+        def emit(kind: int, row: tuple, seq: int, sub: int) -> None:
+            out_rows.append(row)
+            out_kind.append(kind)
+            out_seq.append(seq)
+            out_sub.append(sub)
+
+        if self.ttl_ms > 0:
+            for k in keys:
+                hist.expire(k, now)
+        shown = {k: hist.first(k) for k in keys} if self.conflict != "DEDUPLICATE" else {}
+        last_of: dict[tuple, tuple[int, int]] = {}
+        for row, kind, pk, ident, seq, sub in zip(rows, kinds, pks, idents, seqs, subs):
+            last_of[pk] = (int(seq), int(sub))
+            if kind == _INSERT or kind == _UPDATE_AFTER:
+                was_empty = hist.size(pk) == 0
+                hist.add(pk, ident, row, now)
+                if self.conflict == "DEDUPLICATE":
+                    emit(_INSERT if was_empty else _UPDATE_AFTER, row, seq, int(child_sub(sub, 0)))
+            else:
+                removed, was_last = hist.remove(pk, ident)
+                if removed and self.conflict == "DEDUPLICATE":
+                    if hist.size(pk) == 0:
+                        emit(_DELETE, row, seq, int(child_sub(sub, 0)))
+                    elif was_last:
+                        emit(_UPDATE_AFTER, hist.last(pk), seq, int(child_sub(sub, 0)))
+            hist.rebalance(pk)
+        if self.conflict != "DEDUPLICATE":
+            for k in keys:
+                if self.conflict == "ERROR" and hist.size(k) > 1:
+                    a, b = hist.first_two(k)
+                    raise ValueError(
+                        f"ON CONFLICT DO ERROR: primary key {dict(zip(self.primary_key, k))} has more than one "
+                        f"row: {a!r} and {b!r}")
+                before, after = shown[k], hist.first(k)
+                seq, sub = last_of[k]
+                if after is None and before is not None:
+                    emit(_DELETE, before, seq, int(child_sub(sub, 0)))
+                elif after is not None and before is None:
+                    emit(_INSERT, after, seq, int(child_sub(sub, 0)))
+                elif after is not None and identity_of(after) != identity_of(before):
+                    emit(_UPDATE_AFTER, after, seq, int(child_sub(sub, 0)))
+        if values is not None:
+            values.flush()
+        if maps is not None:
+            maps.flush()
+        return self._frame(batch, out_rows, out_kind, out_seq, out_sub)
+
+    def _frame(self, batch, rows, kinds, seqs, subs) -> pd.DataFrame:
+        data = {}
+        for i, c in enumerate(self.columns):
+            vals = [r[i] for r in rows]
+            dtype = batch[c].dtype
+            if dtype == object:
+                arr = np.empty(len(vals), dtype=object)
+                for j, v in enumerate(vals):
+                    arr[j] = v
+                data[c] = arr
+            else:
+                data[c] = pd.array(vals, dtype=dtype)
+        data[KIND] = np.array(kinds, dtype=np.int8)
+        data[SEQ] = np.array(seqs, dtype=np.int64)
+        data[SUB] = np.array(subs, dtype=np.int64)
+        return pd.DataFrame(data)
+
+
+class _ValueStore:
+    """Histories kept as one list value per key: ``[(row, ident, ts), ...]`` (LEGACY/VALUE)."""
+
+    def __init__(self, state: KeyedState, table: str, key_columns: list[str], dtypes: dict[str, Any]) -> None:
+        self.state, self.table, self.key_columns, self.dtypes = state, table, key_columns, dtypes
+        self.lists: dict[tuple, list | None] = {}
+        self.dirty: set[tuple] = set()
+
+    def _keys(self, keys: list[tuple]) -> pd.DataFrame:
+        frame = pd.DataFrame.from_records(keys, columns=self.key_columns) if keys else \
+            pd.DataFrame({c: [] for c in self.key_columns})
+        for c in self.key_columns:
+            frame[c] = frame[c].astype(self.dtypes[c])
+        return frame
+
+    def load(self, keys: list[tuple]) -> None:
+        for k in keys:
+            self.lists[k] = None
+        got = self.state.load(self.table, self._keys(keys))
+        if len(got):
+            kcols = [[_plain(v) for v in got[c].astype(object).tolist()] for c in self.key_columns]
+            for k, h in zip(zip(*kcols), got["history"]):
+                self.lists[k] = [tuple(e) for e in h]
+
+    def has(self, key: tuple) -> bool:
+        return self.lists.get(key) is not None
+
+    def flush(self) -> None:
+        if not self.dirty:
+            return
+        keys = sorted(self.dirty, key=repr)
+        live = [k for k in keys if self.lists.get(k)]
+        frame = self._keys(live)
+        col = np.empty(len(live), dtype=object)
+        for j, k in enumerate(live):
+            col[j] = list(self.lists[k])
+        frame["history"] = col
+        self.state.store(self.table, self._keys(keys), frame)
+
+
+class _Histories:
+    """Dispatches history operations to the list or the multiset representation of each key."""
+
+    def __init__(self, kernel: SinkUpsertMaterializer, values: _ValueStore | None, maps) -> None:
+        self.k, self.values, self.maps = kernel, values, maps
+
+    def _in_map(self, key: tuple) -> bool:
+        if self.values is None:
+            return True
+        if self.maps is None:
+            return False
+        return not self.values.has(key) and self.maps.size(key) > 0
+
+    def size(self, key: tuple) -> int:
+        if self._in_map(key):
+            return self.maps.size(key)
+        return len(self.values.lists.get(key) or ())
+
+    def first(self, key: tuple):
+        if self._in_map(key):
+            f = self.maps.first(key)
+            return f[0] if f else None
+        lst = self.values.lists.get(key)
+        return lst[0][0] if lst else None
+
+    def first_two(self, key: tuple):
+        if self._in_map(key):
+            items = self.maps.items(key)
+            return items[0][0], items[1][0]
+        lst = self.values.lists[key]
+        return lst[0][0], lst[1][0]
+
+    def last(self, key: tuple) -> tuple:
+        if self._in_map(key):
+            return self.maps.last(key)[0]
+        return self.values.lists[key][-1][0]
+
+    def add(self, key: tuple, ident: str, row: tuple, ts: int) -> None:
+        if self._in_map(key) or (self.values is None):
+            sqn = self.maps.find(key, ident) if self.k.upsert_key else None
+            if sqn is not None:
+                self.maps.replace(key, sqn, row, ts)
+            else:
+                self.maps.append(key, ident, row, ts)
+            return
+        lst = self.values.lists.get(key)
+        if lst is None:
+            lst = []
+            self.values.lists[key] = lst
+        self.values.dirty.add(key)
+        if self.k.upsert_key:
+            # Flink's findFirst: a linear scan comparing the upsert key of every row.
+            for i, (r, idn, _) in enumerate(lst):
+                if idn == ident:
+                    lst[i] = (row, ident, ts)
+                    return
+        lst.append((row, ident, ts))
+
+    def remove(self, key: tuple, ident: str) -> tuple[bool, bool]:
+        if self._in_map(key):
+            return self.maps.remove_value(key, ident)
+        lst = self.values.lists.get(key)
+        if not lst:
+            return False, False
+        # Flink's removeFirst: walk from the oldest row, compare, drop the first equal one.
+        for i, (r, idn, _) in enumerate(lst):
+            if idn == ident:
+                del lst[i]
+                self.values.dirty.add(key)
+                return True, i == len(lst)
+        return False, False
+
+    def expire(self, key: tuple, now: int) -> None:
+        cutoff = now - self.k.ttl_ms
+        if self._in_map(key):
+            self.maps.expire(key, cutoff)
+        else:
+            lst = self.values.lists.get(key)
+            if lst:
+                n = 0
+                while n < len(lst) and lst[n][2] <= cutoff:
+                    n += 1
+                if n:
+                    del lst[:n]
+                    self.values.dirty.add(key)
+        self.rebalance(key)
+
+    def rebalance(self, key: tuple) -> None:
+        """ADAPTIVE: move a key between representations at the thresholds."""
+        if self.k.strategy != "ADAPTIVE":
+            return
+        if self._in_map(key):
+            if self.maps.size(key) <= self.k.threshold_low:
+                items = self.maps.items(key)
+                self.maps.clear(key)
+                self.values.lists[key] = [(r, self.k._ident(r), ts) for r, ts in items]
+                self.values.dirty.add(key)
+        else:
+            lst = self.values.lists.get(key)
+            if lst and len(lst) >= self.k.threshold_high:
+                for r, idn, ts in lst:
+                    self.maps.append(key, idn, r, ts)
+                self.values.lists[key] = None
+                self.values.dirty.add(key)

@@ -155,8 +155,12 @@ class StreamExecutionEnvironment:
             self._spark = session.get_or_create(self._config.get("changeflow.spark.master"))
         else:
             session.check(self._spark)
+        from changeflow.runtime.spark.flush import flush_policy
+
+        streaming = self.is_streaming([n for n, _ in outputs])
         settings = DataStreamSettings(
-            streaming=self.is_streaming([n for n, _ in outputs]),
+            streaming=streaming,
+            flush=flush_policy(self._config) if streaming else None,
             rows_per_batch=int(self._config.get("changeflow.source.rows-per-batch")),
             buckets=int(self._config.get("changeflow.state.buckets")),
             checkpoint_root=self._config.get("changeflow.checkpoint-dir"))

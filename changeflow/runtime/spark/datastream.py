@@ -98,26 +98,37 @@ class DataStreamJob:
         """Runs the job whose sinks are ``outputs`` (node, sink with ``write(records)``)."""
         if not outputs:
             raise RuntimeError("No operators defined in streaming topology. Cannot execute.")
-        for node, _ in outputs:
-            for source in graph.sources(node):
-                self._source_numbers.setdefault(source.id, len(self._source_numbers))
-        # Control records flow through the query only when some operator buffers its output.
-        self.control = self.settings.streaming and any(
-            buffering(n, self.settings.flush) is not None for n in _all_nodes([node for node, _ in outputs]))
-        self.workdir = tempfile.mkdtemp(prefix="changeflow-ds-", dir=self.settings.checkpoint_root)
+        workdir = tempfile.mkdtemp(prefix="changeflow-ds-", dir=self.settings.checkpoint_root)
         try:
-            frames = [self._records(self.translate(node)).select(VALUE, ORD, F.lit(i).alias(SINK))
-                      for i, (node, _) in enumerate(outputs)]
-            frame = frames[0]
-            for other in frames[1:]:
-                frame = frame.unionAll(other)
+            frame = self.frame([node for node, _ in outputs], workdir)
             sinks = [sink for _, sink in outputs]
             if self.settings.streaming:
                 self._run_streaming(frame, sinks)
             else:
                 _deliver(frame.toArrow(), sinks)
         finally:
-            shutil.rmtree(self.workdir, ignore_errors=True)
+            shutil.rmtree(workdir, ignore_errors=True)
+
+    def frame(self, nodes: list[graph.Node], workdir: str) -> DataFrame:
+        """The job's records for the sinks over ``nodes``: ``(_value, _ord, _sink)``, ``_sink`` the node's index.
+
+        Bounded sources read as streams are written under ``workdir``; in
+        streaming mode the result is a streaming DataFrame the caller may run
+        with any trigger (:meth:`run` uses ``availableNow``).
+        """
+        self.workdir = workdir
+        for node in nodes:
+            for source in graph.sources(node):
+                self._source_numbers.setdefault(source.id, len(self._source_numbers))
+        # Control records flow through the query only when some operator buffers its output.
+        self.control = self.settings.streaming and any(
+            buffering(n, self.settings.flush) is not None for n in _all_nodes(nodes))
+        frames = [self._records(self.translate(node)).select(VALUE, ORD, F.lit(i).alias(SINK))
+                  for i, node in enumerate(nodes)]
+        frame = frames[0]
+        for other in frames[1:]:
+            frame = frame.unionAll(other)
+        return frame
 
     def _records(self, frame: DataFrame) -> DataFrame:
         """``frame`` without control records (they never reach a sink)."""

@@ -21,7 +21,7 @@ from changeflow.runtime.spark.end_of_input import END_OF_INPUT, FLUSH, Control, 
 from changeflow.runtime.spark.flush import BucketBuffer, BucketFlusher, FlushPolicy
 from changeflow.runtime.spark.packing import PAYLOAD
 
-from tests.datastream.kernel_helpers import records, values
+from kernel_helpers import records, values
 
 ADD = (lambda x, y: (x[0], x[1] + y[1]))
 

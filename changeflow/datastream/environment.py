@@ -128,6 +128,26 @@ class StreamExecutionEnvironment:
         self._run(sinks)
         return JobExecutionResult(job_name or "Flink Streaming Job")
 
+    def get_execution_plan(self) -> str:
+        """The JSON plan of the sinks added since the last execution (Flink's shape, see :mod:`.plan`).
+
+        Operators that buffer their output under ``execution.max-flush-interval``
+        (FLIP-365) carry an ``output_buffer`` entry saying why.
+        """
+        from changeflow.datastream.plan import execution_plan
+
+        from changeflow.runtime.spark.flush import flush_policy
+
+        policy = flush_policy(self._config) if self._mode is not RuntimeExecutionMode.BATCH else None
+        flushes = None
+        if policy is not None and policy.memory_only:
+            flushes = (f"latest record per key in memory only, flushed at the end of every micro-batch and "
+                       f"whenever more than {policy.max_entries} keys are buffered")
+        elif policy is not None:
+            flushes = (f"latest record per key, flushed every {_duration_text(policy.interval_ms)}, "
+                       "on idle input and at end of input")
+        return execution_plan(list(self._sinks), self.get_parallelism(), flushes)
+
     def close(self) -> None:
         self._sinks = []
 
@@ -165,3 +185,15 @@ class StreamExecutionEnvironment:
             buckets=int(self._config.get("changeflow.state.buckets")),
             checkpoint_root=self._config.get("changeflow.checkpoint-dir"))
         DataStreamJob(self._spark, settings).run(outputs)
+
+
+def _duration_text(ms: int) -> str:
+    """A duration in its largest exact unit, as Flink prints one (``2 min``, ``5 s``, ``250 ms``).
+
+    >>> _duration_text(120_000), _duration_text(5_000), _duration_text(250)
+    ('2 min', '5 s', '250 ms')
+    """
+    for unit, size in (("h", 3_600_000), ("min", 60_000), ("s", 1_000)):
+        if ms % size == 0:
+            return f"{ms // size} {unit}"
+    return f"{ms} ms"

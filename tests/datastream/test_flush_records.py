@@ -153,3 +153,30 @@ def test_which_operators_buffer():
     assert buffering(keyed.process(Events())._node, policy) is None
     assert buffering(ds.map(lambda r: r)._node, policy) is None
     assert buffering(keyed.sum(1)._node, None) is None
+
+
+def test_the_execution_plan_says_which_operators_buffer_and_why():
+    import json
+
+    def plan(**options):
+        conf = Configuration()
+        for key, value in options.items():
+            conf.set_string(key, value)
+        env = StreamExecutionEnvironment.get_execution_environment(conf)
+        ds = env.from_collection([("a", 1)], type_info=Types.TUPLE([Types.STRING(), Types.INT()]))
+        keyed = ds.key_by(lambda r: r[0])
+        keyed.sum(1).map(lambda r: r).print()
+        keyed.process(Events()).print()
+        return json.loads(env.get_execution_plan())["nodes"]
+
+    listed = plan(**{"execution.max-flush-interval": "2 min"})
+    assert [n["contents"] for n in listed if n["pact"] == "Data Sink"] == ["Sink: Print to Std. Out"] * 2
+    nodes = {n["contents"]: n for n in listed}
+    buffers = {name: n["output_buffer"] for name, n in nodes.items() if "output_buffer" in n}
+    assert buffers == {"sum(1)": "latest record per key, flushed every 2 min, on idle input and at end of input: "
+                                 "output idempotent, keyed"}
+    assert nodes["sum(1)"]["predecessors"][0]["ship_strategy"] == "HASH"
+    memory = {n["contents"]: n for n in plan(**{"execution.max-flush-interval": "5 s",
+                                                 "execution.flush.memory-buffer-only": "true"})}
+    assert memory["sum(1)"]["output_buffer"].startswith("latest record per key in memory only")
+    assert not any("output_buffer" in n for n in plan())

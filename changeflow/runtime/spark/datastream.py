@@ -286,9 +286,9 @@ def _all_nodes(roots: list[graph.Node]) -> list[graph.Node]:
 
 def buffering(node: graph.Node, policy: FlushPolicy | None) -> FlushPolicy | None:
     """The flush policy ``node`` runs with: ``policy`` if the operator is keyed and its output idempotent."""
-    if policy is None or not node.keyed or not node.attributes().is_output_idempotent():
-        return None
-    return policy
+    from changeflow.datastream.plan import buffer_reason
+
+    return policy if policy is not None and buffer_reason(node) is not None else None
 
 
 def to_records(frame: pd.DataFrame) -> pd.DataFrame:

@@ -42,6 +42,13 @@ class LatestMax(KeyedProcessFunction):
         return True
 
 
+class PassOn(KeyedProcessFunction):
+    """Forwards its input (reports no idempotence: it does not buffer)."""
+
+    def process_element(self, value, ctx):
+        yield value
+
+
 def final_per_key(records):
     latest = {}
     for key, value in records:
@@ -57,14 +64,19 @@ def test_long_interval_bounded_keyed_sum_emits_one_final_record_per_key(spark, c
     env = environment(spark, **{"execution.max-flush-interval": "2 min"})
     sums = env.from_collection(ROWS, type_info=PAIR).key_by(lambda r: r[0]).sum(1)
     sums.print("sum")
+    # A keyed operator that does not buffer passes the end of input on to the ones below it.
+    sums.key_by(lambda r: r[0]).process(PassOn()).print("passed")
     # A chain: the buffered sum feeds a stateless map and an idempotent KeyedProcessFunction.
     maxima = list(sums.map(lambda r: (r[0], r[1] * 10), output_type=PAIR).key_by(lambda r: r[0])
                   .process(LatestMax()).execute_and_collect())
-    printed = [line.split("> ", 1)[1] for line in capsys.readouterr().out.splitlines() if line.startswith("sum> ")]
+    lines = capsys.readouterr().out.splitlines()
+    printed = [line.split("> ", 1)[1] for line in lines if line.startswith("sum> ")]
+    passed = [line.split("> ", 1)[1] for line in lines if line.startswith("passed> ")]
     assert len(unbuffered) == len(ROWS)
     final = final_per_key(unbuffered)
     # Every key once, with the value the unbuffered job ends with.
     assert sorted(printed) == sorted(f"({k},{v})" for k, v in final.items())  # Flink's tuple format
+    assert sorted(passed) == sorted(str((k, v)) for k, v in final.items())  # no output type: Python repr
     assert sorted(maxima) == sorted((k, v * 10) for k, v in final.items())
 
 

@@ -6,6 +6,13 @@
 ``changeflow.spark.master``, ``changeflow.checkpoint-dir``); beyond PyFlink,
 ``spark_session=`` runs the jobs on an existing SparkSession.
 
+FLIP-365 (which Flink never shipped): with ``execution.max-flush-interval`` set
+(and optionally ``execution.flush.memory-buffer-only``), keyed operators whose
+output is idempotent (keyed ``reduce``/``sum``/``min``/``max``/``min_by``/``max_by``,
+a function whose ``is_output_idempotent()`` is True) buffer their latest record
+per key in streaming mode; :meth:`StreamExecutionEnvironment.get_execution_plan`
+shows which.
+
 Runtime modes: STREAMING runs one Structured Streaming query per job (bounded
 sources end it: ``availableNow``), BATCH runs Spark batch jobs, AUTOMATIC is
 BATCH when every source of the job is bounded. In streaming mode a keyed

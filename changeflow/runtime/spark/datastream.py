@@ -65,7 +65,7 @@ from changeflow.kernels.keyed.reduce import KeyedReduce
 from changeflow.runtime.spark.end_of_input import CONTROL, END_OF_INPUT, ControlFanOut, control_of
 from changeflow.runtime.spark.flush import BucketBuffer, BucketFlusher, FlushPolicy, MemoryFlusher
 from changeflow.runtime.spark.packing import BUCKET, PAYLOAD, Packer
-from changeflow.runtime.spark.processor import KernelProcessor, _blob
+from changeflow.runtime.spark.processor import KernelProcessor
 
 SINK = "_sink"
 _RECORDS = T.StructType([T.StructField(VALUE, T.BinaryType(), False), T.StructField(ORD, T.BinaryType(), False)])
@@ -456,6 +456,12 @@ class _RowEncoder:
             yield pd.DataFrame({VALUE: np.asarray(values, dtype=object),
                                 ORD: np.asarray([source_stamp(int(p), self.number) for p in positions],
                                                 dtype=object)})
+
+
+def _blob(value_state: Any) -> bytes | None:
+    """The bytes a ``ValueState`` of one binary column holds, or None."""
+    value = value_state.get()
+    return None if value is None else value[0]
 
 
 def _deliver(table: pa.Table, sinks: list[Any]) -> None:

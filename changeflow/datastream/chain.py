@@ -19,7 +19,7 @@ import pandas as pd
 
 from changeflow.datastream.functions import (FilterFunction, FlatMapFunction, Function, KeySelector, MapFunction,
                                              ProcessFunction, RuntimeContext, as_callable)
-from changeflow.kernels.keyed.records import KEY, ORD, VALUE, child_stamp, dumps, fail, loads
+from changeflow.kernels.keyed.records import KEY, ORD, VALUE, child_stamp, control_mask, dumps, fail, loads
 
 _KINDS = {"map": MapFunction, "flat_map": FlatMapFunction, "filter": FilterFunction, "key": KeySelector}
 
@@ -132,7 +132,18 @@ class ChainRunner:
                 yield self.process(frame)
 
     def process(self, frame: pd.DataFrame) -> pd.DataFrame:
-        """Also the ``local`` hook of :class:`~changeflow.runtime.spark.packing.Packer`."""
+        """Also the ``local`` hook of :class:`~changeflow.runtime.spark.packing.Packer`.
+
+        Control records (end of input, flush signals: :mod:`changeflow.kernels.keyed.records`)
+        pass through untouched, after the partition's records.
+        """
+        control = control_mask(frame[VALUE])
+        if control.any():
+            records = self.process(frame[~control].reset_index(drop=True)) if (~control).any() else None
+            passed = frame.loc[control, [VALUE, ORD]].reset_index(drop=True)
+            if self.keyed:
+                passed.insert(0, KEY, np.asarray([b""] * len(passed), dtype=object))
+            return passed if records is None else pd.concat([records, passed], ignore_index=True)
         values = [loads(b) for b in frame[VALUE]]
         values, stamps, keys = run(self.ops, values, list(frame[ORD]))
         out = {}

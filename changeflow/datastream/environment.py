@@ -6,6 +6,13 @@
 ``changeflow.spark.master``, ``changeflow.checkpoint-dir``); beyond PyFlink,
 ``spark_session=`` runs the jobs on an existing SparkSession.
 
+FLIP-365 (which Flink never shipped): with ``execution.max-flush-interval`` set
+(and optionally ``execution.flush.memory-buffer-only``), keyed operators whose
+output is idempotent (keyed ``reduce``/``sum``/``min``/``max``/``min_by``/``max_by``,
+a function whose ``is_output_idempotent()`` is True) buffer their latest record
+per key in streaming mode; :meth:`StreamExecutionEnvironment.get_execution_plan`
+shows which.
+
 Runtime modes: STREAMING runs one Structured Streaming query per job (bounded
 sources end it: ``availableNow``), BATCH runs Spark batch jobs, AUTOMATIC is
 BATCH when every source of the job is bounded. In streaming mode a keyed
@@ -128,6 +135,26 @@ class StreamExecutionEnvironment:
         self._run(sinks)
         return JobExecutionResult(job_name or "Flink Streaming Job")
 
+    def get_execution_plan(self) -> str:
+        """The JSON plan of the sinks added since the last execution (Flink's shape, see :mod:`.plan`).
+
+        Operators that buffer their output under ``execution.max-flush-interval``
+        (FLIP-365) carry an ``output_buffer`` entry saying why.
+        """
+        from changeflow.datastream.plan import execution_plan
+
+        from changeflow.runtime.spark.flush import flush_policy
+
+        policy = flush_policy(self._config) if self._mode is not RuntimeExecutionMode.BATCH else None
+        flushes = None
+        if policy is not None and policy.memory_only:
+            flushes = (f"latest record per key in memory only, flushed at the end of every micro-batch and "
+                       f"whenever more than {policy.max_entries} keys are buffered")
+        elif policy is not None:
+            flushes = (f"latest record per key, flushed every {_duration_text(policy.interval_ms)}, "
+                       "on idle input and at end of input")
+        return execution_plan(list(self._sinks), self.get_parallelism(), flushes)
+
     def close(self) -> None:
         self._sinks = []
 
@@ -155,9 +182,25 @@ class StreamExecutionEnvironment:
             self._spark = session.get_or_create(self._config.get("changeflow.spark.master"))
         else:
             session.check(self._spark)
+        from changeflow.runtime.spark.flush import flush_policy
+
+        streaming = self.is_streaming([n for n, _ in outputs])
         settings = DataStreamSettings(
-            streaming=self.is_streaming([n for n, _ in outputs]),
+            streaming=streaming,
+            flush=flush_policy(self._config) if streaming else None,
             rows_per_batch=int(self._config.get("changeflow.source.rows-per-batch")),
             buckets=int(self._config.get("changeflow.state.buckets")),
             checkpoint_root=self._config.get("changeflow.checkpoint-dir"))
         DataStreamJob(self._spark, settings).run(outputs)
+
+
+def _duration_text(ms: int) -> str:
+    """A duration in its largest exact unit, as Flink prints one (``2 min``, ``5 s``, ``250 ms``).
+
+    >>> _duration_text(120_000), _duration_text(5_000), _duration_text(250)
+    ('2 min', '5 s', '250 ms')
+    """
+    for unit, size in (("h", 3_600_000), ("min", 60_000), ("s", 1_000)):
+        if ms % size == 0:
+            return f"{ms // size} {unit}"
+    return f"{ms} ms"

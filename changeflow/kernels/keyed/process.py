@@ -56,10 +56,12 @@ class KeyedProcess:
     [('a', 3), ('b', 2), ('a', 4)]
     """
 
-    def __init__(self, function: Any, name: str, clock: Any = None) -> None:
+    def __init__(self, function: Any, name: str, clock: Any = None, with_keys: bool = False) -> None:
         self.function = function
         self.name = name
         self.clock = clock or (lambda: int(time.time() * 1000))
+        # Streaming output also has the ``_key`` column (the flush buffer keys by it).
+        self.with_keys = with_keys
 
     def process(self, batch: pd.DataFrame, state: KeyedState) -> pd.DataFrame:
         """Processes a batch of records (streaming: timers fire later, through :meth:`fire`)."""
@@ -146,6 +148,7 @@ class _Run:
         self.timers_changed = False
         self.current: bytes | None = None
         self.out_values: list[bytes] = []
+        self.out_keys: list[bytes] = []
         self.out_stamps: list[bytes] = []
         kernel.function.open(RuntimeContext(kernel.name, state_of_current_key=self._state_of_current_key))
 
@@ -206,6 +209,7 @@ class _Run:
     def _emit(self, outputs: list[Any], stamp: bytes) -> None:
         for i, output in enumerate(outputs):
             self.out_values.append(dumps(output))
+            self.out_keys.append(self.current)
             self.out_stamps.append(child_stamp(stamp, i))
 
     def commit(self) -> None:
@@ -222,6 +226,10 @@ class _Run:
                 _TIME: np.asarray([t for _, t in pairs], dtype=np.int64)}))
 
     def output(self) -> pd.DataFrame:
+        if self.kernel.with_keys:
+            return pd.DataFrame({KEY: np.asarray(self.out_keys, dtype=object),
+                                 VALUE: np.asarray(self.out_values, dtype=object),
+                                 ORD: np.asarray(self.out_stamps, dtype=object)})
         return pd.DataFrame({VALUE: np.asarray(self.out_values, dtype=object),
                              ORD: np.asarray(self.out_stamps, dtype=object)})
 

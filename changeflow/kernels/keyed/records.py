@@ -65,3 +65,33 @@ def fail(function: str, record: Any, error: BaseException, key: Any = None) -> U
     where = f" (key {key!r})" if key is not None else ""
     return UserFunctionError(f"user function {function} failed on record {record!r}{where}: "
                              f"{type(error).__name__}: {error}")
+
+
+# --- control records -------------------------------------------------------------------------
+# With a flush policy, end-of-input and flush signals (changeflow.runtime.spark.end_of_input)
+# travel in band as control records: an empty ``_value`` (no pickled record is empty) and an
+# ``_ord`` holding the signal's ``_seq`` and ``_sub`` (16 bytes, big-endian, signed).
+CONTROL_VALUE = b""
+
+
+def control_stamp(seq: int, sub: int) -> bytes:
+    """The ``_ord`` of a control record carrying a control row's ``_seq`` and ``_sub``.
+
+    >>> control_stamp(-1, 7)[:8] == (-1).to_bytes(8, "big", signed=True), parse_control_stamp(control_stamp(-1, 7))
+    (True, (-1, 7))
+    """
+    return seq.to_bytes(8, "big", signed=True) + sub.to_bytes(8, "big", signed=True)
+
+
+def parse_control_stamp(stamp: bytes) -> tuple[int, int]:
+    """The ``(_seq, _sub)`` a control record's ``_ord`` carries."""
+    if len(stamp) != 16:
+        raise ValueError(f"not a control record stamp (16 bytes): {stamp!r}")
+    return int.from_bytes(stamp[:8], "big", signed=True), int.from_bytes(stamp[8:], "big", signed=True)
+
+
+def control_mask(values: Any) -> Any:
+    """Which of a frame's ``_value`` blobs are control records (a numpy bool array)."""
+    import numpy as np
+
+    return np.fromiter((len(v) == 0 for v in values), dtype=bool, count=len(values))

@@ -28,7 +28,8 @@ class KeyedReduce:
     """Folds records per key with ``reduce(running, record)``.
 
     ``function`` is the user's ReduceFunction (its ``open``/``close`` are called
-    per call) or a callable; ``name`` names it in errors.
+    per call) or a callable; ``name`` names it in errors. With ``with_keys`` the
+    streaming output also has the ``_key`` column (the flush buffer keys by it).
 
     >>> from changeflow.kernels.state import InMemoryKeyedState
     >>> from changeflow.kernels.keyed.records import source_stamp
@@ -42,9 +43,10 @@ class KeyedReduce:
     [('a', 4), ('b', 2)]
     """
 
-    def __init__(self, function: Any, name: str) -> None:
+    def __init__(self, function: Any, name: str, with_keys: bool = False) -> None:
         self.function = function
         self.name = name
+        self.with_keys = with_keys
 
     # --- streaming: one output per input -----------------------------------------------
     def process(self, batch: pd.DataFrame, state: KeyedState) -> pd.DataFrame:
@@ -56,7 +58,8 @@ class KeyedReduce:
             running = {k: loads(v) for k, v in zip(stored[KEY], stored[ACC])}
         outputs = self._fold(batch, running, emit_each=True)
         state.store(_TABLE, keys, pd.DataFrame({KEY: list(running), ACC: [dumps(v) for v in running.values()]}))
-        return pd.DataFrame({VALUE: outputs, ORD: batch[ORD].to_numpy()})
+        out = pd.DataFrame({VALUE: outputs, ORD: batch[ORD].to_numpy()})
+        return out.assign(**{KEY: batch[KEY].to_numpy()})[[KEY, VALUE, ORD]] if self.with_keys else out
 
     # --- batch: one output per key ------------------------------------------------------
     def final(self, batch: pd.DataFrame) -> pd.DataFrame:

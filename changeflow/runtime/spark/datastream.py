@@ -21,6 +21,20 @@ micro-batch:
 Every sink of a job is one branch of a single query, told apart by a
 ``_sink`` column; the driver sorts each micro-batch's records by stamp and
 hands them to the sinks in order.
+
+**Flush interval (FLIP-365).** With ``execution.max-flush-interval`` set, a
+streaming job carries control records (an empty ``_value``, the signal in
+``_ord``: :mod:`changeflow.kernels.keyed.records`): every bounded source ends
+with an end-of-input control record in a micro-batch of its own, stateless
+chains pass them through, every keyed operator's packing stage fans them out to
+all its buckets (:class:`RecordControlFanOut`), and they are dropped before the
+sinks. A keyed operator whose output is idempotent (``node.attributes()``: keyed
+``reduce``/``sum``/``min``/``max``/``min_by``/``max_by``, a function whose
+``is_output_idempotent()`` is True) runs its kernel through
+:class:`~changeflow.kernels.keyed.buffered.ChangelogRecords` with the engine's
+flush policy: the latest record per key is buffered and emitted on an interval
+boundary, on idle input, at end of input or when an upstream buffer flushed,
+exactly as the Table API's group aggregation (:mod:`.flush`).
 """
 
 from __future__ import annotations
@@ -42,9 +56,14 @@ from pyspark.sql import types as T
 from changeflow.common.row import Row
 from changeflow.datastream import graph
 from changeflow.datastream.chain import ChainRunner, Op
+from changeflow.kernels.changelog import KIND, SEQ, SUB
+from changeflow.kernels.keyed.buffered import KEY_COLUMNS, OUTPUT_COLUMNS, ChangelogRecords
 from changeflow.kernels.keyed.process import KeyedProcess
-from changeflow.kernels.keyed.records import KEY, ORD, VALUE, dumps, loads, source_stamp
+from changeflow.kernels.keyed.records import (CONTROL_VALUE, KEY, ORD, VALUE, control_mask, control_stamp, dumps, loads,
+                                              parse_control_stamp, source_stamp)
 from changeflow.kernels.keyed.reduce import KeyedReduce
+from changeflow.runtime.spark.end_of_input import CONTROL, END_OF_INPUT, ControlFanOut, control_of
+from changeflow.runtime.spark.flush import BucketBuffer, BucketFlusher, FlushPolicy, MemoryFlusher
 from changeflow.runtime.spark.packing import BUCKET, PAYLOAD, Packer
 from changeflow.runtime.spark.processor import KernelProcessor
 
@@ -62,6 +81,7 @@ class DataStreamSettings:
     buckets: int          # hash buckets per keyed operator
     pages: int = 64       # state pages per bucket
     checkpoint_root: str | None = None
+    flush: FlushPolicy | None = None  # execution.max-flush-interval & co (streaming only)
 
 
 class DataStreamJob:
@@ -72,28 +92,47 @@ class DataStreamJob:
         self.settings = settings
         self._source_numbers: dict[int, int] = {}
         self._frames: dict[int, DataFrame] = {}
+        self.control = False
 
     def run(self, outputs: list[tuple[graph.Node, Any]]) -> None:
         """Runs the job whose sinks are ``outputs`` (node, sink with ``write(records)``)."""
         if not outputs:
             raise RuntimeError("No operators defined in streaming topology. Cannot execute.")
-        for node, _ in outputs:
-            for source in graph.sources(node):
-                self._source_numbers.setdefault(source.id, len(self._source_numbers))
-        self.workdir = tempfile.mkdtemp(prefix="changeflow-ds-", dir=self.settings.checkpoint_root)
+        workdir = tempfile.mkdtemp(prefix="changeflow-ds-", dir=self.settings.checkpoint_root)
         try:
-            frames = [self.translate(node).select(VALUE, ORD, F.lit(i).alias(SINK))
-                      for i, (node, _) in enumerate(outputs)]
-            frame = frames[0]
-            for other in frames[1:]:
-                frame = frame.unionAll(other)
+            frame = self.frame([node for node, _ in outputs], workdir)
             sinks = [sink for _, sink in outputs]
             if self.settings.streaming:
                 self._run_streaming(frame, sinks)
             else:
                 _deliver(frame.toArrow(), sinks)
         finally:
-            shutil.rmtree(self.workdir, ignore_errors=True)
+            shutil.rmtree(workdir, ignore_errors=True)
+
+    def frame(self, nodes: list[graph.Node], workdir: str) -> DataFrame:
+        """The job's records for the sinks over ``nodes``: ``(_value, _ord, _sink)``, ``_sink`` the node's index.
+
+        Bounded sources read as streams are written under ``workdir``; in
+        streaming mode the result is a streaming DataFrame the caller may run
+        with any trigger (:meth:`run` uses ``availableNow``).
+        """
+        self.workdir = workdir
+        for node in nodes:
+            for source in graph.sources(node):
+                self._source_numbers.setdefault(source.id, len(self._source_numbers))
+        # Control records flow through the query only when some operator buffers its output.
+        self.control = self.settings.streaming and any(
+            buffering(n, self.settings.flush) is not None for n in _all_nodes(nodes))
+        frames = [self._records(self.translate(node)).select(VALUE, ORD, F.lit(i).alias(SINK))
+                  for i, node in enumerate(nodes)]
+        frame = frames[0]
+        for other in frames[1:]:
+            frame = frame.unionAll(other)
+        return frame
+
+    def _records(self, frame: DataFrame) -> DataFrame:
+        """``frame`` without control records (they never reach a sink)."""
+        return frame.where(F.length(VALUE) > 0) if self.control else frame
 
     def _run_streaming(self, frame: DataFrame, sinks: list[Any]) -> None:
         batches: dict[int, pa.Table] = {}
@@ -134,20 +173,25 @@ class DataStreamJob:
     def _keyed(self, node: graph.Node) -> DataFrame:
         base, ops = _chain(node.input)
         runner = ChainRunner(ops + [Op("key", node.key_selector, f"KeySelector of {node.name}")])
-        if isinstance(node, graph.KeyedReduceNode):
-            kernel = KeyedReduce(node.function, node.name)
-        else:
-            kernel = KeyedProcess(node.function, node.name)
+        control = self.control
+        kernel_type = KeyedReduce if isinstance(node, graph.KeyedReduceNode) else KeyedProcess
+        kernel = kernel_type(node.function, node.name, with_keys=control)
         child = self.translate(base)
         if not self.settings.streaming:
             keyed = child.mapInPandas(runner, _KEYED).repartition(F.col(KEY))
             return keyed.mapInPandas(_BatchKeyed(kernel), _RECORDS)
         packer = Packer([KEY], self.settings.buckets, child.columns, _OBJECT, local=runner)
+        flush = buffering(node, self.settings.flush) if control else None
+        if control:
+            packer = RecordControlFanOut(packer, self.settings.buckets,
+                                         ticks=flush is not None and not flush.memory_only)
+            kernel = ChangelogRecords(kernel)
         packed = child.mapInPandas(packer, _PACKED)
-        if isinstance(kernel, KeyedProcess):
-            processor, time_mode = TimerKernelProcessor(kernel, [KEY], self.settings.pages), "ProcessingTime"
-        else:
-            processor, time_mode = KernelProcessor(kernel, [KEY], self.settings.pages), "None"
+        sources = frozenset(self._source_numbers[s.id] for s in graph.sources(node))
+        processor_type = TimerKernelProcessor if kernel_type is KeyedProcess else RecordKernelProcessor
+        processor = processor_type(kernel, KEY_COLUMNS, self.settings.pages, OUTPUT_COLUMNS, flush, sources,
+                                   changelog=False, control=control)
+        time_mode = "ProcessingTime" if kernel_type is KeyedProcess else processor.time_mode
         return packed.groupBy(BUCKET).transformWithStateInPandas(
             statefulProcessor=processor, outputStructType=_RECORDS, outputMode="Append", timeMode=time_mode)
 
@@ -185,6 +229,7 @@ class DataStreamJob:
         directory = os.path.join(self.workdir, f"source-{node.id}")
         records.orderBy(ORD).write.mode("overwrite").option(
             "maxRecordsPerFile", self.settings.rows_per_batch).parquet(directory)
+        self._end_of_input(directory, node)
         return self._file_stream(directory)
 
     def _bounded(self, table: pa.Table, node: graph.SourceNode) -> DataFrame:
@@ -197,7 +242,17 @@ class DataStreamJob:
         rows = self.settings.rows_per_batch
         for i, start in enumerate(range(0, max(table.num_rows, 1), rows)):
             pq.write_table(table.slice(start, rows), os.path.join(directory, f"part-{i:08d}.parquet"))
+        self._end_of_input(directory, node)
         return self._file_stream(directory)
+
+    def _end_of_input(self, directory: str, node: graph.SourceNode) -> None:
+        """With control records, a bounded source ends with a file (a micro-batch) holding its end-of-input record."""
+        if not self.control:
+            return
+        marker = pa.table({VALUE: pa.array([CONTROL_VALUE], pa.binary()),
+                           ORD: pa.array([control_stamp(END_OF_INPUT, self._source_numbers[node.id])], pa.binary())})
+        # The name sorts after every data file: the file source reads it last (see _file_stream).
+        pq.write_table(marker, os.path.join(directory, "zz-end-of-input.parquet"))
 
     def _file_stream(self, directory: str) -> DataFrame:
         # The file source takes files oldest first: give them increasing times in name order so
@@ -217,43 +272,137 @@ def _chain(node: graph.Node) -> tuple[graph.Node, list[Op]]:
     return node, ops[::-1]
 
 
-class TimerKernelProcessor(KernelProcessor):
-    """A :class:`KernelProcessor` whose kernel has processing-time timers (:class:`KeyedProcess`).
+def _all_nodes(roots: list[graph.Node]) -> list[graph.Node]:
+    """Every node under ``roots``, each once."""
+    seen: dict[int, graph.Node] = {}
+    stack = list(roots)
+    while stack:
+        n = stack.pop()
+        if n.id not in seen:
+            seen[n.id] = n
+            stack.extend(n.inputs)
+    return list(seen.values())
+
+
+def buffering(node: graph.Node, policy: FlushPolicy | None) -> FlushPolicy | None:
+    """The flush policy ``node`` runs with: ``policy`` if the operator is keyed and its output idempotent."""
+    from changeflow.datastream.plan import buffer_reason
+
+    return policy if policy is not None and buffer_reason(node) is not None else None
+
+
+def to_records(frame: pd.DataFrame) -> pd.DataFrame:
+    """A processor's output as ``(_value, _ord)`` records; control rows become control records.
+
+    >>> from changeflow.runtime.spark.end_of_input import Control, control_rows
+    >>> rows = control_rows([KEY, VALUE, ORD], Control(frozenset({3})))
+    >>> [parse_control_stamp(s) for s in to_records(rows)[ORD]], to_records(rows)[VALUE].tolist()
+    ([(-1, 3)], [b''])
+    """
+    if KIND not in frame.columns:
+        return frame[[VALUE, ORD]]
+    control = frame[KIND].to_numpy() == CONTROL
+    values = frame[VALUE].to_numpy(dtype=object).copy()
+    stamps = frame[ORD].to_numpy(dtype=object).copy()
+    seqs, subs = frame[SEQ].to_numpy(), frame[SUB].to_numpy()
+    for i in np.flatnonzero(control):
+        values[i] = CONTROL_VALUE
+        stamps[i] = control_stamp(int(seqs[i]), int(subs[i]))
+    return pd.DataFrame({VALUE: values, ORD: stamps})
+
+
+class RecordControlFanOut(ControlFanOut):
+    """:class:`ControlFanOut` over record frames: control records are those with an empty ``_value``."""
+
+    def __init__(self, packer: Any, buckets: int, ticks: bool) -> None:
+        self.packer = packer
+        self.buckets = buckets
+        self.ticks = ticks
+
+    def split(self, frame: pd.DataFrame):
+        # Columns by position (_value, _ord): Spark may rename columns starting with "_".
+        mask = control_mask(frame.iloc[:, 0].to_numpy())
+        if not mask.any():
+            return mask, control_of(np.zeros(0, np.int8), np.zeros(0, np.int64), np.zeros(0, np.int64))[1]
+        pairs = [parse_control_stamp(s) for s in frame.iloc[:, 1].to_numpy()[mask]]
+        seqs = np.asarray([p[0] for p in pairs], dtype=np.int64)
+        subs = np.asarray([p[1] for p in pairs], dtype=np.int64)
+        return mask, control_of(np.full(len(pairs), CONTROL, dtype=np.int8), seqs, subs)[1]
+
+
+class RecordKernelProcessor(KernelProcessor):
+    """A :class:`KernelProcessor` whose output goes out as records (flushed records, control records)."""
+
+    def handleInputRows(self, key, rows, timerValues):
+        for frame in super().handleInputRows(key, rows, timerValues):
+            yield to_records(frame)
+
+    def handleExpiredTimer(self, key, timerValues, expiredTimerInfo):
+        for frame in super().handleExpiredTimer(key, timerValues, expiredTimerInfo):
+            yield to_records(frame)
+
+
+class TimerKernelProcessor(RecordKernelProcessor):
+    """A processor whose kernel has processing-time timers (:class:`KeyedProcess`).
 
     The kernel keeps its bucket's timers in its own state; this processor keeps
     one Spark timer per bucket at the earliest of them, and on expiry lets the
     kernel fire every due timer. Spark fires a timer in the first micro-batch
     whose processing time has reached it (micro-batches run only when input
     arrives, ``spark.sql.streaming.noDataMicroBatches.enabled`` being off).
-    """
 
-    def init(self, handle) -> None:
-        super().init(handle)
-        self.handle = handle
+    With a flush buffer (an idempotent function under a flush interval) the
+    bucket also keeps the buffer's timer (:mod:`.flush`); what ``on_timer``
+    emits is buffered like the function's other output.
+    """
 
     def handleInputRows(self, key, rows, timerValues):
         yield from super().handleInputRows(key, rows, timerValues)
         self._schedule()
 
     def handleExpiredTimer(self, key, timerValues, expiredTimerInfo):
+        from changeflow.runtime.spark.end_of_input import Control, control_rows
         from changeflow.state.paged import PagedKeyedState
 
+        now = timerValues.getCurrentProcessingTimeInMs()
         state = PagedKeyedState(self.page_store, self.key_columns, self.pages)
-        out = self.kernel.fire(timerValues.getCurrentProcessingTimeInMs(), state)
+        out = self.kernel.fire(now, state)
         state.commit()
+        out = out if len(out) else None
+        flushed_signal = False
+        if isinstance(self.flusher, BucketFlusher):
+            bucket = BucketBuffer.load(_blob(self.buffer_state))
+            flushed = self.flusher.on_input(bucket, out, now, had_input=False, force=False)
+            if bucket.timer_ms is not None and bucket.timer_ms <= now:  # the buffer's own timer is due
+                later = self.flusher.on_timer(bucket, now)
+                flushed = later if flushed is None else flushed if later is None else pd.concat([flushed, later])
+            self._arm_timer(bucket, now)
+            self.buffer_state.update((bucket.dump(),))
+            out, flushed_signal = flushed, flushed is not None
+        elif isinstance(self.flusher, MemoryFlusher) and out is not None:
+            out = self.flusher.run(out)
         self._schedule()
-        if len(out):
-            yield out
+        if out is not None and len(out):
+            yield to_records(out)
+        if flushed_signal:
+            yield to_records(control_rows(self.output_columns, Control(flush=True)))
 
     def _schedule(self) -> None:
         from changeflow.state.paged import PagedKeyedState
 
-        wanted = self.kernel.next_timer(PagedKeyedState(self.page_store, self.key_columns, self.pages))
-        for t in list(self.handle.listTimers()):
-            if t != wanted:
-                self.handle.deleteTimer(t)
-        if wanted is not None:
-            self.handle.registerTimer(wanted)
+        wanted = set()
+        kernel_timer = self.kernel.next_timer(PagedKeyedState(self.page_store, self.key_columns, self.pages))
+        if kernel_timer is not None:
+            wanted.add(kernel_timer)
+        if isinstance(self.flusher, BucketFlusher):
+            buffer_timer = BucketBuffer.load(_blob(self.buffer_state)).timer_ms
+            if buffer_timer is not None:
+                wanted.add(buffer_timer)
+        registered = set(self.handle.listTimers())
+        for t in registered - wanted:
+            self.handle.deleteTimer(t)
+        for t in wanted - registered:
+            self.handle.registerTimer(t)
 
 
 class _BatchKeyed:
@@ -307,6 +456,12 @@ class _RowEncoder:
             yield pd.DataFrame({VALUE: np.asarray(values, dtype=object),
                                 ORD: np.asarray([source_stamp(int(p), self.number) for p in positions],
                                                 dtype=object)})
+
+
+def _blob(value_state: Any) -> bytes | None:
+    """The bytes a ``ValueState`` of one binary column holds, or None."""
+    value = value_state.get()
+    return None if value is None else value[0]
 
 
 def _deliver(table: pa.Table, sinks: list[Any]) -> None:

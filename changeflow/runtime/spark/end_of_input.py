@@ -126,6 +126,14 @@ class ControlFanOut:
         self._seq = input_columns.index(SEQ)
         self._sub = input_columns.index(SUB)
 
+    def split(self, frame: pd.DataFrame) -> tuple[np.ndarray, Control]:
+        """Which rows of ``frame`` are control rows (a mask), and the signals they carry.
+
+        Other row formats (the DataStream runtime's records) override this.
+        """
+        return control_of(frame.iloc[:, self._kind].to_numpy(), frame.iloc[:, self._seq].to_numpy(),
+                          frame.iloc[:, self._sub].to_numpy())
+
     def __call__(self, frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         seen = {"rows": False, "control": Control()}
 
@@ -134,8 +142,7 @@ class ControlFanOut:
                 if not len(frame):
                     continue
                 seen["rows"] = True
-                mask, control = control_of(frame.iloc[:, self._kind].to_numpy(), frame.iloc[:, self._seq].to_numpy(),
-                                           frame.iloc[:, self._sub].to_numpy())
+                mask, control = self.split(frame)
                 if mask.any():
                     seen["control"] = seen["control"] | control
                     frame = frame[~mask]

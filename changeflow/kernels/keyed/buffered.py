@@ -1,0 +1,79 @@
+"""A keyed DataStream kernel's records as the insert-only changelog the FLIP-365 flush buffer takes.
+
+The flush machinery (:class:`~changeflow.kernels.flush.LatestPerKey`, the Spark
+runtime's ``BucketFlusher``/``MemoryFlusher``) buffers changelog frames: key
+columns, value columns and ``_kind``/``_seq``/``_sub``. A keyed DataStream
+operator (keyed ``reduce``/``sum``/..., a ``KeyedProcessFunction`` reporting
+``is_output_idempotent()``) emits records ``(_key, _value, _ord)`` whose latest
+per key supersedes the earlier ones: an *append* idempotent output. So
+:class:`ChangelogRecords` marks each record ``+I`` and numbers the records of
+one call in stamp order (``_seq``; ``_sub`` 0), which is all the buffer needs to
+find each key's latest record. ``_ord`` stays a value column: a flushed record
+keeps the stamp of the record it is, and downstream operators and sinks sort by
+it as always. The same buffer and flush policy as the Table API's group
+aggregation, no second buffer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from changeflow.kernels.changelog import INSERT, KIND, SEQ, SUB
+from changeflow.kernels.keyed.records import KEY, ORD, VALUE
+from changeflow.kernels.state import KeyedState
+
+#: The buffer's key and value columns for DataStream records.
+KEY_COLUMNS = [KEY]
+OUTPUT_COLUMNS = [KEY, VALUE, ORD]
+
+
+def as_changelog(records: pd.DataFrame) -> pd.DataFrame:
+    """``(_key, _value, _ord)`` records as ``+I`` changes numbered in stamp order.
+
+    >>> from changeflow.kernels.keyed.records import source_stamp
+    >>> recs = pd.DataFrame({KEY: [b"a", b"b"], VALUE: [b"x", b"y"], ORD: [source_stamp(5, 0), source_stamp(2, 0)]})
+    >>> as_changelog(recs)[[KEY, KIND, SEQ, SUB]].to_dict("list")
+    {'_key': [b'b', b'a'], '_kind': [0, 0], '_seq': [0, 1], '_sub': [0, 0]}
+    """
+    if KEY not in records.columns:
+        raise ValueError(f"a buffered keyed operator's output needs the {KEY} column, got {list(records.columns)}")
+    ordered = records.sort_values(ORD, kind="stable", ignore_index=True)[OUTPUT_COLUMNS]
+    n = len(ordered)
+    return ordered.assign(**{KIND: np.full(n, INSERT, dtype=np.int8), SEQ: np.arange(n, dtype=np.int64),
+                             SUB: np.zeros(n, dtype=np.int64)})
+
+
+class ChangelogRecords:
+    """Wraps a keyed kernel built ``with_keys=True``: its records as insert-only changes (see the module docstring).
+
+    >>> from changeflow.kernels.keyed.reduce import KeyedReduce
+    >>> from changeflow.kernels.keyed.records import dumps, loads, source_stamp
+    >>> from changeflow.kernels.state import InMemoryKeyedState
+    >>> from changeflow.kernels.flush import LatestPerKey
+    >>> batch = pd.DataFrame({KEY: [dumps("a"), dumps("a"), dumps("b")],
+    ...                       VALUE: [dumps(("a", 1)), dumps(("a", 2)), dumps(("b", 5))],
+    ...                       ORD: [source_stamp(i, 0) for i in range(3)]})
+    >>> kernel = ChangelogRecords(KeyedReduce(lambda x, y: (x[0], x[1] + y[1]), "sum", with_keys=True))
+    >>> changes = kernel.process(batch, InMemoryKeyedState())
+    >>> buffer = LatestPerKey(KEY_COLUMNS, [VALUE, ORD], changelog=False)
+    >>> [loads(v) for v in buffer.drain(buffer.merge(buffer.empty(changes), changes))[VALUE]]
+    [('a', 3), ('b', 5)]
+    """
+
+    def __init__(self, kernel: Any) -> None:
+        if not getattr(kernel, "with_keys", False):
+            raise ValueError(f"{type(kernel).__name__} must be built with_keys=True to have its output buffered")
+        self.kernel = kernel
+
+    def process(self, batch: pd.DataFrame, state: KeyedState) -> pd.DataFrame:
+        return as_changelog(self.kernel.process(batch, state))
+
+    # Processing-time timers of a KeyedProcessFunction (absent on a reduce).
+    def fire(self, now: int, state: KeyedState) -> pd.DataFrame:
+        return as_changelog(self.kernel.fire(now, state))
+
+    def next_timer(self, state: KeyedState) -> int | None:
+        return self.kernel.next_timer(state)

@@ -1,0 +1,160 @@
+"""The flush interval (FLIP-365) for DataStream keyed operators end to end on Spark (few queries: each costs seconds)."""
+
+import sys
+from collections import Counter
+
+import pytest
+from pyspark import cloudpickle
+
+from changeflow.common import Configuration, Types
+from changeflow.datastream import KeyedProcessFunction, RuntimeExecutionMode, StreamExecutionEnvironment
+from changeflow.datastream import ValueStateDescriptor
+
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+ROWS = [("a", 1), ("b", 2), ("a", 3), ("c", 4), ("a", 5), ("b", 6), ("d", 1), ("a", 2)]
+PAIR = Types.TUPLE([Types.STRING(), Types.INT()])
+
+
+def environment(spark, **options):
+    conf = Configuration()
+    conf.set_string("changeflow.state.buckets", "2")
+    conf.set_string("changeflow.source.rows-per-batch", "2")  # four data micro-batches
+    for key, value in options.items():
+        conf.set_string(key, value)
+    env = StreamExecutionEnvironment.get_execution_environment(conf, spark_session=spark)
+    env.set_runtime_mode(RuntimeExecutionMode.STREAMING)
+    return env
+
+
+class LatestMax(KeyedProcessFunction):
+    """Emits the key's running maximum on every record: idempotent output, as it reports."""
+
+    def open(self, runtime_context):
+        self.best = runtime_context.get_state(ValueStateDescriptor("best", Types.INT()))
+
+    def process_element(self, value, ctx):
+        best = max(self.best.value() or value[1], value[1])
+        self.best.update(best)
+        yield ctx.get_current_key(), best
+
+    def is_output_idempotent(self):
+        return True
+
+
+class PassOn(KeyedProcessFunction):
+    """Forwards its input (reports no idempotence: it does not buffer)."""
+
+    def process_element(self, value, ctx):
+        yield value
+
+
+def final_per_key(records):
+    latest = {}
+    for key, value in records:
+        latest[key] = value
+    return latest
+
+
+def test_long_interval_bounded_keyed_sum_emits_one_final_record_per_key(spark, capsys):
+    plain = environment(spark)
+    unbuffered = list(plain.from_collection(ROWS, type_info=PAIR).key_by(lambda r: r[0]).sum(1)
+                      .execute_and_collect())
+    capsys.readouterr()
+    env = environment(spark, **{"execution.max-flush-interval": "2 min"})
+    sums = env.from_collection(ROWS, type_info=PAIR).key_by(lambda r: r[0]).sum(1)
+    sums.print("sum")
+    # A keyed operator that does not buffer passes the end of input on to the ones below it.
+    sums.key_by(lambda r: r[0]).process(PassOn()).print("passed")
+    # A chain: the buffered sum feeds a stateless map and an idempotent KeyedProcessFunction.
+    maxima = list(sums.map(lambda r: (r[0], r[1] * 10), output_type=PAIR).key_by(lambda r: r[0])
+                  .process(LatestMax()).execute_and_collect())
+    lines = capsys.readouterr().out.splitlines()
+    printed = [line.split("> ", 1)[1] for line in lines if line.startswith("sum> ")]
+    passed = [line.split("> ", 1)[1] for line in lines if line.startswith("passed> ")]
+    assert len(unbuffered) == len(ROWS)
+    final = final_per_key(unbuffered)
+    # Every key once, with the value the unbuffered job ends with.
+    assert sorted(printed) == sorted(f"({k},{v})" for k, v in final.items())  # Flink's tuple format
+    assert sorted(passed) == sorted(str((k, v)) for k, v in final.items())  # no output type: Python repr
+    assert sorted(maxima) == sorted((k, v * 10) for k, v in final.items())
+
+
+def test_memory_buffer_only_flushes_every_micro_batch(spark):
+    env = environment(spark, **{"execution.max-flush-interval": "2 min", "execution.flush.memory-buffer-only": "true",
+                                "changeflow.source.rows-per-batch": "4"})
+    out = list(env.from_collection(ROWS, type_info=PAIR).key_by(lambda r: r[0]).reduce(
+        lambda x, y: (x[0], x[1] + y[1])).execute_and_collect())
+    # Micro-batches a1 b2 a3 c4 | a5 b6 d1 a2: each emits its keys' latest running sums, in input order.
+    assert out == [("b", 2), ("a", 4), ("c", 4), ("b", 8), ("d", 1), ("a", 11)]
+
+
+def test_a_streaming_source_fed_over_time_shows_output_only_at_flush_points(spark):
+    import os
+    import shutil
+    import tempfile
+    import time
+
+    import pandas as pd
+
+    from changeflow.common import Row
+    from changeflow.kernels.keyed.records import loads
+    from changeflow.runtime.spark.datastream import DataStreamJob, DataStreamSettings
+    from changeflow.runtime.spark.flush import flush_policy
+
+    workdir = tempfile.mkdtemp(prefix="ds-flush-test-")
+    inbox = os.path.join(workdir, "inbox")
+    os.makedirs(inbox)
+    env = environment(spark, **{"execution.max-flush-interval": "2 min"})
+    source = spark.readStream.schema("k string, v bigint").option("maxFilesPerTrigger", 1).parquet(inbox)
+    sums = env.from_source(source).key_by(lambda r: r.k).reduce(lambda a, b: Row(k=a.k, v=a.v + b.v))
+    settings = DataStreamSettings(streaming=True, rows_per_batch=2, buckets=2,
+                                  flush=flush_policy(env.get_config()))
+    frame = DataStreamJob(spark, settings).frame([sums._node], workdir)
+    outputs: list[tuple[int, list]] = []
+
+    def collect(batch, batch_id):
+        values = [loads(bytes(v)) for v in batch.toPandas()["_value"]]
+        if values:
+            outputs.append((batch_id, sorted((r.k, r.v) for r in values)))
+
+    saved = {k: spark.conf.get(k) for k in ("spark.sql.streaming.noDataMicroBatches.enabled",
+                                             "spark.sql.streaming.numRecentProgressUpdates")}
+    # Idle input is seen in a micro-batch without data (runtime/spark/flush.py).
+    spark.conf.set("spark.sql.streaming.noDataMicroBatches.enabled", "true")
+    spark.conf.set("spark.sql.streaming.numRecentProgressUpdates", "1000")
+    query = (frame.writeStream.foreachBatch(collect).option("checkpointLocation", os.path.join(workdir, "cp"))
+             .trigger(processingTime="500 milliseconds").start())
+    files = [[("a", 1), ("b", 2), ("a", 3), ("a", 4)], [("b", 5), ("c", 6), ("b", 1)]]
+    try:
+        for i, rows in enumerate(files):
+            seen = len(outputs)
+            pd.DataFrame(rows, columns=["k", "v"]).to_parquet(os.path.join(inbox, f"part-{i}.parquet"))
+            wait_for(lambda: len(outputs) > seen, query)
+        wait_for(lambda: outputs[-1][0] in {p["batchId"] for p in query.recentProgress}, query)
+        progress = {p["batchId"]: p["numInputRows"] for p in query.recentProgress}
+    finally:
+        query.stop()
+        for key, value in saved.items():
+            spark.conf.set(key, value)
+        shutil.rmtree(workdir, ignore_errors=True)
+    data_batches = sorted(b for b, n in progress.items() if n > 0)
+    assert len(data_batches) == 2
+    # Nothing is emitted in a micro-batch with input: each file's updates are flushed in
+    # the next micro-batch, which brought none (idle input), one record per updated key.
+    assert [b for b, _ in outputs] == [b + 1 for b in data_batches]
+    assert all(progress[b] == 0 for b, _ in outputs)
+    assert [records for _, records in outputs] == [[("a", 8), ("b", 2)], [("b", 8), ("c", 6)]]
+
+
+def wait_for(condition, query, limit_s: float = 300.0) -> None:
+    """Wait until ``condition()`` holds (a liveness bound for a busy machine, not a timing assertion)."""
+    import time
+
+    deadline = time.monotonic() + limit_s
+    while not condition():
+        if query.exception() is not None:
+            raise query.exception()
+        if time.monotonic() > deadline:
+            raise AssertionError("the streaming query produced no output in time")
+        time.sleep(0.2)

@@ -16,6 +16,11 @@ ROWS = [("a", 1), ("b", 2), ("a", 3), ("c", 4), ("a", 5), ("b", 6), ("d", 1), ("
 PAIR = Types.TUPLE([Types.STRING(), Types.INT()])
 
 
+# Interval boundaries are aligned to the clock: an interval far longer than a test
+# (and than a loaded CI machine's run) puts no boundary inside a job, so only idle
+# input and end of input flush.
+LONG = "2400 h"
+
 def environment(spark, **options):
     conf = Configuration()
     conf.set_string("changeflow.state.buckets", "2")
@@ -61,7 +66,7 @@ def test_long_interval_bounded_keyed_sum_emits_one_final_record_per_key(spark, c
     unbuffered = list(plain.from_collection(ROWS, type_info=PAIR).key_by(lambda r: r[0]).sum(1)
                       .execute_and_collect())
     capsys.readouterr()
-    env = environment(spark, **{"execution.max-flush-interval": "2 min"})
+    env = environment(spark, **{"execution.max-flush-interval": LONG})
     sums = env.from_collection(ROWS, type_info=PAIR).key_by(lambda r: r[0]).sum(1)
     sums.print("sum")
     # A keyed operator that does not buffer passes the end of input on to the ones below it.
@@ -81,7 +86,7 @@ def test_long_interval_bounded_keyed_sum_emits_one_final_record_per_key(spark, c
 
 
 def test_memory_buffer_only_flushes_every_micro_batch(spark):
-    env = environment(spark, **{"execution.max-flush-interval": "2 min", "execution.flush.memory-buffer-only": "true",
+    env = environment(spark, **{"execution.max-flush-interval": LONG, "execution.flush.memory-buffer-only": "true",
                                 "changeflow.source.rows-per-batch": "4"})
     out = list(env.from_collection(ROWS, type_info=PAIR).key_by(lambda r: r[0]).reduce(
         lambda x, y: (x[0], x[1] + y[1])).execute_and_collect())
@@ -105,7 +110,7 @@ def test_a_streaming_source_fed_over_time_shows_output_only_at_flush_points(spar
     workdir = tempfile.mkdtemp(prefix="ds-flush-test-")
     inbox = os.path.join(workdir, "inbox")
     os.makedirs(inbox)
-    env = environment(spark, **{"execution.max-flush-interval": "2 min"})
+    env = environment(spark, **{"execution.max-flush-interval": LONG})
     source = spark.readStream.schema("k string, v bigint").option("maxFilesPerTrigger", 1).parquet(inbox)
     sums = env.from_source(source).key_by(lambda r: r.k).reduce(lambda a, b: Row(k=a.k, v=a.v + b.v))
     settings = DataStreamSettings(streaming=True, rows_per_batch=2, buckets=2,

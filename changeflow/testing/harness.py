@@ -195,6 +195,16 @@ def materialize(changes: Iterable[Row]) -> list[Row]:
     return sorted(rows, key=_canonical)
 
 
+def materialize_table(table) -> list[Row]:
+    """Run a Table API / SQL ``table`` and materialize its changelog (see :func:`materialize`).
+
+    In batch mode that is the result itself; in streaming mode it is the table the
+    changelog builds, which the invariant requires to equal the batch result.
+    """
+    with table.execute().collect() as changes:
+        return materialize(changes)
+
+
 # --- helpers ----------------------------------------------------------------------------
 
 

@@ -8,15 +8,14 @@ them by design, since they follow arrival order.
 
 from __future__ import annotations
 
-from collections import Counter
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from changeflow.common import DataTypes, RowKind
+from changeflow.common import DataTypes
 from changeflow.table import EnvironmentSettings, TableEnvironment
 from changeflow.table.expressions import col
+from changeflow.testing import materialize_table
 
 pytestmark = pytest.mark.spark
 
@@ -35,17 +34,6 @@ def query(t_env, data):
         col("s").avg.alias("avg"), col("m").collect.alias("ms"), col("k").count.alias("n"))
 
 
-def materialize(table) -> Counter:
-    result: Counter = Counter()
-    with table.execute().collect() as changes:
-        for r in changes:
-            key = tuple(tuple(sorted(v.items())) if isinstance(v, dict) else v for v in r)
-            if r.get_row_kind() in (RowKind.UPDATE_BEFORE, RowKind.DELETE):
-                result[key] -= 1
-                assert result[key] >= 0, f"retraction of a row that is not in the result: {r}"
-            else:
-                result[key] += 1
-    return +result
 
 
 @pytest.mark.parametrize("mini_batch", [False, True], ids=["per-row", "mini-batch"])
@@ -61,4 +49,4 @@ def test_streaming_changelog_materializes_to_the_batch_result(spark, data, bundl
     else:
         stream.get_config().set("changeflow.source.rows-per-batch", str(bundle))
     batch = TableEnvironment.create(EnvironmentSettings.in_batch_mode(), spark_session=spark)
-    assert materialize(query(stream, data)) == materialize(query(batch, data))
+    assert materialize_table(query(stream, data)) == materialize_table(query(batch, data))

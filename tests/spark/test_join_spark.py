@@ -7,13 +7,12 @@ micro-batches each) and as a batch query over the same data.
 
 from __future__ import annotations
 
-from collections import Counter
-
 import pytest
 
-from changeflow.common import DataTypes, RowKind
+from changeflow.common import DataTypes
 from changeflow.table import EnvironmentSettings, TableEnvironment
 from changeflow.table.expressions import col
+from changeflow.testing import materialize_table
 
 pytestmark = pytest.mark.spark
 
@@ -38,17 +37,6 @@ def query(t_env, join_type):
     return left.full_outer_join(right, predicate)
 
 
-def materialize(table) -> Counter:
-    result: Counter = Counter()
-    with table.execute().collect() as changes:
-        for r in changes:
-            key = tuple(r)
-            if r.get_row_kind() in (RowKind.UPDATE_BEFORE, RowKind.DELETE):
-                result[key] -= 1
-                assert result[key] >= 0, f"retraction of a row that is not in the result: {r}"
-            else:
-                result[key] += 1
-    return +result
 
 
 @pytest.mark.parametrize("join_type", ["INNER", "LEFT", "RIGHT", "FULL"])
@@ -57,9 +45,9 @@ def test_streaming_join_materializes_to_the_batch_result(spark, join_type):
     stream.get_config().set("changeflow.state.buckets", "2")
     stream.get_config().set("changeflow.source.rows-per-batch", "3")
     batch = TableEnvironment.create(EnvironmentSettings.in_batch_mode(), spark_session=spark)
-    expected = materialize(query(batch, join_type))
+    expected = materialize_table(query(batch, join_type))
     assert expected  # the case has rows in every join type
-    assert materialize(query(stream, join_type)) == expected
+    assert materialize_table(query(stream, join_type)) == expected
 
 
 def test_mini_batch_streaming_join_materializes_to_the_batch_result(spark):
@@ -69,7 +57,7 @@ def test_mini_batch_streaming_join_materializes_to_the_batch_result(spark):
     stream.get_config().set("table.exec.mini-batch.allow-latency", "1 s")
     stream.get_config().set("table.exec.mini-batch.size", "4")
     batch = TableEnvironment.create(EnvironmentSettings.in_batch_mode(), spark_session=spark)
-    assert materialize(query(stream, "FULL")) == materialize(query(batch, "FULL"))
+    assert materialize_table(query(stream, "FULL")) == materialize_table(query(batch, "FULL"))
 
 
 def test_batch_join_rows(batch_env):

@@ -121,6 +121,18 @@ class Cursor:
             parts.append(self.name())
         return object_name(parts)
 
+    def name_list(self) -> list[str]:
+        """``(a, b, ...)``: the names in the parentheses at the cursor, which moves past them."""
+        close = self.balanced_end()
+        self.i += 1
+        names = []
+        while self.i < close:
+            names.append(self.name())
+            if self.i < close:
+                self.expect(",")
+        self.i = close + 1
+        return names
+
     def string(self) -> str:
         t = self.next()
         if t.token_type != TokenType.STRING:
@@ -259,14 +271,7 @@ def _primary_key(cur: Cursor) -> tuple[str, ...]:
     cur.expect("PRIMARY", "KEY")
     if cur.word() != "(":
         cur.fail("expected the key columns")
-    close = cur.balanced_end()
-    cur.i += 1
-    keys = []
-    while cur.i < close:
-        keys.append(cur.name())
-        if cur.i < close:
-            cur.expect(",")
-    cur.i = close + 1
+    keys = cur.name_list()
     if not cur.accept("NOT", "ENFORCED"):
         raise DdlError("Flink doesn't support ENFORCED mode for PRIMARY KEY constraint. ENFORCED/NOT ENFORCED "
                        "controls if the constraint checks are performed on the incoming/outgoing data. Flink does "

@@ -115,14 +115,7 @@ def insert_plan(t_env: "TableEnvironment", sql: str, cur: Cursor):
     name = cur.qualified_name()
     columns = None
     if cur.word() == "(" and cur.word(1) not in _QUERY_STARTS:
-        close = cur.balanced_end()
-        cur.i += 1
-        columns = []
-        while cur.i < close:
-            columns.append(cur.name())
-            if cur.i < close:
-                cur.expect(",")
-        cur.i = close + 1
+        columns = cur.name_list()
     if cur.at_end():
         cur.fail("expected the query to insert")
     return t_env._insert_plan(name, plan_sql_query(t_env, query_text(cur)), columns)
@@ -151,14 +144,7 @@ def create(t_env: "TableEnvironment", sql: str, cur: Cursor) -> TableResult:
         name = cur.qualified_name()
         aliases = None
         if cur.word() == "(":
-            close = cur.balanced_end()
-            cur.i += 1
-            aliases = []
-            while cur.i < close:
-                aliases.append(cur.name())
-                if cur.i < close:
-                    cur.expect(",")
-            cur.i = close + 1
+            aliases = cur.name_list()
         cur.expect("AS")
         if cur.at_end():
             cur.fail("expected the view's query")

@@ -63,8 +63,8 @@ class Stateless(Node):
 
 
 @dataclass(eq=False)
-class KeyedReduceNode(Node):
-    """reduce, sum, min, max, min_by, max_by: one output per input (streaming) or per key (batch)."""
+class KeyedNode(Node):
+    """A stateful operator over ``input`` partitioned by ``key_selector``, running ``function``."""
 
     input: Node = None
     key_selector: Any = None
@@ -77,6 +77,11 @@ class KeyedReduceNode(Node):
     @property
     def keyed(self) -> bool:
         return True
+
+
+@dataclass(eq=False)
+class KeyedReduceNode(KeyedNode):
+    """reduce, sum, min, max, min_by, max_by: one output per input (streaming) or per key (batch)."""
 
     def attributes(self) -> OperatorAttributes:
         # A keyed reduce's output for a key is its running value: a later one supersedes the
@@ -85,18 +90,8 @@ class KeyedReduceNode(Node):
 
 
 @dataclass(eq=False)
-class KeyedProcessNode(Node):
-    input: Node = None
-    key_selector: Any = None
-    function: Any = None
-
-    @property
-    def inputs(self) -> list[Node]:
-        return [self.input]
-
-    @property
-    def keyed(self) -> bool:
-        return True
+class KeyedProcessNode(KeyedNode):
+    """``KeyedStream.process``: a KeyedProcessFunction with per-key state and timers."""
 
     def attributes(self) -> OperatorAttributes:
         return OperatorAttributesBuilder().set_output_idempotent(function_is_output_idempotent(self.function)).build()

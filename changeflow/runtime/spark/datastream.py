@@ -166,7 +166,7 @@ class DataStreamJob:
             for f in frames[1:]:
                 out = out.unionAll(f)
             return out
-        if isinstance(node, (graph.KeyedReduceNode, graph.KeyedProcessNode)):
+        if isinstance(node, graph.KeyedNode):
             return self._keyed(node)
         raise TypeError(f"no Spark translation for {type(node).__name__}")
 

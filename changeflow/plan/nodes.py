@@ -185,3 +185,25 @@ class Sink(_OneInput, _InputSchema):
     connector: Any = field(repr=False)
     primary_key: tuple[str, ...] = ()
 
+
+
+@dataclass(frozen=True, eq=False)
+class UpsertMaterialize(_OneInput, _InputSchema):
+    """The sink upsert materializer (FLIP-544) in front of a primary-key sink.
+
+    It reconciles changes for one ``primary_key`` that may arrive out of order
+    (the input's ``upsert_key`` differs from the primary key, or is None when the
+    input has no unique key) into an upsert stream keyed by ``primary_key``.
+    ``conflict`` is the INSERT's ``ON CONFLICT`` mode (DEDUPLICATE, NOTHING or
+    ERROR); ``strategy`` how histories are kept (LEGACY, VALUE, MAP, ADAPTIVE,
+    see :mod:`changeflow.kernels.materializer.kernel`); ``ttl_ms`` 0 for none.
+    """
+
+    input: PlanNode
+    primary_key: tuple[str, ...]
+    upsert_key: tuple[str, ...] | None
+    conflict: str = "DEDUPLICATE"
+    strategy: str = "LEGACY"
+    threshold_high: int = 50
+    threshold_low: int = 40
+    ttl_ms: int = 0

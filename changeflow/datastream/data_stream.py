@@ -15,6 +15,7 @@ from changeflow.datastream.functions import (FilterFunction, FlatMapFunction, Ke
                                              MapFunction, ProcessFunction, ReduceFunction, describe)
 
 if TYPE_CHECKING:
+    from changeflow.datastream.cache import CachedDataStream
     from changeflow.datastream.environment import StreamExecutionEnvironment
 
 __all__ = ["CloseableIterator", "DataStream", "DataStreamSink", "KeyedStream"]
@@ -93,6 +94,18 @@ class DataStream:
                 raise ValueError("union() needs streams of the same StreamExecutionEnvironment")
         node = graph.UnionNode("Union", self.get_type(), streams=[self._node] + [s._node for s in streams])
         return DataStream(self._env, node)
+
+    def cache(self) -> "CachedDataStream":
+        """Caches this stream's records for later jobs of the environment (FLIP-205; batch mode only).
+
+        The cache is created by the first job that computes the stream, is
+        immutable, and is read by every later job instead of recomputing the
+        stream's inputs; ``invalidate()`` on the result or the environment's
+        ``close()`` releases it. See :mod:`changeflow.datastream.cache`.
+        """
+        from changeflow.datastream.cache import cache
+
+        return cache(self)
 
     # --- sinks and execution ------------------------------------------------------------
     def execute_and_collect(self, job_execution_name: str = None, limit: int = None):

@@ -55,6 +55,7 @@ from pyspark.sql import types as T
 
 from changeflow.common.row import Row
 from changeflow.datastream import graph
+from changeflow.datastream.cache import CacheNode, CacheRegistry
 from changeflow.datastream.chain import ChainRunner, Op
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.keyed.buffered import KEY_COLUMNS, OUTPUT_COLUMNS, ChangelogRecords
@@ -62,6 +63,7 @@ from changeflow.kernels.keyed.process import KeyedProcess
 from changeflow.kernels.keyed.records import (CONTROL_VALUE, KEY, ORD, VALUE, control_mask, control_stamp, dumps, loads,
                                               parse_control_stamp, source_stamp)
 from changeflow.kernels.keyed.reduce import KeyedReduce
+from changeflow.runtime.spark.cache import JobCaches
 from changeflow.runtime.spark.end_of_input import CONTROL, END_OF_INPUT, ControlFanOut, control_of
 from changeflow.runtime.spark.flush import BucketBuffer, BucketFlusher, FlushPolicy, MemoryFlusher
 from changeflow.runtime.spark.packing import BUCKET, PAYLOAD, Packer
@@ -87,9 +89,10 @@ class DataStreamSettings:
 class DataStreamJob:
     """Translates the graph under a job's sinks and runs it."""
 
-    def __init__(self, spark: SparkSession, settings: DataStreamSettings) -> None:
+    def __init__(self, spark: SparkSession, settings: DataStreamSettings, caches: CacheRegistry | None = None) -> None:
         self.spark = spark
         self.settings = settings
+        self.caches = JobCaches(caches)  # DataStream.cache(): see .cache
         self._source_numbers: dict[int, int] = {}
         self._frames: dict[int, DataFrame] = {}
         self.control = False
@@ -106,6 +109,10 @@ class DataStreamJob:
                 self._run_streaming(frame, sinks)
             else:
                 _deliver(frame.toArrow(), sinks)
+            self.caches.commit()
+        except BaseException:
+            self.caches.abandon()
+            raise
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
 
@@ -168,6 +175,10 @@ class DataStreamJob:
             return out
         if isinstance(node, graph.KeyedNode):
             return self._keyed(node)
+        if isinstance(node, CacheNode):
+            if self.settings.streaming:
+                raise RuntimeError(f"{node.name}: DataStream.cache() is supported in batch mode only")
+            return self.caches.translate(node, lambda: self.translate(node.input))
         raise TypeError(f"no Spark translation for {type(node).__name__}")
 
     def _keyed(self, node: graph.Node) -> DataFrame:

@@ -12,6 +12,7 @@ Types.TUPLE([Types.STRING(), Types.INT()])
 How it runs on Spark: :mod:`changeflow.runtime.spark.datastream`.
 """
 
+from changeflow.datastream.cache import CachedDataStream
 from changeflow.datastream.data_stream import CloseableIterator, DataStream, DataStreamSink, KeyedStream
 from changeflow.datastream.environment import JobExecutionResult, RuntimeExecutionMode, StreamExecutionEnvironment
 from changeflow.datastream.functions import (FilterFunction, FlatMapFunction, KeyedProcessFunction, KeySelector,
@@ -20,7 +21,7 @@ from changeflow.datastream.operator_attributes import OperatorAttributes, Operat
 from changeflow.datastream.sinks import CollectSink, PrintSink
 from changeflow.datastream.state import ValueState, ValueStateDescriptor
 
-__all__ = sorted(["CloseableIterator", "CollectSink", "DataStream", "DataStreamSink", "FilterFunction",
+__all__ = sorted(["CachedDataStream", "CloseableIterator", "CollectSink", "DataStream", "DataStreamSink", "FilterFunction",
                   "FlatMapFunction", "JobExecutionResult", "KeySelector", "KeyedProcessFunction", "KeyedStream",
                   "MapFunction", "OperatorAttributes", "OperatorAttributesBuilder", "PrintSink", "ProcessFunction", "ReduceFunction", "RuntimeContext",
                   "RuntimeExecutionMode", "StreamExecutionEnvironment", "ValueState", "ValueStateDescriptor"])

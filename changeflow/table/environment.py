@@ -114,6 +114,7 @@ class TableEnvironment:
         self._catalog = Catalog()
         self._spark = spark_session
         self._jobs = None
+        self._table_caches: list = []  # Table.cache() results (changeflow.table.cache), released by close()
 
     @staticmethod
     def create(environment_settings: EnvironmentSettings | Configuration | None = None,
@@ -170,6 +171,12 @@ class TableEnvironment:
     def create_table(self, path: str, descriptor) -> None:
         """Register a connector table described by a ``TableDescriptor`` (as ``CREATE TABLE``)."""
         self._catalog.create_table(descriptor.catalog_table(path, temporary=False))
+
+    def close(self) -> None:
+        """Releases every cached table of this environment (``Table.cache()``, beyond PyFlink)."""
+        caches, self._table_caches = self._table_caches, []
+        for handle in caches:
+            handle.release()
 
     def _insert_table(self, table_path: str, table: Table) -> TableResult:
         """``table.execute_insert(table_path)``: run ``INSERT INTO table_path`` of ``table``'s query."""

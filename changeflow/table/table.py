@@ -149,6 +149,12 @@ class Table:
             raise NotImplementedError("INSERT OVERWRITE is not supported; write into an empty table")
         return self._t_env._insert_table(table_path, self)
 
+    def cache(self) -> "Table":
+        """Caches the query's rows for later jobs (batch mode; beyond PyFlink: see :mod:`changeflow.table.cache`)."""
+        from changeflow.table.cache import cache_table
+
+        return cache_table(self)
+
     def to_spark(self) -> "DataFrame":
         """The query as a Spark DataFrame.
 

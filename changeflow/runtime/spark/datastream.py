@@ -22,6 +22,10 @@ Every sink of a job is one branch of a single query, told apart by a
 ``_sink`` column; the driver sorts each micro-batch's records by stamp and
 hands them to the sinks in order.
 
+A cache node (``DataStream.cache()``, batch mode) is the persisted records of
+its input, or, once an earlier job of the environment created it, those
+records read back (:mod:`.cache`).
+
 **Flush interval (FLIP-365).** With ``execution.max-flush-interval`` set, a
 streaming job carries control records (an empty ``_value``, the signal in
 ``_ord``: :mod:`changeflow.kernels.keyed.records`): every bounded source ends

@@ -170,6 +170,38 @@ def cache_of_cached(env, api):
     return words.filter(lambda w: len(w) == 2).map(lambda w: w.upper(), output_type=api.Types.STRING())
 
 
+def _split_by_size(env, api):
+    """A ProcessFunction sending values below 10 to a side output (as strings), the rest to its main output."""
+    small = api.OutputTag("small", api.Types.STRING())
+
+    class Split(api.ProcessFunction):
+        def process_element(self, value, ctx):
+            if value < 10:
+                yield small, f"s{value}"
+            else:
+                yield value * 2
+
+    ds = env.from_collection([4, 12, 7, 30, 1, 11], type_info=api.Types.INT())
+    return ds.process(Split(), output_type=api.Types.INT()), small
+
+
+@case("side_output", "a ProcessFunction's side output (yield tag, value) unioned with its main output",
+      compare="multiset")
+def side_output(env, api):
+    main, small = _split_by_size(env, api)
+    return main.map(lambda v: f"m{v}", output_type=api.Types.STRING()).union(main.get_side_output(small))
+
+
+@case("cache_side_output", "a cached side output, computed by one job and read by the next (the seed caches side "
+      "outputs too)", modes=("batch",), ordered_in_batch=True)
+def cache_side_output(env, api):
+    main, small = _split_by_size(env, api)
+    cached = main.get_side_output(small).cache()
+    with cached.execute_and_collect() as first:
+        list(first)
+    return cached.map(lambda s: s.upper(), output_type=api.Types.STRING())
+
+
 @case("union_then_sum", "union of two sources then a keyed sum (union order is Flink's choice)",
       unordered_inputs=True)
 def union_then_sum(env, api):

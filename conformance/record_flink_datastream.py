@@ -65,11 +65,13 @@ def write_golden(golden):
 
 def _api():
     from pyflink.common import Types
-    from pyflink.datastream import (FlatMapFunction, KeyedProcessFunction, MapFunction, ReduceFunction)
+    from pyflink.datastream import (FlatMapFunction, KeyedProcessFunction, MapFunction, OutputTag, ProcessFunction,
+                                    ReduceFunction)
     from pyflink.datastream.state import ValueStateDescriptor
     return SimpleNamespace(Types=Types, KeyedProcessFunction=KeyedProcessFunction, MapFunction=MapFunction,
                            FlatMapFunction=FlatMapFunction, ReduceFunction=ReduceFunction,
-                           ValueStateDescriptor=ValueStateDescriptor)
+                           ValueStateDescriptor=ValueStateDescriptor, ProcessFunction=ProcessFunction,
+                           OutputTag=OutputTag)
 
 
 def main(argv):

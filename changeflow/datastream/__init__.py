@@ -18,10 +18,11 @@ from changeflow.datastream.environment import JobExecutionResult, RuntimeExecuti
 from changeflow.datastream.functions import (FilterFunction, FlatMapFunction, KeyedProcessFunction, KeySelector,
                                              MapFunction, ProcessFunction, ReduceFunction, RuntimeContext)
 from changeflow.datastream.operator_attributes import OperatorAttributes, OperatorAttributesBuilder
+from changeflow.datastream.side_output import OutputTag
 from changeflow.datastream.sinks import CollectSink, PrintSink
 from changeflow.datastream.state import ValueState, ValueStateDescriptor
 
 __all__ = sorted(["CachedDataStream", "CloseableIterator", "CollectSink", "DataStream", "DataStreamSink", "FilterFunction",
                   "FlatMapFunction", "JobExecutionResult", "KeySelector", "KeyedProcessFunction", "KeyedStream",
-                  "MapFunction", "OperatorAttributes", "OperatorAttributesBuilder", "PrintSink", "ProcessFunction", "ReduceFunction", "RuntimeContext",
+                  "MapFunction", "OperatorAttributes", "OperatorAttributesBuilder", "OutputTag", "PrintSink", "ProcessFunction", "ReduceFunction", "RuntimeContext",
                   "RuntimeExecutionMode", "StreamExecutionEnvironment", "ValueState", "ValueStateDescriptor"])

@@ -95,6 +95,12 @@ class DataStream:
         node = graph.UnionNode("Union", self.get_type(), streams=[self._node] + [s._node for s in streams])
         return DataStream(self._env, node)
 
+    def get_side_output(self, output_tag: Any) -> "DataStream":
+        """The records this stream's ProcessFunction yielded as ``(output_tag, value)`` (see :mod:`.side_output`)."""
+        from changeflow.datastream.side_output import side_output
+
+        return side_output(self, output_tag)
+
     def cache(self) -> "CachedDataStream":
         """Caches this stream's records for later jobs of the environment (FLIP-205; batch mode only).
 

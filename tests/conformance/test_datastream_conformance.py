@@ -20,11 +20,12 @@ from conformance.record_flink_datastream import GOLDEN_DIR, encode
 
 def _api():
     from changeflow.common import Types
-    from changeflow.datastream import (FlatMapFunction, KeyedProcessFunction, MapFunction, ReduceFunction,
-                                       ValueStateDescriptor)
+    from changeflow.datastream import (FlatMapFunction, KeyedProcessFunction, MapFunction, OutputTag, ProcessFunction,
+                                       ReduceFunction, ValueStateDescriptor)
     return SimpleNamespace(Types=Types, KeyedProcessFunction=KeyedProcessFunction, MapFunction=MapFunction,
                            FlatMapFunction=FlatMapFunction, ReduceFunction=ReduceFunction,
-                           ValueStateDescriptor=ValueStateDescriptor)
+                           ValueStateDescriptor=ValueStateDescriptor, ProcessFunction=ProcessFunction,
+                           OutputTag=OutputTag)
 
 
 def _golden(name):

@@ -13,7 +13,7 @@ import pytest
 from pyspark import cloudpickle
 
 from changeflow.common import Types
-from changeflow.datastream import RuntimeExecutionMode, StreamExecutionEnvironment
+from changeflow.datastream import OutputTag, ProcessFunction, RuntimeExecutionMode, StreamExecutionEnvironment
 
 # Spark's workers cannot import this test module: ship its functions by value.
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -119,3 +119,29 @@ def test_lost_cached_blocks_are_recomputed_transparently(pipeline, spark):
     # the next job persists it again and recomputes it once.
     env._caches.get(cached._node).frame.unpersist(blocking=True)
     assert values(cached) == VALUES and counted.calls() == 3 * N
+
+
+ODD = OutputTag("odd", Types.INT())
+
+
+class CountedSplit(ProcessFunction):
+    """Odd values to the side output ``odd``, even ones to the main output; one file per call."""
+
+    def __init__(self, counted):
+        self.counted = counted
+
+    def process_element(self, value, ctx):
+        self.counted(value)
+        yield (ODD, value) if value % 2 else value
+
+
+def test_a_cached_side_output_is_computed_once(spark, tmp_path):
+    env = StreamExecutionEnvironment.get_execution_environment(spark_session=spark)
+    env.set_runtime_mode(RuntimeExecutionMode.BATCH)
+    counted = Counted(str(tmp_path))
+    main = env.from_collection(list(range(N)), type_info=Types.INT()).process(CountedSplit(counted), Types.INT())
+    odd = main.get_side_output(ODD).cache()
+    assert sorted(odd.execute_and_collect()) == list(range(1, N, 2)) and counted.calls() == N
+    assert sorted(odd.map(lambda v: -v).execute_and_collect()) == sorted(-v for v in range(1, N, 2))
+    assert counted.calls() == N
+    env.close()

@@ -61,6 +61,7 @@ from changeflow.common.row import Row
 from changeflow.datastream import graph
 from changeflow.datastream.cache import CacheNode, CacheRegistry
 from changeflow.datastream.chain import ChainRunner, Op
+from changeflow.datastream.side_output import SideOutputNode, side_output_ops
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.keyed.buffered import KEY_COLUMNS, OUTPUT_COLUMNS, ChangelogRecords
 from changeflow.kernels.keyed.process import KeyedProcess
@@ -179,6 +180,9 @@ class DataStreamJob:
             return out
         if isinstance(node, graph.KeyedNode):
             return self._keyed(node)
+        if isinstance(node, SideOutputNode):
+            base, ops = _chain(node.input)
+            return self.translate(base).mapInPandas(ChainRunner(side_output_ops(ops, node.tag)), _RECORDS)
         if isinstance(node, CacheNode):
             if self.settings.streaming:
                 raise RuntimeError(f"{node.name}: DataStream.cache() is supported in batch mode only")

@@ -14,9 +14,9 @@ lookup or parse, independent of the machine's CPU load) and returns
 Each second job is timed, in the same process, on two streams built the same
 way: one ``cache()``d (its cache created beforehand by a first job, which is
 timed too) and one not (every job recomputes the map). A third stream, the
-same records through a map that takes no time, uncached, gives the floor: what
-any job over 20k records costs here (job scheduling, Python workers, Arrow
-transfers), which bounds the speedup a cache can give. Each figure is the
+same records through a map that takes no time, uncached, shows what the
+uncached job costs apart from the map (the source shipped from the driver,
+job scheduling, Python workers, Arrow transfers). Each figure is the
 median of ``repeats`` runs, after one warm-up job that starts Spark's Python
 workers. The result of every timed job is checked against the expected one.
 """

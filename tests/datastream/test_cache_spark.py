@@ -145,3 +145,23 @@ def test_a_cached_side_output_is_computed_once(spark, tmp_path):
     assert sorted(odd.map(lambda v: -v).execute_and_collect()) == sorted(-v for v in range(1, N, 2))
     assert counted.calls() == N
     env.close()
+
+
+def test_a_cache_is_immutable_once_created(spark, tmp_path):
+    env = StreamExecutionEnvironment.get_execution_environment(spark_session=spark)
+    env.set_runtime_mode(RuntimeExecutionMode.BATCH)
+    path = tmp_path / "lines.txt"
+    path.write_text("a\nb\n")
+    lines = env.read_text_file(str(path)).cache()
+    assert sorted(lines.execute_and_collect()) == ["a", "b"]
+    path.write_text("changed\n")  # the source changes after the cache was created
+    assert sorted(lines.map(str.upper).execute_and_collect()) == ["A", "B"]
+    env.close()
+
+
+def test_automatic_mode_over_an_unbounded_source_refuses_cache(spark):
+    env = StreamExecutionEnvironment.get_execution_environment(spark_session=spark)
+    env.set_runtime_mode(RuntimeExecutionMode.AUTOMATIC)
+    unbounded = env.from_source(spark.readStream.format("rate").load())
+    with pytest.raises(RuntimeError, match=r"streaming mode \(RuntimeExecutionMode.AUTOMATIC\)"):
+        unbounded.map(lambda r: r).cache()

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Source,
-                                   Union)
+                                   Union, UpsertMaterialize)
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,7 @@ class ChangelogMode:
 INSERT_ONLY = ChangelogMode()
 UPDATES = ChangelogMode(True, True, True, False)
 RETRACT = ChangelogMode(True, True, True, True)
+UPSERT = ChangelogMode(True, False, True, True)  # by a key: +I, +U (the new row of the key), -D
 
 
 def infer(node: PlanNode, modes: dict[int, ChangelogMode] | None = None) -> dict[int, ChangelogMode]:
@@ -49,6 +50,8 @@ def infer(node: PlanNode, modes: dict[int, ChangelogMode] | None = None) -> dict
         modes[id(node)] = modes[id(node.inputs[0])]
     elif isinstance(node, Aggregate):
         modes[id(node)] = UPDATES if modes[id(node.input)].insert_only else RETRACT
+    elif isinstance(node, UpsertMaterialize):
+        modes[id(node)] = UPSERT  # an upsert stream by the sink's primary key
     elif isinstance(node, (Join, Deduplicate, Rank, Union, Sink)):
         modes[id(node)] = _rule(node, [modes[id(c)] for c in node.inputs])
     else:

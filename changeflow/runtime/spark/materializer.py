@@ -33,11 +33,8 @@ from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.materializer import SinkUpsertMaterializer
 from changeflow.plan.nodes import UpsertMaterialize
 from changeflow.runtime.spark.sources import kernel_input_dtype
+from changeflow.state.paged import ROWS_PER_GROWING_PAGE
 
-# Rows per state page for the multiset layouts: large enough that a micro-batch of
-# a few thousand records touches tens of pages (one state round trip each, about
-# 70 µs here), small enough that reading one element's page stays cheap.
-ROWS_PER_PAGE = 256
 
 
 def materializer_kernel(node: UpsertMaterialize) -> SinkUpsertMaterializer:
@@ -65,4 +62,4 @@ def materialize_changes(translator, node: UpsertMaterialize, changes: DataFrame)
     multiset = node.strategy in ("MAP", "ADAPTIVE")
     return translator.stateful(child, kernel, list(node.primary_key),
                                {c: kernel_input_dtype(types[c]) for c in columns}, node.schema,
-                               sources=upstream_sources(node), rows_per_page=ROWS_PER_PAGE if multiset else None)
+                               sources=upstream_sources(node), rows_per_page=ROWS_PER_GROWING_PAGE if multiset else None)

@@ -51,11 +51,14 @@ def upsert_materialize_stream(translator, node: UpsertMaterialize) -> DataFrame:
     return materialize_changes(translator, node, translator._translate(node.input))
 
 
-def materialize_changes(translator, node: UpsertMaterialize, changes: DataFrame) -> DataFrame:
-    """Run ``node``'s materializer over ``changes``, a changelog frame with the node's input columns."""
+def materialize_changes(translator, node: UpsertMaterialize, changes: DataFrame, kernel=None) -> DataFrame:
+    """Run ``node``'s materializer (or ``kernel``, e.g. one wrapped for timing) over ``changes``.
+
+    ``changes`` is a changelog frame holding the node's input columns.
+    """
     from changeflow.runtime.spark.streaming import upstream_sources
 
-    kernel = materializer_kernel(node)
+    kernel = kernel if kernel is not None else materializer_kernel(node)
     types = node.input.type_map()
     columns = node.field_names
     child = changes.select(*[F.col(f"`{c}`") for c in columns], KIND, SEQ, SUB)

@@ -128,10 +128,8 @@ def _join_keys(node: Join) -> Keys | None:
         keys += left
     if left_unique and right_all is not None and not nulls_on_right:
         keys += right
-    if left_all is None and right_all is None:
-        return None
     pairs = [(left_out[lk], right_out[rk]) for lk, rk in zip(node.left_keys, node.right_keys)]
-    return _enrich(_dedup(keys), pairs, not nulls_on_left, not nulls_on_right)
+    return _enrich(_dedup(keys), pairs, not nulls_on_left, not nulls_on_right) or None
 
 
 def _enrich(keys: Keys, pairs: list[tuple[str, str]], right_to_left: bool, left_to_right: bool) -> Keys:

@@ -36,7 +36,6 @@ class ChangelogMode:
 INSERT_ONLY = ChangelogMode()
 UPDATES = ChangelogMode(True, True, True, False)
 RETRACT = ChangelogMode(True, True, True, True)
-UPSERT = ChangelogMode(True, False, True, True)  # by a key: +I, +U (the new row of the key), -D
 
 
 def infer(node: PlanNode, modes: dict[int, ChangelogMode] | None = None) -> dict[int, ChangelogMode]:
@@ -51,7 +50,10 @@ def infer(node: PlanNode, modes: dict[int, ChangelogMode] | None = None) -> dict
     elif isinstance(node, Aggregate):
         modes[id(node)] = UPDATES if modes[id(node.input)].insert_only else RETRACT
     elif isinstance(node, UpsertMaterialize):
-        modes[id(node)] = UPSERT  # an upsert stream by the sink's primary key
+        # An upsert stream by primary key: +I for a key's first row, +U for a new
+        # latest row, -D when a retraction empties the key (only if the input retracts).
+        retracts = modes[id(node.input)].update_before or modes[id(node.input)].delete
+        modes[id(node)] = ChangelogMode(True, False, True, retracts)
     elif isinstance(node, (Join, Deduplicate, Rank, Union, Sink)):
         modes[id(node)] = _rule(node, [modes[id(c)] for c in node.inputs])
     else:

@@ -6,9 +6,10 @@ keeps picking up new files. As a sink it appends: every micro-batch (streaming)
 or the final result (batch) becomes one new file ``part-<uuid>-0-<n>``, written
 under a hidden name and renamed, so a reader never sees half a file. It takes
 insert-only input only, as Flink's: an updating query fails at planning,
-unless the table declares a ``PRIMARY KEY``: the sink then writes the upsert
-changelog by that key (changeflow's own; Flink's filesystem sink takes no
-updates). Every record of such a file starts with an ``op`` column, the change
+unless the table declares a ``PRIMARY KEY`` and ``'sink.changelog-mode' =
+'upsert'`` (changeflow's own option; Flink's filesystem sink takes no updates):
+the sink then writes the upsert changelog by that key. Every record of such a
+file starts with an ``op`` column, the change
 kind as Flink prints it (``+I``, ``+U``, ``-D``; ``-U`` when the query's changes
 reach the sink unmaterialized), followed by the table's columns; replaying the
 files in name order, upserting ``+I``/``+U`` and deleting ``-U``/``-D`` by primary
@@ -28,7 +29,7 @@ from changeflow.connectors.formats import FORMATS, CsvFormat, JsonFormat, Parque
 from changeflow.connectors.options import boolean, check_keys, duration_ms, failure
 from changeflow.runtime.changes import Change
 
-_OPTIONS = {"connector", "path", "format", "source.monitor-interval", "source.path.regex-pattern",
+_OPTIONS = {"connector", "path", "format", "source.monitor-interval", "source.path.regex-pattern", "sink.changelog-mode",
             "sink.parallelism", "sink.rolling-policy.file-size", "sink.rolling-policy.rollover-interval",
             "sink.rolling-policy.check-interval", "sink.rolling-policy.inactivity-interval", "partition.default-name",
             "auto-compaction", "compaction.file-size", "property-version"}
@@ -116,13 +117,20 @@ class FileSystemSink:
         self.format = _format(table, True)
         self.path = table.options["path"]
         self.schema = _physical(table)
-        self.primary_key = tuple(table.schema.primary_key)
+        mode = table.options.get("sink.changelog-mode", "insert-only")
+        if mode not in ("insert-only", "upsert"):
+            raise failure(table, True, f"Could not parse value '{mode}' for key 'sink.changelog-mode': expected "
+                                       f"insert-only or upsert.")
+        if mode == "upsert" and not table.schema.primary_key:
+            raise failure(table, True, "Option 'sink.changelog-mode' = 'upsert' needs a PRIMARY KEY on the table: "
+                                       "an upsert changelog is keyed by it.")
+        self.primary_key = tuple(table.schema.primary_key) if mode == "upsert" else ()
         self._prefix = f"part-{uuid.uuid4()}-0"
         self._count = 0
 
     @property
     def accepts_updates(self) -> bool:
-        """Only a table with a primary key takes updates (written as an upsert changelog)."""
+        """Only an upsert-changelog table (``sink.changelog-mode`` = ``upsert``) takes updates."""
         return bool(self.primary_key)
 
     def write(self, changes: list[Change]) -> None:

@@ -48,9 +48,10 @@ def test_a_new_table_of_the_same_name_starts_empty(t_env):
     assert t_env._resolve("m").payload.rows() == []
 
 
-def test_filesystem_sink_with_primary_key_writes_the_upsert_changelog(t_env, tmp_path):
+def test_filesystem_sink_in_upsert_mode_writes_the_upsert_changelog(t_env, tmp_path):
     t_env.execute_sql(f"CREATE TABLE f (id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED) "
-                      f"WITH ('connector' = 'filesystem', 'path' = '{tmp_path}', 'format' = 'csv')")
+                      f"WITH ('connector' = 'filesystem', 'path' = '{tmp_path}', 'format' = 'csv', "
+                      f"'sink.changelog-mode' = 'upsert')")
     sink = sink_of(t_env, "f")
     assert sink.accepts_updates
     sink.write(UPSERTS)
@@ -58,10 +59,17 @@ def test_filesystem_sink_with_primary_key_writes_the_upsert_changelog(t_env, tmp
     assert written.read_text().splitlines() == ["+I,1,a", "+I,2,b", "+U,1,c", "-D,2,b"]
 
 
-def test_filesystem_sink_without_primary_key_still_refuses_updates(t_env, tmp_path):
-    t_env.execute_sql(f"CREATE TABLE f (id BIGINT, v STRING) "
+def test_filesystem_sink_appends_by_default_as_flink_even_with_a_primary_key(t_env, tmp_path):
+    t_env.execute_sql(f"CREATE TABLE f (id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED) "
                       f"WITH ('connector' = 'filesystem', 'path' = '{tmp_path}', 'format' = 'csv')")
     assert not sink_of(t_env, "f").accepts_updates
+
+
+def test_filesystem_upsert_mode_needs_a_primary_key(t_env, tmp_path):
+    t_env.execute_sql(f"CREATE TABLE f (id BIGINT, v STRING) WITH ('connector' = 'filesystem', "
+                      f"'path' = '{tmp_path}', 'format' = 'csv', 'sink.changelog-mode' = 'upsert')")
+    with pytest.raises(Exception, match="'sink.changelog-mode' = 'upsert' needs a PRIMARY KEY"):
+        sink_of(t_env, "f")
 
 
 def test_print_sink_prints_the_upsert_stream_as_flink(t_env, capsys):

@@ -23,11 +23,9 @@ import pytest
 
 from changeflow.common import DataTypes
 from changeflow.kernels.changelog import KIND, SEQ, SUB
-from changeflow.plan.nodes import Sink, Source, UpsertMaterialize
+from changeflow.plan.nodes import Source, UpsertMaterialize
 from changeflow.runtime.spark.materializer import materialize_changes
 from changeflow.runtime.spark.streaming import StreamingSettings, StreamingTranslator
-from changeflow.table.expressions import col
-from changeflow.table.table import Table
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "kernels"))
 from materializer_reference import reference_changes, upsert_materialize  # noqa: E402
@@ -150,22 +148,24 @@ def aggregate_changelog(data, limit):
     return out
 
 
-def test_table_plan_into_a_materialized_sink_reads_back_by_primary_key(stream_env):
-    """Source -> GROUP BY -> filter -> materializer -> a 'materialized' table, read back with from_path."""
+def test_insert_on_conflict_into_a_materialized_table_reads_back_by_primary_key(stream_env):
+    """SQL end to end: GROUP BY uk, a filter, ON CONFLICT DO DEDUPLICATE into a table keyed by pk, then from_path."""
     rnd = random.Random(4)
     data = [(rnd.randrange(6), rnd.randrange(3), rnd.randrange(1, 4)) for _ in range(40)]
-    stream_env.get_config().set("changeflow.source.rows-per-batch", "20")
-    src = stream_env.from_elements(data, DataTypes.ROW([DataTypes.FIELD("uk", DataTypes.BIGINT()),
-                                                        DataTypes.FIELD("pk", DataTypes.BIGINT()),
-                                                        DataTypes.FIELD("v", DataTypes.BIGINT())]))
-    agg = (src.group_by(col("uk")).select(col("uk"), col("pk").last_value.alias("pk"), col("v").sum.alias("total"))
-           .where(col("total") < 12))
+    config = stream_env.get_config()
+    config.set("changeflow.source.rows-per-batch", "20")
+    config.set("table.exec.sink.upsert-materialize-strategy.type", "ADAPTIVE")
+    config.set("table.exec.sink.upsert-materialize-strategy.adaptive.threshold.high", "3")
+    config.set("table.exec.sink.upsert-materialize-strategy.adaptive.threshold.low", "1")
+    stream_env.create_temporary_view("src", stream_env.from_elements(data, DataTypes.ROW([
+        DataTypes.FIELD("uk", DataTypes.BIGINT()), DataTypes.FIELD("pk", DataTypes.BIGINT()),
+        DataTypes.FIELD("v", DataTypes.BIGINT())])))
     stream_env.execute_sql("CREATE TABLE latest (uk BIGINT, pk BIGINT, total BIGINT, PRIMARY KEY (pk) NOT ENFORCED) "
                            "WITH ('connector' = 'materialized')")
-    plan = stream_env._insert_plan("latest", agg._plan)
-    materialized = UpsertMaterialize(plan.input, ("pk",), ("uk",), strategy="ADAPTIVE", threshold_high=3,
-                                     threshold_low=1)
-    stream_env._execute_insert(Sink(materialized, plan.table, plan.connector, plan.primary_key)).wait()
+    insert = ("INSERT INTO latest SELECT uk, pk, total FROM (SELECT uk, LAST_VALUE(pk) AS pk, SUM(v) AS total "
+              "FROM src GROUP BY uk) WHERE total < 12 ON CONFLICT DO DEDUPLICATE")
+    assert "SinkMaterializer" in stream_env.explain_sql(insert)
+    stream_env.execute_sql(insert).wait()
     expected = upsert_materialize(reference_changes(aggregate_changelog(data, 12), [1], [0]), [1])
     with stream_env.from_path("latest").execute().collect() as rows:
         got = [tuple(r) for r in rows]

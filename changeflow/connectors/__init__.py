@@ -1,4 +1,4 @@
-"""Connectors: the ``filesystem``, ``print``, ``blackhole``, ``datagen`` and ``materialized`` tables of ``CREATE TABLE``.
+"""Connectors: ``filesystem``, ``print``, ``blackhole``, ``datagen`` and ``materialized`` tables of ``CREATE TABLE``.
 
 A connector object is created when a table is read (``create_source``) or
 written (``create_sink``), which is when its options are checked, as in

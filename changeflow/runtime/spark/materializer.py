@@ -36,7 +36,6 @@ from changeflow.runtime.spark.sources import kernel_input_dtype
 from changeflow.state.paged import ROWS_PER_GROWING_PAGE
 
 
-
 def materializer_kernel(node: UpsertMaterialize) -> SinkUpsertMaterializer:
     """The kernel configured as ``node`` says."""
     return SinkUpsertMaterializer(
@@ -62,7 +61,8 @@ def materialize_changes(translator, node: UpsertMaterialize, changes: DataFrame,
     types = node.input.type_map()
     columns = node.field_names
     child = changes.select(*[F.col(f"`{c}`") for c in columns], KIND, SEQ, SUB)
-    multiset = node.strategy in ("MAP", "ADAPTIVE")
+    # The list layouts keep one row per key: fixed pages. The multiset's pages grow with its rows.
+    rows_per_page = ROWS_PER_GROWING_PAGE if node.strategy in ("MAP", "ADAPTIVE") else None
     return translator.stateful(child, kernel, list(node.primary_key),
                                {c: kernel_input_dtype(types[c]) for c in columns}, node.schema,
-                               sources=upstream_sources(node), rows_per_page=ROWS_PER_GROWING_PAGE if multiset else None)
+                               sources=upstream_sources(node), rows_per_page=rows_per_page)

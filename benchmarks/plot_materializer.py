@@ -58,7 +58,7 @@ def main() -> None:
             base = sorted((int(d), b["ops_per_ms"]) for d, b in spark["pass_through_baseline"].items())
             axes[1][col].plot(*zip(*base), color="grey", linestyle="--", label="pass-through (no state)")
             axes[1][col].axhline(22, color="red", linestyle=":", label="target 22 ops/ms")
-        axes[1][col].set_title(f"Spark end to end (micro-batches of 1000), {suffix}")
+        axes[1][col].set_title(f"Spark end to end, {suffix}")
     for row in axes:
         row[0].legend(fontsize=8)
     fig.suptitle("Sink upsert materializer: 10k records under one key, payload 250 bytes (machine shared)")

@@ -59,13 +59,13 @@ def random_changelog(seed: int, n: int) -> list[tuple[str, tuple]]:
     return out
 
 
-def changelog_stream(spark, directory: str, records, per_batch: int):
-    """``records`` as a changelog stream of one Parquet file per micro-batch."""
-    os.makedirs(directory)
+def changelog_stream(spark, directory: str, records, per_batch: int, first: int = 0):
+    """``records`` as a changelog stream of one Parquet file per micro-batch (``first``: records already written)."""
+    os.makedirs(directory, exist_ok=True)
     schema = pa.schema([("pk", pa.int64()), ("uk", pa.int64()), ("v", pa.string()), (KIND, pa.int8()),
                         (SEQ, pa.int64()), (SUB, pa.int64())])
-    for b, start in enumerate(range(0, len(records), per_batch)):
-        part = records[start:start + per_batch]
+    for start in range(first, len(records), per_batch):
+        b, part = start // per_batch, records[start:start + per_batch]
         columns = [[r[i] for _, r in part] for i in range(3)]
         table = pa.Table.from_arrays([pa.array(c, type=schema.field(i).type) for i, c in enumerate(columns)]
                                      + [pa.array([KINDS.index(k) for k, _ in part], type=pa.int8()),
@@ -96,14 +96,17 @@ def run_query(frame, checkpoint: str) -> list[dict]:
     return sorted(rows, key=lambda r: (r[SEQ], r[SUB]))
 
 
-def materializers(spark, tmp_path, records, variants, conflict="DEDUPLICATE"):
-    """One query with a materializer per variant (tagged by its index) over ``records``."""
+def materializers(spark, tmp_path, records, variants, conflict="DEDUPLICATE", first=0):
+    """One query with a materializer per variant (tagged by its index) over ``records``.
+
+    ``first`` records were written (and read by an earlier run of the same checkpoint) already.
+    """
     from pyspark.sql import functions as F
 
     translator = StreamingTranslator(spark, StreamingSettings(mini_batch=False, rows_per_batch=80, buckets=2,
                                                               pages=2), str(tmp_path))
     translator.control = False  # no end-of-input or flush control rows in this query
-    changes = changelog_stream(spark, str(tmp_path / "changes"), records, 80)
+    changes = changelog_stream(spark, str(tmp_path / "changes"), records, 80, first)
     scan = Source("changes", COLUMNS, "elements", [])
     out = None
     for i, (strategy, with_uk) in enumerate(variants):
@@ -124,6 +127,15 @@ def test_every_strategy_emits_the_reference_changelog(spark, tmp_path):
         assert got == expected, f"{strategy}, upsert key: {with_uk}"
         assert upsert_materialize(got, [0]) == upsert_materialize(expected, [0])
     assert any(k == "-D" for k, _ in expected) and any(k == "+U" for k, _ in expected)
+
+
+def test_a_restarted_query_resumes_the_histories_from_its_checkpoint(spark, tmp_path):
+    records = random_changelog(11, 160)
+    before = materializers(spark, tmp_path, records[:80], [("MAP", False)])
+    after = materializers(spark, tmp_path, records, [("MAP", False)], first=80)  # same checkpoint, new file only
+    got = [(KINDS[r[KIND]], (r["pk"], r["uk"], r["v"])) for r in before + after]
+    assert got == reference_changes(records, [0], None)
+    assert after and all(r[SEQ] >= 80 for r in after)
 
 
 def test_on_conflict_do_error_fails_the_query_naming_the_key_and_both_rows(spark, tmp_path):

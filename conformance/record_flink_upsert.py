@@ -116,6 +116,9 @@ def run_case(c, capture: StdoutCapture) -> dict:
             cls, message, _, _ = _java_error(e, tmp)
             golden["plan"] = {"error": {"class": cls, "message": message}}
             return golden
+        if c.plan_only:
+            golden["flink_version"] = FLINK_VERSION
+            return golden
         if c.mode == "streaming":
             with t_env.sql_query(c.select).execute().collect() as rows:
                 golden["input"] = [[str(r.get_row_kind()), [to_json_value(v) for v in r]] for r in rows]

@@ -110,6 +110,7 @@ class UpsertCase:
     why: str = "DO DEDUPLICATE acts per record; one source at parallelism 1 keeps input order"
     description: str = ""
     error_mentions: Tuple[str, ...] = ()
+    plan_only: bool = False  # record Flink's planning verdict only (the run's order is not defined)
 
     @property
     def select(self) -> str:
@@ -183,6 +184,26 @@ _add(UpsertCase("batch_nothing_without_watermark", "product_orders",
                 "SELECT product, MAX(order_id) FROM {source} GROUP BY product", clause="ON CONFLICT DO NOTHING",
                 mode="batch", compare="materialized", why="batch: final rows in the hash operators' order",
                 description="batch mode accepts DO NOTHING without watermarks"))
+
+# Joins and unions: where the materializer goes follows the upsert keys Flink derives for
+# them. Over two sources Flink's order is not defined, so only the plan is recorded.
+_WHY_PLAN = "two sources: only Flink's planning verdict is compared"
+_BY_ORDER = "(SELECT order_id, MAX(product) AS product FROM {source} GROUP BY order_id)"
+for _name, _sink, _query, _description in (
+    ("join_on_a_non_key_column", "order_rows",
+     f"SELECT o.order_id, p.product FROM {_BY_ORDER} o "
+     "JOIN (SELECT product FROM {source} GROUP BY product) p ON o.product = p.product",
+     "rows are shuffled by product, so order_id is no upsert key of the join: a materializer"),
+    ("left_join_on_the_key", "order_rows",
+     f"SELECT o.order_id, q.product FROM {_BY_ORDER} o LEFT JOIN {_BY_ORDER.replace('MAX', 'MIN')} q "
+     "ON o.order_id = q.order_id",
+     "both sides unique on the join key order_id: it stays an upsert key, no materializer"),
+    ("union_of_keyed_inputs", "order_rows",
+     f"SELECT order_id, product FROM {_BY_ORDER} UNION ALL SELECT order_id, product FROM {_BY_ORDER}",
+     "UNION ALL has no upsert key: a materializer"),
+):
+    _add(UpsertCase(_name, _sink, _query, clause="ON CONFLICT DO DEDUPLICATE", compare="materialized",
+                    why=_WHY_PLAN, description=_description, plan_only=True))
 
 _WHY_REJECTED = "Flink rejects the statement at planning"
 for _name, _sink, _query, _source, _clause, _config, _mentions in (

@@ -34,7 +34,9 @@ source when mini-batch is on. Operators carry Flink's attributes:
 
 With an output flush interval (``execution.max-flush-interval``) a section
 after the plan names each operator that buffers its output and why: its
-output is idempotent and it is keyed (or runs on one task).
+output is idempotent and it is keyed (or runs on one task). Buffering
+aggregations fold each micro-batch per key, as under mini-batch, so they
+split into Local/GlobalGroupAggregate under the same rule.
 """
 
 from __future__ import annotations
@@ -67,7 +69,9 @@ _JOIN_TYPES = {"INNER": "InnerJoin", "LEFT": "LeftOuterJoin", "RIGHT": "RightOut
 
 def explain(root: PlanNode, settings: ExplainSettings) -> str:
     modes = changelog_mode.infer(root)
-    two_phase = two_phase_aggregates(root, mini_batch=settings.mini_batch, strategy=settings.agg_phase_strategy,
+    # A flush interval folds micro-batches as mini-batch does (StreamingSettings.folds_bundles).
+    folds = settings.mini_batch or settings.flush_interval_ms is not None
+    two_phase = two_phase_aggregates(root, mini_batch=folds, strategy=settings.agg_phase_strategy,
                                      modes=modes) if settings.streaming else set()
     lines: list[str] = []
 
@@ -118,11 +122,11 @@ def explain(root: PlanNode, settings: ExplainSettings) -> str:
 
     visit(root, "", "")
     title = "== Physical Plan ==" if settings.streaming else "== Physical Plan (batch) =="
-    return title + "\n" + "\n".join(lines) + "\n" + _flush_section(root, settings)
+    return title + "\n" + "\n".join(lines) + "\n" + _flush_section(root, settings, two_phase)
 
 
-def _flush_section(root: PlanNode, settings: ExplainSettings) -> str:
-    """Which operators buffer their output per key (FLIP-365), and why."""
+def _flush_section(root: PlanNode, settings: ExplainSettings, two_phase: set[int]) -> str:
+    """Which operators buffer their output per key (FLIP-365), and why (``two_phase``: ids of split aggregations)."""
     if not settings.streaming or settings.flush_interval_ms is None:
         return ""
     when = ("at the end of every micro-batch (memory-buffer-only)" if settings.flush_memory_only
@@ -135,7 +139,8 @@ def _flush_section(root: PlanNode, settings: ExplainSettings) -> str:
         if isinstance(node, Aggregate):
             keyed = f"keyed by [{', '.join(node.keys)}]" if node.keys else "parallelism 1 (no grouping key)"
             calls = [_describe_call(c) + f" AS {c.output}" for c in node.calls]
-            lines.append(f"{_aggregate('GroupAggregate', node, calls)}: buffers the "
+            name = "GlobalGroupAggregate" if id(node) in two_phase else "GroupAggregate"
+            lines.append(f"{_aggregate(name, node, calls)}: buffers the "
                          f"latest output per key, flushed {when}; output idempotent (group aggregation), {keyed}")
 
     visit(root)

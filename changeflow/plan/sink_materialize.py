@@ -77,6 +77,16 @@ def plan_sink(sink: Sink, settings: MaterializeSettings) -> Sink:
     CONFLICT clause over an insert-only query, DO NOTHING / DO ERROR over a
     source without a watermark, or (``require-on-conflict``) a missing clause
     where the materializer is needed.
+
+    >>> from changeflow.common.types import DataTypes as T
+    >>> from changeflow.plan.nodes import Aggregate, Source
+    >>> src = Source("t", (("k", T.INT()), ("v", T.INT())), "elements", [])
+    >>> pairs = Aggregate(src, ("k", "v"), (), src.schema)   # SELECT DISTINCT k, v: upsert key (k, v)
+    >>> plan_sink(Sink(pairs, "snk", None, ("k", "v")), MaterializeSettings()).input is pairs
+    True
+    >>> node = plan_sink(Sink(pairs, "snk", None, ("k",), conflict="DEDUPLICATE"), MaterializeSettings()).input
+    >>> node.primary_key, node.upsert_key, node.conflict
+    (('k',), ('k', 'v'), 'DEDUPLICATE')
     """
     if sink.conflict is not None and sink.conflict not in CONFLICT_MODES:
         raise PlanError(f"unknown ON CONFLICT mode {sink.conflict!r}; expected DO DEDUPLICATE, DO NOTHING or "

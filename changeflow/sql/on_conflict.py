@@ -26,14 +26,21 @@ ACTIONS = ("DEDUPLICATE", "NOTHING", "ERROR")
 
 
 def _clause_starts(tokens: list[Token], start: int, stop: int) -> list[tuple[int, int]]:
-    """(index, parenthesis depth) of every ``ON CONFLICT`` in ``tokens[start:stop]``."""
+    """(index, parenthesis depth) of every ``ON CONFLICT`` clause in ``tokens[start:stop]``.
+
+    ``CONFLICT`` may also be a column a join condition starts with (``ON conflict = x``):
+    only ``ON CONFLICT`` followed by ``DO``, an action, a ``(`` or nothing is the clause.
+    """
     found, depth = [], 0
     for j in range(start, stop):
         kind = tokens[j].token_type
         depth += kind == TokenType.L_PAREN
         depth -= kind == TokenType.R_PAREN
         if _is_word(tokens[j], "ON") and j + 1 < stop and _is_word(tokens[j + 1], "CONFLICT"):
-            found.append((j, depth))
+            after = tokens[j + 2] if j + 2 < stop else None
+            if after is None or after.token_type == TokenType.L_PAREN or \
+                    any(_is_word(after, w) for w in ("DO",) + ACTIONS):
+                found.append((j, depth))
     return found
 
 

@@ -69,6 +69,13 @@ def test_the_clause_follows_a_column_list_and_a_join_condition():
     assert sink.conflict == "DEDUPLICATE" and materializer(sink).primary_key == ("x",)
 
 
+def test_a_join_condition_on_a_column_named_conflict_is_not_the_clause():
+    t_env = env()
+    t_env.execute_sql("CREATE TABLE c (`conflict` BIGINT, v INT) WITH ('connector' = 'datagen', 'number-of-rows' = '1')")
+    table = t_env.sql_query("SELECT v FROM src JOIN c ON conflict = b")
+    assert table.get_schema().get_field_names() == ["v"]
+
+
 @pytest.mark.parametrize("sql, construct, where", [
     ("INSERT INTO snk ON CONFLICT DO NOTHING SELECT a, b FROM src", "must follow the query", "line 1, column 17"),
     (AGG + " ON CONFLICT DO UPDATE", "unknown ON CONFLICT action 'UPDATE'", "line 1, column 76"),

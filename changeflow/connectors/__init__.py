@@ -1,4 +1,4 @@
-"""Connectors: the ``filesystem``, ``print``, ``blackhole`` and ``datagen`` tables of ``CREATE TABLE``.
+"""Connectors: ``filesystem``, ``print``, ``blackhole``, ``datagen`` and ``materialized`` tables of ``CREATE TABLE``.
 
 A connector object is created when a table is read (``create_source``) or
 written (``create_sink``), which is when its options are checked, as in
@@ -14,11 +14,13 @@ from changeflow.connectors.blackhole import BlackholeSink
 from changeflow.connectors.datagen import DataGenSource
 from changeflow.connectors.filesystem import FileSystemSink, FileSystemSource
 from changeflow.connectors.formats import BadRecordError
+from changeflow.connectors.materialized import MaterializedSink, MaterializedSource
 from changeflow.connectors.options import ConnectorError, failure
 from changeflow.connectors.print_sink import PrintSink
 
-_SOURCES = {"filesystem": FileSystemSource, "datagen": DataGenSource}
-_SINKS = {"filesystem": FileSystemSink, "print": PrintSink, "blackhole": BlackholeSink}
+_SOURCES = {"filesystem": FileSystemSource, "datagen": DataGenSource, "materialized": MaterializedSource}
+_SINKS = {"filesystem": FileSystemSink, "print": PrintSink, "blackhole": BlackholeSink,
+          "materialized": MaterializedSink}
 
 
 def _connector(table: CatalogTable, as_sink: bool) -> str:
@@ -80,4 +82,5 @@ def _describe(node) -> str:
 
 
 __all__ = ["BadRecordError", "BlackholeSink", "ConnectorError", "DataGenSource", "FileSystemSink",
-           "FileSystemSource", "PrintSink", "check_sink_input", "create_sink", "create_source", "identifier"]
+           "FileSystemSource", "MaterializedSink", "MaterializedSource", "PrintSink", "check_sink_input", "create_sink",
+           "create_source", "identifier"]

@@ -5,7 +5,15 @@ order), or, with ``source.monitor-interval``, an unbounded streaming source that
 keeps picking up new files. As a sink it appends: every micro-batch (streaming)
 or the final result (batch) becomes one new file ``part-<uuid>-0-<n>``, written
 under a hidden name and renamed, so a reader never sees half a file. It takes
-insert-only input only, as Flink's: an updating query fails at planning.
+insert-only input only, as Flink's: an updating query fails at planning,
+unless the table declares a ``PRIMARY KEY`` and ``'sink.changelog-mode' =
+'upsert'`` (changeflow's own option; Flink's filesystem sink takes no updates):
+the sink then writes the upsert changelog by that key. Every record of such a
+file starts with an ``op`` column, the change
+kind as Flink prints it (``+I``, ``+U``, ``-D``; ``-U`` when the query's changes
+reach the sink unmaterialized), followed by the table's columns; replaying the
+files in name order, upserting ``+I``/``+U`` and deleting ``-U``/``-D`` by primary
+key, gives the table. Read them back with a table declaring ``op STRING`` first.
 Hidden files (names starting with ``.`` or ``_``) are not read, as in Flink.
 """
 
@@ -16,14 +24,18 @@ import uuid
 
 from changeflow.catalog import CatalogTable
 from changeflow.common.row_kind import RowKind
+from changeflow.common.types import DataTypes
 from changeflow.connectors.formats import FORMATS, CsvFormat, JsonFormat, ParquetFormat
 from changeflow.connectors.options import boolean, check_keys, duration_ms, failure
 from changeflow.runtime.changes import Change
 
 _OPTIONS = {"connector", "path", "format", "source.monitor-interval", "source.path.regex-pattern",
-            "sink.parallelism", "sink.rolling-policy.file-size", "sink.rolling-policy.rollover-interval",
+            "sink.changelog-mode", "sink.parallelism", "sink.rolling-policy.file-size", "sink.rolling-policy.rollover-interval",
             "sink.rolling-policy.check-interval", "sink.rolling-policy.inactivity-interval", "partition.default-name",
             "auto-compaction", "compaction.file-size", "property-version"}
+
+
+OP_COLUMN = "op"  # the change kind column of an upsert changelog file
 
 
 def _format(table: CatalogTable, as_sink: bool):
@@ -99,26 +111,41 @@ class FileSystemSource:
 
 
 class FileSystemSink:
-    """Appends rows to a table's directory, one file per write."""
-
-    accepts_updates = False
+    """Appends rows to a table's directory, one file per write; with a primary key, the upsert changelog."""
 
     def __init__(self, table: CatalogTable) -> None:
         self.format = _format(table, True)
         self.path = table.options["path"]
         self.schema = _physical(table)
+        mode = table.options.get("sink.changelog-mode", "insert-only")
+        if mode not in ("insert-only", "upsert"):
+            raise failure(table, True, f"Could not parse value '{mode}' for key 'sink.changelog-mode': expected "
+                                       f"insert-only or upsert.")
+        if mode == "upsert" and not table.schema.primary_key:
+            raise failure(table, True, "Option 'sink.changelog-mode' = 'upsert' needs a PRIMARY KEY on the table: "
+                                       "an upsert changelog is keyed by it.")
+        self.primary_key = tuple(table.schema.primary_key) if mode == "upsert" else ()
         self._prefix = f"part-{uuid.uuid4()}-0"
         self._count = 0
+
+    @property
+    def accepts_updates(self) -> bool:
+        """Only an upsert-changelog table (``sink.changelog-mode`` = ``upsert``) takes updates."""
+        return bool(self.primary_key)
 
     def write(self, changes: list[Change]) -> None:
         if not changes:
             return
-        for c in changes:
-            if c.kind is not RowKind.INSERT:
-                raise ValueError(f"filesystem sink {self.path} received a {c.kind} change {c.values}; "
-                                 "it appends insert-only input")
+        if self.primary_key:
+            data = self.format.encode([(str(c.kind),) + tuple(c.values) for c in changes],
+                                      ((OP_COLUMN, DataTypes.STRING()),) + self.schema)
+        else:
+            for c in changes:
+                if c.kind is not RowKind.INSERT:
+                    raise ValueError(f"filesystem sink {self.path} received a {c.kind} change {c.values}; "
+                                     "it appends insert-only input")
+            data = self.format.encode([c.values for c in changes], self.schema)
         os.makedirs(self.path, exist_ok=True)
-        data = self.format.encode([c.values for c in changes], self.schema)
         name = f"{self._prefix}-{self._count}"
         self._count += 1
         hidden = os.path.join(self.path, f".{name}.inprogress")

@@ -19,6 +19,13 @@ import numpy as np
 import pandas as pd
 
 
+# Rows per page of growing paged state (the materializer's multiset tables): large
+# enough that a micro-batch of a few thousand records touches tens of pages (one
+# state round trip each, about 70 µs on Spark), small enough that reading one
+# element's page stays cheap.
+ROWS_PER_GROWING_PAGE = 256
+
+
 class PageStore(Protocol):
     def getValue(self, key: tuple) -> tuple | None: ...
     def updateValue(self, key: tuple, value: tuple) -> None: ...
@@ -27,6 +34,22 @@ class PageStore(Protocol):
 
 class PagedKeyedState:
     """:class:`~changeflow.kernels.state.KeyedState` over a :class:`PageStore`.
+
+    ``key_columns`` is the grouping key (the columns of the operator's key,
+    with which every table's keys start). A table may extend it: the ordered
+    multiset's node table is keyed by the key plus ``_sqn``. Rows are matched
+    on *every* column of the keys frame a call is given, and each row lives in
+    the page its full key hashes to, so an operation on one element of a long
+    history reads that element's page, not the whole history.
+
+    Pages: a fixed ``pages`` per bucket (the group aggregation, joins, ranks:
+    a batch touches many keys, so a few large pages mean few round trips), or,
+    with ``rows_per_page``, a page count that doubles whenever the bucket holds
+    more than ``rows_per_page`` rows per page on average (every page is then
+    split in two: O(rows) once per doubling, amortised O(1) per row, as a hash
+    table's resize). The page count and row count live in a directory value
+    under page id -1, read once per batch. Growing pages keep the state one
+    record touches bounded however long a key's history gets.
 
     Reads go through a per-batch page cache; :meth:`commit` writes the pages the
     batch changed. Create one per batch (the processor object Spark gives us is
@@ -39,37 +62,68 @@ class PagedKeyedState:
     >>> state.commit()
     >>> PagedKeyedState(store, ["k"], pages=4).load("acc", pd.DataFrame({"k": [2]})).to_dict("list")
     {'k': [2], 's': [20]}
+
+    A table keyed by ``k`` plus ``n`` keeps each ``(k, n)`` row on its own:
+
+    >>> state = PagedKeyedState(store, ["k"], pages=1, rows_per_page=2)
+    >>> nodes = pd.DataFrame({"k": [1, 1, 1], "n": [0, 1, 2], "v": ["a", "b", "c"]})
+    >>> state.store("node", nodes[["k", "n"]], nodes)
+    >>> state.commit()
+    >>> state = PagedKeyedState(store, ["k"], pages=1, rows_per_page=2)
+    >>> state.load("node", pd.DataFrame({"k": [1], "n": [1]})).to_dict("list"), state.page_count
+    ({'k': [1], 'n': [1], 'v': ['b']}, 2)
     """
 
-    def __init__(self, store: PageStore, key_columns: list[str], pages: int) -> None:
+    def __init__(self, store: PageStore, key_columns: list[str], pages: int,
+                 rows_per_page: int | None = None) -> None:
+        if rows_per_page is not None and rows_per_page < 1:
+            raise ValueError(f"rows_per_page must be at least 1, got {rows_per_page}")
         self._store = store
         self._keys = list(key_columns)
-        self._pages = pages
+        self._base_pages = pages
+        self._rows_per_page = rows_per_page
         self._cache: dict[int, dict[str, pd.DataFrame]] = {}
+        self._loaded_rows: dict[int, int] = {}  # rows a page held when read (for the directory's count)
         self._dirty: set[int] = set()
+        self._directory: dict | None = None
+
+    @property
+    def page_count(self) -> int:
+        """The number of pages rows are spread over now."""
+        return self._base_pages << self._dir()["level"] if self._rows_per_page else self._base_pages
 
     # --- KeyedState -------------------------------------------------------------------
     def load(self, table: str, keys: pd.DataFrame) -> pd.DataFrame:
-        rows = self._stored(table, np.unique(self._page_of(keys)))
+        columns = self._key_columns(keys)
+        rows = self._stored(table, np.unique(self._page_of(keys, columns)))
         if rows is None:
-            return pd.DataFrame({k: keys[k].iloc[:0] for k in self._keys})
-        return _rows_of(rows, keys, self._keys, keep=True)
+            return pd.DataFrame({k: keys[k].iloc[:0] for k in columns})
+        return _rows_of(rows, keys, columns, keep=True)
 
     def store(self, table: str, keys: pd.DataFrame, rows: pd.DataFrame) -> None:
         # One merge and one sort per call, whatever the number of pages: per-page
         # pandas calls would cost more than the aggregation itself.
-        touched = np.unique(np.concatenate([self._page_of(keys), self._page_of(rows)]))
+        columns = self._key_columns(keys)
+        if self._rows_per_page:
+            self._dir()["keys"].setdefault(table, columns)
+        touched = np.unique(np.concatenate([self._page_of(keys, columns), self._page_of(rows, columns)]))
         old = self._stored(table, touched)
-        kept = _rows_of(old, keys, self._keys, keep=False) if old is not None else None
+        kept = _rows_of(old, keys, columns, keep=False) if old is not None else None
         parts = [f for f in (kept, rows) if f is not None and len(f)]
         merged = pd.concat(parts, ignore_index=True) if len(parts) > 1 else (
             parts[0].reset_index(drop=True) if parts else rows.iloc[:0])
-        by_page = _split_by_page(merged, self._page_of(merged))
+        by_page = _split_by_page(merged, self._page_of(merged, columns))
         empty = merged.iloc[:0]
         for p in touched:
             p = int(p)
             self._page(p)[table] = by_page.get(p, empty)
             self._dirty.add(p)
+
+    def _key_columns(self, keys: pd.DataFrame) -> list[str]:
+        columns = list(keys.columns)
+        if columns[:len(self._keys)] != self._keys:
+            raise ValueError(f"state keys {columns} do not start with the operator's key columns {self._keys}")
+        return columns
 
     def _stored(self, table: str, page_ids: np.ndarray) -> pd.DataFrame | None:
         """All stored rows of ``table`` in the given pages, or None."""
@@ -81,27 +135,65 @@ class PagedKeyedState:
 
     # --- persistence ------------------------------------------------------------------
     def commit(self) -> None:
-        """Write every page changed since this object was made."""
+        """Write every page changed since this object was made (splitting pages first if they grew full)."""
+        if self._rows_per_page and self._dirty:
+            directory = self._dir()
+            directory["rows"] += sum(_row_count(self._cache[p]) - self._loaded_rows[p] for p in self._dirty)
+            while directory["rows"] > self._rows_per_page * self.page_count:
+                self._split()
         for p in sorted(self._dirty):
             page = {t: f for t, f in self._cache[p].items() if len(f)}
             if page:
                 self._store.updateValue((p,), (pickle.dumps(page, protocol=5),))
             else:
                 self._store.removeKey((p,))
+        if self._rows_per_page and self._dirty:
+            self._store.updateValue((_DIRECTORY,), (pickle.dumps(self._directory, protocol=5),))
         self._dirty.clear()
+
+    def _split(self) -> None:
+        """Double the page count: every row moves to page ``hash % 2P`` (its old page or that plus P)."""
+        old_count = self.page_count
+        self._dir()["level"] += 1
+        for p in range(old_count):
+            page = self._page(p)
+            # Pages past the old count hold nothing yet: no need to read them.
+            self._cache[p + old_count], self._loaded_rows[p + old_count] = {}, 0
+            for table, frame in list(page.items()):
+                if not len(frame):
+                    continue
+                columns = self._directory["keys"][table]
+                by_page = _split_by_page(frame, self._page_of(frame, columns))
+                for q in (p, p + old_count):
+                    self._page(q)[table] = by_page.get(q, frame.iloc[:0])
+            self._dirty.update((p, p + old_count))
+
+    def _dir(self) -> dict:
+        if self._directory is None:
+            value = self._store.getValue((_DIRECTORY,))
+            self._directory = pickle.loads(value[0]) if value is not None else {"level": 0, "rows": 0, "keys": {}}
+        return self._directory
 
     def _page(self, page_id: int) -> dict[str, pd.DataFrame]:
         page_id = int(page_id)
         if page_id not in self._cache:
             value = self._store.getValue((page_id,))
             self._cache[page_id] = pickle.loads(value[0]) if value is not None else {}
+            self._loaded_rows[page_id] = _row_count(self._cache[page_id])
         return self._cache[page_id]
 
-    def _page_of(self, frame: pd.DataFrame) -> np.ndarray:
-        if not self._keys or not len(frame):
+    def _page_of(self, frame: pd.DataFrame, columns: list[str]) -> np.ndarray:
+        if not columns or not len(frame):
             return np.zeros(len(frame), dtype=np.int64)
-        hashes = pd.util.hash_pandas_object(frame[self._keys], index=False).to_numpy()
-        return (hashes % np.uint64(self._pages)).astype(np.int64)
+        hashes = pd.util.hash_pandas_object(frame[columns], index=False).to_numpy()
+        return (hashes % np.uint64(self.page_count)).astype(np.int64)
+
+
+_DIRECTORY = -1  # page id of the directory (page count, row count, key columns per table)
+
+
+def _row_count(page: dict[str, pd.DataFrame]) -> int:
+    return sum(len(f) for f in page.values())
 
 
 def _split_by_page(frame: pd.DataFrame, pages: np.ndarray) -> dict[int, pd.DataFrame]:

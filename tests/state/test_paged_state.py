@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import pickle
+
 import pandas as pd
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -62,3 +65,58 @@ def test_emptied_pages_are_removed():
     state.store("a", ks, ks.iloc[:0].assign(v=1))
     state.commit()
     assert store.pages == {}
+
+
+# --- tables keyed by the operator key plus an element column (the ordered multiset's layout) ---
+
+def node_frame(pairs):
+    return pd.DataFrame({"k": pd.array([k for k, _ in pairs], dtype="Int64"),
+                         "n": pd.array([n for _, n in pairs], dtype="int64"),
+                         "v": [f"{k}/{n}" for k, n in pairs]}, columns=["k", "n", "v"])
+
+
+# A batch: per (k, n) element, store it (True) or delete it (False).
+element_batches = st.lists(st.dictionaries(st.tuples(keys, st.integers(0, 40)), st.booleans(), min_size=1,
+                                           max_size=12), min_size=1, max_size=8)
+
+
+@settings(max_examples=60, deadline=None)
+@given(element_batches, st.sampled_from([None, 1, 3]))
+def test_rows_are_matched_on_every_key_column(ops, rows_per_page):
+    store = DictPageStore()
+    expected: set = set()
+    for op in ops:
+        state = PagedKeyedState(store, ["k"], 2, rows_per_page=rows_per_page)
+        state.store("node", node_frame(list(op))[["k", "n"]], node_frame([e for e, keep in op.items() if keep]))
+        state.commit()
+        expected = (expected - set(op)) | {e for e, keep in op.items() if keep}
+    state = PagedKeyedState(store, ["k"], 2, rows_per_page=rows_per_page)
+    probe = node_frame(sorted({e for op in ops for e in op}, key=repr))[["k", "n"]]
+    loaded = state.load("node", probe)
+    got = {(None if pd.isna(k) else int(k), int(n)) for k, n in zip(loaded["k"], loaded["n"])}
+    assert got == expected
+    if expected:
+        assert all(v == f"{None if pd.isna(k) else k}/{n}" for k, n, v in zip(loaded["k"], loaded["n"], loaded["v"]))
+
+
+def test_growing_pages_keep_one_element_read_bounded_by_the_page_size_not_the_history():
+    store = DictPageStore()
+    for start in range(0, 4000, 500):  # one key's history of 4000 elements, stored over 8 batches
+        state = PagedKeyedState(store, ["k"], 4, rows_per_page=64)
+        elements = node_frame([(1, n) for n in range(start, start + 500)])
+        state.store("node", elements[["k", "n"]], elements)
+        state.commit()
+    pages = [pickle.loads(v[0]) for k, v in store.pages.items() if k != (-1,)]
+    sizes = [len(p["node"]) for p in pages]
+    assert sum(sizes) == 4000 and len(pages) >= 4000 // 64
+    assert max(sizes) <= 4 * 64  # a hash's spread over pages, not the history's length
+    state = PagedKeyedState(store, ["k"], 4, rows_per_page=64)
+    store.calls = 0
+    one = state.load("node", node_frame([(1, 1234)])[["k", "n"]])
+    assert one["v"].tolist() == ["1/1234"] and store.calls == 2  # the directory and one page
+
+
+def test_keys_must_extend_the_operator_key():
+    state = PagedKeyedState(DictPageStore(), ["k"], 4)
+    with pytest.raises(ValueError, match=r"do not start with the operator's key columns \['k'\]"):
+        state.load("t", pd.DataFrame({"n": [1]}))

@@ -62,6 +62,9 @@ import pandas as pd
 from changeflow.kernels.state import KeyedState
 
 NONE = -1
+# Columns of the state tables holding sequence numbers, counts and timestamps.
+_INT_COLUMNS = frozenset({"_sqn", "first", "last", "next_sqn", "size", "head", "tail", "prev", "next", "next_same",
+                          "ts"})
 
 
 def identity_of(values: tuple) -> str:
@@ -151,14 +154,27 @@ class MultisetSession:
                 neighbours += [nk[:-1] + (s,) for s in (n.prev, n.next, n.next_same) if s != NONE]
         self._load_nodes(neighbours)
 
-    def _frame(self, rows: list[tuple], extra: list[str]) -> pd.DataFrame:
-        cols = self.layout.key_columns + extra
-        frame = pd.DataFrame.from_records(rows, columns=cols) if rows else pd.DataFrame({c: [] for c in cols})
-        for c in self.layout.key_columns:
-            dtype = self.layout.key_dtypes.get(c)
-            if dtype is not None:
-                frame[c] = frame[c].astype(dtype)
-        return frame
+    def _frame(self, rows: list[tuple], extra: list[str], values: list[str] = ()) -> pd.DataFrame:
+        """The frame of ``rows`` (key columns, ``extra`` key columns, then ``values``), built in one go.
+
+        Column by column into one constructor call: assigning columns to a
+        frame one at a time (and casting them in place) cost more than the
+        multiset's own work in the kernel benchmark.
+        """
+        names = self.layout.key_columns + extra + list(values)
+        data = {}
+        for i, c in enumerate(names):
+            column = [r[i] for r in rows]
+            if c in self.layout.key_columns:
+                data[c] = pd.Series(column, dtype=self.layout.key_dtypes.get(c))
+            elif c in _INT_COLUMNS:
+                data[c] = np.asarray(column, dtype=np.int64)
+            else:  # element by element: rows are tuples, which numpy would unpack
+                objects = np.empty(len(column), dtype=object)
+                for j, v in enumerate(column):
+                    objects[j] = v
+                data[c] = objects
+        return pd.DataFrame(data, columns=names)
 
     def _load(self, table: str, rows: list[tuple], extra: list[str]) -> pd.DataFrame:
         self.loads += 1
@@ -388,17 +404,4 @@ class MultisetSession:
         del nk
 
     def _store(self, table: str, keys: list[tuple], extra: list[str], rows: list[tuple], values: list[str]) -> None:
-        key_frame = self._frame(keys, extra)
-        frame = self._frame([r[: len(key_frame.columns)] for r in rows], extra)
-        for i, c in enumerate(values):
-            pos = len(key_frame.columns) + i
-            if c == "row":
-                col = np.empty(len(rows), dtype=object)  # element by element: rows are tuples
-                for j, r in enumerate(rows):
-                    col[j] = r[pos]
-                frame[c] = col
-            elif c == "ident":
-                frame[c] = pd.Series([r[pos] for r in rows], dtype=object)
-            else:
-                frame[c] = pd.Series([r[pos] for r in rows], dtype="int64")
-        self.state.store(table, key_frame, frame)
+        self.state.store(table, self._frame(keys, extra), self._frame(rows, extra, values))

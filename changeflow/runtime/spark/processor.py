@@ -40,12 +40,13 @@ class KernelProcessor(StatefulProcessor):
     the operator, whose end of input ends the operator's input; ``changelog``
     says whether the buffered output is a changelog or append-only records;
     ``control`` says whether control rows flow through the query (only then is
-    the set of ended sources kept in state).
+    the set of ended sources kept in state); ``rows_per_page`` makes the state's
+    page count grow with its rows (:class:`PagedKeyedState`).
     """
 
     def __init__(self, kernel: Any, key_columns: list[str], pages: int, output_columns: list[str] | None = None,
                  flush: FlushPolicy | None = None, sources: frozenset = frozenset(), changelog: bool = True,
-                 control: bool = False) -> None:
+                 control: bool = False, rows_per_page: int | None = None) -> None:
         self.kernel = kernel
         self.key_columns = list(key_columns)
         self.pages = pages
@@ -54,6 +55,7 @@ class KernelProcessor(StatefulProcessor):
         self.sources = frozenset(sources)
         self.changelog = changelog
         self.control = control
+        self.rows_per_page = rows_per_page
 
     @property
     def time_mode(self) -> str:
@@ -80,7 +82,7 @@ class KernelProcessor(StatefulProcessor):
         if not payloads:
             return
         batch, control = split_payloads(pd.concat(payloads, ignore_index=True) if len(payloads) > 1 else payloads[0])
-        state = PagedKeyedState(self.page_store, self.key_columns, self.pages)
+        state = PagedKeyedState(self.page_store, self.key_columns, self.pages, self.rows_per_page)
         out = self.kernel.process(batch, state) if batch is not None else None
         finished = self._end_of_input(control, state)
         state.commit()

@@ -32,7 +32,8 @@ from changeflow.kernels.aggregate.local import LocalGroupAggregate
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.plan import changelog_mode
 from changeflow.plan.agg_phase import two_phase_aggregates
-from changeflow.plan.nodes import Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Source, Union
+from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Source, Union,
+                                   UpsertMaterialize)
 from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.end_of_input import CONTROL, ControlFanOut, source_id
 from changeflow.runtime.spark.flush import FlushPolicy
@@ -127,6 +128,9 @@ class StreamingTranslator:
         if isinstance(node, (Deduplicate, Rank)):
             from changeflow.runtime.spark.rank import rank_stream
             return rank_stream(self, node)
+        if isinstance(node, UpsertMaterialize):
+            from changeflow.runtime.spark.materializer import upsert_materialize_stream
+            return upsert_materialize_stream(self, node)
         if isinstance(node, Sink):
             return self._translate(node.input)  # the job writes the changes (runtime/spark/jobs.py)
         raise TypeError(f"no streaming translation for {type(node).__name__}")
@@ -154,7 +158,7 @@ class StreamingTranslator:
 
     def stateful(self, child: DataFrame, kernel, key_columns: list[str], dtypes: dict[str, str],
                  out_schema, local=None, *, idempotent_output: str | None = None,
-                 sources: frozenset = frozenset()) -> DataFrame:
+                 sources: frozenset = frozenset(), rows_per_page: int | None = None) -> DataFrame:
         """Run ``kernel`` (``process(batch, state) -> changes``) keyed by ``key_columns`` over ``child``.
 
         ``child`` holds exactly the columns the kernel reads plus the bookkeeping
@@ -166,7 +170,8 @@ class StreamingTranslator:
         insert-only records whose latest per key supersedes the earlier ones): with
         ``execution.max-flush-interval`` set, the output is then buffered and flushed
         (:mod:`.flush`). ``sources`` are the ids (:func:`source_id`) of the sources
-        upstream, whose end of input ends the operator's input.
+        upstream, whose end of input ends the operator's input. ``rows_per_page``
+        lets the state's page count grow with its rows (:class:`PagedKeyedState`).
         """
         flush = self.settings.flush if idempotent_output is not None else None
         packer = Packer(list(key_columns), self.settings.buckets, child.columns, dtypes, local)
@@ -176,7 +181,8 @@ class StreamingTranslator:
         packed = child.mapInPandas(packer, _PACKED)
         names = [n for n, _ in out_schema]
         processor = KernelProcessor(kernel, list(key_columns), self.settings.pages, names, flush, sources,
-                                    changelog=idempotent_output != "append", control=self.control)
+                                    changelog=idempotent_output != "append", control=self.control,
+                                    rows_per_page=rows_per_page)
         fields = struct(out_schema).fields
         if self.control:  # control rows hold nulls in every column
             fields = [T.StructField(f.name, f.dataType, True) for f in fields]

@@ -56,12 +56,14 @@ from pyspark.sql import types as T
 from changeflow.common.row import Row
 from changeflow.datastream import graph
 from changeflow.datastream.chain import ChainRunner, Op
+from changeflow.datastream.window_graph import check_end_of_stream_inputs
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.keyed.buffered import KEY_COLUMNS, OUTPUT_COLUMNS, ChangelogRecords
 from changeflow.kernels.keyed.process import KeyedProcess
 from changeflow.kernels.keyed.records import (CONTROL_VALUE, KEY, ORD, VALUE, control_mask, control_stamp, dumps, loads,
                                               parse_control_stamp, source_stamp)
 from changeflow.kernels.keyed.reduce import KeyedReduce
+from changeflow.runtime.spark import end_of_stream
 from changeflow.runtime.spark.end_of_input import CONTROL, END_OF_INPUT, ControlFanOut, control_of
 from changeflow.runtime.spark.flush import BucketBuffer, BucketFlusher, FlushPolicy, MemoryFlusher
 from changeflow.runtime.spark.packing import BUCKET, PAYLOAD, Packer
@@ -117,6 +119,7 @@ class DataStreamJob:
         with any trigger (:meth:`run` uses ``availableNow``).
         """
         self.workdir = workdir
+        check_end_of_stream_inputs(nodes)
         for node in nodes:
             for source in graph.sources(node):
                 self._source_numbers.setdefault(source.id, len(self._source_numbers))
@@ -155,6 +158,8 @@ class DataStreamJob:
         return self._frames[node.id]
 
     def _translate(self, node: graph.Node) -> DataFrame:
+        if end_of_stream.runs_at_end_of_stream(node):  # FLIP-331: batch algorithms, also in streaming jobs
+            return end_of_stream.translate(self, node)
         if isinstance(node, graph.SourceNode):
             return self._source(node)
         if isinstance(node, graph.Stateless):

@@ -45,7 +45,7 @@ __all__ = ["AllWindowedStream", "CoGroupedStreams", "JoinedStreams", "WindowedSt
 def _require(value: Any, kinds: tuple, what: str) -> None:
     if not isinstance(value, kinds):
         names = " or ".join(k.__name__ for k in kinds)
-        raise TypeError(f"{what} takes a {names}, got {type(value).__name__}")
+        raise TypeError(f"{what} takes an instance of {names}, got {type(value).__name__}")
 
 
 class _Windowed:

@@ -176,13 +176,13 @@ class WindowKernel:
             return self.spec.function.create_accumulator()
         return _FIRST
 
-    def add(self, partial: Any, record: Any, key: Any) -> Any:
+    def add(self, partial: Any, record: Any, key_blob: bytes) -> Any:
         try:
             if self.spec.kind == "aggregate":
                 return self.spec.function.add(record, partial)
             return record if partial is _FIRST else self._reduce(partial, record)
         except Exception as error:
-            raise fail(self.name, record, error, key) from error
+            raise fail(self.name, record, error, loads(key_blob) if self.spec.keyed else None) from error
 
     def _reduce(self, a: Any, b: Any) -> Any:
         from changeflow.datastream.functions import ReduceFunction
@@ -256,14 +256,22 @@ class PartialFold:
         self._opened = _opened([kernel.spec.function], kernel.name)
 
     def add(self, records: pd.DataFrame) -> None:
-        records = records.sort_values(ORD, kind="stable")
+        """Folds a record frame (``_key``, ``_value``, ``_ord``)."""
+        self.add_values(records[KEY].tolist(), [loads(v) for v in records[VALUE]], records[ORD].tolist())
+
+    def add_values(self, keys: list[bytes], values: list, stamps: list[bytes]) -> None:
+        """Folds records given as pickled keys, values and stamps, in stamp order."""
+        order = range(len(stamps))
+        if any(stamps[i] > stamps[i + 1] for i in range(len(stamps) - 1)):  # usually already sorted: sources emit in order
+            order = sorted(order, key=stamps.__getitem__)
         partials = self.partials
         kernel = self.kernel
-        for key, blob, stamp in zip(records[KEY].tolist(), records[VALUE].tolist(), records[ORD].tolist()):
+        for i in order:
+            key, stamp = keys[i], stamps[i]
             entry = partials.get(key)
             if entry is None:
                 entry = partials[key] = [kernel.start(), stamp, stamp]
-            entry[0] = kernel.add(entry[0], loads(blob), key)
+            entry[0] = kernel.add(entry[0], values[i], key)
             entry[2] = stamp
 
     def result(self) -> pd.DataFrame:

@@ -40,17 +40,22 @@ import os
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from changeflow.datastream import graph
+from changeflow.common.row import Row
+from changeflow.common.row_kind import RowKind
+from changeflow.datastream import chain, graph
 from changeflow.datastream.chain import ChainRunner, Op
 from changeflow.datastream.window_graph import CoGroupNode, WindowNode, is_end_of_stream, never_fires
 from changeflow.kernels.keyed.process import KeyedProcess
-from changeflow.kernels.keyed.records import (CONTROL_VALUE, KEY, ORD, VALUE, control_mask, control_stamp)
+from changeflow.kernels.keyed.records import (CONTROL_VALUE, KEY, ORD, VALUE, control_mask, control_stamp, dumps,
+                                              loads, source_stamp)
 from changeflow.kernels.window.evaluate import LAST, SIDE, CoGroupKernel, PartialFold, WindowKernel, WindowSpec
 from changeflow.kernels.window.groups import complete_groups
 from changeflow.runtime.spark.end_of_input import END_OF_INPUT
@@ -99,19 +104,30 @@ def _streaming_state(node: graph.Node) -> bool:
     return False
 
 
-def _bounded(job: "DataStreamJob", node: graph.Node) -> tuple[DataFrame, list[Op]]:
-    """``node``'s records as a batch DataFrame, as (frame of the first non-stateless node, stateless ops above it)."""
+def _bounded(job: "DataStreamJob", node: graph.Node, key_selector: Any, name: str) -> tuple[DataFrame, "_Prepare"]:
+    """``node``'s whole output as a batch DataFrame, and the :class:`_Prepare` that turns it into keyed values.
+
+    A bounded Spark DataFrame source is read as its own rows: they become
+    records (``Row`` values) inside the operator's first ``mapInPandas``, so
+    they are never pickled and unpickled in between. Other inputs are record
+    frames (``_value``, ``_ord``).
+    """
     from changeflow.runtime.spark.datastream import DataStreamJob, _chain
 
     base, ops = _chain(node)
+    ops = ops + [Op("key", key_selector, f"KeySelector of {name}")]
+    if isinstance(base, graph.SourceNode) and base.kind == "dataframe":
+        df = base.payload
+        positioned = df.withColumn("__position", F.monotonically_increasing_id())
+        return positioned, _Prepare(ops, df.columns, job._source_numbers[base.id])
     if not job.settings.streaming:
-        return job.translate(base), ops
+        return job.translate(base), _Prepare(ops)
     if _streaming_state(base):
-        return _run_to_completion(job, base), ops
+        return _run_to_completion(job, base), _Prepare(ops)
     batch = DataStreamJob(job.spark, replace(job.settings, streaming=False, flush=None))
     batch._source_numbers = job._source_numbers  # the same stamps as the streaming job's
     batch.workdir = job.workdir
-    return batch.translate(base), ops
+    return batch.translate(base), _Prepare(ops)
 
 
 def _run_to_completion(job: "DataStreamJob", node: graph.Node) -> DataFrame:
@@ -130,18 +146,55 @@ def _run_to_completion(job: "DataStreamJob", node: graph.Node) -> DataFrame:
     return job.spark.read.schema(_RECORDS).parquet(output)
 
 
-def _keyed_records(job: "DataStreamJob", input_node: graph.Node, key_selector: Any, name: str) -> tuple:
-    frame, ops = _bounded(job, input_node)
-    return frame, ChainRunner(ops + [Op("key", key_selector, f"KeySelector of {name}")])
+class _Prepare:
+    """A partition's input as Python values, through the fused stateless chain and the key selector.
+
+    ``columns``/``source`` describe a bounded Spark DataFrame read directly (its
+    columns, then ``__position``; the source's number for the stamps); without
+    them the input is a record frame.
+    """
+
+    def __init__(self, ops: list[Op], columns: list[str] | None = None, source: int = 0) -> None:
+        self.ops = ops
+        self.fields = tuple(columns) if columns is not None else None
+        self.source = source
+
+    def __call__(self, frame: pd.DataFrame) -> tuple[list[bytes], list, list[bytes]]:
+        """``(pickled keys, values, stamps)`` of ``frame``'s records after the chain."""
+        if self.fields is None:
+            values, stamps = [loads(v) for v in frame.iloc[:, 0]], frame.iloc[:, 1].tolist()
+        else:
+            n = len(self.fields)
+            data = frame.iloc[:, :n].astype(object).where(frame.iloc[:, :n].notna(), None)
+            values = [self._row(r) for r in data.itertuples(index=False, name=None)]
+            stamps = [source_stamp(p, self.source) for p in frame.iloc[:, n].tolist()]
+        values, stamps, keys = chain.run(self.ops, values, stamps)
+        return [dumps(k) for k in keys], values, stamps
+
+    def _row(self, values: tuple) -> Row:
+        # Row(**dict(zip(...))) per row costs twice as much: build the named row directly.
+        row = tuple.__new__(Row, values)
+        row._fields = self.fields
+        row._row_kind = RowKind.INSERT
+        return row
+
+    def keyed_records(self, frames):
+        """``mapInPandas``: keyed record frames (``_key``, ``_value``, ``_ord``)."""
+        for frame in frames:
+            if len(frame):
+                keys, values, stamps = self(frame)
+                yield pd.DataFrame({KEY: np.asarray(keys, dtype=object),
+                                    VALUE: np.asarray([dumps(v) for v in values], dtype=object),
+                                    ORD: np.asarray(stamps, dtype=object)})
 
 
 # --- step 2: batch algorithms ----------------------------------------------------------------------
 
 
 def _keyed(job: "DataStreamJob", node: graph.KeyedNode) -> DataFrame:
-    frame, runner = _keyed_records(job, node.input, node.key_selector, node.name)
+    frame, prepare = _bounded(job, node.input, node.key_selector, node.name)
     if isinstance(node, graph.KeyedProcessNode):
-        return _sorted_groups(frame.mapInPandas(runner, _KEYED), [KEY, ORD]).mapInPandas(
+        return _sorted_groups(frame.mapInPandas(prepare.keyed_records, _KEYED), [KEY, ORD]).mapInPandas(
             _ProcessGroups(KeyedProcess(node.function, node.name)), _RECORDS)
     if isinstance(node, WindowNode):
         spec = node.spec
@@ -149,17 +202,17 @@ def _keyed(job: "DataStreamJob", node: graph.KeyedNode) -> DataFrame:
         spec = WindowSpec("reduce", node.function)
     kernel = WindowKernel(spec, node.name)
     if spec.combinable:
-        grouped = _sorted_groups(frame.mapInPandas(_Combine(runner, kernel), _PARTIALS), [KEY, ORD])
+        grouped = _sorted_groups(frame.mapInPandas(_Combine(prepare, kernel), _PARTIALS), [KEY, ORD])
     else:
-        grouped = _sorted_groups(frame.mapInPandas(runner, _KEYED), [KEY, ORD])
+        grouped = _sorted_groups(frame.mapInPandas(prepare.keyed_records, _KEYED), [KEY, ORD])
     return grouped.mapInPandas(_FireGroups(kernel, grouped.columns), _RECORDS)
 
 
 def _co_group(job: "DataStreamJob", node: CoGroupNode) -> DataFrame:
     sides = []
     for side, (input_node, key) in enumerate(((node.first, node.first_key), (node.second, node.second_key))):
-        frame, runner = _keyed_records(job, input_node, key, f"{node.name} (input {side + 1})")
-        sides.append(frame.mapInPandas(runner, _KEYED).withColumn(SIDE, F.lit(side).cast("byte")))
+        frame, prepare = _bounded(job, input_node, key, f"{node.name} (input {side + 1})")
+        sides.append(frame.mapInPandas(prepare.keyed_records, _KEYED).withColumn(SIDE, F.lit(side).cast("byte")))
     grouped = _sorted_groups(sides[0].unionByName(sides[1]), [KEY, SIDE, ORD])
     kernel = CoGroupKernel(node.kind, node.function, node.name, node.output_type)
     return grouped.mapInPandas(_FireGroups(kernel, grouped.columns), _RECORDS)
@@ -173,15 +226,15 @@ def _sorted_groups(frame: DataFrame, order: list[str]) -> DataFrame:
 class _Combine:
     """``mapInPandas``: the fused chain and key selector, then one partial per key of the partition."""
 
-    def __init__(self, runner: ChainRunner, kernel: WindowKernel) -> None:
-        self.runner = runner
+    def __init__(self, prepare: _Prepare, kernel: WindowKernel) -> None:
+        self.prepare = prepare
         self.kernel = kernel
 
     def __call__(self, frames):
         fold = PartialFold(self.kernel)
         for frame in frames:
             if len(frame):
-                fold.add(self.runner.process(frame))
+                fold.add_values(*self.prepare(frame))
         if fold.partials:
             yield fold.result()
 

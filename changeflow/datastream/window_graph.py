@@ -45,7 +45,8 @@ class WindowNode(graph.KeyedNode):
 
 @dataclass(eq=False)
 class CoGroupNode(graph.Node):
-    """``first.co_group(second)`` / ``first.join(second)`` ``.where(first_key).equal_to(second_key).window(...).apply(function)``.
+    """``first.co_group(second)`` / ``first.join(second)``, then
+    ``.where(first_key).equal_to(second_key).window(...).apply(function)``.
 
     ``kind``: ``co_group``, ``join`` or ``flat_join`` (:class:`~changeflow.kernels.window.CoGroupKernel`).
     """

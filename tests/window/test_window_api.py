@@ -28,11 +28,11 @@ class TumblingEventTimeWindows:  # stands for PyFlink's assigner a ported progra
 
 def test_other_assigners_are_refused_by_name(keyed):
     with pytest.raises(ValueError, match=r"KeyedStream.window\(\) supports GlobalWindows.* got "
-                                         r"TumblingEventTimeWindows TumblingEventTimeWindows\(5000, 0\): time and count"):
+                                         r"TumblingEventTimeWindows TumblingEventTimeWindows\(5000, 0\): time"):
         keyed.window(TumblingEventTimeWindows())
     with pytest.raises(ValueError, match="DataStream.window_all"):
         keyed.window_all("every 5 s")
-    with pytest.raises(ValueError, match=r"trigger\(\) supports NeverTrigger and EndOfStreamTrigger only.*CountTrigger"):
+    with pytest.raises(ValueError, match=r"trigger\(\) supports NeverTrigger and EndOfStreamTrigger only.*Count"):
         keyed.window(END).trigger(type("CountTrigger", (), {})())
 
 
@@ -41,7 +41,8 @@ def test_window_functions_are_type_checked(keyed):
         keyed.window(END).process(_Count())
     with pytest.raises(TypeError, match="aggregate\\(\\) takes an instance of AggregateFunction"):
         keyed.window(END).aggregate(lambda a, b: a)
-    with pytest.raises(TypeError, match=r"co_group\(...\).apply\(\) takes a CoGroupFunction or a callable function, got _Count"):
+    with pytest.raises(TypeError, match=r"co_group\(...\).apply\(\) takes a CoGroupFunction or a callable "
+                                        r"function, got _Count"):
         keyed.co_group(keyed).where(lambda r: r).equal_to(lambda r: r).window(END).apply(_Count())
 
 

@@ -153,7 +153,8 @@ class WindowKernel:
     """Evaluates a :class:`WindowSpec` over complete key groups; ``name`` names the operator in errors.
 
     >>> from changeflow.kernels.keyed.records import source_stamp
-    >>> records = pd.DataFrame({KEY: [dumps(k) for k in "aba"], VALUE: [dumps(v) for v in [("a", 1), ("b", 2), ("a", 3)]],
+    >>> values = [("a", 1), ("b", 2), ("a", 3)]
+    >>> records = pd.DataFrame({KEY: [dumps(v[0]) for v in values], VALUE: [dumps(v) for v in values],
     ...                         ORD: [source_stamp(i, 0) for i in range(3)]})
     >>> kernel = WindowKernel(WindowSpec("reduce", lambda x, y: (x[0], x[1] + y[1])), "Sum")
     >>> fold = PartialFold(kernel)
@@ -184,11 +185,17 @@ class WindowKernel:
         except Exception as error:
             raise fail(self.name, record, error, loads(key_blob) if self.spec.keyed else None) from error
 
-    def _reduce(self, a: Any, b: Any) -> Any:
-        from changeflow.datastream.functions import ReduceFunction
+    @property
+    def _reduce(self) -> Any:
+        # Resolved once per kernel object (it is called for every record).
+        reduce = self.__dict__.get("_reduce_call")
+        if reduce is None:
+            from changeflow.datastream.functions import ReduceFunction
 
-        function = self.spec.function
-        return function.reduce(a, b) if isinstance(function, ReduceFunction) else function(a, b)
+            function = self.spec.function
+            reduce = self.__dict__["_reduce_call"] = (function.reduce if isinstance(function, ReduceFunction)
+                                                      else function)
+        return reduce
 
     def _merge(self, a: Any, b: Any, key: Any) -> Any:
         try:
@@ -262,7 +269,8 @@ class PartialFold:
     def add_values(self, keys: list[bytes], values: list, stamps: list[bytes]) -> None:
         """Folds records given as pickled keys, values and stamps, in stamp order."""
         order = range(len(stamps))
-        if any(stamps[i] > stamps[i + 1] for i in range(len(stamps) - 1)):  # usually already sorted: sources emit in order
+        # Usually sorted already: sources emit in order.
+        if any(stamps[i] > stamps[i + 1] for i in range(len(stamps) - 1)):
             order = sorted(order, key=stamps.__getitem__)
         partials = self.partials
         kernel = self.kernel
@@ -274,14 +282,19 @@ class PartialFold:
             entry[0] = kernel.add(entry[0], values[i], key)
             entry[2] = stamp
 
-    def result(self) -> pd.DataFrame:
-        """One row per key: ``_key``, ``_value`` (the pickled partial), ``_ord`` (first stamp), ``_last``."""
+    def result(self, stamp: Any = None) -> pd.DataFrame:
+        """One row per key: ``_key``, ``_value`` (the pickled partial), ``_ord`` (first stamp), ``_last``.
+
+        ``stamp`` turns the stamps given to :meth:`add_values` into byte stamps
+        (a caller may fold with plain source positions, which compare the same).
+        """
         _close(self._opened)
         entries = self.partials
+        stamp = stamp or (lambda s: s)
         return pd.DataFrame({KEY: np.asarray(list(entries), dtype=object),
                              VALUE: np.asarray([dumps(e[0]) for e in entries.values()], dtype=object),
-                             ORD: np.asarray([e[1] for e in entries.values()], dtype=object),
-                             LAST: np.asarray([e[2] for e in entries.values()], dtype=object)})
+                             ORD: np.asarray([stamp(e[1]) for e in entries.values()], dtype=object),
+                             LAST: np.asarray([stamp(e[2]) for e in entries.values()], dtype=object)})
 
 
 class CoGroupKernel:

@@ -42,7 +42,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -100,6 +100,8 @@ class DataStreamJob:
         """Runs the job whose sinks are ``outputs`` (node, sink with ``write(records)``)."""
         if not outputs:
             raise RuntimeError("No operators defined in streaming topology. Cannot execute.")
+        if self.settings.streaming and end_of_stream.runs_as_batch([node for node, _ in outputs]):
+            self.settings = replace(self.settings, streaming=False, flush=None)
         workdir = tempfile.mkdtemp(prefix="changeflow-ds-", dir=self.settings.checkpoint_root)
         try:
             frame = self.frame([node for node, _ in outputs], workdir)

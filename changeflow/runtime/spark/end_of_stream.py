@@ -52,7 +52,7 @@ from changeflow.common.row import Row
 from changeflow.common.row_kind import RowKind
 from changeflow.datastream import chain, graph
 from changeflow.datastream.chain import ChainRunner, Op
-from changeflow.datastream.window_graph import CoGroupNode, WindowNode, is_end_of_stream, never_fires
+from changeflow.datastream.window_graph import CoGroupNode, WindowNode, is_bounded, is_end_of_stream, never_fires
 from changeflow.kernels.keyed.process import KeyedProcess
 from changeflow.kernels.keyed.records import (CONTROL_VALUE, KEY, ORD, VALUE, control_mask, control_stamp, dumps,
                                               loads, source_stamp)
@@ -72,6 +72,21 @@ _PARTIALS = T.StructType(_KEYED.fields + [T.StructField(LAST, _BIN, False)])
 def runs_at_end_of_stream(node: graph.Node) -> bool:
     """Whether :func:`translate` handles ``node``: an end-of-input operator or a window that never fires."""
     return is_end_of_stream(node) or never_fires(node)
+
+
+def runs_as_batch(roots: list[graph.Node]) -> bool:
+    """Whether a streaming job over ``roots`` may run as one Spark batch job, with the same output.
+
+    So it may when it has an end-of-input operator, every source is bounded,
+    and every other operator behaves the same in batch and streaming mode
+    (stateless chains, unions, windows): its output then comes after end of
+    input anyway and no operator emits running values.
+    """
+    from changeflow.runtime.spark.datastream import _all_nodes
+
+    nodes = _all_nodes(roots)
+    return (any(is_end_of_stream(n) for n in nodes) and all(is_bounded(s) for r in roots for s in graph.sources(r))
+            and not any(isinstance(n, graph.KeyedNode) and not runs_at_end_of_stream(n) for n in nodes))
 
 
 def translate(job: "DataStreamJob", node: graph.Node) -> DataFrame:
@@ -159,15 +174,26 @@ class _Prepare:
         self.fields = tuple(columns) if columns is not None else None
         self.source = source
 
-    def __call__(self, frame: pd.DataFrame) -> tuple[list[bytes], list, list[bytes]]:
-        """``(pickled keys, values, stamps)`` of ``frame``'s records after the chain."""
+    @property
+    def positions(self) -> bool:
+        """Whether stamps may stay plain source positions (ints) until :meth:`stamp`: a DataFrame
+        source and no fan-out in the chain (a fan-out extends byte stamps)."""
+        return self.fields is not None and all(op.kind in ("map", "filter", "key") for op in self.ops)
+
+    def stamp(self, stamp: Any) -> bytes:
+        return source_stamp(stamp, self.source) if isinstance(stamp, int) else stamp
+
+    def __call__(self, frame: pd.DataFrame) -> tuple[list[bytes], list, list]:
+        """``(pickled keys, values, stamps)`` of ``frame``'s records after the chain (stamps: see :attr:`positions`)."""
         if self.fields is None:
             values, stamps = [loads(v) for v in frame.iloc[:, 0]], frame.iloc[:, 1].tolist()
         else:
             n = len(self.fields)
-            data = frame.iloc[:, :n].astype(object).where(frame.iloc[:, :n].notna(), None)
-            values = [self._row(r) for r in data.itertuples(index=False, name=None)]
-            stamps = [source_stamp(p, self.source) for p in frame.iloc[:, n].tolist()]
+            columns = [_python_values(frame.iloc[:, i]) for i in range(n)]
+            values = [self._row(r) for r in zip(*columns)]
+            stamps = frame.iloc[:, n].tolist()
+            if not self.positions:
+                stamps = [source_stamp(p, self.source) for p in stamps]
         values, stamps, keys = chain.run(self.ops, values, stamps)
         return [dumps(k) for k in keys], values, stamps
 
@@ -185,7 +211,14 @@ class _Prepare:
                 keys, values, stamps = self(frame)
                 yield pd.DataFrame({KEY: np.asarray(keys, dtype=object),
                                     VALUE: np.asarray([dumps(v) for v in values], dtype=object),
-                                    ORD: np.asarray(stamps, dtype=object)})
+                                    ORD: np.asarray([self.stamp(s) for s in stamps], dtype=object)})
+
+
+def _python_values(column: pd.Series) -> list:
+    """A column's values as Python objects, nulls (NaN/NaT/None) as None, as a DataFrame source's records hold them."""
+    if column.hasnans:
+        return column.astype(object).where(column.notna(), None).tolist()
+    return column.tolist()
 
 
 # --- step 2: batch algorithms ----------------------------------------------------------------------
@@ -236,7 +269,7 @@ class _Combine:
             if len(frame):
                 fold.add_values(*self.prepare(frame))
         if fold.partials:
-            yield fold.result()
+            yield fold.result(self.prepare.stamp)
 
 
 class _FireGroups:

@@ -223,7 +223,8 @@ def _scores(env, api):
     return env.from_collection(SCORES, type_info=api.Types.TUPLE([api.Types.STRING(), api.Types.INT()]))
 
 
-def _average(api):
+def average_function(api):
+    """An AggregateFunction computing the average of the second field (also used by tests/window)."""
     class Average(api.AggregateFunction):
         def create_accumulator(self):
             return 0, 0
@@ -255,7 +256,7 @@ def window_end_of_stream_aggregate(env, api):
             for average in elements:
                 yield key, average
 
-    return api.end_of_stream(_scores(env, api).key_by(lambda r: r[0])).aggregate(_average(api), WithKey())
+    return api.end_of_stream(_scores(env, api).key_by(lambda r: r[0])).aggregate(average_function(api), WithKey())
 
 
 @case("window_end_of_stream_process", "keyed end-of-stream window, ProcessWindowFunction: the key's elements in "
@@ -312,7 +313,7 @@ def window_all_end_of_stream_process(env, api):
 @case("window_all_end_of_stream_aggregate", "window_all end-of-stream window, AggregateFunction (average)",
       modes=("streaming",))
 def window_all_end_of_stream_aggregate(env, api):
-    return api.end_of_stream_all(_scores(env, api)).aggregate(_average(api))
+    return api.end_of_stream_all(_scores(env, api)).aggregate(average_function(api))
 
 
 @case("window_global_never_fires", "GlobalWindows.create(): its trigger never fires, not even at end of input")

@@ -2,6 +2,7 @@
 
 import random
 import sys
+from types import SimpleNamespace
 
 import pytest
 from pyspark import cloudpickle
@@ -11,6 +12,7 @@ from changeflow.datastream import (AggregateFunction, CoGroupFunction, CollectSi
                                    ProcessAllWindowFunction, ProcessWindowFunction, RuntimeExecutionMode,
                                    StreamExecutionEnvironment)
 from changeflow.datastream.window import GlobalWindows
+from conformance.datastream_cases import average_function
 
 # Spark's workers cannot import this test module: ship its functions and classes by value.
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -29,18 +31,7 @@ def env(spark):
     return env.set_runtime_mode(RuntimeExecutionMode.STREAMING)
 
 
-class Average(AggregateFunction):
-    def create_accumulator(self):
-        return 0, 0
-
-    def add(self, value, accumulator):
-        return accumulator[0] + value[1], accumulator[1] + 1
-
-    def get_result(self, accumulator):
-        return accumulator[0] / accumulator[1]
-
-    def merge(self, a, b):
-        return a[0] + b[0], a[1] + b[1]
+Average = type(average_function(SimpleNamespace(AggregateFunction=AggregateFunction)))
 
 
 class Listing(ProcessWindowFunction):

@@ -1,6 +1,7 @@
 """The end-of-input window kernels without Spark: groups across batches, combiners, window functions, co-group."""
 
 import random
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -13,6 +14,7 @@ from changeflow.kernels.keyed import UserFunctionError
 from changeflow.kernels.keyed.records import KEY, ORD, VALUE, dumps, loads, source_stamp
 from changeflow.kernels.window import CoGroupKernel, PartialFold, WindowKernel, WindowSpec, complete_groups
 from changeflow.kernels.window.evaluate import SIDE
+from conformance.datastream_cases import average_function
 
 
 def records(values, key=lambda v: v[0], start=0, source=0):
@@ -36,18 +38,7 @@ def fire(kernel, values, partitions=1):
     return [loads(v) for v in kernel.fire(frame)[VALUE]]
 
 
-class Average(AggregateFunction):
-    def create_accumulator(self):
-        return 0, 0
-
-    def add(self, value, accumulator):
-        return accumulator[0] + value[1], accumulator[1] + 1
-
-    def get_result(self, accumulator):
-        return accumulator[0] / accumulator[1]
-
-    def merge(self, a, b):
-        return a[0] + b[0], a[1] + b[1]
+Average = type(average_function(SimpleNamespace(AggregateFunction=AggregateFunction)))
 
 
 ROWS = [("a", 5), ("b", 2), ("a", 3), ("c", 7), ("b", 4), ("a", 1)]

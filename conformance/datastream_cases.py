@@ -148,6 +148,60 @@ def stateless_chain(env, api):
             .map(lambda w: (w, len(w)), output_type=api.Types.TUPLE([api.Types.STRING(), api.Types.INT()])))
 
 
+@case("cache_reuse", "a cached map computed by one job (execute_and_collect), then read by a second job's keyed "
+      "sum (FLIP-205: the cache changes no result; PyFlink 2.3 recomputes it on its local cluster)", modes=("batch",))
+def cache_reuse(env, api):
+    t = api.Types.TUPLE([api.Types.STRING(), api.Types.INT()])
+    cached = _tuples(env, api).map(lambda r: (r[0], r[1] * 10), output_type=t).cache()
+    with cached.execute_and_collect() as first:  # the first job creates the cache
+        list(first)
+    return cached.key_by(lambda r: r[0]).sum(1)
+
+
+@case("cache_of_cached", "the seed's example: a cached source, a flat_map over it cached too, each computed by "
+      "its own job, then a third job filtering the second cache", modes=("batch",), ordered_in_batch=True)
+def cache_of_cached(env, api):
+    sample = env.from_collection(["to be or", "not to be", "that is"], type_info=api.Types.STRING()).cache()
+    with sample.execute_and_collect() as first:
+        list(first)
+    words = sample.flat_map(lambda line: line.split(), output_type=api.Types.STRING()).cache()
+    with words.execute_and_collect() as second:
+        list(second)
+    return words.filter(lambda w: len(w) == 2).map(lambda w: w.upper(), output_type=api.Types.STRING())
+
+
+def _split_by_size(env, api):
+    """A ProcessFunction sending values below 10 to a side output (as strings), the rest to its main output."""
+    small = api.OutputTag("small", api.Types.STRING())
+
+    class Split(api.ProcessFunction):
+        def process_element(self, value, ctx):
+            if value < 10:
+                yield small, f"s{value}"
+            else:
+                yield value * 2
+
+    ds = env.from_collection([4, 12, 7, 30, 1, 11], type_info=api.Types.INT())
+    return ds.process(Split(), output_type=api.Types.INT()), small
+
+
+@case("side_output", "a ProcessFunction's side output (yield tag, value) unioned with its main output",
+      compare="multiset")
+def side_output(env, api):
+    main, small = _split_by_size(env, api)
+    return main.map(lambda v: f"m{v}", output_type=api.Types.STRING()).union(main.get_side_output(small))
+
+
+@case("cache_side_output", "a cached side output, computed by one job and read by the next (the seed caches side "
+      "outputs too)", modes=("batch",), ordered_in_batch=True)
+def cache_side_output(env, api):
+    main, small = _split_by_size(env, api)
+    cached = main.get_side_output(small).cache()
+    with cached.execute_and_collect() as first:
+        list(first)
+    return cached.map(lambda s: s.upper(), output_type=api.Types.STRING())
+
+
 @case("union_then_sum", "union of two sources then a keyed sum (union order is Flink's choice)",
       unordered_inputs=True)
 def union_then_sum(env, api):

@@ -65,7 +65,8 @@ def write_golden(golden):
 
 def _api():
     from pyflink.common import Types
-    from pyflink.datastream import (FlatMapFunction, KeyedProcessFunction, MapFunction, ReduceFunction)
+    from pyflink.datastream import (FlatMapFunction, KeyedProcessFunction, MapFunction, OutputTag, ProcessFunction,
+                                    ReduceFunction)
     from pyflink.datastream.functions import (AggregateFunction, AllWindowFunction, ProcessAllWindowFunction,
                                               ProcessWindowFunction, WindowFunction)
     from pyflink.datastream.state import ValueStateDescriptor
@@ -74,7 +75,8 @@ def _api():
     trigger = _end_of_stream_trigger()
     return SimpleNamespace(Types=Types, KeyedProcessFunction=KeyedProcessFunction, MapFunction=MapFunction,
                            FlatMapFunction=FlatMapFunction, ReduceFunction=ReduceFunction,
-                           ValueStateDescriptor=ValueStateDescriptor, GlobalWindows=GlobalWindows,
+                           ValueStateDescriptor=ValueStateDescriptor, ProcessFunction=ProcessFunction,
+                           OutputTag=OutputTag, GlobalWindows=GlobalWindows,
                            AggregateFunction=AggregateFunction, WindowFunction=WindowFunction,
                            AllWindowFunction=AllWindowFunction, ProcessWindowFunction=ProcessWindowFunction,
                            ProcessAllWindowFunction=ProcessAllWindowFunction,

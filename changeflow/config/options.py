@@ -671,7 +671,7 @@ TABLE_EXEC_SINK_UPSERT_MATERIALIZE_STRATEGY_TYPE = register(
     ConfigOption(
         "table.exec.sink.upsert-materialize-strategy.type",
         OptionType.ENUM,
-        "ADAPTIVE",
+        "LEGACY",  # Flink 2.3's default (and FLIP-544's): new strategies are opt-in
         allowed_values=("LEGACY", "VALUE", "MAP", "ADAPTIVE"),
         # FLIP-544 spells the key this way; Flink shipped the name above.
         fallback_keys=("table.exec.sink.upsert-materialize.strategy",),
@@ -690,6 +690,7 @@ TABLE_EXEC_SINK_UPSERT_MATERIALIZE_STRATEGY_ADAPTIVE_THRESHOLD_HIGH = register(
         "table.exec.sink.upsert-materialize-strategy.adaptive.threshold.high",
         OptionType.LONG,
         50,
+        min_value=1,
         fallback_keys=("table.exec.sink.upsert-materialize.adaptive.threshold.high",),
         description=(
             "With the ADAPTIVE strategy, the number of history entries for a key at which it "
@@ -704,10 +705,12 @@ TABLE_EXEC_SINK_UPSERT_MATERIALIZE_STRATEGY_ADAPTIVE_THRESHOLD_LOW = register(
         "table.exec.sink.upsert-materialize-strategy.adaptive.threshold.low",
         OptionType.LONG,
         40,
+        min_value=0,
         fallback_keys=("table.exec.sink.upsert-materialize.adaptive.threshold.low",),
         description=(
             "With the ADAPTIVE strategy, the number of history entries for a key at which it "
-            "switches back from MAP to VALUE. Flink's RocksDB default is 40."
+            "switches back from MAP to VALUE. Flink's RocksDB default is 40. Must be below the "
+            "high threshold (checked when an INSERT is planned)."
         ),
     )
 )

@@ -12,6 +12,7 @@ Types.TUPLE([Types.STRING(), Types.INT()])
 How it runs on Spark: :mod:`changeflow.runtime.spark.datastream`.
 """
 
+from changeflow.datastream.cache import CachedDataStream
 from changeflow.datastream.data_stream import CloseableIterator, DataStream, DataStreamSink, KeyedStream
 from changeflow.datastream.environment import JobExecutionResult, RuntimeExecutionMode, StreamExecutionEnvironment
 from changeflow.datastream.functions import (AggregateFunction, AllWindowFunction, CoGroupFunction, FilterFunction,
@@ -19,15 +20,16 @@ from changeflow.datastream.functions import (AggregateFunction, AllWindowFunctio
                                              KeySelector, MapFunction, ProcessAllWindowFunction, ProcessFunction,
                                              ProcessWindowFunction, ReduceFunction, RuntimeContext, WindowFunction)
 from changeflow.datastream.operator_attributes import OperatorAttributes, OperatorAttributesBuilder
+from changeflow.datastream.side_output import OutputTag
 from changeflow.datastream.sinks import CollectSink, PrintSink
 from changeflow.datastream.state import ValueState, ValueStateDescriptor
 from changeflow.datastream.windowed_stream import AllWindowedStream, CoGroupedStreams, JoinedStreams, WindowedStream
 
-__all__ = sorted(["AggregateFunction", "AllWindowFunction", "AllWindowedStream", "CloseableIterator",
-                  "CoGroupFunction", "CoGroupedStreams", "CollectSink", "DataStream", "DataStreamSink",
-                  "FilterFunction", "FlatJoinFunction", "FlatMapFunction", "JobExecutionResult", "JoinFunction",
-                  "JoinedStreams", "KeySelector", "KeyedProcessFunction", "KeyedStream", "MapFunction",
-                  "OperatorAttributes", "OperatorAttributesBuilder", "PrintSink", "ProcessAllWindowFunction",
-                  "ProcessFunction", "ProcessWindowFunction", "ReduceFunction", "RuntimeContext",
-                  "RuntimeExecutionMode", "StreamExecutionEnvironment", "ValueState", "ValueStateDescriptor",
-                  "WindowFunction", "WindowedStream"])
+__all__ = sorted(["AggregateFunction", "AllWindowFunction", "AllWindowedStream", "CachedDataStream",
+                  "CloseableIterator", "CoGroupFunction", "CoGroupedStreams", "CollectSink", "DataStream",
+                  "DataStreamSink", "FilterFunction", "FlatJoinFunction", "FlatMapFunction", "JobExecutionResult",
+                  "JoinFunction", "JoinedStreams", "KeySelector", "KeyedProcessFunction", "KeyedStream", "MapFunction",
+                  "OperatorAttributes", "OperatorAttributesBuilder", "OutputTag", "PrintSink",
+                  "ProcessAllWindowFunction", "ProcessFunction", "ProcessWindowFunction", "ReduceFunction",
+                  "RuntimeContext", "RuntimeExecutionMode", "StreamExecutionEnvironment", "ValueState",
+                  "ValueStateDescriptor", "WindowFunction", "WindowedStream"])

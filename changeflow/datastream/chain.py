@@ -32,6 +32,7 @@ class Op:
     function: Any
     name: str
     output_type: Any = None  # TypeInformation the outputs are converted to, or None
+    side_tag: str | None = None  # process only: yield this side output's values instead of the main output
 
 
 def run(ops: list[Op], values: list[Any], stamps: list[bytes]) -> tuple[list[Any], list[bytes], list[Any] | None]:
@@ -103,8 +104,10 @@ def _process(op: Op, values: list[Any], stamps: list[bytes]) -> tuple[list[Any],
         raise TypeError(f"process() takes a ProcessFunction, got {type(function).__name__}")
     from changeflow.kernels.keyed.process import _Context
 
+    from changeflow.datastream.side_output import select_outputs
+
     ctx = _Context(None)
-    return _fan_out(op, lambda v: function.process_element(v, ctx), values, stamps)
+    return _fan_out(op, lambda v: select_outputs(function.process_element(v, ctx), op.side_tag), values, stamps)
 
 
 def _convert(op: Op, values: list[Any]) -> list[Any]:

@@ -15,6 +15,7 @@ from changeflow.datastream.functions import (FilterFunction, FlatMapFunction, Ke
                                              MapFunction, ProcessFunction, ReduceFunction, describe)
 
 if TYPE_CHECKING:
+    from changeflow.datastream.cache import CachedDataStream
     from changeflow.datastream.environment import StreamExecutionEnvironment
     from changeflow.datastream.windowed_stream import (AllWindowedStream, CoGroupedStreams, JoinedStreams,
                                                        WindowedStream)
@@ -114,6 +115,24 @@ class DataStream:
         from changeflow.datastream.windowed_stream import JoinedStreams
 
         return JoinedStreams(self, other)
+
+    def get_side_output(self, output_tag: Any) -> "DataStream":
+        """The records this stream's ProcessFunction yielded as ``(output_tag, value)`` (see :mod:`.side_output`)."""
+        from changeflow.datastream.side_output import side_output
+
+        return side_output(self, output_tag)
+
+    def cache(self) -> "CachedDataStream":
+        """Caches this stream's records for later jobs of the environment (FLIP-205; batch mode only).
+
+        The cache is created by the first job that computes the stream, is
+        immutable, and is read by every later job instead of recomputing the
+        stream's inputs; ``invalidate()`` on the result or the environment's
+        ``close()`` releases it. See :mod:`changeflow.datastream.cache`.
+        """
+        from changeflow.datastream.cache import cache
+
+        return cache(self)
 
     # --- sinks and execution ------------------------------------------------------------
     def execute_and_collect(self, job_execution_name: str = None, limit: int = None):

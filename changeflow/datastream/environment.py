@@ -28,6 +28,7 @@ from typing import Any, Iterable
 from changeflow.common.configuration import Configuration
 from changeflow.common.typeinfo import PickledBytesTypeInfo, TypeInformation
 from changeflow.datastream import graph
+from changeflow.datastream.cache import CacheRegistry, cache_nodes, check_batch
 from changeflow.datastream.data_stream import DataStream
 from changeflow.datastream.sinks import CollectSink
 
@@ -55,6 +56,7 @@ class StreamExecutionEnvironment:
         self._config = Configuration(configuration) if configuration is not None else Configuration()
         self._spark = spark_session
         self._sinks: list[tuple[graph.Node, Any]] = []
+        self._caches = CacheRegistry()  # DataStream.cache() results created by this environment's jobs
         mode = self._config.get("execution.runtime-mode")
         self._mode = RuntimeExecutionMode[str(mode)] if mode is not None else RuntimeExecutionMode.STREAMING
 
@@ -153,10 +155,12 @@ class StreamExecutionEnvironment:
         elif policy is not None:
             flushes = (f"latest record per key, flushed every {_duration_text(policy.interval_ms)}, "
                        "on idle input and at end of input")
-        return execution_plan(list(self._sinks), self.get_parallelism(), flushes)
+        return execution_plan(list(self._sinks), self.get_parallelism(), flushes, self._caches.cached_ids())
 
     def close(self) -> None:
+        """Drops the pending sinks and releases every cached intermediate result of this environment."""
         self._sinks = []
+        self._caches.release_all()
 
     def _add_sink(self, node: graph.Node, sink: Any) -> None:
         self._sinks.append((node, sink))
@@ -178,6 +182,8 @@ class StreamExecutionEnvironment:
         from changeflow.runtime.spark import session
         from changeflow.runtime.spark.datastream import DataStreamJob, DataStreamSettings
 
+        if cache_nodes([n for n, _ in outputs]):  # before starting Spark: the mode may have changed since cache()
+            check_batch(self, [n for n, _ in outputs])
         if self._spark is None:
             self._spark = session.get_or_create(self._config.get("changeflow.spark.master"))
         else:
@@ -191,7 +197,7 @@ class StreamExecutionEnvironment:
             rows_per_batch=int(self._config.get("changeflow.source.rows-per-batch")),
             buckets=int(self._config.get("changeflow.state.buckets")),
             checkpoint_root=self._config.get("changeflow.checkpoint-dir"))
-        DataStreamJob(self._spark, settings).run(outputs)
+        DataStreamJob(self._spark, settings, self._caches).run(outputs)
 
 
 def _duration_text(ms: int) -> str:

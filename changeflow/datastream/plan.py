@@ -18,13 +18,18 @@ import json
 from typing import Any
 
 from changeflow.datastream import graph
+from changeflow.datastream.cache import CacheNode, plan_entry as cache_plan_entry
 
 
-def execution_plan(sinks: list[tuple[graph.Node, Any]], parallelism: int, flushes: str | None) -> str:
+def execution_plan(sinks: list[tuple[graph.Node, Any]], parallelism: int, flushes: str | None,
+                   cached: frozenset[int] = frozenset()) -> str:
     """The JSON plan of the jobs whose sinks are ``sinks`` (node, sink).
 
     ``flushes`` describes how a buffering operator flushes (from the job's flush
     policy), or is None when no operator buffers (no flush interval, batch mode).
+    ``cached`` holds the ids of the cache nodes (``DataStream.cache()``) whose
+    cache an earlier job created: they are shown as Flink shows them
+    (:func:`changeflow.datastream.cache.plan_entry`).
 
     >>> src = graph.SourceNode("Collection Source", None, kind="collection", payload=[("a", 1)])
     >>> total = graph.KeyedReduceNode("Keyed Reduce", None, input=src, key_selector=None, function=None)
@@ -42,6 +47,9 @@ def execution_plan(sinks: list[tuple[graph.Node, Any]], parallelism: int, flushe
 
     def visit(node: graph.Node) -> int:
         if node.id in ids:
+            return ids[node.id]
+        if isinstance(node, CacheNode):
+            ids[node.id] = cache_plan_entry(node, node.id in cached, visit, numbers, nodes, parallelism)
             return ids[node.id]
         inputs = [visit(i) for i in node.inputs]
         ids[node.id] = next(numbers)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Source,
-                                   Union)
+                                   Union, UpsertMaterialize)
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,11 @@ def infer(node: PlanNode, modes: dict[int, ChangelogMode] | None = None) -> dict
         modes[id(node)] = modes[id(node.inputs[0])]
     elif isinstance(node, Aggregate):
         modes[id(node)] = UPDATES if modes[id(node.input)].insert_only else RETRACT
+    elif isinstance(node, UpsertMaterialize):
+        # An upsert stream by primary key: +I for a key's first row, +U for a new
+        # latest row, -D when a retraction empties the key (only if the input retracts).
+        retracts = modes[id(node.input)].update_before or modes[id(node.input)].delete
+        modes[id(node)] = ChangelogMode(True, False, True, retracts)
     elif isinstance(node, (Join, Deduplicate, Rank, Union, Sink)):
         modes[id(node)] = _rule(node, [modes[id(c)] for c in node.inputs])
     else:

@@ -21,13 +21,22 @@ source when mini-batch is on. Operators carry Flink's attributes:
   outputInsertOnly=[false])`` (Flink's execution-plan name, which says
   what runs);
 * ``Sink(table=[...], fields=[...], changelogMode=[NONE])``; for an updating
-  input, the unique key the plan proves (``upsertKeys=[[k]]``, which Flink
-  derives but prints only in its plan tests) and ``upsertMaterialize=[true]``
-  where that key is not the sink's primary key, as Flink prints it.
+  input, the upsert keys the plan proves (``upsertKeys=[[k]]``, which Flink
+  derives but prints only in its plan tests); ``upsertMaterialize=[true]``
+  where the planner put the sink upsert materializer before the sink and
+  ``conflictStrategy=[DEDUPLICATE]`` for an ``ON CONFLICT`` clause, as Flink
+  prints them;
+* the materializer itself as the line below the sink,
+  ``SinkMaterializer(pk=[k], upsertKey=[u], strategy=[LEGACY],
+  conflict=[DEDUPLICATE])`` (Flink's operator name; Flink shows it only in its
+  JSON execution plan) above an ``Exchange`` by the primary key, with the
+  ADAPTIVE thresholds and the state TTL where they apply.
 
 With an output flush interval (``execution.max-flush-interval``) a section
 after the plan names each operator that buffers its output and why: its
-output is idempotent and it is keyed (or runs on one task).
+output is idempotent and it is keyed (or runs on one task). Buffering
+aggregations fold each micro-batch per key, as under mini-batch, so they
+split into Local/GlobalGroupAggregate under the same rule.
 """
 
 from __future__ import annotations
@@ -40,7 +49,8 @@ from changeflow.plan.agg_phase import two_phase_aggregates
 from changeflow.plan.changelog_mode import INSERT_ONLY, ChangelogMode
 from changeflow.plan.expressions import Column
 from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Source,
-                                   Union)
+                                   Union, UpsertMaterialize)
+from changeflow.plan.upsert_keys import upsert_keys
 
 
 @dataclass(frozen=True)
@@ -59,7 +69,9 @@ _JOIN_TYPES = {"INNER": "InnerJoin", "LEFT": "LeftOuterJoin", "RIGHT": "RightOut
 
 def explain(root: PlanNode, settings: ExplainSettings) -> str:
     modes = changelog_mode.infer(root)
-    two_phase = two_phase_aggregates(root, mini_batch=settings.mini_batch, strategy=settings.agg_phase_strategy,
+    # A flush interval folds micro-batches as mini-batch does (StreamingSettings.folds_bundles).
+    folds = settings.mini_batch or settings.flush_interval_ms is not None
+    two_phase = two_phase_aggregates(root, mini_batch=folds, strategy=settings.agg_phase_strategy,
                                      modes=modes) if settings.streaming else set()
     lines: list[str] = []
 
@@ -99,8 +111,9 @@ def explain(root: PlanNode, settings: ExplainSettings) -> str:
         elif isinstance(node, Join):
             for child, keys, connector in ((node.left, node.left_keys, ":- "), (node.right, node.right_keys, "+- ")):
                 visit(child, exchange(below, connector, keys, modes[id(child)]), "+- ")
-        elif isinstance(node, (Rank, Deduplicate)):
-            keys = node.partition_keys if isinstance(node, Rank) else node.keys
+        elif isinstance(node, (Rank, Deduplicate, UpsertMaterialize)):
+            keys = node.partition_keys if isinstance(node, Rank) else \
+                node.primary_key if isinstance(node, UpsertMaterialize) else node.keys
             visit(node.input, exchange(below, "+- ", keys, modes[id(node.input)]), "+- ")
         else:
             children = node.inputs
@@ -109,11 +122,11 @@ def explain(root: PlanNode, settings: ExplainSettings) -> str:
 
     visit(root, "", "")
     title = "== Physical Plan ==" if settings.streaming else "== Physical Plan (batch) =="
-    return title + "\n" + "\n".join(lines) + "\n" + _flush_section(root, settings)
+    return title + "\n" + "\n".join(lines) + "\n" + _flush_section(root, settings, two_phase)
 
 
-def _flush_section(root: PlanNode, settings: ExplainSettings) -> str:
-    """Which operators buffer their output per key (FLIP-365), and why."""
+def _flush_section(root: PlanNode, settings: ExplainSettings, two_phase: set[int]) -> str:
+    """Which operators buffer their output per key (FLIP-365), and why (``two_phase``: ids of split aggregations)."""
     if not settings.streaming or settings.flush_interval_ms is None:
         return ""
     when = ("at the end of every micro-batch (memory-buffer-only)" if settings.flush_memory_only
@@ -126,7 +139,8 @@ def _flush_section(root: PlanNode, settings: ExplainSettings) -> str:
         if isinstance(node, Aggregate):
             keyed = f"keyed by [{', '.join(node.keys)}]" if node.keys else "parallelism 1 (no grouping key)"
             calls = [_describe_call(c) + f" AS {c.output}" for c in node.calls]
-            lines.append(f"{_aggregate('GroupAggregate', node, calls)}: buffers the "
+            name = "GlobalGroupAggregate" if id(node) in two_phase else "GroupAggregate"
+            lines.append(f"{_aggregate(name, node, calls)}: buffers the "
                          f"latest output per key, flushed {when}; output idempotent (group aggregation), {keyed}")
 
     visit(root)
@@ -162,22 +176,46 @@ def _describe(node: PlanNode, settings: ExplainSettings, modes: dict[int, Change
         return _describe_rank(node, modes[id(node.input)])
     if isinstance(node, Sink):
         name = node.table if "." in node.table else f"default_catalog.default_database.{node.table}"
-        return f"Sink(table=[{name}], fields=[{', '.join(node.input.field_names)}]{_sink_keys(node, modes)})"
+        return f"Sink(table=[{name}], fields=[{', '.join(node.input.field_names)}]{_sink_keys(node, settings, modes)})"
+    if isinstance(node, UpsertMaterialize):
+        return _describe_materializer(node)
     raise TypeError(f"EXPLAIN has no description for {type(node).__name__}")
 
 
-def _sink_keys(node: Sink, modes: dict[int, ChangelogMode]) -> str:
-    """A sink's upsert attributes: the unique key its updating input is keyed by, and
-    ``upsertMaterialize=[true]`` where that key is not the sink's primary key, so the
-    sink must reorder changes per primary key itself (Flink's SinkUpsertMaterializer,
-    ``table.exec.sink.upsert-materialize=AUTO``)."""
-    if modes[id(node.input)].insert_only:
-        return ""
-    keys = unique_key(node.input)
-    text = f", upsertKeys=[[{', '.join(keys)}]]" if keys else ""
-    if node.primary_key and (keys is None or set(keys) != set(node.primary_key)):
+def _sink_keys(node: Sink, settings: ExplainSettings, modes: dict[int, ChangelogMode]) -> str:
+    """A sink's upsert attributes: the upsert keys of its updating input,
+    ``upsertMaterialize=[true]`` where the planner put the sink upsert
+    materializer before it (changes for one primary key may arrive out of
+    order) and the INSERT's ``conflictStrategy``, as Flink prints them (it
+    shows the conflict strategy in streaming mode only)."""
+    text = ""
+    if isinstance(node.input, UpsertMaterialize):
         text += ", upsertMaterialize=[true]"
+    elif not modes[id(node.input)].insert_only:
+        keys = upsert_keys(node.input)
+        if keys:
+            text += f", upsertKeys=[{', '.join(f'[{_names_of(k)}]' for k in keys)}]"
+    if node.conflict is not None and settings.streaming:
+        text += f", conflictStrategy=[{node.conflict}]"
     return text
+
+
+def _describe_materializer(node: UpsertMaterialize) -> str:
+    """The sink upsert materializer: its key, the input's upsert key, strategy and conflict mode."""
+    parts = [f"pk=[{_names_of(node.primary_key)}]"]
+    if node.upsert_key is not None:
+        parts.append(f"upsertKey=[{_names_of(node.upsert_key)}]")
+    parts.append(f"strategy=[{node.strategy}]")
+    if node.strategy == "ADAPTIVE":
+        parts.append(f"thresholds=[high={node.threshold_high}, low={node.threshold_low}]")
+    parts.append(f"conflict=[{node.conflict}]")
+    if node.ttl_ms:
+        parts.append(f"stateTtl=[{node.ttl_ms}ms]")
+    return f"SinkMaterializer({', '.join(parts)})"
+
+
+def _names_of(columns: tuple[str, ...]) -> str:
+    return ", ".join(columns)
 
 
 def _describe_join(node: Join, settings: ExplainSettings) -> str:

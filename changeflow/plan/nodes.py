@@ -176,15 +176,18 @@ class Sink(_OneInput, _InputSchema):
     """``INSERT INTO table``: writes the input's changes to a connector.
 
     ``connector`` is the sink object of :mod:`changeflow.connectors`;
-    ``primary_key`` the sink table's declared primary key (empty for none).
-    Its schema is the sink table's.
+    ``primary_key`` the sink table's declared primary key (empty for none);
+    ``conflict`` the statement's ``ON CONFLICT DO ...`` mode (DEDUPLICATE,
+    NOTHING or ERROR; None without the clause). Its schema is the sink table's.
+    Where the planner puts an :class:`UpsertMaterialize` before the sink, it is
+    the sink's input.
     """
 
     input: PlanNode
     table: str
     connector: Any = field(repr=False)
     primary_key: tuple[str, ...] = ()
-
+    conflict: str | None = None
 
 
 @dataclass(frozen=True, eq=False)

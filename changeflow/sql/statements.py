@@ -24,6 +24,7 @@ from changeflow.common.configuration import Configuration
 from changeflow.common.types import DataTypes
 from changeflow.plan.type_inference import PlanError
 from changeflow.sql.ddl import Cursor, DdlError, parse_create_table, tokenize
+from changeflow.sql.on_conflict import reject_on_conflict, split_on_conflict
 from changeflow.table.result import TableResult
 
 if TYPE_CHECKING:
@@ -89,6 +90,7 @@ def plan_sql_query(t_env: "TableEnvironment", sql: str):
     """The logical plan of a query's text (``SELECT``, ``WITH``, ``VALUES``), planned over the catalog."""
     from changeflow.sql.planner import plan_query
 
+    reject_on_conflict(sql, tokenize(sql), "a query")
     return plan_query(sql, t_env._resolve)
 
 
@@ -107,7 +109,7 @@ def query_text(cur: Cursor) -> str:
 
 
 def insert_plan(t_env: "TableEnvironment", sql: str, cur: Cursor):
-    """``INSERT INTO t [(columns)] query`` as a plan ending in a ``Sink``."""
+    """``INSERT INTO t [(columns)] query [ON CONFLICT DO ...]`` as a plan ending in a ``Sink``."""
     cur.expect("INSERT")
     if cur.accept("OVERWRITE"):
         cur.fail("INSERT OVERWRITE is not supported (only batch file sinks in Flink have it)")
@@ -116,9 +118,16 @@ def insert_plan(t_env: "TableEnvironment", sql: str, cur: Cursor):
     columns = None
     if cur.word() == "(" and cur.word(1) not in _QUERY_STARTS:
         columns = cur.name_list()
+    if cur.word() == "ON" and cur.word(1) == "CONFLICT":
+        cur.fail("ON CONFLICT must follow the query: INSERT INTO t SELECT ... ON CONFLICT DO DEDUPLICATE | "
+                 "DO NOTHING | DO ERROR")
     if cur.at_end():
         cur.fail("expected the query to insert")
-    return t_env._insert_plan(name, plan_sql_query(t_env, query_text(cur)), columns)
+    stop, conflict = split_on_conflict(cur)
+    if stop == cur.i:
+        cur.fail("expected the query to insert before ON CONFLICT")
+    query = query_text(Cursor(sql, cur.tokens, cur.i, stop))
+    return t_env._insert_plan(name, plan_sql_query(t_env, query), columns, conflict=conflict)
 
 
 def insert(t_env: "TableEnvironment", sql: str, cur: Cursor) -> TableResult:
@@ -222,13 +231,17 @@ def explain_statement(t_env: "TableEnvironment", sql: str, cur: Cursor) -> Table
         cur.next()
     if cur.accept("PLAN", "FOR"):
         pass
+    return TableResult.of_text(explain_text(t_env, sql, cur))
+
+
+def explain_text(t_env: "TableEnvironment", sql: str, cur: Cursor | None = None) -> str:
+    """The plan of the query or INSERT statement at the cursor (the whole of ``sql`` by default)."""
+    cur = cur or Cursor(sql, statement_tokens(sql))
     if cur.word() == "INSERT":
-        text = t_env._explain(insert_plan(t_env, sql, Cursor(sql, cur.tokens, cur.i, cur.stop)))
-    elif cur.word() in _QUERY_STARTS:
-        text = t_env._explain(plan_sql_query(t_env, query_text(cur)))
-    else:
-        cur.fail("EXPLAIN takes a SELECT or an INSERT statement")
-    return TableResult.of_text(text)
+        return t_env._explain(insert_plan(t_env, sql, Cursor(sql, cur.tokens, cur.i, cur.stop)))
+    if cur.word() in _QUERY_STARTS:
+        return t_env._explain(plan_sql_query(t_env, query_text(cur)))
+    cur.fail("EXPLAIN takes a SELECT or an INSERT statement")
 
 
 def show(t_env: "TableEnvironment", cur: Cursor) -> TableResult:

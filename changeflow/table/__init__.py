@@ -1,11 +1,12 @@
 """The Table API, with PyFlink's names: a Flink program ports by changing imports."""
 
+from changeflow.table.conflict import InsertConflictStrategy
 from changeflow.table.environment import EnvironmentSettings, TableConfig, TableEnvironment
 from changeflow.table.descriptor import Schema, TableDescriptor
 from changeflow.table.result import CloseableIterator, ResultKind, TableResult
 from changeflow.table.table import GroupedTable, Table, TableSchema
 
 __all__ = sorted([
-    "CloseableIterator", "EnvironmentSettings", "GroupedTable", "ResultKind", "Schema", "Table",
+    "CloseableIterator", "EnvironmentSettings", "GroupedTable", "InsertConflictStrategy", "ResultKind", "Schema", "Table",
     "TableConfig", "TableDescriptor", "TableEnvironment", "TableResult", "TableSchema",
 ])

@@ -114,6 +114,7 @@ class TableEnvironment:
         self._catalog = Catalog()
         self._spark = spark_session
         self._jobs = None
+        self._table_caches: list = []  # Table.cache() results (changeflow.table.cache), released by close()
 
     @staticmethod
     def create(environment_settings: EnvironmentSettings | Configuration | None = None,
@@ -171,9 +172,15 @@ class TableEnvironment:
         """Register a connector table described by a ``TableDescriptor`` (as ``CREATE TABLE``)."""
         self._catalog.create_table(descriptor.catalog_table(path, temporary=False))
 
-    def _insert_table(self, table_path: str, table: Table) -> TableResult:
+    def close(self) -> None:
+        """Releases every cached table of this environment (``Table.cache()``, beyond PyFlink)."""
+        caches, self._table_caches = self._table_caches, []
+        for handle in caches:
+            handle.release()
+
+    def _insert_table(self, table_path: str, table: Table, conflict: str | None = None) -> TableResult:
         """``table.execute_insert(table_path)``: run ``INSERT INTO table_path`` of ``table``'s query."""
-        return self._execute_insert(self._insert_plan(table_path, table.plan))
+        return self._execute_insert(self._insert_plan(table_path, table.plan, conflict=conflict))
 
     def from_path(self, path: str) -> Table:
         """The table or view ``path`` (a DDL table reads its connector)."""
@@ -213,6 +220,17 @@ class TableEnvironment:
         from changeflow.sql import statements
 
         return statements.execute(self, stmt)
+
+    def explain_sql(self, stmt: str, *extra_details) -> str:
+        """The plan of a query or an ``INSERT`` statement, as ``EXPLAIN`` prints it (PyFlink's name).
+
+        Planning only: no job runs and no SparkSession starts. ``extra_details``
+        (PyFlink's ``ExplainDetail`` values) are accepted; changelog modes are
+        always shown.
+        """
+        from changeflow.sql import statements
+
+        return statements.explain_text(self, stmt)
 
     def sql_query(self, query: str) -> Table:
         """A ``Table`` of a SQL query (``SELECT``, ``WITH``, ``VALUES``)."""
@@ -276,8 +294,13 @@ class TableEnvironment:
         """Plan a new table's computed columns, so a bad expression fails at CREATE as in Flink."""
         self._declared_schema(table)
 
-    def _insert_plan(self, name: str, query: PlanNode, columns: list[str] | None = None) -> Sink:
-        """``INSERT INTO name [(columns)] query``: the query cast to the sink's columns, then the Sink."""
+    def _insert_plan(self, name: str, query: PlanNode, columns: list[str] | None = None,
+                     conflict: str | None = None) -> Sink:
+        """``INSERT INTO name [(columns)] query [ON CONFLICT DO conflict]``: the query cast to the sink's
+        columns, the sink upsert materializer where the sink needs it
+        (:mod:`changeflow.plan.sink_materialize`), then the Sink."""
+        from changeflow.plan.sink_materialize import MaterializeSettings, plan_sink
+
         from changeflow.connectors import check_sink_input, create_sink
         from changeflow.plan.expressions import Column, Literal
 
@@ -312,9 +335,10 @@ class TableEnvironment:
                     raise PlanError(f"column {n!r} of {name} is NOT NULL and not given by the INSERT column list")
                 exprs.append((n, Literal(None, t)))
         projected = Project(query, tuple(exprs), tuple(target))
-        plan = Sink(projected, identifier(name), sink, entry.schema.primary_key)
+        plan = Sink(projected, identifier(name), sink, entry.schema.primary_key, conflict)
         check_sink_input(plan)
-        return plan
+        return plan_sink(plan, MaterializeSettings.from_configuration(self._config.get_configuration(),
+                                                                      self.streaming))
 
     def _execute_insert(self, plan: Sink) -> TableResult:
         jobs = self._spark_jobs()

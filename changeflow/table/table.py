@@ -11,6 +11,7 @@ from changeflow.plan.type_inference import PlanError
 
 if TYPE_CHECKING:
     from changeflow.table.environment import TableEnvironment
+    from changeflow.table.conflict import InsertConflictStrategy
     from changeflow.table.result import TableResult
     from pyspark.sql import DataFrame
 
@@ -140,14 +141,25 @@ class Table:
         """Run the query; streaming mode runs one Structured Streaming query."""
         return self._t_env._execute(self._plan)
 
-    def execute_insert(self, table_path: str, overwrite: bool = False) -> "TableResult":
+    def execute_insert(self, table_path: str, overwrite: bool = False,
+                       conflict_strategy: "InsertConflictStrategy | None" = None) -> "TableResult":
         """Write this table's changes into the catalog table ``table_path`` (``INSERT INTO``).
 
         Runs in the background, as PyFlink: call ``.wait()`` on the result to block.
+        ``conflict_strategy`` (an :class:`~changeflow.table.InsertConflictStrategy`,
+        beyond PyFlink: Flink's Java ``executeInsert`` has it) is the statement's
+        ``ON CONFLICT`` clause.
         """
         if overwrite:
             raise NotImplementedError("INSERT OVERWRITE is not supported; write into an empty table")
-        return self._t_env._insert_table(table_path, self)
+        conflict = None if conflict_strategy is None else conflict_strategy.get_behavior()
+        return self._t_env._insert_table(table_path, self, conflict)
+
+    def cache(self) -> "Table":
+        """Caches the query's rows for later jobs (batch mode; beyond PyFlink: see :mod:`changeflow.table.cache`)."""
+        from changeflow.table.cache import cache_table
+
+        return cache_table(self)
 
     def to_spark(self) -> "DataFrame":
         """The query as a Spark DataFrame.

@@ -149,7 +149,7 @@ def test_removing_through_an_alias():
     conf = Configuration().set(STRATEGY, "MAP")
     assert conf.remove_config(STRATEGY_ALIAS) is True
     assert conf.remove_config(STRATEGY) is False
-    assert conf.get(STRATEGY) == "ADAPTIVE"
+    assert conf.get(STRATEGY) == "LEGACY"
 
 
 # ----------------------------------------------------------------------------------------

@@ -21,14 +21,15 @@ from conformance.record_flink_datastream import GOLDEN_DIR, encode
 def _api():
     from changeflow.common import Types
     from changeflow.datastream import (AggregateFunction, AllWindowFunction, FlatMapFunction, KeyedProcessFunction,
-                                       MapFunction, ProcessAllWindowFunction, ProcessWindowFunction, ReduceFunction,
-                                       ValueStateDescriptor, WindowFunction)
+                                       MapFunction, OutputTag, ProcessAllWindowFunction, ProcessFunction,
+                                       ProcessWindowFunction, ReduceFunction, ValueStateDescriptor, WindowFunction)
     from changeflow.datastream.window import GlobalWindows
 
     end_of_stream = GlobalWindows.create_with_end_of_stream_trigger()
     return SimpleNamespace(Types=Types, KeyedProcessFunction=KeyedProcessFunction, MapFunction=MapFunction,
                            FlatMapFunction=FlatMapFunction, ReduceFunction=ReduceFunction,
-                           ValueStateDescriptor=ValueStateDescriptor, GlobalWindows=GlobalWindows,
+                           ValueStateDescriptor=ValueStateDescriptor, ProcessFunction=ProcessFunction,
+                           OutputTag=OutputTag, GlobalWindows=GlobalWindows,
                            AggregateFunction=AggregateFunction, WindowFunction=WindowFunction,
                            AllWindowFunction=AllWindowFunction, ProcessWindowFunction=ProcessWindowFunction,
                            ProcessAllWindowFunction=ProcessAllWindowFunction,

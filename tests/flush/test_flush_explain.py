@@ -17,8 +17,10 @@ def plan():
 def test_explain_lists_each_buffering_operator_with_its_reason():
     text = explain(plan(), ExplainSettings(flush_interval_ms=5000))
     section = text.split("== Output Flush ==\n")[1].splitlines()
+    # Buffering lets the per-key aggregation fold micro-batches, so it runs in two phases.
+    assert "LocalGroupAggregate(groupBy=[k]" in text
     assert section == [
-        "GroupAggregate(groupBy=[k], select=[k, SUM(v) AS $agg0]): buffers the latest output per key, flushed every 5000ms, "
+        "GlobalGroupAggregate(groupBy=[k], select=[k, SUM(v) AS $agg0]): buffers the latest output per key, flushed every 5000ms, "
         "on idle input and at end of input; output idempotent (group aggregation), keyed by [k]",
         "GroupAggregate(select=[MAX(s) AS $agg0]): buffers the latest output per key, flushed every 5000ms, on idle input "
         "and at end of input; output idempotent (group aggregation), parallelism 1 (no grouping key)",

@@ -64,6 +64,24 @@ def test_bounded_chain_with_a_long_interval_emits_one_final_record_per_key(strea
     assert len(unbuffered) > len(buffered)
 
 
+def test_a_join_passes_end_of_input_and_flushes_on_to_the_buffering_aggregations(stream_env):
+    # sum per key (buffered) -> LEFT JOIN (not buffering) -> count per region (buffered):
+    # the last aggregation only sees every key's final value if the join forwards
+    # the sources' end of input and the first aggregation's flushes.
+    stream_env.get_config().set("changeflow.source.rows-per-batch", "4")
+    per_key = sum_per_key(stream_env.from_elements(ROWS, ["k", "v"]))
+    regions = stream_env.from_elements([("a", "eu"), ("b", "us"), ("c", "eu"), ("z", "us")], ["rk", "region"])
+    joined = per_key.left_outer_join(regions, col("k") == col("rk"))
+    plan = joined.group_by(col("region")).select(col("region"), col("s").sum.alias("total"))._plan
+    jobs = stream_env._spark_jobs()
+    unbuffered = jobs.run_streaming(plan, stream_env._streaming_settings())
+    buffered = jobs.run_streaming(plan, settings_with_flush(stream_env))
+    # a=6 and c=7 in eu, b=3 in us, d=5 and e=7 without a region.
+    expected = sorted(map(repr, [Row("eu", 13), Row("us", 3), Row(None, 12)]))
+    assert final(buffered) == final(unbuffered) == expected
+    assert len(unbuffered) > len(buffered)
+
+
 def test_input_arriving_over_time_flushes_on_idle_input_through_a_chain(spark, stream_env):
     workdir = tempfile.mkdtemp(prefix="flush-test-")
     inbox = os.path.join(workdir, "inbox")

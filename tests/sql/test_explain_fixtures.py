@@ -1,9 +1,12 @@
 """EXPLAIN of SQL queries against fixture files of ``SQL; expected EXPLAIN;`` pairs.
 
 Each entry of ``fixtures/*.sql`` is a ``# title:`` line, optional settings
-lines (``# mini-batch: on``), the query ending with ``;`` and the expected
-plan ending with ``;``. The plans follow the shape of Flink 2.3's physical
-plan with ``ExplainDetail.CHANGELOG_MODE`` for the same queries.
+lines (``# mini-batch: on``, ``# mode: batch``, ``# config: key=value, key=value``),
+the query ending with ``;`` and the expected plan ending with ``;``. The plans
+follow the shape of Flink 2.3's physical plan with ``ExplainDetail.CHANGELOG_MODE``
+for the same queries. An ``INSERT INTO`` entry is planned by a TableEnvironment
+over the DDL tables of :data:`SINK_TABLES` (no Spark is started), so it goes
+through sink planning: the upsert materializer and its ``ON CONFLICT`` clause.
 
 To regenerate after an intended change, run from the repository root::
 
@@ -79,7 +82,41 @@ def catalog():
     return resolve
 
 
+# Tables for the INSERT entries: sources with and without a watermark, sinks with and without a key.
+SINK_TABLES = (
+    "CREATE TABLE orders (order_id BIGINT, product STRING, qty INT) "
+    "WITH ('connector' = 'datagen', 'number-of-rows' = '5')",
+    "CREATE TABLE orders_wm (order_id BIGINT, product STRING, qty INT, ts TIMESTAMP(3), "
+    "WATERMARK FOR ts AS ts) WITH ('connector' = 'datagen', 'number-of-rows' = '5')",
+    "CREATE TABLE products (name STRING, price INT) WITH ('connector' = 'datagen', 'number-of-rows' = '5')",
+    "CREATE TABLE product_orders (product STRING, order_id BIGINT, PRIMARY KEY (product) NOT ENFORCED) "
+    "WITH ('connector' = 'print')",
+    "CREATE TABLE order_totals (order_id BIGINT, qty BIGINT, PRIMARY KEY (order_id) NOT ENFORCED) "
+    "WITH ('connector' = 'print')",
+    "CREATE TABLE order_log (order_id BIGINT, qty BIGINT) WITH ('connector' = 'print')",
+)
+
+
+def explain_insert(case: Case) -> str:
+    from changeflow.table import EnvironmentSettings, TableEnvironment
+
+    batch = case.settings.get("mode") == "batch"
+    t_env = TableEnvironment.create(EnvironmentSettings.in_batch_mode() if batch
+                                    else EnvironmentSettings.in_streaming_mode())
+    for item in filter(None, case.settings.get("config", "").split(",")):
+        key, _, value = item.partition("=")
+        t_env.get_config().set(key.strip(), value.strip())
+    for ddl in SINK_TABLES:
+        t_env.execute_sql(ddl)
+    try:
+        return t_env.explain_sql(case.sql).rstrip()
+    except PlanError as e:
+        return f"ERROR: {e}"
+
+
 def actual(case: Case) -> str:
+    if case.sql.lstrip().upper().startswith("INSERT"):
+        return explain_insert(case)
     mini_batch = case.settings.get("mini-batch") == "on"
     settings = ExplainSettings(streaming=case.settings.get("mode", "streaming") == "streaming",
                                mini_batch=mini_batch, mini_batch_latency_ms=1000 if mini_batch else 0,

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from changeflow.plan.explain import ExplainSettings, explain
 from changeflow.plan.nodes import Sink
+from changeflow.plan.sink_materialize import MaterializeSettings, plan_sink
 from changeflow.sql import plan_query
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -14,7 +15,9 @@ from test_explain_fixtures import catalog  # noqa: E402
 
 
 def sink_plan(sql, primary_key=()):
-    return explain(Sink(plan_query(sql, catalog()), "snk", None, primary_key), ExplainSettings()).splitlines()
+    sink = plan_sink(Sink(plan_query(sql, catalog()), "snk", None, primary_key),
+                     MaterializeSettings(require_on_conflict=False))
+    return explain(sink, ExplainSettings()).splitlines()
 
 
 def test_append_sink():
@@ -31,8 +34,10 @@ def test_upsert_sink_keyed_like_the_aggregate_needs_no_materializer():
 
 
 def test_sink_keyed_differently_from_its_input_materializes():
-    line = sink_plan("SELECT t.id, region FROM t LEFT JOIN u ON t.id = u.id", ("id",))[1]
-    assert line.endswith("fields=[id, region], upsertMaterialize=[true], changelogMode=[NONE])")
+    lines = sink_plan("SELECT t.id, region FROM t LEFT JOIN u ON t.id = u.id", ("id",))
+    assert lines[1].endswith("fields=[id, region], upsertMaterialize=[true], changelogMode=[NONE])")
+    assert lines[2] == "+- SinkMaterializer(pk=[id], strategy=[LEGACY], conflict=[DEDUPLICATE], changelogMode=[I,UA,D])"
+    assert lines[3] == "   +- Exchange(distribution=[hash[id]], changelogMode=[I,UB,UA,D])"
 
 
 def test_batch_mode_prints_no_changelog_modes():

@@ -22,6 +22,10 @@ Every sink of a job is one branch of a single query, told apart by a
 ``_sink`` column; the driver sorts each micro-batch's records by stamp and
 hands them to the sinks in order.
 
+A cache node (``DataStream.cache()``, batch mode) is the persisted records of
+its input, or, once an earlier job of the environment created it, those
+records read back (:mod:`.cache`).
+
 **Flush interval (FLIP-365).** With ``execution.max-flush-interval`` set, a
 streaming job carries control records (an empty ``_value``, the signal in
 ``_ord``: :mod:`changeflow.kernels.keyed.records`): every bounded source ends
@@ -55,7 +59,9 @@ from pyspark.sql import types as T
 
 from changeflow.common.row import Row
 from changeflow.datastream import graph
+from changeflow.datastream.cache import CacheNode, CacheRegistry
 from changeflow.datastream.chain import ChainRunner, Op
+from changeflow.datastream.side_output import SideOutputNode, side_output_ops
 from changeflow.datastream.window_graph import check_end_of_stream_inputs
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.keyed.buffered import KEY_COLUMNS, OUTPUT_COLUMNS, ChangelogRecords
@@ -64,6 +70,7 @@ from changeflow.kernels.keyed.records import (CONTROL_VALUE, KEY, ORD, VALUE, co
                                               parse_control_stamp, source_stamp)
 from changeflow.kernels.keyed.reduce import KeyedReduce
 from changeflow.runtime.spark import end_of_stream
+from changeflow.runtime.spark.cache import JobCaches
 from changeflow.runtime.spark.end_of_input import CONTROL, END_OF_INPUT, ControlFanOut, control_of
 from changeflow.runtime.spark.flush import BucketBuffer, BucketFlusher, FlushPolicy, MemoryFlusher
 from changeflow.runtime.spark.packing import BUCKET, PAYLOAD, Packer
@@ -89,9 +96,10 @@ class DataStreamSettings:
 class DataStreamJob:
     """Translates the graph under a job's sinks and runs it."""
 
-    def __init__(self, spark: SparkSession, settings: DataStreamSettings) -> None:
+    def __init__(self, spark: SparkSession, settings: DataStreamSettings, caches: CacheRegistry | None = None) -> None:
         self.spark = spark
         self.settings = settings
+        self.caches = JobCaches(caches)  # DataStream.cache(): see .cache
         self._source_numbers: dict[int, int] = {}
         self._frames: dict[int, DataFrame] = {}
         self.control = False
@@ -110,6 +118,10 @@ class DataStreamJob:
                 self._run_streaming(frame, sinks)
             else:
                 _deliver(frame.toArrow(), sinks)
+            self.caches.commit()
+        except BaseException:
+            self.caches.abandon()
+            raise
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
 
@@ -175,6 +187,13 @@ class DataStreamJob:
             return out
         if isinstance(node, graph.KeyedNode):
             return self._keyed(node)
+        if isinstance(node, SideOutputNode):
+            base, ops = _chain(node.input)
+            return self.translate(base).mapInPandas(ChainRunner(side_output_ops(ops, node.tag)), _RECORDS)
+        if isinstance(node, CacheNode):
+            if self.settings.streaming:
+                raise RuntimeError(f"{node.name}: DataStream.cache() is supported in batch mode only")
+            return self.caches.translate(node, lambda: self.translate(node.input))
         raise TypeError(f"no Spark translation for {type(node).__name__}")
 
     def _keyed(self, node: graph.Node) -> DataFrame:

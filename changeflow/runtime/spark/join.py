@@ -32,11 +32,11 @@ from pyspark.sql import types as T
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
 
 from changeflow.kernels.changelog import KIND, SEQ, SUB
-from changeflow.plan.type_inference import PlanError
 from changeflow.kernels.join import SIDE, StreamingJoin, key_column
 from changeflow.plan.join_builder import join_key_type, unique_key_of
 from changeflow.plan.nodes import Join
 from changeflow.runtime.spark.columns import compile_expr
+from changeflow.runtime.spark.end_of_input import Control, ControlFanOut, control_rows
 from changeflow.runtime.spark.packing import BUCKET, PAYLOAD, Packer
 from changeflow.runtime.spark.sources import kernel_input_dtype
 from changeflow.runtime.spark.spark_types import struct, to_spark
@@ -66,12 +66,6 @@ def _side_names(node: Join) -> tuple[list[str], list[str]]:
 
 def join_stream(translator: Any, node: Join) -> DataFrame:
     """The changelog of ``node`` as a streaming DataFrame (columns plus ``_kind/_seq/_sub``)."""
-    if translator.control:
-        # End-of-input and flush control rows (runtime/spark/end_of_input.py) would have to
-        # pass through both inputs of the join; until they do, refuse rather than let a
-        # buffering operator downstream miss its final flush.
-        raise PlanError(f"execution.max-flush-interval is not supported yet in a query with a join "
-                        f"({node.join_type} JOIN ON {', '.join(node.left_keys)}); unset it for this query")
     left_names, right_names = _side_names(node)
     right_rename = dict(zip(node.right.field_names, right_names))
     key_types = [join_key_type(node.left.type_map()[l], node.right.type_map()[r])
@@ -98,9 +92,14 @@ def join_stream(translator: Any, node: Join) -> DataFrame:
                              KIND, SEQ, SUB)
         tagger = _SideTagger(side, keys, key_columns, key_dtypes)
         packer = Packer(key_columns, settings.buckets, frame.columns, {n: dtypes[n] for n in names}, tagger)
+        if translator.control:  # end-of-input and flush signals pass through the join
+            packer = ControlFanOut(packer, frame.columns, settings.buckets, ticks=False)
         packed.append(frame.mapInPandas(packer, _PACKED))
-    processor = JoinProcessor(kernel, key_columns, settings.pages)
-    spark_schema = T.StructType(struct(node.schema).fields + _BOOKKEEPING_FIELDS)
+    processor = JoinProcessor(kernel, key_columns, settings.pages, node.field_names)
+    fields = struct(node.schema).fields
+    if translator.control:  # control rows hold nulls in every column
+        fields = [T.StructField(f.name, f.dataType, True) for f in fields]
+    spark_schema = T.StructType(fields + _BOOKKEEPING_FIELDS)
     return packed[0].unionAll(packed[1]).groupBy(BUCKET).transformWithStateInPandas(
         statefulProcessor=processor, outputStructType=spark_schema, outputMode="Append", timeMode="None")
 
@@ -127,34 +126,47 @@ class _SideTagger:
 
 
 class JoinProcessor(StatefulProcessor):
-    """Feeds each bucket's rows of both inputs in a micro-batch to ``kernel.process_sides``."""
+    """Feeds each bucket's rows of both inputs in a micro-batch to ``kernel.process_sides``.
 
-    def __init__(self, kernel: StreamingJoin, key_columns: list[str], pages: int) -> None:
+    A join neither buffers nor acts on end of input: control payloads (end of
+    input, upstream flush; :mod:`.end_of_input`) only pass through, as control
+    rows after the bucket's changes, so a buffering operator downstream still
+    flushes when a source ends or an operator below the join flushes.
+    ``output_columns`` are the join's output columns (to write control rows).
+    """
+
+    def __init__(self, kernel: StreamingJoin, key_columns: list[str], pages: int,
+                 output_columns: list[str] = ()) -> None:
         self.kernel = kernel
         self.key_columns = list(key_columns)
         self.pages = pages
+        self.output_columns = list(output_columns)
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.page_store = handle.getMapState("pages", _PAGE_KEY, _PAGE_VALUE)
 
     def handleInputRows(self, key: Any, rows: Iterator[pd.DataFrame], timerValues: Any) -> Iterator[pd.DataFrame]:
         sides: tuple[list[pd.DataFrame], list[pd.DataFrame]] = ([], [])
+        control = Control()
         for frame in rows:
             # Spark renames columns starting with "_": the payload is the last column.
             # Payloads are pickled by changeflow's own packing stage (see .packing).
             for payload in frame.iloc[:, -1]:
                 part = pickle.loads(payload)
-                if len(part):
+                if isinstance(part, Control):
+                    control = control | part
+                elif len(part):
                     sides[int(part[SIDE].iloc[0])].append(part)
-        if not sides[0] and not sides[1]:
-            return
-        left, right = (pd.concat(parts, ignore_index=True) if len(parts) > 1 else (parts[0] if parts else None)
-                       for parts in sides)
-        state = PagedKeyedState(self.page_store, self.key_columns, self.pages)
-        out = self.kernel.process_sides(left, right, state)
-        state.commit()
-        if len(out):
-            yield out
+        if sides[0] or sides[1]:
+            left, right = (pd.concat(parts, ignore_index=True) if len(parts) > 1 else (parts[0] if parts else None)
+                           for parts in sides)
+            state = PagedKeyedState(self.page_store, self.key_columns, self.pages)
+            out = self.kernel.process_sides(left, right, state)
+            state.commit()
+            if len(out):
+                yield out
+        if control.signals:
+            yield control_rows(self.output_columns, control)
 
     def close(self) -> None:
         pass

@@ -59,6 +59,17 @@ class StreamingSettings:
     agg_phase_strategy: str = "AUTO"  # table.optimizer.agg-phase-strategy
     flush: FlushPolicy | None = None  # execution.max-flush-interval & co (runtime/spark/flush.py)
 
+    @property
+    def folds_bundles(self) -> bool:
+        """Whether group aggregations fold each micro-batch per key (and may run in two phases).
+
+        Mini-batch asks for it. A flush interval allows it: a buffering
+        aggregation emits only each key's latest output, so the intermediate
+        values that folding skips would never leave the buffer, and folding
+        spares the kernel one output change pair per input row.
+        """
+        return self.mini_batch or self.flush is not None
+
 
 class StreamingTranslator:
     def __init__(self, spark: SparkSession, settings: StreamingSettings, workdir: str) -> None:
@@ -69,7 +80,7 @@ class StreamingTranslator:
 
     def translate(self, node: PlanNode) -> DataFrame:
         self.modes = changelog_mode.infer(node)
-        self.two_phase = two_phase_aggregates(node, mini_batch=self.settings.mini_batch,
+        self.two_phase = two_phase_aggregates(node, mini_batch=self.settings.folds_bundles,
                                               strategy=self.settings.agg_phase_strategy, modes=self.modes)
         # Control rows (end of input, flush signals) flow through the query when an
         # operator acts on them; they never reach the sink.
@@ -179,7 +190,7 @@ class StreamingTranslator:
         child = self._translate(node.input)
         insert_only = self.modes[id(node.input)].insert_only
         two_phase = id(node) in self.two_phase
-        kernel = GroupAggregate(list(node.keys), list(node.calls), mini_batch=self.settings.mini_batch,
+        kernel = GroupAggregate(list(node.keys), list(node.calls), mini_batch=self.settings.folds_bundles,
                                 input_insert_only=insert_only, partial_input=two_phase)
         local = LocalGroupAggregate(list(node.keys), list(node.calls)) if two_phase else None
         types = node.input.type_map()

@@ -1,0 +1,107 @@
+"""Side outputs of a ``ProcessFunction`` (PyFlink's ``OutputTag`` and ``get_side_output``).
+
+As in PyFlink, a function emits to a side output by yielding ``(output_tag, value)``
+from ``process_element``; everything else it yields is its main output::
+
+    >>> from changeflow.common import Types
+    >>> from changeflow.datastream import ProcessFunction, RuntimeExecutionMode, StreamExecutionEnvironment
+    >>> small = OutputTag("small", Types.INT())
+    >>> class Split(ProcessFunction):
+    ...     def process_element(self, value, ctx):
+    ...         yield (small, value) if value < 10 else value
+    >>> env = StreamExecutionEnvironment.get_execution_environment()
+    >>> main = env.from_collection([1, 20, 3]).process(Split(), output_type=Types.INT())
+    >>> main.get_side_output(small).get_type()
+    Types.INT()
+
+A side output is a stream like any other: it can be transformed, collected
+and ``cache()``d (FLIP-205 caches side outputs as well). On Spark, a side
+output runs the chain up to its ``ProcessFunction`` keeping that tag's values
+only (:func:`side_output_ops`), as a second consumer of a stateless operator
+recomputes it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Iterable
+
+from changeflow.common.typeinfo import PickledBytesTypeInfo, TypeInformation
+from changeflow.datastream import graph
+from changeflow.datastream.chain import Op
+
+if TYPE_CHECKING:
+    from changeflow.datastream.data_stream import DataStream
+
+__all__ = ["OutputTag", "SideOutputNode", "select_outputs", "side_output", "side_output_ops"]
+
+
+class OutputTag:
+    """Names a side output and the type of its records (PyFlink's ``OutputTag(tag_id, type_info)``)."""
+
+    def __init__(self, tag_id: str, type_info: TypeInformation = None) -> None:
+        if not isinstance(tag_id, str) or not tag_id:
+            raise ValueError(f"OutputTag needs a non-empty string id, got {tag_id!r}")
+        self.tag_id = tag_id
+        self.type_info = type_info
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, OutputTag) and other.tag_id == self.tag_id
+
+    def __hash__(self) -> int:
+        return hash(self.tag_id)
+
+    def __repr__(self) -> str:
+        return f"OutputTag({self.tag_id!r}, {self.type_info!r})"
+
+
+@dataclass(eq=False)
+class SideOutputNode(graph.Node):
+    """The records ``input``'s ProcessFunction yielded as ``(tag, value)``."""
+
+    input: graph.Node = None
+    tag: OutputTag = None
+
+    @property
+    def inputs(self) -> list[graph.Node]:
+        return [self.input]
+
+
+def side_output(stream: "DataStream", output_tag: OutputTag) -> "DataStream":
+    """``stream.get_side_output(output_tag)``: ``stream`` must be the output of ``process(ProcessFunction)``."""
+    from changeflow.datastream.data_stream import DataStream
+
+    if not isinstance(output_tag, OutputTag):
+        raise TypeError(f"get_side_output() takes an OutputTag, got {type(output_tag).__name__}")
+    node = stream._node
+    if not (isinstance(node, graph.Stateless) and node.op.kind == "process"):
+        raise ValueError(f"get_side_output({output_tag.tag_id!r}): side outputs come from process(ProcessFunction); "
+                         f"{node.name} is not one (KeyedProcessFunction side outputs are not supported yet)")
+    side = SideOutputNode(f"SideOutput({output_tag.tag_id})", output_tag.type_info or PickledBytesTypeInfo(),
+                          input=node, tag=output_tag)
+    return DataStream(stream._env, side)
+
+
+def select_outputs(produced: Iterable[Any] | None, side_tag: str | None) -> list[Any]:
+    """A ProcessFunction's main outputs (``side_tag`` None), or its values yielded with that tag.
+
+    >>> tag = OutputTag("odd")
+    >>> out = [2, (tag, 3), (OutputTag("other"), 5), ("not", "tagged")]
+    >>> select_outputs(out, None), select_outputs(out, "odd")
+    ([2, ('not', 'tagged')], [3])
+    """
+    selected = []
+    for item in produced or ():
+        tagged = isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], OutputTag)
+        if side_tag is None and not tagged:
+            selected.append(item)
+        elif side_tag is not None and tagged and item[0].tag_id == side_tag:
+            selected.append(item[1])
+    return selected
+
+
+def side_output_ops(ops: list[Op], tag: OutputTag) -> list[Op]:
+    """The chain ``ops`` (ending with the ProcessFunction) rewritten to yield ``tag``'s values, typed by the tag."""
+    last = ops[-1]
+    side = [replace(last, side_tag=tag.tag_id, output_type=tag.type_info, name=f"{last.name} side output {tag.tag_id}")]
+    return ops[:-1] + side

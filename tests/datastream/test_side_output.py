@@ -1,0 +1,53 @@
+"""Side outputs of a ProcessFunction without Spark: the chain's main and side outputs, types, errors."""
+
+import pytest
+
+from changeflow.common import Types
+from changeflow.datastream import OutputTag, ProcessFunction, RuntimeExecutionMode, StreamExecutionEnvironment
+from changeflow.datastream.chain import Op, run
+from changeflow.datastream.side_output import side_output_ops
+
+EVEN = OutputTag("even", Types.STRING())
+
+
+class Parity(ProcessFunction):
+    def process_element(self, value, ctx):
+        if value % 2 == 0:
+            yield EVEN, str(value)
+        yield value * 10
+
+
+class OddAsText(ProcessFunction):
+    def process_element(self, value, ctx):
+        yield OutputTag("odd"), str(value)
+
+
+def test_main_output_drops_tagged_values_and_side_output_keeps_only_its_tag():
+    ops = [Op("map", lambda x: x + 1, "inc"), Op("process", Parity(), "parity")]
+    values, stamps, _ = run(ops, [1, 2, 3], [b"0", b"1", b"2"])
+    assert values == [20, 30, 40]
+    side, side_stamps, _ = run(side_output_ops(ops, EVEN), [1, 2, 3], [b"0", b"1", b"2"])
+    assert side == ["2", "4"]
+    # A side record's stamp descends from its input record's: side outputs keep input order.
+    assert [s[:1] for s in side_stamps] == [b"0", b"2"]
+    other, _, _ = run(side_output_ops(ops, OutputTag("other")), [1, 2, 3], [b"0", b"1", b"2"])
+    assert other == []
+    # A value that does not fit its tag's type fails naming the function, the tag and the record.
+    with pytest.raises(Exception, match=r"parity side output odd failed on record '1': .*does not fit Types.INT"):
+        run(side_output_ops([Op("process", OddAsText(), "parity")], OutputTag("odd", Types.INT())), [1], [b"0"])
+
+
+def test_get_side_output_types_and_errors():
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_runtime_mode(RuntimeExecutionMode.BATCH)
+    ds = env.from_collection([1, 2], type_info=Types.INT())
+    processed = ds.process(Parity(), output_type=Types.INT())
+    assert processed.get_side_output(EVEN).get_type() == Types.STRING()
+    assert processed.get_side_output(EVEN).cache().get_type() == Types.STRING()  # side outputs cache
+    with pytest.raises(ValueError, match=r"get_side_output\('even'\): side outputs come from "
+                                         r"process\(ProcessFunction\); Map\(str\) is not one"):
+        ds.map(str).get_side_output(EVEN)
+    with pytest.raises(TypeError, match="get_side_output\\(\\) takes an OutputTag, got str"):
+        processed.get_side_output("even")
+    with pytest.raises(ValueError, match="non-empty string id"):
+        OutputTag("")

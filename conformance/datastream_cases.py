@@ -260,3 +260,136 @@ def process_timers(env, api):
 
     ds = env.from_collection([("a", 1, 0), ("b", 2, 3_600_000), ("a", 3, 7_200_000), ("c", 4, 10)])
     return ds.key_by(lambda r: r[0]).process(Reminder())
+
+
+# --- windows over GlobalWindows (FLIP-331) ----------------------------------------------------
+# ``api.end_of_stream(keyed)`` / ``api.end_of_stream_all(stream)`` window a stream into one global
+# window that fires once, after all input: changeflow's
+# ``GlobalWindows.create_with_end_of_stream_trigger()``; under PyFlink (which has no Python API for
+# it) ``GlobalWindows.create()`` with a trigger doing what Flink's Java ``EndOfStreamTrigger`` does
+# (an event-time timer at the window's end, fired by the final watermark). Flink fires the keys'
+# windows in its timer queue's order, so keyed cases compare as a multiset.
+
+SCORES = [("a", 5), ("b", 2), ("a", 3), ("c", 7), ("b", 4), ("a", 1), ("d", 0)]
+
+
+def _scores(env, api):
+    return env.from_collection(SCORES, type_info=api.Types.TUPLE([api.Types.STRING(), api.Types.INT()]))
+
+
+def average_function(api):
+    """An AggregateFunction computing the average of the second field (also used by tests/window)."""
+    class Average(api.AggregateFunction):
+        def create_accumulator(self):
+            return 0, 0
+
+        def add(self, value, accumulator):
+            return accumulator[0] + value[1], accumulator[1] + 1
+
+        def get_result(self, accumulator):
+            return accumulator[0] / accumulator[1]
+
+        def merge(self, a, b):
+            return a[0] + b[0], a[1] + b[1]
+
+    return Average()
+
+
+@case("window_end_of_stream_reduce", "keyed GlobalWindows end-of-stream window, reduce: one sum per key after all "
+      "input (PyFlink 2.3's batch mode emits one key twice with the Python trigger: streaming only)",
+      modes=("streaming",), compare="multiset")
+def window_end_of_stream_reduce(env, api):
+    return api.end_of_stream(_scores(env, api).key_by(lambda r: r[0])).reduce(lambda a, b: (a[0], a[1] + b[1]))
+
+
+@case("window_end_of_stream_aggregate", "keyed end-of-stream window, AggregateFunction (average) with a "
+      "ProcessWindowFunction naming the key", modes=("streaming",), compare="multiset")
+def window_end_of_stream_aggregate(env, api):
+    class WithKey(api.ProcessWindowFunction):
+        def process(self, key, context, elements):
+            for average in elements:
+                yield key, average
+
+    return api.end_of_stream(_scores(env, api).key_by(lambda r: r[0])).aggregate(average_function(api), WithKey())
+
+
+@case("window_end_of_stream_process", "keyed end-of-stream window, ProcessWindowFunction: the key's elements in "
+      "input order and the final watermark (Flink's batch mode drops process windows here: streaming only)",
+      modes=("streaming",), compare="multiset")
+def window_end_of_stream_process(env, api):
+    class Listing(api.ProcessWindowFunction):
+        def process(self, key, context, elements):
+            values = [e[1] for e in elements]
+            yield key, values, context.current_watermark(), context.window().max_timestamp()
+            if len(values) > 1:
+                yield key, "max", max(values)
+
+    return api.end_of_stream(_scores(env, api).key_by(lambda r: r[0])).process(Listing())
+
+
+@case("window_end_of_stream_apply", "keyed end-of-stream window, WindowFunction.apply(key, window, inputs)",
+      modes=("streaming",), compare="multiset")
+def window_end_of_stream_apply(env, api):
+    class Count(api.WindowFunction):
+        def apply(self, key, window, inputs):
+            return [(key, len(list(inputs)))]
+
+    return api.end_of_stream(_scores(env, api).key_by(lambda r: r[0])).apply(Count())
+
+
+@case("window_end_of_stream_reduce_then_window_function", "keyed end-of-stream reduce (max by score) handing its "
+      "result to a WindowFunction", modes=("streaming",), compare="multiset")
+def window_end_of_stream_reduce_then_window_function(env, api):
+    class Label(api.WindowFunction):
+        def apply(self, key, window, inputs):
+            for best in inputs:
+                yield "best of " + key, best[1]
+
+    keyed = _scores(env, api).key_by(lambda r: r[0])
+    return api.end_of_stream(keyed).reduce(lambda a, b: b if b[1] > a[1] else a, window_function=Label())
+
+
+@case("window_all_end_of_stream_reduce", "window_all end-of-stream window: one reduce over the whole stream")
+def window_all_end_of_stream_reduce(env, api):
+    return api.end_of_stream_all(_scores(env, api)).reduce(lambda a, b: ("all", a[1] + b[1]))
+
+
+@case("window_all_end_of_stream_process", "window_all end-of-stream window, ProcessAllWindowFunction over every "
+      "element in input order", modes=("streaming",))
+def window_all_end_of_stream_process(env, api):
+    class Order(api.ProcessAllWindowFunction):
+        def process(self, context, elements):
+            yield "".join(e[0] for e in elements), sum(e[1] for e in elements)
+
+    return api.end_of_stream_all(_scores(env, api)).process(Order())
+
+
+@case("window_all_end_of_stream_aggregate", "window_all end-of-stream window, AggregateFunction (average)",
+      modes=("streaming",))
+def window_all_end_of_stream_aggregate(env, api):
+    return api.end_of_stream_all(_scores(env, api)).aggregate(average_function(api))
+
+
+@case("window_global_never_fires", "GlobalWindows.create(): its trigger never fires, not even at end of input")
+def window_global_never_fires(env, api):
+    return _scores(env, api).key_by(lambda r: r[0]).window(api.GlobalWindows.create()).reduce(
+        lambda a, b: (a[0], a[1] + b[1]))
+
+
+@case("window_all_global_never_fires", "window_all(GlobalWindows.create()).process: never fires")
+def window_all_global_never_fires(env, api):
+    class Everything(api.ProcessAllWindowFunction):
+        def process(self, context, elements):
+            yield len(list(elements))
+
+    return _scores(env, api).window_all(api.GlobalWindows.create()).process(Everything())
+
+
+@case("window_end_of_stream_then_keyed_sum", "an end-of-stream window reduce feeding a keyed sum by the first "
+      "letter class (vowel or not): the sum's final value per class", modes=("streaming",),
+      compare="last_per_key")
+def window_end_of_stream_then_keyed_sum(env, api):
+    t = api.Types.TUPLE([api.Types.STRING(), api.Types.INT()])
+    totals = api.end_of_stream(_scores(env, api).key_by(lambda r: r[0])).reduce(lambda a, b: (a[0], a[1] + b[1]))
+    by_class = totals.map(lambda r: ("vowel" if r[0] in "aeiou" else "consonant", r[1]), output_type=t)
+    return by_class.key_by(lambda r: r[0]).sum(1)

@@ -67,11 +67,49 @@ def _api():
     from pyflink.common import Types
     from pyflink.datastream import (FlatMapFunction, KeyedProcessFunction, MapFunction, OutputTag, ProcessFunction,
                                     ReduceFunction)
+    from pyflink.datastream.functions import (AggregateFunction, AllWindowFunction, ProcessAllWindowFunction,
+                                              ProcessWindowFunction, WindowFunction)
     from pyflink.datastream.state import ValueStateDescriptor
+    from pyflink.datastream.window import GlobalWindows
+
+    trigger = _end_of_stream_trigger()
     return SimpleNamespace(Types=Types, KeyedProcessFunction=KeyedProcessFunction, MapFunction=MapFunction,
                            FlatMapFunction=FlatMapFunction, ReduceFunction=ReduceFunction,
                            ValueStateDescriptor=ValueStateDescriptor, ProcessFunction=ProcessFunction,
-                           OutputTag=OutputTag)
+                           OutputTag=OutputTag, GlobalWindows=GlobalWindows,
+                           AggregateFunction=AggregateFunction, WindowFunction=WindowFunction,
+                           AllWindowFunction=AllWindowFunction, ProcessWindowFunction=ProcessWindowFunction,
+                           ProcessAllWindowFunction=ProcessAllWindowFunction,
+                           end_of_stream=lambda keyed: keyed.window(GlobalWindows.create()).trigger(trigger),
+                           end_of_stream_all=lambda ds: ds.window_all(GlobalWindows.create()).trigger(trigger))
+
+
+def _end_of_stream_trigger():
+    """Flink's Java ``GlobalWindows.EndOfStreamTrigger`` in Python (PyFlink has no API for it).
+
+    It registers an event-time timer at the window's end (``Long.MAX_VALUE`` for the
+    global window), which only the final watermark of a bounded input reaches.
+    """
+    from pyflink.datastream.window import Trigger, TriggerResult
+
+    class EndOfStreamTrigger(Trigger):
+        def on_element(self, element, timestamp, window, ctx):
+            ctx.register_event_time_timer(window.max_timestamp())
+            return TriggerResult.CONTINUE
+
+        def on_processing_time(self, time, window, ctx):
+            return TriggerResult.CONTINUE
+
+        def on_event_time(self, time, window, ctx):
+            return TriggerResult.FIRE if time == window.max_timestamp() else TriggerResult.CONTINUE
+
+        def on_merge(self, window, ctx):
+            pass
+
+        def clear(self, window, ctx):
+            ctx.delete_event_time_timer(window.max_timestamp())
+
+    return EndOfStreamTrigger()
 
 
 def main(argv):

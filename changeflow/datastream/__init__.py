@@ -15,14 +15,21 @@ How it runs on Spark: :mod:`changeflow.runtime.spark.datastream`.
 from changeflow.datastream.cache import CachedDataStream
 from changeflow.datastream.data_stream import CloseableIterator, DataStream, DataStreamSink, KeyedStream
 from changeflow.datastream.environment import JobExecutionResult, RuntimeExecutionMode, StreamExecutionEnvironment
-from changeflow.datastream.functions import (FilterFunction, FlatMapFunction, KeyedProcessFunction, KeySelector,
-                                             MapFunction, ProcessFunction, ReduceFunction, RuntimeContext)
+from changeflow.datastream.functions import (AggregateFunction, AllWindowFunction, CoGroupFunction, FilterFunction,
+                                             FlatJoinFunction, FlatMapFunction, JoinFunction, KeyedProcessFunction,
+                                             KeySelector, MapFunction, ProcessAllWindowFunction, ProcessFunction,
+                                             ProcessWindowFunction, ReduceFunction, RuntimeContext, WindowFunction)
 from changeflow.datastream.operator_attributes import OperatorAttributes, OperatorAttributesBuilder
 from changeflow.datastream.side_output import OutputTag
 from changeflow.datastream.sinks import CollectSink, PrintSink
 from changeflow.datastream.state import ValueState, ValueStateDescriptor
+from changeflow.datastream.windowed_stream import AllWindowedStream, CoGroupedStreams, JoinedStreams, WindowedStream
 
-__all__ = sorted(["CachedDataStream", "CloseableIterator", "CollectSink", "DataStream", "DataStreamSink", "FilterFunction",
-                  "FlatMapFunction", "JobExecutionResult", "KeySelector", "KeyedProcessFunction", "KeyedStream",
-                  "MapFunction", "OperatorAttributes", "OperatorAttributesBuilder", "OutputTag", "PrintSink", "ProcessFunction", "ReduceFunction", "RuntimeContext",
-                  "RuntimeExecutionMode", "StreamExecutionEnvironment", "ValueState", "ValueStateDescriptor"])
+__all__ = sorted(["AggregateFunction", "AllWindowFunction", "AllWindowedStream", "CachedDataStream",
+                  "CloseableIterator", "CoGroupFunction", "CoGroupedStreams", "CollectSink", "DataStream",
+                  "DataStreamSink", "FilterFunction", "FlatJoinFunction", "FlatMapFunction", "JobExecutionResult",
+                  "JoinFunction", "JoinedStreams", "KeySelector", "KeyedProcessFunction", "KeyedStream", "MapFunction",
+                  "OperatorAttributes", "OperatorAttributesBuilder", "OutputTag", "PrintSink",
+                  "ProcessAllWindowFunction", "ProcessFunction", "ProcessWindowFunction", "ReduceFunction",
+                  "RuntimeContext", "RuntimeExecutionMode", "StreamExecutionEnvironment", "ValueState",
+                  "ValueStateDescriptor", "WindowFunction", "WindowedStream"])

@@ -17,6 +17,8 @@ from changeflow.datastream.functions import (FilterFunction, FlatMapFunction, Ke
 if TYPE_CHECKING:
     from changeflow.datastream.cache import CachedDataStream
     from changeflow.datastream.environment import StreamExecutionEnvironment
+    from changeflow.datastream.windowed_stream import (AllWindowedStream, CoGroupedStreams, JoinedStreams,
+                                                       WindowedStream)
 
 __all__ = ["CloseableIterator", "DataStream", "DataStreamSink", "KeyedStream"]
 
@@ -94,6 +96,25 @@ class DataStream:
                 raise ValueError("union() needs streams of the same StreamExecutionEnvironment")
         node = graph.UnionNode("Union", self.get_type(), streams=[self._node] + [s._node for s in streams])
         return DataStream(self._env, node)
+
+    # --- windows and two-input operators (FLIP-331: see .windowed_stream) ----------------
+    def window_all(self, window_assigner: Any) -> "AllWindowedStream":
+        """The whole stream in windows of ``window_assigner`` (``GlobalWindows``, :mod:`.window`)."""
+        from changeflow.datastream.windowed_stream import AllWindowedStream
+
+        return AllWindowedStream(self, window_assigner)
+
+    def co_group(self, other: "DataStream") -> "CoGroupedStreams":
+        """``co_group(other).where(k1).equal_to(k2).window(assigner).apply(CoGroupFunction)`` (Flink's Java API)."""
+        from changeflow.datastream.windowed_stream import CoGroupedStreams
+
+        return CoGroupedStreams(self, other)
+
+    def join(self, other: "DataStream") -> "JoinedStreams":
+        """``join(other).where(k1).equal_to(k2).window(assigner).apply(JoinFunction)`` (Flink's Java API)."""
+        from changeflow.datastream.windowed_stream import JoinedStreams
+
+        return JoinedStreams(self, other)
 
     def get_side_output(self, output_tag: Any) -> "DataStream":
         """The records this stream's ProcessFunction yielded as ``(output_tag, value)`` (see :mod:`.side_output`)."""
@@ -190,6 +211,12 @@ class KeyedStream(DataStream):
                                       input=self._node, key_selector=self._key_selector, function=func)
         return DataStream(self._env, node)
 
+    def window(self, window_assigner: Any) -> "WindowedStream":
+        """Each key's records in windows of ``window_assigner`` (``GlobalWindows``, :mod:`.window`)."""
+        from changeflow.datastream.windowed_stream import WindowedStream
+
+        return WindowedStream(self, window_assigner)
+
     # Stateless operators on a keyed stream lose the keying, as in PyFlink's results.
     def _origin(self) -> DataStream:
         return DataStream(self._env, self._node)
@@ -222,6 +249,16 @@ class _ConvertingProcessFunction(KeyedProcessFunction):
 
     def close(self):
         self.inner.close()
+
+    def is_output_idempotent(self):
+        return self.inner.is_output_idempotent()
+
+    def is_output_only_after_end_of_stream(self):
+        return self.inner.is_output_only_after_end_of_stream()
+
+    def on_timer(self, timestamp, ctx):
+        produced = self.inner.on_timer(timestamp, ctx)
+        return [self.output_type.from_value(v) for v in (produced or [])]
 
     def process_element(self, value, ctx):
         produced = self.inner.process_element(value, ctx)

@@ -7,7 +7,14 @@ partition or bucket of one micro-batch) and ``close()`` after its last one.
 
 ``is_output_idempotent()`` (FLIP-365, default False) lets a function declare
 that re-emitting its latest output per key is harmless, so the flush-interval
-buffer may drop superseded outputs.
+buffer may drop superseded outputs. ``is_output_only_after_end_of_stream()``
+(FLIP-331, default False) lets a keyed function declare that it emits nothing
+before its input ends, so it may run with batch algorithms in a streaming job.
+
+Window functions (``AggregateFunction``, ``WindowFunction``,
+``ProcessWindowFunction``, their ``All`` forms for ``window_all``) and the
+two-input ``CoGroupFunction``/``JoinFunction``/``FlatJoinFunction`` are at the
+end of the module.
 """
 
 from __future__ import annotations
@@ -17,8 +24,10 @@ from typing import Any, Callable
 
 from changeflow.datastream.state import ValueState, ValueStateDescriptor
 
-__all__ = ["FilterFunction", "FlatMapFunction", "Function", "KeySelector", "KeyedProcessFunction", "MapFunction",
-           "ProcessFunction", "ReduceFunction", "RuntimeContext", "TimeDomain", "TimerService"]
+__all__ = ["AggregateFunction", "AllWindowFunction", "CoGroupFunction", "FilterFunction", "FlatJoinFunction",
+           "FlatMapFunction", "Function", "JoinFunction", "KeySelector", "KeyedProcessFunction", "MapFunction",
+           "ProcessAllWindowFunction", "ProcessFunction", "ProcessWindowFunction", "ReduceFunction", "RuntimeContext",
+           "TimeDomain", "TimerService", "WindowFunction"]
 
 
 class RuntimeContext:
@@ -72,6 +81,10 @@ class Function(ABC):
 
     def is_output_idempotent(self) -> bool:
         """Whether re-emitting the latest output per key in place of all of them is harmless (FLIP-365)."""
+        return False
+
+    def is_output_only_after_end_of_stream(self) -> bool:
+        """Whether the operator running this function emits only after its input ended (FLIP-331)."""
         return False
 
 
@@ -210,3 +223,127 @@ def describe(func: Any) -> str:
     if isinstance(func, Function):
         return type(func).__qualname__
     return getattr(func, "__qualname__", None) or repr(func)
+
+
+# --- window functions (PyFlink's signatures) ------------------------------------------------------
+
+
+class AggregateFunction(Function):
+    """Aggregates a window's elements through an accumulator (PyFlink's ``AggregateFunction``).
+
+    ``add(value, accumulator)`` returns the new accumulator; ``merge(acc_a, acc_b)``
+    combines two partial accumulators (changeflow pre-aggregates each partition of
+    the input and merges the partials, as Flink's combiners do).
+    """
+
+    @abstractmethod
+    def create_accumulator(self) -> Any:
+        ...
+
+    @abstractmethod
+    def add(self, value: Any, accumulator: Any) -> Any:
+        ...
+
+    @abstractmethod
+    def get_result(self, accumulator: Any) -> Any:
+        ...
+
+    @abstractmethod
+    def merge(self, acc_a: Any, acc_b: Any) -> Any:
+        ...
+
+
+class WindowFunction(Function):
+    """Evaluates a keyed window: ``apply(key, window, inputs)`` returns or yields outputs."""
+
+    @abstractmethod
+    def apply(self, key: Any, window: Any, inputs: Any) -> Any:
+        ...
+
+
+class AllWindowFunction(Function):
+    """Evaluates a non-keyed window (``window_all``): ``apply(window, inputs)`` returns or yields outputs."""
+
+    @abstractmethod
+    def apply(self, window: Any, inputs: Any) -> Any:
+        ...
+
+
+class ProcessWindowFunction(Function):
+    """Evaluates a keyed window with a context: ``process(key, context, elements)`` yields outputs."""
+
+    class Context(ABC):
+        @abstractmethod
+        def window(self) -> Any:
+            ...
+
+        @abstractmethod
+        def current_processing_time(self) -> int:
+            ...
+
+        @abstractmethod
+        def current_watermark(self) -> int:
+            ...
+
+        @abstractmethod
+        def window_state(self) -> Any:
+            ...
+
+        @abstractmethod
+        def global_state(self) -> Any:
+            ...
+
+    @abstractmethod
+    def process(self, key: Any, context: "ProcessWindowFunction.Context", elements: Any) -> Any:
+        ...
+
+    def clear(self, context: "ProcessWindowFunction.Context") -> None:
+        """Called when a window is purged; a global window never is (as in Flink)."""
+
+
+class ProcessAllWindowFunction(Function):
+    """Evaluates a non-keyed window with a context: ``process(context, elements)`` yields outputs."""
+
+    class Context(ABC):
+        @abstractmethod
+        def window(self) -> Any:
+            ...
+
+        @abstractmethod
+        def window_state(self) -> Any:
+            ...
+
+        @abstractmethod
+        def global_state(self) -> Any:
+            ...
+
+    @abstractmethod
+    def process(self, context: "ProcessAllWindowFunction.Context", elements: Any) -> Any:
+        ...
+
+    def clear(self, context: "ProcessAllWindowFunction.Context") -> None:
+        """Called when a window is purged; a global window never is (as in Flink)."""
+
+
+class CoGroupFunction(Function):
+    """Flink's ``CoGroupFunction``: ``co_group(first, second)`` gets a key's elements of both inputs, yields outputs."""
+
+    @abstractmethod
+    def co_group(self, first: Any, second: Any) -> Any:
+        ...
+
+
+class JoinFunction(Function):
+    """Flink's ``JoinFunction``: ``join(first, second)`` returns one output per pair of elements with equal keys."""
+
+    @abstractmethod
+    def join(self, first: Any, second: Any) -> Any:
+        ...
+
+
+class FlatJoinFunction(Function):
+    """Flink's ``FlatJoinFunction``: ``join(first, second)`` yields zero or more outputs per pair."""
+
+    @abstractmethod
+    def join(self, first: Any, second: Any) -> Any:
+        ...

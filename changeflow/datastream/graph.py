@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from changeflow.datastream.operator_attributes import (OperatorAttributes, OperatorAttributesBuilder,
-                                                       function_is_output_idempotent)
+                                                       function_is_output_idempotent,
+                                                       function_is_output_only_after_end_of_stream)
 
 _ids = itertools.count()
 
@@ -78,6 +79,11 @@ class KeyedNode(Node):
     def keyed(self) -> bool:
         return True
 
+    def _declared(self) -> OperatorAttributesBuilder:
+        # FLIP-331: the user's function may declare that the operator emits only after end of input.
+        return OperatorAttributesBuilder().set_output_only_after_end_of_stream(
+            function_is_output_only_after_end_of_stream(self.function))
+
 
 @dataclass(eq=False)
 class KeyedReduceNode(KeyedNode):
@@ -86,7 +92,7 @@ class KeyedReduceNode(KeyedNode):
     def attributes(self) -> OperatorAttributes:
         # A keyed reduce's output for a key is its running value: a later one supersedes the
         # earlier ones whatever the reduce function (FLIP-365's built-in idempotent operators).
-        return OperatorAttributesBuilder().set_output_idempotent(True).build()
+        return self._declared().set_output_idempotent(True).build()
 
 
 @dataclass(eq=False)
@@ -94,7 +100,7 @@ class KeyedProcessNode(KeyedNode):
     """``KeyedStream.process``: a KeyedProcessFunction with per-key state and timers."""
 
     def attributes(self) -> OperatorAttributes:
-        return OperatorAttributesBuilder().set_output_idempotent(function_is_output_idempotent(self.function)).build()
+        return self._declared().set_output_idempotent(function_is_output_idempotent(self.function)).build()
 
 
 @dataclass(eq=False)

@@ -15,7 +15,8 @@ Two attributes, both False unless the operator says otherwise:
 Attributes are immutable; build them with :class:`OperatorAttributesBuilder`.
 A user function reports idempotence by defining ``is_output_idempotent()``
 (:func:`function_is_output_idempotent` reads it, defaulting to False as Flink's
-``Function`` does).
+``Function`` does), and output after end of input only by defining
+``is_output_only_after_end_of_stream()`` (:func:`function_is_output_only_after_end_of_stream`).
 
 >>> attrs = OperatorAttributesBuilder().set_output_idempotent(True).build()
 >>> attrs.is_output_idempotent(), attrs.is_output_only_after_end_of_stream()
@@ -71,10 +72,25 @@ def function_is_output_idempotent(function: Any) -> bool:
     >>> function_is_output_idempotent(Latest()), function_is_output_idempotent(lambda a, b: a + b)
     (True, False)
     """
-    method = getattr(function, "is_output_idempotent", None)
+    return _declared(function, "is_output_idempotent")
+
+
+def function_is_output_only_after_end_of_stream(function: Any) -> bool:
+    """What a user function reports through ``is_output_only_after_end_of_stream()`` (FLIP-331); False by default.
+
+    >>> class AtTheEnd:
+    ...     def is_output_only_after_end_of_stream(self): return True
+    >>> function_is_output_only_after_end_of_stream(AtTheEnd()), function_is_output_only_after_end_of_stream(max)
+    (True, False)
+    """
+    return _declared(function, "is_output_only_after_end_of_stream")
+
+
+def _declared(function: Any, attribute: str) -> bool:
+    method = getattr(function, attribute, None)
     if method is None:
         return False
-    return _flag(f"{type(function).__name__}.is_output_idempotent()", method())
+    return _flag(f"{type(function).__name__}.{attribute}()", method())
 
 
 def _flag(name: str, value: Any) -> bool:

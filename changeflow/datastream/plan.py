@@ -5,7 +5,10 @@ The JSON has Flink's shape (``{"nodes": [{"id", "type", "pact", "contents",
 operator's input is shipped ``HASH``, others ``FORWARD``). Beyond Flink, an
 operator that buffers its output under ``execution.max-flush-interval``
 (FLIP-365) has an ``"output_buffer"`` entry saying so and why: its output is
-idempotent and it is keyed.
+idempotent and it is keyed. An operator that outputs only after end of input
+(FLIP-331) has ``"output_only_after_end_of_stream": true`` and an
+``"execution"`` entry saying it runs with a batch algorithm behind a blocking
+input edge; a window that never fires says so there too.
 """
 
 from __future__ import annotations
@@ -60,6 +63,7 @@ def execution_plan(sinks: list[tuple[graph.Node, Any]], parallelism: int, flushe
         why = buffer_reason(node)
         if flushes is not None and why is not None:
             entry["output_buffer"] = f"{flushes}: {why}"
+        entry.update(end_of_stream_entry(node))
         nodes.append(entry)
         return ids[node.id]
 
@@ -78,6 +82,30 @@ _SINK_NAMES = {"PrintSink": "Print to Std. Out"}
 
 def buffer_reason(node: graph.Node) -> str | None:
     """Why ``node`` buffers under a flush interval (FLIP-365's conditions), or None when it does not."""
-    if not node.keyed or not node.attributes().is_output_idempotent():
+    attributes = node.attributes()
+    # An operator that outputs only after end of input runs in batch (FLIP-331): nothing to buffer.
+    if not node.keyed or not attributes.is_output_idempotent() or attributes.is_output_only_after_end_of_stream():
         return None
     return "output idempotent, keyed"
+
+
+def end_of_stream_entry(node: graph.Node) -> dict[str, Any]:
+    """FLIP-331's plan entries of ``node``: ``output_only_after_end_of_stream`` and how it ``execution`` runs.
+
+    >>> from changeflow.datastream.functions import ReduceFunction
+    >>> class Total(ReduceFunction):
+    ...     def reduce(self, a, b): return a + b
+    ...     def is_output_only_after_end_of_stream(self): return True
+    >>> src = graph.SourceNode("Collection Source", None, kind="collection", payload=[1])
+    >>> entry = end_of_stream_entry(graph.KeyedReduceNode("Reduce", None, input=src, key_selector=None,
+    ...                                                    function=Total()))
+    >>> entry["output_only_after_end_of_stream"], entry["execution"].split(" (")[0]
+    (True, 'batch algorithm after end of input')
+    """
+    from changeflow.datastream.window_graph import describe_execution
+
+    how = describe_execution(node)
+    if how is None:
+        return {}
+    return {"output_only_after_end_of_stream": node.attributes().is_output_only_after_end_of_stream(),
+            "execution": how}

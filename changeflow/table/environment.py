@@ -342,7 +342,7 @@ class TableEnvironment:
 
     def _execute_insert(self, plan: Sink) -> TableResult:
         jobs = self._spark_jobs()
-        if self.streaming:
+        if self._runs_streaming(plan):
             job = jobs.submit_streaming_insert(plan, self._streaming_settings())
         else:
             job = jobs.submit_batch_insert(plan)
@@ -365,9 +365,19 @@ class TableEnvironment:
 
     @property
     def streaming(self) -> bool:
+        """Whether sources are planned as in streaming mode (AUTOMATIC plans them so, then picks per query)."""
         if self._config.get_configuration().contains_key("execution.runtime-mode"):
-            return self._option("execution.runtime-mode") == "STREAMING"
+            return self._option("execution.runtime-mode") != "BATCH"
         return self._settings.is_streaming_mode()
+
+    def _runs_streaming(self, plan: PlanNode) -> bool:
+        """``execution.runtime-mode``: STREAMING or BATCH as set; AUTOMATIC is BATCH unless a source never ends."""
+        if self._config.get_configuration().contains_key("execution.runtime-mode") and \
+                self._option("execution.runtime-mode") == "AUTOMATIC":
+            from changeflow.plan.boundedness import unbounded_sources
+
+            return bool(unbounded_sources(plan))
+        return self.streaming
 
     def _mini_batch(self) -> tuple[bool, int, int]:
         """(enabled, allow-latency in ms, size), validated together as Flink's planner does."""
@@ -383,7 +393,7 @@ class TableEnvironment:
 
         enabled, latency, size = self._mini_batch()
         flush = flush_policy(self._config.get_configuration())
-        return explain(plan, ExplainSettings(self.streaming, enabled, latency, size,
+        return explain(plan, ExplainSettings(self._runs_streaming(plan), enabled, latency, size,
                                              str(self._option("table.optimizer.agg-phase-strategy")),
                                              flush_interval_ms=None if flush is None else flush.interval_ms,
                                              flush_memory_only=flush is not None and flush.memory_only))
@@ -413,7 +423,8 @@ class TableEnvironment:
 
     def _execute(self, plan: PlanNode) -> TableResult:
         jobs = self._spark_jobs()
-        if self.streaming:
+        streaming = self._runs_streaming(plan)
+        if streaming:
             from changeflow.runtime.spark.connector_sources import trigger_interval_ms
 
             if trigger_interval_ms(plan) is not None:  # unbounded input: read the changes while it runs
@@ -421,7 +432,7 @@ class TableEnvironment:
             changes = jobs.run_streaming(plan, self._streaming_settings())
         else:
             changes = jobs.run_batch(plan)
-        return TableResult(plan.schema, changes, self.streaming)
+        return TableResult(plan.schema, changes, streaming)
 
     def _to_spark(self, plan: PlanNode):
         import tempfile
@@ -432,7 +443,7 @@ class TableEnvironment:
 
         jobs = self._spark_jobs()
         names = [F.col(f"`{n}`") for n in plan.field_names]
-        if not self.streaming:
+        if not self._runs_streaming(plan):
             return jobs.batch_frame(plan).select(*names)
         workdir = tempfile.mkdtemp(prefix="changeflow-", dir=self._option("changeflow.checkpoint-dir"))
         frame = jobs.streaming_frame(plan, self._streaming_settings(), workdir)

@@ -20,12 +20,21 @@ from conformance.record_flink_datastream import GOLDEN_DIR, encode
 
 def _api():
     from changeflow.common import Types
-    from changeflow.datastream import (FlatMapFunction, KeyedProcessFunction, MapFunction, OutputTag, ProcessFunction,
-                                       ReduceFunction, ValueStateDescriptor)
+    from changeflow.datastream import (AggregateFunction, AllWindowFunction, FlatMapFunction, KeyedProcessFunction,
+                                       MapFunction, OutputTag, ProcessAllWindowFunction, ProcessFunction,
+                                       ProcessWindowFunction, ReduceFunction, ValueStateDescriptor, WindowFunction)
+    from changeflow.datastream.window import GlobalWindows
+
+    end_of_stream = GlobalWindows.create_with_end_of_stream_trigger()
     return SimpleNamespace(Types=Types, KeyedProcessFunction=KeyedProcessFunction, MapFunction=MapFunction,
                            FlatMapFunction=FlatMapFunction, ReduceFunction=ReduceFunction,
                            ValueStateDescriptor=ValueStateDescriptor, ProcessFunction=ProcessFunction,
-                           OutputTag=OutputTag)
+                           OutputTag=OutputTag, GlobalWindows=GlobalWindows,
+                           AggregateFunction=AggregateFunction, WindowFunction=WindowFunction,
+                           AllWindowFunction=AllWindowFunction, ProcessWindowFunction=ProcessWindowFunction,
+                           ProcessAllWindowFunction=ProcessAllWindowFunction,
+                           end_of_stream=lambda keyed: keyed.window(end_of_stream),
+                           end_of_stream_all=lambda ds: ds.window_all(end_of_stream))
 
 
 def _golden(name):

@@ -46,7 +46,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -62,12 +62,14 @@ from changeflow.datastream import graph
 from changeflow.datastream.cache import CacheNode, CacheRegistry
 from changeflow.datastream.chain import ChainRunner, Op
 from changeflow.datastream.side_output import SideOutputNode, side_output_ops
+from changeflow.datastream.window_graph import check_end_of_stream_inputs
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.keyed.buffered import KEY_COLUMNS, OUTPUT_COLUMNS, ChangelogRecords
 from changeflow.kernels.keyed.process import KeyedProcess
 from changeflow.kernels.keyed.records import (CONTROL_VALUE, KEY, ORD, VALUE, control_mask, control_stamp, dumps, loads,
                                               parse_control_stamp, source_stamp)
 from changeflow.kernels.keyed.reduce import KeyedReduce
+from changeflow.runtime.spark import end_of_stream
 from changeflow.runtime.spark.cache import JobCaches
 from changeflow.runtime.spark.end_of_input import CONTROL, END_OF_INPUT, ControlFanOut, control_of
 from changeflow.runtime.spark.flush import BucketBuffer, BucketFlusher, FlushPolicy, MemoryFlusher
@@ -106,6 +108,8 @@ class DataStreamJob:
         """Runs the job whose sinks are ``outputs`` (node, sink with ``write(records)``)."""
         if not outputs:
             raise RuntimeError("No operators defined in streaming topology. Cannot execute.")
+        if self.settings.streaming and end_of_stream.runs_as_batch([node for node, _ in outputs]):
+            self.settings = replace(self.settings, streaming=False, flush=None)
         workdir = tempfile.mkdtemp(prefix="changeflow-ds-", dir=self.settings.checkpoint_root)
         try:
             frame = self.frame([node for node, _ in outputs], workdir)
@@ -129,6 +133,7 @@ class DataStreamJob:
         with any trigger (:meth:`run` uses ``availableNow``).
         """
         self.workdir = workdir
+        check_end_of_stream_inputs(nodes)
         for node in nodes:
             for source in graph.sources(node):
                 self._source_numbers.setdefault(source.id, len(self._source_numbers))
@@ -167,6 +172,8 @@ class DataStreamJob:
         return self._frames[node.id]
 
     def _translate(self, node: graph.Node) -> DataFrame:
+        if end_of_stream.runs_at_end_of_stream(node):  # FLIP-331: batch algorithms, also in streaming jobs
+            return end_of_stream.translate(self, node)
         if isinstance(node, graph.SourceNode):
             return self._source(node)
         if isinstance(node, graph.Stateless):

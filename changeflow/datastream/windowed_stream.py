@@ -1,0 +1,241 @@
+"""``WindowedStream``, ``AllWindowedStream`` and the windowed ``co_group``/``join`` (PyFlink's and Flink's names).
+
+``KeyedStream.window(assigner)`` gives a :class:`WindowedStream`,
+``DataStream.window_all(assigner)`` an :class:`AllWindowedStream`; their
+``reduce``, ``aggregate``, ``process`` and ``apply`` take PyFlink 2.3's
+arguments. ``DataStream.co_group(other)`` and ``DataStream.join(other)`` follow
+Flink's Java API (PyFlink has neither)::
+
+    first.co_group(second).where(key1).equal_to(key2).window(assigner).apply(CoGroupFunction)
+    first.join(second).where(key1).equal_to(key2).window(assigner).apply(JoinFunction)
+
+The only assigner is ``GlobalWindows`` (:mod:`.window`): with
+``create_with_end_of_stream_trigger()`` the window fires once per key after
+all input, and the operator runs with batch algorithms (FLIP-331); with
+``create()`` it never fires.
+
+>>> from changeflow.datastream import StreamExecutionEnvironment
+>>> from changeflow.datastream.window import GlobalWindows
+>>> env = StreamExecutionEnvironment.get_execution_environment()
+>>> ds = env.from_collection([("a", 1), ("b", 2), ("a", 3)])
+>>> totals = ds.key_by(lambda r: r[0]).window(GlobalWindows.create_with_end_of_stream_trigger()).reduce(
+...     lambda a, b: (a[0], a[1] + b[1]))
+>>> totals.get_name()
+'Window(GlobalWindows(trigger=EndOfStreamTrigger), reduce(<lambda>))'
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+from changeflow.common.typeinfo import PickledBytesTypeInfo
+from changeflow.datastream.functions import (AggregateFunction, AllWindowFunction, CoGroupFunction, FlatJoinFunction,
+                                             JoinFunction, KeySelector, ProcessAllWindowFunction,
+                                             ProcessWindowFunction, ReduceFunction, WindowFunction, describe)
+from changeflow.datastream.window import Trigger, check_assigner, check_trigger
+from changeflow.datastream.window_graph import CoGroupNode, WindowNode, window_all_key
+from changeflow.kernels.window.evaluate import WindowSpec
+
+if TYPE_CHECKING:
+    from changeflow.datastream.data_stream import DataStream, KeyedStream
+
+__all__ = ["AllWindowedStream", "CoGroupedStreams", "JoinedStreams", "WindowedStream"]
+
+
+def _require(value: Any, kinds: tuple, what: str) -> None:
+    if not isinstance(value, kinds):
+        names = " or ".join(k.__name__ for k in kinds)
+        raise TypeError(f"{what} takes an instance of {names}, got {type(value).__name__}")
+
+
+class _Windowed:
+    """What :class:`WindowedStream` and :class:`AllWindowedStream` share; ``keyed`` tells them apart."""
+
+    keyed = True
+    _window_functions: tuple = ()
+
+    def __init__(self, stream: "DataStream", key_selector: Any, assigner: Any, where: str) -> None:
+        self._stream = stream
+        self._key_selector = key_selector
+        self._assigner = check_assigner(assigner, where)
+        self._trigger: Trigger = self._assigner.get_default_trigger()
+
+    def get_execution_environment(self):
+        return self._stream.get_execution_environment()
+
+    def get_input_type(self):
+        return self._stream.get_type()
+
+    def trigger(self, trigger: Trigger):
+        """Replaces the assigner's trigger (``NeverTrigger`` or ``EndOfStreamTrigger`` of :mod:`.window`)."""
+        self._trigger = check_trigger(trigger, f"{type(self).__name__}.trigger()")
+        return self
+
+    def allowed_lateness(self, time_ms: int):
+        """Accepted for PyFlink compatibility: a global window is never late (it ends at the end of time)."""
+        return self
+
+    def reduce(self, reduce_function: Callable | ReduceFunction, window_function: Any = None,
+               output_type: Any = None) -> "DataStream":
+        """Reduces each window with ``reduce_function(a, b)`` (associative), then the optional window function."""
+        if not isinstance(reduce_function, ReduceFunction) and not callable(reduce_function):
+            raise TypeError("reduce() takes a ReduceFunction or a callable function")
+        self._check_window_function(window_function)
+        if window_function is None and output_type is None:
+            output_type = self.get_input_type()
+        return self._build(WindowSpec("reduce", reduce_function, window_function, self.keyed, output_type),
+                           describe(reduce_function), output_type)
+
+    def aggregate(self, aggregate_function: AggregateFunction, window_function: Any = None,
+                  accumulator_type: Any = None, output_type: Any = None) -> "DataStream":
+        """Aggregates each window with an ``AggregateFunction``, then the optional window function."""
+        _require(aggregate_function, (AggregateFunction,), "aggregate()")
+        self._check_window_function(window_function)
+        return self._build(WindowSpec("aggregate", aggregate_function, window_function, self.keyed, output_type),
+                           describe(aggregate_function), output_type)
+
+    def apply(self, window_function: Any, output_type: Any = None) -> "DataStream":
+        """Evaluates each window with ``window_function.apply(...)`` over all its elements."""
+        _require(window_function, self._window_functions[:1], "apply()")
+        return self._build(WindowSpec("apply", window_function, None, self.keyed, output_type),
+                           describe(window_function), output_type)
+
+    def process(self, process_window_function: Any, output_type: Any = None) -> "DataStream":
+        """Evaluates each window with ``process(...)`` over all its elements and a context."""
+        _require(process_window_function, self._window_functions[1:], "process()")
+        return self._build(WindowSpec("process", process_window_function, None, self.keyed, output_type),
+                           describe(process_window_function), output_type)
+
+    def _check_window_function(self, window_function: Any) -> None:
+        if window_function is not None:
+            _require(window_function, self._window_functions, "the window_function argument")
+
+    def _build(self, spec: WindowSpec, function_name: str, output_type: Any) -> "DataStream":
+        from changeflow.datastream.data_stream import DataStream
+
+        name = f"{'Window' if self.keyed else 'WindowAll'}({self._assigner!r}, {spec.kind}({function_name}))"
+        if self._trigger is not self._assigner.get_default_trigger():
+            name = name[:-1] + f", trigger={self._trigger!r})"
+        node = WindowNode(name, output_type or PickledBytesTypeInfo(), input=self._stream._node,
+                          key_selector=self._key_selector, function=spec.function, spec=spec, trigger=self._trigger)
+        return DataStream(self._stream._env, node)
+
+
+class WindowedStream(_Windowed):
+    """A keyed stream cut into windows; window functions get the key."""
+
+    keyed = True
+    _window_functions = (WindowFunction, ProcessWindowFunction)
+
+    def __init__(self, keyed_stream: "KeyedStream", window_assigner: Any) -> None:
+        super().__init__(keyed_stream, keyed_stream._key_selector, window_assigner, "KeyedStream.window()")
+
+
+class AllWindowedStream(_Windowed):
+    """A whole stream cut into windows (``window_all``): one group, window functions get no key."""
+
+    keyed = False
+    _window_functions = (AllWindowFunction, ProcessAllWindowFunction)
+
+    def __init__(self, data_stream: "DataStream", window_assigner: Any) -> None:
+        super().__init__(data_stream, window_all_key, window_assigner, "DataStream.window_all()")
+
+
+# --- two inputs: Flink's CoGroupedStreams / JoinedStreams ------------------------------------------
+
+
+def _key_selector(key: Any, where: str) -> Any:
+    if not isinstance(key, KeySelector) and not callable(key):
+        raise TypeError(f"{where} takes a KeySelector or a callable function, got {type(key).__name__}")
+    return key
+
+
+class _TwoInputs:
+    """``a.co_group(b)`` / ``a.join(b)``: then ``where(key1)``, ``equal_to(key2)``, ``window(assigner)``."""
+
+    _operation = "co_group"
+
+    def __init__(self, first: "DataStream", second: "DataStream") -> None:
+        if first._env is not second._env:
+            raise ValueError(f"{self._operation}() needs streams of the same StreamExecutionEnvironment")
+        self._first = first
+        self._second = second
+
+    def where(self, key_selector: Callable | KeySelector) -> "_Where":
+        return _Where(self, _key_selector(key_selector, f"{self._operation}().where()"))
+
+
+class CoGroupedStreams(_TwoInputs):
+    """``first.co_group(second)``: for each key, ``co_group(first's elements, second's elements)``."""
+
+    _operation = "co_group"
+
+
+class JoinedStreams(_TwoInputs):
+    """``first.join(second)``: an inner join, ``join(a, b)`` for each pair of elements with equal keys."""
+
+    _operation = "join"
+
+
+class _Where:
+    def __init__(self, inputs: _TwoInputs, first_key: Any) -> None:
+        self._inputs = inputs
+        self._first_key = first_key
+
+    def equal_to(self, key_selector: Callable | KeySelector) -> "_EqualTo":
+        where = f"{self._inputs._operation}().where(...).equal_to()"
+        return _EqualTo(self._inputs, self._first_key, _key_selector(key_selector, where))
+
+
+class _EqualTo:
+    def __init__(self, inputs: _TwoInputs, first_key: Any, second_key: Any) -> None:
+        self._inputs = inputs
+        self._first_key = first_key
+        self._second_key = second_key
+
+    def window(self, assigner: Any) -> "WithWindow":
+        where = f"{self._inputs._operation}().where(...).equal_to(...).window()"
+        return WithWindow(self, check_assigner(assigner, where))
+
+
+class WithWindow:
+    """A windowed co-group or join, waiting for its function (``apply``)."""
+
+    def __init__(self, keys: _EqualTo, assigner: Any) -> None:
+        self._keys = keys
+        self._assigner = assigner
+        self._trigger = assigner.get_default_trigger()
+
+    def trigger(self, trigger: Trigger) -> "WithWindow":
+        self._trigger = check_trigger(trigger, "WithWindow.trigger()")
+        return self
+
+    def apply(self, function: Any, output_type: Any = None) -> "DataStream":
+        """``co_group``: a CoGroupFunction (or callable ``(first, second)`` yielding outputs); ``join``: a
+        JoinFunction, FlatJoinFunction or callable ``(a, b)`` returning one output."""
+        from changeflow.datastream.data_stream import DataStream
+
+        inputs = self._keys._inputs
+        if inputs._operation == "co_group":
+            if not isinstance(function, CoGroupFunction) and (not callable(function) or _is_function(function)):
+                raise TypeError(f"co_group(...).apply() takes a CoGroupFunction or a callable function, "
+                                f"got {type(function).__name__}")
+            kind, label = "co_group", "CoGroup"
+        else:
+            if not isinstance(function, (JoinFunction, FlatJoinFunction)) and (
+                    not callable(function) or _is_function(function)):
+                raise TypeError(f"join(...).apply() takes a JoinFunction, a FlatJoinFunction or a callable function, "
+                                f"got {type(function).__name__}")
+            kind, label = ("flat_join" if isinstance(function, FlatJoinFunction) else "join"), "Join"
+        name = f"{label}({self._assigner!r}, {describe(function)})"
+        node = CoGroupNode(name, output_type or PickledBytesTypeInfo(), first=inputs._first._node,
+                           second=inputs._second._node, first_key=self._keys._first_key,
+                           second_key=self._keys._second_key, function=function, kind=kind, trigger=self._trigger,
+                           output_type=output_type)
+        return DataStream(inputs._first._env, node)
+
+
+def _is_function(value: Any) -> bool:
+    from changeflow.datastream.functions import Function
+
+    return isinstance(value, Function)

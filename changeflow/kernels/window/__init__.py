@@ -1,0 +1,11 @@
+"""Kernels of windows that fire at end of input (FLIP-331), run with batch algorithms (no Spark import).
+
+The Spark runtime sorts an operator's whole input by key and hands the kernels
+*complete groups* (:mod:`.groups`); :mod:`.evaluate` folds or evaluates each
+group once: no per-record window assignment or trigger call.
+"""
+
+from changeflow.kernels.window.evaluate import CoGroupKernel, PartialFold, WindowKernel, WindowSpec
+from changeflow.kernels.window.groups import complete_groups, group_bounds
+
+__all__ = sorted(["CoGroupKernel", "PartialFold", "WindowKernel", "WindowSpec", "complete_groups", "group_bounds"])

@@ -1,0 +1,354 @@
+"""Evaluating windows that fire once, at end of input, over whole key groups.
+
+A :class:`WindowSpec` says what a window computes: ``reduce``, ``aggregate``
+(each optionally followed by a window function), ``process`` or ``apply``.
+:class:`WindowKernel` evaluates it the way a batch engine would:
+
+- ``reduce``/``aggregate`` are *combinable*: :class:`PartialFold` folds each
+  partition's records into one partial per key (the reduced value, or an
+  ``AggregateFunction`` accumulator) before the shuffle, as Flink's and
+  Spark's combiners do, and :meth:`WindowKernel.fire` merges a key's partials
+  in input order (``reduce`` again, or ``merge``). A ReduceFunction must
+  therefore be associative (Flink's batch combiners assume the same).
+- ``process``/``apply`` get all of a key's elements, in input order, in one call.
+
+:class:`CoGroupKernel` does the same for ``co_group``/``join`` over two inputs.
+
+Frames are record frames (:mod:`changeflow.kernels.keyed.records`): ``_key``,
+``_value``, ``_ord``; partials add ``_last``, the stamp of the key's last
+record folded into them. Every output is stamped with its key's last input
+stamp extended by the output's index (a fan-out), so downstream operators see
+a key's outputs in order.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from changeflow.kernels.keyed.records import KEY, ORD, VALUE, child_stamp, dumps, fail, loads
+from changeflow.kernels.window.groups import group_bounds
+
+LAST = "_last"   # a partial's last stamp
+SIDE = "_side"   # 0 for a co-group's first input, 1 for its second
+
+KINDS = ("reduce", "aggregate", "process", "apply")
+
+
+@dataclass(frozen=True)
+class WindowSpec:
+    """What a window computes when it fires.
+
+    ``kind``: one of :data:`KINDS`; ``function``: the ReduceFunction (or callable),
+    AggregateFunction, (Process)WindowFunction or its ``All`` form;
+    ``window_function``: applied to the result of a reduce/aggregate, or None;
+    ``keyed``: False for ``window_all`` (functions get no key);
+    ``output_type``: TypeInformation outputs are converted to, or None.
+    """
+
+    kind: str
+    function: Any
+    window_function: Any = None
+    keyed: bool = True
+    output_type: Any = None
+
+    @property
+    def combinable(self) -> bool:
+        return self.kind in ("reduce", "aggregate")
+
+
+class _Context:
+    """The ``Context`` of a (Process)(All)WindowFunction when a global window fires at end of input."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def window(self):
+        from changeflow.datastream.window import GlobalWindow
+
+        return GlobalWindow.get()
+
+    def current_processing_time(self) -> int:
+        return int(time.time() * 1000)
+
+    def current_watermark(self) -> int:
+        # The final watermark of a bounded input: what Flink's window sees when it fires at end of input.
+        from changeflow.datastream.window import MAX_LONG_VALUE
+
+        return MAX_LONG_VALUE
+
+    def window_state(self):
+        raise NotImplementedError(f"{self._name}: window_state() is not supported by changeflow's windows yet")
+
+    def global_state(self):
+        raise NotImplementedError(f"{self._name}: global_state() is not supported by changeflow's windows yet")
+
+
+def _opened(functions: list[Any], name: str) -> list[Any]:
+    from changeflow.datastream.functions import Function, RuntimeContext
+
+    opened = [f for f in functions if isinstance(f, Function)]
+    for f in opened:
+        f.open(RuntimeContext(name))
+    return opened
+
+
+def _close(opened: list[Any]) -> None:
+    for f in opened:
+        f.close()
+
+
+def _outputs(produced: Any) -> list[Any]:
+    return list(produced) if produced is not None else []
+
+
+def evaluate_window_function(function: Any, key: Any, elements: list[Any], keyed: bool, name: str) -> list[Any]:
+    """The outputs of a window function (None: pass the elements through) for one fired window."""
+    from changeflow.datastream.functions import (AllWindowFunction, ProcessAllWindowFunction, ProcessWindowFunction,
+                                                 WindowFunction)
+    from changeflow.datastream.window import GlobalWindow
+
+    if function is None:
+        return list(elements)
+    if isinstance(function, ProcessWindowFunction):
+        return _outputs(function.process(key, _Context(name), elements))
+    if isinstance(function, ProcessAllWindowFunction):
+        return _outputs(function.process(_Context(name), elements))
+    if isinstance(function, WindowFunction):
+        return _outputs(function.apply(key, GlobalWindow.get(), elements))
+    if isinstance(function, AllWindowFunction):
+        return _outputs(function.apply(GlobalWindow.get(), elements))
+    raise TypeError(f"{name}: not a window function: {type(function).__name__}")
+
+
+class _Emitter:
+    """Collects a task's outputs with their stamps and converts them to the declared type."""
+
+    def __init__(self, name: str, output_type: Any) -> None:
+        self.name = name
+        self.output_type = output_type
+        self.values: list[bytes] = []
+        self.stamps: list[bytes] = []
+
+    def emit(self, outputs: list[Any], last_stamp: bytes) -> None:
+        for i, value in enumerate(outputs):
+            if self.output_type is not None:
+                try:
+                    value = self.output_type.from_value(value)
+                except ValueError as error:
+                    raise fail(self.name, value, error) from error
+            self.values.append(dumps(value))
+            self.stamps.append(child_stamp(last_stamp, i))
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame({VALUE: np.asarray(self.values, dtype=object),
+                             ORD: np.asarray(self.stamps, dtype=object)})
+
+
+class WindowKernel:
+    """Evaluates a :class:`WindowSpec` over complete key groups; ``name`` names the operator in errors.
+
+    >>> from changeflow.kernels.keyed.records import source_stamp
+    >>> values = [("a", 1), ("b", 2), ("a", 3)]
+    >>> records = pd.DataFrame({KEY: [dumps(v[0]) for v in values], VALUE: [dumps(v) for v in values],
+    ...                         ORD: [source_stamp(i, 0) for i in range(3)]})
+    >>> kernel = WindowKernel(WindowSpec("reduce", lambda x, y: (x[0], x[1] + y[1])), "Sum")
+    >>> fold = PartialFold(kernel)
+    >>> fold.add(records)
+    >>> partials = fold.result().sort_values([KEY, ORD])
+    >>> sorted(loads(v) for v in kernel.fire(partials)[VALUE])
+    [('a', 4), ('b', 2)]
+    """
+
+    def __init__(self, spec: WindowSpec, name: str) -> None:
+        if spec.kind not in KINDS:
+            raise ValueError(f"unknown window computation {spec.kind!r}; expected one of {KINDS}")
+        self.spec = spec
+        self.name = name
+
+    # --- before the shuffle: one partial per key ----------------------------------------
+    def start(self) -> Any:
+        """A new partial for a key's first record (``reduce``: the record itself)."""
+        if self.spec.kind == "aggregate":
+            return self.spec.function.create_accumulator()
+        return _FIRST
+
+    def add(self, partial: Any, record: Any, key_blob: bytes) -> Any:
+        try:
+            if self.spec.kind == "aggregate":
+                return self.spec.function.add(record, partial)
+            return record if partial is _FIRST else self._reduce(partial, record)
+        except Exception as error:
+            raise fail(self.name, record, error, loads(key_blob) if self.spec.keyed else None) from error
+
+    @property
+    def _reduce(self) -> Any:
+        # Resolved once per kernel object (it is called for every record).
+        reduce = self.__dict__.get("_reduce_call")
+        if reduce is None:
+            from changeflow.datastream.functions import ReduceFunction
+
+            function = self.spec.function
+            reduce = self.__dict__["_reduce_call"] = (function.reduce if isinstance(function, ReduceFunction)
+                                                      else function)
+        return reduce
+
+    def _merge(self, a: Any, b: Any, key: Any) -> Any:
+        try:
+            return self.spec.function.merge(a, b) if self.spec.kind == "aggregate" else self._reduce(a, b)
+        except Exception as error:
+            raise fail(self.name, f"partial results {a!r} and {b!r}", error, key) from error
+
+    # --- after the shuffle: fire each key's window -------------------------------------
+    def fire(self, groups: pd.DataFrame) -> pd.DataFrame:
+        """Outputs of the windows of ``groups``: complete key groups sorted by key and stamp.
+
+        Combinable specs take partials (``_key``, ``_value``, ``_ord``, ``_last``), the
+        others records (``_key``, ``_value``, ``_ord``).
+        """
+        spec = self.spec
+        emitter = _Emitter(self.name, spec.output_type)
+        opened = _opened([spec.function, spec.window_function], self.name)
+        try:
+            keys = groups[KEY].to_numpy()
+            values = groups[VALUE].tolist()
+            lasts = groups[LAST if spec.combinable else ORD].tolist()
+            starts, ends = group_bounds(keys)
+            for start, end in zip(starts.tolist(), ends.tolist()):
+                key = loads(keys[start]) if spec.keyed else None
+                elements = [loads(v) for v in values[start:end]]
+                if spec.combinable:
+                    result = elements[0]
+                    for partial in elements[1:]:
+                        result = self._merge(result, partial, key)
+                    if spec.kind == "aggregate":
+                        result = self._result(result, key)
+                    elements, function = [result], spec.window_function
+                else:
+                    function = spec.function
+                try:
+                    outputs = evaluate_window_function(function, key, elements, spec.keyed, self.name)
+                except Exception as error:
+                    raise fail(self.name, f"the window of {len(elements)} elements", error, key) from error
+                emitter.emit(outputs, max(lasts[start:end]))
+        finally:
+            _close(opened)
+        return emitter.frame()
+
+    def _result(self, accumulator: Any, key: Any) -> Any:
+        try:
+            return self.spec.function.get_result(accumulator)
+        except Exception as error:
+            raise fail(self.name, f"accumulator {accumulator!r}", error, key) from error
+
+
+_FIRST = object()  # a reduce partial before its first record
+
+
+class PartialFold:
+    """Folds one partition's records into one partial per key, across the partition's batches.
+
+    Each batch is folded in stamp order, batches in arrival order (a source
+    partition's order); :meth:`result` gives the partials with the first and
+    last stamp of the records folded into each.
+    """
+
+    def __init__(self, kernel: WindowKernel) -> None:
+        self.kernel = kernel
+        self.partials: dict[bytes, list] = {}  # key -> [partial, first stamp, last stamp]
+        self._opened = _opened([kernel.spec.function], kernel.name)
+
+    def add(self, records: pd.DataFrame) -> None:
+        """Folds a record frame (``_key``, ``_value``, ``_ord``)."""
+        self.add_values(records[KEY].tolist(), [loads(v) for v in records[VALUE]], records[ORD].tolist())
+
+    def add_values(self, keys: list[bytes], values: list, stamps: list[bytes]) -> None:
+        """Folds records given as pickled keys, values and stamps, in stamp order."""
+        order = range(len(stamps))
+        # Usually sorted already: sources emit in order.
+        if any(stamps[i] > stamps[i + 1] for i in range(len(stamps) - 1)):
+            order = sorted(order, key=stamps.__getitem__)
+        partials = self.partials
+        kernel = self.kernel
+        for i in order:
+            key, stamp = keys[i], stamps[i]
+            entry = partials.get(key)
+            if entry is None:
+                entry = partials[key] = [kernel.start(), stamp, stamp]
+            entry[0] = kernel.add(entry[0], values[i], key)
+            entry[2] = stamp
+
+    def result(self, stamp: Any = None) -> pd.DataFrame:
+        """One row per key: ``_key``, ``_value`` (the pickled partial), ``_ord`` (first stamp), ``_last``.
+
+        ``stamp`` turns the stamps given to :meth:`add_values` into byte stamps
+        (a caller may fold with plain source positions, which compare the same).
+        """
+        _close(self._opened)
+        entries = self.partials
+        stamp = stamp or (lambda s: s)
+        return pd.DataFrame({KEY: np.asarray(list(entries), dtype=object),
+                             VALUE: np.asarray([dumps(e[0]) for e in entries.values()], dtype=object),
+                             ORD: np.asarray([stamp(e[1]) for e in entries.values()], dtype=object),
+                             LAST: np.asarray([stamp(e[2]) for e in entries.values()], dtype=object)})
+
+
+class CoGroupKernel:
+    """``co_group``/``join`` of two inputs over a global window that fires at end of input.
+
+    ``kind``: ``co_group`` (``function.co_group(first, second)`` yields outputs
+    for every key present in either input), ``join`` (``function.join(a, b)``
+    returns one output per pair with equal keys: an inner join, pairs in
+    Flink's order: first input outer, second inner) or ``flat_join``
+    (``join(a, b)`` yields outputs per pair). Groups hold both inputs' records
+    of each key, told apart by ``_side`` and sorted by key, side and stamp.
+    """
+
+    def __init__(self, kind: str, function: Any, name: str, output_type: Any = None) -> None:
+        if kind not in ("co_group", "join", "flat_join"):
+            raise ValueError(f"unknown two-input window computation {kind!r}")
+        self.kind = kind
+        self.function = function
+        self.name = name
+        self.output_type = output_type
+
+    def fire(self, groups: pd.DataFrame) -> pd.DataFrame:
+        emitter = _Emitter(self.name, self.output_type)
+        opened = _opened([self.function], self.name)
+        try:
+            keys = groups[KEY].to_numpy()
+            sides = groups[SIDE].to_numpy()
+            values = groups[VALUE].tolist()
+            stamps = groups[ORD].tolist()
+            starts, ends = group_bounds(keys)
+            for start, end in zip(starts.tolist(), ends.tolist()):
+                split = start + int(np.count_nonzero(sides[start:end] == 0))
+                first = [loads(v) for v in values[start:split]]
+                second = [loads(v) for v in values[split:end]]
+                if self.kind != "co_group" and not (first and second):
+                    continue
+                try:
+                    outputs = self._evaluate(first, second)
+                except Exception as error:
+                    raise fail(self.name, f"{len(first)} and {len(second)} elements", error,
+                               loads(keys[start])) from error
+                emitter.emit(outputs, max(stamps[start:end]))
+        finally:
+            _close(opened)
+        return emitter.frame()
+
+    def _evaluate(self, first: list[Any], second: list[Any]) -> list[Any]:
+        from changeflow.datastream.functions import CoGroupFunction, FlatJoinFunction, JoinFunction
+
+        function = self.function
+        if self.kind == "co_group":
+            call = function.co_group if isinstance(function, CoGroupFunction) else function
+            return _outputs(call(first, second))
+        call = function.join if isinstance(function, (JoinFunction, FlatJoinFunction)) else function
+        if self.kind == "join":
+            return [call(a, b) for a in first for b in second]
+        return [out for a in first for b in second for out in _outputs(call(a, b))]

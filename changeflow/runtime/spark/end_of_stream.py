@@ -1,0 +1,357 @@
+"""Operators that output only after end of input (FLIP-331) run with Spark's batch operators, in any job.
+
+An operator whose attributes say ``is_output_only_after_end_of_stream`` (a
+window over ``GlobalWindows.create_with_end_of_stream_trigger()``, a windowed
+``co_group``/``join``, a keyed function declaring it) needs its whole input
+before it emits anything, so, as FLIP-331 prescribes, its input edge is
+*blocking* and the operator runs in batch mode even inside a streaming job:
+
+1. **Input, consumed completely.** The operator's input is bounded (checked at
+   planning: :func:`~changeflow.datastream.window_graph.check_end_of_stream_inputs`).
+   When everything upstream behaves the same in batch and streaming mode
+   (sources, stateless chains, unions, other end-of-input operators), the input
+   is simply translated as a Spark batch DataFrame. When upstream has streaming
+   state (a keyed reduce emitting running values, a process function), that
+   part runs first as its own Structured Streaming query to completion
+   (``availableNow``) into Parquet files, which are then read as a batch.
+2. **Batch algorithm.** The fused stateless chain and key selector run in one
+   ``mapInPandas``; ``reduce``/``aggregate`` fold each partition into one
+   partial per key there (a map-side combine, as ``reduceByKey``); then Spark
+   shuffles by key and sorts each partition by key and stamp
+   (``sortWithinPartitions``), and one ``mapInPandas`` per partition evaluates
+   each key group once (:mod:`changeflow.kernels.window`): no per-record window
+   assignment or trigger call, no state store. A co-group shuffles both inputs
+   tagged by side and sorts by key, side and stamp.
+3. **Output, continuing downstream.** In batch mode the result is just the
+   next DataFrame. In a streaming job it is written as Parquet files and read
+   back as a bounded file stream (a micro-batch per ``rows_per_batch`` records,
+   then an end-of-input control record for each source upstream when control
+   records flow), so later operators (keyed reduce, process, sinks) run in the
+   job's single streaming query as they would over any bounded source.
+
+A window whose trigger never fires (``GlobalWindows.create()``) still consumes
+its input (upstream functions run, and fail loudly) but emits nothing, in
+either mode, also over unbounded input.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from changeflow.common.row import Row
+from changeflow.common.row_kind import RowKind
+from changeflow.datastream import chain, graph
+from changeflow.datastream.chain import ChainRunner, Op
+from changeflow.datastream.window_graph import CoGroupNode, WindowNode, is_bounded, is_end_of_stream, never_fires
+from changeflow.kernels.keyed.process import KeyedProcess
+from changeflow.kernels.keyed.records import (CONTROL_VALUE, KEY, ORD, VALUE, control_mask, control_stamp, dumps,
+                                              loads, source_stamp)
+from changeflow.kernels.window.evaluate import LAST, SIDE, CoGroupKernel, PartialFold, WindowKernel, WindowSpec
+from changeflow.kernels.window.groups import complete_groups
+from changeflow.runtime.spark.end_of_input import END_OF_INPUT
+
+if TYPE_CHECKING:
+    from changeflow.runtime.spark.datastream import DataStreamJob
+
+_BIN = T.BinaryType()
+_RECORDS = T.StructType([T.StructField(VALUE, _BIN, False), T.StructField(ORD, _BIN, False)])
+_KEYED = T.StructType([T.StructField(KEY, _BIN, False)] + _RECORDS.fields)
+_PARTIALS = T.StructType(_KEYED.fields + [T.StructField(LAST, _BIN, False)])
+
+
+def runs_at_end_of_stream(node: graph.Node) -> bool:
+    """Whether :func:`translate` handles ``node``: an end-of-input operator or a window that never fires."""
+    return is_end_of_stream(node) or never_fires(node)
+
+
+def runs_as_batch(roots: list[graph.Node]) -> bool:
+    """Whether a streaming job over ``roots`` may run as one Spark batch job, with the same output.
+
+    So it may when it has an end-of-input operator, every source is bounded,
+    and every other operator behaves the same in batch and streaming mode
+    (stateless chains, unions, windows): its output then comes after end of
+    input anyway and no operator emits running values.
+    """
+    from changeflow.runtime.spark.datastream import _all_nodes
+
+    nodes = _all_nodes(roots)
+    return (any(is_end_of_stream(n) for n in nodes) and all(is_bounded(s) for r in roots for s in graph.sources(r))
+            and not any(isinstance(n, graph.KeyedNode) and not runs_at_end_of_stream(n) for n in nodes))
+
+
+def translate(job: "DataStreamJob", node: graph.Node) -> DataFrame:
+    """The ``(_value, _ord)`` records of ``node`` in ``job`` (see the module docstring)."""
+    if never_fires(node):
+        return _discard(job, node)
+    if isinstance(node, CoGroupNode):
+        output = _co_group(job, node)
+    else:
+        output = _keyed(job, node)
+    if not job.settings.streaming:
+        return output
+    return _as_bounded_stream(job, node, output)
+
+
+# --- step 1: the whole input as a batch DataFrame ------------------------------------------------
+
+
+def _streaming_state(node: graph.Node) -> bool:
+    """Whether the subgraph under ``node`` has operators whose streaming output differs from their batch output."""
+    stack, seen = [node], set()
+    while stack:
+        n = stack.pop()
+        if n.id in seen or runs_at_end_of_stream(n):
+            continue
+        seen.add(n.id)
+        if isinstance(n, graph.KeyedNode):
+            return True
+        stack.extend(n.inputs)
+    return False
+
+
+def _bounded(job: "DataStreamJob", node: graph.Node, key_selector: Any, name: str) -> tuple[DataFrame, "_Prepare"]:
+    """``node``'s whole output as a batch DataFrame, and the :class:`_Prepare` that turns it into keyed values.
+
+    A bounded Spark DataFrame source is read as its own rows: they become
+    records (``Row`` values) inside the operator's first ``mapInPandas``, so
+    they are never pickled and unpickled in between. Other inputs are record
+    frames (``_value``, ``_ord``).
+    """
+    from changeflow.runtime.spark.datastream import DataStreamJob, _chain
+
+    base, ops = _chain(node)
+    ops = ops + [Op("key", key_selector, f"KeySelector of {name}")]
+    if isinstance(base, graph.SourceNode) and base.kind == "dataframe":
+        df = base.payload
+        positioned = df.withColumn("__position", F.monotonically_increasing_id())
+        return positioned, _Prepare(ops, df.columns, job._source_numbers[base.id])
+    if not job.settings.streaming:
+        return job.translate(base), _Prepare(ops)
+    if _streaming_state(base):
+        return _run_to_completion(job, base), _Prepare(ops)
+    batch = DataStreamJob(job.spark, replace(job.settings, streaming=False, flush=None))
+    batch._source_numbers = job._source_numbers  # the same stamps as the streaming job's
+    batch.workdir = job.workdir
+    return batch.translate(base), _Prepare(ops)
+
+
+def _run_to_completion(job: "DataStreamJob", node: graph.Node) -> DataFrame:
+    """Runs the streaming part under ``node`` as its own query to the end of its input; its records as a batch."""
+    from changeflow.runtime.spark.datastream import DataStreamJob
+
+    workdir = os.path.join(job.workdir, f"blocking-{node.id}")
+    upstream = DataStreamJob(job.spark, job.settings)
+    upstream._source_numbers = job._source_numbers
+    frame = upstream.frame([node], workdir).select(VALUE, ORD)
+    output = os.path.join(workdir, "output")
+    query = (frame.writeStream.format("parquet").option("path", output)
+             .option("checkpointLocation", os.path.join(workdir, "checkpoint"))
+             .trigger(availableNow=True).start())
+    query.awaitTermination()  # raises the query's error (a user function's, named) if it failed
+    return job.spark.read.schema(_RECORDS).parquet(output)
+
+
+class _Prepare:
+    """A partition's input as Python values, through the fused stateless chain and the key selector.
+
+    ``columns``/``source`` describe a bounded Spark DataFrame read directly (its
+    columns, then ``__position``; the source's number for the stamps); without
+    them the input is a record frame.
+    """
+
+    def __init__(self, ops: list[Op], columns: list[str] | None = None, source: int = 0) -> None:
+        self.ops = ops
+        self.fields = tuple(columns) if columns is not None else None
+        self.source = source
+
+    @property
+    def positions(self) -> bool:
+        """Whether stamps may stay plain source positions (ints) until :meth:`stamp`: a DataFrame
+        source and no fan-out in the chain (a fan-out extends byte stamps)."""
+        return self.fields is not None and all(op.kind in ("map", "filter", "key") for op in self.ops)
+
+    def stamp(self, stamp: Any) -> bytes:
+        return source_stamp(stamp, self.source) if isinstance(stamp, int) else stamp
+
+    def __call__(self, frame: pd.DataFrame) -> tuple[list[bytes], list, list]:
+        """``(pickled keys, values, stamps)`` of ``frame``'s records after the chain (stamps: see :attr:`positions`)."""
+        if self.fields is None:
+            values, stamps = [loads(v) for v in frame.iloc[:, 0]], frame.iloc[:, 1].tolist()
+        else:
+            n = len(self.fields)
+            columns = [_python_values(frame.iloc[:, i]) for i in range(n)]
+            values = [self._row(r) for r in zip(*columns)]
+            stamps = frame.iloc[:, n].tolist()
+            if not self.positions:
+                stamps = [source_stamp(p, self.source) for p in stamps]
+        values, stamps, keys = chain.run(self.ops, values, stamps)
+        return [dumps(k) for k in keys], values, stamps
+
+    def _row(self, values: tuple) -> Row:
+        # Row(**dict(zip(...))) per row costs twice as much: build the named row directly.
+        row = tuple.__new__(Row, values)
+        row._fields = self.fields
+        row._row_kind = RowKind.INSERT
+        return row
+
+    def keyed_records(self, frames):
+        """``mapInPandas``: keyed record frames (``_key``, ``_value``, ``_ord``)."""
+        for frame in frames:
+            if len(frame):
+                keys, values, stamps = self(frame)
+                yield pd.DataFrame({KEY: np.asarray(keys, dtype=object),
+                                    VALUE: np.asarray([dumps(v) for v in values], dtype=object),
+                                    ORD: np.asarray([self.stamp(s) for s in stamps], dtype=object)})
+
+
+def _python_values(column: pd.Series) -> list:
+    """A column's values as Python objects, nulls (NaN/NaT/None) as None, as a DataFrame source's records hold them."""
+    if column.hasnans:
+        return column.astype(object).where(column.notna(), None).tolist()
+    return column.tolist()
+
+
+# --- step 2: batch algorithms ----------------------------------------------------------------------
+
+
+def _keyed(job: "DataStreamJob", node: graph.KeyedNode) -> DataFrame:
+    frame, prepare = _bounded(job, node.input, node.key_selector, node.name)
+    if isinstance(node, graph.KeyedProcessNode):
+        return _sorted_groups(frame.mapInPandas(prepare.keyed_records, _KEYED), [KEY, ORD]).mapInPandas(
+            _ProcessGroups(KeyedProcess(node.function, node.name)), _RECORDS)
+    if isinstance(node, WindowNode):
+        spec = node.spec
+    else:  # a keyed reduce declaring output only after end of input: Flink's batch reduce, one value per key
+        spec = WindowSpec("reduce", node.function)
+    kernel = WindowKernel(spec, node.name)
+    if spec.combinable:
+        grouped = _sorted_groups(frame.mapInPandas(_Combine(prepare, kernel), _PARTIALS), [KEY, ORD])
+    else:
+        grouped = _sorted_groups(frame.mapInPandas(prepare.keyed_records, _KEYED), [KEY, ORD])
+    return grouped.mapInPandas(_FireGroups(kernel, grouped.columns), _RECORDS)
+
+
+def _co_group(job: "DataStreamJob", node: CoGroupNode) -> DataFrame:
+    sides = []
+    for side, (input_node, key) in enumerate(((node.first, node.first_key), (node.second, node.second_key))):
+        frame, prepare = _bounded(job, input_node, key, f"{node.name} (input {side + 1})")
+        sides.append(frame.mapInPandas(prepare.keyed_records, _KEYED).withColumn(SIDE, F.lit(side).cast("byte")))
+    grouped = _sorted_groups(sides[0].unionByName(sides[1]), [KEY, SIDE, ORD])
+    kernel = CoGroupKernel(node.kind, node.function, node.name, node.output_type)
+    return grouped.mapInPandas(_FireGroups(kernel, grouped.columns), _RECORDS)
+
+
+def _sorted_groups(frame: DataFrame, order: list[str]) -> DataFrame:
+    """Spark's batch shuffle by key and sort within each partition: every key's group contiguous, in order."""
+    return frame.repartition(F.col(KEY)).sortWithinPartitions(*order)
+
+
+class _Combine:
+    """``mapInPandas``: the fused chain and key selector, then one partial per key of the partition."""
+
+    def __init__(self, prepare: _Prepare, kernel: WindowKernel) -> None:
+        self.prepare = prepare
+        self.kernel = kernel
+
+    def __call__(self, frames):
+        fold = PartialFold(self.kernel)
+        for frame in frames:
+            if len(frame):
+                fold.add_values(*self.prepare(frame))
+        if fold.partials:
+            yield fold.result(self.prepare.stamp)
+
+
+class _FireGroups:
+    """``mapInPandas`` over a partition sorted by key: the kernel fires each complete key group."""
+
+    def __init__(self, kernel: Any, columns: list[str]) -> None:
+        self.kernel = kernel
+        self.columns = list(columns)
+
+    def __call__(self, frames):
+        for groups in complete_groups(self._named(frames), KEY):
+            out = self.kernel.fire(groups)
+            if len(out):
+                yield out
+
+    def _named(self, frames):
+        # Spark may rename columns starting with "_": restore the names by position.
+        for frame in frames:
+            frame.columns = self.columns
+            yield frame
+
+
+class _ProcessGroups(_FireGroups):
+    """A KeyedProcessFunction in batch: each key's input, then every timer of the key (Flink's batch execution)."""
+
+    def __init__(self, kernel: KeyedProcess) -> None:
+        super().__init__(kernel, [KEY, VALUE, ORD])
+
+    def __call__(self, frames):
+        for groups in complete_groups(self._named(frames), KEY):
+            out = self.kernel.process_bounded(groups)
+            if len(out):
+                yield out[[VALUE, ORD]]
+
+
+class _Discard:
+    """``mapInPandas`` of a window that never fires: runs the chain and key selector, emits only control records."""
+
+    def __init__(self, runners: list[ChainRunner]) -> None:
+        self.runners = runners
+
+    def __call__(self, frames):
+        for frame in frames:
+            if not len(frame):
+                continue
+            for runner in self.runners:
+                runner.process(frame)
+            control = control_mask(frame.iloc[:, 0].to_numpy())
+            if control.any():
+                passed = frame.loc[control].iloc[:, :2]
+                passed.columns = [VALUE, ORD]
+                yield passed
+
+
+def _discard(job: "DataStreamJob", node: graph.Node) -> DataFrame:
+    from changeflow.runtime.spark.datastream import _chain
+
+    if isinstance(node, CoGroupNode):
+        inputs = [(node.first, node.first_key), (node.second, node.second_key)]
+    else:
+        inputs = [(node.input, node.key_selector)]
+    frames = []
+    for input_node, key in inputs:
+        base, ops = _chain(input_node)
+        runner = ChainRunner(ops + [Op("key", key, f"KeySelector of {node.name}")])
+        frames.append(job.translate(base).mapInPandas(_Discard([runner]), _RECORDS))
+    return frames[0] if len(frames) == 1 else frames[0].unionAll(frames[1])
+
+
+# --- step 3: back into the streaming job ---------------------------------------------------------
+
+
+def _as_bounded_stream(job: "DataStreamJob", node: graph.Node, output: DataFrame) -> DataFrame:
+    """The operator's batch output as a bounded file stream of the job's streaming query."""
+    directory = os.path.join(job.workdir, f"end-of-stream-{node.id}")
+    output.write.mode("overwrite").option("maxRecordsPerFile", job.settings.rows_per_batch).parquet(directory)
+    if job.control:
+        # The operator's input ended: so did every source upstream of it, as far as downstream can tell.
+        numbers = sorted(job._source_numbers[s.id] for s in graph.sources(node))
+        marker = pa.table({VALUE: pa.array([CONTROL_VALUE] * len(numbers), pa.binary()),
+                           ORD: pa.array([control_stamp(END_OF_INPUT, n) for n in numbers], pa.binary())})
+        # The name sorts after every data file: the file stream reads it last.
+        pq.write_table(marker, os.path.join(directory, "zz-end-of-input.parquet"))
+    return job._file_stream(directory)
+

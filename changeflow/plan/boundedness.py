@@ -8,21 +8,12 @@ filesystem table) ends.
 
 from __future__ import annotations
 
-from changeflow.plan.nodes import PlanNode, Source
+from changeflow.plan.nodes import PlanNode, Source, sources
 
 
 def unbounded_sources(plan: PlanNode) -> list[Source]:
-    """The unbounded sources under ``plan``, in visiting order."""
-    found: list[Source] = []
-
-    def visit(node: PlanNode) -> None:
-        if isinstance(node, Source) and _unbounded(node):
-            found.append(node)
-        for child in node.inputs:
-            visit(child)
-
-    visit(plan)
-    return found
+    """The unbounded sources under ``plan``, left to right, each once."""
+    return [s for s in sources(plan) if _unbounded(s)]
 
 
 def _unbounded(source: Source) -> bool:

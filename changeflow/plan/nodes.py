@@ -210,3 +210,18 @@ class UpsertMaterialize(_OneInput, _InputSchema):
     threshold_high: int = 50
     threshold_low: int = 40
     ttl_ms: int = 0
+
+
+def sources(node: PlanNode) -> list[Source]:
+    """The sources under ``node``, left to right, each once."""
+    found: list[Source] = []
+
+    def visit(n: PlanNode) -> None:
+        if isinstance(n, Source):
+            if all(n is not s for s in found):
+                found.append(n)
+        for child in n.inputs:
+            visit(child)
+
+    visit(node)
+    return found

@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from changeflow.plan import changelog_mode
-from changeflow.plan.nodes import PlanNode, Sink, Source, UpsertMaterialize
+from changeflow.plan.nodes import PlanNode, Sink, Source, UpsertMaterialize, sources
 from changeflow.plan.type_inference import PlanError
 from changeflow.plan.upsert_keys import contains_key, upsert_keys
 
@@ -146,21 +146,6 @@ def _describe_keys(keys) -> str:
     if not keys:
         return "none (the query's changes have no unique key)"
     return ", ".join(f"[{', '.join(k)}]" for k in keys)
-
-
-def sources(node: PlanNode) -> list[Source]:
-    """The sources under ``node``, left to right, each once."""
-    found: list[Source] = []
-
-    def visit(n: PlanNode) -> None:
-        if isinstance(n, Source):
-            if all(n is not s for s in found):
-                found.append(n)
-        for child in n.inputs:
-            visit(child)
-
-    visit(node)
-    return found
 
 
 def source_name(source: Source) -> str:

@@ -95,6 +95,11 @@ def _python_values(column: pd.Series) -> list:
     return [_plain(v) for v in column.astype(object).tolist()]
 
 
+def _ints(column: pd.Series) -> list[int]:
+    """A sequence-number, count or time column as Python ints, whatever integer dtype the store returned."""
+    return column.to_numpy(dtype=np.int64).tolist()
+
+
 def _plain(value: Any) -> Any:
     if value is None or value is pd.NA:
         return None
@@ -209,7 +214,7 @@ class MultisetSession:
         got = self._load(self.layout.meta_table, keys, [])
         nk = len(self.layout.key_columns)
         if len(got):
-            ints = [got[c].tolist() for c in ("first", "last", "next_sqn", "size")]
+            ints = [_ints(got[c]) for c in ("first", "last", "next_sqn", "size")]
             for k, f, l, s, z in zip(self._tuples(got, nk), *ints):
                 self._meta[k] = [f, l, s, z]
 
@@ -222,7 +227,7 @@ class MultisetSession:
         got = self._load(self.layout.index_table, pairs, ["_ident"])
         nk = len(self.layout.key_columns) + 1
         if len(got):
-            for p, h, t in zip(self._tuples(got, nk), got["head"].tolist(), got["tail"].tolist()):
+            for p, h, t in zip(self._tuples(got, nk), _ints(got["head"]), _ints(got["tail"])):
                 self._index[p] = [h, t]
 
     def _load_nodes(self, node_keys: list[tuple]) -> None:
@@ -234,7 +239,7 @@ class MultisetSession:
         got = self._load(self.layout.node_table, node_keys, ["_sqn"])
         nk = len(self.layout.key_columns) + 1
         if len(got):
-            ints = [got[c].tolist() for c in ("prev", "next", "next_same", "ts")]
+            ints = [_ints(got[c]) for c in ("prev", "next", "next_same", "ts")]
             cols = zip(self._tuples(got, nk), *ints, got["row"].tolist(), got["ident"].tolist())
             for key, p, n, s, ts, row, ident in cols:
                 self._nodes[key] = _Node(p, n, s, ts, tuple(row), ident)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
+import numpy as np
 import pandas as pd
 
 
@@ -87,11 +88,14 @@ class InMemoryKeyedState:
         replaced = set(_key_tuples(keys))
         for key in replaced:
             stored.rows.pop(key, None)
-        row_keys = _key_tuples(rows[key_names])
-        for key, record in zip(row_keys, rows.itertuples(index=False, name=None)):
+        # Whole rows with nulls unified column by column (_key_tuples), the key being their first fields:
+        # per-value null checks cost more than the kernels' own work in the materializer benchmark.
+        nk = len(key_names)
+        for record in _key_tuples(rows):
+            key = record[:nk]
             if key not in replaced:
                 raise ValueError(f"state table {table!r}: row {record!r} is not under one of the stored keys")
-            stored.rows.setdefault(key, []).append(_plain(record))
+            stored.rows.setdefault(key, []).append(record)
 
     def tables(self) -> list[str]:
         """Names of the tables stored so far (for tests and debugging)."""
@@ -125,8 +129,6 @@ class _Table:
 
 
 def _object_array(values) -> Any:
-    import numpy as np
-
     out = np.empty(len(values), dtype=object)
     for i, v in enumerate(values):
         out[i] = v
@@ -134,25 +136,23 @@ def _object_array(values) -> Any:
 
 
 def _key_tuples(frame: pd.DataFrame) -> list[tuple]:
-    """One hashable tuple per row, with every kind of null turned into None."""
+    """One hashable tuple per row, with every kind of null turned into None.
+
+    pd.NA and NaN do not compare equal to themselves; None does, so stored rows
+    compare and pickle predictably.
+    """
     if len(frame.columns) == 0:
         return [()] * len(frame)
     columns = []
-    for name in frame.columns:
-        col = frame[name]
+    for i in range(len(frame.columns)):
+        col = frame.iloc[:, i]
+        if isinstance(col.dtype, np.dtype) and col.dtype.kind in "iub":
+            columns.append(col.tolist())  # cannot hold nulls
+            continue
         values = col.astype(object).tolist()
-        nulls = col.isna().tolist()
-        columns.append([None if null else v for v, null in zip(values, nulls)])
+        if col.hasnans:
+            nulls = col.isna().tolist()
+            values = [None if null else v for v, null in zip(values, nulls)]
+        columns.append(values)
     return list(zip(*columns))
 
-
-def _plain(record: tuple) -> tuple:
-    # pd.NA and NaN do not compare equal to themselves; store None instead so
-    # that stored rows compare and pickle predictably.
-    return tuple(None if _is_scalar_null(v) else v for v in record)
-
-
-def _is_scalar_null(value: Any) -> bool:
-    if value is None or value is pd.NA:
-        return True
-    return isinstance(value, float) and value != value

@@ -54,7 +54,7 @@ import pandas as pd
 
 from changeflow.kernels.changelog import KIND, SEQ, SUB, child_sub, sort_changes
 from changeflow.kernels.multiset import OrderedMultiset, identity_of
-from changeflow.kernels.multiset.ordered import _plain
+from changeflow.kernels.multiset.ordered import _python_values
 from changeflow.kernels.state import KeyedState
 
 STRATEGIES = ("LEGACY", "VALUE", "MAP", "ADAPTIVE")
@@ -109,19 +109,25 @@ class SinkUpsertMaterializer:
 
     # --- identity -----------------------------------------------------------------------
     def _ident(self, row: tuple) -> str:
+        """The identity of ``row``, whose values are already plain (see :func:`identity_of`).
+
+        ``repr`` directly: the rows :meth:`process` builds hold plain values
+        (nulls as None), so normalising them again per record would only cost.
+        """
         if self._ident_pos is None:
-            return identity_of(row)
-        return identity_of(tuple(row[i] for i in self._ident_pos))
+            return repr(row)
+        return repr(tuple([row[i] for i in self._ident_pos]))
 
     def process(self, batch: pd.DataFrame, state: KeyedState) -> pd.DataFrame:
         """Fold a changelog batch into the histories; return the upsert changes."""
         batch = sort_changes(batch)
         dtypes = {c: batch[c].dtype for c in self.primary_key}
         multiset = OrderedMultiset("map", self.primary_key, dtypes)
-        cols = [[_plain(v) for v in batch[c].astype(object).tolist()] for c in self.columns]
+        cols = [_python_values(batch[c]) for c in self.columns]
         rows = list(zip(*cols)) if cols else [()] * len(batch)
-        kinds = batch[KIND].to_numpy()
-        seqs, subs = batch[SEQ].to_numpy(), batch[SUB].to_numpy()
+        kinds = batch[KIND].tolist()
+        # Stamps as Python ints, and each record's first child stamp computed for the whole batch at once.
+        seqs, children = batch[SEQ].tolist(), child_sub(batch[SUB].to_numpy(), 0).tolist()
         pks = [tuple(r[i] for i in self._pk_pos) for r in rows]
         idents = [self._ident(r) for r in rows]
         keys = list(dict.fromkeys(pks))
@@ -134,7 +140,8 @@ class SinkUpsertMaterializer:
             values.load(keys)
         if maps is not None:
             in_map = keys if self.strategy == "MAP" else [k for k in keys if not values.has(k)]
-            maps.prefetch(in_map, [(p, i) for p, i in zip(pks, idents) if p in set(in_map)])
+            in_map_set = set(in_map)
+            maps.prefetch(in_map, [(p, i) for p, i in zip(pks, idents) if p in in_map_set])
         hist = _Histories(self, values, maps)
 
         out_rows: list[tuple] = []
@@ -152,21 +159,21 @@ class SinkUpsertMaterializer:
             for k in keys:
                 hist.expire(k, now)
         shown = {k: hist.first(k) for k in keys} if self.conflict != "DEDUPLICATE" else {}
-        last_of: dict[tuple, tuple[int, int]] = {}
-        for row, kind, pk, ident, seq, sub in zip(rows, kinds, pks, idents, seqs, subs):
-            last_of[pk] = (int(seq), int(sub))
+        last_of: dict[tuple, tuple[int, int]] = {}  # key -> (seq, child stamp) of its last record
+        for row, kind, pk, ident, seq, child in zip(rows, kinds, pks, idents, seqs, children):
+            last_of[pk] = (seq, child)
             if kind == _INSERT or kind == _UPDATE_AFTER:
                 was_empty = hist.size(pk) == 0
                 hist.add(pk, ident, row, now)
                 if self.conflict == "DEDUPLICATE":
-                    emit(_INSERT if was_empty else _UPDATE_AFTER, row, seq, int(child_sub(sub, 0)))
+                    emit(_INSERT if was_empty else _UPDATE_AFTER, row, seq, child)
             else:
                 removed, was_last = hist.remove(pk, ident)
                 if removed and self.conflict == "DEDUPLICATE":
                     if hist.size(pk) == 0:
-                        emit(_DELETE, row, seq, int(child_sub(sub, 0)))
+                        emit(_DELETE, row, seq, child)
                     elif was_last:
-                        emit(_UPDATE_AFTER, hist.last(pk), seq, int(child_sub(sub, 0)))
+                        emit(_UPDATE_AFTER, hist.last(pk), seq, child)
             hist.rebalance(pk)
         if self.conflict != "DEDUPLICATE":
             for k in keys:
@@ -176,13 +183,13 @@ class SinkUpsertMaterializer:
                         f"ON CONFLICT DO ERROR: primary key {dict(zip(self.primary_key, k))} has more than one "
                         f"row: {a!r} and {b!r}")
                 before, after = shown[k], hist.first(k)
-                seq, sub = last_of[k]
+                seq, child = last_of[k]
                 if after is None and before is not None:
-                    emit(_DELETE, before, seq, int(child_sub(sub, 0)))
+                    emit(_DELETE, before, seq, child)
                 elif after is not None and before is None:
-                    emit(_INSERT, after, seq, int(child_sub(sub, 0)))
+                    emit(_INSERT, after, seq, child)
                 elif after is not None and identity_of(after) != identity_of(before):
-                    emit(_UPDATE_AFTER, after, seq, int(child_sub(sub, 0)))
+                    emit(_UPDATE_AFTER, after, seq, child)
         if values is not None:
             values.flush()
         if maps is not None:
@@ -227,7 +234,7 @@ class _ValueStore:
             self.lists[k] = None
         got = self.state.load(self.table, self._keys(keys))
         if len(got):
-            kcols = [[_plain(v) for v in got[c].astype(object).tolist()] for c in self.key_columns]
+            kcols = [_python_values(got[c]) for c in self.key_columns]
             for k, h in zip(zip(*kcols), got["history"]):
                 self.lists[k] = [tuple(e) for e in h]
 

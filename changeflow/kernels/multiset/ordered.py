@@ -79,6 +79,27 @@ def identity_of(values: tuple) -> str:
     return repr(tuple(_plain(v) for v in values))
 
 
+def _python_values(column: pd.Series) -> list:
+    """A state column's values as plain Python values (nulls as None).
+
+    Integer columns without nulls convert in one ``tolist()``; only other
+    columns pay a :func:`_plain` call per value (a per-value cost the kernel
+    benchmark showed among the multiset's largest).
+    """
+    dtype = column.dtype
+    if dtype.kind in "iub":
+        if isinstance(dtype, np.dtype):
+            return column.tolist()
+        if not column.hasnans:  # a nullable extension column (Int64, boolean) without nulls
+            return column.to_numpy(dtype=dtype.numpy_dtype).tolist()
+    return [_plain(v) for v in column.astype(object).tolist()]
+
+
+def _ints(column: pd.Series) -> list[int]:
+    """A sequence-number, count or time column as Python ints, whatever integer dtype the store returned."""
+    return column.to_numpy(dtype=np.int64).tolist()
+
+
 def _plain(value: Any) -> Any:
     if value is None or value is pd.NA:
         return None
@@ -124,9 +145,11 @@ class MultisetSession:
         self._meta: dict[tuple, list[int] | None] = {}  # key -> [first, last, next_sqn, size]
         self._nodes: dict[tuple, _Node | None] = {}  # key + (sqn,) -> node
         self._index: dict[tuple, list[int] | None] = {}  # key + (ident,) -> [head, tail]
-        self._dirty_meta: set[tuple] = set()
-        self._dirty_nodes: set[tuple] = set()
-        self._dirty_index: set[tuple] = set()
+        # Changed rows, as dicts so that flush stores them in a deterministic order
+        # (first change first) without sorting the keys.
+        self._dirty_meta: dict[tuple, None] = {}
+        self._dirty_nodes: dict[tuple, None] = {}
+        self._dirty_index: dict[tuple, None] = {}
         self.loads = 0
         self.lazy_loads = 0
 
@@ -174,15 +197,14 @@ class MultisetSession:
                 for j, v in enumerate(column):
                     objects[j] = v
                 data[c] = objects
-        return pd.DataFrame(data, columns=names)
+        return pd.DataFrame(data)  # (no columns=: pandas then re-checks every object column, 4x slower)
 
     def _load(self, table: str, rows: list[tuple], extra: list[str]) -> pd.DataFrame:
         self.loads += 1
         return self.state.load(table, self._frame(rows, extra))
 
     def _tuples(self, frame: pd.DataFrame, n: int) -> list[tuple]:
-        cols = [[_plain(v) for v in frame[c].astype(object).tolist()] for c in frame.columns[:n]]
-        return list(zip(*cols))
+        return list(zip(*(_python_values(frame[c]) for c in frame.columns[:n])))
 
     def _load_meta(self, keys: list[tuple]) -> None:
         if not keys:
@@ -192,8 +214,9 @@ class MultisetSession:
         got = self._load(self.layout.meta_table, keys, [])
         nk = len(self.layout.key_columns)
         if len(got):
-            for k, f, l, s, z in zip(self._tuples(got, nk), got["first"], got["last"], got["next_sqn"], got["size"]):
-                self._meta[k] = [int(f), int(l), int(s), int(z)]
+            ints = [_ints(got[c]) for c in ("first", "last", "next_sqn", "size")]
+            for k, f, l, s, z in zip(self._tuples(got, nk), *ints):
+                self._meta[k] = [f, l, s, z]
 
     def _load_index(self, pairs: list[tuple]) -> None:
         pairs = [p for p in dict.fromkeys(pairs) if p not in self._index]
@@ -204,8 +227,8 @@ class MultisetSession:
         got = self._load(self.layout.index_table, pairs, ["_ident"])
         nk = len(self.layout.key_columns) + 1
         if len(got):
-            for p, h, t in zip(self._tuples(got, nk), got["head"], got["tail"]):
-                self._index[p] = [int(h), int(t)]
+            for p, h, t in zip(self._tuples(got, nk), _ints(got["head"]), _ints(got["tail"])):
+                self._index[p] = [h, t]
 
     def _load_nodes(self, node_keys: list[tuple]) -> None:
         node_keys = [n for n in dict.fromkeys(node_keys) if n not in self._nodes]
@@ -216,10 +239,10 @@ class MultisetSession:
         got = self._load(self.layout.node_table, node_keys, ["_sqn"])
         nk = len(self.layout.key_columns) + 1
         if len(got):
-            cols = zip(self._tuples(got, nk), got["prev"], got["next"], got["next_same"], got["ts"], got["row"],
-                       got["ident"])
+            ints = [_ints(got[c]) for c in ("prev", "next", "next_same", "ts")]
+            cols = zip(self._tuples(got, nk), *ints, got["row"].tolist(), got["ident"].tolist())
             for key, p, n, s, ts, row, ident in cols:
-                self._nodes[key] = _Node(int(p), int(n), int(s), int(ts), tuple(row), ident)
+                self._nodes[key] = _Node(p, n, s, ts, tuple(row), ident)
 
     def _meta_of(self, key: tuple) -> list[int] | None:
         if key not in self._meta:
@@ -291,29 +314,29 @@ class MultisetSession:
         sqn = m[2]
         if m[1] != NONE:
             self._node(key, m[1]).next = sqn
-            self._dirty_nodes.add(key + (m[1],))
+            self._dirty_nodes[key + (m[1],)] = None
         e = self._entry(key, ident)
         if e:
             self._node(key, e[1]).next_same = sqn
-            self._dirty_nodes.add(key + (e[1],))
+            self._dirty_nodes[key + (e[1],)] = None
             e[1] = sqn
         else:
             self._index[key + (ident,)] = [sqn, sqn]
-        self._dirty_index.add(key + (ident,))
+        self._dirty_index[key + (ident,)] = None
         self._nodes[key + (sqn,)] = _Node(m[1], NONE, NONE, ts, row, ident)
-        self._dirty_nodes.add(key + (sqn,))
+        self._dirty_nodes[key + (sqn,)] = None
         if m[0] == NONE:
             m[0] = sqn
         m[1], m[2], m[3] = sqn, sqn + 1, m[3] + 1
         self._meta[key] = m
-        self._dirty_meta.add(key)
+        self._dirty_meta[key] = None
         return sqn
 
     def replace(self, key: tuple, sqn: int, row: tuple, ts: int) -> None:
         """Overwrite the element at ``sqn`` in place with ``row`` of the same identity."""
         n = self._node(key, sqn)
         n.row, n.ts = row, ts
-        self._dirty_nodes.add(key + (sqn,))
+        self._dirty_nodes[key + (sqn,)] = None
 
     def remove_value(self, key: tuple, ident: str) -> tuple[bool, bool]:
         """Remove the oldest element with identity ``ident``: ``(removed, was_last)``."""
@@ -331,12 +354,12 @@ class MultisetSession:
         n = self._node(key, sqn)
         if n.prev != NONE:
             self._node(key, n.prev).next = n.next
-            self._dirty_nodes.add(key + (n.prev,))
+            self._dirty_nodes[key + (n.prev,)] = None
         else:
             m[0] = n.next
         if n.next != NONE:
             self._node(key, n.next).prev = n.prev
-            self._dirty_nodes.add(key + (n.next,))
+            self._dirty_nodes[key + (n.next,)] = None
         else:
             m[1] = n.prev
         e = self._entry(key, n.ident)
@@ -347,12 +370,12 @@ class MultisetSession:
             self._index[key + (n.ident,)] = None
         else:
             e[0] = n.next_same
-        self._dirty_index.add(key + (n.ident,))
+        self._dirty_index[key + (n.ident,)] = None
         self._nodes[key + (sqn,)] = None
-        self._dirty_nodes.add(key + (sqn,))
+        self._dirty_nodes[key + (sqn,)] = None
         m[3] -= 1
         self._meta[key] = m if m[3] > 0 else None
-        self._dirty_meta.add(key)
+        self._dirty_meta[key] = None
 
     def expire(self, key: tuple, cutoff: int) -> int:
         """Remove elements from the head while their insertion time is ≤ ``cutoff``; return how many.
@@ -380,17 +403,16 @@ class MultisetSession:
     # --- writing back -------------------------------------------------------------------
     def flush(self) -> None:
         """Store every changed row (one store per table)."""
-        nk = len(self.layout.key_columns)
         if self._dirty_meta:
-            keys = sorted(self._dirty_meta, key=repr)
+            keys = list(self._dirty_meta)
             rows = [k + tuple(self._meta[k]) for k in keys if self._meta[k]]
             self._store(self.layout.meta_table, keys, [], rows, ["first", "last", "next_sqn", "size"])
         if self._dirty_index:
-            keys = sorted(self._dirty_index, key=repr)
+            keys = list(self._dirty_index)
             rows = [k + tuple(self._index[k]) for k in keys if self._index[k]]
             self._store(self.layout.index_table, keys, ["_ident"], rows, ["head", "tail"])
         if self._dirty_nodes:
-            keys = sorted(self._dirty_nodes, key=repr)
+            keys = list(self._dirty_nodes)
             rows = []
             for k in keys:
                 n = self._nodes[k]
@@ -401,7 +423,6 @@ class MultisetSession:
         self._dirty_meta.clear()
         self._dirty_index.clear()
         self._dirty_nodes.clear()
-        del nk
 
     def _store(self, table: str, keys: list[tuple], extra: list[str], rows: list[tuple], values: list[str]) -> None:
         self.state.store(table, self._frame(keys, extra), self._frame(rows, extra, values))

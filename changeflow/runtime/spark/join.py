@@ -39,17 +39,12 @@ from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.end_of_input import Control, ControlFanOut, control_rows
 from changeflow.runtime.spark.packing import BUCKET, PAYLOAD, Packer
 from changeflow.runtime.spark.sources import kernel_input_dtype
-from changeflow.runtime.spark.spark_types import struct, to_spark
+from changeflow.runtime.spark.spark_types import to_spark
 from changeflow.state.paged import PagedKeyedState
 
 _PAGE_KEY = T.StructType([T.StructField("page", T.LongType(), False)])
 _PAGE_VALUE = T.StructType([T.StructField("blob", T.BinaryType(), False)])
 _PACKED = T.StructType([T.StructField(BUCKET, T.LongType(), False), T.StructField(PAYLOAD, T.BinaryType(), False)])
-_BOOKKEEPING_FIELDS = [
-    T.StructField(KIND, T.ByteType(), False),
-    T.StructField(SEQ, T.LongType(), False),
-    T.StructField(SUB, T.LongType(), False),
-]
 _SEQ_RIGHT = "_seq_right"
 
 
@@ -96,12 +91,9 @@ def join_stream(translator: Any, node: Join) -> DataFrame:
             packer = ControlFanOut(packer, frame.columns, settings.buckets, ticks=False)
         packed.append(frame.mapInPandas(packer, _PACKED))
     processor = JoinProcessor(kernel, key_columns, settings.pages, node.field_names)
-    fields = struct(node.schema).fields
-    if translator.control:  # control rows hold nulls in every column
-        fields = [T.StructField(f.name, f.dataType, True) for f in fields]
-    spark_schema = T.StructType(fields + _BOOKKEEPING_FIELDS)
     return packed[0].unionAll(packed[1]).groupBy(BUCKET).transformWithStateInPandas(
-        statefulProcessor=processor, outputStructType=spark_schema, outputMode="Append", timeMode="None")
+        statefulProcessor=processor, outputStructType=translator.changelog_struct(node.schema), outputMode="Append",
+        timeMode="None")
 
 
 class _SideTagger:

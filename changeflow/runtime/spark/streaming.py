@@ -156,6 +156,13 @@ class StreamingTranslator:
         # Control rows (end of input, flush) carry negative marker stamps: keep them.
         return frame.withColumn(SEQ, F.when(F.col(KIND) == CONTROL, seq).otherwise(stamped).cast("long"))
 
+    def changelog_struct(self, out_schema) -> T.StructType:
+        """The Spark schema of a stateful operator's output: ``out_schema`` plus the bookkeeping columns."""
+        fields = struct(out_schema).fields
+        if self.control:  # control rows hold nulls in every column
+            fields = [T.StructField(f.name, f.dataType, True) for f in fields]
+        return T.StructType(fields + _BOOKKEEPING_FIELDS)
+
     def stateful(self, child: DataFrame, kernel, key_columns: list[str], dtypes: dict[str, str],
                  out_schema, local=None, *, idempotent_output: str | None = None,
                  sources: frozenset = frozenset(), rows_per_page: int | None = None) -> DataFrame:
@@ -183,12 +190,8 @@ class StreamingTranslator:
         processor = KernelProcessor(kernel, list(key_columns), self.settings.pages, names, flush, sources,
                                     changelog=idempotent_output != "append", control=self.control,
                                     rows_per_page=rows_per_page)
-        fields = struct(out_schema).fields
-        if self.control:  # control rows hold nulls in every column
-            fields = [T.StructField(f.name, f.dataType, True) for f in fields]
-        spark_schema = T.StructType(fields + _BOOKKEEPING_FIELDS)
         return packed.groupBy(BUCKET).transformWithStateInPandas(
-            statefulProcessor=processor, outputStructType=spark_schema, outputMode="Append",
+            statefulProcessor=processor, outputStructType=self.changelog_struct(out_schema), outputMode="Append",
             timeMode=processor.time_mode,
         )
 

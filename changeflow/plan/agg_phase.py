@@ -23,6 +23,17 @@ from changeflow.plan.nodes import Aggregate, PlanNode
 STRATEGIES = ("AUTO", "ONE_PHASE", "TWO_PHASE")
 
 
+def folds_bundles(*, mini_batch: bool, buffered: bool) -> bool:
+    """Whether group aggregations fold each micro-batch per key (and so may run in two phases).
+
+    Mini-batch asks for it. A flush interval (``buffered``) allows it: a
+    buffering aggregation emits only each key's latest output, so the
+    intermediate values that folding skips would never leave the buffer, and
+    folding spares the kernel one output change pair per input row.
+    """
+    return mini_batch or buffered
+
+
 def is_two_phase(node: Aggregate, input_mode: ChangelogMode, *, mini_batch: bool, strategy: str) -> bool:
     """Whether ``node`` runs as a local and a global phase.
 

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 
 from changeflow.kernels.aggregate.local import partial_fields
 from changeflow.plan import changelog_mode
-from changeflow.plan.agg_phase import two_phase_aggregates
+from changeflow.plan.agg_phase import folds_bundles, two_phase_aggregates
 from changeflow.plan.changelog_mode import INSERT_ONLY, ChangelogMode
 from changeflow.plan.expressions import Column
 from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Source,
@@ -69,8 +69,7 @@ _JOIN_TYPES = {"INNER": "InnerJoin", "LEFT": "LeftOuterJoin", "RIGHT": "RightOut
 
 def explain(root: PlanNode, settings: ExplainSettings) -> str:
     modes = changelog_mode.infer(root)
-    # A flush interval folds micro-batches as mini-batch does (StreamingSettings.folds_bundles).
-    folds = settings.mini_batch or settings.flush_interval_ms is not None
+    folds = folds_bundles(mini_batch=settings.mini_batch, buffered=settings.flush_interval_ms is not None)
     two_phase = two_phase_aggregates(root, mini_batch=folds, strategy=settings.agg_phase_strategy,
                                      modes=modes) if settings.streaming else set()
     lines: list[str] = []

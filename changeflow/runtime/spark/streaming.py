@@ -31,7 +31,7 @@ from changeflow.kernels.aggregate.group_agg import GroupAggregate
 from changeflow.kernels.aggregate.local import LocalGroupAggregate
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.plan import changelog_mode
-from changeflow.plan.agg_phase import two_phase_aggregates
+from changeflow.plan.agg_phase import folds_bundles, two_phase_aggregates
 from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Source, Union,
                                    UpsertMaterialize)
 from changeflow.runtime.spark.columns import compile_expr
@@ -62,14 +62,8 @@ class StreamingSettings:
 
     @property
     def folds_bundles(self) -> bool:
-        """Whether group aggregations fold each micro-batch per key (and may run in two phases).
-
-        Mini-batch asks for it. A flush interval allows it: a buffering
-        aggregation emits only each key's latest output, so the intermediate
-        values that folding skips would never leave the buffer, and folding
-        spares the kernel one output change pair per input row.
-        """
-        return self.mini_batch or self.flush is not None
+        """Whether group aggregations fold each micro-batch per key (:func:`agg_phase.folds_bundles`)."""
+        return folds_bundles(mini_batch=self.mini_batch, buffered=self.flush is not None)
 
 
 class StreamingTranslator:

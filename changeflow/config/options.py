@@ -529,6 +529,19 @@ def _unknown_key_error(key: str, hint: str) -> ValueError:
 #  Flink's keys. Defaults are Flink 2.3's; descriptions say what the key does in changeflow.
 # ----------------------------------------------------------------------------------------
 
+PIPELINE_NAME = register(
+    ConfigOption(
+        "pipeline.name",
+        OptionType.STRING,
+        None,
+        description=(
+            "The job name. With changeflow.checkpoint-dir set, a streaming INSERT job or a "
+            "DataStream execute() keeps its checkpoint under this name and resumes from it "
+            "when run again. Unset: an INSERT job is named insert-into_<sink>, as in Flink."
+        ),
+    )
+)
+
 EXECUTION_RUNTIME_MODE = register(
     ConfigOption(
         "execution.runtime-mode",
@@ -752,9 +765,11 @@ CHANGEFLOW_CHECKPOINT_DIR = register(
         OptionType.STRING,
         None,
         description=(
-            "Where streaming queries keep their checkpoints (Spark checkpointLocation). A "
-            "query restarted with the same directory resumes where it stopped. Unset: a new "
-            "temporary directory per query, so nothing resumes."
+            "Where streaming jobs keep their checkpoints (Spark checkpointLocation): a "
+            "streaming INSERT job or a named DataStream execute() uses <dir>/<job name> and "
+            "resumes from it when run again; interactive queries (SELECT, "
+            "execute_and_collect) use a temporary directory below it. Unset: a new temporary "
+            "directory per job, so nothing resumes."
         ),
     )
 )

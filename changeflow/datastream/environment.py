@@ -132,10 +132,22 @@ class StreamExecutionEnvironment:
 
     # --- execution ----------------------------------------------------------------------
     def execute(self, job_name: str = None) -> JobExecutionResult:
-        """Runs every sink added since the last execution (``print``, ``sink_to``)."""
+        """Runs every sink added since the last execution (``print``, ``sink_to``).
+
+        The job is named by ``job_name``, else by ``pipeline.name``. With
+        ``changeflow.checkpoint-dir`` set, a named streaming job keeps its checkpoint in
+        ``<checkpoint-dir>/<name>`` and running it again resumes from there: its
+        sources go on after the last committed micro-batch and its keyed state
+        (reductions, process-function state, buffered flush output) is restored::
+
+            conf.set_string("changeflow.checkpoint-dir", "/data/checkpoints")
+            env.from_source(clicks).key_by(user).sum(1).print()
+            env.execute("click-totals")   # again after a stop: continues where it stopped
+        """
         sinks, self._sinks = self._sinks, []
-        self._run(sinks)
-        return JobExecutionResult(job_name or "Flink Streaming Job")
+        name = job_name or self._config.get("pipeline.name")
+        self._run(sinks, name)
+        return JobExecutionResult(name or "Flink Streaming Job")
 
     def get_execution_plan(self) -> str:
         """The JSON plan of the sinks added since the last execution (Flink's shape, see :mod:`.plan`).
@@ -178,7 +190,7 @@ class StreamExecutionEnvironment:
             return any(s.kind == "dataframe" and s.payload.isStreaming for n in nodes for s in graph.sources(n))
         return self._mode is RuntimeExecutionMode.STREAMING
 
-    def _run(self, outputs: list[tuple[graph.Node, Any]]) -> None:
+    def _run(self, outputs: list[tuple[graph.Node, Any]], job_name: str | None = None) -> None:
         from changeflow.runtime.spark import session
         from changeflow.runtime.spark.datastream import DataStreamJob, DataStreamSettings
 
@@ -197,7 +209,7 @@ class StreamExecutionEnvironment:
             rows_per_batch=int(self._config.get("changeflow.source.rows-per-batch")),
             buckets=int(self._config.get("changeflow.state.buckets")),
             checkpoint_root=self._config.get("changeflow.checkpoint-dir"))
-        DataStreamJob(self._spark, settings, self._caches).run(outputs)
+        DataStreamJob(self._spark, settings, self._caches).run(outputs, job_name)
 
 
 def _duration_text(ms: int) -> str:

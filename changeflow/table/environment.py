@@ -343,7 +343,9 @@ class TableEnvironment:
     def _execute_insert(self, plan: Sink) -> TableResult:
         jobs = self._spark_jobs()
         if self._runs_streaming(plan):
-            job = jobs.submit_streaming_insert(plan, self._streaming_settings())
+            # Flink's name for an INSERT job; under changeflow.checkpoint-dir it names the checkpoint.
+            name = self._option("pipeline.name") or f"insert-into_{plan.table}"
+            job = jobs.submit_streaming_insert(plan, self._streaming_settings(), name)
         else:
             job = jobs.submit_batch_insert(plan)
         return TableResult.of_job(job, [plan.table])
@@ -435,17 +437,16 @@ class TableEnvironment:
         return TableResult(plan.schema, changes, streaming)
 
     def _to_spark(self, plan: PlanNode):
-        import tempfile
-
         from pyspark.sql import functions as F
 
         from changeflow.kernels.changelog import KIND, SEQ, SUB
+        from changeflow.runtime.spark.job_directory import temporary_directory
 
         jobs = self._spark_jobs()
         names = [F.col(f"`{n}`") for n in plan.field_names]
         if not self._runs_streaming(plan):
             return jobs.batch_frame(plan).select(*names)
-        workdir = tempfile.mkdtemp(prefix="changeflow-", dir=self._option("changeflow.checkpoint-dir"))
+        workdir = temporary_directory(self._option("changeflow.checkpoint-dir"))
         frame = jobs.streaming_frame(plan, self._streaming_settings(), workdir)
         # _kind holds RowKind values 0..3; element_at counts from 1.
         op = F.element_at(F.array(*[F.lit(str(kind)) for kind in RowKind]), F.col(KIND).cast("int") + 1)

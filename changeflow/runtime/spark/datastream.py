@@ -44,8 +44,6 @@ exactly as the Table API's group aggregation (:mod:`.flush`).
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -73,6 +71,7 @@ from changeflow.runtime.spark import end_of_stream
 from changeflow.runtime.spark.cache import JobCaches
 from changeflow.runtime.spark.end_of_input import CONTROL, END_OF_INPUT, ControlFanOut, control_of
 from changeflow.runtime.spark.flush import BucketBuffer, BucketFlusher, FlushPolicy, MemoryFlusher
+from changeflow.runtime.spark.job_directory import already_written, job_directory
 from changeflow.runtime.spark.packing import BUCKET, PAYLOAD, Packer
 from changeflow.runtime.spark.processor import KernelProcessor
 
@@ -104,26 +103,29 @@ class DataStreamJob:
         self._frames: dict[int, DataFrame] = {}
         self.control = False
 
-    def run(self, outputs: list[tuple[graph.Node, Any]]) -> None:
-        """Runs the job whose sinks are ``outputs`` (node, sink with ``write(records)``)."""
+    def run(self, outputs: list[tuple[graph.Node, Any]], job_name: str | None = None) -> None:
+        """Runs the job whose sinks are ``outputs`` (node, sink with ``write(records)``).
+
+        A streaming job with a ``job_name`` and a checkpoint root keeps its
+        checkpoint there and resumes from it when run again (:mod:`.job_directory`).
+        """
         if not outputs:
             raise RuntimeError("No operators defined in streaming topology. Cannot execute.")
         if self.settings.streaming and end_of_stream.runs_as_batch([node for node, _ in outputs]):
             self.settings = replace(self.settings, streaming=False, flush=None)
-        workdir = tempfile.mkdtemp(prefix="changeflow-ds-", dir=self.settings.checkpoint_root)
-        try:
-            frame = self.frame([node for node, _ in outputs], workdir)
-            sinks = [sink for _, sink in outputs]
-            if self.settings.streaming:
-                self._run_streaming(frame, sinks)
-            else:
-                _deliver(frame.toArrow(), sinks)
-            self.caches.commit()
-        except BaseException:
-            self.caches.abandon()
-            raise
-        finally:
-            shutil.rmtree(workdir, ignore_errors=True)
+        resumable = job_name if self.settings.streaming else None
+        with job_directory(self.settings.checkpoint_root, resumable, prefix="changeflow-ds-") as workdir:
+            try:
+                frame = self.frame([node for node, _ in outputs], workdir)
+                sinks = [sink for _, sink in outputs]
+                if self.settings.streaming:
+                    self._run_streaming(frame, sinks)
+                else:
+                    _deliver(frame.toArrow(), sinks)
+                self.caches.commit()
+            except BaseException:
+                self.caches.abandon()
+                raise
 
     def frame(self, nodes: list[graph.Node], workdir: str) -> DataFrame:
         """The job's records for the sinks over ``nodes``: ``(_value, _ord, _sink)``, ``_sink`` the node's index.
@@ -152,17 +154,15 @@ class DataStreamJob:
         return frame.where(F.length(VALUE) > 0) if self.control else frame
 
     def _run_streaming(self, frame: DataFrame, sinks: list[Any]) -> None:
-        batches: dict[int, pa.Table] = {}
+        def deliver(batch: DataFrame, batch_id: int) -> None:
+            # Each micro-batch reaches the sinks before Spark commits it: a job that fails
+            # later has delivered everything its checkpoint holds as done (at least once).
+            _deliver(batch.toArrow(), sinks)
 
-        def collect(batch: DataFrame, batch_id: int) -> None:
-            batches[batch_id] = batch.toArrow()
-
-        query = (frame.writeStream.foreachBatch(collect)
+        query = (frame.writeStream.foreachBatch(deliver)
                  .option("checkpointLocation", os.path.join(self.workdir, "checkpoint"))
                  .trigger(availableNow=True).start())
         query.awaitTermination()  # raises the query's error (a user function's, named) if it failed
-        for batch_id in sorted(batches):
-            _deliver(batches[batch_id], sinks)
 
     # --- translation --------------------------------------------------------------------
     def translate(self, node: graph.Node) -> DataFrame:
@@ -252,10 +252,11 @@ class DataStreamJob:
         records = positioned.mapInPandas(encoder, _RECORDS)
         if not self.settings.streaming:
             return records
-        directory = os.path.join(self.workdir, f"source-{node.id}")
-        records.orderBy(ORD).write.mode("overwrite").option(
-            "maxRecordsPerFile", self.settings.rows_per_batch).parquet(directory)
-        self._end_of_input(directory, node)
+        directory = self._source_directory(node)
+        if not already_written(directory):  # a resumed job reads the files its first run wrote
+            records.orderBy(ORD).write.mode("overwrite").option(
+                "maxRecordsPerFile", self.settings.rows_per_batch).parquet(directory)
+            self._end_of_input(directory, node)
         return self._file_stream(directory)
 
     def _bounded(self, table: pa.Table, node: graph.SourceNode) -> DataFrame:
@@ -263,13 +264,19 @@ class DataStreamJob:
             if table.num_rows == 0:
                 return self.spark.createDataFrame([], _RECORDS)
             return self.spark.createDataFrame(table.to_pandas(), schema=_RECORDS)
-        directory = os.path.join(self.workdir, f"source-{node.id}")
-        os.makedirs(directory, exist_ok=True)
-        rows = self.settings.rows_per_batch
-        for i, start in enumerate(range(0, max(table.num_rows, 1), rows)):
-            pq.write_table(table.slice(start, rows), os.path.join(directory, f"part-{i:08d}.parquet"))
-        self._end_of_input(directory, node)
+        directory = self._source_directory(node)
+        if not already_written(directory):
+            os.makedirs(directory, exist_ok=True)
+            rows = self.settings.rows_per_batch
+            for i, start in enumerate(range(0, max(table.num_rows, 1), rows)):
+                pq.write_table(table.slice(start, rows), os.path.join(directory, f"part-{i:08d}.parquet"))
+            self._end_of_input(directory, node)
         return self._file_stream(directory)
+
+    def _source_directory(self, node: graph.SourceNode) -> str:
+        # Named by the source's position in the job, not its node id: a resumed job is the same
+        # program built again, whose nodes may have other ids.
+        return os.path.join(self.workdir, f"source-{self._source_numbers[node.id]}")
 
     def _end_of_input(self, directory: str, node: graph.SourceNode) -> None:
         """With control records, a bounded source ends with a file (a micro-batch) holding its end-of-input record."""

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import queue
 import shutil
-import tempfile
 import threading
 from typing import Any, Iterator
 
@@ -28,6 +27,7 @@ from changeflow.runtime.changes import Change
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.plan.nodes import PlanNode, Sink
 from changeflow.runtime.spark.batch import BatchTranslator
+from changeflow.runtime.spark.job_directory import job_directory, temporary_directory
 from changeflow.runtime.spark.streaming import StreamingSettings, StreamingTranslator
 
 _KINDS = list(RowKind)
@@ -45,8 +45,7 @@ class SparkJobs:
         return StreamingTranslator(self.spark, settings, workdir).translate(plan)
 
     def run_streaming(self, plan: PlanNode, settings: StreamingSettings) -> list[Change]:
-        workdir = tempfile.mkdtemp(prefix="changeflow-", dir=self.checkpoint_root)
-        try:
+        with job_directory(self.checkpoint_root, None) as workdir:  # interactive: never resumes
             frame = self.streaming_frame(plan, settings, workdir)
             batches: list[tuple[int, pa.Table]] = []
             lock = threading.Lock()
@@ -65,38 +64,43 @@ class SparkJobs:
             for _, table in sorted(batches, key=lambda b: b[0]):
                 changes.extend(_changes(table, names))
             return changes
-        finally:
-            shutil.rmtree(workdir, ignore_errors=True)
 
-    def run_streaming_into(self, plan: Sink, settings: StreamingSettings, job: "InsertJob") -> None:
-        """Run a streaming INSERT: each micro-batch's changes go to the sink in changelog order."""
-        workdir = tempfile.mkdtemp(prefix="changeflow-", dir=self.checkpoint_root)
+    def run_streaming_into(self, plan: Sink, settings: StreamingSettings, job: "InsertJob",
+                           job_name: str | None = None) -> None:
+        """Run a streaming INSERT: each micro-batch's changes go to the sink in changelog order.
+
+        With a checkpoint root the job keeps its checkpoint under ``job_name`` and
+        a later run of it resumes there (:mod:`.job_directory`); a micro-batch
+        written but not yet committed when the job stopped is written again
+        (at least once, as Flink's non-transactional sinks).
+        """
         sink = plan.connector
         try:
-            frame = self.streaming_frame(plan, settings, workdir)
-            names = [n for n in frame.columns if n not in (KIND, SEQ, SUB)]
+            with job_directory(self.checkpoint_root, job_name) as workdir:
+                frame = self.streaming_frame(plan, settings, workdir)
+                names = [n for n in frame.columns if n not in (KIND, SEQ, SUB)]
 
-            def write(batch: DataFrame, batch_id: int) -> None:
-                sink.write(list(_changes(batch.toArrow(), names)))
+                def write(batch: DataFrame, batch_id: int) -> None:
+                    sink.write(list(_changes(batch.toArrow(), names)))
 
-            query = _trigger(frame.writeStream.foreachBatch(write)
-                             .option("checkpointLocation", f"{workdir}/checkpoint"), plan).start()
-            job.query = query
-            if job.cancelled:  # cancel() came before the query existed
-                query.stop()
-            query.awaitTermination()  # raises the query's error, if it failed
+                query = _trigger(frame.writeStream.foreachBatch(write)
+                                 .option("checkpointLocation", f"{workdir}/checkpoint"), plan).start()
+                job.query = query
+                if job.cancelled:  # cancel() came before the query existed
+                    query.stop()
+                query.awaitTermination()  # raises the query's error, if it failed
         finally:
             sink.close()
-            shutil.rmtree(workdir, ignore_errors=True)
 
     def start_live(self, plan: PlanNode, settings: StreamingSettings) -> "LiveQuery":
         """Start an unbounded query whose changes are read while it runs."""
-        workdir = tempfile.mkdtemp(prefix="changeflow-", dir=self.checkpoint_root)
+        workdir = temporary_directory(self.checkpoint_root)  # removed by LiveQuery.stop()
         frame = self.streaming_frame(plan, settings, workdir)
         return LiveQuery(frame, plan, workdir)
 
-    def submit_streaming_insert(self, plan: Sink, settings: StreamingSettings) -> "InsertJob":
-        return InsertJob(lambda job: self.run_streaming_into(plan, settings, job))
+    def submit_streaming_insert(self, plan: Sink, settings: StreamingSettings,
+                                job_name: str | None = None) -> "InsertJob":
+        return InsertJob(lambda job: self.run_streaming_into(plan, settings, job, job_name))
 
     def submit_batch_insert(self, plan: Sink) -> "InsertJob":
         def run(job: "InsertJob") -> None:

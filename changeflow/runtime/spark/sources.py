@@ -23,6 +23,7 @@ from pyspark.errors import AnalysisException
 from changeflow.common.types import DataType
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.plan.nodes import Source
+from changeflow.runtime.spark.job_directory import already_written
 from changeflow.runtime.spark.spark_types import struct
 
 _ARROW = {
@@ -84,20 +85,8 @@ def stream_frame(spark: SparkSession, node: Source, directory: str, rows_per_bat
         return connector_stream_frame(spark, node, directory, rows_per_batch)
     if node.kind == "spark" and node.payload.isStreaming:
         return _ordered_stream(node)
-    os.makedirs(directory, exist_ok=True)
-    if node.kind == "spark":
-        df = node.payload.withColumn(SEQ, F.monotonically_increasing_id())
-        df.write.mode("overwrite").option("maxRecordsPerFile", rows_per_batch).parquet(directory)
-        _order_by_name(directory)
-    else:
-        table = arrow_table(node)
-        table = table.append_column(SEQ, pa.array(range(table.num_rows), type=pa.int64()))
-        for i, start in enumerate(range(0, max(table.num_rows, 1), rows_per_batch)):
-            # Zero-padded names: the file source orders files of one listing by name.
-            pq.write_table(table.slice(start, rows_per_batch), os.path.join(directory, f"part-{i:08d}.parquet"))
-    if end_of_input:
-        _write_end_marker(node, directory)
-    _order_by_name(directory)
+    if not already_written(directory):  # a resumed job reads the files its first run wrote
+        _write_stream_files(node, directory, rows_per_batch, end_of_input)
     schema = struct(node.schema).add(SEQ, T.LongType(), True)
     stream = spark.readStream.schema(schema).option("maxFilesPerTrigger", 1).parquet(directory)
     kind, sub = F.lit(0).cast("byte"), F.lit(0).cast("long")
@@ -108,6 +97,23 @@ def stream_frame(spark: SparkSession, node: Source, directory: str, rows_per_bat
         kind = F.when(marker, F.lit(CONTROL)).otherwise(F.lit(0)).cast("byte")
         sub = F.when(marker, F.lit(source_id(node.name))).otherwise(F.lit(0)).cast("long")
     return stream.select(*[F.col(f"`{n}`") for n in node.field_names], kind.alias(KIND), F.col(SEQ), sub.alias(SUB))
+
+
+def _write_stream_files(node: Source, directory: str, rows_per_batch: int, end_of_input: bool) -> None:
+    """The bounded source as Parquet files of ``rows_per_batch`` rows, taken one per micro-batch in name order."""
+    os.makedirs(directory, exist_ok=True)
+    if node.kind == "spark":
+        df = node.payload.withColumn(SEQ, F.monotonically_increasing_id())
+        df.write.mode("overwrite").option("maxRecordsPerFile", rows_per_batch).parquet(directory)
+    else:
+        table = arrow_table(node)
+        table = table.append_column(SEQ, pa.array(range(table.num_rows), type=pa.int64()))
+        for i, start in enumerate(range(0, max(table.num_rows, 1), rows_per_batch)):
+            # Zero-padded names: the file source orders files of one listing by name.
+            pq.write_table(table.slice(start, rows_per_batch), os.path.join(directory, f"part-{i:08d}.parquet"))
+    if end_of_input:
+        _write_end_marker(node, directory)
+    _order_by_name(directory)
 
 
 def _write_end_marker(node: Source, directory: str) -> None:

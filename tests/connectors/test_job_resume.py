@@ -1,0 +1,84 @@
+"""Stopping a streaming job and running it again resumes from its checkpoint (``changeflow.checkpoint-dir``).
+
+Each test removes the first run's input before the second run: a resumed job
+continues from the state its checkpoint holds (a key's sum includes the first
+run's rows), where a job started afresh would see only the new rows.
+"""
+
+import os
+import time
+
+from tests.connectors.test_unbounded_sources import put
+
+
+def wait_until(condition, job, limit_s: float = 180.0) -> None:
+    """A guard against a hung job on a busy machine, not a timing assertion."""
+    deadline = time.monotonic() + limit_s
+    while not condition():
+        if job.get_job_status() == "FAILED":
+            job.wait()  # raises the job's error
+        assert time.monotonic() < deadline, "the INSERT job produced no output in time"
+        time.sleep(0.2)
+
+
+def test_an_insert_job_run_again_resumes_its_sums_from_the_checkpoint(stream_env, tmp_path):
+    incoming, checkpoints = tmp_path / "in", tmp_path / "checkpoints"
+    incoming.mkdir()
+    stream_env.get_config().set("changeflow.checkpoint-dir", str(checkpoints))
+    stream_env.execute_sql(f"CREATE TABLE src (k STRING, v INT) WITH ('connector' = 'filesystem', "
+                           f"'path' = '{incoming}', 'format' = 'csv', 'source.monitor-interval' = '200 ms')")
+    stream_env.execute_sql("CREATE TABLE totals (k STRING, s INT, PRIMARY KEY (k) NOT ENFORCED) "
+                           "WITH ('connector' = 'materialized')")
+    totals = stream_env._resolve("totals").payload
+    insert = "INSERT INTO totals SELECT k, SUM(v) FROM src GROUP BY k"
+
+    put(incoming, "1.csv", "a,1\nb,2\na,3\n")
+    job = stream_env.execute_sql(insert).get_job_client()
+    try:
+        wait_until(lambda: sorted(totals.rows()) == [("a", 4), ("b", 2)], job)
+    finally:
+        job.cancel()
+
+    os.remove(incoming / "1.csv")
+    put(incoming, "2.csv", "a,10\nc,5\n")
+    job = stream_env.execute_sql(insert).get_job_client()
+    try:
+        wait_until(lambda: ("c", 5) in totals.rows(), job)  # c and a come in one micro-batch
+    finally:
+        job.cancel()
+    # a = 4 + 10: its first-run sum came back from the checkpoint (afresh it would be 10).
+    assert sorted(totals.rows()) == [("a", 14), ("b", 2), ("c", 5)]
+    # Flink's name for the job names its checkpoint.
+    assert os.listdir(checkpoints) == ["insert-into_default_catalog.default_database.totals"]
+
+
+def test_a_named_datastream_job_run_again_resumes_its_keyed_state(spark, tmp_path, capsys):
+    from pyspark.sql import types as T
+
+    from changeflow.common import Configuration
+    from changeflow.datastream import RuntimeExecutionMode, StreamExecutionEnvironment
+
+    incoming, checkpoints = tmp_path / "in", tmp_path / "checkpoints"
+    incoming.mkdir()
+    schema = T.StructType([T.StructField("k", T.StringType()), T.StructField("v", T.IntegerType())])
+
+    def run_job() -> list[str]:
+        conf = Configuration()
+        conf.set_string("changeflow.checkpoint-dir", str(checkpoints))
+        conf.set_string("changeflow.state.buckets", "2")
+        env = StreamExecutionEnvironment.get_execution_environment(conf, spark_session=spark)
+        env.set_runtime_mode(RuntimeExecutionMode.STREAMING)
+        clicks = spark.readStream.schema(schema).csv(str(incoming))
+        env.from_source(clicks).map(lambda r: (r.k, r.v)).key_by(lambda r: r[0]).sum(1).print()
+        capsys.readouterr()
+        env.execute("click-totals")
+        return capsys.readouterr().out.splitlines()
+
+    put(incoming, "1.csv", "a,1\nb,2\na,3\n")
+    first = run_job()
+    assert sorted(first) == sorted(["('a', 1)", "('b', 2)", "('a', 4)"]), first
+    os.remove(incoming / "1.csv")
+    put(incoming, "2.csv", "a,10\n")
+    # The running sum goes on from the checkpoint's 4; the first run's rows are not read again.
+    assert run_job() == ["('a', 14)"]
+    assert os.listdir(checkpoints) == ["click-totals"]

@@ -42,11 +42,9 @@ class CachedTable(Table):
 
     def invalidate_cache(self) -> None:
         """Releases the cached rows; a later job over this table recomputes and caches them again."""
-        from changeflow.runtime.spark.cache import STORAGE_LEVEL
-
         self._handle.release()
         # Registered again at once, but empty: as for a new cache, the next job computing the rows keeps them.
-        self._handle.frame.persist(STORAGE_LEVEL)
+        self._handle.register()
 
     def cache(self) -> "CachedTable":
         """Already cached: this table itself."""
@@ -57,7 +55,7 @@ def cache_table(table: Table) -> CachedTable:
     """``table.cache()``: persists the query's batch result lazily and returns a table reading it."""
     from pyspark.sql import functions as F
 
-    from changeflow.runtime.spark.cache import STORAGE_LEVEL, SparkCache
+    from changeflow.runtime.spark.cache import SparkCache
 
     t_env = table._t_env
     if t_env.streaming:
@@ -67,8 +65,8 @@ def cache_table(table: Table) -> CachedTable:
             "is never complete")
     plan = table.plan
     # Nothing runs here: Spark persists lazily, when the first job computes these rows.
-    persisted = t_env._spark_jobs().batch_frame(plan).persist(STORAGE_LEVEL)
-    handle = SparkCache(persisted)
+    handle = SparkCache(t_env._spark_jobs().batch_frame(plan))
+    persisted = handle.register()
     t_env._table_caches.append(handle)
     # The reading source numbers its rows anew, in the order Spark reads the cache: as the seed says,
     # a reader must not assume how the cache is partitioned (a sort here would compute it twice).

@@ -59,6 +59,13 @@ class SparkCache:
         # Non-blocking: the blocks are removed in the background; the DataFrame stops being cached at once.
         self.frame.unpersist(blocking=False)
 
+    def register(self) -> DataFrame:
+        """Registers the DataFrame with Spark's cache manager (again); the next job computing it keeps its blocks.
+
+        Registering is lazy and cheap: nothing is computed until a job reads the frame.
+        """
+        return self.frame.persist(STORAGE_LEVEL)
+
 
 class JobCaches:
     """The caches one job reads or creates; created ones enter the registry only if the job succeeds."""
@@ -72,11 +79,11 @@ class JobCaches:
         cached = self.registry.get(node)
         if cached is not None:
             if not cached.registered():
-                cached.frame.persist(STORAGE_LEVEL)  # forgotten by Spark: this job computes it again
+                cached.register()  # forgotten by Spark: this job computes it again
             return cached.frame
-        frame = compute().persist(STORAGE_LEVEL)
-        self.created.append((node, SparkCache(frame)))
-        return frame
+        cache = SparkCache(compute())
+        self.created.append((node, cache))
+        return cache.register()
 
     def commit(self) -> None:
         """The job succeeded: its caches exist now, for later jobs."""

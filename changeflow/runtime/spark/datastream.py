@@ -72,13 +72,12 @@ from changeflow.runtime.spark.cache import JobCaches
 from changeflow.runtime.spark.end_of_input import CONTROL, END_OF_INPUT, ControlFanOut, control_of
 from changeflow.runtime.spark.flush import BucketBuffer, BucketFlusher, FlushPolicy, MemoryFlusher
 from changeflow.runtime.spark.job_directory import already_written, job_directory
-from changeflow.runtime.spark.packing import BUCKET, PAYLOAD, Packer
+from changeflow.runtime.spark.packing import BUCKET, PACKED, Packer
 from changeflow.runtime.spark.processor import KernelProcessor
 
 SINK = "_sink"
 _RECORDS = T.StructType([T.StructField(VALUE, T.BinaryType(), False), T.StructField(ORD, T.BinaryType(), False)])
 _KEYED = T.StructType([T.StructField(KEY, T.BinaryType(), False)] + _RECORDS.fields)
-_PACKED = T.StructType([T.StructField(BUCKET, T.LongType(), False), T.StructField(PAYLOAD, T.BinaryType(), False)])
 _OBJECT = {KEY: "object", VALUE: "object", ORD: "object"}
 
 
@@ -212,7 +211,7 @@ class DataStreamJob:
             packer = RecordControlFanOut(packer, self.settings.buckets,
                                          ticks=flush is not None and not flush.memory_only)
             kernel = ChangelogRecords(kernel)
-        packed = child.mapInPandas(packer, _PACKED)
+        packed = child.mapInPandas(packer, PACKED)
         sources = frozenset(self._source_numbers[s.id] for s in graph.sources(node))
         processor_type = TimerKernelProcessor if kernel_type is KeyedProcess else RecordKernelProcessor
         processor = processor_type(kernel, KEY_COLUMNS, self.settings.pages, OUTPUT_COLUMNS, flush, sources,

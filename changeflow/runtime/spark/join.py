@@ -28,7 +28,6 @@ from typing import Any, Iterator
 import pandas as pd
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
 
 from changeflow.kernels.changelog import KIND, SEQ, SUB
@@ -37,14 +36,12 @@ from changeflow.plan.join_builder import join_key_type, unique_key_of
 from changeflow.plan.nodes import Join
 from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.end_of_input import Control, ControlFanOut, control_rows
-from changeflow.runtime.spark.packing import BUCKET, PAYLOAD, Packer
+from changeflow.runtime.spark.packing import BUCKET, PACKED, Packer
+from changeflow.runtime.spark.processor import PAGE_KEY, PAGE_VALUE
 from changeflow.runtime.spark.sources import kernel_input_dtype
 from changeflow.runtime.spark.spark_types import to_spark
 from changeflow.state.paged import PagedKeyedState
 
-_PAGE_KEY = T.StructType([T.StructField("page", T.LongType(), False)])
-_PAGE_VALUE = T.StructType([T.StructField("blob", T.BinaryType(), False)])
-_PACKED = T.StructType([T.StructField(BUCKET, T.LongType(), False), T.StructField(PAYLOAD, T.BinaryType(), False)])
 _SEQ_RIGHT = "_seq_right"
 
 
@@ -89,7 +86,7 @@ def join_stream(translator: Any, node: Join) -> DataFrame:
         packer = Packer(key_columns, settings.buckets, frame.columns, {n: dtypes[n] for n in names}, tagger)
         if translator.control:  # end-of-input and flush signals pass through the join
             packer = ControlFanOut(packer, frame.columns, settings.buckets, ticks=False)
-        packed.append(frame.mapInPandas(packer, _PACKED))
+        packed.append(frame.mapInPandas(packer, PACKED))
     processor = JoinProcessor(kernel, key_columns, settings.pages, node.field_names)
     return packed[0].unionAll(packed[1]).groupBy(BUCKET).transformWithStateInPandas(
         statefulProcessor=processor, outputStructType=translator.changelog_struct(node.schema), outputMode="Append",
@@ -135,7 +132,7 @@ class JoinProcessor(StatefulProcessor):
         self.output_columns = list(output_columns)
 
     def init(self, handle: StatefulProcessorHandle) -> None:
-        self.page_store = handle.getMapState("pages", _PAGE_KEY, _PAGE_VALUE)
+        self.page_store = handle.getMapState("pages", PAGE_KEY, PAGE_VALUE)
 
     def handleInputRows(self, key: Any, rows: Iterator[pd.DataFrame], timerValues: Any) -> Iterator[pd.DataFrame]:
         sides: tuple[list[pd.DataFrame], list[pd.DataFrame]] = ([], [])

@@ -24,12 +24,15 @@ from typing import Any, Iterator
 
 import numpy as np
 import pandas as pd
+from pyspark.sql import types as T
 
 from changeflow.kernels.changelog import BOOKKEEPING
 from changeflow.runtime.spark.buckets import bucket_ids
 
 BUCKET = "_bucket"
 PAYLOAD = "_payload"
+# What a Packer yields: one row per (bucket, payload chunk); the stateful operators group by BUCKET.
+PACKED = T.StructType([T.StructField(BUCKET, T.LongType(), False), T.StructField(PAYLOAD, T.BinaryType(), False)])
 # Rows per payload: a few MB each, far below Spark's 2 GB limit on a binary value,
 # and few enough per bucket that the worker's row-by-row regrouping costs nothing.
 _ROWS_PER_PAYLOAD = 1 << 18

@@ -26,8 +26,8 @@ from changeflow.runtime.spark.end_of_input import Control, control_rows, split_p
 from changeflow.runtime.spark.flush import BucketBuffer, BucketFlusher, FlushPolicy, MemoryFlusher
 from changeflow.state.paged import PagedKeyedState
 
-_PAGE_KEY = StructType([StructField("page", LongType(), False)])
-_PAGE_VALUE = StructType([StructField("blob", BinaryType(), False)])
+PAGE_KEY = StructType([StructField("page", LongType(), False)])
+PAGE_VALUE = StructType([StructField("blob", BinaryType(), False)])
 _BLOB = StructType([StructField("blob", BinaryType(), False)])
 
 
@@ -64,7 +64,7 @@ class KernelProcessor(StatefulProcessor):
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.handle = handle
-        self.page_store = handle.getMapState("pages", _PAGE_KEY, _PAGE_VALUE)
+        self.page_store = handle.getMapState("pages", PAGE_KEY, PAGE_VALUE)
         # State variables can only be declared here; operators of queries without
         # control rows keep the state layout they had before.
         self.ended_state = handle.getValueState("ended", _BLOB) if self.control else None

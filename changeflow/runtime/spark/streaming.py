@@ -37,7 +37,7 @@ from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNod
 from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.end_of_input import CONTROL, ControlFanOut, source_id
 from changeflow.runtime.spark.flush import FlushPolicy
-from changeflow.runtime.spark.packing import BUCKET, PAYLOAD, Packer
+from changeflow.runtime.spark.packing import BUCKET, PACKED, Packer
 from changeflow.runtime.spark.processor import KernelProcessor
 from changeflow.runtime.spark.sources import kernel_input_dtype, stream_frame
 from changeflow.runtime.spark.spark_types import struct
@@ -48,7 +48,6 @@ _BOOKKEEPING_FIELDS = [
     T.StructField(SUB, T.LongType(), False),
 ]
 # What crosses the shuffle into a stateful operator: pickled frames per bucket (see .packing).
-_PACKED = T.StructType([T.StructField(BUCKET, T.LongType(), False), T.StructField(PAYLOAD, T.BinaryType(), False)])
 
 
 @dataclass(frozen=True)
@@ -179,7 +178,7 @@ class StreamingTranslator:
         if self.control:
             packer = ControlFanOut(packer, child.columns, self.settings.buckets,
                                    ticks=flush is not None and not flush.memory_only)
-        packed = child.mapInPandas(packer, _PACKED)
+        packed = child.mapInPandas(packer, PACKED)
         names = [n for n, _ in out_schema]
         processor = KernelProcessor(kernel, list(key_columns), self.settings.pages, names, flush, sources,
                                     changelog=idempotent_output != "append", control=self.control,

@@ -55,6 +55,7 @@ import pandas as pd
 from changeflow.kernels.changelog import KIND, SEQ, SUB, child_sub, sort_changes
 from changeflow.kernels.multiset import OrderedMultiset, identity_of
 from changeflow.kernels.multiset.ordered import _python_values
+from changeflow.kernels.multiset.rows import changes_frame, plain_rows
 from changeflow.kernels.state import KeyedState
 
 STRATEGIES = ("LEGACY", "VALUE", "MAP", "ADAPTIVE")
@@ -123,8 +124,7 @@ class SinkUpsertMaterializer:
         batch = sort_changes(batch)
         dtypes = {c: batch[c].dtype for c in self.primary_key}
         multiset = OrderedMultiset("map", self.primary_key, dtypes)
-        cols = [_python_values(batch[c]) for c in self.columns]
-        rows = list(zip(*cols)) if cols else [()] * len(batch)
+        rows = plain_rows(batch, self.columns)
         kinds = batch[KIND].tolist()
         # Stamps as Python ints, and each record's first child stamp computed for the whole batch at once.
         seqs, children = batch[SEQ].tolist(), child_sub(batch[SUB].to_numpy(), 0).tolist()
@@ -194,24 +194,7 @@ class SinkUpsertMaterializer:
             values.flush()
         if maps is not None:
             maps.flush()
-        return self._frame(batch, out_rows, out_kind, out_seq, out_sub)
-
-    def _frame(self, batch, rows, kinds, seqs, subs) -> pd.DataFrame:
-        data = {}
-        for i, c in enumerate(self.columns):
-            vals = [r[i] for r in rows]
-            dtype = batch[c].dtype
-            if dtype == object:
-                arr = np.empty(len(vals), dtype=object)
-                for j, v in enumerate(vals):
-                    arr[j] = v
-                data[c] = arr
-            else:
-                data[c] = pd.array(vals, dtype=dtype)
-        data[KIND] = np.array(kinds, dtype=np.int8)
-        data[SEQ] = np.array(seqs, dtype=np.int64)
-        data[SUB] = np.array(subs, dtype=np.int64)
-        return pd.DataFrame(data)
+        return changes_frame(batch, self.columns, out_rows, out_kind, out_seq, out_sub)
 
 
 class _ValueStore:

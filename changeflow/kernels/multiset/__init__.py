@@ -1,8 +1,10 @@
 """An ordered multiset kept in keyed state, O(1) state rows per operation (FLIP-544).
 
-See :mod:`.ordered` for the layout. Used by the sink upsert materializer
-(:mod:`changeflow.kernels.materializer`); reusable for FIRST_VALUE/LAST_VALUE
-and deduplication over retracting input.
+See :mod:`.ordered` for the layout and :mod:`.rows` for the row tuples its
+kernels fold. Used by the sink upsert materializer
+(:mod:`changeflow.kernels.materializer`) and by deduplication over retracting
+input (:mod:`changeflow.kernels.rank.deduplicate_retract`); reusable for
+FIRST_VALUE/LAST_VALUE.
 """
 
 from changeflow.kernels.multiset.ordered import MultisetSession, OrderedMultiset, identity_of

@@ -18,7 +18,10 @@ changeflow processing-time order is arrival order, the ``(_seq, _sub)`` order.
   one ``-U``/``+U`` pair per key.
 
 Both need insert-only input (Flink's deduplication functions reject other
-input); a retraction fails with an error naming the record.
+input); a retraction fails with an error naming the record. The planner runs
+deduplication over a retracting input with
+:class:`~changeflow.kernels.rank.deduplicate_retract.RetractingDeduplicate`
+instead, which keeps every live row per key.
 
 Everything is vectorised: one state load and store per batch, no per-key Python.
 

@@ -117,3 +117,94 @@ def test_mini_batch_emits_at_most_one_change_per_rank_and_bundle(batches, with_r
         for change in out:
             per_key[change[0]] = per_key.get(change[0], 0) + 1
         assert all(n <= 2 * end for n in per_key.values())
+
+
+@st.composite
+def retracting_changelogs(draw):
+    """Batches of a valid retracting changelog plus some retractions of rows not held.
+
+    Retractions (``-D``, or a ``-U``/``+U`` pair whose new row may move to another
+    key) take rows currently live; an unmatched ``-D``/``-U`` names a random row.
+    """
+    live: list[tuple] = []
+    batches = []
+    for _ in range(draw(st.integers(1, 6))):
+        batch = []
+        for _ in range(draw(st.integers(0, 10))):
+            action = draw(st.sampled_from(["insert", "insert", "delete", "update", "unmatched"]))
+            if action in ("delete", "update") and live:
+                row = live.pop(draw(st.integers(0, len(live) - 1)))
+                if action == "delete":
+                    batch.append(delete_record(*row))
+                else:
+                    new = (draw(KEYS), draw(NAMES), draw(VALUES))
+                    batch += [update_before_record(*row), update_after_record(*new)]
+                    live.append(new)
+            elif action == "unmatched":
+                row = (draw(KEYS), draw(NAMES), draw(VALUES))
+                batch.append(draw(st.sampled_from([delete_record, update_before_record]))(*row))
+            else:
+                row = (draw(KEYS), draw(NAMES), draw(VALUES))
+                batch.append(insert_record(*row))
+                live.append(row)
+        batches.append(batch)
+    return batches
+
+
+class ReferenceDedup:
+    """Plain Python: per key the rows added and not retracted, in arrival order; the shown row is an end."""
+
+    def __init__(self, keep_last):
+        self.keep_last = keep_last
+        self.history: dict = {}
+
+    def shown(self, key):
+        rows = self.history.get(key)
+        return (rows[-1] if self.keep_last else rows[0]) if rows else None
+
+    def apply(self, record):
+        row, key = tuple(record), record[0]
+        rows = self.history.setdefault(key, [])
+        if record.get_row_kind().is_retraction():
+            if row in rows:
+                rows.remove(row)  # the oldest equal row
+        else:
+            rows.append(row)
+
+    def table(self):
+        return sorted((Row(*self.shown(k)) for k in self.history if self.shown(k) is not None), key=repr)
+
+
+def transition(before, after):
+    if before == after:
+        return []
+    if before is None:
+        return [insert_record(*after)]
+    if after is None:
+        return [delete_record(*before)]
+    return [update_before_record(*before), update_after_record(*after)]
+
+
+@settings(max_examples=150, deadline=None)
+@given(batches=retracting_changelogs(), keep_last=st.booleans(), mini_batch=st.booleans())
+def test_dedup_over_retracting_input_materializes_to_the_reference(batches, keep_last, mini_batch):
+    h = KernelHarness(dedup(keep_last, mini_batch, retracting=True), ["k", "name", "v"], dtypes=DTYPES)
+    ref = ReferenceDedup(keep_last)
+    for batch in batches:
+        out = h.process(batch)
+        # The changes themselves: per record, or one net change per key per bundle.
+        expected, before, last_of = [], {}, {}
+        for i, record in enumerate(batch):
+            key = record[0]
+            was = ref.shown(key)
+            ref.apply(record)
+            if mini_batch:
+                before.setdefault(key, was)
+                last_of[key] = i
+            else:
+                expected += transition(was, ref.shown(key))
+        for key in sorted(before, key=last_of.get):
+            expected += transition(before[key], ref.shown(key))
+        assert [(r.get_row_kind(), tuple(r)) for r in out] == [(r.get_row_kind(), tuple(r)) for r in expected]
+        # And their sum: the changelog so far materializes to the final shown row per key.
+        assert sorted(materialize(h.changes), key=repr) == ref.table()

@@ -19,7 +19,9 @@ source when mini-batch is on. Operators carry Flink's attributes:
   rankEnd=3], partitionBy=[...], orderBy=[v DESC], select=[...])`` and
   ``Deduplicate(keep=[LastRow], key=[...], order=[PROCTIME],
   outputInsertOnly=[false])`` (Flink's execution-plan name, which says
-  what runs);
+  what runs), with ``strategy=[RetractStrategy]`` (changeflow's, after
+  Rank's) when its input retracts: Flink refuses that, changeflow keeps
+  each key's live rows (:mod:`changeflow.kernels.rank.deduplicate_retract`);
 * ``Sink(table=[...], fields=[...], changelogMode=[NONE])``; for an updating
   input, the upsert keys the plan proves (``upsertKeys=[[k]]``, which Flink
   derives but prints only in its plan tests); ``upsertMaterialize=[true]``
@@ -169,7 +171,9 @@ def _describe(node: PlanNode, settings: ExplainSettings, modes: dict[int, Change
         keep = "LastRow" if node.keep_last else "FirstRow"
         order = "PROCTIME" if node.order == "proctime" else "ROWTIME"
         insert_only = str(modes[id(node)].insert_only).lower()
-        return (f"Deduplicate(keep=[{keep}], key=[{', '.join(node.keys)}], order=[{order}], "
+        # Over a retracting input (which Flink refuses) changeflow keeps every live row per key.
+        strategy = "" if modes[id(node.input)].insert_only else "strategy=[RetractStrategy], "
+        return (f"Deduplicate(keep=[{keep}], key=[{', '.join(node.keys)}], order=[{order}], {strategy}"
                 f"outputInsertOnly=[{insert_only}])")
     if isinstance(node, Rank):
         return _describe_rank(node, modes[id(node.input)])

@@ -73,6 +73,27 @@ def test_deduplicate_keep_first_and_last_on_proctime(catalog):
     assert (first.keys, first.keep_last) == (("id", "name"), False)
 
 
+def test_deduplicate_over_an_updating_input_retracts_and_runs_the_retracting_kernel(catalog):
+    from changeflow.kernels.rank import Deduplicate as InsertOnlyKernel
+    from changeflow.kernels.rank import RetractingDeduplicate, deduplicate_kernel
+    from changeflow.plan.changelog_mode import RETRACT, infer
+
+    plan = catalog.plan("SELECT s, name FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY s ORDER BY pt DESC) AS rn "
+                        "FROM (SELECT name, SUM(v) AS s, PROCTIME() AS pt FROM t GROUP BY name)) WHERE rn = 1")
+    dedup = below(plan, Deduplicate)
+    modes = infer(plan)
+    assert not modes[id(dedup.input)].insert_only and modes[id(dedup)] == RETRACT
+
+    def kernel(node):
+        return deduplicate_kernel(node.field_names, list(node.keys), keep_last=node.keep_last, mini_batch=False,
+                                  input_insert_only=infer(node)[id(node.input)].insert_only)
+
+    assert type(kernel(dedup)) is RetractingDeduplicate
+    insert_only = below(catalog.plan("SELECT id, name FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY name "
+                                     "ORDER BY pt DESC) AS rn FROM tp) WHERE rn = 1"), Deduplicate)
+    assert type(kernel(insert_only)) is InsertOnlyKernel
+
+
 def test_row_number_on_a_non_time_column_is_a_rank(catalog):
     rank = catalog.plan("SELECT id, name, v FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY name ORDER BY v DESC, "
                         "id) AS rn FROM t) WHERE rn <= 3")

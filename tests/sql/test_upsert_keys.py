@@ -35,6 +35,9 @@ def keys(sql):
      "WHERE rn <= 3", [("id", "rn")]),
     ("SELECT id, name FROM (SELECT id, name, ROW_NUMBER() OVER (PARTITION BY id ORDER BY name) AS rn "
      f"FROM {KEYED_T}) WHERE rn <= 3", [("id",)]),                               # input key contains partition
+    # deduplication over an updating input (one live row per partition key, changes in order): the partition key
+    ("SELECT c, name FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY c ORDER BY pt DESC) AS rn FROM "
+     "(SELECT name, COUNT(*) AS c, PROCTIME() AS pt FROM t GROUP BY name)) WHERE rn = 1", [("c",)]),
     ("SELECT name, c FROM (SELECT name, COUNT(*) AS c FROM t GROUP BY name) UNION ALL "
      "SELECT region, COUNT(*) FROM u GROUP BY region", None),
 ])

@@ -12,4 +12,18 @@ from changeflow.kernels.rank.deduplicate import Deduplicate
 from changeflow.kernels.rank.deduplicate_retract import RetractingDeduplicate
 from changeflow.kernels.rank.top_n import TopN
 
-__all__ = sorted(["Deduplicate", "RetractingDeduplicate", "TopN"])
+__all__ = sorted(["Deduplicate", "RetractingDeduplicate", "TopN", "deduplicate_kernel"])
+
+
+def deduplicate_kernel(columns: list[str], keys: list[str], *, keep_last: bool, mini_batch: bool,
+                       input_insert_only: bool) -> Deduplicate | RetractingDeduplicate:
+    """The deduplication kernel for an input of this changelog mode.
+
+    Insert-only input keeps the vectorised :class:`Deduplicate` (Flink's
+    functions); an input that retracts gets :class:`RetractingDeduplicate`.
+
+    >>> type(deduplicate_kernel(["k", "v"], ["k"], keep_last=True, mini_batch=False, input_insert_only=False)).__name__
+    'RetractingDeduplicate'
+    """
+    kernel = Deduplicate if input_insert_only else RetractingDeduplicate
+    return kernel(columns, keys, keep_last=keep_last, mini_batch=mini_batch)

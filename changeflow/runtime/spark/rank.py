@@ -4,12 +4,20 @@ Streaming: a :class:`~changeflow.plan.nodes.Deduplicate` or
 :class:`~changeflow.plan.nodes.Rank` runs its kernel
 (:mod:`changeflow.kernels.rank`) keyed by the partition keys, like a group
 aggregation: the kernel picks Flink's append-only or retractable Top-N from the
-input's changelog mode, and folds per key when mini-batch is on.
+input's changelog mode, and folds per key when mini-batch is on. Deduplication
+over insert-only input runs the vectorised kernel of Flink's functions; over a
+retracting input (which Flink refuses) the kernel that keeps each key's live
+rows in an ordered multiset, on growing pages.
 
 Batch: Spark's window ``row_number()`` over the partition, ordered as the node
 orders (deduplication: by arrival, the ``_seq`` column; Top-N: the ``ORDER BY``
 columns, then arrival, which is how Flink's streaming Top-N breaks ties), then
-the rank range filter. The output keeps ``_seq`` of the kept row.
+the rank range filter. The output keeps ``_seq`` of the kept row. Over an
+updating input batch mode sees only its final rows, so deduplication needs no
+other algorithm there: a row's arrival is its ``_seq`` (an aggregate's row: its
+group's first input row), while streaming orders a key's live rows by their
+latest update, so when several rows of one key survive the two modes can show
+different ones (as with ties in Top-N below).
 
 Ties over an aggregate's output: streaming ranks a re-inserted (updated) row
 after the rows with an equal sort key, so ties follow each row's *latest*
@@ -25,13 +33,13 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from changeflow.kernels.changelog import KIND, SEQ, SUB
-from changeflow.kernels.rank import Deduplicate as DeduplicateKernel
-from changeflow.kernels.rank import TopN
+from changeflow.kernels.rank import TopN, deduplicate_kernel
 from changeflow.plan.expressions import Call
 from changeflow.plan.nodes import Deduplicate, Rank
 from changeflow.plan.type_inference import is_proctime
 from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.sources import kernel_input_dtype
+from changeflow.state.paged import ROWS_PER_GROWING_PAGE
 
 _ROW_NUMBER = "__row_number"
 
@@ -47,21 +55,22 @@ def rank_stream(translator, node: Deduplicate | Rank) -> DataFrame:
     mini_batch = translator.settings.mini_batch
     if isinstance(node, Deduplicate):
         _check_proctime(node)
-        if not insert_only:
-            raise NotImplementedError(
-                f"deduplication on keys {list(node.keys)} needs insert-only input; its input emits updates "
-                f"(Flink's deduplication also takes only insert-only input)")
-        kernel = DeduplicateKernel(columns, list(node.keys), keep_last=node.keep_last, mini_batch=mini_batch)
+        kernel = deduplicate_kernel(columns, list(node.keys), keep_last=node.keep_last, mini_batch=mini_batch,
+                                    input_insert_only=insert_only)
         keys = list(node.keys)
+        # Over retracting input each key keeps its live rows in an ordered multiset, keyed by the
+        # key plus a sequence number or identity: pages grow with the rows, as the materializer's.
+        rows_per_page = None if insert_only else ROWS_PER_GROWING_PAGE
     else:
         kernel = TopN(columns, list(node.partition_keys), list(node.order_by), node.rank_start, node.rank_end,
                       node.rank_column, input_insert_only=insert_only, mini_batch=mini_batch)
         keys = list(node.partition_keys)
+        rows_per_page = None
     types = node.input.type_map()
     child = child.select(*[F.col(f"`{c}`") for c in columns], KIND, SEQ, SUB)
     out_schema = tuple((n, t) for n, t in node.schema if n not in proctime)
     changes = translator.stateful(child, kernel, keys, {c: kernel_input_dtype(types[c]) for c in columns},
-                                  out_schema)
+                                  out_schema, rows_per_page=rows_per_page)
     if not proctime:
         return changes
     # Processing time is materialized where the operator emits, as Flink's

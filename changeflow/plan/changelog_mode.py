@@ -79,6 +79,7 @@ def _rule(node: PlanNode, inputs: list[ChangelogMode]) -> ChangelogMode:
                                  any(m.delete for m in inputs))
         return RETRACT
     if isinstance(node, Deduplicate):
+        # Over a retracting input a key's shown row can also be deleted (its rows all retracted).
         if all_insert_only and not node.keep_last:
             return INSERT_ONLY
         return UPDATES if all_insert_only else RETRACT

@@ -16,7 +16,8 @@ has one row, so ``()`` is its key and lies within any primary key.
 * a projection: every input key whose columns all pass through unchanged
   (a renamed column keeps the key; a computed or cast one loses it);
 * a filter: its input's keys;
-* deduplication (and Top-1): the partition key;
+* deduplication (and Top-1): the partition key, also over a retracting input
+  (one keyed operator emits every change of a key and shows one row per key);
 * Top-N: the input's keys that contain the partition key, plus partition key
   and row number when the row number is selected;
 * a join: each side's keys that contain that side's join columns combined

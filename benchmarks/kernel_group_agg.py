@@ -55,6 +55,13 @@ class TimedState:
         finally:
             self.seconds += time.perf_counter() - t
 
+    def scan(self, table):
+        t = time.perf_counter()
+        try:
+            return self.inner.scan(table)
+        finally:
+            self.seconds += time.perf_counter() - t
+
 
 class FrameState:
     """A minimal vectorised KeyedState (one DataFrame per table, single int key).
@@ -77,6 +84,10 @@ class FrameState:
         frame = self.tables.get(table)
         kept = frame[~frame[self.key].isin(keys[self.key])] if frame is not None else None
         self.tables[table] = rows if kept is None or not len(kept) else pd.concat([kept, rows], ignore_index=True)
+
+    def scan(self, table):
+        frame = self.tables.get(table)
+        return frame.reset_index(drop=True) if frame is not None else pd.DataFrame()
 
 
 def make_batch(rows: int, keys: int, seed: int, shuffled: bool, first_seq: int,

@@ -42,7 +42,12 @@ class SerializingKeyedState:
         self.bytes = 0
 
     def load(self, table, keys):
-        frame = self.inner.load(table, keys)
+        return self._decoded(table, self.inner.load(table, keys))
+
+    def scan(self, table):
+        return self._decoded(table, self.inner.scan(table))
+
+    def _decoded(self, table, frame):
         if "blob" in frame.columns:
             blobs = frame.pop("blob")
             values = [pickle.loads(b) for b in blobs]

@@ -7,7 +7,9 @@ table may hold several rows per key (an exploded multiset ``key, value, count``)
 so that the kernel can merge it with a batch using vectorised operations.
 
 Kernels read and write state a whole batch at a time: one :meth:`KeyedState.load`
-and one :meth:`KeyedState.store` per table per ``process()`` call. The Spark
+and one :meth:`KeyedState.store` per table per ``process()`` call. Work that
+concerns every key of a state rather than the keys of a batch (the sink upsert
+materializer's TTL sweep) reads a whole table with :meth:`KeyedState.scan`. The Spark
 runtime implements the protocol with pages of keys in RocksDB, where every call
 is a socket round trip, so the per-call cost matters more than the row count.
 """
@@ -44,6 +46,14 @@ class KeyedState(Protocol):
         """
         ...
 
+    def scan(self, table: str) -> pd.DataFrame:
+        """Every stored row of ``table``, whatever its key, in no particular order.
+
+        Returns an empty frame when there are none (possibly without columns).
+        It reads the whole table: for work on every key (a TTL sweep), not per batch.
+        """
+        ...
+
 
 class InMemoryKeyedState:
     """A :class:`KeyedState` in a Python dict, for tests and single-process runs.
@@ -60,6 +70,8 @@ class InMemoryKeyedState:
     >>> state.store("acc", pd.DataFrame({"k": [None]}), pd.DataFrame({"k": [], "n": []}))
     >>> state.load("acc", keys).to_dict("list")
     {'k': ['a'], 'n': [1]}
+    >>> state.scan("acc").to_dict("list"), len(state.scan("nothing"))
+    ({'k': ['a'], 'n': [1]}, 0)
     """
 
     def __init__(self) -> None:
@@ -96,6 +108,12 @@ class InMemoryKeyedState:
             if key not in replaced:
                 raise ValueError(f"state table {table!r}: row {record!r} is not under one of the stored keys")
             stored.rows.setdefault(key, []).append(record)
+
+    def scan(self, table: str) -> pd.DataFrame:
+        stored = self._tables.get(table)
+        if stored is None:
+            return pd.DataFrame()
+        return stored.frame([r for rows in stored.rows.values() for r in rows])
 
     def tables(self) -> list[str]:
         """Names of the tables stored so far (for tests and debugging)."""

@@ -72,6 +72,11 @@ class PagedKeyedState:
     >>> state = PagedKeyedState(store, ["k"], pages=1, rows_per_page=2)
     >>> state.load("node", pd.DataFrame({"k": [1], "n": [1]})).to_dict("list"), state.page_count
     ({'k': [1], 'n': [1], 'v': ['b']}, 2)
+
+    :meth:`scan` reads a table's rows on every page (for work on every key):
+
+    >>> sorted(state.scan("node")["v"])
+    ['a', 'b', 'c']
     """
 
     def __init__(self, store: PageStore, key_columns: list[str], pages: int,
@@ -118,6 +123,15 @@ class PagedKeyedState:
             p = int(p)
             self._page(p)[table] = by_page.get(p, empty)
             self._dirty.add(p)
+
+    def scan(self, table: str) -> pd.DataFrame:
+        """Every row of ``table`` in the bucket: reads every page once (one round trip each).
+
+        Pages hold every table's rows, so a scan reads the bucket's whole state;
+        later loads and stores in the same batch then find the pages cached.
+        """
+        rows = self._stored(table, np.arange(self.page_count))
+        return pd.DataFrame() if rows is None else rows.reset_index(drop=True)
 
     def _key_columns(self, keys: pd.DataFrame) -> list[str]:
         columns = list(keys.columns)

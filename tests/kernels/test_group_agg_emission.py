@@ -198,6 +198,10 @@ class CountingState(KeyedState):
         self.calls.append(("store", table))
         self.inner.store(table, keys, rows)
 
+    def scan(self, table):
+        self.calls.append(("scan", table))
+        return self.inner.scan(table)
+
 
 @pytest.mark.parametrize("mini_batch", [False, True])
 def test_state_is_loaded_and_stored_once_per_table_per_batch(mini_batch):

@@ -65,3 +65,19 @@ def test_rejects_rows_of_keys_it_was_not_given():
         assert "not under one of the stored keys" in str(e)
     else:
         raise AssertionError("expected a ValueError")
+
+
+def test_scan_returns_every_stored_row_of_a_table():
+    state = InMemoryKeyedState()
+    assert len(state.scan("t")) == 0
+    keys = pd.DataFrame({"k": pd.array([None, 1, 2], dtype="Int64")})
+    state.store("t", keys, pd.DataFrame({"k": pd.array([None, 1, 1, 2], dtype="Int64"), "v": [1, 2, 3, 4]}))
+    state.store("other", keys[1:2], pd.DataFrame({"k": pd.array([1], dtype="Int64"), "w": ["x"]}))
+    state.store("t", pd.DataFrame({"k": pd.array([2], dtype="Int64")}),
+                pd.DataFrame({"k": pd.array([], dtype="Int64"), "v": pd.array([], dtype="int64")}))
+    scanned = state.scan("t")
+    assert list(scanned.columns) == ["k", "v"] and str(scanned["k"].dtype) == "Int64"
+    assert sorted(scanned.astype(object).where(scanned.notna(), None).values.tolist(),
+                  key=repr) == sorted([[None, 1], [1, 2], [1, 3]], key=repr)
+    state.store("t", keys, pd.DataFrame({"k": pd.array([], dtype="Int64"), "v": pd.array([], dtype="int64")}))
+    assert len(state.scan("t")) == 0

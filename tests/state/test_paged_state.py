@@ -120,3 +120,34 @@ def test_keys_must_extend_the_operator_key():
     state = PagedKeyedState(DictPageStore(), ["k"], 4)
     with pytest.raises(ValueError, match=r"do not start with the operator's key columns \['k'\]"):
         state.load("t", pd.DataFrame({"n": [1]}))
+
+
+@settings(max_examples=40, deadline=None)
+@given(batches, st.sampled_from([(1, None), (3, None), (1, 2), (2, 3)]))
+def test_scan_returns_every_row_of_the_table_whatever_the_pages(ops, layout):
+    pages, rows_per_page = layout
+    store = DictPageStore()
+    expected: dict = {}
+    for op in ops:
+        state = PagedKeyedState(store, ["k"], pages, rows_per_page)
+        ks = frame([(k, 0) for k in op])[["k"]]
+        state.store("t", ks, frame([(k, v) for k, vs in op.items() for v in vs]))
+        state.store("u", ks, frame([(k, 1) for k in op]))  # another table on the same pages
+        state.commit()
+        for k, vs in op.items():
+            expected[k] = vs
+    scanned = PagedKeyedState(store, ["k"], pages, rows_per_page).scan("t")
+    got = [((None if pd.isna(k) else int(k)), int(v)) for k, v in zip(scanned.get("k", []), scanned.get("v", []))]
+    assert sorted(got, key=repr) == sorted(((k, v) for k, vs in expected.items() for v in vs), key=repr)
+
+
+def test_scan_of_an_unknown_table_is_empty_and_reads_each_page_once():
+    store = DictPageStore()
+    state = PagedKeyedState(store, ["k"], 4)
+    state.store("t", frame([(1, 0)])[["k"]], frame([(1, 5)]))
+    state.commit()
+    state = PagedKeyedState(store, ["k"], 4)
+    store.calls = 0
+    assert len(state.scan("nothing")) == 0
+    assert store.calls == 4
+    assert state.scan("t")["v"].tolist() == [5] and store.calls == 4  # pages are cached for the batch

@@ -31,8 +31,10 @@ TTL (``table.exec.state.ttl``) is kept at the operator level, as FLIP-544
 plans: every element carries its insertion time, and before a key's records
 are processed in a batch, elements older than the TTL are removed from the
 head of its history (silently: expiry emits nothing). Keys that see no more
-records keep their state until a timer-driven clean-up (FLIP-544's "every N
-seconds") is wired in the runtime.
+records are cleaned by :meth:`SinkUpsertMaterializer.sweep` (FLIP-544's "every N
+seconds", which the runtime calls from a timer): it expires the heads of every
+key's history in the state it is given. A sweep changes only what is stored,
+never the output: the next records of a key expire the same elements first.
 
 Switching an ADAPTIVE key between representations copies its history (O(n)
 once per crossing; MAP -> VALUE walks the links, loading one node per step).
@@ -195,6 +197,71 @@ class SinkUpsertMaterializer:
         if maps is not None:
             maps.flush()
         return changes_frame(batch, self.columns, out_rows, out_kind, out_seq, out_sub)
+
+    @property
+    def sweep_interval_ms(self) -> int | None:
+        """How often (at most) the runtime should :meth:`sweep` a bucket: the TTL, or None without TTL.
+
+        A sweep reads every key of the bucket (on paged state: every page), so
+        it runs at most once per TTL; an idle key's elements are then reclaimed
+        within two TTLs of their insertion. Sweeping more often would reclaim
+        sooner at a proportionally higher read cost; the output is the same.
+        """
+        return self.ttl_ms if self.ttl_ms > 0 else None
+
+    def sweep(self, state: KeyedState, now: int | None = None) -> int | None:
+        """Expire the heads of the histories of every key in ``state`` at ``now`` (default: the clock).
+
+        For each key (list layouts: its list; MAP: its meta row and head node)
+        the elements inserted at or before ``now - ttl`` are removed from the
+        head, as before a key's records; ADAPTIVE then moves keys that fell to
+        ``threshold_low`` back to VALUE. Emits nothing (as Flink's TTL), and a
+        later retraction of an expired row emits nothing either.
+
+        Returns when the oldest surviving element expires (its insertion time
+        plus the TTL), or None when no history is left (or there is no TTL).
+        """
+        if self.ttl_ms <= 0:
+            return None
+        now = int(self.clock()) if now is None else int(now)
+        cutoff = now - self.ttl_ms
+        oldest: list[int] = []
+        values = maps = None
+        if self.strategy != "MAP":
+            got = state.scan(self._value_table)
+            dtypes = {c: got[c].dtype for c in self.primary_key} if len(got) else {}
+            values = _ValueStore(state, self._value_table, self.primary_key, dtypes)
+            if len(got):
+                kcols = [_python_values(got[c]) for c in self.primary_key]
+                for k, h in zip(zip(*kcols), got["history"]):
+                    lst = [tuple(e) for e in h]
+                    n = 0
+                    while n < len(lst) and lst[n][2] <= cutoff:
+                        n += 1
+                    if n:
+                        del lst[:n]
+                        values.dirty.add(k)
+                    values.lists[k] = lst
+                    if lst:
+                        oldest.append(lst[0][2])
+        if self.strategy in ("MAP", "ADAPTIVE"):
+            layout = OrderedMultiset("map", self.primary_key)
+            meta = state.scan(layout.meta_table)
+            if len(meta):
+                layout.key_dtypes = {c: meta[c].dtype for c in self.primary_key}
+            maps = layout.session(state)
+            heads = maps.expire_all(cutoff, meta)
+            hist = _Histories(self, values, maps)
+            for k, ts in heads.items():
+                hist.rebalance(k)  # ADAPTIVE: a key that fell to threshold_low goes back to VALUE
+                oldest.append(ts)
+            if values is not None and not values.dtypes:
+                values.dtypes = layout.key_dtypes
+        if values is not None:
+            values.flush()
+        if maps is not None:
+            maps.flush()
+        return min(oldest) + self.ttl_ms if oldest else None
 
 
 class _ValueStore:

@@ -395,6 +395,44 @@ class MultisetSession:
             self.remove(key, m[0])
             removed += 1
 
+    def expire_all(self, cutoff: int, meta: pd.DataFrame | None = None) -> dict[tuple, int]:
+        """:meth:`expire` every key of the multiset (a TTL sweep); return each surviving key's oldest ``ts``.
+
+        Finds the keys by scanning the meta table (:meth:`KeyedState.scan`),
+        then works in rounds: each round loads the head node of every key
+        still expiring, and the index rows and successors of the heads that
+        expired, in one load per table. A key costs its meta row, its head node
+        and, per expired element, that element's node, index row and successor:
+        nothing of its surviving history beyond the head. ``meta`` is the meta
+        table's scan when the caller has made it already.
+        """
+        got = self.state.scan(self.layout.meta_table) if meta is None else meta
+        nk = len(self.layout.key_columns)
+        pending: list[tuple] = []
+        if len(got):
+            ints = [_ints(got[c]) for c in ("first", "last", "next_sqn", "size")]
+            for k, f, l, s, z in zip(self._tuples(got, nk), *ints):
+                if k not in self._meta:  # this session's own changes win over the stored row
+                    self._meta[k] = [f, l, s, z]
+                pending.append(k)
+        heads: dict[tuple, int] = {}
+        while pending:
+            live = [k for k in pending if self._meta.get(k)]
+            self._load_nodes([k + (self._meta[k][0],) for k in live])
+            expiring = []
+            for k in live:
+                head = self._node(k, self._meta[k][0])
+                if head.ts <= cutoff:
+                    expiring.append((k, head))
+                else:
+                    heads[k] = head.ts
+            self._load_index([k + (n.ident,) for k, n in expiring])
+            self._load_nodes([k + (n.next,) for k, n in expiring if n.next != NONE])
+            for k, _ in expiring:
+                self.remove(k, self._meta[k][0])
+            pending = [k for k, _ in expiring]
+        return heads
+
     def clear(self, key: tuple) -> None:
         """Remove every element of ``key`` (O(n))."""
         while self._meta_of(key):

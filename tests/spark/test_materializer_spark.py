@@ -65,15 +65,15 @@ def changelog_stream(spark, directory: str, records, per_batch: int, first: int 
     schema = pa.schema([("pk", pa.int64()), ("uk", pa.int64()), ("v", pa.string()), (KIND, pa.int8()),
                         (SEQ, pa.int64()), (SUB, pa.int64())])
     for start in range(first, len(records), per_batch):
-        b, part = start // per_batch, records[start:start + per_batch]
+        part = records[start:start + per_batch]
         columns = [[r[i] for _, r in part] for i in range(3)]
         table = pa.Table.from_arrays([pa.array(c, type=schema.field(i).type) for i, c in enumerate(columns)]
                                      + [pa.array([KINDS.index(k) for k, _ in part], type=pa.int8()),
                                         pa.array(range(start, start + len(part)), type=pa.int64()),
                                         pa.array([0] * len(part), type=pa.int64())], schema=schema)
-        path = os.path.join(directory, f"part-{b:04d}.parquet")
+        path = os.path.join(directory, f"part-{start:06d}.parquet")  # named by its first record: never overwritten
         pq.write_table(table, path)
-        os.utime(path, (1_000_000_000 + b, 1_000_000_000 + b))  # the file source takes oldest first
+        os.utime(path, (1_000_000_000 + start, 1_000_000_000 + start))  # the file source takes oldest first
     from pyspark.sql import types as T
 
     spark_schema = T.StructType([T.StructField("pk", T.LongType()), T.StructField("uk", T.LongType()),
@@ -96,7 +96,7 @@ def run_query(frame, checkpoint: str) -> list[dict]:
     return sorted(rows, key=lambda r: (r[SEQ], r[SUB]))
 
 
-def materializers(spark, tmp_path, records, variants, conflict="DEDUPLICATE", first=0):
+def materializers(spark, tmp_path, records, variants, conflict="DEDUPLICATE", first=0, ttl_ms=0):
     """One query with a materializer per variant (tagged by its index) over ``records``.
 
     ``first`` records were written (and read by an earlier run of the same checkpoint) already.
@@ -111,7 +111,7 @@ def materializers(spark, tmp_path, records, variants, conflict="DEDUPLICATE", fi
     out = None
     for i, (strategy, with_uk) in enumerate(variants):
         node = UpsertMaterialize(scan, ("tag", "pk"), ("tag", "uk") if with_uk else None, conflict=conflict,
-                                 strategy=strategy, threshold_high=4, threshold_low=2)
+                                 strategy=strategy, threshold_high=4, threshold_low=2, ttl_ms=ttl_ms)
         tagged = changes.select(F.lit(i).cast("long").alias("tag"), "pk", "uk", "v", KIND, SEQ, SUB)
         frame = materialize_changes(translator, node, tagged)
         out = frame if out is None else out.unionAll(frame)
@@ -145,6 +145,51 @@ def test_on_conflict_do_error_fails_the_query_naming_the_key_and_both_rows(spark
     message = str(failure.value)
     assert "ON CONFLICT DO ERROR" in message and "{'tag': 0, 'pk': 5}" in message
     assert "(0, 5, 1, 'first')" in message and "(0, 5, 2, 'second')" in message
+
+
+def stored_primary_keys(spark, checkpoint: str, operator: int) -> set:
+    """The primary keys (tag, pk) holding history rows in an operator's state, read with Spark's state reader."""
+    import pickle
+
+    import pandas as pd
+
+    pages = (spark.read.format("statestore").option("path", checkpoint).option("operatorId", operator)
+             .option("stateVarName", "pages").load())
+    keys = set()
+    for row in pages.collect():
+        if row.user_map_key.page < 0:  # the directory of growing pages
+            continue
+        for table, frame in pickle.loads(row.user_map_value.blob).items():
+            if table in ("value", "legacy", "map_meta", "map_node", "map_index"):
+                keys |= {(int(t), None if pd.isna(p) else int(p)) for t, p in zip(frame["tag"], frame["pk"])}
+    return keys
+
+
+def test_state_ttl_sweeps_the_histories_of_keys_that_see_no_more_records(spark, tmp_path):
+    """TTL 1 s: keys written in the first run and idle in the second are swept by its timers.
+
+    The second run's records retract a row of one expired key (nothing is emitted, as
+    before a sweep), add a row to another (``+I``: its history starts over) and to a
+    new key; the idle keys 0, 3 and null see no records, so only the sweep removes them.
+    """
+    import time
+
+    variants = [("VALUE", False), ("MAP", True)]
+    records = [("+I", (pk, 1, "a")) for pk in (0, 1, 2, 3, None)] + [("+I", (1, 2, "b"))]
+    first = materializers(spark, tmp_path, records, variants, ttl_ms=1000)
+    assert len(first) == 2 * 6
+    checkpoint = str(tmp_path / "checkpoint")
+
+    def stored():
+        return stored_primary_keys(spark, checkpoint, 0) | stored_primary_keys(spark, checkpoint, 1)
+
+    assert stored() == {(t, pk) for t in (0, 1) for pk in (0, 1, 2, 3, None)}
+    time.sleep(2.5)  # past the TTL, and past the timers (a TTL after the first micro-batch)
+    later = records + [("-D", (1, 2, "b")), ("+I", (2, 5, "d")), ("+I", (9, 1, "c"))]
+    second = materializers(spark, tmp_path, later, variants, first=len(records), ttl_ms=1000)
+    assert sorted((r["tag"], r["pk"], KINDS[r[KIND]]) for r in second) == [
+        (0, 2, "+I"), (0, 9, "+I"), (1, 2, "+I"), (1, 9, "+I")]
+    assert stored() == {(t, pk) for t in (0, 1) for pk in (2, 9)}
 
 
 def aggregate_changelog(data, limit):

@@ -18,10 +18,19 @@ Conflicts: ``DEDUPLICATE`` emits per record; ``NOTHING`` and ``ERROR`` decide at
 the end of each micro-batch (Flink decides them on watermarks). ``ERROR`` fails
 the query with the primary key and two of its rows in the message.
 
-TTL (``table.exec.state.ttl``): every element carries its insertion time;
-elements older than the TTL are removed from the head of a key's history
-before the key's next records are processed (silently, as FLIP-544 plans). A
-key that sees no more records keeps its state: there is no background sweep.
+TTL (``table.exec.state.ttl``): every element carries its insertion time (the
+micro-batch's processing time); elements older than the TTL are removed from
+the head of a key's history before the key's next records are processed
+(silently, as FLIP-544 plans). Keys that see no more records are reclaimed by a
+sweep, FLIP-544's "every N seconds": a processing-time timer per bucket
+(:class:`~.processor.KernelProcessor`) expires the heads of every key's
+history in the bucket, at most once per TTL, so an idle key's elements are
+gone within about two TTLs of their insertion. Timers fire only in
+micro-batches that run: with changeflow's session (no no-data micro-batches) a
+sweep waits for the query's next input, whichever keys it touches; a
+long-running query whose input can stop altogether sweeps only with
+``spark.sql.streaming.noDataMicroBatches.enabled`` true (as idle flushes, see
+:mod:`.flush`).
 """
 
 from __future__ import annotations
@@ -63,6 +72,8 @@ def materialize_changes(translator, node: UpsertMaterialize, changes: DataFrame,
     child = changes.select(*[F.col(f"`{c}`") for c in columns], KIND, SEQ, SUB)
     # The list layouts keep one row per key: fixed pages. The multiset's pages grow with its rows.
     rows_per_page = ROWS_PER_GROWING_PAGE if node.strategy in ("MAP", "ADAPTIVE") else None
+    if node.ttl_ms:
+        translator.wants_no_data_batches = True  # the TTL sweep runs from timers (see above)
     return translator.stateful(child, kernel, list(node.primary_key),
                                {c: kernel_input_dtype(types[c]) for c in columns}, node.schema,
                                sources=upstream_sources(node), rows_per_page=rows_per_page)

@@ -12,6 +12,21 @@ With a flush policy (:mod:`.flush`) the kernel's output goes through the
 bucket's flush buffer: kept in a ``ValueState`` and flushed from a
 processing-time timer, or, memory-only, folded and flushed within the
 micro-batch.
+
+A kernel with state TTL (``sweep_interval_ms`` not None: the sink upsert
+materializer under ``table.exec.state.ttl``) gets a sweep timer per bucket
+instead: the first micro-batch with input for a bucket that has no timer
+registers one a TTL ahead (when the oldest element it can have inserted
+expires); the timer calls ``kernel.sweep(state, now)``, which expires the heads
+of every key's history in the bucket and says when its oldest survivor
+expires, and the next timer goes there, but at least ``sweep_interval_ms``
+later (a sweep reads the bucket's every page). A bucket left with no history
+registers none until its next input. The kernel's clock is the micro-batch's
+processing time (Spark's batch timestamp, kept in the offset log), so
+insertion times, expiry and timers share one clock and a re-run micro-batch
+expires the same elements. Timers fire only in micro-batches that run: an idle
+query sweeps only with ``spark.sql.streaming.noDataMicroBatches.enabled``
+(see :mod:`.flush`, whose idle flushes need the same).
 """
 
 from __future__ import annotations
@@ -56,11 +71,15 @@ class KernelProcessor(StatefulProcessor):
         self.changelog = changelog
         self.control = control
         self.rows_per_page = rows_per_page
+        self.sweep_ms = getattr(kernel, "sweep_interval_ms", None)
+        if self.sweep_ms is not None and flush is not None:
+            raise ValueError("an operator with a state TTL sweep cannot buffer its output for a flush interval")
 
     @property
     def time_mode(self) -> str:
         """The ``timeMode`` Spark must run this processor with."""
-        return "ProcessingTime" if self.flush is not None and not self.flush.memory_only else "None"
+        timers = (self.flush is not None and not self.flush.memory_only) or self.sweep_ms is not None
+        return "ProcessingTime" if timers else "None"
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.handle = handle
@@ -83,9 +102,14 @@ class KernelProcessor(StatefulProcessor):
             return
         batch, control = split_payloads(pd.concat(payloads, ignore_index=True) if len(payloads) > 1 else payloads[0])
         state = PagedKeyedState(self.page_store, self.key_columns, self.pages, self.rows_per_page)
+        if self.sweep_ms is not None:
+            now = timerValues.getCurrentProcessingTimeInMs()
+            self.kernel.clock = lambda: now
         out = self.kernel.process(batch, state) if batch is not None else None
         finished = self._end_of_input(control, state)
         state.commit()
+        if self.sweep_ms is not None and batch is not None and not any(True for _ in self.handle.listTimers()):
+            self.handle.registerTimer(now + self.sweep_ms)
         if finished is not None and len(finished):
             out = finished if out is None or not len(out) else pd.concat([out, finished], ignore_index=True)
         control = control or Control()
@@ -105,6 +129,9 @@ class KernelProcessor(StatefulProcessor):
             yield control_rows(self.output_columns, control)
 
     def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[pd.DataFrame]:
+        if self.sweep_ms is not None:
+            self._sweep(timerValues.getCurrentProcessingTimeInMs())
+            return
         if not isinstance(self.flusher, BucketFlusher):
             return
         bucket = BucketBuffer.load(_blob(self.buffer_state))
@@ -115,6 +142,15 @@ class KernelProcessor(StatefulProcessor):
         if flushed is not None:
             yield flushed
             yield control_rows(self.output_columns, Control(flush=True))
+
+    def _sweep(self, now: int) -> None:
+        """Expire the bucket's old history heads (silently) and register the next sweep, if any history is left."""
+        self.kernel.clock = lambda: now
+        state = PagedKeyedState(self.page_store, self.key_columns, self.pages, self.rows_per_page)
+        due = self.kernel.sweep(state, now)
+        state.commit()
+        if due is not None:
+            self.handle.registerTimer(max(due, now + self.sweep_ms))
 
     def _arm_timer(self, bucket: BucketBuffer, now: int) -> None:
         # Fire in the next micro-batch (its timestamp is later): it checks for a

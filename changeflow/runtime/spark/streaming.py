@@ -81,8 +81,9 @@ class StreamingTranslator:
         self.control = self.settings.flush is not None
         # A buffering bucket flushes from a timer, which only fires in a micro-batch: an
         # idle long-running query needs Spark's no-data batches for flushes on idle
-        # input and interval boundaries (see runtime/spark/flush.py). Not set here:
-        # with them an availableNow query never ends.
+        # input and interval boundaries (see runtime/spark/flush.py); a sink upsert
+        # materializer with a state TTL sweeps idle keys from one too (materializer.py
+        # sets this). Not set here: with them an availableNow query never ends.
         self.wants_no_data_batches = self.settings.flush is not None and not self.settings.flush.memory_only
         self._source_count = _count_sources(node)
         frame = self._translate(node)

@@ -92,7 +92,9 @@ def run_query(frame, checkpoint: str) -> list[dict]:
 
     query = (frame.writeStream.foreachBatch(collect).option("checkpointLocation", checkpoint)
              .trigger(availableNow=True).start())
-    query.awaitTermination()
+    if not query.awaitTermination(300):  # raises the query's error, if it failed
+        query.stop()
+        raise AssertionError("the availableNow query did not end")
     return sorted(rows, key=lambda r: (r[SEQ], r[SUB]))
 
 
@@ -228,3 +230,15 @@ def test_insert_on_conflict_into_a_materialized_table_reads_back_by_primary_key(
         got = [tuple(r) for r in rows]
     assert got == [expected[k] for k in sorted(expected)]
     assert len(got) == 3  # the data leaves three primary keys
+
+
+def test_with_no_data_batches_a_bounded_ttl_query_runs_without_the_sweep_and_ends(spark, tmp_path):
+    """Spark's default (no-data micro-batches on) would never end an availableNow query with timers."""
+    saved = spark.conf.get("spark.sql.streaming.noDataMicroBatches.enabled")
+    spark.conf.set("spark.sql.streaming.noDataMicroBatches.enabled", "true")
+    try:
+        rows = materializers(spark, tmp_path, [("+I", (1, 1, "a")), ("+I", (1, 2, "b"))], [("MAP", True)],
+                             ttl_ms=1000)
+    finally:
+        spark.conf.set("spark.sql.streaming.noDataMicroBatches.enabled", saved)
+    assert [KINDS[r[KIND]] for r in rows] == ["+I", "+U"]

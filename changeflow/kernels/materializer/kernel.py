@@ -109,6 +109,12 @@ class SinkUpsertMaterializer:
         self._pk_pos = [self.columns.index(c) for c in self.primary_key]
         self._ident_pos = [self.columns.index(c) for c in self.upsert_key] if self.upsert_key else None
         self._value_table = "legacy" if strategy == "LEGACY" else "value"
+        # How often (at most) the runtime should sweep a bucket: the TTL (None without TTL, or
+        # when the runtime cannot fire timers). A sweep reads every key of the bucket (on paged
+        # state: every page), so it runs at most once per TTL; an idle key's elements are then
+        # reclaimed within two TTLs of their insertion. Sweeping more often would reclaim sooner
+        # at a proportionally higher read cost; the output is the same.
+        self.sweep_interval_ms: int | None = ttl_ms if ttl_ms > 0 else None
 
     # --- identity -----------------------------------------------------------------------
     def _ident(self, row: tuple) -> str:
@@ -197,17 +203,6 @@ class SinkUpsertMaterializer:
         if maps is not None:
             maps.flush()
         return changes_frame(batch, self.columns, out_rows, out_kind, out_seq, out_sub)
-
-    @property
-    def sweep_interval_ms(self) -> int | None:
-        """How often (at most) the runtime should :meth:`sweep` a bucket: the TTL, or None without TTL.
-
-        A sweep reads every key of the bucket (on paged state: every page), so
-        it runs at most once per TTL; an idle key's elements are then reclaimed
-        within two TTLs of their insertion. Sweeping more often would reclaim
-        sooner at a proportionally higher read cost; the output is the same.
-        """
-        return self.ttl_ms if self.ttl_ms > 0 else None
 
     def sweep(self, state: KeyedState, now: int | None = None) -> int | None:
         """Expire the heads of the histories of every key in ``state`` at ``now`` (default: the clock).

@@ -32,7 +32,9 @@ long-running query whose input can stop altogether sweeps only with
 ``spark.sql.streaming.noDataMicroBatches.enabled`` true (as idle flushes, see
 :mod:`.flush`). With no-data micro-batches on, a query over bounded input
 (``availableNow``) runs without the sweep: a processing-time timer would keep
-it from ever ending.
+it from ever ending. Spark refuses to change an operator's time mode on
+restart, so a TTL checkpoint written without the sweep (``NoTime``) cannot be
+resumed with it (``STATE_STORE_INVALID_CONFIG_AFTER_RESTART``).
 """
 
 from __future__ import annotations

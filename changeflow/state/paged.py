@@ -49,7 +49,10 @@ class PagedKeyedState:
     split in two: O(rows) once per doubling, amortised O(1) per row, as a hash
     table's resize). The page count and row count live in a directory value
     under page id -1, read once per batch. Growing pages keep the state one
-    record touches bounded however long a key's history gets.
+    record touches bounded however long a key's history gets; with them, the
+    multiset's ``_sqn`` is hashed in blocks of 64, so that neighbouring elements
+    (a batch's appends at a history's tail, its retractions at the head) share
+    pages.
 
     Reads go through a per-batch page cache; :meth:`commit` writes the pages the
     batch changed. Create one per batch (the processor object Spark gives us is
@@ -185,7 +188,8 @@ class PagedKeyedState:
     def _dir(self) -> dict:
         if self._directory is None:
             value = self._store.getValue((_DIRECTORY,))
-            self._directory = pickle.loads(value[0]) if value is not None else {"level": 0, "rows": 0, "keys": {}}
+            self._directory = pickle.loads(value[0]) if value is not None else {
+                "level": 0, "rows": 0, "keys": {}, "sequence_block": SEQUENCE_BLOCK}
         return self._directory
 
     def _page(self, page_id: int) -> dict[str, pd.DataFrame]:
@@ -199,11 +203,22 @@ class PagedKeyedState:
     def _page_of(self, frame: pd.DataFrame, columns: list[str]) -> np.ndarray:
         if not columns or not len(frame):
             return np.zeros(len(frame), dtype=np.int64)
-        hashes = pd.util.hash_pandas_object(frame[columns], index=False).to_numpy()
+        hashed = frame[columns]
+        block = self._dir().get("sequence_block", 1) if self._rows_per_page else 1
+        if SEQUENCE_COLUMN in columns and block > 1:
+            # Neighbouring sequence numbers share a page: a multiset's history grows at its
+            # tail and shrinks mostly at its head, so a batch's elements sit in a few pages
+            # instead of one page each. (State written before blocks has none in its
+            # directory and keeps hashing every sequence number on its own.)
+            hashed = hashed.assign(**{SEQUENCE_COLUMN: hashed[SEQUENCE_COLUMN].to_numpy() // block})
+        hashes = pd.util.hash_pandas_object(hashed, index=False).to_numpy()
         return (hashes % np.uint64(self.page_count)).astype(np.int64)
 
 
-_DIRECTORY = -1  # page id of the directory (page count, row count, key columns per table)
+SEQUENCE_COLUMN = "_sqn"  # the ordered multiset's node sequence numbers (kernels/multiset)
+SEQUENCE_BLOCK = 64  # sequence numbers per block of neighbours hashed together (growing pages)
+
+_DIRECTORY = -1  # page id of the directory (page count, row count, key columns per table, sequence block)
 
 
 def _row_count(page: dict[str, pd.DataFrame]) -> int:

@@ -151,3 +151,38 @@ def test_scan_of_an_unknown_table_is_empty_and_reads_each_page_once():
     assert len(state.scan("nothing")) == 0
     assert store.calls == 4
     assert state.scan("t")["v"].tolist() == [5] and store.calls == 4  # pages are cached for the batch
+
+
+def test_neighbouring_sequence_numbers_share_pages():
+    # A multiset history grows at its tail and shrinks at its head: a batch's elements are
+    # neighbours, so they should sit in a few pages however many pages the state has.
+    store = DictPageStore()
+    state = PagedKeyedState(store, ["k"], pages=1, rows_per_page=16)
+    nodes = pd.DataFrame({"k": [1] * 4096, "_sqn": range(4096), "v": range(4096)})
+    state.store("node", nodes[["k", "_sqn"]], nodes)
+    state.commit()
+    state = PagedKeyedState(store, ["k"], pages=1, rows_per_page=16)
+    assert state.page_count >= 256
+    store.calls = 0
+    got = state.load("node", pd.DataFrame({"k": [1] * 64, "_sqn": range(1024, 1088)}))
+    assert got["v"].tolist() == list(range(1024, 1088))
+    assert store.calls <= 3, store.calls  # the directory and the one or two pages of the block
+
+
+def test_state_written_before_sequence_blocks_keeps_hashing_each_number():
+    # A directory without "sequence_block" (state of an earlier changeflow) must keep finding its
+    # rows where that version put them: each sequence number hashed on its own.
+    store = DictPageStore()
+    old = pickle.dumps({"level": 2, "rows": 0, "keys": {}}, protocol=5)
+    store.updateValue((-1,), (old,))
+    state = PagedKeyedState(store, ["k"], pages=2, rows_per_page=1000)
+    nodes = pd.DataFrame({"k": [1] * 300, "_sqn": range(300), "v": range(300)})
+    state.store("node", nodes[["k", "_sqn"]], nodes)
+    state.commit()
+    count = PagedKeyedState(store, ["k"], pages=2, rows_per_page=1000).page_count
+    for (page,), (blob,) in store.pages.items():
+        if page == -1:
+            continue
+        rows = pickle.loads(blob)["node"]
+        where = pd.util.hash_pandas_object(rows[["k", "_sqn"]], index=False).to_numpy() % count
+        assert set(where.tolist()) == {page}

@@ -45,7 +45,7 @@ import pandas as pd
 from changeflow.kernels.aggregate.keys import KeyIndex
 from changeflow.kernels.changelog import BOOKKEEPING, FANOUT, INSERT, SEQ, SUB, UPDATE_AFTER, UPDATE_BEFORE, \
     sort_changes
-from changeflow.kernels.rank.rows import check_input, rows_at_hand, stamped_output
+from changeflow.kernels.rank.rows import check_dedup_columns, check_input, rows_at_hand, stamped_output
 from changeflow.kernels.state import KeyedState
 
 FIRST_TABLE = "dedup_first"
@@ -66,12 +66,7 @@ class Deduplicate:
         self.keys = list(keys)
         self.keep_last = keep_last
         self.mini_batch = mini_batch
-        missing = [k for k in self.keys if k not in self.columns]
-        if missing:
-            raise ValueError(f"deduplication keys {missing} are not input columns {self.columns}")
-        bad = sorted(set(self.columns) & (set(BOOKKEEPING) | {SEEN}))
-        if bad:
-            raise ValueError(f"column names {bad} are reserved for changelog bookkeeping and state")
+        check_dedup_columns(self.columns, self.keys, {SEEN})
         self._stored = self.keys + [c for c in self.columns if c not in self.keys]
 
     @property

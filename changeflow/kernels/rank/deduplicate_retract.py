@@ -51,7 +51,7 @@ from changeflow.kernels.changelog import BOOKKEEPING, DELETE, FANOUT, INSERT, KI
     UPDATE_BEFORE, is_retraction, sort_changes
 from changeflow.kernels.multiset import OrderedMultiset, identity_of
 from changeflow.kernels.multiset.rows import changes_frame, plain_rows
-from changeflow.kernels.rank.rows import check_input
+from changeflow.kernels.rank.rows import check_dedup_columns, check_input
 from changeflow.kernels.state import KeyedState
 
 HISTORY = "dedup_history"
@@ -69,12 +69,7 @@ class RetractingDeduplicate:
         self.keys = list(keys)
         self.keep_last = keep_last
         self.mini_batch = mini_batch
-        missing = [k for k in self.keys if k not in self.columns]
-        if missing:
-            raise ValueError(f"deduplication keys {missing} are not input columns {self.columns}")
-        bad = sorted(set(self.columns) & set(BOOKKEEPING))
-        if bad:
-            raise ValueError(f"column names {bad} are reserved for changelog bookkeeping")
+        check_dedup_columns(self.columns, self.keys)
         self._key_pos = [self.columns.index(k) for k in self.keys]
 
     @property

@@ -22,6 +22,17 @@ import pandas as pd
 from changeflow.kernels.changelog import BOOKKEEPING, DELETE, INSERT, KIND, SEQ, SUB, is_retraction
 
 
+def check_dedup_columns(columns: list[str], keys: list[str], state_columns: set[str] = frozenset()) -> None:
+    """A deduplication's keys must be among its columns, which must not take a reserved name."""
+    missing = [k for k in keys if k not in columns]
+    if missing:
+        raise ValueError(f"deduplication keys {missing} are not input columns {columns}")
+    bad = sorted(set(columns) & (set(BOOKKEEPING) | set(state_columns)))
+    if bad:
+        raise ValueError(f"column names {bad} are reserved for changelog bookkeeping"
+                         + (" and state" if state_columns else ""))
+
+
 def check_input(batch: pd.DataFrame, needed: list[str], operator: str, insert_only: bool) -> np.ndarray:
     """The batch's ``_kind`` values, after checking columns, kinds and (optionally) insert-only."""
     missing = [c for c in list(needed) + list(BOOKKEEPING) if c not in batch.columns]

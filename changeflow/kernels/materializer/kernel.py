@@ -230,11 +230,7 @@ class SinkUpsertMaterializer:
                 kcols = [_python_values(got[c]) for c in self.primary_key]
                 for k, h in zip(zip(*kcols), got["history"]):
                     lst = [tuple(e) for e in h]
-                    n = 0
-                    while n < len(lst) and lst[n][2] <= cutoff:
-                        n += 1
-                    if n:
-                        del lst[:n]
+                    if _drop_expired(lst, cutoff):
                         values.dirty.add(k)
                     values.lists[k] = lst
                     if lst:
@@ -257,6 +253,18 @@ class SinkUpsertMaterializer:
         if maps is not None:
             maps.flush()
         return min(oldest) + self.ttl_ms if oldest else None
+
+
+def _drop_expired(history: list, cutoff: int) -> bool:
+    """Remove the elements inserted at or before ``cutoff`` from the head of a list history.
+
+    Elements are ``(row, ident, ts)`` in insertion order; returns whether any went.
+    """
+    n = 0
+    while n < len(history) and history[n][2] <= cutoff:
+        n += 1
+    del history[:n]
+    return n > 0
 
 
 class _ValueStore:
@@ -377,13 +385,8 @@ class _Histories:
             self.maps.expire(key, cutoff)
         else:
             lst = self.values.lists.get(key)
-            if lst:
-                n = 0
-                while n < len(lst) and lst[n][2] <= cutoff:
-                    n += 1
-                if n:
-                    del lst[:n]
-                    self.values.dirty.add(key)
+            if lst and _drop_expired(lst, cutoff):
+                self.values.dirty.add(key)
         self.rebalance(key)
 
     def rebalance(self, key: tuple) -> None:

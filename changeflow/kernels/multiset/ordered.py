@@ -211,12 +211,15 @@ class MultisetSession:
             return
         for k in keys:
             self._meta[k] = None
-        got = self._load(self.layout.meta_table, keys, [])
-        nk = len(self.layout.key_columns)
-        if len(got):
-            ints = [_ints(got[c]) for c in ("first", "last", "next_sqn", "size")]
-            for k, f, l, s, z in zip(self._tuples(got, nk), *ints):
-                self._meta[k] = [f, l, s, z]
+        for k, m in self._meta_rows(self._load(self.layout.meta_table, keys, [])):
+            self._meta[k] = m
+
+    def _meta_rows(self, got: pd.DataFrame) -> list[tuple[tuple, list[int]]]:
+        """Loaded meta rows as ``(key, [first, last, next_sqn, size])``."""
+        if not len(got):
+            return []
+        ints = [_ints(got[c]) for c in ("first", "last", "next_sqn", "size")]
+        return [(k, [f, l, s, z]) for k, f, l, s, z in zip(self._tuples(got, len(self.layout.key_columns)), *ints)]
 
     def _load_index(self, pairs: list[tuple]) -> None:
         pairs = [p for p in dict.fromkeys(pairs) if p not in self._index]
@@ -407,14 +410,11 @@ class MultisetSession:
         table's scan when the caller has made it already.
         """
         got = self.state.scan(self.layout.meta_table) if meta is None else meta
-        nk = len(self.layout.key_columns)
         pending: list[tuple] = []
-        if len(got):
-            ints = [_ints(got[c]) for c in ("first", "last", "next_sqn", "size")]
-            for k, f, l, s, z in zip(self._tuples(got, nk), *ints):
-                if k not in self._meta:  # this session's own changes win over the stored row
-                    self._meta[k] = [f, l, s, z]
-                pending.append(k)
+        for k, m in self._meta_rows(got):
+            if k not in self._meta:  # this session's own changes win over the stored row
+                self._meta[k] = m
+            pending.append(k)
         heads: dict[tuple, int] = {}
         while pending:
             live = [k for k in pending if self._meta.get(k)]

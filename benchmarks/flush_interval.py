@@ -5,8 +5,13 @@ Usage: .venv/bin/python benchmarks/flush_interval.py [--rows 1000000] [--keys 10
 
 Input: ``rows`` updates over ``keys`` keys (uniform: every key is hot), written
 as one Parquet file per second for ``seconds`` seconds into a directory that a
-Structured Streaming file source reads (a micro-batch takes every file present;
-trigger every second). Each row carries the wall-clock time its file was written.
+Structured Streaming file source reads (a micro-batch takes every file present).
+Each row carries the wall-clock time its file was written. Files land half-way
+between whole seconds: Spark's processing-time triggers fire on multiples of
+their interval, so no micro-batch races a file being written. The trigger is
+the one changeflow picks (:func:`changeflow.plan.buffering.micro_batch_interval_ms`)
+for a source read every second: every second without an interval; with one,
+once per interval, since every row reaching the sink passes a flush buffer.
 
 Query (Table API): ``SELECT k, SUM(v) AS s, MAX(t) AS mt GROUP BY k`` feeding
 ``SELECT k % 10 AS g, SUM(s), MAX(mt) GROUP BY g``. Both configurations run in the
@@ -15,16 +20,18 @@ same process, one after the other, on the same input schedule:
 - records emitted by the first aggregation (observed on its output stream);
 - throughput, two ways: (1) input rows per second of micro-batch processing
   time in the timed run above (the sum of every micro-batch's duration, so the
-  no-data batches that flush count too; small micro-batches make it mostly
-  Spark's fixed per-batch cost); (2) capacity: the same input all present at
-  the start, read 5 files (~83k rows) per micro-batch back to back, rows per
-  second until the sink holds the complete result (:func:`capacity`);
+  no-data batches that flush count too): how much more input the same
+  machine could take at this pace; (2) capacity: the same input all present
+  at the start, read ``files_per_batch`` files per micro-batch back to back
+  (no trigger interval), rows per second until the sink holds the complete
+  result (:func:`capacity`);
 - latency from input to sink: for each input file, the time from writing it to
   the first sink output reflecting it (a row whose ``MAX(t)`` reaches the file's
   time); p50 and p99 over the files, and the difference from the unbuffered run.
 
 The run ends when the sink's materialized result equals the expected one
-(computed with pandas from the input).
+(computed with pandas from the input). A warm-up query runs first, so that
+neither configuration pays for the JVM's and the Python workers' first use.
 """
 
 from __future__ import annotations
@@ -47,6 +54,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from pyspark.sql import functions as F  # noqa: E402
 
 from changeflow.kernels.changelog import KIND  # noqa: E402
+from changeflow.plan.buffering import micro_batch_interval_ms  # noqa: E402
 from changeflow.plan.nodes import Aggregate  # noqa: E402
 from changeflow.runtime.spark import session  # noqa: E402
 from changeflow.runtime.spark.end_of_input import CONTROL  # noqa: E402
@@ -94,21 +102,25 @@ def expected(files: list[pd.DataFrame]) -> dict[int, int]:
     return {int(g): int(v) for g, v in per_key.groupby(per_key.index % 10).sum().items()}
 
 
-def run(spark, t_env, files, interval: str | None, workdir: str, saturate: bool = False) -> dict:
-    """One configuration; ``saturate`` puts every file in place first (see :func:`capacity`)."""
+SOURCE_PACE_MS = 1000  # the file source is read every second
+
+
+def run(spark, t_env, files, interval: str | None, workdir: str, files_per_batch: int | None = None) -> dict:
+    """One configuration; ``files_per_batch`` puts every file in place first (see :func:`capacity`)."""
     inbox = os.path.join(workdir, "inbox")
     os.makedirs(inbox)
     reader = spark.readStream.schema("k bigint, v bigint, t bigint")
-    if saturate:
-        reader = reader.option("maxFilesPerTrigger", SATURATED_FILES_PER_BATCH)
+    if files_per_batch:
+        reader = reader.option("maxFilesPerTrigger", files_per_batch)
         for i, rows in enumerate(files):
             rows.assign(t=0).to_parquet(os.path.join(inbox, f"part-{i:05d}.parquet"))
     source = reader.parquet(inbox)
-    settings = t_env._streaming_settings()
+    settings = dataclasses.replace(t_env._streaming_settings(), flush=None)
     if interval is not None:
         t_env.get_config().set("execution.max-flush-interval", interval)
         settings = dataclasses.replace(settings, flush=flush_policy(t_env.get_config().get_configuration()))
-    frame = ObservedTranslator(spark, settings, workdir).translate(plan(t_env, source)._plan)
+    query_plan = plan(t_env, source)._plan
+    frame = ObservedTranslator(spark, settings, workdir).translate(query_plan)
     arrivals: list[tuple[float, pd.DataFrame]] = []
     lock = threading.Lock()
 
@@ -119,12 +131,13 @@ def run(spark, t_env, files, interval: str | None, workdir: str, saturate: bool 
 
     writer = frame.writeStream.foreachBatch(collect).option("checkpointLocation", os.path.join(workdir, "cp"))
     want = expected(files)
-    if saturate:
-        return capacity(writer, arrivals, lock, want, sum(len(f) for f in files), interval)
-    query = writer.trigger(processingTime="1 second").start()
+    if files_per_batch:
+        return capacity(writer, arrivals, lock, want, sum(len(f) for f in files), interval, files_per_batch)
+    trigger_ms = micro_batch_interval_ms(query_plan, SOURCE_PACE_MS, settings.flush.interval_ms if settings.flush else None)
+    query = writer.trigger(processingTime=f"{trigger_ms} milliseconds").start()
     written = []
     try:
-        start = time.time()
+        start = float(int(time.time()) + 1) + 0.5  # half-way between two whole seconds
         for i, rows in enumerate(files):
             due = start + i
             if time.time() < due:
@@ -157,6 +170,7 @@ def run(spark, t_env, files, interval: str | None, workdir: str, saturate: bool 
     latencies = _latencies(written, arrivals)
     return {
         "interval": interval or "none",
+        "trigger_ms": trigger_ms,
         "input_rows": int(input_rows),
         "micro_batches": len(progress),
         "first_operator_records": first_records,
@@ -169,16 +183,17 @@ def run(spark, t_env, files, interval: str | None, workdir: str, saturate: bool 
     }
 
 
-SATURATED_FILES_PER_BATCH = 5
+CAPACITY_FILES_PER_BATCH = (5, 15)
 
 
-def capacity(writer, arrivals, lock, want, rows: int, interval: str | None) -> dict:
+def capacity(writer, arrivals, lock, want, rows: int, interval: str | None, files_per_batch: int) -> dict:
     """Throughput when input is not the bottleneck: every file is there from the start.
 
     With input arriving at a fixed rate, a pipeline that keeps up processes
     exactly that rate, so the capacity is measured apart: micro-batches of
-    ``SATURATED_FILES_PER_BATCH`` files back to back, from the query's start
-    until the sink holds the complete result (including the final flush).
+    ``files_per_batch`` files back to back, from the query's start until the
+    sink holds the complete result (including the final flush). The query's
+    start (about 3 s of planning in its first micro-batch) is included.
     """
     start = time.time()
     query = writer.start()
@@ -193,7 +208,7 @@ def capacity(writer, arrivals, lock, want, rows: int, interval: str | None) -> d
         elapsed = time.time() - start
     finally:
         query.stop()
-    return {"interval": interval or "none", "input_rows": rows, "files_per_micro_batch": SATURATED_FILES_PER_BATCH,
+    return {"interval": interval or "none", "input_rows": rows, "files_per_micro_batch": files_per_batch,
             "seconds_to_complete_result": round(elapsed, 2), "throughput_rows_per_s": round(rows / elapsed, 1)}
 
 
@@ -251,15 +266,16 @@ def main() -> None:
     spark.conf.set("spark.sql.streaming.numRecentProgressUpdates", "100000")
     files = schedule(args.rows, args.keys, args.seconds)
     results = {}
-    for saturate in (False, True):
-        for interval in (None, args.interval):
-            workdir = tempfile.mkdtemp(prefix="changeflow-flush-bench-")
-            name = ("buffered" if interval else "unbuffered") + ("_capacity" if saturate else "")
-            try:
-                results[name] = run(spark, t_env, files, interval, workdir, saturate)
-            finally:
-                shutil.rmtree(workdir, ignore_errors=True)
-            print(json.dumps(results, indent=2), flush=True)
+    runs = [("warm_up", None, len(files))] + [
+        (f"{'buffered' if interval else 'unbuffered'}{f'_capacity_{n}' if n else ''}", interval, n)
+        for n in (None, *CAPACITY_FILES_PER_BATCH) for interval in (None, args.interval)]
+    for name, interval, files_per_batch in runs:
+        workdir = tempfile.mkdtemp(prefix="changeflow-flush-bench-")
+        try:
+            results[name] = run(spark, t_env, files, interval, workdir, files_per_batch)
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+        print(json.dumps(results[name]), flush=True)
     plain, buffered = results["unbuffered"], results["buffered"]
     interval_s = float(args.interval.split()[0]) if args.interval.split()[-1] in ("s", "sec") else None
     updates_per_key_interval = (args.rows / args.keys) / args.seconds * interval_s if interval_s else None
@@ -267,12 +283,13 @@ def main() -> None:
         "first_operator_records_ratio": round(plain["first_operator_records"] / max(1, buffered["first_operator_records"]), 1),
         "target_ratio": round(0.9 * updates_per_key_interval, 1) if updates_per_key_interval else None,
         "busy_time_throughput_ratio": round(buffered["throughput_rows_per_s"] / plain["throughput_rows_per_s"], 2),
-        "capacity_throughput_ratio": round(results["buffered_capacity"]["throughput_rows_per_s"]
-                                           / results["unbuffered_capacity"]["throughput_rows_per_s"], 2),
+        **{f"capacity_throughput_ratio_{n}_files_per_batch": round(
+            results[f"buffered_capacity_{n}"]["throughput_rows_per_s"]
+            / results[f"unbuffered_capacity_{n}"]["throughput_rows_per_s"], 2) for n in CAPACITY_FILES_PER_BATCH},
         "added_latency_ms_p50": round(buffered["latency_ms_p50"] - plain["latency_ms_p50"], 1),
         "added_latency_ms_p99": round(buffered["latency_ms_p99"] - plain["latency_ms_p99"], 1),
         "config": {"rows": args.rows, "keys": args.keys, "seconds": args.seconds, "interval": args.interval,
-                   "buckets": 4, "trigger": "1 second", "machine": args.machine},
+                   "buckets": 4, "source_pace_ms": SOURCE_PACE_MS, "machine": args.machine},
     }
     print(json.dumps(results["comparison"], indent=2))
     with open(args.out, "w") as f:

@@ -38,7 +38,10 @@ With an output flush interval (``execution.max-flush-interval``) a section
 after the plan names each operator that buffers its output and why: its
 output is idempotent and it is keyed (or runs on one task). Buffering
 aggregations fold each micro-batch per key, as under mini-batch, so they
-split into Local/GlobalGroupAggregate under the same rule.
+split into Local/GlobalGroupAggregate under the same rule. Its last line says
+how often the query's micro-batches run over unbounded input: once per
+interval when every row reaching the sink is buffered
+(:mod:`changeflow.plan.buffering`), else at the sources' pace.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ from dataclasses import dataclass
 from changeflow.kernels.aggregate.local import partial_fields
 from changeflow.plan import changelog_mode
 from changeflow.plan.agg_phase import folds_bundles, two_phase_aggregates
+from changeflow.plan.buffering import output_buffered
 from changeflow.plan.changelog_mode import INSERT_ONLY, ChangelogMode
 from changeflow.plan.expressions import Column
 from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Source,
@@ -147,6 +151,10 @@ def _flush_section(root: PlanNode, settings: ExplainSettings, two_phase: set[int
     visit(root)
     if not lines:
         return "\n== Output Flush ==\nno operator buffers: none has an idempotent keyed output\n"
+    if not settings.flush_memory_only:
+        lines.append(f"micro-batches of unbounded input: every {settings.flush_interval_ms}ms (every row reaching "
+                     "the sink is buffered)" if output_buffered(root) else "micro-batches of unbounded input: "
+                     "at the sources' pace (some rows reach the sink unbuffered)")
     return "\n== Output Flush ==\n" + "\n".join(lines) + "\n"
 
 

@@ -21,14 +21,15 @@ bucket flushes the buffer, one consistent change per updated key, when
 (a) and (b) run from a processing-time timer per bucket, registered for the
 next micro-batch whenever the bucket holds records: transformWithState fires
 timers after the bucket's input rows, in data and in no-data micro-batches.
-An idle query only runs micro-batches if Spark runs no-data batches:
-a long-running query with a flush interval must start with
-``spark.sql.streaming.noDataMicroBatches.enabled`` true (Spark's default; the
-session changeflow creates turns it off). The translator says so
-(``StreamingTranslator.wants_no_data_batches``) but leaves the session alone:
-with no-data batches an ``availableNow`` query never ends (a processing-time
-transformWithState always asks Spark for another batch), and bounded input
-needs none, since its end-of-input marker flushes every bucket.
+An idle query only runs micro-batches if Spark runs no-data batches, which
+the session changeflow creates turns off: the translator says the query wants
+them (``StreamingTranslator.wants_no_data_batches``) and the job runner
+(:mod:`.jobs`) starts an unbounded query with them on, for that query only.
+A bounded query runs without them: with no-data batches an ``availableNow``
+query never ends (a processing-time transformWithState always asks Spark for
+another batch), and its end-of-input marker flushes every bucket anyway.
+When every row reaching the sink is buffered, the job runner also runs the
+query's micro-batches once per interval (:mod:`changeflow.plan.buffering`).
 
 (c) bounds the latency of a chain: a flush sends a flush control row
 downstream and the next buffering operator flushes in the same micro-batch, so

@@ -25,6 +25,7 @@ from pyspark.sql import functions as F
 from changeflow.common.row_kind import RowKind
 from changeflow.runtime.changes import Change
 from changeflow.kernels.changelog import KIND, SEQ, SUB
+from changeflow.plan.buffering import micro_batch_interval_ms
 from changeflow.plan.nodes import PlanNode, Sink
 from changeflow.runtime.spark.batch import BatchTranslator
 from changeflow.runtime.spark.job_directory import job_directory, temporary_directory
@@ -42,7 +43,13 @@ class SparkJobs:
 
     # --- streaming ------------------------------------------------------------------
     def streaming_frame(self, plan: PlanNode, settings: StreamingSettings, workdir: str) -> DataFrame:
-        return StreamingTranslator(self.spark, settings, workdir).translate(plan)
+        return self._translate(plan, settings, workdir)[0]
+
+    def _translate(self, plan: PlanNode, settings: StreamingSettings, workdir: str) -> tuple[DataFrame, bool]:
+        """The query's frame, and whether it wants no-data micro-batches (timers: idle flushes, TTL sweeps)."""
+        translator = StreamingTranslator(self.spark, settings, workdir)
+        frame = translator.translate(plan)
+        return frame, translator.wants_no_data_batches
 
     def run_streaming(self, plan: PlanNode, settings: StreamingSettings) -> list[Change]:
         with job_directory(self.checkpoint_root, None) as workdir:  # interactive: never resumes
@@ -77,14 +84,14 @@ class SparkJobs:
         sink = plan.connector
         try:
             with job_directory(self.checkpoint_root, job_name) as workdir:
-                frame = self.streaming_frame(plan, settings, workdir)
+                frame, no_data = self._translate(plan, settings, workdir)
                 names = [n for n in frame.columns if n not in (KIND, SEQ, SUB)]
 
                 def write(batch: DataFrame, batch_id: int) -> None:
                     sink.write(list(_changes(batch.toArrow(), names)))
 
-                query = _trigger(frame.writeStream.foreachBatch(write)
-                                 .option("checkpointLocation", f"{workdir}/checkpoint"), plan).start()
+                query = _start(frame, frame.writeStream.foreachBatch(write)
+                               .option("checkpointLocation", f"{workdir}/checkpoint"), plan, settings, no_data)
                 job.query = query
                 if job.cancelled:  # cancel() came before the query existed
                     query.stop()
@@ -95,8 +102,8 @@ class SparkJobs:
     def start_live(self, plan: PlanNode, settings: StreamingSettings) -> "LiveQuery":
         """Start an unbounded query whose changes are read while it runs."""
         workdir = temporary_directory(self.checkpoint_root)  # removed by LiveQuery.stop()
-        frame = self.streaming_frame(plan, settings, workdir)
-        return LiveQuery(frame, plan, workdir)
+        frame, no_data = self._translate(plan, settings, workdir)
+        return LiveQuery(frame, plan, workdir, settings, no_data)
 
     def submit_streaming_insert(self, plan: Sink, settings: StreamingSettings,
                                 job_name: str | None = None) -> "InsertJob":
@@ -122,20 +129,57 @@ class SparkJobs:
         return [Change(RowKind.INSERT, values) for values in _rows(table, names)]
 
 
-def _trigger(writer, plan: PlanNode):
-    """``availableNow`` for bounded input (the query ends once it is read), else a processing-time trigger."""
+def micro_batch_interval(plan: PlanNode, settings: StreamingSettings) -> int | None:
+    """How often ``plan``'s query runs a micro-batch, in ms; None for bounded input.
+
+    The unbounded sources' pace (their monitor interval), or once per flush
+    interval when every row reaching the sink passes a flush buffer
+    (:mod:`changeflow.plan.buffering` says why that costs no latency).
+    """
     from changeflow.runtime.spark.connector_sources import trigger_interval_ms
 
-    interval = trigger_interval_ms(plan)
+    flush = settings.flush
+    return micro_batch_interval_ms(plan, trigger_interval_ms(plan), flush.interval_ms if flush else None,
+                                   memory_only=bool(flush and flush.memory_only))
+
+
+_NO_DATA_BATCHES = "spark.sql.streaming.noDataMicroBatches.enabled"
+_starting = threading.Lock()
+
+
+def _start(frame: DataFrame, writer, plan: PlanNode, settings: StreamingSettings, no_data_batches: bool):
+    """Start ``writer``'s query of ``frame``: ``availableNow`` for bounded input (it ends once read), else a processing-time trigger.
+
+    An unbounded query whose operators act on timers (idle-input flushes, TTL
+    sweeps) runs with Spark's no-data micro-batches, which changeflow's session
+    turns off: otherwise a query whose input stops would keep its last buffered
+    updates until more input came. Spark copies the session's configuration
+    into the query when it starts, so the setting is on for this query only.
+    """
+    interval = micro_batch_interval(plan, settings)
     if interval is None:
-        return writer.trigger(availableNow=True)
-    return writer.trigger(processingTime=f"{interval} milliseconds")
+        return writer.trigger(availableNow=True).start()
+    writer = writer.trigger(processingTime=f"{interval} milliseconds")
+    if not no_data_batches:
+        return writer.start()
+    spark = frame.sparkSession
+    with _starting:
+        before = spark.conf.get(_NO_DATA_BATCHES, None)
+        spark.conf.set(_NO_DATA_BATCHES, "true")
+        try:
+            return writer.start()
+        finally:
+            if before is None:
+                spark.conf.unset(_NO_DATA_BATCHES)
+            else:
+                spark.conf.set(_NO_DATA_BATCHES, before)
 
 
 class LiveQuery:
     """A running streaming query over unbounded input; ``changes()`` yields its changes as batches commit."""
 
-    def __init__(self, frame: DataFrame, plan: PlanNode, workdir: str) -> None:
+    def __init__(self, frame: DataFrame, plan: PlanNode, workdir: str, settings: StreamingSettings,
+                 no_data_batches: bool = False) -> None:
         self._queue: queue.Queue = queue.Queue()
         self._workdir = workdir
         names = [n for n in frame.columns if n not in (KIND, SEQ, SUB)]
@@ -143,8 +187,8 @@ class LiveQuery:
         def collect(batch: DataFrame, batch_id: int) -> None:
             self._queue.put(list(_changes(batch.toArrow(), names)))
 
-        self.query = _trigger(frame.writeStream.foreachBatch(collect)
-                              .option("checkpointLocation", f"{workdir}/checkpoint"), plan).start()
+        self.query = _start(frame, frame.writeStream.foreachBatch(collect)
+                            .option("checkpointLocation", f"{workdir}/checkpoint"), plan, settings, no_data_batches)
 
     def changes(self) -> Iterator[Change]:
         """The changes, in order, until the query stops (``stop()``) or fails (raised here)."""

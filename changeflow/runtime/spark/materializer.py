@@ -26,11 +26,11 @@ sweep, FLIP-544's "every N seconds": a processing-time timer per bucket
 (:class:`~.processor.KernelProcessor`) expires the heads of every key's
 history in the bucket, at most once per TTL, so an idle key's elements are
 gone within about two TTLs of their insertion. Timers fire only in
-micro-batches that run: with changeflow's session (no no-data micro-batches) a
-sweep waits for the query's next input, whichever keys it touches; a
-long-running query whose input can stop altogether sweeps only with
-``spark.sql.streaming.noDataMicroBatches.enabled`` true (as idle flushes, see
-:mod:`.flush`). With no-data micro-batches on, a query over bounded input
+micro-batches that run: changeflow starts an unbounded query with a sweep
+with Spark's no-data micro-batches on (as idle flushes, see :mod:`.flush`), so
+an idle query sweeps too; a query started by hand (``to_spark()``) needs
+``spark.sql.streaming.noDataMicroBatches.enabled`` true, or its sweeps wait
+for its next input. With no-data micro-batches on, a query over bounded input
 (``availableNow``) runs without the sweep: a processing-time timer would keep
 it from ever ending. Spark refuses to change an operator's time mode on
 restart, so a TTL checkpoint written without the sweep (``NoTime``) cannot be

@@ -25,8 +25,9 @@ registers none until its next input. The kernel's clock is the micro-batch's
 processing time (Spark's batch timestamp, kept in the offset log), so
 insertion times, expiry and timers share one clock and a re-run micro-batch
 expires the same elements. Timers fire only in micro-batches that run: an idle
-query sweeps only with ``spark.sql.streaming.noDataMicroBatches.enabled``
-(see :mod:`.flush`, whose idle flushes need the same).
+query sweeps only in no-data micro-batches, which the job runner turns on for
+an unbounded query that wants them (see :mod:`.flush`, whose idle flushes
+need the same).
 """
 
 from __future__ import annotations

@@ -1,0 +1,73 @@
+"""Whether a streaming query's output is buffered by the flush interval, and how often its micro-batches run.
+
+With ``execution.max-flush-interval`` every group aggregation buffers its
+latest output per key and flushes it in the first micro-batch of each interval
+(aligned to multiples of the interval), on idle input and at end of input
+(:mod:`changeflow.runtime.spark.flush`). When every row that reaches the sink
+has passed such a buffer, a micro-batch inside an interval only fills buffers:
+the sink sees nothing new until the next interval begins. On Spark each
+micro-batch costs a fixed amount whatever it carries (planning, one task per
+partition and stateful operator, a state-store commit per task: about 0.5-1 s
+on two cores), so such a query runs its micro-batches once per interval
+instead of at the source's pace. Spark aligns processing-time triggers to
+multiples of their interval, as the flush intervals are, so the micro-batch at
+an interval's start reads the input up to that instant and flushes it: a key's
+latest value reaches the sink no later than with more frequent micro-batches.
+
+A node's output is *buffered* when it is a buffering aggregation, or when it
+only reacts to its inputs (stateless nodes, joins, deduplication, top-N, the
+sink upsert materializer) and all its inputs are buffered. A source is not.
+"""
+
+from __future__ import annotations
+
+from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Union,
+                                   UpsertMaterialize)
+
+# Nodes whose output changes only when their input does (no timers, no clock of their own).
+_REACTIVE = (Project, Filter, Union, Join, Deduplicate, Rank, UpsertMaterialize, Sink)
+
+
+def output_buffered(node: PlanNode) -> bool:
+    """Whether every row ``node`` outputs has passed a flush buffer (with a flush interval set).
+
+    >>> from changeflow.plan.nodes import Source
+    >>> from changeflow.common.types import DataTypes
+    >>> from changeflow.kernels.aggregate.functions import AggCall
+    >>> src = Source("t", (("k", DataTypes.STRING()), ("v", DataTypes.BIGINT())), "elements", [])
+    >>> agg = Aggregate(src, ("k",), (AggCall("sum", "v", DataTypes.BIGINT(), "s"),), src.schema)
+    >>> above = Filter(agg, None)
+    >>> output_buffered(src), output_buffered(agg), output_buffered(above)
+    (False, True, True)
+    """
+    if isinstance(node, Aggregate):
+        return True
+    if isinstance(node, _REACTIVE):
+        return bool(node.inputs) and all(output_buffered(child) for child in node.inputs)
+    return False
+
+
+def micro_batch_interval_ms(plan: PlanNode, source_interval_ms: int | None, flush_interval_ms: int | None,
+                            memory_only: bool = False) -> int | None:
+    """How often ``plan``'s streaming query runs a micro-batch; None for bounded input (``availableNow``).
+
+    ``source_interval_ms`` is the pace of the plan's unbounded sources (their
+    monitor interval). With a flush interval (not memory-only, which flushes
+    every micro-batch) and a buffered output, the query runs once per flush
+    interval, or at the source's pace if that is slower.
+
+    >>> from changeflow.plan.nodes import Source
+    >>> from changeflow.common.types import DataTypes
+    >>> from changeflow.kernels.aggregate.functions import AggCall
+    >>> src = Source("t", (("k", DataTypes.STRING()), ("v", DataTypes.BIGINT())), "elements", [])
+    >>> agg = Aggregate(src, ("k",), (AggCall("sum", "v", DataTypes.BIGINT(), "s"),), src.schema)
+    >>> micro_batch_interval_ms(agg, 1000, 5000), micro_batch_interval_ms(src, 1000, 5000)
+    (5000, 1000)
+    >>> micro_batch_interval_ms(agg, 1000, None), micro_batch_interval_ms(agg, None, 5000)
+    (1000, None)
+    """
+    if source_interval_ms is None:
+        return None
+    if flush_interval_ms is None or memory_only or not output_buffered(plan):
+        return source_interval_ms
+    return max(source_interval_ms, flush_interval_ms)

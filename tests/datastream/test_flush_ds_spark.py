@@ -94,6 +94,20 @@ def test_memory_buffer_only_flushes_every_micro_batch(spark):
     assert out == [("b", 2), ("a", 4), ("c", 4), ("b", 8), ("d", 1), ("a", 11)]
 
 
+def test_a_job_reading_an_unbounded_stream_up_to_now_flushes_what_it_buffered(spark, tmp_path):
+    import pandas as pd
+
+    pd.DataFrame(ROWS, columns=["k", "v"]).to_parquet(tmp_path / "part-0.parquet")
+    source = spark.readStream.schema("k string, v bigint").parquet(str(tmp_path))
+    env = environment(spark, **{"execution.max-flush-interval": LONG})
+    out = list(env.from_source(source).map(lambda r: (r.k, r.v), output_type=PAIR).key_by(lambda r: r[0])
+               .sum(1).execute_and_collect())
+    # The stream has no end of input: the job ends once it read what the stream holds, and
+    # its flush run (runtime/spark/flush_signals.py) emits every key's latest sum, once.
+    assert sorted(out) == sorted(final_per_key(list(environment(spark).from_collection(ROWS, type_info=PAIR)
+                                                    .key_by(lambda r: r[0]).sum(1).execute_and_collect())).items())
+
+
 def test_a_streaming_source_fed_over_time_shows_output_only_at_flush_points(spark):
     import os
     import shutil

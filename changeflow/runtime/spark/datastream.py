@@ -69,8 +69,9 @@ from changeflow.kernels.keyed.records import (CONTROL_VALUE, KEY, ORD, VALUE, co
 from changeflow.kernels.keyed.reduce import KeyedReduce
 from changeflow.runtime.spark import end_of_stream
 from changeflow.runtime.spark.cache import JobCaches
-from changeflow.runtime.spark.end_of_input import CONTROL, END_OF_INPUT, ControlFanOut, control_of
+from changeflow.runtime.spark.end_of_input import CONTROL, END_OF_INPUT, FLUSH, ControlFanOut, control_of
 from changeflow.runtime.spark.flush import BucketBuffer, BucketFlusher, FlushPolicy, MemoryFlusher
+from changeflow.runtime.spark.flush_signals import run_to_end, signal_stream
 from changeflow.runtime.spark.job_directory import already_written, job_directory
 from changeflow.runtime.spark.packing import BUCKET, PACKED, Packer
 from changeflow.runtime.spark.processor import KernelProcessor
@@ -141,6 +142,7 @@ class DataStreamJob:
         # Control records flow through the query only when some operator buffers its output.
         self.control = self.settings.streaming and any(
             buffering(n, self.settings.flush) is not None for n in _all_nodes(nodes))
+        self.flush_signal_dirs: list[str] = []  # of unbounded Spark streams (.flush_signals)
         frames = [self._records(self.translate(node)).select(VALUE, ORD, F.lit(i).alias(SINK))
                   for i, node in enumerate(nodes)]
         frame = frames[0]
@@ -158,10 +160,11 @@ class DataStreamJob:
             # later has delivered everything its checkpoint holds as done (at least once).
             _deliver(batch.toArrow(), sinks)
 
-        query = (frame.writeStream.foreachBatch(deliver)
-                 .option("checkpointLocation", os.path.join(self.workdir, "checkpoint"))
-                 .trigger(availableNow=True).start())
-        query.awaitTermination()  # raises the query's error (a user function's, named) if it failed
+        # Raises the query's error (a user function's, named) if it failed; an unbounded Spark
+        # stream read up to what is available ends with a flush run (.flush_signals).
+        run_to_end(lambda: (frame.writeStream.foreachBatch(deliver)
+                            .option("checkpointLocation", os.path.join(self.workdir, "checkpoint"))
+                            .trigger(availableNow=True).start()), self.flush_signal_dirs)
 
     # --- translation --------------------------------------------------------------------
     def translate(self, node: graph.Node) -> DataFrame:
@@ -239,7 +242,16 @@ class DataStreamJob:
                 if not self.settings.streaming:
                     raise ValueError(f"source {node.name} is an unbounded (streaming) DataFrame: it needs "
                                      "RuntimeExecutionMode.STREAMING")
-                return df.mapInPandas(_RowEncoder(df.columns, number, ordered=False), _RECORDS)
+                records = df.mapInPandas(_RowEncoder(df.columns, number, ordered=False), _RECORDS)
+                flush = self.settings.flush
+                if self.control and flush is not None and not flush.memory_only:
+                    # Read up to what is available, it would end with the last records buffered.
+                    signals = os.path.join(self.workdir, f"flush-signals-{number}")
+                    records = records.unionByName(signal_stream(self.spark, signals).select(
+                        F.lit(CONTROL_VALUE).cast("binary").alias(VALUE),
+                        F.lit(bytearray(control_stamp(FLUSH, 0))).alias(ORD)))
+                    self.flush_signal_dirs.append(signals)
+                return records
             return self._bounded_spark(df, node, _RowEncoder(df.columns, number, ordered=True))
         raise TypeError(f"unknown source kind {node.kind}")
 

@@ -28,6 +28,7 @@ from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.plan.buffering import micro_batch_interval_ms
 from changeflow.plan.nodes import PlanNode, Sink
 from changeflow.runtime.spark.batch import BatchTranslator
+from changeflow.runtime.spark.flush_signals import run_to_end
 from changeflow.runtime.spark.job_directory import job_directory, temporary_directory
 from changeflow.runtime.spark.streaming import StreamingSettings, StreamingTranslator
 
@@ -45,15 +46,17 @@ class SparkJobs:
     def streaming_frame(self, plan: PlanNode, settings: StreamingSettings, workdir: str) -> DataFrame:
         return self._translate(plan, settings, workdir)[0]
 
-    def _translate(self, plan: PlanNode, settings: StreamingSettings, workdir: str) -> tuple[DataFrame, bool]:
-        """The query's frame, and whether it wants no-data micro-batches (timers: idle flushes, TTL sweeps)."""
+    def _translate(self, plan: PlanNode, settings: StreamingSettings,
+                   workdir: str) -> tuple[DataFrame, StreamingTranslator]:
+        """The query's frame, and its translator, which says whether the query wants no-data
+        micro-batches (timers: idle flushes, TTL sweeps) and where its flush signals go (:mod:`.flush_signals`)."""
         translator = StreamingTranslator(self.spark, settings, workdir)
         frame = translator.translate(plan)
-        return frame, translator.wants_no_data_batches
+        return frame, translator
 
     def run_streaming(self, plan: PlanNode, settings: StreamingSettings) -> list[Change]:
         with job_directory(self.checkpoint_root, None) as workdir:  # interactive: never resumes
-            frame = self.streaming_frame(plan, settings, workdir)
+            frame, translator = self._translate(plan, settings, workdir)
             batches: list[tuple[int, pa.Table]] = []
             lock = threading.Lock()
 
@@ -62,10 +65,9 @@ class SparkJobs:
                 with lock:
                     batches.append((batch_id, table))
 
-            query = (frame.writeStream.foreachBatch(collect)
-                     .option("checkpointLocation", f"{workdir}/checkpoint")
-                     .trigger(availableNow=True).start())
-            query.awaitTermination()  # raises the query's error, if it failed
+            run_to_end(lambda: (frame.writeStream.foreachBatch(collect)
+                                .option("checkpointLocation", f"{workdir}/checkpoint")
+                                .trigger(availableNow=True).start()), translator.flush_signal_dirs)
             names = [n for n in frame.columns if n not in (KIND, SEQ, SUB)]
             changes: list[Change] = []
             for _, table in sorted(batches, key=lambda b: b[0]):
@@ -84,26 +86,34 @@ class SparkJobs:
         sink = plan.connector
         try:
             with job_directory(self.checkpoint_root, job_name) as workdir:
-                frame, no_data = self._translate(plan, settings, workdir)
+                frame, translator = self._translate(plan, settings, workdir)
                 names = [n for n in frame.columns if n not in (KIND, SEQ, SUB)]
 
                 def write(batch: DataFrame, batch_id: int) -> None:
                     sink.write(list(_changes(batch.toArrow(), names)))
 
-                query = _start(frame, frame.writeStream.foreachBatch(write)
-                               .option("checkpointLocation", f"{workdir}/checkpoint"), plan, settings, no_data)
-                job.query = query
-                if job.cancelled:  # cancel() came before the query existed
-                    query.stop()
-                query.awaitTermination()  # raises the query's error, if it failed
+                def start():
+                    if job.cancelled:
+                        return None
+                    query = _start(frame, frame.writeStream.foreachBatch(write)
+                                   .option("checkpointLocation", f"{workdir}/checkpoint"), plan, settings,
+                                   translator.wants_no_data_batches)
+                    job.query = query
+                    if job.cancelled:  # cancel() came before the query existed
+                        query.stop()
+                    return query
+
+                # An availableNow query over an unbounded Spark stream ends with a flush run.
+                bounded = micro_batch_interval(plan, settings) is None
+                run_to_end(start, translator.flush_signal_dirs if bounded else [], lambda: job.cancelled)
         finally:
             sink.close()
 
     def start_live(self, plan: PlanNode, settings: StreamingSettings) -> "LiveQuery":
         """Start an unbounded query whose changes are read while it runs."""
         workdir = temporary_directory(self.checkpoint_root)  # removed by LiveQuery.stop()
-        frame, no_data = self._translate(plan, settings, workdir)
-        return LiveQuery(frame, plan, workdir, settings, no_data)
+        frame, translator = self._translate(plan, settings, workdir)
+        return LiveQuery(frame, plan, workdir, settings, translator.wants_no_data_batches)
 
     def submit_streaming_insert(self, plan: Sink, settings: StreamingSettings,
                                 job_name: str | None = None) -> "InsertJob":

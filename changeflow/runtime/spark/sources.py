@@ -129,6 +129,17 @@ def _write_end_marker(node: Source, directory: str) -> None:
                    os.path.join(directory, "part-zzzzzzzz-end-of-input.parquet"))
 
 
+def flush_signal_rows(spark: SparkSession, node: Source, directory: str) -> DataFrame:
+    """The flush signals of a job over ``node``'s unbounded stream as control rows (:mod:`.flush_signals`)."""
+    from changeflow.runtime.spark.end_of_input import CONTROL
+    from changeflow.runtime.spark.flush_signals import SIGNAL_COLUMN, signal_stream
+
+    types = {f.name: f.dataType for f in struct(node.schema).fields}
+    return signal_stream(spark, directory).select(
+        *[F.lit(None).cast(types[n]).alias(n) for n in node.field_names], F.lit(CONTROL).cast("byte").alias(KIND),
+        F.col(SIGNAL_COLUMN).alias(SEQ), F.lit(0).cast("long").alias(SUB))
+
+
 def _ordered_stream(node: Source) -> DataFrame:
     """A user's streaming DataFrame, stamped with its rows' positions.
 

@@ -39,7 +39,7 @@ from changeflow.runtime.spark.end_of_input import CONTROL, ControlFanOut, source
 from changeflow.runtime.spark.flush import FlushPolicy
 from changeflow.runtime.spark.packing import BUCKET, PACKED, Packer
 from changeflow.runtime.spark.processor import KernelProcessor
-from changeflow.runtime.spark.sources import kernel_input_dtype, stream_frame
+from changeflow.runtime.spark.sources import flush_signal_rows, kernel_input_dtype, stream_frame
 from changeflow.runtime.spark.spark_types import struct
 
 _BOOKKEEPING_FIELDS = [
@@ -86,6 +86,7 @@ class StreamingTranslator:
         # sets this). Not set here: with them an availableNow query never ends.
         self.wants_no_data_batches = self.settings.flush is not None and not self.settings.flush.memory_only
         self._source_count = _count_sources(node)
+        self.flush_signal_dirs: list[str] = []  # signal directories of unbounded Spark streams (.flush_signals)
         frame = self._translate(node)
         return frame.where(F.col(KIND) != CONTROL) if self.control else frame
 
@@ -95,6 +96,12 @@ class StreamingTranslator:
             directory = os.path.join(self.workdir, f"source-{self._sources}")
             frame = stream_frame(self.spark, node, directory, self.settings.rows_per_batch,
                                  end_of_input=self.control)
+            flush = self.settings.flush
+            if node.kind == "spark" and node.payload.isStreaming and flush is not None and not flush.memory_only:
+                # Read up to what is available, it would end with the last updates buffered (.flush_signals).
+                signals = os.path.join(directory, "flush-signals")
+                frame = frame.unionByName(flush_signal_rows(self.spark, node, signals))
+                self.flush_signal_dirs.append(signals)
             return self._distinct_positions(frame, self._sources - 1)
         if isinstance(node, Project):
             child = self._translate(node.input)

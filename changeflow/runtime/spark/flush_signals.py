@@ -1,0 +1,68 @@
+"""The final flush of a job that reads an unbounded Spark stream up to what is available now.
+
+A job over a user's streaming DataFrame (``from_spark`` / ``from_source``) runs
+with Spark's ``availableNow`` trigger: it reads what the stream holds when it
+starts and ends. No end-of-input marker follows such a stream (it is not over:
+a named job resumes it later), and with no-data micro-batches off no timer
+fires after the last micro-batch, so operators buffering their output for a
+flush interval (:mod:`.flush`) would end the job still holding the last
+updates of their keys. Running out of available input is idle input, rule (b)
+of the flush interval, so the job flushes them:
+
+- each such stream is unioned with a *signal stream*, a Parquet file source in
+  a directory of the job's own that is empty while the job reads its input;
+- when the query has ended, the job writes one flush signal into every signal
+  directory and runs the query once more from its checkpoint: that micro-batch
+  carries the signals (and whatever input arrived in between, processed
+  first), every buffering operator flushes, and its flush signal travels down
+  the chain as an upstream flush does.
+
+The second run costs one more query start (a few seconds), paid only by jobs
+that buffer (not memory-only) over an unbounded Spark stream.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Callable, Sequence
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pyspark.sql import DataFrame, SparkSession
+
+from changeflow.runtime.spark.end_of_input import FLUSH
+
+SIGNAL_COLUMN = "signal"
+
+
+def signal_stream(spark: SparkSession, directory: str) -> DataFrame:
+    """A stream of the flush signals written into ``directory`` (one ``signal`` column, ``FLUSH``)."""
+    os.makedirs(directory, exist_ok=True)
+    return spark.readStream.schema(f"{SIGNAL_COLUMN} long").parquet(directory)
+
+
+def send_flush(directories: Sequence[str]) -> None:
+    """Write one flush signal into each signal directory (a new file: the file source reads each once)."""
+    for directory in directories:
+        name = f"flush-{len(os.listdir(directory)):08d}.parquet"
+        hidden = os.path.join(directory, "." + name)  # the file source skips hidden files until the rename
+        pq.write_table(pa.table({SIGNAL_COLUMN: pa.array([FLUSH], pa.int64())}), hidden)
+        os.replace(hidden, os.path.join(directory, name))
+
+
+def run_to_end(start: Callable[[], object], directories: Sequence[str],
+               cancelled: Callable[[], bool] = lambda: False) -> None:
+    """Run an ``availableNow`` query (``start()`` starts it) to its end, then flush (see the module docstring).
+
+    ``start`` may return None when the job was cancelled before its query
+    existed; no flush run follows a cancelled job (``cancelled()``).
+    """
+    query = start()
+    if query is None:
+        return
+    query.awaitTermination()  # raises the query's error, if it failed
+    if directories and not cancelled():
+        send_flush(directories)
+        query = start()
+        if query is not None:
+            query.awaitTermination()

@@ -10,7 +10,9 @@ Each row carries the wall-clock time its file was written. Files land half-way
 between whole seconds: Spark's processing-time triggers fire on multiples of
 their interval, so no micro-batch races a file being written. The trigger is
 the one changeflow picks (:func:`changeflow.plan.buffering.micro_batch_interval_ms`)
-for a source read every second: every second without an interval; with one,
+for a source read every second that takes all its available input (this one
+does; a monitored directory, one file per micro-batch, would keep its pace):
+every second without an interval; with one,
 once per interval, since every row reaching the sink passes a flush buffer.
 
 Query (Table API): ``SELECT k, SUM(v) AS s, MAX(t) AS mt GROUP BY k`` feeding

@@ -17,11 +17,17 @@ latest value reaches the sink no later than with more frequent micro-batches.
 A node's output is *buffered* when it is a buffering aggregation, or when it
 only reacts to its inputs (stateless nodes, joins, deduplication, top-N, the
 sink upsert materializer) and all its inputs are buffered. A source is not.
+
+The pace changes only when every unbounded source reads all its available
+input in each micro-batch. A monitored directory (the filesystem connector's
+``source.monitor-interval``) reads one file per micro-batch, which keeps its
+rows in order: a micro-batch per interval would read a file per interval and
+fall behind, so such a query keeps the directory's pace.
 """
 
 from __future__ import annotations
 
-from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Union,
+from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Source, Union,
                                    UpsertMaterialize)
 
 # Nodes whose output changes only when their input does (no timers, no clock of their own).
@@ -68,6 +74,14 @@ def micro_batch_interval_ms(plan: PlanNode, source_interval_ms: int | None, flus
     """
     if source_interval_ms is None:
         return None
-    if flush_interval_ms is None or memory_only or not output_buffered(plan):
+    if flush_interval_ms is None or memory_only or not output_buffered(plan) or reads_a_file_per_batch(plan):
         return source_interval_ms
     return max(source_interval_ms, flush_interval_ms)
+
+
+def reads_a_file_per_batch(plan: PlanNode) -> bool:
+    """Whether an unbounded source under ``plan`` is a monitored directory (one file per micro-batch)."""
+    if isinstance(plan, Source):
+        payload = plan.payload
+        return plan.kind == "connector" and getattr(payload, "monitor_interval_ms", None) is not None
+    return any(reads_a_file_per_batch(child) for child in plan.inputs)

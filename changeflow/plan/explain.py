@@ -51,7 +51,7 @@ from dataclasses import dataclass
 from changeflow.kernels.aggregate.local import partial_fields
 from changeflow.plan import changelog_mode
 from changeflow.plan.agg_phase import folds_bundles, two_phase_aggregates
-from changeflow.plan.buffering import output_buffered
+from changeflow.plan.buffering import output_buffered, reads_a_file_per_batch
 from changeflow.plan.changelog_mode import INSERT_ONLY, ChangelogMode
 from changeflow.plan.expressions import Column
 from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Source,
@@ -152,9 +152,13 @@ def _flush_section(root: PlanNode, settings: ExplainSettings, two_phase: set[int
     if not lines:
         return "\n== Output Flush ==\nno operator buffers: none has an idempotent keyed output\n"
     if not settings.flush_memory_only:
-        lines.append(f"micro-batches of unbounded input: every {settings.flush_interval_ms}ms (every row reaching "
-                     "the sink is buffered)" if output_buffered(root) else "micro-batches of unbounded input: "
-                     "at the sources' pace (some rows reach the sink unbuffered)")
+        pace = "micro-batches of unbounded input: "
+        if not output_buffered(root):
+            lines.append(pace + "at the sources' pace (some rows reach the sink unbuffered)")
+        elif reads_a_file_per_batch(root):
+            lines.append(pace + "at the sources' pace (a monitored directory is read a file per micro-batch)")
+        else:
+            lines.append(pace + f"every {settings.flush_interval_ms}ms (every row reaching the sink is buffered)")
     return "\n== Output Flush ==\n" + "\n".join(lines) + "\n"
 
 

@@ -17,7 +17,11 @@ FIVE_S = FlushPolicy(interval_ms=5000)
 
 @pytest.fixture
 def env(stream_env, tmp_path):
-    for name, interval in (("fast", "1 s"), ("slow", "10 s")):
+    # An endless datagen source reads what it generated since the last micro-batch, each
+    # second; a monitored directory reads a file per micro-batch.
+    stream_env.execute_sql("CREATE TABLE fast (k STRING, v BIGINT) WITH ('connector' = 'datagen', "
+                           "'rows-per-second' = '10')")
+    for name, interval in (("files", "1 s"), ("slow", "10 s")):
         stream_env.execute_sql(f"CREATE TABLE {name} (k STRING, v BIGINT) WITH ('connector' = 'filesystem', "
                                f"'path' = '{tmp_path}', 'format' = 'json', 'source.monitor-interval' = '{interval}')")
     stream_env.execute_sql("CREATE TABLE dim (k STRING, v BIGINT) WITH ('connector' = 'datagen', "
@@ -57,20 +61,23 @@ def test_rows_reaching_the_sink_unbuffered_keep_the_sources_pace(env, sql):
     assert interval(env, sql) == 1000
 
 
-def test_a_slower_source_or_memory_only_buffering_or_no_interval_keep_the_sources_pace(env):
+def test_a_monitored_directory_or_memory_only_buffering_or_no_interval_keep_the_sources_pace(env):
     per_key = "SELECT k, SUM(v) AS s FROM {} GROUP BY k"
+    # A file per micro-batch keeps the directory's rows in order: a micro-batch per
+    # interval would fall behind a file a second.
+    assert interval(env, per_key.format("files")) == 1000
     assert interval(env, per_key.format("slow")) == 10_000
     assert interval(env, per_key.format("fast"), FlushPolicy(interval_ms=5000, memory_only=True)) == 1000
     assert interval(env, per_key.format("fast"), None) == 1000
     assert interval(env, per_key.format("dim")) is None  # bounded: availableNow
 
 
-def test_a_live_query_runs_on_the_flush_interval_and_flushes_at_its_boundaries(stream_env, tmp_path):
-    (tmp_path / "1.json").write_text('{"k": "a", "v": 1}\n{"k": "a", "v": 2}\n{"k": "b", "v": 5}\n')
-    stream_env.execute_sql(f"CREATE TABLE inbox (k STRING, v BIGINT) WITH ('connector' = 'filesystem', "
-                           f"'path' = '{tmp_path}', 'format' = 'json', 'source.monitor-interval' = '200 ms')")
+def test_a_live_query_runs_on_the_flush_interval_and_flushes_at_its_boundaries(stream_env):
+    stream_env.execute_sql("CREATE TABLE clicks (k INT, v INT) WITH ('connector' = 'datagen', "
+                           "'rows-per-second' = '20', 'fields.k.min' = '1', 'fields.k.max' = '1', "
+                           "'fields.v.min' = '1', 'fields.v.max' = '1')")
     stream_env.get_config().set("execution.max-flush-interval", "2 s")
-    result = stream_env.sql_query("SELECT k, SUM(v) AS s FROM inbox GROUP BY k").execute()
+    result = stream_env.sql_query("SELECT k, SUM(v) AS s FROM clicks GROUP BY k").execute()
     rows = result.collect()
     # A guard against a flush that never comes (next() would wait forever), not a timing assertion.
     guard = threading.Timer(180, rows.close)
@@ -78,9 +85,11 @@ def test_a_live_query_runs_on_the_flush_interval_and_flushes_at_its_boundaries(s
     try:
         trigger = result._live.query._jsq.streamingQuery().trigger()  # noqa: SLF001
         assert trigger.toString() == "ProcessingTimeTrigger(2000)"
-        # The first micro-batch buffers; the one at the next 2 s boundary flushes each key once.
-        got = sorted((str(r.get_row_kind()), tuple(r)) for r in (next(rows), next(rows)))
+        # Each flush emits the key once: +I of its count so far, then a -U/+U pair a flush.
+        changes = [(str(r.get_row_kind()), tuple(r)) for r in (next(rows), next(rows), next(rows))]
     finally:
         guard.cancel()
         rows.close()
-    assert got == [("+I", ("a", 3)), ("+I", ("b", 5))]
+    (insert, first), (before, emitted), (after, second) = changes
+    assert (insert, before, after) == ("+I", "-U", "+U")
+    assert emitted == first and first[0] == second[0] == 1 and second[1] > first[1]

@@ -75,6 +75,7 @@ from changeflow.runtime.spark.flush_signals import run_to_end, signal_stream
 from changeflow.runtime.spark.job_directory import already_written, job_directory
 from changeflow.runtime.spark.packing import BUCKET, PACKED, Packer
 from changeflow.runtime.spark.processor import KernelProcessor
+from changeflow.runtime.spark.query_start import start_query
 
 SINK = "_sink"
 _RECORDS = T.StructType([T.StructField(VALUE, T.BinaryType(), False), T.StructField(ORD, T.BinaryType(), False)])
@@ -162,9 +163,9 @@ class DataStreamJob:
 
         # Raises the query's error (a user function's, named) if it failed; an unbounded Spark
         # stream read up to what is available ends with a flush run (.flush_signals).
-        run_to_end(lambda: (frame.writeStream.foreachBatch(deliver)
-                            .option("checkpointLocation", os.path.join(self.workdir, "checkpoint"))
-                            .trigger(availableNow=True).start()), self.flush_signal_dirs)
+        run_to_end(lambda: start_query(frame.writeStream.foreachBatch(deliver)
+                                       .option("checkpointLocation", os.path.join(self.workdir, "checkpoint"))
+                                       .trigger(availableNow=True)), self.flush_signal_dirs)
 
     # --- translation --------------------------------------------------------------------
     def translate(self, node: graph.Node) -> DataFrame:

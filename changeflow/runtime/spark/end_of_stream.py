@@ -59,6 +59,7 @@ from changeflow.kernels.keyed.records import (CONTROL_VALUE, KEY, ORD, VALUE, co
 from changeflow.kernels.window.evaluate import LAST, SIDE, CoGroupKernel, PartialFold, WindowKernel, WindowSpec
 from changeflow.kernels.window.groups import complete_groups
 from changeflow.runtime.spark.end_of_input import END_OF_INPUT
+from changeflow.runtime.spark.query_start import start_query
 
 if TYPE_CHECKING:
     from changeflow.runtime.spark.datastream import DataStreamJob
@@ -154,9 +155,9 @@ def _run_to_completion(job: "DataStreamJob", node: graph.Node) -> DataFrame:
     upstream._source_numbers = job._source_numbers
     frame = upstream.frame([node], workdir).select(VALUE, ORD)
     output = os.path.join(workdir, "output")
-    query = (frame.writeStream.format("parquet").option("path", output)
-             .option("checkpointLocation", os.path.join(workdir, "checkpoint"))
-             .trigger(availableNow=True).start())
+    query = start_query(frame.writeStream.format("parquet").option("path", output)
+                        .option("checkpointLocation", os.path.join(workdir, "checkpoint"))
+                        .trigger(availableNow=True))
     query.awaitTermination()  # raises the query's error (a user function's, named) if it failed
     return job.spark.read.schema(_RECORDS).parquet(output)
 

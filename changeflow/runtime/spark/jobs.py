@@ -30,6 +30,7 @@ from changeflow.plan.nodes import PlanNode, Sink
 from changeflow.runtime.spark.batch import BatchTranslator
 from changeflow.runtime.spark.flush_signals import run_to_end
 from changeflow.runtime.spark.job_directory import job_directory, temporary_directory
+from changeflow.runtime.spark.query_start import start_query
 from changeflow.runtime.spark.streaming import StreamingSettings, StreamingTranslator
 
 _KINDS = list(RowKind)
@@ -65,9 +66,9 @@ class SparkJobs:
                 with lock:
                     batches.append((batch_id, table))
 
-            run_to_end(lambda: (frame.writeStream.foreachBatch(collect)
-                                .option("checkpointLocation", f"{workdir}/checkpoint")
-                                .trigger(availableNow=True).start()), translator.flush_signal_dirs)
+            run_to_end(lambda: start_query(frame.writeStream.foreachBatch(collect)
+                                           .option("checkpointLocation", f"{workdir}/checkpoint")
+                                           .trigger(availableNow=True)), translator.flush_signal_dirs)
             names = [n for n in frame.columns if n not in (KIND, SEQ, SUB)]
             changes: list[Change] = []
             for _, table in sorted(batches, key=lambda b: b[0]):
@@ -153,36 +154,14 @@ def micro_batch_interval(plan: PlanNode, settings: StreamingSettings) -> int | N
                                    memory_only=bool(flush and flush.memory_only))
 
 
-_NO_DATA_BATCHES = "spark.sql.streaming.noDataMicroBatches.enabled"
-_starting = threading.Lock()
-
-
 def _start(frame: DataFrame, writer, plan: PlanNode, settings: StreamingSettings, no_data_batches: bool):
-    """Start ``writer``'s query of ``frame``: ``availableNow`` for bounded input (it ends once read), else a processing-time trigger.
-
-    An unbounded query whose operators act on timers (idle-input flushes, TTL
-    sweeps) runs with Spark's no-data micro-batches, which changeflow's session
-    turns off: otherwise a query whose input stops would keep its last buffered
-    updates until more input came. Spark copies the session's configuration
-    into the query when it starts, so the setting is on for this query only.
-    """
+    """Start ``writer``'s query of ``frame``: ``availableNow`` for bounded input (it ends once read), else a
+    processing-time trigger, with no-data micro-batches if its timers need them (:mod:`.query_start`)."""
     interval = micro_batch_interval(plan, settings)
     if interval is None:
-        return writer.trigger(availableNow=True).start()
-    writer = writer.trigger(processingTime=f"{interval} milliseconds")
-    if not no_data_batches:
-        return writer.start()
-    spark = frame.sparkSession
-    with _starting:
-        before = spark.conf.get(_NO_DATA_BATCHES, None)
-        spark.conf.set(_NO_DATA_BATCHES, "true")
-        try:
-            return writer.start()
-        finally:
-            if before is None:
-                spark.conf.unset(_NO_DATA_BATCHES)
-            else:
-                spark.conf.set(_NO_DATA_BATCHES, before)
+        return start_query(writer.trigger(availableNow=True))
+    return start_query(writer.trigger(processingTime=f"{interval} milliseconds"), frame.sparkSession,
+                       no_data_batches)
 
 
 class LiveQuery:

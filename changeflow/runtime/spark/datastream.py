@@ -70,7 +70,7 @@ from changeflow.kernels.keyed.reduce import KeyedReduce
 from changeflow.runtime.spark import end_of_stream
 from changeflow.runtime.spark.cache import JobCaches
 from changeflow.runtime.spark.end_of_input import CONTROL, END_OF_INPUT, FLUSH, ControlFanOut, control_of
-from changeflow.runtime.spark.flush import BucketBuffer, BucketFlusher, FlushPolicy, MemoryFlusher
+from changeflow.runtime.spark.flush import BucketBuffer, BucketFlusher, FlushPolicy, MemoryFlusher, flushes_from_timers
 from changeflow.runtime.spark.flush_signals import run_to_end, signal_stream
 from changeflow.runtime.spark.job_directory import already_written, job_directory
 from changeflow.runtime.spark.packing import BUCKET, PACKED, Packer
@@ -213,7 +213,7 @@ class DataStreamJob:
         flush = buffering(node, self.settings.flush) if control else None
         if control:
             packer = RecordControlFanOut(packer, self.settings.buckets,
-                                         ticks=flush is not None and not flush.memory_only)
+                                         ticks=flushes_from_timers(flush))
             kernel = ChangelogRecords(kernel)
         packed = child.mapInPandas(packer, PACKED)
         sources = frozenset(self._source_numbers[s.id] for s in graph.sources(node))
@@ -244,8 +244,7 @@ class DataStreamJob:
                     raise ValueError(f"source {node.name} is an unbounded (streaming) DataFrame: it needs "
                                      "RuntimeExecutionMode.STREAMING")
                 records = df.mapInPandas(_RowEncoder(df.columns, number, ordered=False), _RECORDS)
-                flush = self.settings.flush
-                if self.control and flush is not None and not flush.memory_only:
+                if self.control and flushes_from_timers(self.settings.flush):
                     # Read up to what is available, it would end with the last records buffered.
                     signals = os.path.join(self.workdir, f"flush-signals-{number}")
                     records = records.unionByName(signal_stream(self.spark, signals).select(

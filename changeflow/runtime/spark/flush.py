@@ -166,6 +166,17 @@ class MemoryFlusher:
         return None if out is None else out[self.output_columns + list(BOOKKEEPING)]
 
 
+def flushes_from_timers(policy: FlushPolicy | None) -> bool:
+    """Whether buffers outlive a micro-batch, in state, flushed from timers (an interval, not memory-only).
+
+    >>> flushes_from_timers(FlushPolicy(5000)), flushes_from_timers(FlushPolicy(5000, memory_only=True))
+    (True, False)
+    >>> flushes_from_timers(None)
+    False
+    """
+    return policy is not None and not policy.memory_only
+
+
 def flush_policy(configuration: Any) -> FlushPolicy | None:
     """The flush policy a job's configuration asks for, or None when ``execution.max-flush-interval`` is unset.
 

@@ -93,11 +93,13 @@ class SparkJobs:
                 def write(batch: DataFrame, batch_id: int) -> None:
                     sink.write(list(_changes(batch.toArrow(), names)))
 
+                interval = micro_batch_interval(plan, settings)
+
                 def start():
                     if job.cancelled:
                         return None
                     query = _start(frame, frame.writeStream.foreachBatch(write)
-                                   .option("checkpointLocation", f"{workdir}/checkpoint"), plan, settings,
+                                   .option("checkpointLocation", f"{workdir}/checkpoint"), interval,
                                    translator.wants_no_data_batches)
                     job.query = query
                     if job.cancelled:  # cancel() came before the query existed
@@ -105,8 +107,7 @@ class SparkJobs:
                     return query
 
                 # An availableNow query over an unbounded Spark stream ends with a flush run.
-                bounded = micro_batch_interval(plan, settings) is None
-                run_to_end(start, translator.flush_signal_dirs if bounded else [], lambda: job.cancelled)
+                run_to_end(start, translator.flush_signal_dirs if interval is None else [], lambda: job.cancelled)
         finally:
             sink.close()
 
@@ -114,7 +115,7 @@ class SparkJobs:
         """Start an unbounded query whose changes are read while it runs."""
         workdir = temporary_directory(self.checkpoint_root)  # removed by LiveQuery.stop()
         frame, translator = self._translate(plan, settings, workdir)
-        return LiveQuery(frame, plan, workdir, settings, translator.wants_no_data_batches)
+        return LiveQuery(frame, workdir, micro_batch_interval(plan, settings), translator.wants_no_data_batches)
 
     def submit_streaming_insert(self, plan: Sink, settings: StreamingSettings,
                                 job_name: str | None = None) -> "InsertJob":
@@ -154,10 +155,10 @@ def micro_batch_interval(plan: PlanNode, settings: StreamingSettings) -> int | N
                                    memory_only=bool(flush and flush.memory_only))
 
 
-def _start(frame: DataFrame, writer, plan: PlanNode, settings: StreamingSettings, no_data_batches: bool):
-    """Start ``writer``'s query of ``frame``: ``availableNow`` for bounded input (it ends once read), else a
-    processing-time trigger, with no-data micro-batches if its timers need them (:mod:`.query_start`)."""
-    interval = micro_batch_interval(plan, settings)
+def _start(frame: DataFrame, writer, interval: int | None, no_data_batches: bool):
+    """Start ``writer``'s query of ``frame``: ``availableNow`` for bounded input (``interval`` None: it ends
+    once read), else a micro-batch every ``interval`` ms (:func:`micro_batch_interval`), with no-data
+    micro-batches if its timers need them (:mod:`.query_start`)."""
     if interval is None:
         return start_query(writer.trigger(availableNow=True))
     return start_query(writer.trigger(processingTime=f"{interval} milliseconds"), frame.sparkSession,
@@ -167,8 +168,7 @@ def _start(frame: DataFrame, writer, plan: PlanNode, settings: StreamingSettings
 class LiveQuery:
     """A running streaming query over unbounded input; ``changes()`` yields its changes as batches commit."""
 
-    def __init__(self, frame: DataFrame, plan: PlanNode, workdir: str, settings: StreamingSettings,
-                 no_data_batches: bool = False) -> None:
+    def __init__(self, frame: DataFrame, workdir: str, interval: int | None, no_data_batches: bool = False) -> None:
         self._queue: queue.Queue = queue.Queue()
         self._workdir = workdir
         names = [n for n in frame.columns if n not in (KIND, SEQ, SUB)]
@@ -177,7 +177,7 @@ class LiveQuery:
             self._queue.put(list(_changes(batch.toArrow(), names)))
 
         self.query = _start(frame, frame.writeStream.foreachBatch(collect)
-                            .option("checkpointLocation", f"{workdir}/checkpoint"), plan, settings, no_data_batches)
+                            .option("checkpointLocation", f"{workdir}/checkpoint"), interval, no_data_batches)
 
     def changes(self) -> Iterator[Change]:
         """The changes, in order, until the query stops (``stop()``) or fails (raised here)."""

@@ -39,7 +39,7 @@ from pyspark.sql.streaming.stateful_processor import StatefulProcessor, Stateful
 from pyspark.sql.types import BinaryType, LongType, StructField, StructType
 
 from changeflow.runtime.spark.end_of_input import Control, control_rows, split_payloads
-from changeflow.runtime.spark.flush import BucketBuffer, BucketFlusher, FlushPolicy, MemoryFlusher
+from changeflow.runtime.spark.flush import BucketBuffer, BucketFlusher, FlushPolicy, MemoryFlusher, flushes_from_timers
 from changeflow.state.paged import PagedKeyedState
 
 PAGE_KEY = StructType([StructField("page", LongType(), False)])
@@ -79,7 +79,7 @@ class KernelProcessor(StatefulProcessor):
     @property
     def time_mode(self) -> str:
         """The ``timeMode`` Spark must run this processor with."""
-        timers = (self.flush is not None and not self.flush.memory_only) or self.sweep_ms is not None
+        timers = flushes_from_timers(self.flush) or self.sweep_ms is not None
         return "ProcessingTime" if timers else "None"
 
     def init(self, handle: StatefulProcessorHandle) -> None:
@@ -89,7 +89,7 @@ class KernelProcessor(StatefulProcessor):
         # control rows keep the state layout they had before.
         self.ended_state = handle.getValueState("ended", _BLOB) if self.control else None
         self.flusher = None
-        if self.flush is not None and not self.flush.memory_only:
+        if flushes_from_timers(self.flush):
             self.flusher = BucketFlusher(self.flush, self.key_columns, self.output_columns, self.changelog)
             self.buffer_state = handle.getValueState("flush", _BLOB)
         elif self.flush is not None:

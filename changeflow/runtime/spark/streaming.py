@@ -36,7 +36,7 @@ from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNod
                                    UpsertMaterialize)
 from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.end_of_input import CONTROL, ControlFanOut, source_id
-from changeflow.runtime.spark.flush import FlushPolicy
+from changeflow.runtime.spark.flush import FlushPolicy, flushes_from_timers
 from changeflow.runtime.spark.packing import BUCKET, PACKED, Packer
 from changeflow.runtime.spark.processor import KernelProcessor
 from changeflow.runtime.spark.sources import flush_signal_rows, kernel_input_dtype, stream_frame
@@ -84,7 +84,7 @@ class StreamingTranslator:
         # input and interval boundaries (see runtime/spark/flush.py); a sink upsert
         # materializer with a state TTL sweeps idle keys from one too (materializer.py
         # sets this). Not set here: with them an availableNow query never ends.
-        self.wants_no_data_batches = self.settings.flush is not None and not self.settings.flush.memory_only
+        self.wants_no_data_batches = flushes_from_timers(self.settings.flush)
         self._source_count = _count_sources(node)
         self.flush_signal_dirs: list[str] = []  # signal directories of unbounded Spark streams (.flush_signals)
         frame = self._translate(node)
@@ -96,8 +96,7 @@ class StreamingTranslator:
             directory = os.path.join(self.workdir, f"source-{self._sources}")
             frame = stream_frame(self.spark, node, directory, self.settings.rows_per_batch,
                                  end_of_input=self.control)
-            flush = self.settings.flush
-            if node.kind == "spark" and node.payload.isStreaming and flush is not None and not flush.memory_only:
+            if node.kind == "spark" and node.payload.isStreaming and flushes_from_timers(self.settings.flush):
                 # Read up to what is available, it would end with the last updates buffered (.flush_signals).
                 signals = os.path.join(directory, "flush-signals")
                 frame = frame.unionByName(flush_signal_rows(self.spark, node, signals))
@@ -185,7 +184,7 @@ class StreamingTranslator:
         packer = Packer(list(key_columns), self.settings.buckets, child.columns, dtypes, local)
         if self.control:
             packer = ControlFanOut(packer, child.columns, self.settings.buckets,
-                                   ticks=flush is not None and not flush.memory_only)
+                                   ticks=flushes_from_timers(flush))
         packed = child.mapInPandas(packer, PACKED)
         names = [n for n, _ in out_schema]
         processor = KernelProcessor(kernel, list(key_columns), self.settings.pages, names, flush, sources,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from changeflow.catalog import CatalogTable
 from changeflow.connectors.options import check_keys
+from changeflow.connectors.sink_job import SinkJob
 from changeflow.runtime.changes import Change
 
 
@@ -13,7 +14,10 @@ class BlackholeSink:
     def __init__(self, table: CatalogTable) -> None:
         check_keys(table, True, "blackhole", {"connector", "property-version"})
 
-    def write(self, changes: list[Change]) -> None:
+    def open(self, job: SinkJob) -> None:
+        """Nothing to restore: a repeated micro-batch is written again (at least once)."""
+
+    def write(self, changes: list[Change], batch_id: int | None = None) -> None:
         pass
 
     def close(self) -> None:

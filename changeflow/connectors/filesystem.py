@@ -3,8 +3,14 @@
 As a source it is bounded (the files present when the job starts, read in path
 order), or, with ``source.monitor-interval``, an unbounded streaming source that
 keeps picking up new files. As a sink it appends: every micro-batch (streaming)
-or the final result (batch) becomes one new file ``part-<uuid>-0-<n>``, written
-under a hidden name and renamed, so a reader never sees half a file. It takes
+or the final result (batch) becomes one new file, written under a hidden name
+and renamed, so a reader never sees half a file. A file is named
+``part-<sequence>-<writer>-<batch>``: the sequence (20 digits, so that name order
+is write order) is one more than the directory's highest, whichever job wrote
+it; the writer is the job's id, kept in its checkpoint, and the batch its
+micro-batch id. A micro-batch that a restarted job runs again (it was written
+but not committed when the job stopped) replaces its own earlier file, keeping
+its sequence: nothing is written twice, nothing reordered. It takes
 insert-only input only, as Flink's: an updating query fails at planning,
 unless the table declares a ``PRIMARY KEY`` and ``'sink.changelog-mode' =
 'upsert'`` (changeflow's own option; Flink's filesystem sink takes no updates):
@@ -12,7 +18,7 @@ the sink then writes the upsert changelog by that key. Every record of such a
 file starts with an ``op`` column, the change
 kind as Flink prints it (``+I``, ``+U``, ``-D``; ``-U`` when the query's changes
 reach the sink unmaterialized), followed by the table's columns; replaying the
-files in name order, upserting ``+I``/``+U`` and deleting ``-U``/``-D`` by primary
+files in sequence order, upserting ``+I``/``+U`` and deleting ``-U``/``-D`` by primary
 key, gives the table. Read them back with a table declaring ``op STRING`` first.
 Hidden files (names starting with ``.`` or ``_``) are not read, as in Flink.
 """
@@ -20,13 +26,14 @@ Hidden files (names starting with ``.`` or ``_``) are not read, as in Flink.
 from __future__ import annotations
 
 import os
-import uuid
+import re
 
 from changeflow.catalog import CatalogTable
 from changeflow.common.row_kind import RowKind
 from changeflow.common.types import DataTypes
 from changeflow.connectors.formats import FORMATS, CsvFormat, JsonFormat, ParquetFormat
 from changeflow.connectors.options import boolean, check_keys, duration_ms, failure
+from changeflow.connectors.sink_job import SinkJob
 from changeflow.runtime.changes import Change
 
 _OPTIONS = {"connector", "path", "format", "source.monitor-interval", "source.path.regex-pattern",
@@ -64,17 +71,46 @@ def _physical(table: CatalogTable) -> tuple:
     return tuple((c.name, c.data_type) for c in table.schema.physical_columns())
 
 
+# part-<sequence>-<writer>-<batch>: the names FileSystemSink gives its files.
+_PART = re.compile(r"^part-(\d{20})-([0-9a-f]+)-(\d+)$")
+_DIGITS = re.compile(r"(\d+)")
+
+
+def _natural(name: str) -> tuple:
+    """``file-2`` before ``file-10``: digit runs compare as numbers."""
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in _DIGITS.split(name) if p)
+
+
+def _file_order(name: str) -> tuple:
+    """Sink files by their sequence, after any other file (in natural name order)."""
+    part = _PART.match(name)
+    return (1, int(part.group(1)), ()) if part else (0, 0, _natural(name))
+
+
 def data_files(path: str) -> list[str]:
-    """The files of ``path`` in path order, without hidden ones."""
+    """The files of ``path`` without hidden ones: directory by directory, the sink's files in sequence order.
+
+    A directory a changeflow sink wrote reads back in the order it was written,
+    across restarts and jobs; other files come first, in natural order
+    (``2.csv`` before ``10.csv``).
+
+    >>> import tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> for name in ["part-00000000000000000010-ab12-3", "part-00000000000000000002-cd34-0", "b10.csv", "b9.csv"]:
+    ...     open(os.path.join(d, name), "w").close()
+    >>> [os.path.basename(f) for f in data_files(d)]
+    ['b9.csv', 'b10.csv', 'part-00000000000000000002-cd34-0', 'part-00000000000000000010-ab12-3']
+    """
     if os.path.isfile(path):
         return [path]
     if not os.path.isdir(path):
         return []
     found = []
     for root, dirs, files in os.walk(path):
-        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
-        found.extend(os.path.join(root, f) for f in files if not f.startswith((".", "_")))
-    return sorted(found)
+        dirs[:] = sorted((d for d in dirs if not d.startswith((".", "_"))), key=_natural)
+        found.extend(os.path.join(root, f) for f in sorted((f for f in files if not f.startswith((".", "_"))),
+                                                            key=_file_order))
+    return found
 
 
 class FileSystemSource:
@@ -125,33 +161,90 @@ class FileSystemSink:
             raise failure(table, True, "Option 'sink.changelog-mode' = 'upsert' needs a PRIMARY KEY on the table: "
                                        "an upsert changelog is keyed by it.")
         self.primary_key = tuple(table.schema.primary_key) if mode == "upsert" else ()
-        self._prefix = f"part-{uuid.uuid4()}-0"
-        self._count = 0
+        self._job: SinkJob | None = None
+        self._next_sequence: int | None = None  # re-read from the directory when another writer took one
+        self._written: dict[int, str] | None = None  # this writer's batch id -> its file name
 
     @property
     def accepts_updates(self) -> bool:
         """Only an upsert-changelog table (``sink.changelog-mode`` = ``upsert``) takes updates."""
         return bool(self.primary_key)
 
-    def write(self, changes: list[Change]) -> None:
-        if not changes:
+    def open(self, job: SinkJob) -> None:
+        """Start writing for ``job``: its earlier files (a resumed job's) are found by its writer id."""
+        self._job = job
+        self._written = None
+
+    def write(self, changes: list[Change], batch_id: int | None = None) -> None:
+        """Write one batch's changes as one file; a batch id this writer wrote before replaces that file.
+
+        Without a batch id (a batch job's single write, a direct call) the write is always a new file.
+        """
+        data = self._encode(changes)
+        job = self._job or SinkJob.fresh()
+        self._job = job
+        written = self._files_of(job.writer)
+        if batch_id is None:
+            batch_id = max(written, default=-1) + 1
+        earlier = written.get(batch_id)
+        if data is None:
+            if earlier is not None:  # the batch ran again and now writes nothing: its first attempt goes
+                os.remove(os.path.join(self.path, earlier))
+                del self._files_of(job.writer)[batch_id]
             return
-        if self.primary_key:
-            data = self.format.encode([(str(c.kind),) + tuple(c.values) for c in changes],
-                                      ((OP_COLUMN, DataTypes.STRING()),) + self.schema)
-        else:
-            for c in changes:
-                if c.kind is not RowKind.INSERT:
-                    raise ValueError(f"filesystem sink {self.path} received a {c.kind} change {c.values}; "
-                                     "it appends insert-only input")
-            data = self.format.encode([c.values for c in changes], self.schema)
         os.makedirs(self.path, exist_ok=True)
-        name = f"{self._prefix}-{self._count}"
-        self._count += 1
-        hidden = os.path.join(self.path, f".{name}.inprogress")
+        hidden = os.path.join(self.path, f".part-{job.writer}-{batch_id}.inprogress")
         with open(hidden, "wb") as f:
             f.write(data)
-        os.replace(hidden, os.path.join(self.path, name))
+        if earlier is not None:
+            os.replace(hidden, os.path.join(self.path, earlier))
+            return
+        self._files_of(job.writer)[batch_id] = self._publish(hidden, job.writer, batch_id)
+
+    def _encode(self, changes: list[Change]) -> bytes | None:
+        if not changes:
+            return None
+        if self.primary_key:
+            return self.format.encode([(str(c.kind),) + tuple(c.values) for c in changes],
+                                      ((OP_COLUMN, DataTypes.STRING()),) + self.schema)
+        for c in changes:
+            if c.kind is not RowKind.INSERT:
+                raise ValueError(f"filesystem sink {self.path} received a {c.kind} change {c.values}; "
+                                 "it appends insert-only input")
+        return self.format.encode([c.values for c in changes], self.schema)
+
+    def _files_of(self, writer: str) -> dict[int, str]:
+        if self._written is None:
+            self._written = {}
+            for name in _listing(self.path):
+                part = _PART.match(name)
+                if part and part.group(2) == writer:
+                    self._written[int(part.group(3))] = name
+        return self._written
+
+    def _publish(self, hidden: str, writer: str, batch_id: int) -> str:
+        """Give the written file the next sequence number; a hard link claims it atomically.
+
+        Another job writing the same directory may take a number first: the link
+        then fails and the directory is read again for the next free one.
+        """
+        while True:
+            if self._next_sequence is None:
+                sequences = [int(m.group(1)) for m in map(_PART.match, _listing(self.path)) if m]
+                self._next_sequence = max(sequences, default=-1) + 1
+            name = f"part-{self._next_sequence:020d}-{writer}-{batch_id}"
+            try:
+                os.link(hidden, os.path.join(self.path, name))
+            except FileExistsError:
+                self._next_sequence = None
+                continue
+            os.remove(hidden)
+            self._next_sequence += 1
+            return name
 
     def close(self) -> None:
         pass
+
+
+def _listing(path: str) -> list[str]:
+    return os.listdir(path) if os.path.isdir(path) else []

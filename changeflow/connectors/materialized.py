@@ -11,7 +11,12 @@ upsert materializer; without one, as a changelog over a multiset of rows
 
 The rows live in the driver's memory for as long as the table is registered
 (a new environment, or ``DROP TABLE`` and ``CREATE TABLE`` again, starts empty),
-in the environment that declared it. Not a Flink connector.
+in the environment that declared it. They are not durable: they are lost with
+the process. A job resumed from its checkpoint (``changeflow.checkpoint-dir``)
+may write into the table only if its earlier runs wrote into it in this process;
+otherwise the table would hold only the changes after the restart, so the job
+is refused. A micro-batch the resumed job runs again is applied once. Not a
+Flink connector.
 
 >>> from changeflow.catalog import CatalogTable
 >>> from changeflow.catalog.schema import DeclaredColumn, DeclaredSchema
@@ -34,6 +39,7 @@ import weakref
 
 from changeflow.catalog import CatalogTable
 from changeflow.connectors.options import check_keys
+from changeflow.connectors.sink_job import SinkJob
 from changeflow.runtime.changes import Change
 
 _OPTIONS = {"connector", "property-version"}
@@ -50,6 +56,7 @@ class MaterializedRows:
         self.key_positions = [names.index(k) for k in primary_key]
         self.by_key: dict[tuple, tuple] = {}
         self.multiset: dict[tuple, int] = {}
+        self.applied: dict[str, int] = {}  # writer id of each job that wrote here -> its last batch id
 
     def apply(self, change: Change) -> None:
         values = tuple(change.values)
@@ -101,9 +108,27 @@ class MaterializedSink:
 
     def __init__(self, table: CatalogTable) -> None:
         check_keys(table, True, "materialized", _OPTIONS)
+        self.name = table.name
         self.rows = rows_of(table)
+        self._writer: str | None = None
 
-    def write(self, changes: list[Change]) -> None:
+    def open(self, job: SinkJob) -> None:
+        """Refuse a resumed job whose earlier output this process's table never received."""
+        if job.resumed and job.writer not in self.rows.applied:
+            raise ValueError(
+                f"Table '{self.name}' (connector 'materialized') is held in this process's memory and does not "
+                f"survive a restart, but the job writing it resumes from a checkpoint whose earlier output the "
+                f"table never received: it would hold only the changes after the restart. Write to a durable "
+                f"sink (e.g. 'connector' = 'filesystem' with 'sink.changelog-mode' = 'upsert'), or delete the "
+                f"job's checkpoint directory to start afresh.")
+        self._writer = job.writer
+
+    def write(self, changes: list[Change], batch_id: int | None = None) -> None:
+        applied = self.rows.applied
+        if self._writer is not None and batch_id is not None:
+            if batch_id <= applied.get(self._writer, -1):
+                return  # a micro-batch run again after a restart: this process applied it already
+            applied[self._writer] = batch_id
         for change in changes:
             self.rows.apply(change)
 

@@ -14,6 +14,7 @@ import sys
 from changeflow.catalog import CatalogTable
 from changeflow.connectors.options import boolean, check_keys
 from changeflow.connectors.values import flink_string
+from changeflow.connectors.sink_job import SinkJob
 from changeflow.runtime.changes import Change
 
 _OPTIONS = {"connector", "print-identifier", "standard-error", "sink.parallelism", "property-version"}
@@ -33,7 +34,10 @@ class PrintSink:
         line = f"{change.kind}[{values}]"
         return f"{self.identifier}> {line}" if self.identifier else line
 
-    def write(self, changes: list[Change]) -> None:
+    def open(self, job: SinkJob) -> None:
+        """Nothing to restore: a repeated micro-batch is written again (at least once)."""
+
+    def write(self, changes: list[Change], batch_id: int | None = None) -> None:
         # Looked up per write so that a redirected stream (a test's capture) receives the lines.
         stream = sys.stderr if self.standard_error else sys.stdout
         for change in changes:

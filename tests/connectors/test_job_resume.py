@@ -92,3 +92,42 @@ def test_a_named_datastream_job_run_again_resumes_its_keyed_state(spark, tmp_pat
     # The running sum goes on from the checkpoint's 4; the first run's rows are not read again.
     assert run_job() == ["('a', 14)"]
     assert os.listdir(checkpoints) == ["click-totals"]
+
+
+def test_upsert_files_of_two_jobs_read_back_in_the_order_they_were_written(stream_env, tmp_path):
+    # Twelve micro-batches of one key (file names once sorted "-10" before "-2"), then a second
+    # job into the same directory: the changelog files, read back by changeflow's own filesystem
+    # source and replayed by key, give the last job's sums.
+    incoming, written, checkpoints = tmp_path / "in", tmp_path / "out", tmp_path / "checkpoints"
+    incoming.mkdir()
+    stream_env.get_config().set("changeflow.checkpoint-dir", str(checkpoints))
+    stream_env.get_config().set("changeflow.source.rows-per-batch", "1")
+    stream_env.execute_sql(f"CREATE TABLE src (k STRING, v INT) WITH ('connector' = 'filesystem', "
+                           f"'path' = '{incoming}', 'format' = 'csv')")
+    stream_env.execute_sql(f"CREATE TABLE totals (k STRING, s INT, PRIMARY KEY (k) NOT ENFORCED) WITH ("
+                           f"'connector' = 'filesystem', 'path' = '{written}', 'format' = 'csv', "
+                           f"'sink.changelog-mode' = 'upsert')")
+    stream_env.execute_sql(f"CREATE TABLE totals_log (op STRING, k STRING, s INT) WITH ("
+                           f"'connector' = 'filesystem', 'path' = '{written}', 'format' = 'csv')")
+    insert = "INSERT INTO totals SELECT k, SUM(v) FROM src GROUP BY k"
+    put(incoming, "1.csv", "".join(f"a,{i}\n" for i in range(1, 13)))
+    stream_env.execute_sql(insert).wait()
+    # A new job name starts afresh (the first job's bounded source was fixed at its first run).
+    put(incoming, "2.csv", "a,100\nb,1\n")
+    stream_env.get_config().set("pipeline.name", "second")
+    stream_env.execute_sql(insert).wait()
+
+    def replay() -> dict:
+        table: dict = {}
+        with stream_env.sql_query("SELECT op, k, s FROM totals_log").execute().collect() as rows:
+            for op, k, s in (tuple(r) for r in rows):
+                if op in ("+I", "+U"):
+                    table[k] = s
+                else:
+                    table.pop(k, None)
+        return table
+
+    # The second job read both files afresh and wrote after the first job's 12 files.
+    assert replay() == {"a": 178, "b": 1}
+    first_job = [n for n in os.listdir(written) if n.startswith("part-")]
+    assert len(first_job) >= 14

@@ -79,6 +79,23 @@ def temporary_directory(checkpoint_root: str | None, prefix: str = "changeflow-"
     return tempfile.mkdtemp(prefix=prefix, dir=checkpoint_root)
 
 
+def committed_batches(workdir: str) -> list[int]:
+    """The micro-batch ids Spark committed in the job's checkpoint (its ``commits`` log); [] for a new job.
+
+    >>> import tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> committed_batches(d)
+    []
+    >>> os.makedirs(os.path.join(d, "checkpoint", "commits")); open(os.path.join(d, "checkpoint", "commits", "0"), "w").close()
+    >>> committed_batches(d)
+    [0]
+    """
+    commits = os.path.join(workdir, "checkpoint", "commits")
+    if not os.path.isdir(commits):
+        return []
+    return sorted(int(n) for n in os.listdir(commits) if n.isdigit())
+
+
 def already_written(directory: str) -> bool:
     """True when a resumed job finds its bounded source's files from an earlier run.
 

@@ -29,7 +29,8 @@ from changeflow.plan.buffering import micro_batch_interval_ms
 from changeflow.plan.nodes import PlanNode, Sink
 from changeflow.runtime.spark.batch import BatchTranslator
 from changeflow.runtime.spark.flush_signals import run_to_end
-from changeflow.runtime.spark.job_directory import job_directory, temporary_directory
+from changeflow.connectors.sink_job import SinkJob
+from changeflow.runtime.spark.job_directory import committed_batches, job_directory, temporary_directory
 from changeflow.runtime.spark.query_start import start_query
 from changeflow.runtime.spark.streaming import StreamingSettings, StreamingTranslator
 
@@ -81,17 +82,19 @@ class SparkJobs:
 
         With a checkpoint root the job keeps its checkpoint under ``job_name`` and
         a later run of it resumes there (:mod:`.job_directory`); a micro-batch
-        written but not yet committed when the job stopped is written again
-        (at least once, as Flink's non-transactional sinks).
+        written but not yet committed when the job stopped is written again,
+        with its batch id: the filesystem sink replaces its earlier file of that
+        batch, the ``materialized`` table skips a batch it applied already.
         """
         sink = plan.connector
         try:
             with job_directory(self.checkpoint_root, job_name) as workdir:
                 frame, translator = self._translate(plan, settings, workdir)
                 names = [n for n in frame.columns if n not in (KIND, SEQ, SUB)]
+                sink.open(SinkJob.in_directory(workdir, resumed=bool(committed_batches(workdir))))
 
                 def write(batch: DataFrame, batch_id: int) -> None:
-                    sink.write(list(_changes(batch.toArrow(), names)))
+                    sink.write(list(_changes(batch.toArrow(), names)), batch_id)
 
                 interval = micro_batch_interval(plan, settings)
 
@@ -124,6 +127,7 @@ class SparkJobs:
     def submit_batch_insert(self, plan: Sink) -> "InsertJob":
         def run(job: "InsertJob") -> None:
             try:
+                plan.connector.open(SinkJob.fresh())
                 plan.connector.write(self.run_batch(plan))
             finally:
                 plan.connector.close()

@@ -164,6 +164,7 @@ class FileSystemSink:
         self._job: SinkJob | None = None
         self._next_sequence: int | None = None  # re-read from the directory when another writer took one
         self._written: dict[int, str] | None = None  # this writer's batch id -> its file name
+        self._last_mtime_ns: int | None = None  # of the last file this sink published
 
     @property
     def accepts_updates(self) -> bool:
@@ -230,8 +231,11 @@ class FileSystemSink:
         """
         while True:
             if self._next_sequence is None:
-                sequences = [int(m.group(1)) for m in map(_PART.match, _listing(self.path)) if m]
-                self._next_sequence = max(sequences, default=-1) + 1
+                parts = sorted((int(m.group(1)), m.group(0)) for m in map(_PART.match, _listing(self.path)) if m)
+                self._next_sequence = parts[-1][0] + 1 if parts else 0
+                if parts:  # the newest file, perhaps another job's: ours come after it
+                    last = os.stat(os.path.join(self.path, parts[-1][1])).st_mtime_ns
+                    self._last_mtime_ns = max(self._last_mtime_ns or 0, last)
             name = f"part-{self._next_sequence:020d}-{writer}-{batch_id}"
             try:
                 os.link(hidden, os.path.join(self.path, name))
@@ -240,7 +244,23 @@ class FileSystemSink:
                 continue
             os.remove(hidden)
             self._next_sequence += 1
+            self._order_modification_time(name)
             return name
+
+    def _order_modification_time(self, name: str) -> None:
+        """Give the new file a modification time after its predecessor's, to the millisecond.
+
+        A monitored directory (Spark's file stream, changeflow's unbounded
+        filesystem source) picks files up oldest first by modification time;
+        two files written within one millisecond would otherwise tie, and a
+        tie is broken by the listing's order, which a local disk does not sort.
+        """
+        path = os.path.join(self.path, name)
+        mtime_ns = os.stat(path).st_mtime_ns
+        if self._last_mtime_ns is not None and mtime_ns < self._last_mtime_ns + 1_000_000:
+            mtime_ns = self._last_mtime_ns + 1_000_000
+            os.utime(path, ns=(mtime_ns, mtime_ns))
+        self._last_mtime_ns = mtime_ns
 
     def close(self) -> None:
         pass

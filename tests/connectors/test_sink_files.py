@@ -148,3 +148,13 @@ def test_a_materialized_table_applies_a_repeated_batch_once(tmp_path):
     again.write([Change(RowKind.INSERT, ("a", 1))], 0)
     again.write([Change(RowKind.INSERT, ("b", 2))], 1)
     assert env._resolve("m").payload.rows() == [("a", 1), ("b", 2)]
+
+
+def test_files_written_in_one_millisecond_have_increasing_modification_times(t_env, tmp_path):
+    # A monitored directory is read oldest first by modification time (Spark's file stream).
+    out = sink(t_env)
+    for batch_id, changes in enumerate(running_sums(20)):
+        out.write(changes, batch_id)
+    names = sorted(n for n in os.listdir(tmp_path / "out") if n.startswith("part-"))
+    times = [os.stat(tmp_path / "out" / n).st_mtime_ns // 1_000_000 for n in names]
+    assert times == sorted(set(times))

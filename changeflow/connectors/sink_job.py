@@ -11,19 +11,26 @@ adding to it (the filesystem sink), or refuse to resume where it cannot
 checkpoint (kept in the job's directory, so a job resumed from its checkpoint
 has the writer of its first run, and a job started afresh a new one), and
 ``resumed`` says whether the checkpoint already had committed micro-batches.
+It also records, in the job's directory, the last micro-batch delivered to the
+sinks, so that the runtime can skip a repeated micro-batch for sinks that cannot
+take one back (``print``): a job killed between delivering a micro-batch and
+recording it delivers it again (at least once), any other repeat is skipped.
 
 >>> job = SinkJob.fresh()
->>> len(job.writer), job.resumed
-(12, False)
+>>> len(job.writer), job.resumed, job.delivered()
+(12, False, -1)
+>>> job.mark_delivered(3); job.delivered()
+3
 """
 
 from __future__ import annotations
 
 import os
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 _WRITER_FILE = "sink-writer"
+_DELIVERED_FILE = "sink-delivered"
 
 
 @dataclass(frozen=True)
@@ -32,11 +39,29 @@ class SinkJob:
 
     writer: str
     resumed: bool = False
+    directory: str | None = None  # the job's directory; None for a job that never resumes
+    _delivered: list = field(default_factory=lambda: [-1], compare=False, repr=False)
 
     @staticmethod
     def fresh() -> "SinkJob":
         """A job that never resumes (a batch job, an interactive query)."""
         return SinkJob(uuid.uuid4().hex[:12])
+
+    def delivered(self) -> int:
+        """The last micro-batch id delivered to the sinks (-1 before the first)."""
+        if self.directory is not None:
+            path = os.path.join(self.directory, _DELIVERED_FILE)
+            if os.path.exists(path):
+                with open(path, encoding="ascii") as f:
+                    return int(f.read().strip() or -1)
+            return -1
+        return self._delivered[0]
+
+    def mark_delivered(self, batch_id: int) -> None:
+        """Record that micro-batch ``batch_id`` reached every sink."""
+        self._delivered[0] = batch_id
+        if self.directory is not None:
+            _replace_text(os.path.join(self.directory, _DELIVERED_FILE), str(batch_id))
 
     @staticmethod
     def in_directory(workdir: str, resumed: bool) -> "SinkJob":
@@ -52,10 +77,16 @@ class SinkJob:
             with open(path, encoding="ascii") as f:
                 writer = f.read().strip()
             if writer:
-                return SinkJob(writer, resumed)
+                return SinkJob(writer, resumed, workdir)
         writer = uuid.uuid4().hex[:12]
-        hidden = os.path.join(workdir, f".{_WRITER_FILE}.tmp")
-        with open(hidden, "w", encoding="ascii") as f:
-            f.write(writer)
-        os.replace(hidden, path)
-        return SinkJob(writer, resumed)
+        _replace_text(path, writer)
+        return SinkJob(writer, resumed, workdir)
+
+
+def _replace_text(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` atomically: a reader sees the old content or the new, never half."""
+    directory, name = os.path.split(path)
+    hidden = os.path.join(directory, f".{name}.tmp")
+    with open(hidden, "w", encoding="ascii") as f:
+        f.write(text)
+    os.replace(hidden, path)

@@ -72,7 +72,8 @@ from changeflow.runtime.spark.cache import JobCaches
 from changeflow.runtime.spark.end_of_input import CONTROL, END_OF_INPUT, FLUSH, ControlFanOut, control_of
 from changeflow.runtime.spark.flush import BucketBuffer, BucketFlusher, FlushPolicy, MemoryFlusher, flushes_from_timers
 from changeflow.runtime.spark.flush_signals import run_to_end, signal_stream
-from changeflow.runtime.spark.job_directory import already_written, job_directory
+from changeflow.connectors.sink_job import SinkJob
+from changeflow.runtime.spark.job_directory import already_written, committed_batches, job_directory
 from changeflow.runtime.spark.packing import BUCKET, PACKED, Packer
 from changeflow.runtime.spark.processor import KernelProcessor
 from changeflow.runtime.spark.query_start import start_query
@@ -156,10 +157,16 @@ class DataStreamJob:
         return frame.where(F.length(VALUE) > 0) if self.control else frame
 
     def _run_streaming(self, frame: DataFrame, sinks: list[Any]) -> None:
+        delivered = SinkJob.in_directory(self.workdir, resumed=bool(committed_batches(self.workdir)))
+
         def deliver(batch: DataFrame, batch_id: int) -> None:
-            # Each micro-batch reaches the sinks before Spark commits it: a job that fails
-            # later has delivered everything its checkpoint holds as done (at least once).
+            # Each micro-batch reaches the sinks before Spark commits it. A resumed job runs its
+            # uncommitted micro-batch again: skipped when the sinks had it (recorded after
+            # delivery), so only a job killed between delivering and recording repeats one.
+            if batch_id <= delivered.delivered():
+                return
             _deliver(batch.toArrow(), sinks)
+            delivered.mark_delivered(batch_id)
 
         # Raises the query's error (a user function's, named) if it failed; an unbounded Spark
         # stream read up to what is available ends with a flush run (.flush_signals).

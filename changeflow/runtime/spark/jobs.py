@@ -91,10 +91,14 @@ class SparkJobs:
             with job_directory(self.checkpoint_root, job_name) as workdir:
                 frame, translator = self._translate(plan, settings, workdir)
                 names = [n for n in frame.columns if n not in (KIND, SEQ, SUB)]
-                sink.open(SinkJob.in_directory(workdir, resumed=bool(committed_batches(workdir))))
+                sink_job = SinkJob.in_directory(workdir, resumed=bool(committed_batches(workdir)))
+                sink.open(sink_job)
 
                 def write(batch: DataFrame, batch_id: int) -> None:
+                    if batch_id <= sink_job.delivered():
+                        return  # delivered before a restart, not committed: the sink has it already
                     sink.write(list(_changes(batch.toArrow(), names)), batch_id)
+                    sink_job.mark_delivered(batch_id)
 
                 interval = micro_batch_interval(plan, settings)
 

@@ -120,6 +120,8 @@ def read_back(work: str, logs: list[str]) -> dict:
     t_env = TableEnvironment.create(EnvironmentSettings.in_batch_mode())
 
     def upserts(path: str, columns: str, width: int) -> dict:
+        if not os.path.isdir(path):  # nothing written yet
+            return {}
         t_env.execute_sql(f"CREATE TEMPORARY TABLE IF NOT EXISTS log_{width}_{abs(hash(path))} "
                           f"(op STRING, {columns}) WITH ('connector' = 'filesystem', 'path' = '{path}', "
                           f"'format' = 'csv')")
@@ -136,8 +138,10 @@ def read_back(work: str, logs: list[str]) -> dict:
     out = f"{work}/out"
     t_env.execute_sql(f"CREATE TEMPORARY TABLE raw_back (id BIGINT, k INT, v INT) WITH ('connector' = "
                       f"'filesystem', 'path' = '{out}/raw', 'format' = 'json')")
-    with t_env.sql_query("SELECT * FROM raw_back").execute().collect() as rows:
-        raw = Counter(tuple(r) for r in rows)
+    raw: Counter = Counter()
+    if os.path.isdir(f"{out}/raw"):
+        with t_env.sql_query("SELECT * FROM raw_back").execute().collect() as rows:
+            raw = Counter(tuple(r) for r in rows)
     printed: dict = {}
     pattern = re.compile(r"^([+-][IUD])\[(-?\d+), (-?\d+)\]$")
     for log in logs:
@@ -204,6 +208,7 @@ def main() -> None:
             if run == args.kills:
                 break
             time.sleep(rng.uniform(2, 25))
+            _alive(process, work, run)
             os.kill(process.pid, signal.SIGKILL)
             process.wait()
             kills.append(round(time.monotonic() - started, 1))
@@ -214,6 +219,7 @@ def main() -> None:
             got = read_back(work, logs)
             if got == want or time.monotonic() > deadline:
                 break
+            _alive(process, work, args.kills)
             time.sleep(10)
         os.kill(process.pid, signal.SIGKILL)
         process.wait()
@@ -230,6 +236,15 @@ def main() -> None:
             sys.exit(1)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _alive(process: subprocess.Popen, work: str, run: int) -> None:
+    """A job that failed by itself (not killed) fails the soak, with the end of its error."""
+    if process.poll() is not None:
+        with open(os.path.join(work, f"stderr-{run:03d}.log")) as f:
+            tail = f.read()[-3000:]
+        raise RuntimeError(f"run {run}: the jobs' process ended with {process.returncode} before it was killed:\n"
+                           f"{tail}")
 
 
 def _difference(got, want) -> dict:

@@ -80,8 +80,11 @@ def child(work: str) -> None:
         config.set("pipeline.name", name)
         jobs.append(t_env.execute_sql(insert).get_job_client())  # settings are taken at submission
     print("CHILD-READY", flush=True, file=sys.stderr)
-    for job in jobs:
-        job.wait()  # never ends: the source is monitored; the parent kills this process
+    while True:  # the source is monitored: the jobs never end, the parent kills this process
+        for job in jobs:
+            if job.get_job_status() == "FAILED":
+                job.wait()  # raises the job's error
+        time.sleep(1)
 
 
 def write_input(work: str, number: int, rng: random.Random, rows: list[tuple]) -> None:

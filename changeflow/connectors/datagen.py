@@ -5,10 +5,14 @@ numbers, ``length`` for strings, ``max-past`` for timestamps, ``null-rate``) or
 ``sequence`` (``start`` and ``end``, both required; the source ends when a
 sequence is exhausted). ``number-of-rows`` bounds the source; without it and
 without a sequence the source is unbounded and emits ``rows-per-second`` rows
-per second (a bounded source is generated at once: changeflow does not throttle
-it as Flink does). Row ``i`` is a function of ``i`` (a sequence gives ``start + i``,
-random values come from a generator seeded by the row range), so a micro-batch
-of rows can be generated anywhere.
+per second (a bounded source is not throttled as Flink throttles it). Row ``i``
+is a function of ``i`` alone: a sequence gives ``start + i``; random values come
+from a generator seeded by the block of :data:`BLOCK` rows that holds ``i``. So
+any range of rows can be generated anywhere, in any pieces, with the same values
+(timestamps and dates excepted: they are relative to now). Spark generates a
+bounded source on its executors, a partition or a micro-batch at a time (never
+the whole source in one place); a resumed job generates the rows after its
+checkpointed offset.
 
 >>> from changeflow.sql.ddl import parse_create_table
 >>> table, _ = parse_create_table("CREATE TABLE t (id INT, s STRING) WITH ('connector' = 'datagen', "
@@ -27,6 +31,9 @@ import numpy as np
 
 from changeflow.catalog import CatalogTable
 from changeflow.connectors.options import ConnectorError, check_keys, failure, integer, number
+
+BLOCK = 4096  # rows generated from one seeded random generator (row i is in block i // BLOCK)
+_SEED = 0x5EED  # mixed with the block number: the blocks' generators are independent streams
 
 _INTEGRAL_BITS = {"TINYINT": 8, "SMALLINT": 16, "INT": 32, "BIGINT": 64}
 _FLOAT_LIMITS = {"FLOAT": (1.4e-45, 3.4028235e38), "DOUBLE": (4.9e-324, 1.7976931348623157e308)}
@@ -110,8 +117,10 @@ class _Field:
             scale = decimal.Decimal(1).scaleb(-self.type.params[1])
             values = [decimal.Decimal(float(v)).quantize(scale) for v in rng.uniform(self.min, self.max, size=count)]
         elif root in ("STRING", "VARCHAR", "CHAR"):
-            digits = np.array(list("0123456789abcdef"))
-            values = ["".join(row) for row in digits[rng.integers(0, 16, size=(count, self.length))]]
+            # Hex digits, built as one fixed-width byte array (a Python join per row costs 10 µs).
+            codes = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)[rng.integers(0, 16, size=(count, self.length))]
+            values = (np.ascontiguousarray(codes).view(f"S{self.length}").ravel().astype(f"U{self.length}").tolist()
+                      if self.length > 0 else [""] * count)
         elif root == "BOOLEAN":
             values = [bool(v) for v in rng.integers(0, 2, size=count)]
         elif root == "TIMESTAMP":
@@ -158,12 +167,29 @@ class DataGenSource:
     def bounded(self) -> bool:
         return self.row_count is not None
 
+    def columns(self, start: int, count: int) -> list[list]:
+        """The values of rows ``start .. start + count - 1``, one list per field (``None`` for null).
+
+        Generated block by block (:data:`BLOCK` rows, each from its own seeded
+        generator), so the values of a row do not depend on how the range is cut.
+        """
+        columns: list[list] = [[] for _ in self.fields]
+        end = start + count
+        block = start // BLOCK
+        while block * BLOCK < end:
+            first = block * BLOCK
+            rng = np.random.default_rng([_SEED, block])
+            cut = slice(max(start, first) - first, min(end, first + BLOCK) - first)
+            for column, f in zip(columns, self.fields):
+                column.extend(f.values(first, BLOCK, rng)[cut])
+            block += 1
+        return columns
+
     def generate(self, start: int, count: int) -> list[tuple]:
         """Rows ``start .. start + count - 1``."""
-        rng = np.random.default_rng([start, count])
-        columns = [f.values(start, count, rng) for f in self.fields]
+        columns = self.columns(start, count)
         return list(zip(*columns)) if columns else [()] * count
 
     def rows(self) -> list[tuple]:
-        """Every row of a bounded source."""
+        """Every row of a bounded source, in memory (small sources; Spark generates by range instead)."""
         return self.generate(0, self.row_count)

@@ -8,6 +8,14 @@ fails with a :class:`BadRecordError` naming the file, the line, the record and
 the column, unless ``<format>.ignore-parse-errors`` is set: then, as in Flink,
 a record that does not parse is skipped and a value that does not fit is null.
 
+Files are read as bytes (:meth:`decode_bytes`). Text formats take UTF-8: an
+invalid byte fails the read naming the file, the line and the byte offset; with
+``ignore-parse-errors`` the record holding it is skipped (changeflow's choice:
+Flink's readers replace the byte with U+FFFD and read the record). A CSV record
+that does not parse (a quote that never closes, a stray quote) is skipped on its
+own: reading goes on at the line after the record's first line. Fields have no
+size limit.
+
 >>> from changeflow.common.types import DataTypes
 >>> schema = (("a", DataTypes.INT()), ("s", DataTypes.STRING()))
 >>> JsonFormat(ignore_parse_errors=False).decode('{"a": 1, "s": "x"}\\n{"s": "y"}\\n', "f.json", schema)
@@ -21,8 +29,11 @@ changeflow.connectors.formats.BadRecordError: Failed to deserialize JSON '{"a": 
 from __future__ import annotations
 
 import csv
+import decimal
 import io
 import json
+import re
+import sys
 from typing import Any
 
 from changeflow.connectors.values import csv_field, dump_json, json_value, to_python
@@ -32,6 +43,50 @@ Schema = tuple
 
 class BadRecordError(ValueError):
     """A record of a source file that cannot be read; names the file, the record and the column."""
+
+
+def _no_field_size_limit() -> None:
+    # Python's csv module refuses fields over 128 KiB by default (a process-wide limit);
+    # Flink's CSV reader has none. The largest limit the platform's C long holds.
+    limit = sys.maxsize
+    while True:
+        try:
+            csv.field_size_limit(limit)
+            return
+        except OverflowError:
+            limit //= 2
+
+
+_no_field_size_limit()
+
+_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")  # an invalid UTF-8 byte, as 'surrogateescape' decodes it
+_SHOWN = 500  # characters of a record an error message shows
+
+
+def _shown(record: str) -> str:
+    """A record for an error message: a huge one is cut, saying how long it is."""
+    if len(record) <= _SHOWN:
+        return record
+    return f"{record[:_SHOWN]}... ({len(record)} characters)"
+
+
+def _text(data: bytes, path: str, ignore_parse_errors: bool) -> tuple[str, bool]:
+    """A file's content as text, and whether it holds invalid UTF-8 bytes (escaped, see :data:`_ESCAPED_BYTE`)."""
+    try:
+        return data.decode("utf-8"), False
+    except UnicodeDecodeError as e:
+        if not ignore_parse_errors:
+            line = data.count(b"\n", 0, e.start) + 1
+            raise BadRecordError(f"Invalid UTF-8 in file {path}, line {line}, byte offset {e.start}: "
+                                 f"byte 0x{data[e.start]:02x} ({e.reason})") from None
+        # Every bad byte becomes a lone surrogate, which valid UTF-8 never decodes to:
+        # the records holding one are found and skipped.
+        return data.decode("utf-8", "surrogateescape"), True
+
+
+def _json_int(digits: str) -> int | decimal.Decimal:
+    # Python refuses int() of over 4300 digits; Jackson reads any length (a BigInteger).
+    return int(digits) if len(digits) <= 4000 else decimal.Decimal(digits)
 
 
 class JsonFormat:
@@ -44,23 +99,36 @@ class JsonFormat:
         self.ignore_parse_errors = ignore_parse_errors
         self.fail_on_missing_field = fail_on_missing_field
 
+    def decode_bytes(self, data: bytes, path: str, schema: Schema) -> list[tuple]:
+        """The rows of a file's content (UTF-8 JSON lines)."""
+        text, escaped = _text(data, path, self.ignore_parse_errors)
+        return self._decode(text, path, schema, escaped)
+
     def decode(self, text: str, path: str, schema: Schema) -> list[tuple]:
+        """The rows of JSON lines text."""
+        return self._decode(text, path, schema, False)
+
+    def _decode(self, text: str, path: str, schema: Schema, escaped: bool) -> list[tuple]:
         rows = []
-        for number, line in enumerate(text.splitlines(), 1):
+        # Records end at '\n' only: str.splitlines() would also split at U+2028 and other
+        # characters a JSON string may hold raw.
+        for number, line in enumerate(text.split("\n"), 1):
+            line = line.rstrip("\r")
             if not line.strip():
                 continue
+            if escaped and _ESCAPED_BYTE.search(line):
+                continue  # invalid UTF-8 with ignore-parse-errors (an error otherwise, in _text)
             try:
-                record = json.loads(line)
-                if not isinstance(record, dict):
-                    raise ValueError("a JSON record must be an object")
+                record = _json_record(line)
             except ValueError as e:
                 if self.ignore_parse_errors:
                     continue
-                raise BadRecordError(f"Failed to deserialize JSON '{line}' (file {path}, line {number}): {e}") from None
+                raise BadRecordError(f"Failed to deserialize JSON '{_shown(line)}' (file {path}, line {number}): "
+                                     f"{e}") from None
             row = []
             for name, t in schema:
                 if name not in record and self.fail_on_missing_field and not self.ignore_parse_errors:
-                    raise BadRecordError(f"Failed to deserialize JSON '{line}' (file {path}, line {number}): "
+                    raise BadRecordError(f"Failed to deserialize JSON '{_shown(line)}' (file {path}, line {number}): "
                                          f"Could not find field with name '{name}'.")
                 try:
                     row.append(to_python(record.get(name), t, from_text=False))
@@ -68,14 +136,28 @@ class JsonFormat:
                     if self.ignore_parse_errors:
                         row.append(None)
                         continue
-                    raise BadRecordError(f"Failed to deserialize JSON '{line}' (file {path}, line {number}): "
+                    raise BadRecordError(f"Failed to deserialize JSON '{_shown(line)}' (file {path}, line {number}): "
                                          f"column '{name}' of type {t}: {e}") from None
             rows.append(tuple(row))
         return rows
 
     def encode(self, rows: list[tuple], schema: Schema) -> bytes:
+        """Rows as JSON lines."""
         lines = [dump_json({n: json_value(v, t) for (n, t), v in zip(schema, row)}) for row in rows]
         return "".join(line + "\n" for line in lines).encode()
+
+
+def _json_record(line: str) -> dict:
+    """One JSON line as a dict (``ValueError`` if it is not a JSON object)."""
+    try:
+        record = json.loads(line)
+    except ValueError as e:
+        if "integer string conversion" not in str(e):
+            raise
+        record = json.loads(line, parse_int=_json_int)  # a number over 4300 digits (rare: only then the hook)
+    if not isinstance(record, dict):
+        raise ValueError("a JSON record must be an object")
+    return record
 
 
 class CsvFormat:
@@ -92,39 +174,74 @@ class CsvFormat:
         self.null_literal = null_literal
         self.allow_comments = allow_comments
 
+    def decode_bytes(self, data: bytes, path: str, schema: Schema) -> list[tuple]:
+        """The rows of a file's content (UTF-8 CSV)."""
+        text, escaped = _text(data, path, self.ignore_parse_errors)
+        return self._decode(text, path, schema, escaped)
+
     def decode(self, text: str, path: str, schema: Schema) -> list[tuple]:
-        rows = []
-        reader = csv.reader(io.StringIO(text), delimiter=self.delimiter, quotechar=self.quote, strict=True)
-        lines = text.splitlines()
-        try:
-            for fields in reader:
-                number = reader.line_num
-                record = lines[number - 1] if number - 1 < len(lines) else ",".join(fields)
-                if not fields or (self.allow_comments and fields[0].startswith("#")):
-                    continue
-                if len(fields) != len(schema) and not self.ignore_parse_errors:
-                    raise BadRecordError(f"Failed to deserialize CSV row '{record}' (file {path}, line {number}): "
-                                         f"it has {len(fields)} fields, the table has {len(schema)} columns")
-                row = []
-                for i, (name, t) in enumerate(schema):
-                    field = fields[i] if i < len(fields) else None
-                    if field is not None and (field == self.null_literal or (field == "" and not t.is_string)):
-                        field = None
-                    try:
-                        row.append(to_python(field, t, from_text=True))
-                    except ValueError as e:
-                        if self.ignore_parse_errors:
-                            row.append(None)
-                            continue
-                        raise BadRecordError(f"Failed to deserialize CSV row '{record}' (file {path}, line {number}): "
-                                             f"column '{name}' of type {t}: {e}") from None
-                rows.append(tuple(row))
-        except csv.Error as e:
-            if not self.ignore_parse_errors:
-                raise BadRecordError(f"Failed to deserialize CSV (file {path}, line {reader.line_num}): {e}") from None
+        """The rows of CSV text."""
+        return self._decode(text, path, schema, False)
+
+    def _decode(self, text: str, path: str, schema: Schema, escaped: bool) -> list[tuple]:
+        # Lines as the csv module splits them ('\n', '\r\n', '\r'). A quoted field may span
+        # lines (as in Jackson's CSV parser, Flink's); a record that does not parse is
+        # skipped alone: a new reader starts at the line after the record's first line.
+        # (Flink's reader would take everything after an unclosed quote as one field and
+        # lose the rest of the file.)
+        lines = io.StringIO(text, newline="").readlines()
+        rows: list[tuple] = []
+        first = 0
+        while first < len(lines):
+            feed = _Lines(lines, first)
+            reader = csv.reader(feed, delimiter=self.delimiter, quotechar=self.quote, strict=True)
+            while True:
+                start = feed.next
+                try:
+                    fields = next(reader)
+                except StopIteration:
+                    first = len(lines)
+                    break
+                except csv.Error as e:
+                    if not self.ignore_parse_errors:
+                        reason = ("a quoted field never closes"
+                                  if str(e) == "unexpected end of data" else str(e))
+                        raise BadRecordError(f"Failed to deserialize CSV row '{_shown(lines[start].rstrip())}' "
+                                             f"(file {path}, line {start + 1}): {reason}") from None
+                    first = start + 1
+                    break
+                record = "".join(lines[start:feed.next]).rstrip("\r\n")
+                if escaped and _ESCAPED_BYTE.search(record):
+                    continue  # invalid UTF-8 with ignore-parse-errors (an error otherwise, in _text)
+                row = self._row(fields, record, path, start + 1, schema)
+                if row is not None:
+                    rows.append(row)
         return rows
 
+    def _row(self, fields: list[str], record: str, path: str, number: int, schema: Schema) -> tuple | None:
+        """A parsed record as a row (None for a blank line or a comment)."""
+        if not fields or (self.allow_comments and fields[0].startswith("#")):
+            return None
+        if len(fields) != len(schema) and not self.ignore_parse_errors:
+            raise BadRecordError(f"Failed to deserialize CSV row '{_shown(record)}' (file {path}, line {number}): "
+                                 f"it has {len(fields)} fields, the table has {len(schema)} columns")
+        row = []
+        for i, (name, t) in enumerate(schema):
+            field = fields[i] if i < len(fields) else None
+            if field is not None and (field == self.null_literal or (field == "" and not t.is_string)):
+                field = None
+            try:
+                row.append(to_python(field, t, from_text=True))
+            except ValueError as e:
+                if self.ignore_parse_errors:
+                    row.append(None)
+                    continue
+                raise BadRecordError(f"Failed to deserialize CSV row '{_shown(record)}' (file {path}, line {number}): "
+                                     f"column '{name}' of type {t}: {e}") from None
+        return tuple(row)
+
     def encode(self, rows: list[tuple], schema: Schema) -> bytes:
+        """Rows as CSV lines."""
         out = io.StringIO()
         writer = csv.writer(out, delimiter=self.delimiter, quotechar=self.quote, lineterminator="\n")
         for row in rows:
@@ -132,6 +249,26 @@ class CsvFormat:
             writer.writerow(["" if f is None else f for f in fields] if self.null_literal is None
                             else [self.null_literal if f is None else f for f in fields])
         return out.getvalue().encode()
+
+
+class _Lines:
+    """An iterator over ``lines`` from ``first`` on; ``next`` is the index of the line it gives next.
+
+    The csv reader pulls lines one at a time, so before each record ``next`` is the
+    record's first line, and after it the line after its last.
+    """
+
+    def __init__(self, lines: list[str], first: int) -> None:
+        self.lines, self.next = lines, first
+
+    def __iter__(self) -> "_Lines":
+        return self
+
+    def __next__(self) -> str:
+        if self.next >= len(self.lines):
+            raise StopIteration
+        self.next += 1
+        return self.lines[self.next - 1]
 
 
 class ParquetFormat:
@@ -142,7 +279,10 @@ class ParquetFormat:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        table = pq.read_table(pa.BufferReader(data))
+        try:
+            table = pq.read_table(pa.BufferReader(data))
+        except (pa.ArrowException, OSError) as e:  # not Parquet, truncated, a corrupt page
+            raise BadRecordError(f"Failed to read Parquet file {path}: {e}") from None
         names = table.column_names
         columns = []
         for name, t in schema:

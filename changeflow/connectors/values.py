@@ -42,8 +42,8 @@ def to_python(value: Any, t: DataType, from_text: bool) -> Any:
     if root in _RANGES:
         if isinstance(value, bool):
             raise ValueError(f"{value!r} is not a number")
-        if isinstance(value, float):
-            if not math.isfinite(value):
+        if isinstance(value, (float, decimal.Decimal)):  # a Decimal: a JSON integer too long for int()
+            if not (value.is_finite() if isinstance(value, decimal.Decimal) else math.isfinite(value)):
                 raise ValueError(f"{value!r} is not an integer")
             value = int(value)  # Jackson's intValue()/longValue() truncate, as Flink reads them
         elif isinstance(value, str):
@@ -54,13 +54,15 @@ def to_python(value: Any, t: DataType, from_text: bool) -> Any:
             raise ValueError(f"{_json_text(value)} is not a number")
         half = 1 << (_RANGES[root] - 1)
         if not -half <= value < half:
-            raise ValueError(f"{value} is out of the range of {root}")
+            # str() of an int over 4300 digits raises: say how long it is instead.
+            shown = value if value.bit_length() <= 256 else f"a {value.bit_length()}-bit number"
+            raise ValueError(f"{shown} is out of the range of {root}")
         return value
     if root in ("DOUBLE", "FLOAT"):
-        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        if isinstance(value, bool) or not isinstance(value, (int, float, str, decimal.Decimal)):
             raise ValueError(f"{_json_text(value)} is not a number")
         try:
-            return float(value)
+            return float(value)  # a huge number gives infinity, as Jackson's doubleValue()
         except ValueError:
             raise ValueError(f"For input string: \"{value}\"") from None
     if root == "DECIMAL":
@@ -70,8 +72,16 @@ def to_python(value: Any, t: DataType, from_text: bool) -> Any:
             d = decimal.Decimal(str(value).strip())
         except decimal.InvalidOperation:
             raise ValueError(f"Character array is missing \"exponent\" mark 'e' or 'E': \"{value}\"") from None
+        if not d.is_finite():  # JSON's NaN/Infinity, a CSV "NaN": Java's BigDecimal has none
+            raise ValueError(f"{_json_text(value) if isinstance(value, float) else value} is not a decimal number")
         precision, scale = t.params
-        d = d.quantize(decimal.Decimal(1).scaleb(-scale), rounding=decimal.ROUND_HALF_UP)
+        # A context wide enough for any value that fits: Python's default 28 digits would raise
+        # on a DECIMAL(38, s) value, and a wider result than the context is an overflow.
+        context = decimal.Context(prec=precision + 1, rounding=decimal.ROUND_HALF_UP)
+        try:
+            d = d.quantize(decimal.Decimal(1).scaleb(-scale), context=context)
+        except decimal.InvalidOperation:
+            return None  # too many digits (1e999999): the overflow below
         if len(d.as_tuple().digits) > precision and d != 0:
             return None  # Flink's DecimalData.fromBigDecimal gives null when the precision overflows
         return d

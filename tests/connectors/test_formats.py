@@ -65,3 +65,66 @@ def test_values_print_as_flink_row_to_string():
     assert printed == ["1", "x,y", "1.50", "2024-01-02T03:04:05.123", "true", "2024-01-02"]
     assert [java_double(v) for v in (1.0, 1e10, 1.5e-5, 0.001, 123.25)] == ["1.0", "1.0E10", "1.5E-5", "0.001",
                                                                             "123.25"]
+
+
+# --- bad input: nothing lost, nothing wrong -------------------------------------------------
+
+def test_csv_unterminated_quote_skips_only_its_record():
+    # Each record after the bad one is read; the record whose quote never closes is skipped.
+    assert CsvFormat(True).decode('1,a\n2,"b\n3,c\n4,d\n', "f", SCHEMA[:2]) == [(1, "a"), (3, "c"), (4, "d")]
+    assert CsvFormat(True).decode('1,a\n2,"b"x\n3,c\n', "f", SCHEMA[:2]) == [(1, "a"), (3, "c")]
+    # A quoted field closed on a later line is one field, as in Jackson's parser.
+    assert CsvFormat(True).decode('1,"a\nb"\n2,c\n', "f", SCHEMA[:2]) == [(1, "a\nb"), (2, "c")]
+    with pytest.raises(BadRecordError, match=r"""CSV row '2,"b' \(file f, line 2\): a quoted field never closes"""):
+        CsvFormat(False).decode('1,a\n2,"b\n3,c\n4,d\n', "f", SCHEMA[:2])
+
+
+def test_csv_fields_have_no_size_limit():
+    big = "x" * 300_000  # over Python csv's default 131,072-character limit
+    text = f'1,{big}\n2,"{big}"\n3,c\n'
+    for fmt in (CsvFormat(False), CsvFormat(True)):
+        assert fmt.decode(text, "f", SCHEMA[:2]) == [(1, big), (2, big), (3, "c")]
+
+
+@pytest.mark.parametrize("fmt", [CsvFormat, JsonFormat], ids=["csv", "json"])
+def test_invalid_utf8_names_file_line_and_offset_or_skips_the_record(fmt):
+    lines = ([b"1,a\n", b"2,\xffb\n", b"3,c\n"] if fmt is CsvFormat
+             else [b'{"a": 1, "s": "a"}\n', b'{"a": 2, "s": "\xff"}\n', b'{"a": 3, "s": "c"}\n'])
+    data = b"".join(lines)
+    offset = len(lines[0]) + lines[1].index(b"\xff")
+    with pytest.raises(BadRecordError, match=rf"Invalid UTF-8 in file p/f, line 2, byte offset {offset}: byte 0xff"):
+        fmt(False).decode_bytes(data, "p/f", SCHEMA[:2])
+    assert fmt(True).decode_bytes(data, "p/f", SCHEMA[:2]) == [(1, "a"), (3, "c")]
+
+
+def test_json_non_numbers_and_huge_numbers_into_decimal_and_integers():
+    schema = (("a", DataTypes.BIGINT()), ("d", DataTypes.DECIMAL(10, 2)))
+    with pytest.raises(BadRecordError, match=r"""'\{"a": 1, "d": NaN\}' \(file p/f, line 1\): column 'd' of type """
+                                             r"DECIMAL\(10, 2\): NaN is not a decimal number"):
+        JsonFormat(False).decode_bytes(b'{"a": 1, "d": NaN}\n', "p/f", schema)
+    # With ignore-parse-errors a value that does not fit is null, as Flink's JSON converters make it.
+    assert JsonFormat(True).decode('{"a": 1, "d": NaN}\n{"a": 2, "d": Infinity}\n', "f", schema) == [
+        (1, None), (2, None)]
+    huge = "9" * 5000  # over Python's 4300-digit int() limit: a DECIMAL overflow (null), out of BIGINT's range
+    assert JsonFormat(False).decode(f'{{"a": 1, "d": {huge}}}\n', "f", schema) == [(1, None)]
+    with pytest.raises(BadRecordError, match=r"column 'a' of type BIGINT: a 16610-bit number is out of the range"
+                                             ) as error:
+        JsonFormat(False).decode(f'{{"a": {huge}}}\n', "f", schema)
+    assert len(str(error.value)) < 1000  # the record is cut in the message
+    assert JsonFormat(False).decode('{"a": 1, "d": 12345678.125}\n', "f", schema) == [(1, decimal.Decimal("12345678.13"))]
+    wide = DataTypes.DECIMAL(38, 2)  # wider than Python's default 28-digit decimal context
+    assert JsonFormat(False).decode(f'{{"d": "{"1" * 36}"}}\n', "f", (("d", wide),)) == [
+        (decimal.Decimal("1" * 36 + ".00"),)]
+
+
+def test_json_lines_end_at_newline_only():
+    # U+2028 is a line separator to str.splitlines() but legal inside a JSON string.
+    text = '{"a": 1, "s": "x\u2028y"}\r\n{"a": 2}\n'
+    assert JsonFormat(False).decode_bytes(text.encode(), "f", SCHEMA[:2]) == [(1, "x\u2028y"), (2, None)]
+
+
+def test_corrupt_parquet_file_names_the_file():
+    data = ParquetFormat().encode([ROW], SCHEMA)
+    for bad in (b"not parquet at all", data[:len(data) // 2]):
+        with pytest.raises(BadRecordError, match="Failed to read Parquet file p/f.parquet: "):
+            ParquetFormat().decode_bytes(bad, "p/f.parquet", SCHEMA)

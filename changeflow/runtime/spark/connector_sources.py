@@ -1,9 +1,10 @@
 """DDL tables' sources on Spark: connector rows as batch frames and streams.
 
-A bounded connector (datagen with a row count, the files of a filesystem
-table) gives its rows once; they take the path of any bounded source
-(:mod:`.sources`): a batch frame, or in streaming mode Parquet files of
-``rows_per_batch`` rows, one per micro-batch. Processing-time columns
+The files of a bounded filesystem table are read once; their rows take the
+path of any bounded source (:mod:`.sources`): a batch frame, or in streaming
+mode Parquet files of ``rows_per_batch`` rows, one per micro-batch. A bounded
+datagen table is generated on the executors instead, by row ranges
+(:mod:`.datagen_source`), with the same ``_seq`` and micro-batches. Processing-time columns
 (``pt AS PROCTIME()``) are stamped by Spark when each micro-batch runs.
 
 Unbounded connectors are Spark streams decoded in the Python workers with the
@@ -27,6 +28,7 @@ from changeflow.connectors.formats import arrow_type
 
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.plan.nodes import Source
+from changeflow.runtime.spark.datagen_source import datagen_batch_frame, datagen_stream, is_bounded_datagen
 from changeflow.runtime.spark.spark_types import struct
 
 
@@ -34,11 +36,43 @@ def _proctime(node: Source) -> list[str]:
     return [c.name for c in node.payload.table.schema.columns if c.proctime]
 
 
+def _physical_schema(node: Source) -> tuple:
+    """The connector's own columns (the schema without processing-time columns)."""
+    proctime = _proctime(node)
+    return tuple((n, t) for n, t in node.schema if n not in proctime)
+
+
 def _physical(node: Source) -> tuple[Source, list[str]]:
     """The source of the connector's own columns, and the names of the processing-time columns."""
-    proctime = _proctime(node)
-    physical = tuple((n, t) for n, t in node.schema if n not in proctime)
-    return Source(node.name, physical, "elements", node.payload.rows()), proctime
+    return Source(node.name, _physical_schema(node), "elements", _bounded_rows(node.payload)), _proctime(node)
+
+
+def _file_rows(connector, data: bytes, path: str) -> list[tuple]:
+    """The rows of one file of a filesystem table.
+
+    The format reads the file's bytes itself (``decode_bytes``), so an invalid
+    UTF-8 byte is reported with the file, line and byte offset, or skips only its
+    record with ``ignore-parse-errors`` (``FileSystemSource.decode`` decodes the
+    whole text first).
+    """
+    return connector.format.decode_bytes(data, path, connector.schema)
+
+
+def _bounded_rows(connector) -> list[tuple]:
+    """Every row of a bounded connector (the files of a filesystem table in ``data_files`` order)."""
+    if not hasattr(connector, "format"):
+        return connector.rows()
+    import os
+
+    from changeflow.connectors.filesystem import data_files
+
+    if not os.path.exists(connector.path):
+        raise FileNotFoundError(f"File {connector.path} of table '{connector.table.name}' does not exist")
+    rows: list[tuple] = []
+    for file in data_files(connector.path):
+        with open(file, "rb") as f:
+            rows.extend(_file_rows(connector, f.read(), file))
+    return rows
 
 
 def trigger_interval_ms(plan) -> int | None:
@@ -64,17 +98,26 @@ def _with_proctime(frame: DataFrame, node: Source, proctime: list[str], bookkeep
 def connector_batch_frame(spark: SparkSession, node: Source) -> DataFrame:
     from changeflow.runtime.spark.sources import batch_frame
 
+    if is_bounded_datagen(node.payload):  # generated on the executors, never whole on the driver
+        physical = _physical_schema(node)
+        frame = datagen_batch_frame(spark, node.payload, physical)
+        return _with_proctime(frame, node, _proctime(node), [SEQ])
     physical, proctime = _physical(node)
     return _with_proctime(batch_frame(spark, physical), node, proctime, [SEQ])
 
 
-def connector_stream_frame(spark: SparkSession, node: Source, directory: str, rows_per_batch: int) -> DataFrame:
-    from changeflow.runtime.spark.sources import stream_frame
+def connector_stream_frame(spark: SparkSession, node: Source, directory: str, rows_per_batch: int,
+                           end_of_input: bool = False) -> DataFrame:
+    from changeflow.runtime.spark.sources import bounded_changes, stream_frame
 
     if not node.payload.bounded:
         return _with_proctime(_unbounded_stream(spark, node), node, _proctime(node), [KIND, SEQ, SUB])
+    if is_bounded_datagen(node.payload):  # generated on the executors, a micro-batch at a time
+        physical = Source(node.name, _physical_schema(node), "connector", node.payload)
+        rows = datagen_stream(spark, node.payload, physical.schema, rows_per_batch, end_of_input)
+        return _with_proctime(bounded_changes(rows, physical, end_of_input), node, _proctime(node), [KIND, SEQ, SUB])
     physical, proctime = _physical(node)
-    return _with_proctime(stream_frame(spark, physical, directory, rows_per_batch), node, proctime,
+    return _with_proctime(stream_frame(spark, physical, directory, rows_per_batch, end_of_input), node, proctime,
                           [KIND, SEQ, SUB])
 
 
@@ -99,7 +142,7 @@ def _unbounded_stream(spark: SparkSession, node: Source) -> DataFrame:
             for files in batches:
                 for path, content in zip(files.column("path").to_pylist(), files.column("content").to_pylist()):
                     local = path[len("file:"):] if path.startswith("file:") else path
-                    rows = connector.decode(content, local)
+                    rows = _file_rows(connector, content, local)
                     yield batch(rows, list(range(len(rows))))
 
         files = (spark.readStream.schema(_FILE).format("binaryFile").option("maxFilesPerTrigger", 1)

@@ -82,13 +82,22 @@ def stream_frame(spark: SparkSession, node: Source, directory: str, rows_per_bat
     """
     if node.kind == "connector":  # a DDL table's connector
         from changeflow.runtime.spark.connector_sources import connector_stream_frame
-        return connector_stream_frame(spark, node, directory, rows_per_batch)
+        return connector_stream_frame(spark, node, directory, rows_per_batch, end_of_input)
     if node.kind == "spark" and node.payload.isStreaming:
         return _ordered_stream(node)
     if not already_written(directory):  # a resumed job reads the files its first run wrote
         _write_stream_files(node, directory, rows_per_batch, end_of_input)
     schema = struct(node.schema).add(SEQ, T.LongType(), True)
     stream = spark.readStream.schema(schema).option("maxFilesPerTrigger", 1).parquet(directory)
+    return bounded_changes(stream, node, end_of_input)
+
+
+def bounded_changes(stream: DataFrame, node: Source, end_of_input: bool) -> DataFrame:
+    """A bounded source's stream of rows (its columns and ``_seq``) as ``+I`` changes.
+
+    With ``end_of_input`` the row whose ``_seq`` is END_OF_INPUT is the source's
+    end-of-input control row.
+    """
     kind, sub = F.lit(0).cast("byte"), F.lit(0).cast("long")
     if end_of_input:
         from changeflow.runtime.spark.end_of_input import CONTROL, END_OF_INPUT, source_id

@@ -130,10 +130,12 @@ class FileSystemSource:
         return self.monitor_interval_ms is None
 
     def decode(self, data: bytes, path: str) -> list[tuple]:
-        """The rows of one file's content."""
-        if isinstance(self.format, ParquetFormat):
-            return self.format.decode_bytes(data, path, self.schema)
-        return self.format.decode(data.decode("utf-8"), path, self.schema)
+        """The rows of one file's content.
+
+        The format reads the bytes itself, so an invalid UTF-8 byte is reported with
+        the file, line and byte offset (or skips only its record with ``ignore-parse-errors``).
+        """
+        return self.format.decode_bytes(data, path, self.schema)
 
     def rows(self) -> list[tuple]:
         """Every row of the files present now (the bounded read)."""

@@ -44,35 +44,7 @@ def _physical_schema(node: Source) -> tuple:
 
 def _physical(node: Source) -> tuple[Source, list[str]]:
     """The source of the connector's own columns, and the names of the processing-time columns."""
-    return Source(node.name, _physical_schema(node), "elements", _bounded_rows(node.payload)), _proctime(node)
-
-
-def _file_rows(connector, data: bytes, path: str) -> list[tuple]:
-    """The rows of one file of a filesystem table.
-
-    The format reads the file's bytes itself (``decode_bytes``), so an invalid
-    UTF-8 byte is reported with the file, line and byte offset, or skips only its
-    record with ``ignore-parse-errors`` (``FileSystemSource.decode`` decodes the
-    whole text first).
-    """
-    return connector.format.decode_bytes(data, path, connector.schema)
-
-
-def _bounded_rows(connector) -> list[tuple]:
-    """Every row of a bounded connector (the files of a filesystem table in ``data_files`` order)."""
-    if not hasattr(connector, "format"):
-        return connector.rows()
-    import os
-
-    from changeflow.connectors.filesystem import data_files
-
-    if not os.path.exists(connector.path):
-        raise FileNotFoundError(f"File {connector.path} of table '{connector.table.name}' does not exist")
-    rows: list[tuple] = []
-    for file in data_files(connector.path):
-        with open(file, "rb") as f:
-            rows.extend(_file_rows(connector, f.read(), file))
-    return rows
+    return Source(node.name, _physical_schema(node), "elements", node.payload.rows()), _proctime(node)
 
 
 def trigger_interval_ms(plan) -> int | None:
@@ -142,7 +114,7 @@ def _unbounded_stream(spark: SparkSession, node: Source) -> DataFrame:
             for files in batches:
                 for path, content in zip(files.column("path").to_pylist(), files.column("content").to_pylist()):
                     local = path[len("file:"):] if path.startswith("file:") else path
-                    rows = _file_rows(connector, content, local)
+                    rows = connector.decode(content, local)
                     yield batch(rows, list(range(len(rows))))
 
         files = (spark.readStream.schema(_FILE).format("binaryFile").option("maxFilesPerTrigger", 1)

@@ -177,9 +177,10 @@ class KeyedStream(DataStream):
         self._key_selector = key_selector
         self._key_type = key_type
 
-    def _keyed_reduce(self, function: Any, name: str) -> DataStream:
-        # A reduce's output has its input's type: a declared one is enforced on every output.
-        if self.get_type().is_declared():
+    def _keyed_reduce(self, function: Any, name: str, typed: bool = True) -> DataStream:
+        # A reduce's output has its input's type: a declared one is enforced on every output
+        # (the built-in accumulations check their own field instead: typed=False).
+        if typed and self.get_type().is_declared():
             function = _TypedReduceFunction(function, self.get_type(), name)
         node = graph.KeyedReduceNode(name, self.get_type(), input=self._node, key_selector=self._key_selector,
                                      function=function)
@@ -194,10 +195,10 @@ class KeyedStream(DataStream):
         # Imported here: the kernel module subclasses this package's ReduceFunction.
         from changeflow.kernels.keyed.accumulate import AccumulateReduce, check_sum_field
 
-        function = AccumulateReduce(kind, position)
-        if kind == "sum":
-            check_sum_field(self.get_type(), position)  # a declared non-numeric field fails here
-        return self._keyed_reduce(function, f"{kind}({position!r})")
+        # A declared non-numeric field fails here; a declared numeric one bounds the sum.
+        field_type = check_sum_field(self.get_type(), position) if kind == "sum" else None
+        function = AccumulateReduce(kind, position, field_type)
+        return self._keyed_reduce(function, f"{kind}({position!r})", typed=False)
 
     def sum(self, position_to_sum: int | str = 0) -> DataStream:
         return self._accumulate("sum", position_to_sum)
@@ -311,7 +312,11 @@ class _TypedReduceFunction(ReduceFunction):
         convert = self.__dict__.get("_convert")
         if convert is None:
             convert = self._convert = self.type_info.converter()
-        return conform(self.type_info, self._reduce(value1, value2), self._where, convert)
+        value = self._reduce(value1, value2)
+        try:
+            return convert(value)
+        except ValueError:
+            return conform(self.type_info, value, self._where, convert)  # raises, naming the output
 
     def __getstate__(self):
         state = dict(self.__dict__)

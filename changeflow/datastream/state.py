@@ -116,7 +116,13 @@ class State:
             return lambda value: value
         convert = declared.converter()
         where = f"{what} of {self._where}" if what else self._where
-        return lambda value: conform(declared, value, where, convert)
+
+        def check(value: Any) -> Any:
+            try:
+                return convert(value)
+            except ValueError:
+                return conform(declared, value, where, convert)  # raises, naming the state
+        return check
 
     def clear(self) -> None:
         """Removes the current key's value of this state."""

@@ -353,3 +353,16 @@ def test_state_type_check_does_not_touch_dates_that_fit():
     descriptor = ValueStateDescriptor("when", Types.SQL_DATE())
     out = _run(Store(descriptor, "get_state", lambda s, v: s.update(v)), [("a", datetime.date(2024, 1, 1))])
     assert values(out) == [("a", datetime.date(2024, 1, 1))]
+
+
+def test_a_sum_that_leaves_its_declared_field_type_fails():
+    ints = _env().from_collection([], type_info=Types.TUPLE([Types.STRING(), Types.INT()]))
+    summed = ints.key_by(lambda r: r[0]).sum(1)._node.function
+    kernel = KeyedReduce(summed, "sum(1)")
+    assert values(kernel.process(records([("a", 1), ("a", 2)]), InMemoryKeyedState())) == [("a", 1), ("a", 3)]
+    with pytest.raises(UserFunctionError, match=r"the sum of field 1 is declared Types.INT\(\), but the value "
+                                                r"2147483648 \(int\) does not fit it"):
+        kernel.process(records([("a", 2**31 - 1), ("a", 1)]), InMemoryKeyedState())
+    doubles = _env().from_collection([], type_info=Types.TUPLE([Types.STRING(), Types.DOUBLE()]))
+    kernel = KeyedReduce(doubles.key_by(lambda r: r[0]).sum(1)._node.function, "sum(1)")
+    assert values(kernel.process(records([("a", 1.5), ("a", 2.0)]), InMemoryKeyedState())) == [("a", 1.5), ("a", 3.5)]

@@ -42,7 +42,7 @@ class AccumulateReduce(ReduceFunction):
     5
     """
 
-    def __init__(self, kind: str, position: int | str) -> None:
+    def __init__(self, kind: str, position: int | str, field_type: Any = None) -> None:
         if kind not in KINDS:
             raise ValueError(f"unknown accumulation {kind!r}; expected one of {', '.join(KINDS)}")
         if isinstance(position, bool) or not isinstance(position, (int, str)):
@@ -50,6 +50,9 @@ class AccumulateReduce(ReduceFunction):
                             f"for min, max, min_by, max_by and sum. The given type is: {type(position)}")
         self.kind = kind
         self.position = position
+        # The summed field's declared type (from check_sum_field): a sum must still fit it (an
+        # INT sum may leave INT's range). min/max/min_by/max_by only pick input values.
+        self.field_type = field_type
 
     def is_output_idempotent(self) -> bool:
         return True
@@ -71,7 +74,8 @@ class AccumulateReduce(ReduceFunction):
         if self.kind == "sum":
             b = self._number(value2)
             a = self._field(value1) if composite else value1
-            return self._replace(value1, a + b) if composite else a + b
+            total = a + b if self.field_type is None else self._fit(a + b)
+            return self._replace(value1, total) if composite else total
         a = self._field(value1) if composite else value1
         b = self._field(value2) if composite else value2
         if self.kind == "min_by":
@@ -85,6 +89,22 @@ class AccumulateReduce(ReduceFunction):
         else:
             new = a + b
         return self._replace(value1, new) if composite else new
+
+    def _fit(self, total: Any) -> Any:
+        convert = self.__dict__.get("_convert")
+        if convert is None:
+            convert = self._convert = self.field_type.converter()
+        try:
+            return convert(total)
+        except ValueError:
+            from changeflow.common.typeinfo import conform
+
+            return conform(self.field_type, total, f"the sum of field {self.position!r}", convert)  # raises
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state.pop("_convert", None)  # a closure; rebuilt where the function runs
+        return state
 
     def _number(self, record: Any) -> Any:
         """The summed field of ``record``; TypeError naming the field and value when it is not a number."""
@@ -132,15 +152,17 @@ def is_number(value: Any) -> bool:
 _NUMERIC_TYPES = ("BYTE", "SHORT", "INT", "LONG", "FLOAT", "DOUBLE", "BIG_INT", "BIG_DEC")
 
 
-def check_sum_field(type_info: Any, position: int | str) -> None:
+def check_sum_field(type_info: Any, position: int | str) -> Any:
     """Refuses, when the job is built, a ``sum`` over a field whose declared type is not numeric.
 
     ``type_info`` is the stream's TypeInformation; an undeclared (pickled) type is checked per
     record instead. Also refuses a position outside a declared tuple or row, or a name that is
-    not one of its fields, as Flink does when the job is built.
+    not one of its fields, as Flink does when the job is built. Returns the field's declared
+    type, or None when the stream's type does not declare it.
 
     >>> from changeflow.common.typeinfo import Types
     >>> check_sum_field(Types.TUPLE([Types.STRING(), Types.LONG()]), 1)
+    Types.LONG()
     >>> check_sum_field(Types.TUPLE([Types.STRING(), Types.LONG()]), 0)
     Traceback (most recent call last):
     ...
@@ -169,7 +191,8 @@ def check_sum_field(type_info: Any, position: int | str) -> None:
                             "type can only select the 0th field (which means selecting the entire basic type).")
         field, what = type_info, "the stream's records"
     else:
-        return  # undeclared or another shape: checked on each record
+        return None  # undeclared or another shape: checked on each record
     if not (isinstance(field, BasicTypeInfo) and field.name in _NUMERIC_TYPES):
         raise TypeError(f"sum({position!r}): {what} is declared {field!r}, not a number (stream type "
                         f"{type_info!r}); sum adds numbers only, as Flink's sum")
+    return field

@@ -39,6 +39,7 @@ import dataclasses
 import datetime
 import difflib
 import enum
+import functools
 import math
 import os
 import re
@@ -617,13 +618,19 @@ def misspelling_of(key: str, limit: int = 3, registered_only: bool = False) -> l
     >>> misspelling_of("my.app.threshold")
     []
     """
-    text = key.strip().lower()
+    return list(_misspelling_of(key.strip().lower(), limit, registered_only, (id(_BY_KEY), len(_BY_KEY))))
+
+
+@functools.lru_cache(maxsize=256)
+def _misspelling_of(text: str, limit: int, registered_only: bool, registry: tuple) -> tuple[str, ...]:
+    # Cached: Configuration.get checks a free key on every read. The registry's identity and
+    # size are part of the cache key, so registering an option invalidates earlier answers.
     candidates = {spelling: option.key for spelling, option in _BY_KEY.items()}
     if not registered_only:
         for spelling in known_spellings():
             candidates.setdefault(spelling, spelling)
     if text in candidates:
-        return []
+        return ()
     ranked: dict[str, tuple[int, int]] = {}
     allowed = 0 if registered_only else _allowed_edits(len(text))
     for spelling, primary in candidates.items():
@@ -637,7 +644,7 @@ def misspelling_of(key: str, limit: int = 3, registered_only: bool = False) -> l
         if tail_worthy and spelling.endswith("." + text):
             rank = (1, len(spelling) - len(text))
             ranked[primary] = min(ranked.get(primary, rank), rank)
-    return sorted(ranked, key=lambda k: (ranked[k], k))[:limit]
+    return tuple(sorted(ranked, key=lambda k: (ranked[k], k))[:limit])
 
 
 _PREFIXES_TEXT = (

@@ -29,6 +29,7 @@ Configuration({'table.exec.mini-batch.enabled': 'true', 'table.exec.mini-batch.s
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from changeflow.config.options import ConfigOption, OptionType, check_key, lookup, to_config_string
@@ -39,7 +40,8 @@ __all__ = ["Configuration"]
 class Configuration:
     """A map of configuration keys to values, validated against the known keys.
 
-    ``Configuration(other)`` copies ``other``.
+    ``Configuration(other)`` copies ``other``; ``Configuration({"key": "value"})`` sets each key
+    as :meth:`set` does (beyond PyFlink), so a misspelt key in a dict fails too.
 
     >>> conf = Configuration()
     >>> conf.set_string("execution.runtime-mode", "batch").get_string("execution.runtime-mode", "")
@@ -56,11 +58,16 @@ class Configuration:
     4
     """
 
-    def __init__(self, other: Configuration | None = None):
+    def __init__(self, other: Configuration | Mapping[str, Any] | None = None):
         # Primary key -> typed value for registered options; -> str for any other key.
         self._values: dict[str, Any] = {}
-        if other is not None:
-            self._values.update(other._values)
+        if isinstance(other, Configuration):
+            self._values.update(other._values)  # checked when they were set there
+        elif isinstance(other, Mapping):
+            for key, value in other.items():  # beyond PyFlink: a dict, each key checked as set()
+                self.set(key, value)
+        elif other is not None:
+            raise TypeError(f"Configuration() takes a Configuration or a dict, got {type(other).__name__}")
 
     # ------------------------------------------------------------------------------------
     #  TableConfig style: typed values.

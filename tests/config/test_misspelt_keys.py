@@ -146,6 +146,15 @@ def test_stream_environment_configuration_checks_the_key():
         env.configure(_unchecked({TYPO: "true"}))
 
 
+def test_a_configuration_built_from_a_dict_checks_every_key():
+    with pytest.raises(ValueError, match=DID_YOU_MEAN):
+        StreamExecutionEnvironment.get_execution_environment({TYPO: "true"})
+    env = StreamExecutionEnvironment.get_execution_environment({"execution.runtime-mode": "batch"})
+    assert env.get_config().get("execution.runtime-mode") == "BATCH"
+    with pytest.raises(TypeError, match="takes a Configuration or a dict, got list"):
+        Configuration([(TYPO, "true")])
+
+
 def test_environment_settings_configuration_checks_the_key():
     with pytest.raises(ValueError, match=DID_YOU_MEAN):
         EnvironmentSettings.new_instance().with_configuration(Configuration().set(TYPO, "true"))

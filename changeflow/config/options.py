@@ -530,7 +530,8 @@ def check_key(key: str, value: Any = _NO_VALUE) -> ConfigOption | None:
             raise _misspelt_key_error(key, meant)
         return None
     if is_validated_key(key):
-        suggestions = suggest_keys(key)
+        # A close Flink key changeflow ignores is as good a guess as a registered one.
+        suggestions = misspelling_of(key) or suggest_keys(key)
         if suggestions:
             hint = _did_you_mean(suggestions)
         else:

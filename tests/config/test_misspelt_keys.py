@@ -42,6 +42,12 @@ def test_a_misspelt_key_is_an_error_naming_it_and_the_key_meant(typo, meant):
     assert misspelling_of(typo)[0] == meant
 
 
+def test_a_misspelt_flink_key_under_a_checked_prefix_suggests_the_flink_key():
+    with pytest.raises(ValueError, match=r"Unknown configuration key 'pipeline.auto-watermark-intervall'\. "
+                                         r"Did you mean 'pipeline.auto-watermark-interval'\?"):
+        Configuration().set("pipeline.auto-watermark-intervall", "1 s")
+
+
 @pytest.mark.parametrize(
     "key",
     [

@@ -7,15 +7,18 @@ Where this differs from Flink, on purpose:
 
 - Values of known keys are parsed and checked when set, not when read, so a bad value fails
   at the line that set it. Unknown keys under ``table.``, ``execution.``, ``parallelism.``,
-  ``pipeline.`` and ``changeflow.`` are rejected with the closest known keys; Flink would
-  store and ignore them.
+  ``pipeline.`` and ``changeflow.``, and any key that looks like a misspelling of a known one
+  (``tabel.exec.mini-batch.enabled``, ``mini-batch.enabled``), are rejected with the closest
+  known keys; Flink would store and ignore them. Flink's keys for its own processes
+  (``taskmanager.*``, ``rest.*``, ``state.*`` ...) are accepted and ignored; Flink keys that
+  would change results and that changeflow does not implement are refused.
 - Values are kept normalized: ``get_string`` and ``to_dict`` return Flink's canonical spelling
   (``"5 s"`` for ``"5000ms"``, ``"true"`` for ``"TRUE"``, ``"BATCH"`` for ``"batch"``).
 - A value set under an alias key (``table.exec.sink.upsert-materialize.strategy``) is stored
   under the primary key.
 
-Keys under ``spark.`` are kept as strings and passed to Spark unchecked; keys under any other
-prefix are kept as strings too, so connector and user keys work.
+Keys under ``spark.`` are kept as strings and passed to Spark unchecked; other keys are kept as
+strings too, so connector and user keys work.
 
 >>> conf = Configuration()
 >>> conf.set("table.exec.mini-batch.enabled", "true").set("table.exec.mini-batch.size", 5000)
@@ -26,6 +29,7 @@ Configuration({'table.exec.mini-batch.enabled': 'true', 'table.exec.mini-batch.s
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from changeflow.config.options import ConfigOption, OptionType, check_key, lookup, to_config_string
@@ -36,7 +40,8 @@ __all__ = ["Configuration"]
 class Configuration:
     """A map of configuration keys to values, validated against the known keys.
 
-    ``Configuration(other)`` copies ``other``.
+    ``Configuration(other)`` copies ``other``; ``Configuration({"key": "value"})`` sets each key
+    as :meth:`set` does (beyond PyFlink), so a misspelt key in a dict fails too.
 
     >>> conf = Configuration()
     >>> conf.set_string("execution.runtime-mode", "batch").get_string("execution.runtime-mode", "")
@@ -53,11 +58,16 @@ class Configuration:
     4
     """
 
-    def __init__(self, other: Configuration | None = None):
+    def __init__(self, other: Configuration | Mapping[str, Any] | None = None):
         # Primary key -> typed value for registered options; -> str for any other key.
         self._values: dict[str, Any] = {}
-        if other is not None:
-            self._values.update(other._values)
+        if isinstance(other, Configuration):
+            self._values.update(other._values)  # checked when they were set there
+        elif isinstance(other, Mapping):
+            for key, value in other.items():  # beyond PyFlink: a dict, each key checked as set()
+                self.set(key, value)
+        elif other is not None:
+            raise TypeError(f"Configuration() takes a Configuration or a dict, got {type(other).__name__}")
 
     # ------------------------------------------------------------------------------------
     #  TableConfig style: typed values.
@@ -72,7 +82,7 @@ class Configuration:
         >>> Configuration().set("table.exec.state.ttl", "1 h").get("table.exec.state.ttl")
         datetime.timedelta(seconds=3600)
         """
-        option, key = _resolve(key)
+        option, key = _resolve(key, value)
         if option is not None:
             self._values[option.key] = option.parse(value)
         elif value is None:
@@ -253,11 +263,15 @@ class Configuration:
 _MISSING = object()
 
 
-def _resolve(key: str | ConfigOption) -> tuple[ConfigOption | None, str]:
-    """The option for a key and the key values are stored under; raises on unknown keys."""
+def _resolve(key: str | ConfigOption, *value: Any) -> tuple[ConfigOption | None, str]:
+    """The option for a key and the key values are stored under; raises on unknown keys.
+
+    With a ``value`` (a set), a real Flink key changeflow does not implement is refused unless
+    the value is Flink's default (see ``changeflow.config.flink_keys``).
+    """
     if isinstance(key, ConfigOption):
         return key, key.key
-    option = check_key(key)
+    option = check_key(key, *value)
     return option, (option.key if option is not None else key)
 
 

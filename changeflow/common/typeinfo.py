@@ -27,13 +27,13 @@ from __future__ import annotations
 
 import datetime
 import decimal
-from typing import Any, List
+from typing import Any, Callable, List
 
 from changeflow.common.row import Row
 from changeflow.common.row_kind import RowKind
 
 __all__ = ["BasicArrayTypeInfo", "BasicTypeInfo", "ListTypeInfo", "MapTypeInfo", "PickledBytesTypeInfo",
-           "PrimitiveArrayTypeInfo", "RowTypeInfo", "TupleTypeInfo", "TypeInformation", "Types"]
+           "PrimitiveArrayTypeInfo", "RowTypeInfo", "TupleTypeInfo", "TypeInformation", "Types", "conform"]
 
 
 class TypeInformation:
@@ -42,6 +42,20 @@ class TypeInformation:
     def from_value(self, value: Any) -> Any:
         """``value`` converted to this type's Python form; ``ValueError`` when it does not fit."""
         return value
+
+    def converter(self) -> Callable[[Any], Any]:
+        """A function doing what :meth:`from_value` does, faster for values that already conform.
+
+        Operators call it once per value they check (declared output types, typed state), so
+        the common case (an ``int`` for ``LONG``, a ``str`` for ``STRING``, a tuple of those for
+        ``TUPLE``) is a type identity test and no conversion; anything else goes through
+        :meth:`from_value`, which converts or raises.
+        """
+        return self.from_value
+
+    def is_declared(self) -> bool:
+        """False for ``PICKLED_BYTE_ARRAY`` (any value), True for a type values are checked against."""
+        return True
 
     def __eq__(self, other: object) -> bool:
         return type(self) is type(other) and self.__dict__ == other.__dict__
@@ -89,12 +103,45 @@ class BasicTypeInfo(TypeInformation):
             raise _fail(value, self, "expected a single character")
         return value
 
+    def converter(self) -> Callable[[Any], Any]:
+        slow = self.from_value
+        if self.name in _INT_RANGES:
+            bits = _INT_RANGES[self.name]
+            low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+            def to_int(value: Any) -> Any:
+                if type(value) is int and low <= value <= high:
+                    return value
+                return slow(value)
+            return to_int
+        exact = {"STRING": str, "DOUBLE": float, "FLOAT": float, "BIG_INT": int, "BOOLEAN": bool}.get(self.name)
+        if exact is None:
+            return slow
+
+        def to_exact(value: Any) -> Any:
+            return value if type(value) is exact else slow(value)
+        return to_exact
+
     def __repr__(self) -> str:
         return f"Types.{self.name}()"
 
 
+def _exact_type(t: TypeInformation) -> tuple[type, int | None, int | None] | None:
+    """For a basic type whose conforming values are exactly one Python type: (type, low, high)."""
+    if not isinstance(t, BasicTypeInfo):
+        return None
+    if t.name in _INT_RANGES:
+        bits = _INT_RANGES[t.name]
+        return int, -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    exact = {"STRING": str, "DOUBLE": float, "FLOAT": float, "BIG_INT": int, "BOOLEAN": bool}.get(t.name)
+    return (exact, None, None) if exact is not None else None
+
+
 class PickledBytesTypeInfo(TypeInformation):
     """Any picklable Python value (PyFlink's default record type)."""
+
+    def is_declared(self) -> bool:
+        return False
 
     def __repr__(self) -> str:
         return "Types.PICKLED_BYTE_ARRAY()"
@@ -161,6 +208,35 @@ class TupleTypeInfo(TypeInformation):
         if len(value) != len(self.field_types):
             raise _fail(value, self, f"{len(value)} fields for {len(self.field_types)} field types")
         return tuple(t.from_value(v) for t, v in zip(self.field_types, value))
+
+    def converter(self) -> Callable[[Any], Any]:
+        slow = self.from_value
+        exact = [_exact_type(t) for t in self.field_types]
+        if all(e is not None for e in exact):
+            # Every field has one Python type that needs no conversion: a value whose field
+            # types are exactly those (and whose ints are in range) is returned as it is.
+            types = tuple(e[0] for e in exact)
+            ranges = [(i, e[1], e[2]) for i, e in enumerate(exact) if e[1] is not None]
+
+            def to_exact_tuple(value: Any) -> Any:
+                if type(value) is tuple and tuple(map(type, value)) == types:
+                    for i, low, high in ranges:
+                        if not low <= value[i] <= high:
+                            return slow(value)
+                    return value
+                return slow(value)
+            return to_exact_tuple
+        fields = [t.converter() for t in self.field_types]
+        size = len(fields)
+
+        def to_tuple(value: Any) -> Any:
+            if type(value) is tuple and len(value) == size:
+                try:
+                    return tuple([convert(v) for convert, v in zip(fields, value)])
+                except ValueError:
+                    pass  # from_value names the field that does not fit
+            return slow(value)
+        return to_tuple
 
     def __repr__(self) -> str:
         return f"Types.TUPLE([{', '.join(map(repr, self.field_types))}])"
@@ -320,3 +396,24 @@ class Types:
     @staticmethod
     def LIST(element_type_info: TypeInformation) -> TypeInformation:
         return ListTypeInfo(element_type_info)
+
+
+def conform(type_info: Any, value: Any, where: str, convert: Callable[[Any], Any] | None = None) -> Any:
+    """``value`` converted to the declared ``type_info``, or a ``ValueError`` saying ``where``.
+
+    ``where`` names what declared the type (``"state 'count' of KeyedProcess(Count)"``); the
+    error names it, the declared type and the value. ``convert`` is ``type_info.converter()``
+    when the caller checks many values.
+
+    >>> conform(Types.LONG(), 3, "state 'n' of Count")
+    3
+    >>> conform(Types.LONG(), "3", "state 'n' of Count")
+    Traceback (most recent call last):
+    ...
+    ValueError: state 'n' of Count is declared Types.LONG(), but the value '3' (str) does not fit it: value '3' does not fit Types.LONG(): expected an int, got str
+    """
+    try:
+        return (convert or type_info.from_value)(value)
+    except ValueError as error:
+        raise ValueError(f"{where} is declared {type_info!r}, but the value {value!r} ({type(value).__name__}) "
+                         f"does not fit it: {error}") from None

@@ -22,10 +22,14 @@ from changeflow.datastream.functions import (AggregateFunction, AllWindowFunctio
 from changeflow.datastream.operator_attributes import OperatorAttributes, OperatorAttributesBuilder
 from changeflow.datastream.side_output import OutputTag
 from changeflow.datastream.sinks import CollectSink, PrintSink
-from changeflow.datastream.state import ValueState, ValueStateDescriptor
+from changeflow.datastream.state import (AggregatingState, AggregatingStateDescriptor, ListState, ListStateDescriptor,
+                                         MapState, MapStateDescriptor, ReducingState, ReducingStateDescriptor,
+                                         StateDescriptor, ValueState, ValueStateDescriptor)
 from changeflow.datastream.windowed_stream import AllWindowedStream, CoGroupedStreams, JoinedStreams, WindowedStream
 
-__all__ = sorted(["AggregateFunction", "AllWindowFunction", "AllWindowedStream", "CachedDataStream",
+__all__ = sorted(["AggregateFunction", "AggregatingState", "AggregatingStateDescriptor", "ListState",
+                  "ListStateDescriptor", "MapState", "MapStateDescriptor", "ReducingState", "ReducingStateDescriptor",
+                  "StateDescriptor", "AllWindowFunction", "AllWindowedStream", "CachedDataStream",
                   "CloseableIterator", "CoGroupFunction", "CoGroupedStreams", "CollectSink", "DataStream",
                   "DataStreamSink", "FilterFunction", "FlatJoinFunction", "FlatMapFunction", "JobExecutionResult",
                   "JoinFunction", "JoinedStreams", "KeySelector", "KeyedProcessFunction", "KeyedStream", "MapFunction",

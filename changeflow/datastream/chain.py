@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from changeflow.common.typeinfo import conform
 from changeflow.datastream.functions import (FilterFunction, FlatMapFunction, Function, KeySelector, MapFunction,
                                              ProcessFunction, RuntimeContext, as_callable)
 from changeflow.kernels.keyed.records import KEY, ORD, VALUE, child_stamp, control_mask, dumps, fail, loads
@@ -111,15 +112,20 @@ def _process(op: Op, values: list[Any], stamps: list[bytes]) -> tuple[list[Any],
 
 
 def _convert(op: Op, values: list[Any]) -> list[Any]:
-    if op.output_type is None:
+    """The operator's outputs converted to its declared ``output_type``; a misfit names the operator."""
+    if op.output_type is None or not op.output_type.is_declared():
         return values
-    out = []
+    convert = op.output_type.converter()
+    try:
+        return [convert(v) for v in values]
+    except ValueError:
+        pass  # find the value that does not fit, to name it
     for v in values:
         try:
-            out.append(op.output_type.from_value(v))
+            conform(op.output_type, v, f"the output of {op.name}", convert)
         except ValueError as error:
             raise fail(op.name, v, error) from error
-    return out
+    raise AssertionError("unreachable: a value failed to convert once but not twice")
 
 
 class ChainRunner:

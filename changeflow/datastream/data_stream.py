@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from changeflow.common.typeinfo import PickledBytesTypeInfo, TypeInformation, Types
+from changeflow.common.typeinfo import PickledBytesTypeInfo, TypeInformation, Types, conform
 from changeflow.datastream import graph
 from changeflow.datastream.chain import Op
 from changeflow.datastream.functions import (FilterFunction, FlatMapFunction, KeyedProcessFunction, KeySelector,
@@ -87,13 +87,21 @@ class DataStream:
         return self._stateless("process", func, output_type, "Process")
 
     def key_by(self, key_selector: Callable | KeySelector, key_type: TypeInformation = None) -> "KeyedStream":
+        """Partitions by ``key_selector``; a declared ``key_type`` is enforced on every key it returns."""
         _check(key_selector, KeySelector)
+        if key_type is not None and key_type.is_declared():
+            key_selector = _TypedKeySelector(key_selector, key_type)
         return KeyedStream(self, key_selector, key_type)
 
     def union(self, *streams: "DataStream") -> "DataStream":
         for s in streams:
             if s._env is not self._env:
                 raise ValueError("union() needs streams of the same StreamExecutionEnvironment")
+            mine, theirs = self.get_type(), s.get_type()
+            if mine.is_declared() and theirs.is_declared() and mine != theirs:
+                # As Flink: the union's records are of one type, the first stream's.
+                raise TypeError(f"union() needs streams of one type: {self.get_name()} is {mine!r}, "
+                                f"{s.get_name()} is {theirs!r}")
         node = graph.UnionNode("Union", self.get_type(), streams=[self._node] + [s._node for s in streams])
         return DataStream(self._env, node)
 
@@ -169,7 +177,11 @@ class KeyedStream(DataStream):
         self._key_selector = key_selector
         self._key_type = key_type
 
-    def _keyed_reduce(self, function: Any, name: str) -> DataStream:
+    def _keyed_reduce(self, function: Any, name: str, typed: bool = True) -> DataStream:
+        # A reduce's output has its input's type: a declared one is enforced on every output
+        # (the built-in accumulations check their own field instead: typed=False).
+        if typed and self.get_type().is_declared():
+            function = _TypedReduceFunction(function, self.get_type(), name)
         node = graph.KeyedReduceNode(name, self.get_type(), input=self._node, key_selector=self._key_selector,
                                      function=function)
         return DataStream(self._env, node)
@@ -181,10 +193,12 @@ class KeyedStream(DataStream):
 
     def _accumulate(self, kind: str, position: int | str) -> DataStream:
         # Imported here: the kernel module subclasses this package's ReduceFunction.
-        from changeflow.kernels.keyed.accumulate import AccumulateReduce
+        from changeflow.kernels.keyed.accumulate import AccumulateReduce, check_sum_field
 
-        function = AccumulateReduce(kind, position)
-        return self._keyed_reduce(function, f"{kind}({position!r})")
+        # A declared non-numeric field fails here; a declared numeric one bounds the sum.
+        field_type = check_sum_field(self.get_type(), position) if kind == "sum" else None
+        function = AccumulateReduce(kind, position, field_type)
+        return self._keyed_reduce(function, f"{kind}({position!r})", typed=False)
 
     def sum(self, position_to_sum: int | str = 0) -> DataStream:
         return self._accumulate("sum", position_to_sum)
@@ -237,12 +251,89 @@ class KeyedStream(DataStream):
         return self._origin().key_by(key_selector, key_type)
 
 
+class _TypedKeySelector(KeySelector):
+    """Converts the keys a key selector returns to the declared ``key_type`` (or fails naming them)."""
+
+    def __init__(self, inner: Any, key_type: TypeInformation) -> None:
+        self.inner = inner
+        self.key_type = key_type
+        self._get = inner.get_key if isinstance(inner, KeySelector) else inner
+        self._where = f"the key of key_by({describe(inner)})"
+
+    def open(self, runtime_context):
+        if isinstance(self.inner, KeySelector):
+            self.inner.open(runtime_context)
+
+    def close(self):
+        if isinstance(self.inner, KeySelector):
+            self.inner.close()
+
+    def get_key(self, value):
+        convert = self.__dict__.get("_convert")
+        if convert is None:
+            convert = self._convert = self.key_type.converter()
+        return conform(self.key_type, self._get(value), self._where, convert)
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("_convert", None)  # a closure; rebuilt where the function runs
+        return state
+
+    def __repr__(self) -> str:
+        return describe(self.inner)
+
+
+class _TypedReduceFunction(ReduceFunction):
+    """Checks a keyed reduce's outputs against the stream's declared type (its output type too)."""
+
+    def __init__(self, inner: Any, type_info: TypeInformation, name: str) -> None:
+        self.inner = inner
+        self.type_info = type_info
+        self._reduce = inner.reduce if isinstance(inner, ReduceFunction) else inner
+        self._where = f"the output of {name}"
+        if callable(getattr(inner, "accept_first", None)):
+            self.accept_first = inner.accept_first  # sum's check of a key's first record
+
+    def open(self, runtime_context):
+        if isinstance(self.inner, ReduceFunction):
+            self.inner.open(runtime_context)
+
+    def close(self):
+        if isinstance(self.inner, ReduceFunction):
+            self.inner.close()
+
+    def is_output_idempotent(self):
+        return isinstance(self.inner, ReduceFunction) and self.inner.is_output_idempotent()
+
+    def is_output_only_after_end_of_stream(self):
+        return isinstance(self.inner, ReduceFunction) and self.inner.is_output_only_after_end_of_stream()
+
+    def reduce(self, value1, value2):
+        convert = self.__dict__.get("_convert")
+        if convert is None:
+            convert = self._convert = self.type_info.converter()
+        value = self._reduce(value1, value2)
+        try:
+            return convert(value)
+        except ValueError:
+            return conform(self.type_info, value, self._where, convert)  # raises, naming the output
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("_convert", None)  # a closure; rebuilt where the function runs
+        return state
+
+    def __repr__(self) -> str:
+        return describe(self.inner)
+
+
 class _ConvertingProcessFunction(KeyedProcessFunction):
     """Converts a KeyedProcessFunction's outputs to its declared ``output_type``."""
 
     def __init__(self, inner: KeyedProcessFunction, output_type: TypeInformation) -> None:
         self.inner = inner
         self.output_type = output_type
+        self._where = f"the output of KeyedProcess({describe(inner)})"
 
     def open(self, runtime_context):
         self.inner.open(runtime_context)
@@ -257,12 +348,23 @@ class _ConvertingProcessFunction(KeyedProcessFunction):
         return self.inner.is_output_only_after_end_of_stream()
 
     def on_timer(self, timestamp, ctx):
-        produced = self.inner.on_timer(timestamp, ctx)
-        return [self.output_type.from_value(v) for v in (produced or [])]
+        return self._converted(self.inner.on_timer(timestamp, ctx))
 
     def process_element(self, value, ctx):
-        produced = self.inner.process_element(value, ctx)
-        return [self.output_type.from_value(v) for v in (produced or [])]
+        return self._converted(self.inner.process_element(value, ctx))
+
+    def _converted(self, produced):
+        if not self.output_type.is_declared():
+            return list(produced or [])
+        convert = self.__dict__.get("_convert")
+        if convert is None:
+            convert = self._convert = self.output_type.converter()
+        return [conform(self.output_type, v, self._where, convert) for v in (produced or [])]
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("_convert", None)  # a closure; rebuilt where the function runs
+        return state
 
     def __repr__(self) -> str:
         return describe(self.inner)

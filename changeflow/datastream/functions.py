@@ -22,7 +22,9 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any, Callable
 
-from changeflow.datastream.state import ValueState, ValueStateDescriptor
+from changeflow.datastream.state import (AggregatingState, AggregatingStateDescriptor, ListState, ListStateDescriptor,
+                                         MapState, MapStateDescriptor, ReducingState, ReducingStateDescriptor,
+                                         ValueState, ValueStateDescriptor, state_for)
 
 __all__ = ["AggregateFunction", "AllWindowFunction", "CoGroupFunction", "FilterFunction", "FlatJoinFunction",
            "FlatMapFunction", "Function", "JoinFunction", "KeySelector", "KeyedProcessFunction", "MapFunction",
@@ -40,6 +42,7 @@ class RuntimeContext:
         self._parallelism = parallelism
         self._job_parameters = dict(job_parameters or {})
         self._state_of_current_key = state_of_current_key  # () -> dict, or None outside keyed functions
+        self._state_shapes: dict[str, tuple] = {}  # state name -> the descriptor kind and types it was asked with
 
     def get_task_name(self) -> str:
         return self._task_name
@@ -64,10 +67,39 @@ class RuntimeContext:
 
     def get_state(self, state_descriptor: ValueStateDescriptor) -> ValueState:
         """The :class:`ValueState` of ``state_descriptor``, scoped to the current key."""
+        return self._state(state_descriptor, ValueStateDescriptor, "get_state")
+
+    def get_list_state(self, state_descriptor: ListStateDescriptor) -> ListState:
+        """The :class:`ListState` of ``state_descriptor``, scoped to the current key."""
+        return self._state(state_descriptor, ListStateDescriptor, "get_list_state")
+
+    def get_map_state(self, state_descriptor: MapStateDescriptor) -> MapState:
+        """The :class:`MapState` of ``state_descriptor``, scoped to the current key."""
+        return self._state(state_descriptor, MapStateDescriptor, "get_map_state")
+
+    def get_reducing_state(self, state_descriptor: ReducingStateDescriptor) -> ReducingState:
+        """The :class:`ReducingState` of ``state_descriptor``, scoped to the current key."""
+        return self._state(state_descriptor, ReducingStateDescriptor, "get_reducing_state")
+
+    def get_aggregating_state(self, state_descriptor: AggregatingStateDescriptor) -> AggregatingState:
+        """The :class:`AggregatingState` of ``state_descriptor``, scoped to the current key."""
+        return self._state(state_descriptor, AggregatingStateDescriptor, "get_aggregating_state")
+
+    def _state(self, descriptor: Any, kind: type, method: str) -> Any:
+        if type(descriptor) is not kind:
+            raise TypeError(f"{method}() takes a {kind.__name__}, got {type(descriptor).__name__}")
+        name = descriptor.get_name()
         if self._state_of_current_key is None:
-            raise RuntimeError(f"keyed state {state_descriptor.get_name()!r} is only available to functions "
-                               "applied on a KeyedStream")
-        return ValueState(state_descriptor.get_name(), self._state_of_current_key)
+            raise RuntimeError(f"keyed state {name!r} is only available to functions applied on a KeyedStream")
+        # One name is one piece of state: asking for it again with another kind or type is a
+        # mistake Flink also refuses (its state would be read with the wrong serializer).
+        shape = (kind, repr(getattr(descriptor, "type_info", None)), repr(getattr(descriptor, "key_type_info", None)),
+                 repr(getattr(descriptor, "value_type_info", None)))
+        known = self._state_shapes.setdefault(name, shape)
+        if known != shape:
+            raise ValueError(f"{self._task_name}: keyed state {name!r} was already asked for as a {known[0].__name__} "
+                             f"with other types; one name cannot hold two kinds or types of state")
+        return state_for(descriptor, self._state_of_current_key, self._task_name)
 
 
 class Function(ABC):

@@ -125,3 +125,24 @@ def test_unbounded_dataframe_source_runs_in_streaming_mode_under_automatic(spark
     with pytest.raises(ValueError, match="unbounded"):
         env.set_runtime_mode(RuntimeExecutionMode.BATCH)
         env.from_source(stream).execute_and_collect()
+
+
+class StoreSecondField(KeyedProcessFunction):
+    def open(self, runtime_context):
+        self.total = runtime_context.get_state(ValueStateDescriptor("total", Types.LONG()))
+
+    def process_element(self, value, ctx):
+        self.total.update(value[1])
+        yield value
+
+
+def test_declared_types_fail_the_job_naming_what_does_not_fit(env_of):
+    # Issue "Nothing lost, nothing wrong": a string kept in a LONG state, strings summed.
+    env = env_of(RuntimeExecutionMode.BATCH)
+    rows = env.from_collection([("a", 1), ("a", "x")])
+    with pytest.raises(Exception, match=r"state 'total' of KeyedProcess\(StoreSecondField\) is declared "
+                                        r"Types.LONG\(\), but the value 'x' \(str\) does not fit it"):
+        rows.key_by(lambda r: r[0]).process(StoreSecondField()).execute_and_collect(limit=10)
+    words = env.from_collection([("a", "x"), ("a", "y")])
+    with pytest.raises(Exception, match=r"sum\(1\) adds numbers only, but field 1 is 'x' \(str\)"):
+        words.key_by(lambda r: r[0]).sum(1).execute_and_collect(limit=10)

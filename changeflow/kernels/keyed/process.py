@@ -1,14 +1,16 @@
 """Runs a user's ``KeyedProcessFunction`` over a bucket of keys at a time.
 
 Records are processed in stamp order; before each one the runner makes its
-key current, so the function's ``ValueState`` handles (obtained once in
+key current, so the function's state handles (``ValueState``, ``ListState``,
+``MapState``, ``ReducingState``, ``AggregatingState``, obtained once in
 ``open()`` from the runtime context) read and write that key's values. Each
 output gets the record's stamp extended by its index (a fan-out, see
 :mod:`.records`), so downstream order is Flink's.
 
 State: table ``keyed`` holds ``(_key, _state)``, a pickled dict of the key's
-state values by descriptor name, loaded and stored once per call for all keys
-of the batch. A key whose dict became empty (every state cleared) is deleted.
+state values by descriptor name (a value, a list, a dict or an accumulator),
+loaded and stored once per call for all keys of the batch. A key whose dict
+became empty (every state cleared) is deleted.
 
 Processing-time timers: table ``timers`` holds every pending ``(key, time)`` of
 the bucket under one reserved key, so the Spark runtime needs one Spark timer

@@ -4,7 +4,9 @@ Streaming mode emits the running value after every record (one output per
 input, stamped like it); batch mode (:meth:`KeyedReduce.final`) emits each
 key's final value once, after all its input, as Flink's batch execution does.
 The first record of a key is its initial value; the function is called as
-``reduce(running, record)``.
+``reduce(running, record)``. A function with an ``accept_first(record)`` method (the
+built-in ``sum``, which checks the summed field is a number) has it called on each key's
+first record, which ``reduce`` never sees.
 
 State: table ``acc`` holds ``(_key, _acc)``, the pickled running value per key,
 loaded and stored once per call for all keys of the batch.
@@ -74,17 +76,18 @@ class KeyedReduce:
 
     def _fold(self, batch: pd.DataFrame, running: dict[bytes, Any], emit_each: bool) -> list[bytes]:
         reduce = self._reduce_callable()
+        first = getattr(self.function, "accept_first", None)
         outputs: list[bytes] = []
         try:
             for key, blob in zip(batch[KEY], batch[VALUE]):
                 record = loads(blob)
-                if key in running:
-                    try:
+                try:
+                    if key in running:
                         value = reduce(running[key], record)
-                    except Exception as error:
-                        raise fail(self.name, record, error, loads(key)) from error
-                else:
-                    value = record
+                    else:
+                        value = first(record) if first is not None else record
+                except Exception as error:
+                    raise fail(self.name, record, error, loads(key)) from error
                 running[key] = value
                 if emit_each:
                     outputs.append(dumps(value))

@@ -86,5 +86,11 @@ def package_zip() -> str:
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
         for file in files:
             archive.write(file, os.path.join("changeflow", os.path.relpath(file, root)))
+        # zipimport finds no namespace packages (changeflow/plan, changeflow/runtime/spark have no
+        # __init__.py): an empty one makes each directory of modules a package inside the zip.
+        packages = {os.path.dirname(os.path.relpath(f, root)) for f in files if f.endswith(".py")}
+        for package in sorted(packages):
+            if not os.path.exists(os.path.join(root, package, "__init__.py")):
+                archive.writestr(os.path.join("changeflow", package, "__init__.py"), "")
     _zip = path
     return path

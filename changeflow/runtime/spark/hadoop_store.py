@@ -6,10 +6,9 @@ filesystems Spark itself uses for the path's scheme (``hdfs://``, ``s3a://``,
 ...), configured by the session's Hadoop configuration. It runs on the driver
 only (it calls the JVM through py4j).
 
-Where Hadoop filesystems differ from a local disk: ``replace`` deletes the
-target and then renames (two steps; Hadoop's ``rename`` does not overwrite),
-``publish`` is atomic where the filesystem's ``rename`` is (HDFS: it fails
-when the target exists), and ``set_modified_ms`` does nothing on object
+Where Hadoop filesystems differ from a local disk: ``replace`` and
+``publish`` are atomic where the filesystem's renames are (HDFS; object
+stores such as S3A copy), and ``set_modified_ms`` does nothing on object
 stores that keep no settable modification time (S3A).
 """
 
@@ -25,6 +24,7 @@ class HadoopFileStore:
 
     def __init__(self, spark: SparkSession) -> None:
         self._jvm = spark.sparkContext._jvm
+        self._gateway = spark.sparkContext._gateway
         self._conf = spark.sparkContext._jsc.hadoopConfiguration()
 
     def _resolve(self, path: str):
@@ -72,12 +72,14 @@ class HadoopFileStore:
             stream.close()
 
     def replace(self, source: str, target: str) -> None:
-        fs, src = self._resolve(source)
+        # FileSystem.rename never overwrites; FileContext.rename with OVERWRITE does, atomically on HDFS.
+        _, src = self._resolve(source)
         _, dst = self._resolve(target)
-        if fs.exists(dst) and not fs.getFileStatus(dst).isDirectory():
-            fs.delete(dst, False)
-        if not fs.rename(src, dst):
-            raise OSError(f"could not rename {source} to {target}")
+        hadoop_fs = self._jvm.org.apache.hadoop.fs
+        options = self._gateway.new_array(hadoop_fs.Options.Rename, 1)
+        options[0] = hadoop_fs.Options.Rename.OVERWRITE
+        context = hadoop_fs.FileContext.getFileContext(dst.toUri(), self._conf)
+        context.rename(src, dst, options)
 
     def publish(self, source: str, target: str) -> bool:
         fs, src = self._resolve(source)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import site
 import socket
@@ -146,6 +147,7 @@ def cluster():
         if spark is not None:
             spark.stop()
         _stop(processes)
+        shutil.rmtree(root, ignore_errors=True)  # the venv, the Workers' directories, the tests' files
 
 
 def _executors_import_changeflow(spark) -> bool:

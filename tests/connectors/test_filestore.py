@@ -7,7 +7,6 @@ real JVM code path (``org.apache.hadoop.fs.FileSystem``) over the local disk.
 from __future__ import annotations
 
 import os
-import zipfile
 
 import pytest
 
@@ -146,48 +145,6 @@ def test_staged_files_off_a_local_master_need_the_checkpoint_dir(tmp_path):
         remove_directory(driver_only)
     shared = temporary_directory(f"file://{tmp_path}")
     require_shared("spark://host:7077", shared + "/source-1", "source s")  # below the checkpoint dir: fine
-
-
-def test_the_package_zip_holds_every_module_as_a_package(tmp_path):
-    import changeflow
-    from changeflow.runtime.spark import shipping
-
-    path = shipping.package_zip()
-    assert shipping.package_zip() == path  # built once per process
-    names = set(zipfile.ZipFile(path).namelist())
-    root = os.path.dirname(changeflow.__file__)
-    for directory, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if d != "__pycache__"]
-        relative = os.path.relpath(directory, os.path.dirname(root))
-        for f in files:
-            if f.endswith(".py"):
-                assert os.path.join(relative, f) in names
-                assert os.path.join(relative, "__init__.py") in names  # zipimport has no namespace packages
-    assert not any("__pycache__" in n for n in names)
-
-
-def test_ship_package_is_an_option():
-    from changeflow.common import Configuration
-
-    conf = Configuration()
-    assert conf.get("changeflow.ship-package") is True
-    conf.set_string("changeflow.ship-package", "false")
-    assert conf.get("changeflow.ship-package") is False
-    with pytest.raises(ValueError, match="changeflow.ship-package"):
-        conf.set_string("changeflow.ship-package", "sometimes")
-
-
-@pytest.mark.spark
-def test_a_local_session_ships_nothing_and_serves_hadoop_schemes(spark, monkeypatch):
-    from changeflow.runtime.spark import shipping
-    from changeflow.runtime.spark.hadoop_store import HadoopFileStore
-
-    added = []
-    monkeypatch.setattr(type(spark.sparkContext), "addPyFile", lambda self, path: added.append(path))
-    shipping.prepare(spark)
-    assert added == []  # local[...]: the executors are the driver's threads
-    assert isinstance(filestore.store_for("hdfs://nn:8020/x"), HadoopFileStore)
-    assert filestore.store_for("file:///x") is filestore.LOCAL
 
 
 def _csv_table(path: str):

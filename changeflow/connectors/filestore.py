@@ -22,10 +22,9 @@ can be handed to Spark as it is.
 (True, '/tmp/a', '/tmp/a')
 >>> join("hdfs://nn:8020/ck", "job", "checkpoint")
 'hdfs://nn:8020/ck/job/checkpoint'
->>> store_for("gs://bucket/x")
-Traceback (most recent call last):
-...
-ValueError: No file store for scheme 'gs' of path 'gs://bucket/x': a Hadoop filesystem URI needs the Spark runtime (an environment that has started or been given its SparkSession).
+
+Before the runtime registers a store for a scheme, a path of that scheme fails
+naming it: ``No file store for scheme 'hdfs' of path 'hdfs://nn/t'``.
 """
 
 from __future__ import annotations

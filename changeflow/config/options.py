@@ -922,6 +922,19 @@ CHANGEFLOW_SPARK_MASTER = register(
     )
 )
 
+CHANGEFLOW_SHIP_PACKAGE = register(
+    ConfigOption(
+        "changeflow.ship-package",
+        OptionType.BOOLEAN,
+        True,
+        description=(
+            "Off a local[...] master, add a zip of the driver's changeflow package to the "
+            "session (SparkContext.addPyFile) so that executors without changeflow run it. "
+            "false: the executors' Python environment provides changeflow."
+        ),
+    )
+)
+
 CHANGEFLOW_STATE_BUCKETS = register(
     ConfigOption(
         "changeflow.state.buckets",

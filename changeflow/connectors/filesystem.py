@@ -31,6 +31,7 @@ import re
 from changeflow.catalog import CatalogTable
 from changeflow.common.row_kind import RowKind
 from changeflow.common.types import DataTypes
+from changeflow.connectors import filestore
 from changeflow.connectors.formats import FORMATS, CsvFormat, JsonFormat, ParquetFormat
 from changeflow.connectors.options import boolean, check_keys, duration_ms, failure
 from changeflow.connectors.sink_job import SinkJob
@@ -101,16 +102,10 @@ def data_files(path: str) -> list[str]:
     >>> [os.path.basename(f) for f in data_files(d)]
     ['b9.csv', 'b10.csv', 'part-00000000000000000002-cd34-0', 'part-00000000000000000010-ab12-3']
     """
-    if os.path.isfile(path):
-        return [path]
-    if not os.path.isdir(path):
-        return []
-    found = []
-    for root, dirs, files in os.walk(path):
-        dirs[:] = sorted((d for d in dirs if not d.startswith((".", "_"))), key=_natural)
-        found.extend(os.path.join(root, f) for f in sorted((f for f in files if not f.startswith((".", "_"))),
-                                                            key=_file_order))
-    return found
+    store = filestore.store_for(path)  # a local path or a Hadoop URI (hdfs://, file://, ...)
+    if not store.is_dir(path):
+        return [path] if store.exists(path) else []
+    return list(filestore.walk_files(path, lambda name: not name.startswith((".", "_")), _file_order, _natural))
 
 
 class FileSystemSource:
@@ -139,12 +134,12 @@ class FileSystemSource:
 
     def rows(self) -> list[tuple]:
         """Every row of the files present now (the bounded read)."""
-        if not os.path.exists(self.path):
+        store = filestore.store_for(self.path)
+        if not store.exists(self.path):
             raise FileNotFoundError(f"File {self.path} of table '{self.table.name}' does not exist")
         rows: list[tuple] = []
         for file in data_files(self.path):
-            with open(file, "rb") as f:
-                rows.extend(self.decode(f.read(), file))
+            rows.extend(self.decode(store.read_bytes(file), file))
         return rows
 
 
@@ -166,7 +161,7 @@ class FileSystemSink:
         self._job: SinkJob | None = None
         self._next_sequence: int | None = None  # re-read from the directory when another writer took one
         self._written: dict[int, str] | None = None  # this writer's batch id -> its file name
-        self._last_mtime_ns: int | None = None  # of the last file this sink published
+        self._last_mtime_ms: int | None = None  # of the last file this sink published
 
     @property
     def accepts_updates(self) -> bool:
@@ -184,6 +179,7 @@ class FileSystemSink:
         Without a batch id (a batch job's single write, a direct call) the write is always a new file.
         """
         data = self._encode(changes)
+        store = filestore.store_for(self.path)  # a local path or a Hadoop URI (hdfs://, file://, ...)
         job = self._job or SinkJob.fresh()
         self._job = job
         written = self._files_of(job.writer)
@@ -192,15 +188,14 @@ class FileSystemSink:
         earlier = written.get(batch_id)
         if data is None:
             if earlier is not None:  # the batch ran again and now writes nothing: its first attempt goes
-                os.remove(os.path.join(self.path, earlier))
+                store.delete(filestore.join(self.path, earlier))
                 del self._files_of(job.writer)[batch_id]
             return
-        os.makedirs(self.path, exist_ok=True)
-        hidden = os.path.join(self.path, f".part-{job.writer}-{batch_id}.inprogress")
-        with open(hidden, "wb") as f:
-            f.write(data)
+        store.makedirs(self.path)
+        hidden = filestore.join(self.path, f".part-{job.writer}-{batch_id}.inprogress")
+        store.write_bytes(hidden, data)
         if earlier is not None:
-            os.replace(hidden, os.path.join(self.path, earlier))
+            store.replace(hidden, filestore.join(self.path, earlier))
             return
         self._files_of(job.writer)[batch_id] = self._publish(hidden, job.writer, batch_id)
 
@@ -229,22 +224,20 @@ class FileSystemSink:
         """Give the written file the next sequence number; a hard link claims it atomically.
 
         Another job writing the same directory may take a number first: the link
-        then fails and the directory is read again for the next free one.
+        (the store's ``publish``) then fails and the directory is read again for the next free one.
         """
+        store = filestore.store_for(self.path)
         while True:
             if self._next_sequence is None:
                 parts = sorted((int(m.group(1)), m.group(0)) for m in map(_PART.match, _listing(self.path)) if m)
                 self._next_sequence = parts[-1][0] + 1 if parts else 0
                 if parts:  # the newest file, perhaps another job's: ours come after it
-                    last = os.stat(os.path.join(self.path, parts[-1][1])).st_mtime_ns
-                    self._last_mtime_ns = max(self._last_mtime_ns or 0, last)
+                    last = store.modified_ms(filestore.join(self.path, parts[-1][1]))
+                    self._last_mtime_ms = max(self._last_mtime_ms or 0, last)
             name = f"part-{self._next_sequence:020d}-{writer}-{batch_id}"
-            try:
-                os.link(hidden, os.path.join(self.path, name))
-            except FileExistsError:
+            if not store.publish(hidden, filestore.join(self.path, name)):
                 self._next_sequence = None
                 continue
-            os.remove(hidden)
             self._next_sequence += 1
             self._order_modification_time(name)
             return name
@@ -257,16 +250,17 @@ class FileSystemSink:
         two files written within one millisecond would otherwise tie, and a
         tie is broken by the listing's order, which a local disk does not sort.
         """
-        path = os.path.join(self.path, name)
-        mtime_ns = os.stat(path).st_mtime_ns
-        if self._last_mtime_ns is not None and mtime_ns < self._last_mtime_ns + 1_000_000:
-            mtime_ns = self._last_mtime_ns + 1_000_000
-            os.utime(path, ns=(mtime_ns, mtime_ns))
-        self._last_mtime_ns = mtime_ns
+        path = filestore.join(self.path, name)
+        store = filestore.store_for(path)
+        mtime_ms = store.modified_ms(path)
+        if self._last_mtime_ms is not None and mtime_ms < self._last_mtime_ms + 1:
+            mtime_ms = self._last_mtime_ms + 1
+            store.set_modified_ms(path, mtime_ms)
+        self._last_mtime_ms = mtime_ms
 
     def close(self) -> None:
         pass
 
 
 def _listing(path: str) -> list[str]:
-    return os.listdir(path) if os.path.isdir(path) else []
+    return [name for name, _ in filestore.store_for(path).entries(path)]

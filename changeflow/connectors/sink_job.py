@@ -25,9 +25,10 @@ recording it delivers it again (at least once), any other repeat is skipped.
 
 from __future__ import annotations
 
-import os
 import uuid
 from dataclasses import dataclass, field
+
+from changeflow.connectors import filestore
 
 _WRITER_FILE = "sink-writer"
 _DELIVERED_FILE = "sink-delivered"
@@ -50,10 +51,10 @@ class SinkJob:
     def delivered(self) -> int:
         """The last micro-batch id delivered to the sinks (-1 before the first)."""
         if self.directory is not None:
-            path = os.path.join(self.directory, _DELIVERED_FILE)
-            if os.path.exists(path):
-                with open(path, encoding="ascii") as f:
-                    return int(f.read().strip() or -1)
+            path = filestore.join(self.directory, _DELIVERED_FILE)
+            store = filestore.store_for(path)
+            if store.exists(path):
+                return int(store.read_bytes(path).decode("ascii").strip() or -1)
             return -1
         return self._delivered[0]
 
@@ -61,7 +62,7 @@ class SinkJob:
         """Record that micro-batch ``batch_id`` reached every sink."""
         self._delivered[0] = batch_id
         if self.directory is not None:
-            _replace_text(os.path.join(self.directory, _DELIVERED_FILE), str(batch_id))
+            filestore.write_atomically(filestore.join(self.directory, _DELIVERED_FILE), str(batch_id).encode("ascii"))
 
     @staticmethod
     def in_directory(workdir: str, resumed: bool) -> "SinkJob":
@@ -72,21 +73,13 @@ class SinkJob:
         >>> SinkJob.in_directory(d, False).writer == SinkJob.in_directory(d, True).writer
         True
         """
-        path = os.path.join(workdir, _WRITER_FILE)
-        if os.path.exists(path):
-            with open(path, encoding="ascii") as f:
-                writer = f.read().strip()
+        path = filestore.join(workdir, _WRITER_FILE)
+        store = filestore.store_for(path)
+        if store.exists(path):
+            writer = store.read_bytes(path).decode("ascii").strip()
             if writer:
                 return SinkJob(writer, resumed, workdir)
         writer = uuid.uuid4().hex[:12]
-        _replace_text(path, writer)
+        filestore.write_atomically(path, writer.encode("ascii"))
         return SinkJob(writer, resumed, workdir)
 
-
-def _replace_text(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` atomically: a reader sees the old content or the new, never half."""
-    directory, name = os.path.split(path)
-    hidden = os.path.join(directory, f".{name}.tmp")
-    with open(hidden, "w", encoding="ascii") as f:
-        f.write(text)
-    os.replace(hidden, path)

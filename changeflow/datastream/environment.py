@@ -197,9 +197,10 @@ class StreamExecutionEnvironment:
         if cache_nodes([n for n, _ in outputs]):  # before starting Spark: the mode may have changed since cache()
             check_batch(self, [n for n, _ in outputs])
         if self._spark is None:
-            self._spark = session.get_or_create(self._config.get("changeflow.spark.master"))
+            self._spark = session.get_or_create(self._config.get("changeflow.spark.master"),
+                                                ship_package=self._config.get("changeflow.ship-package"))
         else:
-            session.check(self._spark)
+            session.check(self._spark, self._config.get("changeflow.ship-package"))
         from changeflow.runtime.spark.flush import flush_policy
 
         streaming = self.is_streaming([n for n, _ in outputs])

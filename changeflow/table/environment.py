@@ -406,9 +406,10 @@ class TableEnvironment:
             from changeflow.runtime.spark.jobs import SparkJobs
 
             if self._spark is None:
-                self._spark = session.get_or_create(self._option("changeflow.spark.master"))
+                self._spark = session.get_or_create(self._option("changeflow.spark.master"),
+                                                    ship_package=self._option("changeflow.ship-package"))
             else:
-                session.check(self._spark)
+                session.check(self._spark, self._option("changeflow.ship-package"))
             self._jobs = SparkJobs(self._spark, self._option("changeflow.checkpoint-dir"))
         return self._jobs
 

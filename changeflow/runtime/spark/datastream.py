@@ -50,7 +50,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -72,8 +71,9 @@ from changeflow.runtime.spark.cache import JobCaches
 from changeflow.runtime.spark.end_of_input import CONTROL, END_OF_INPUT, FLUSH, ControlFanOut, control_of
 from changeflow.runtime.spark.flush import BucketBuffer, BucketFlusher, FlushPolicy, MemoryFlusher, flushes_from_timers
 from changeflow.runtime.spark.flush_signals import run_to_end, signal_stream
+from changeflow.connectors import filestore
 from changeflow.connectors.sink_job import SinkJob
-from changeflow.runtime.spark.job_directory import already_written, committed_batches, job_directory
+from changeflow.runtime.spark.job_directory import already_written, committed_batches, job_directory, require_shared
 from changeflow.runtime.spark.packing import BUCKET, PACKED, Packer
 from changeflow.runtime.spark.processor import KernelProcessor
 from changeflow.runtime.spark.query_start import start_query
@@ -271,6 +271,7 @@ class DataStreamJob:
         if not self.settings.streaming:
             return records
         directory = self._source_directory(node)
+        require_shared(self.spark.sparkContext.master, directory, f"source {node.name}")
         if not already_written(directory):  # a resumed job reads the files its first run wrote
             records.orderBy(ORD).write.mode("overwrite").option(
                 "maxRecordsPerFile", self.settings.rows_per_batch).parquet(directory)
@@ -283,11 +284,12 @@ class DataStreamJob:
                 return self.spark.createDataFrame([], _RECORDS)
             return self.spark.createDataFrame(table.to_pandas(), schema=_RECORDS)
         directory = self._source_directory(node)
-        if not already_written(directory):
-            os.makedirs(directory, exist_ok=True)
+        require_shared(self.spark.sparkContext.master, directory, f"source {node.name}")
+        if not already_written(directory):  # a local path or a Hadoop URI (connectors/filestore.py)
+            filestore.store_for(directory).makedirs(directory)
             rows = self.settings.rows_per_batch
             for i, start in enumerate(range(0, max(table.num_rows, 1), rows)):
-                pq.write_table(table.slice(start, rows), os.path.join(directory, f"part-{i:08d}.parquet"))
+                filestore.write_parquet(filestore.join(directory, f"part-{i:08d}.parquet"), table.slice(start, rows))
             self._end_of_input(directory, node)
         return self._file_stream(directory)
 
@@ -303,14 +305,15 @@ class DataStreamJob:
         marker = pa.table({VALUE: pa.array([CONTROL_VALUE], pa.binary()),
                            ORD: pa.array([control_stamp(END_OF_INPUT, self._source_numbers[node.id])], pa.binary())})
         # The name sorts after every data file: the file source reads it last (see _file_stream).
-        pq.write_table(marker, os.path.join(directory, "zz-end-of-input.parquet"))
+        filestore.write_parquet(filestore.join(directory, "zz-end-of-input.parquet"), marker)
 
     def _file_stream(self, directory: str) -> DataFrame:
         # The file source takes files oldest first: give them increasing times in name order so
         # micro-batches are prefixes of the input.
-        names = sorted(n for n in os.listdir(directory) if n.endswith(".parquet"))
+        store = filestore.store_for(directory)
+        names = sorted(n for n, _ in store.entries(directory) if n.endswith(".parquet"))
         for i, name in enumerate(names):
-            os.utime(os.path.join(directory, name), (1_000_000_000 + i, 1_000_000_000 + i))
+            store.set_modified_ms(filestore.join(directory, name), (1_000_000_000 + i) * 1000)
         return self.spark.readStream.schema(_RECORDS).option("maxFilesPerTrigger", 1).parquet(directory)
 
 

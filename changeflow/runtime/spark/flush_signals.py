@@ -23,31 +23,37 @@ that buffer (not memory-only) over an unbounded Spark stream.
 
 from __future__ import annotations
 
-import os
 from typing import Callable, Sequence
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 
+from changeflow.connectors import filestore
 from changeflow.runtime.spark.end_of_input import FLUSH
 
 SIGNAL_COLUMN = "signal"
 
 
 def signal_stream(spark: SparkSession, directory: str) -> DataFrame:
-    """A stream of the flush signals written into ``directory`` (one ``signal`` column, ``FLUSH``)."""
-    os.makedirs(directory, exist_ok=True)
+    """A stream of the flush signals written into ``directory`` (one ``signal`` column, ``FLUSH``).
+
+    ``directory`` is a local path or a Hadoop URI (:mod:`changeflow.connectors.filestore`).
+    """
+    from changeflow.runtime.spark.job_directory import require_shared
+
+    require_shared(spark.sparkContext.master, directory, "the flush signal stream of an unbounded source")
+    filestore.store_for(directory).makedirs(directory)
     return spark.readStream.schema(f"{SIGNAL_COLUMN} long").parquet(directory)
 
 
 def send_flush(directories: Sequence[str]) -> None:
     """Write one flush signal into each signal directory (a new file: the file source reads each once)."""
     for directory in directories:
-        name = f"flush-{len(os.listdir(directory)):08d}.parquet"
-        hidden = os.path.join(directory, "." + name)  # the file source skips hidden files until the rename
-        pq.write_table(pa.table({SIGNAL_COLUMN: pa.array([FLUSH], pa.int64())}), hidden)
-        os.replace(hidden, os.path.join(directory, name))
+        store = filestore.store_for(directory)
+        name = f"flush-{len(store.entries(directory)):08d}.parquet"
+        hidden = filestore.join(directory, "." + name)  # the file source skips hidden files until the rename
+        filestore.write_parquet(hidden, pa.table({SIGNAL_COLUMN: pa.array([FLUSH], pa.int64())}))
+        store.replace(hidden, filestore.join(directory, name))
 
 
 def run_to_end(start: Callable[[], object], directories: Sequence[str],

@@ -34,10 +34,13 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import shutil
 import tempfile
+import uuid
 from contextlib import contextmanager
 from typing import Iterator
+
+from changeflow.connectors import filestore
+from changeflow.runtime.spark.shipping import shares_driver_disk
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
@@ -59,24 +62,73 @@ def directory_name(job_name: str) -> str:
 
 @contextmanager
 def job_directory(checkpoint_root: str | None, job_name: str | None, prefix: str = "changeflow-") -> Iterator[str]:
-    """The job's working directory: kept under ``checkpoint_root`` for a named job, else temporary."""
+    """The job's working directory: kept under ``checkpoint_root`` for a named job, else temporary.
+
+    ``checkpoint_root`` is a local path or a Hadoop URI (:mod:`changeflow.connectors.filestore`);
+    the directory is spelt the same way, so Spark can be given it as it is.
+    """
     if checkpoint_root is not None and job_name is not None:
-        path = os.path.join(checkpoint_root, directory_name(job_name))
-        os.makedirs(path, exist_ok=True)
+        path = filestore.join(checkpoint_root, directory_name(job_name))
+        filestore.store_for(path).makedirs(path)
         yield path
         return
     path = temporary_directory(checkpoint_root, prefix)
     try:
         yield path
     finally:
-        shutil.rmtree(path, ignore_errors=True)
+        remove_directory(path)
+
+
+_driver_temporary: set[str] = set()  # temporary directories on the driver's disk (no checkpoint root)
 
 
 def temporary_directory(checkpoint_root: str | None, prefix: str = "changeflow-") -> str:
     """A new directory below ``checkpoint_root`` (created if missing), or below the system's temp dir."""
-    if checkpoint_root is not None:
-        os.makedirs(checkpoint_root, exist_ok=True)
-    return tempfile.mkdtemp(prefix=prefix, dir=checkpoint_root)
+    if checkpoint_root is None:
+        path = tempfile.mkdtemp(prefix=prefix)
+        _driver_temporary.add(path)
+        return path
+    if filestore.is_local(checkpoint_root):
+        local_root = filestore.local_path(checkpoint_root)
+        os.makedirs(local_root, exist_ok=True)
+        return filestore.join(checkpoint_root, os.path.basename(tempfile.mkdtemp(prefix=prefix, dir=local_root)))
+    path = filestore.join(checkpoint_root, prefix + uuid.uuid4().hex[:16])
+    filestore.store_for(path).makedirs(path)
+    return path
+
+
+def remove_directory(path: str) -> None:
+    """Remove a job's temporary directory and everything in it; a failure leaves it behind, unreported."""
+    _driver_temporary.discard(path)
+    try:
+        filestore.store_for(path).delete(path, recursive=True)
+    except Exception:  # noqa: BLE001 - as rmtree(ignore_errors=True): a leftover directory is harmless
+        pass
+
+
+def require_shared(master: str, directory: str, what: str) -> None:
+    """Refuse to stage files executors must read in a directory on the driver's own disk.
+
+    Without ``changeflow.checkpoint-dir`` a job's directory is a temporary one
+    on the driver's machine; executors on other machines cannot read files
+    there. ``local[...]`` and ``local-cluster[...]`` run every executor on the
+    driver's machine, so any directory does.
+
+    >>> d = temporary_directory(None)
+    >>> require_shared("local[2]", d, "source x")
+    >>> require_shared("spark://h:7077", filestore.join(d, "source-1"), "source x")
+    Traceback (most recent call last):
+    ...
+    ValueError: source x is staged as files that the executors read, but this job's directory is a temporary directory on the driver's disk, which executors off the driver's machine cannot read (master spark://h:7077). Set changeflow.checkpoint-dir to storage every executor reads (an hdfs://, s3a:// or shared file:// URI).
+    >>> remove_directory(d)
+    """
+    if shares_driver_disk(master):
+        return
+    if any(directory == d or directory.startswith(d.rstrip(os.sep) + os.sep) for d in _driver_temporary):
+        raise ValueError(f"{what} is staged as files that the executors read, but this job's directory is a "
+                         "temporary directory on the driver's disk, which executors off the driver's machine "
+                         f"cannot read (master {master}). Set changeflow.checkpoint-dir to storage every executor "
+                         "reads (an hdfs://, s3a:// or shared file:// URI).")
 
 
 def committed_batches(workdir: str) -> list[int]:
@@ -89,11 +141,11 @@ def committed_batches(workdir: str) -> list[int]:
     >>> os.makedirs(os.path.join(d, "checkpoint", "commits")); open(os.path.join(d, "checkpoint", "commits", "0"), "w").close()
     >>> committed_batches(d)
     [0]
+    >>> committed_batches("file://" + d)
+    [0]
     """
-    commits = os.path.join(workdir, "checkpoint", "commits")
-    if not os.path.isdir(commits):
-        return []
-    return sorted(int(n) for n in os.listdir(commits) if n.isdigit())
+    commits = filestore.join(workdir, "checkpoint", "commits")
+    return sorted(int(n) for n, is_dir in filestore.store_for(commits).entries(commits) if n.isdigit() and not is_dir)
 
 
 def already_written(directory: str) -> bool:
@@ -103,4 +155,4 @@ def already_written(directory: str) -> bool:
     files already read, and rewritten files (Spark names its part files with a
     random id) would be read a second time.
     """
-    return os.path.isdir(directory) and any(n.endswith(".parquet") for n in os.listdir(directory))
+    return any(n.endswith(".parquet") for n, _ in filestore.store_for(directory).entries(directory))

@@ -14,7 +14,6 @@ job and raises its error.
 from __future__ import annotations
 
 import queue
-import shutil
 import threading
 from typing import Any, Iterator
 
@@ -30,7 +29,8 @@ from changeflow.plan.nodes import PlanNode, Sink
 from changeflow.runtime.spark.batch import BatchTranslator
 from changeflow.runtime.spark.flush_signals import run_to_end
 from changeflow.connectors.sink_job import SinkJob
-from changeflow.runtime.spark.job_directory import committed_batches, job_directory, temporary_directory
+from changeflow.runtime.spark.job_directory import (committed_batches, job_directory, remove_directory,
+                                                    temporary_directory)
 from changeflow.runtime.spark.query_start import start_query
 from changeflow.runtime.spark.streaming import StreamingSettings, StreamingTranslator
 
@@ -202,7 +202,7 @@ class LiveQuery:
 
     def stop(self) -> None:
         self.query.stop()
-        shutil.rmtree(self._workdir, ignore_errors=True)
+        remove_directory(self._workdir)
 
 
 class InsertJob:

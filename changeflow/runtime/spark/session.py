@@ -8,11 +8,14 @@ import threading
 
 from pyspark.sql import SparkSession
 
+from changeflow.runtime.spark import shipping
+
 _ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 _lock = threading.Lock()
 
 
-def get_or_create(master: str = "local[*]", extra: dict[str, str] | None = None) -> SparkSession:
+def get_or_create(master: str = "local[*]", extra: dict[str, str] | None = None,
+                  ship_package: bool = True) -> SparkSession:
     """A SparkSession able to run changeflow's stateful operators.
 
     transformWithStateInPandas needs the RocksDB state store provider and the Python
@@ -24,7 +27,7 @@ def get_or_create(master: str = "local[*]", extra: dict[str, str] | None = None)
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
         active = SparkSession.getActiveSession()
         if active is not None:
-            check(active)
+            check(active, ship_package)
             return active
         builder = (
             SparkSession.builder.master(master)
@@ -46,10 +49,12 @@ def get_or_create(master: str = "local[*]", extra: dict[str, str] | None = None)
             builder = builder.config(key, value)
         session = builder.getOrCreate()
         session.sparkContext.setLogLevel("ERROR")
+        shipping.prepare(session, ship_package)  # off local[...]: changeflow to the executors (.shipping)
         return session
 
 
-def check(session: SparkSession) -> None:
+def check(session: SparkSession, ship_package: bool = True) -> None:
+    shipping.prepare(session, ship_package)  # off local[...]: changeflow to the executors (.shipping)
     provider = session.conf.get("spark.sql.streaming.stateStore.providerClass", "")
     if provider != _ROCKSDB:
         # The provider is a runtime SQL conf: set it for this session rather than fail.

@@ -9,21 +9,20 @@ input order after Spark's shuffles.
 
 from __future__ import annotations
 
-import os
 import warnings
 
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.errors import AnalysisException
 
 from changeflow.common.types import DataType
+from changeflow.connectors import filestore
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.plan.nodes import Source
-from changeflow.runtime.spark.job_directory import already_written
+from changeflow.runtime.spark.job_directory import already_written, require_shared
 from changeflow.runtime.spark.spark_types import struct
 
 _ARROW = {
@@ -86,7 +85,7 @@ def stream_frame(spark: SparkSession, node: Source, directory: str, rows_per_bat
     if node.kind == "spark" and node.payload.isStreaming:
         return _ordered_stream(node)
     if not already_written(directory):  # a resumed job reads the files its first run wrote
-        _write_stream_files(node, directory, rows_per_batch, end_of_input)
+        _write_stream_files(spark, node, directory, rows_per_batch, end_of_input)
     schema = struct(node.schema).add(SEQ, T.LongType(), True)
     stream = spark.readStream.schema(schema).option("maxFilesPerTrigger", 1).parquet(directory)
     return bounded_changes(stream, node, end_of_input)
@@ -108,9 +107,14 @@ def bounded_changes(stream: DataFrame, node: Source, end_of_input: bool) -> Data
     return stream.select(*[F.col(f"`{n}`") for n in node.field_names], kind.alias(KIND), F.col(SEQ), sub.alias(SUB))
 
 
-def _write_stream_files(node: Source, directory: str, rows_per_batch: int, end_of_input: bool) -> None:
-    """The bounded source as Parquet files of ``rows_per_batch`` rows, taken one per micro-batch in name order."""
-    os.makedirs(directory, exist_ok=True)
+def _write_stream_files(spark: SparkSession, node: Source, directory: str, rows_per_batch: int,
+                        end_of_input: bool) -> None:
+    """The bounded source as Parquet files of ``rows_per_batch`` rows, taken one per micro-batch in name order.
+
+    ``directory`` is a local path or a Hadoop URI (:mod:`changeflow.connectors.filestore`).
+    """
+    require_shared(spark.sparkContext.master, directory, f"source {node.name}")
+    filestore.store_for(directory).makedirs(directory)
     if node.kind == "spark":
         df = node.payload.withColumn(SEQ, F.monotonically_increasing_id())
         df.write.mode("overwrite").option("maxRecordsPerFile", rows_per_batch).parquet(directory)
@@ -119,7 +123,7 @@ def _write_stream_files(node: Source, directory: str, rows_per_batch: int, end_o
         table = table.append_column(SEQ, pa.array(range(table.num_rows), type=pa.int64()))
         for i, start in enumerate(range(0, max(table.num_rows, 1), rows_per_batch)):
             # Zero-padded names: the file source orders files of one listing by name.
-            pq.write_table(table.slice(start, rows_per_batch), os.path.join(directory, f"part-{i:08d}.parquet"))
+            filestore.write_parquet(filestore.join(directory, f"part-{i:08d}.parquet"), table.slice(start, rows_per_batch))
     if end_of_input:
         _write_end_marker(node, directory)
     _order_by_name(directory)
@@ -134,8 +138,8 @@ def _write_end_marker(node: Source, directory: str) -> None:
 
     arrays = [pa.nulls(1, type=_arrow_type(t)) for _, t in node.schema]
     arrays.append(pa.array([END_OF_INPUT], type=pa.int64()))
-    pq.write_table(pa.Table.from_arrays(arrays, names=node.field_names + [SEQ]),
-                   os.path.join(directory, "part-zzzzzzzz-end-of-input.parquet"))
+    filestore.write_parquet(filestore.join(directory, "part-zzzzzzzz-end-of-input.parquet"),
+                            pa.Table.from_arrays(arrays, names=node.field_names + [SEQ]))
 
 
 def flush_signal_rows(spark: SparkSession, node: Source, directory: str) -> DataFrame:
@@ -176,9 +180,10 @@ def _order_by_name(directory: str) -> None:
     second would otherwise be taken in an arbitrary order, and micro-batches
     would no longer be prefixes of the input.
     """
-    names = sorted(n for n in os.listdir(directory) if n.endswith(".parquet"))
+    store = filestore.store_for(directory)
+    names = sorted(n for n, _ in store.entries(directory) if n.endswith(".parquet"))
     for i, name in enumerate(names):
-        os.utime(os.path.join(directory, name), (1_000_000_000 + i, 1_000_000_000 + i))
+        store.set_modified_ms(filestore.join(directory, name), (1_000_000_000 + i) * 1000)
 
 
 def _arrow_type(t: DataType) -> pa.DataType:

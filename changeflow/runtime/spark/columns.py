@@ -1,7 +1,9 @@
 """Compiles expressions to Spark Columns, so stateless work stays in the JVM.
 
-Where Spark and Flink disagree the compiled Column follows Flink: ``/`` between
-integers is integer division (truncating toward zero), as in Flink SQL; a
+Where Spark and Flink disagree the compiled Column follows Flink: arithmetic is
+Java's whatever Spark's ANSI mode (:mod:`.arithmetic`: integers wrap on overflow,
+``/`` between integers truncates toward zero, a division by zero fails naming the
+SQL expression, a DOUBLE divided by zero is infinite, a DECIMAL overflow is NULL); a
 function's result is cast to the type Flink gives it (``FLOOR`` of a DOUBLE
 stays DOUBLE); parsing functions that Flink makes return NULL on bad input
 (``TO_TIMESTAMP``, ``TO_DATE``, ``SPLIT_INDEX`` past the end) use Spark's

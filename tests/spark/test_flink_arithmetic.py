@@ -76,3 +76,45 @@ def test_sum_and_avg_of_bigint_and_int_wrap_in_both_modes(env):
     # SUM(INT) is an INT in Flink and wraps at 32 bits: MAX + 5 = MIN + 4; AVG(INT) sums in a long.
     assert [tuple(r) for r in rows] == [
         ("a", LONG_MIN, LONG_MIN // 2, INT_MIN + 4, (INT_MAX + 5) // 2, 2, LONG_MIN)]
+
+
+def test_bigint_wrap_around_matches_java_on_random_and_extreme_values(spark):
+    import random
+
+    from pyspark.sql import functions as F
+
+    from changeflow.runtime.spark.arithmetic import wrapping_long
+
+    def java(x: int) -> int:
+        return (x + 2**63) % 2**64 - 2**63
+
+    rnd = random.Random(7)
+    edges = [LONG_MIN, LONG_MIN + 1, -2**32, -1, 0, 1, 2**31, 2**32 - 1, LONG_MAX - 1, LONG_MAX]
+    values = edges + [rnd.randint(LONG_MIN, LONG_MAX) for _ in range(40)]
+    pairs = [(a, b) for a in values for b in values[::3]] + [(None, 1), (1, None)]
+    frame = spark.createDataFrame(pairs, "a long, b long")
+    got = frame.select("a", "b", *[wrapping_long(op, F.col("a"), F.col("b")).alias(name)
+                                   for op, name in (("+", "s"), ("-", "d"), ("*", "p"))]).collect()
+    for r in got:
+        if r.a is None or r.b is None:
+            assert (r.s, r.d, r.p) == (None, None, None)
+        else:
+            assert (r.s, r.d, r.p) == (java(r.a + r.b), java(r.a - r.b), java(r.a * r.b)), (r.a, r.b)
+
+
+def test_batch_bigint_sum_wraps_as_java_on_random_values(spark):
+    import random
+
+    from pyspark.sql import functions as F
+
+    from changeflow.kernels.aggregate.functions import AggCall
+    from changeflow.runtime.spark.batch import aggregate_column
+
+    rnd = random.Random(11)
+    rows = [(k, rnd.choice([LONG_MIN, LONG_MAX, -1, rnd.randint(LONG_MIN, LONG_MAX)])) for k in range(5)
+            for _ in range(30)] + [(5, None)]
+    frame = spark.createDataFrame(rows, "k long, x long").withColumn("_seq", F.lit(0).cast("long"))
+    call = AggCall("sum", "x", T.BIGINT(), "s")
+    got = dict(frame.groupBy("k").agg(aggregate_column(call).alias("s")).collect())
+    expected = {k: (sum(x for kk, x in rows if kk == k) + 2**63) % 2**64 - 2**63 for k in range(5)}
+    assert got == {**expected, 5: None}

@@ -7,9 +7,9 @@ already wrap as Java does):
 
 - TINYINT/SMALLINT/INT/BIGINT ``+ - *`` and negation wrap around on overflow
   (Java's two's complement). A narrow type is computed in BIGINT, where it cannot
-  overflow, and wrapped to its width with a mask; BIGINT uses Spark's ``try_``
-  operation and, only where that overflowed, the exact sum in DECIMAL(38, 0)
-  reduced modulo 2^64.
+  overflow, and wrapped to its width with a mask; a BIGINT sum or difference is
+  computed in 32-bit halves; a BIGINT product uses Spark's ``try_multiply`` and,
+  only where that overflowed, the exact product in DECIMAL(38, 0) reduced modulo 2^64.
 - Integer ``/`` truncates toward zero, ``MIN / -1`` wraps to ``MIN`` and ``% -1`` is
   0, as in Java; ``/`` or ``%`` by zero fails (Java's ArithmeticException), with an
   error naming the SQL expression and the row's operands instead of Spark's own.
@@ -33,6 +33,7 @@ from changeflow.common.types import DataType
 LONG_MIN = -(1 << 63)
 _BITS = {"TINYINT": 8, "SMALLINT": 16, "INT": 32, "BIGINT": 64}
 _DEC = "decimal(38,0)"
+_LOW = 0xFFFFFFFF  # the low 32 bits of a long
 
 
 def _dec_lit(value: int) -> Column:
@@ -53,11 +54,19 @@ def wrap_decimal_to_long(x: Column) -> Column:
 
 def wrapping_long(op: str, a: Column, b: Column) -> Column:
     """``a op b`` (``+ - *``) over BIGINT Columns with Java's wrap-around on overflow."""
-    tried = {"+": F.try_add, "-": F.try_subtract, "*": F.try_multiply}[op](a, b)
-    da, db = a.cast(_DEC), b.cast(_DEC)
-    exact = da + db if op == "+" else da - db if op == "-" else da * db
-    # try_* is NULL only where an operand is NULL or the result overflowed; the exact
-    # DECIMAL path runs for the overflowed rows only (CASE evaluates lazily).
+    if op in ("+", "-"):
+        # In 32-bit halves, none of which can overflow: the low halves' sum or difference
+        # carries (an arithmetic shift: floor division) into the high halves', whose
+        # shift left drops what Java's long drops. As fast as Spark's own + (measured).
+        low_a, low_b = a.bitwiseAND(F.lit(_LOW)), b.bitwiseAND(F.lit(_LOW))
+        low = low_a + low_b if op == "+" else low_a - low_b
+        high_a, high_b = F.shiftright(a, 32), F.shiftright(b, 32)
+        high = (high_a + high_b if op == "+" else high_a - high_b) + F.shiftright(low, 32)
+        return F.shiftleft(high, 32).bitwiseOR(low.bitwiseAND(F.lit(_LOW)))
+    tried = F.try_multiply(a, b)
+    # try_multiply is NULL only where an operand is NULL or the product overflowed; the
+    # exact DECIMAL product runs for the overflowed rows only (CASE evaluates lazily).
+    exact = a.cast(_DEC) * b.cast(_DEC)
     return F.when(tried.isNull() & a.isNotNull() & b.isNotNull(), wrap_decimal_to_long(exact)).otherwise(tried)
 
 

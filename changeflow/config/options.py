@@ -878,6 +878,20 @@ TABLE_EXEC_SINK_REQUIRE_ON_CONFLICT = register(
     )
 )
 
+TABLE_EXEC_SINK_NOT_NULL_ENFORCER = register(
+    ConfigOption(
+        "table.exec.sink.not-null-enforcer",
+        OptionType.ENUM,
+        "ERROR",
+        allowed_values=("ERROR", "DROP"),
+        description=(
+            "What an INSERT does with a NULL written into a NOT NULL column of the sink table "
+            "(a PRIMARY KEY column is NOT NULL): ERROR (the default) fails the job naming the "
+            "column and the change; DROP drops the change silently. As Flink's option."
+        ),
+    )
+)
+
 TABLE_EXEC_STATE_TTL = register(
     ConfigOption(
         "table.exec.state.ttl",

@@ -36,6 +36,12 @@ class Flink(Dialect):
         STRING_ESCAPES = ["'"]
 
     class Parser(parser.Parser):
+        # A comma join (``FROM a, b``) comes back with kind CROSS, as Calcite reads it (a
+        # cross product, conditions in WHERE). Without it a comma join and ``a JOIN b``
+        # with its ON forgotten parse to the same tree, and the planner could not refuse
+        # the latter as Flink does.
+        JOINS_HAVE_EQUAL_PRECEDENCE = True
+
         FUNCTIONS = {
             **parser.Parser.FUNCTIONS,
             # Flink's TIMESTAMPDIFF(unit, t1, t2) is t2 - t1 in units; sqlglot's generic

@@ -36,10 +36,11 @@ def located(message: str, node: exp.Expression | None, sql: str | None) -> str:
 
 def unsupported(what: str, node: exp.Expression, sql: str | None) -> SqlError:
     """The error for a construct the planner does not support."""
-    return SqlError(located(f"unsupported SQL: {what} `{_snippet(node)}`", node, sql))
+    return SqlError(located(f"unsupported SQL: {what} `{snippet(node)}`", node, sql))
 
 
-def _snippet(node: exp.Expression, limit: int = 60) -> str:
+def snippet(node: exp.Expression, limit: int = 60) -> str:
+    """``node``'s SQL text, cut to ``limit`` characters, for an error message."""
     from changeflow.sql.dialect import Flink
 
     text = node.sql(dialect=Flink)

@@ -19,7 +19,7 @@ from sqlglot import exp
 from changeflow.plan.expressions import Expression
 from changeflow.plan.nodes import Join, PlanNode
 from changeflow.plan.type_inference import PlanError, type_of
-from changeflow.sql.errors import SqlError, located, unsupported
+from changeflow.sql.errors import SqlError, located, snippet, unsupported
 from changeflow.sql.from_clause import plan_relation
 from changeflow.sql.scalar import Scope, ScopeColumn
 
@@ -61,9 +61,17 @@ def plan_join(planner: "QueryPlanner", left: PlanNode, left_scope: Scope, join: 
         raise unsupported("JOIN ... USING (write ON left.k = right.k)", join, sql)
     right, right_scope = plan_relation(planner, join.this)
     on = join.args.get("on")
-    comma = on is None and not side and kind in ("", "CROSS")
+    # The dialect parses a comma join as kind CROSS (Calcite's COMMA join type).
+    comma = not side and kind == "CROSS"
+    if comma and on is not None:
+        # Calcite's validator: a CROSS JOIN takes no condition.
+        raise SqlError(located("Cannot specify condition (NATURAL keyword, or ON or USING clause) "
+                               "following CROSS JOIN", join, sql))
     if on is None and not comma:
-        raise unsupported(f"{side or kind} JOIN without ON", join, sql)
+        # Calcite's validator refuses it, rather than reading it as a cross product.
+        raise SqlError(located(f"INNER, LEFT, RIGHT or FULL join requires a condition (NATURAL keyword "
+                               f"or ON or USING clause): `{snippet(join)}`",
+                               join, sql))
     join_type = JOIN_TYPES[side]
 
     names = _output_names(left.field_names + right.field_names)

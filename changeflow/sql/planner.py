@@ -158,6 +158,7 @@ class QueryPlanner:
         items: list[tuple[exp.Expression, str | None]] = []
         for e in node.expressions:
             if isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star)):
+                _refuse_star_modifiers(e.this if isinstance(e, exp.Column) else e, e, self.sql)
                 qualifier = e.table or None if isinstance(e, exp.Column) else None
                 columns = scope.star(qualifier)
                 if not columns:
@@ -234,6 +235,21 @@ class QueryPlanner:
             raise
         except PlanError as e:
             raise SqlError(located(str(e), node, self.sql)) from None
+
+
+# sqlglot reads ``* EXCEPT (c)`` (BigQuery, Spark), ``* EXCLUDE (c)`` (Snowflake, DuckDB),
+# ``* REPLACE (e AS c)`` and ``* RENAME (a AS b)`` for other dialects. None is Flink SQL:
+# Flink's parser (Calcite's SelectExpression) takes a bare ``*`` and then reads EXCEPT as
+# the set operator, so such a query fails there. Expanding the star while ignoring the
+# modifier would return the columns the user meant to drop; refuse it instead.
+_STAR_MODIFIERS = {"except": "EXCEPT", "except_": "EXCEPT", "exclude": "EXCLUDE",
+                   "replace": "REPLACE", "rename": "RENAME", "ilike": "ILIKE"}
+
+
+def _refuse_star_modifiers(star: exp.Star, item: exp.Expression, sql: str | None) -> None:
+    for arg, word in _STAR_MODIFIERS.items():
+        if star.args.get(arg):
+            raise unsupported(f"SELECT * {word} (not Flink SQL; list the columns to keep)", item, sql)
 
 
 def _replace_input(plan: PlanNode, old: PlanNode, new: PlanNode) -> PlanNode:

@@ -345,9 +345,10 @@ class TableEnvironment:
         if self._runs_streaming(plan):
             # Flink's name for an INSERT job; under changeflow.checkpoint-dir it names the checkpoint.
             name = self._option("pipeline.name") or f"insert-into_{plan.table}"
-            job = jobs.submit_streaming_insert(plan, self._streaming_settings(), name)
+            job = jobs.submit_streaming_insert(plan, self._streaming_settings(), name,
+                                               self._option("table.exec.sink.not-null-enforcer"))
         else:
-            job = jobs.submit_batch_insert(plan)
+            job = jobs.submit_batch_insert(plan, self._option("table.exec.sink.not-null-enforcer"))
         return TableResult.of_job(job, [plan.table])
 
     def _reset_configuration(self, key: str | None = None) -> None:

@@ -15,6 +15,7 @@ from pyspark.sql import functions as F
 from changeflow.kernels.aggregate.functions import AggCall, result_type
 from changeflow.kernels.changelog import SEQ
 from changeflow.plan.nodes import Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Source, Union
+from changeflow.runtime.spark.arithmetic import wrapping_long
 from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.sources import batch_frame
 from changeflow.runtime.spark.spark_types import to_spark
@@ -82,26 +83,46 @@ def aggregate_column(call: AggCall) -> Column:
     if f == "collect":
         return _multiset(x)
     if call.distinct:
-        return _over_distinct(call, F.array_distinct(F.collect_list(x))).cast(out_type)
+        distinct = _over_distinct(call, F.array_distinct(F.collect_list(x)))
+        return (_wrap(distinct, call) if f in ("sum", "sum0") else distinct).cast(out_type)
     if f == "count":
         return F.count(x).cast(out_type)
     if f == "sum":
-        return _wrap(F.sum(x), call).cast(out_type)
+        return _wrap(_sum(x, call), call).cast(out_type)
     if f == "sum0":
-        return _wrap(F.coalesce(F.sum(x), F.lit(0)), call).cast(out_type)
+        return _wrap(F.coalesce(_sum(x, call), F.lit(0)), call).cast(out_type)
     if f == "min":
         return F.min(x)
     if f == "max":
         return F.max(x)
     if f == "avg":
         integral = call.arg_type.is_integral
-        return moments(f, F.sum(x.cast("long") if integral else x), None, F.count(x), integral).cast(out_type)
+        return moments(f, _sum(x, call), None, F.count(x), integral).cast(out_type)
     # Flink computes STDDEV/VAR in DOUBLE (a Welford M2) and casts at the end;
     # Spark's own functions use the same kind of numerically stable update.
     return _VARIANCE[f](x.cast("double")).cast(out_type)
 
 
 _WIDTH = {"TINYINT": 8, "SMALLINT": 16, "INT": 32}
+
+
+def _sum(x: Column, call: AggCall) -> Column:
+    """The sum of ``x``; an integral sum in BIGINT that wraps around as Java's long does.
+
+    Flink's SUM/AVG accumulators are Java longs; Spark's SUM of a BIGINT fails on
+    overflow in ANSI mode (and summing in DECIMAL would be slow). Each value is
+    split into its high and low 32 bits, each half summed exactly in BIGINT (exact
+    for groups of fewer than 2^31 rows; beyond that Spark's overflow error, never
+    a wrong value), and the halves recombined with wrap-around shifts.
+    """
+    if not call.arg_type.is_integral:
+        return F.sum(x)
+    if call.arg_type.root != "BIGINT":
+        return F.sum(x.cast("long"))  # at most 32-bit values: exact in a long
+    x = x.cast("long")
+    low = F.sum(x.bitwiseAND(F.lit(0xFFFFFFFF)))
+    high = F.sum(F.shiftright(x, 32))
+    return F.shiftleft(high + F.shiftright(low, 32), 32).bitwiseOR(low.bitwiseAND(F.lit(0xFFFFFFFF)))
 
 
 def _wrap(total: Column, call: AggCall) -> Column:
@@ -141,7 +162,9 @@ def _over_distinct(call: AggCall, values: Column) -> Column:
     integral = call.arg_type.is_integral if call.arg_type is not None else False
     zero = F.lit(0).cast("long") if integral else F.lit(0.0)
     n = F.size(values)
-    s = F.aggregate(values, zero, lambda acc, v: acc + v)
+    # An integral sum wraps as Java's long (Flink's accumulator); narrow types are wrapped by the caller.
+    s = F.aggregate(values, zero, (lambda acc, v: wrapping_long("+", acc, v.cast("long"))) if integral
+                    else (lambda acc, v: acc + v))
     s2 = F.aggregate(values, F.lit(0.0), lambda acc, v: acc + v.cast("double") * v.cast("double"))
     if f == "count":
         return n

@@ -1,7 +1,9 @@
 """Compiles expressions to Spark Columns, so stateless work stays in the JVM.
 
-Where Spark and Flink disagree the compiled Column follows Flink: ``/`` between
-integers is integer division (truncating toward zero), as in Flink SQL; a
+Where Spark and Flink disagree the compiled Column follows Flink: arithmetic is
+Java's whatever Spark's ANSI mode (:mod:`.arithmetic`: integers wrap on overflow,
+``/`` between integers truncates toward zero, a division by zero fails naming the
+SQL expression, a DOUBLE divided by zero is infinite, a DECIMAL overflow is NULL); a
 function's result is cast to the type Flink gives it (``FLOOR`` of a DOUBLE
 stays DOUBLE); parsing functions that Flink makes return NULL on bad input
 (``TO_TIMESTAMP``, ``TO_DATE``, ``SPLIT_INDEX`` past the end) use Spark's
@@ -20,6 +22,7 @@ from pyspark.sql import types as T
 from changeflow.common.types import DataType
 from changeflow.plan.expressions import Alias, Call, Column as ColumnRef, Expression, Literal
 from changeflow.plan.type_inference import type_of
+from changeflow.runtime.spark import arithmetic
 from changeflow.runtime.spark.spark_types import to_spark as _to_spark_type
 
 
@@ -76,18 +79,8 @@ def compile_expr(expr: Expression, schema: dict[str, DataType]) -> Column:
         return value + F.expr(f"INTERVAL {int(count)} {unit}")
     args = [compile_expr(a, schema) for a in expr.args]
     result_type = type_of(expr, schema)
-    if f in ("+", "-", "*"):
-        a, b = args
-        out = a + b if f == "+" else a - b if f == "-" else a * b
-        return out.cast(to_spark(result_type))
-    if f == "/":
-        a, b = args
-        if result_type.is_integral:
-            # Java's integer division truncates toward zero; so does Spark's DIV.
-            return F.call_function("div", a, b).cast(to_spark(result_type))
-        return (a / b).cast(to_spark(result_type))
-    if f == "%":
-        return (args[0] % args[1]).cast(to_spark(result_type))
+    if f in ("+", "-", "*", "/", "%"):
+        return _arithmetic(expr, args, result_type, schema)
     if f in _COMPARE:
         return _COMPARE[f](*args)
     if f == "and":
@@ -97,6 +90,10 @@ def compile_expr(expr: Expression, schema: dict[str, DataType]) -> Column:
     if f == "not":
         return ~args[0]
     if f == "negate":
+        if result_type.is_integral:
+            # -MIN is MIN in Java; Spark's ANSI mode would fail.
+            return arithmetic.integral("-", F.lit(0), args[0], result_type, _sql_of(expr)).cast(
+                to_spark(result_type))
         return -args[0]
     if f == "not_distinct":
         return args[0].eqNullSafe(args[1])
@@ -111,6 +108,27 @@ def compile_expr(expr: Expression, schema: dict[str, DataType]) -> Column:
     if f in _SCALAR:
         return _SCALAR[f](expr, args).cast(to_spark(result_type))
     raise NotImplementedError(f"function {f} has no Spark translation")
+
+
+def _arithmetic(expr: Call, args: list[Column], result_type: DataType, schema: dict[str, DataType]) -> Column:
+    """``+ - * / %`` with Flink's (Java's) semantics in either Spark ANSI mode (see arithmetic.py)."""
+    a, b = args
+    where = _sql_of(expr)
+    out_type = to_spark(result_type)
+    roots = {type_of(x, schema).root for x in expr.args}
+    if result_type.root in ("DOUBLE", "FLOAT") or roots & {"DOUBLE", "FLOAT"}:
+        # Approximate arithmetic is done in DOUBLE (a MOD of a DECIMAL by a DOUBLE is DOUBLE).
+        return arithmetic.floating(expr.function, a, b).cast(out_type)
+    if result_type.root == "DECIMAL" or "DECIMAL" in roots:
+        # MOD takes its divisor's type: a DECIMAL % INT is an INT.
+        return arithmetic.decimal(expr.function, a, b, out_type, where)
+    return arithmetic.integral(expr.function, a, b, result_type, where).cast(out_type)
+
+
+def _sql_of(expr: Expression) -> str:
+    """The expression as an error names it: ``a / b`` (without the outer parentheses)."""
+    text = str(expr)
+    return text[1:-1] if text.startswith("(") and text.endswith(")") else text
 
 
 def _literal_value(expr: Expression, what: str):

@@ -23,6 +23,7 @@ from pyspark.sql import functions as F
 
 from changeflow.common.row_kind import RowKind
 from changeflow.runtime.changes import Change
+from changeflow.runtime.sink_not_null import enforce
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.plan.buffering import micro_batch_interval_ms
 from changeflow.plan.nodes import PlanNode, Sink
@@ -77,14 +78,16 @@ class SparkJobs:
             return changes
 
     def run_streaming_into(self, plan: Sink, settings: StreamingSettings, job: "InsertJob",
-                           job_name: str | None = None) -> None:
+                           job_name: str | None = None, not_null_enforcer: str = "ERROR") -> None:
         """Run a streaming INSERT: each micro-batch's changes go to the sink in changelog order.
 
         With a checkpoint root the job keeps its checkpoint under ``job_name`` and
         a later run of it resumes there (:mod:`.job_directory`); a micro-batch
-        written but not yet committed when the job stopped is written again,
-        with its batch id: the filesystem sink replaces its earlier file of that
-        batch, the ``materialized`` table skips a batch it applied already.
+        written but not yet committed when the job stopped runs again with its
+        batch id and is skipped (the job's directory records the last batch its
+        sink received); the filesystem sink replaces its earlier file of that
+        batch. NULLs in the sink's NOT NULL columns fail the job or are dropped
+        (``not_null_enforcer``, :mod:`..sink_not_null`).
         """
         sink = plan.connector
         try:
@@ -97,7 +100,8 @@ class SparkJobs:
                 def write(batch: DataFrame, batch_id: int) -> None:
                     if batch_id <= sink_job.delivered():
                         return  # delivered before a restart, not committed: the sink has it already
-                    sink.write(list(_changes(batch.toArrow(), names)), batch_id)
+                    sink.write(enforce(_changes(batch.toArrow(), names), plan.schema, not_null_enforcer, plan.table),
+                               batch_id)
                     sink_job.mark_delivered(batch_id)
 
                 interval = micro_batch_interval(plan, settings)
@@ -125,14 +129,14 @@ class SparkJobs:
         return LiveQuery(frame, workdir, micro_batch_interval(plan, settings), translator.wants_no_data_batches)
 
     def submit_streaming_insert(self, plan: Sink, settings: StreamingSettings,
-                                job_name: str | None = None) -> "InsertJob":
-        return InsertJob(lambda job: self.run_streaming_into(plan, settings, job, job_name))
+                                job_name: str | None = None, not_null_enforcer: str = "ERROR") -> "InsertJob":
+        return InsertJob(lambda job: self.run_streaming_into(plan, settings, job, job_name, not_null_enforcer))
 
-    def submit_batch_insert(self, plan: Sink) -> "InsertJob":
+    def submit_batch_insert(self, plan: Sink, not_null_enforcer: str = "ERROR") -> "InsertJob":
         def run(job: "InsertJob") -> None:
             try:
                 plan.connector.open(SinkJob.fresh())
-                plan.connector.write(self.run_batch(plan))
+                plan.connector.write(enforce(self.run_batch(plan), plan.schema, not_null_enforcer, plan.table))
             finally:
                 plan.connector.close()
 

@@ -30,27 +30,36 @@ KINDS = ["+I", "-U", "+U", "-D"]
 
 
 class _FedTranslator(StreamingTranslator):
-    """Translates the plan's one source as the given stream of change rows."""
+    """Translates the plan's sources as the given streams of change rows (one frame, or frames by source name)."""
 
     def __init__(self, spark, settings, workdir, frame) -> None:
         super().__init__(spark, settings, workdir)
         self.frame = frame
 
     def _translate(self, node):
-        return self.frame if isinstance(node, Source) else super()._translate(node)
+        if isinstance(node, Source):
+            return self.frame[node.name] if isinstance(self.frame, dict) else self.frame
+        return super()._translate(node)
 
 
-def key_stream(spark, directory: str, keys: list[int], first: int):
-    """``keys`` as +I change rows ``(k)``, one Parquet file per run (``first``: its first position)."""
+def key_stream(spark, directory: str, keys: list[int], first: int, column: str | None = None, values=None):
+    """``keys`` (and a string ``column`` of ``values``) as +I change rows, one Parquet file per run.
+
+    ``first``: the run's first position.
+    """
     from pyspark.sql import types as T
 
     os.makedirs(directory, exist_ok=True)
-    table = pa.table({"k": pa.array(keys, pa.int64()), KIND: pa.array([0] * len(keys), pa.int8()),
-                      SEQ: pa.array(range(first, first + len(keys)), pa.int64()),
-                      SUB: pa.array([0] * len(keys), pa.int64())})
-    pq.write_table(table, os.path.join(directory, f"part-{first:06d}.parquet"))
-    schema = T.StructType([T.StructField("k", T.LongType()), T.StructField(KIND, T.ByteType()),
-                           T.StructField(SEQ, T.LongType()), T.StructField(SUB, T.LongType())])
+    data = {"k": pa.array(keys, pa.int64())}
+    fields = [T.StructField("k", T.LongType())]
+    if column is not None:
+        data[column] = pa.array(values, pa.string())
+        fields.append(T.StructField(column, T.StringType()))
+    data.update({KIND: pa.array([0] * len(keys), pa.int8()), SEQ: pa.array(range(first, first + len(keys)), pa.int64()),
+                 SUB: pa.array([0] * len(keys), pa.int64())})
+    pq.write_table(pa.table(data), os.path.join(directory, f"part-{first:06d}.parquet"))
+    schema = T.StructType(fields + [T.StructField(KIND, T.ByteType()), T.StructField(SEQ, T.LongType()),
+                                    T.StructField(SUB, T.LongType())])
     return spark.readStream.schema(schema).option("maxFilesPerTrigger", 1).parquet(directory)
 
 
@@ -64,6 +73,11 @@ def count_per_key(spark, tmp_path, keys: list[int], first: int, ttl_ms: int) -> 
     translator = _FedTranslator(spark, settings, str(tmp_path), frame)
     out = translator.translate(node)
     assert translator.wants_no_data_batches  # an unbounded query would sweep while idle
+    return sorted((r["k"], r["n"], KINDS[r[KIND]]) for r in run_available(out, tmp_path))
+
+
+def run_available(out, tmp_path) -> list[dict]:
+    """Run ``out`` over what its sources hold now (availableNow) on the test's checkpoint; its rows."""
     rows: list[dict] = []
     lock = threading.Lock()
 
@@ -76,10 +90,10 @@ def count_per_key(spark, tmp_path, keys: list[int], first: int, ttl_ms: int) -> 
     if not query.awaitTermination(300):
         query.stop()
         raise AssertionError("the availableNow query did not end")
-    return sorted((r["k"], r["n"], KINDS[r[KIND]]) for r in rows)
+    return rows
 
 
-def stored_keys(spark, checkpoint: str, table: str) -> set:
+def stored_keys(spark, checkpoint: str, table: str, column: str = "k") -> set:
     """The keys holding rows of ``table`` in the aggregation's state, read with Spark's state data source."""
     pages = (spark.read.format("statestore").option("path", checkpoint).option("operatorId", 0)
              .option("stateVarName", "pages").load())
@@ -87,7 +101,7 @@ def stored_keys(spark, checkpoint: str, table: str) -> set:
     for row in pages.collect():
         frame = pickle.loads(row.user_map_value.blob).get(table)
         if frame is not None:
-            keys |= {int(k) for k in frame["k"]}
+            keys |= {int(k) for k in frame[column]}
     return keys
 
 
@@ -103,6 +117,39 @@ def test_group_by_with_state_ttl_sweeps_idle_keys(spark, tmp_path):
     assert count_per_key(spark, tmp_path, [1, 9], 5, ttl_ms=1000) == [(1, 1, "+I"), (9, 1, "+I")]
     assert stored_keys(spark, checkpoint, "acc") == {1, 9}
     assert stored_keys(spark, checkpoint, "_ttl") == {1, 9}
+
+
+def joined(spark, tmp_path, left: list[tuple], right: list[tuple], first: int) -> list[tuple]:
+    """One availableNow run of ``l JOIN r ON l.k = r.k`` with a 1 s state TTL on the left, 10 min on the right."""
+    from changeflow.plan.nodes import Join
+
+    big, text = DataTypes.BIGINT(), DataTypes.STRING()
+    l_scan = Source("l", (("k", big), ("a", text)), "elements", [])
+    r_scan = Source("r", (("k", big), ("b", text)), "elements", [])
+    node = Join(l_scan, r_scan, "INNER", ("k",), ("k",), None, (("k", big), ("a", text), ("k0", big), ("b", text)),
+                left_ttl_ms=1000, right_ttl_ms=600_000)
+    frames = {"l": key_stream(spark, str(tmp_path / "l"), [k for k, _ in left], first, "a", [v for _, v in left]),
+              "r": key_stream(spark, str(tmp_path / "r"), [k for k, _ in right], first + len(left), "b",
+                              [v for _, v in right])}
+    settings = StreamingSettings(mini_batch=False, rows_per_batch=100, buckets=2, pages=2)
+    translator = _FedTranslator(spark, settings, str(tmp_path), frames)
+    out = translator.translate(node)
+    assert translator.wants_no_data_batches
+    return sorted((r["k"], r["a"], r["k0"], r["b"], KINDS[r[KIND]]) for r in run_available(out, tmp_path))
+
+
+def test_join_sides_expire_on_their_own_and_are_swept(spark, tmp_path):
+    assert joined(spark, tmp_path, [(1, "a"), (2, "b")], [(1, "x"), (3, "z")], 0) == [(1, "a", 1, "x", "+I")]
+    checkpoint = str(tmp_path / "checkpoint")
+    assert stored_keys(spark, checkpoint, "left", "_jk0") == {1, 2}
+    assert stored_keys(spark, checkpoint, "right", "_jk0") == {1, 3}
+    time.sleep(1.5)  # past the left TTL (1 s), not the right one (a query starts in 5-15 s here)
+    # Left (2, b) expired: a right row for key 2 matches nothing. Left (1, c) meets right (1, x), which lives.
+    assert joined(spark, tmp_path, [(1, "c")], [(2, "y")], 10) == [(1, "c", 1, "x", "+I")]
+    time.sleep(2.5)  # past the left TTL and the buckets' sweep timers
+    joined(spark, tmp_path, [(9, "n")], [], 20)  # a run whose timers sweep the idle keys
+    assert stored_keys(spark, checkpoint, "left", "_jk0") == {9}  # left (1, c) swept
+    assert stored_keys(spark, checkpoint, "right", "_jk0") == {1, 2, 3}  # the right side lives on
 
 
 def test_sql_group_by_with_state_ttl_and_a_hint(stream_env):

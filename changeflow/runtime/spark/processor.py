@@ -72,9 +72,17 @@ class TtlSweep:
         return now
 
     def arm(self, handle: StatefulProcessorHandle, now: int | None) -> None:
-        """After a batch with input: register the bucket's sweep a TTL ahead unless one is registered."""
-        if self.active and now is not None and not any(True for _ in handle.listTimers()):
-            handle.registerTimer(now + self.interval_ms)
+        """After a batch with input: register the bucket's sweep a TTL ahead unless one is due by then.
+
+        A timer further ahead does not do: a join whose sides have different TTLs
+        may have scheduled its sweep by the longer one's survivors before this
+        batch wrote rows that expire by the shorter one.
+        """
+        if not self.active or now is None:
+            return
+        due_by = now + self.interval_ms
+        if not any(t <= due_by for t in handle.listTimers()):
+            handle.registerTimer(due_by)
 
     def run(self, handle: StatefulProcessorHandle, state: PagedKeyedState, now: int) -> None:
         """The timer fired: remove the bucket's expired state (silently) and register the next sweep, if due."""

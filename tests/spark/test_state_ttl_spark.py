@@ -164,3 +164,20 @@ def test_sql_group_by_with_state_ttl_and_a_hint(stream_env):
     with stream_env.sql_query(hinted).execute().collect() as rows:
         changes = [(str(r.get_row_kind()), tuple(r)) for r in rows]
     assert changes == [("+I", (1, 10)), ("+I", (2, 5)), ("-U", (1, 10)), ("+U", (1, 17))]
+
+
+def test_sql_top_n_and_deduplication_run_with_a_state_ttl(stream_env):
+    """A TTL far longer than the query: Top-N and deduplication emit what they emit without one."""
+    stream_env.get_config().set("table.exec.state.ttl", "1 h")
+    stream_env.create_temporary_view("s", stream_env.from_elements(
+        [(1, 5), (1, 9), (2, 4), (1, 7)], DataTypes.ROW([DataTypes.FIELD("k", DataTypes.BIGINT()),
+                                                         DataTypes.FIELD("v", DataTypes.BIGINT())])))
+    top = "SELECT k, v FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC) AS rn FROM s) WHERE rn = 1"
+    assert "stateTtl=[3600000ms]" in stream_env.explain_sql(top)
+    with stream_env.sql_query(top).execute().collect() as rows:
+        assert [(str(r.get_row_kind()), tuple(r)) for r in rows] == [
+            ("+I", (1, 5)), ("-U", (1, 5)), ("+U", (1, 9)), ("+I", (2, 4))]
+    dedup = ("SELECT k, v FROM (SELECT k, v, pt, ROW_NUMBER() OVER (PARTITION BY k ORDER BY pt ASC) AS rn "
+             "FROM (SELECT k, v, PROCTIME() AS pt FROM s)) WHERE rn = 1")
+    with stream_env.sql_query(dedup).execute().collect() as rows:
+        assert [(str(r.get_row_kind()), tuple(r)) for r in rows] == [("+I", (1, 5)), ("+I", (2, 4))]

@@ -32,7 +32,13 @@ source when mini-batch is on. Operators carry Flink's attributes:
   ``SinkMaterializer(pk=[k], upsertKey=[u], strategy=[LEGACY],
   conflict=[DEDUPLICATE])`` (Flink's operator name; Flink shows it only in its
   JSON execution plan) above an ``Exchange`` by the primary key, with the
-  ADAPTIVE thresholds and the state TTL where they apply.
+  ADAPTIVE thresholds and the state TTL where they apply;
+* every stateful operator's state TTL where it has one (streaming mode):
+  ``stateTtl=[20000ms]`` on a group aggregation, deduplication or Top-N,
+  ``leftStateTtl=[..ms], rightStateTtl=[..ms]`` on a join (0ms: that side keeps
+  its state), from ``table.exec.state.ttl`` or a ``STATE_TTL`` hint
+  (:mod:`changeflow.plan.state_ttl`). Flink shows these only in its compiled
+  JSON plan.
 
 With an output flush interval (``execution.max-flush-interval``) a section
 after the plan names each operator that buffers its output and why: its
@@ -56,6 +62,7 @@ from changeflow.plan.changelog_mode import INSERT_ONLY, ChangelogMode
 from changeflow.plan.expressions import Column
 from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Source,
                                    Union, UpsertMaterialize)
+from changeflow.plan.state_ttl import join_ttl_ms, operator_ttl_ms
 from changeflow.plan.upsert_keys import upsert_keys
 
 
@@ -68,6 +75,7 @@ class ExplainSettings:
     agg_phase_strategy: str = "AUTO"
     flush_interval_ms: int | None = None   # execution.max-flush-interval
     flush_memory_only: bool = False        # execution.flush.memory-buffer-only
+    state_ttl_ms: int = 0                  # table.exec.state.ttl (a STATE_TTL hint overrides it per operator)
 
 
 _JOIN_TYPES = {"INNER": "InnerJoin", "LEFT": "LeftOuterJoin", "RIGHT": "RightOuterJoin", "FULL": "FullOuterJoin"}
@@ -97,6 +105,7 @@ def explain(root: PlanNode, settings: ExplainSettings) -> str:
     def visit(node: PlanNode, prefix: str, connector: str) -> None:
         split = id(node) in two_phase
         describe = _describe_global(node) if split else _describe(node, settings, modes)
+        describe = _with_state_ttl(describe, node, settings)
         mode = "[NONE]" if isinstance(node, Sink) else modes[id(node)]
         if isinstance(node, Source) and settings.streaming and settings.mini_batch:
             prefix = emit(prefix, connector, with_mode(
@@ -128,6 +137,21 @@ def explain(root: PlanNode, settings: ExplainSettings) -> str:
     visit(root, "", "")
     title = "== Physical Plan ==" if settings.streaming else "== Physical Plan (batch) =="
     return title + "\n" + "\n".join(lines) + "\n" + _flush_section(root, settings, two_phase)
+
+
+def _with_state_ttl(describe: str, node: PlanNode, settings: ExplainSettings) -> str:
+    """A stateful operator's state TTL (:mod:`changeflow.plan.state_ttl`), where it has one (streaming only)."""
+    if not settings.streaming:
+        return describe
+    if isinstance(node, Join):
+        ttl = join_ttl_ms(node, settings.state_ttl_ms)
+        if not any(ttl):
+            return describe
+        return describe[:-1] + f", leftStateTtl=[{ttl[0]}ms], rightStateTtl=[{ttl[1]}ms])"
+    if isinstance(node, (Aggregate, Deduplicate, Rank)):
+        ttl = operator_ttl_ms(node, settings.state_ttl_ms)
+        return describe[:-1] + f", stateTtl=[{ttl}ms])" if ttl else describe
+    return describe
 
 
 def _flush_section(root: PlanNode, settings: ExplainSettings, two_phase: set[int]) -> str:

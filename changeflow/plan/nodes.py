@@ -90,12 +90,15 @@ class Aggregate(_OneInput, _DeclaredSchema):
     """GROUP BY ``keys`` (input column names) computing ``calls``.
 
     Output columns: the keys, then one column per call, named ``call.output``.
+    ``state_ttl_ms`` is the state TTL a ``STATE_TTL`` hint gives this operator
+    (None: ``table.exec.state.ttl``; see :mod:`changeflow.plan.state_ttl`).
     """
 
     input: PlanNode
     keys: tuple[str, ...]
     calls: tuple[AggCall, ...]
     out_schema: Schema
+    state_ttl_ms: int | None = None
 
 
 # --- nodes of the SQL front end (joins, unions, deduplication, Top-N, sinks) ----------------
@@ -112,6 +115,8 @@ class Join(_DeclaredSchema):
     The output is the left columns then the right columns, named by
     ``out_schema`` (right columns are renamed where they clash, as Flink's
     ``id0``); the columns of the outer side(s) of an outer join are nullable.
+    ``left_ttl_ms`` / ``right_ttl_ms`` are the state TTLs a ``STATE_TTL`` hint
+    gives each side (None: ``table.exec.state.ttl``).
     """
 
     left: PlanNode
@@ -121,6 +126,8 @@ class Join(_DeclaredSchema):
     right_keys: tuple[str, ...]
     condition: Expression | None
     out_schema: Schema
+    left_ttl_ms: int | None = None
+    right_ttl_ms: int | None = None
 
     @property
     def inputs(self) -> tuple[PlanNode, ...]:

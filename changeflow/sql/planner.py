@@ -133,6 +133,7 @@ class QueryPlanner:
         else:
             plan, scope, where_condition = plan_from(self, from_.this, node.args.get("joins") or [],
                                                      where_condition)
+        from_plan = plan  # a STATE_TTL hint names the inputs of its joins (sql/state_ttl_hint.py)
         if where_condition is not None:
             if contains_aggregate(where_condition):
                 raise unsupported("aggregate in WHERE (use HAVING)", where_condition, self.sql)
@@ -151,7 +152,9 @@ class QueryPlanner:
             keys = [Column(n) for n in plan.field_names]
             plan = _without_identity(builder.aggregate(plan, keys, list(keys)))
             plan = Aggregate(merge_projections(plan.input), plan.keys, plan.calls, plan.out_schema)
-        return plan
+        from changeflow.sql.state_ttl_hint import apply_query_hints
+
+        return apply_query_hints(self, node, from_plan, plan)
 
     def select_items(self, node: exp.Select, scope: Scope) -> list[tuple[exp.Expression, str]]:
         """The select list with ``*`` expanded, each item with its output name."""

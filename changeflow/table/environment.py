@@ -399,7 +399,8 @@ class TableEnvironment:
         return explain(plan, ExplainSettings(self._runs_streaming(plan), enabled, latency, size,
                                              str(self._option("table.optimizer.agg-phase-strategy")),
                                              flush_interval_ms=None if flush is None else flush.interval_ms,
-                                             flush_memory_only=flush is not None and flush.memory_only))
+                                             flush_memory_only=flush is not None and flush.memory_only,
+                                             state_ttl_ms=to_millis(self._option("table.exec.state.ttl"))))
 
     def _spark_jobs(self):
         if self._jobs is None:
@@ -423,7 +424,8 @@ class TableEnvironment:
         return StreamingSettings(mini_batch=enabled, rows_per_batch=rows,
                                  buckets=int(self._option("changeflow.state.buckets")), pages=64,
                                  agg_phase_strategy=str(self._option("table.optimizer.agg-phase-strategy")),
-                                 flush=flush_policy(self._config.get_configuration()))
+                                 flush=flush_policy(self._config.get_configuration()),
+                                 state_ttl_ms=to_millis(self._option("table.exec.state.ttl")))
 
     def _execute(self, plan: PlanNode) -> TableResult:
         jobs = self._spark_jobs()

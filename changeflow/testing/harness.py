@@ -87,6 +87,23 @@ class KernelHarness:
         self.state = state if state is not None else InMemoryKeyedState()
         self.changes: list[Row] = []  # everything emitted so far
         self._next_seq = 0
+        self.now = 0  # processing time (ms) of a kernel with a state TTL, once set_time is called
+
+    def set_time(self, now_ms: int) -> None:
+        """Set the processing time (ms) a kernel with a state TTL reads from its ``clock``.
+
+        The kernels take time from the caller (the Spark runtime gives them the
+        micro-batch's timestamp); this drives it by hand, e.g. to let a key expire.
+        """
+        self.now = int(now_ms)
+        self.kernel.clock = lambda: self.now
+
+    def sweep(self) -> int | None:
+        """Run the kernel's state TTL sweep at the harness's time (:meth:`set_time`).
+
+        Returns what the kernel's ``sweep`` returns: when the next sweep is due, or None.
+        """
+        return self.kernel.sweep(self.state, self.now)
 
     def process(self, records: Iterable[Row]) -> list[Row]:
         """Feed ``records`` as one batch; return the changes it emitted."""

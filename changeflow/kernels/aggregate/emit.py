@@ -7,7 +7,10 @@ and bundle with it:
 * the key had no accumulator and now has one: ``+I(new)``;
 * the record count fell to zero: ``-D(previous)`` (and the state is cleared);
 * otherwise ``-U(previous), +U(new)``, unless every aggregate value is equal
-  (null equals null), in which case nothing is emitted.
+  (null equals null), in which case nothing is emitted. Without mini-batch and
+  with a state TTL the pair is emitted even then (``emit_unchanged``): Flink's
+  GroupAggFunction does so "to prevent too early state eviction of downstream
+  operators", which a write refreshes; MiniBatchGroupAggFunction does not.
 
 The i-th change emitted for an input row carries that row's ``_seq`` and
 ``child_sub(_sub, i)``. A mini-batch key's changes are stamped from the key's
@@ -37,8 +40,11 @@ class Changes:
     values: list[Values]
 
 
-def changes_per_row(fold: Fold, results: list[Folded]) -> Changes:
-    """Non-mini-batch: the changes each applied input row causes, in source order."""
+def changes_per_row(fold: Fold, results: list[Folded], emit_unchanged: bool = False) -> Changes:
+    """Non-mini-batch: the changes each applied input row causes, in source order.
+
+    ``emit_unchanged`` (a state TTL) emits ``-U``/``+U`` also where the values did not change.
+    """
     n = fold.size
     before, after = fold.row_count_before, fold.row_count_after
     applied = fold.sign != 0
@@ -47,7 +53,7 @@ def changes_per_row(fold: Fold, results: list[Folded]) -> Changes:
     update = applied & (before > 0) & (after > 0)
     key_start = np.ones(n, dtype=bool)
     key_start[1:] = fold.code[1:] != fold.code[:-1]
-    if update.any():
+    if update.any() and not emit_unchanged:
         same = update.copy()
         for r in results:
             same &= _same_as_previous(r, fold.code, key_start)

@@ -64,7 +64,10 @@ class GroupAggregate:
     no retractions, which lets MIN/MAX/FIRST_VALUE/LAST_VALUE keep only their
     current value. ``partial_input`` makes it the global phase of two-phase
     aggregation (see the module docstring); it needs ``mini_batch``,
-    ``input_insert_only`` and mergeable calls.
+    ``input_insert_only`` and mergeable calls. ``state_ttl`` says the operator
+    runs with a state TTL (:class:`~changeflow.kernels.ttl.KeyStateTtl` keeps
+    it): without mini-batch an update that leaves every value unchanged then
+    still emits ``-U``/``+U``, as Flink's GroupAggFunction with state retention.
 
     The instance holds no per-key state, so one instance can serve any number of
     batches and hash buckets; all state lives in the ``state`` passed to
@@ -86,8 +89,9 @@ class GroupAggregate:
     """
 
     def __init__(self, keys: list[str], calls: list[AggCall], *, mini_batch: bool, input_insert_only: bool,
-                 partial_input: bool = False) -> None:
+                 partial_input: bool = False, state_ttl: bool = False) -> None:
         self.keys = list(keys)
+        self.state_ttl = state_ttl
         self.calls = list(calls)
         self.mini_batch = mini_batch
         self.input_insert_only = input_insert_only
@@ -107,6 +111,11 @@ class GroupAggregate:
         ]
         self._needs_order = any(a.needs_order for a in self._accumulators)
         self._needs_grouping = bool(self._distinct) or any(a.needs_grouping for a in self._accumulators)
+
+    @property
+    def state_tables(self) -> list[str]:
+        """The state tables, ``acc`` (the primary one: a key without a row there has no state) first."""
+        return list(self._tables)
 
     @property
     def output_columns(self) -> list[str]:
@@ -160,7 +169,8 @@ class GroupAggregate:
         for call, acc in zip(self.calls, self._accumulators):
             sign = distinct_signs[call.arg] if call.distinct else fold.sign
             results.append(acc.fold(fold, args.get((call.arg, call.arg_type)), sign, view))
-        changes = changes_per_key(fold, results) if self.mini_batch else changes_per_row(fold, results)
+        changes = changes_per_key(fold, results) if self.mini_batch else \
+            changes_per_row(fold, results, emit_unchanged=self.state_ttl)
         self._store(state, keys, fold, results, distinct_rows)
         return self._output(keys, changes)
 

@@ -45,13 +45,24 @@ by ``(_seq, _sub)`` gives the emission order, which downstream operators rely on
 
 State tables (rows start with the join key columns ``_jk0, _jk1, ...``): ``left`` and
 ``right``, one row per distinct row value: the side's columns, ``_count`` (copies)
-and ``_assoc`` (associations; 0 on an inner side).
+and ``_assoc`` (associations; 0 on an inner side), and with a state TTL ``_ts``.
+
+State TTL (``ttl_ms``: one per side, from ``table.exec.state.ttl`` or the
+``STATE_TTL`` hint): as Flink's join state views, whose map entries carry
+StateTtlConfig (OnCreateAndWrite, NeverReturnExpired, processing time), each
+stored row value of a side expires independently, ``ttl`` after its last write
+(``_ts``: adding or retracting a copy, or a change of its association count). An
+expired row is never matched again: loading a key drops it (and the store that
+follows removes it), and :meth:`StreamingJoin.sweep` removes the expired rows of
+every key (the runtime calls it from a timer). As in Flink, expiry emits
+nothing, and an outer row's association count is not lowered when the rows it
+matched expire on the other side (so it is not padded with nulls again).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 import pandas as pd
@@ -66,6 +77,7 @@ JOIN_TYPES = ("INNER", "LEFT", "RIGHT", "FULL")
 SIDE = "_side"
 COUNT = "_count"
 ASSOC = "_assoc"
+TS = "_ts"
 LEFT, RIGHT = 0, 1
 TABLES = ("left", "right")
 
@@ -100,7 +112,8 @@ class StreamingJoin:
                  left_keys: list[str], right_keys: list[str], condition: Expression | None = None, *,
                  key_dtypes: list[Any] | None = None, dtypes: dict[str, Any] | None = None,
                  mini_batch: bool = False, left_unique_key: list[str] | None = None,
-                 right_unique_key: list[str] | None = None) -> None:
+                 right_unique_key: list[str] | None = None, ttl_ms: tuple[int, int] | int = 0,
+                 clock: Callable[[], int] | None = None) -> None:
         join_type = join_type.upper()
         if join_type not in JOIN_TYPES:
             raise ValueError(f"unknown join type {join_type!r}; expected one of {', '.join(JOIN_TYPES)}")
@@ -116,7 +129,7 @@ class StreamingJoin:
         clash = set(self.columns[LEFT]) & set(self.columns[RIGHT])
         if clash:
             raise ValueError(f"join output columns must be distinct; both sides have {sorted(clash)}")
-        reserved = {SIDE, COUNT, ASSOC, KIND, SEQ, SUB} | {key_column(i) for i in range(len(left_keys))}
+        reserved = {SIDE, COUNT, ASSOC, TS, KIND, SEQ, SUB} | {key_column(i) for i in range(len(left_keys))}
         bad = sorted(reserved & (set(left_columns) | set(right_columns)))
         if bad:
             raise ValueError(f"column names {bad} are reserved for the join's bookkeeping and state")
@@ -131,6 +144,17 @@ class StreamingJoin:
         self._matches = (compile_pair_condition(condition, self.columns[LEFT], self.columns[RIGHT])
                          if condition is not None else None)
         self.key_columns = [key_column(i) for i in range(len(left_keys))]
+        ttl = (ttl_ms, ttl_ms) if isinstance(ttl_ms, int) else tuple(ttl_ms)
+        if len(ttl) != 2 or any(t < 0 for t in ttl):
+            raise ValueError(f"join state TTL must be one or two (left, right) non-negative ms values, got {ttl_ms!r}")
+        self.ttl_ms = (int(ttl[LEFT]), int(ttl[RIGHT]))
+        from changeflow.kernels.ttl import wall_clock
+
+        self.clock = clock or wall_clock
+        # A sweep reads the bucket's every page: at most once per (shortest) TTL; None without TTL.
+        ttls = [t for t in self.ttl_ms if t > 0]
+        self.sweep_interval_ms: int | None = min(ttls) if ttls else None
+        self._now = 0
 
     @property
     def output_columns(self) -> list[str]:
@@ -158,6 +182,7 @@ class StreamingJoin:
     def process_sides(self, left: pd.DataFrame | None, right: pd.DataFrame | None, state: KeyedState) -> pd.DataFrame:
         """Join one batch of each input (either may be None or empty); return the changes emitted."""
         records = (self._records(LEFT, left), self._records(RIGHT, right))
+        self._now = int(self.clock()) if self.sweep_interval_ms is not None else 0
         keys = list(dict.fromkeys(r.key for side in records for r in side if not r.null_key))
         key_frame = self._key_frame(keys)
         stores = tuple(self._load(state, side, key_frame) for side in (LEFT, RIGHT))
@@ -208,7 +233,7 @@ class StreamingJoin:
                 if input_outer:
                     out.padded(INSERT, side, row)
                 if mine is not None:
-                    _add(mine, row, 0)
+                    _add(mine, row, 0, self._now)
                 return
             n = 0
             for other_row, assoc, copies in matches:
@@ -222,13 +247,14 @@ class StreamingJoin:
                             else:
                                 out.padded(DELETE, other, other_row)  # a new match (Flink 2.3 omits it)
                         theirs[other_row][1] = assoc + 1
+                        theirs[other_row][2] = self._now  # a write: its TTL starts again
                     kind = record.kind if not (input_outer or other_outer) else INSERT
                     out.pair(kind, side, row, other_row)
                     n += 1
-            _add(mine, row, n if input_outer else 0)
+            _add(mine, row, n if input_outer else 0, self._now)
         else:
             if mine is not None:
-                _retract(mine, row)
+                _retract(mine, row, self._now)
             if not matches:
                 if input_outer:
                     out.padded(DELETE, side, row)
@@ -244,6 +270,7 @@ class StreamingJoin:
                             else:
                                 out.padded(INSERT, other, other_row)
                         theirs[other_row][1] = assoc - 1
+                        theirs[other_row][2] = self._now
 
     def _match(self, side: int, row: tuple, other_row: tuple) -> bool:
         if self._matches is None:
@@ -299,12 +326,17 @@ class StreamingJoin:
         rows = _tuples(frame, self.columns[side])
         counts = frame[COUNT].to_numpy(dtype=np.int64).tolist()
         assocs = frame[ASSOC].to_numpy(dtype=np.int64).tolist()
-        for key, row, count, assoc in zip(keys, rows, counts, assocs):
-            stores.setdefault(key, {})[row] = [count, assoc]
+        ttl = self.ttl_ms[side]
+        stamps = frame[TS].to_numpy(dtype=np.int64).tolist() if TS in frame.columns else [0] * len(frame)
+        cutoff = self._now - ttl
+        for key, row, count, assoc, ts in zip(keys, rows, counts, assocs, stamps):
+            if ttl > 0 and ts <= cutoff:
+                continue  # expired: never returned (the store after the batch drops it)
+            stores.setdefault(key, {})[row] = [count, assoc, ts]
         return stores
 
     def _state_rows(self, side: int, store: dict[tuple, dict[tuple, list[int]]], keys: list[tuple]) -> pd.DataFrame:
-        entries = [(key, row, c, a) for key in keys for row, (c, a) in store.get(key, {}).items()]
+        entries = [(key, row, e[0], e[1], e[2]) for key in keys for row, e in store.get(key, {}).items()]
         data: dict[str, Any] = {}
         for i, name in enumerate(self.key_columns):
             dtype = self.key_dtypes[i] if self.key_dtypes is not None else None
@@ -313,25 +345,63 @@ class StreamingJoin:
             data[name] = _array([e[1][j] for e in entries], self.dtypes.get(name))
         data[COUNT] = np.array([e[2] for e in entries], dtype=np.int64)
         data[ASSOC] = np.array([e[3] for e in entries], dtype=np.int64)
+        if self.ttl_ms[side] > 0:  # without a TTL the state keeps the layout it always had
+            data[TS] = np.array([e[4] for e in entries], dtype=np.int64)
         return pd.DataFrame(data)
 
+    # --- state TTL ---------------------------------------------------------------------
+    def sweep(self, state: KeyedState, now: int | None = None) -> int | None:
+        """Remove every stored row of either side last written at or before ``now`` minus its side's TTL.
 
-def _add(store: dict[tuple, list[int]], row: tuple, assoc: int) -> None:
+        Emits nothing. Returns when the oldest surviving row expires, or None when
+        no row with a TTL is left.
+        """
+        now = int(self.clock()) if now is None else int(now)
+        due: list[int] = []
+        for side in (LEFT, RIGHT):
+            ttl = self.ttl_ms[side]
+            if ttl <= 0:
+                continue
+            rows = state.scan(TABLES[side])
+            if not len(rows) or TS not in rows.columns:
+                continue
+            stamps = rows[TS].to_numpy(dtype=np.int64)
+            expired = stamps <= now - ttl
+            if expired.any():
+                key_values = [_python_values(rows[c]) for c in self.key_columns]
+                row_keys = list(zip(*key_values)) if key_values else [()] * len(rows)
+                gone = {k for k, e in zip(row_keys, expired.tolist()) if e}
+                touched = np.array([k in gone for k in row_keys], dtype=bool)
+                keep = touched & ~expired
+                if self.key_columns:
+                    keys = rows.loc[touched, self.key_columns].drop_duplicates().reset_index(drop=True)
+                else:
+                    keys = pd.DataFrame(index=range(1))
+                state.store(TABLES[side], keys, rows[keep].reset_index(drop=True))
+            if (~expired).any():
+                due.append(int(stamps[~expired].min()) + ttl)
+        return min(due) if due else None
+
+
+def _add(store: dict[tuple, list[int]], row: tuple, assoc: int, now: int) -> None:
+    # An entry is [copies, associations, last write time].
     entry = store.get(row)
     if entry is None:
-        store[row] = [1, assoc]
+        store[row] = [1, assoc, now]
     else:
         entry[0] += 1
         entry[1] = assoc
+        entry[2] = now
 
 
-def _retract(store: dict[tuple, list[int]], row: tuple) -> None:
+def _retract(store: dict[tuple, list[int]], row: tuple, now: int) -> None:
     # A retraction of a row the state does not hold still emits its pairs (as
     # Flink does); there is just nothing to remove.
     entry = store.get(row)
     if entry is None:
         return
     entry[0] -= 1
+    entry[2] = now
     if entry[0] <= 0:
         del store[row]
 

@@ -16,7 +16,7 @@ __all__ = sorted(["Deduplicate", "RetractingDeduplicate", "TopN", "deduplicate_k
 
 
 def deduplicate_kernel(columns: list[str], keys: list[str], *, keep_last: bool, mini_batch: bool,
-                       input_insert_only: bool) -> Deduplicate | RetractingDeduplicate:
+                       input_insert_only: bool, ttl_ms: int = 0):
     """The deduplication kernel for an input of this changelog mode.
 
     Insert-only input keeps the vectorised :class:`Deduplicate` (Flink's
@@ -24,6 +24,17 @@ def deduplicate_kernel(columns: list[str], keys: list[str], *, keep_last: bool, 
 
     >>> type(deduplicate_kernel(["k", "v"], ["k"], keep_last=True, mini_batch=False, input_insert_only=False)).__name__
     'RetractingDeduplicate'
+
+    With ``ttl_ms`` (``table.exec.state.ttl``) the insert-only kernel is wrapped
+    in :class:`~changeflow.kernels.ttl.KeyStateTtl` (a key's state expires a TTL
+    after its last write); the retracting one expires each row a TTL after its
+    insertion itself.
     """
-    kernel = Deduplicate if input_insert_only else RetractingDeduplicate
-    return kernel(columns, keys, keep_last=keep_last, mini_batch=mini_batch)
+    if not input_insert_only:
+        return RetractingDeduplicate(columns, keys, keep_last=keep_last, mini_batch=mini_batch, ttl_ms=ttl_ms)
+    kernel = Deduplicate(columns, keys, keep_last=keep_last, mini_batch=mini_batch)
+    if ttl_ms > 0:
+        from changeflow.kernels.ttl import KeyStateTtl
+
+        return KeyStateTtl(kernel, keys, ttl_ms)
+    return kernel

@@ -70,6 +70,11 @@ class Deduplicate:
         self._stored = self.keys + [c for c in self.columns if c not in self.keys]
 
     @property
+    def state_tables(self) -> list[str]:
+        """The one state table (per key: a marker for keep first, the last row for keep last)."""
+        return [LAST_TABLE if self.keep_last else FIRST_TABLE]
+
+    @property
     def output_columns(self) -> list[str]:
         return self.columns + list(BOOKKEEPING)
 

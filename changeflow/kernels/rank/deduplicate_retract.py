@@ -33,8 +33,16 @@ FLIP-544 layout), so a record reads and writes a bounded number of state rows
 however long its key's history is: an append touches the key's meta row, the
 row's index entry and the last node; a retraction the index entry, the node
 and its two neighbours; the shown row is an end of the list (meta row plus one
-node, prefetched with the rest). There is no state TTL: a key whose rows are
-never retracted keeps them all.
+node, prefetched with the rest).
+
+State TTL (``ttl_ms``, from ``table.exec.state.ttl``): as in the sink upsert
+materializer, whose history this is, every row carries its insertion time
+(``clock``, processing time in ms) and expires ``ttl`` after it: before a key's
+records are processed, the expired rows are removed from the head of its
+history (silently: the shown row may go without a retraction, as Flink's
+expiry emits nothing), and :meth:`RetractingDeduplicate.sweep` does the same
+for every key (the runtime calls it from a timer) so keys that see no more
+records are reclaimed. Without a TTL rows are kept until retracted.
 
 >>> from changeflow.testing.harness import KernelHarness, delete_record, format_changes, insert_record
 >>> h = KernelHarness(RetractingDeduplicate(["k", "v"], ["k"], keep_last=True, mini_batch=False), ["k", "v"])
@@ -44,6 +52,8 @@ never retracted keeps them all.
 """
 
 from __future__ import annotations
+
+from typing import Callable
 
 import pandas as pd
 
@@ -64,13 +74,20 @@ class RetractingDeduplicate:
     see the module docstring for the semantics.
     """
 
-    def __init__(self, columns: list[str], keys: list[str], *, keep_last: bool, mini_batch: bool) -> None:
+    def __init__(self, columns: list[str], keys: list[str], *, keep_last: bool, mini_batch: bool,
+                 ttl_ms: int = 0, clock: Callable[[], int] | None = None) -> None:
         self.columns = list(columns)
         self.keys = list(keys)
         self.keep_last = keep_last
         self.mini_batch = mini_batch
         check_dedup_columns(self.columns, self.keys)
         self._key_pos = [self.columns.index(k) for k in self.keys]
+        self.ttl_ms = int(ttl_ms)
+        from changeflow.kernels.ttl import wall_clock
+
+        self.clock = clock or wall_clock
+        # A sweep reads the bucket's every page: at most once per TTL (None: no TTL, no sweep).
+        self.sweep_interval_ms: int | None = self.ttl_ms if self.ttl_ms > 0 else None
 
     @property
     def output_columns(self) -> list[str]:
@@ -89,6 +106,10 @@ class RetractingDeduplicate:
         layout = OrderedMultiset(HISTORY, self.keys, {k: batch[k].dtype for k in self.keys})
         history = layout.session(state)
         history.prefetch(keys, zip(keys, idents))
+        now = int(self.clock()) if self.ttl_ms > 0 else 0  # insertion time (0 without TTL: the old layout)
+        if self.ttl_ms > 0:
+            for key in dict.fromkeys(keys):
+                history.expire(key, now - self.ttl_ms)
         shown_end = history.last if self.keep_last else history.first
 
         def shown(key: tuple) -> tuple | None:
@@ -106,13 +127,31 @@ class RetractingDeduplicate:
             if retract:
                 history.remove_value(key, ident)  # the oldest equal row, if any
             else:
-                history.append(key, ident, row, 0)
+                history.append(key, ident, row, now)
             if not self.mini_batch:
                 out.transition(before, shown(key), seq, sub)
         for key in sorted(before_bundle, key=stamp_of.__getitem__):  # in stamp order
             out.transition(before_bundle[key], shown(key), *stamp_of[key])
         history.flush()
         return changes_frame(batch, self.columns, out.rows, out.kinds, out.seqs, out.subs)
+
+    def sweep(self, state: KeyedState, now: int | None = None) -> int | None:
+        """Remove every key's rows inserted at or before ``now - ttl`` (default: the clock).
+
+        Emits nothing. Returns when the oldest surviving row expires, or None
+        when no row is left (or there is no TTL).
+        """
+        if self.ttl_ms <= 0:
+            return None
+        now = int(self.clock()) if now is None else int(now)
+        layout = OrderedMultiset(HISTORY, self.keys)
+        meta = state.scan(layout.meta_table)
+        if len(meta):
+            layout.key_dtypes = {c: meta[c].dtype for c in self.keys}
+        history = layout.session(state)
+        heads = history.expire_all(now - self.ttl_ms, meta)
+        history.flush()
+        return min(heads.values()) + self.ttl_ms if heads else None
 
 
 class _Changes:

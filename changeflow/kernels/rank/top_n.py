@@ -80,6 +80,11 @@ class TopN:
         self.fanout = max(FANOUT, 2 * self.rank_end + 2)
 
     @property
+    def state_tables(self) -> list[str]:
+        """The one state table: each partition's rows in rank order."""
+        return [TABLE]
+
+    @property
     def output_columns(self) -> list[str]:
         return self.columns + ([self.rank_column] if self.rank_column else []) + list(BOOKKEEPING)
 

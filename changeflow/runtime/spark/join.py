@@ -37,7 +37,8 @@ from changeflow.plan.nodes import Join
 from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.end_of_input import Control, ControlFanOut, control_rows
 from changeflow.runtime.spark.packing import BUCKET, PACKED, Packer
-from changeflow.runtime.spark.processor import PAGE_KEY, PAGE_VALUE
+from changeflow.plan.state_ttl import join_ttl_ms
+from changeflow.runtime.spark.processor import PAGE_KEY, PAGE_VALUE, TtlSweep
 from changeflow.runtime.spark.sources import kernel_input_dtype
 from changeflow.runtime.spark.spark_types import to_spark
 from changeflow.state.paged import PagedKeyedState
@@ -72,7 +73,9 @@ def join_stream(translator: Any, node: Join) -> DataFrame:
         node.join_type, left_names, right_names, list(node.left_keys), [right_rename[k] for k in node.right_keys],
         node.condition, key_dtypes=key_dtypes, dtypes=dtypes, mini_batch=translator.settings.mini_batch,
         left_unique_key=list(left_unique) if left_unique is not None else None,
-        right_unique_key=[right_rename[k] for k in right_unique] if right_unique is not None else None)
+        right_unique_key=[right_rename[k] for k in right_unique] if right_unique is not None else None,
+        ttl_ms=join_ttl_ms(node, translator.settings.state_ttl_ms))
+    translator.ttl_sweep(kernel)
     key_columns = [key_column(i) for i in range(len(key_types))]
     settings = translator.settings
 
@@ -90,7 +93,7 @@ def join_stream(translator: Any, node: Join) -> DataFrame:
     processor = JoinProcessor(kernel, key_columns, settings.pages, node.field_names)
     return packed[0].unionAll(packed[1]).groupBy(BUCKET).transformWithStateInPandas(
         statefulProcessor=processor, outputStructType=translator.changelog_struct(node.schema), outputMode="Append",
-        timeMode="None")
+        timeMode=processor.time_mode)
 
 
 class _SideTagger:
@@ -122,6 +125,8 @@ class JoinProcessor(StatefulProcessor):
     rows after the bucket's changes, so a buffering operator downstream still
     flushes when a source ends or an operator below the join flushes.
     ``output_columns`` are the join's output columns (to write control rows).
+    With a state TTL each bucket's expired rows are swept from a processing-time
+    timer, as any kernel's (:class:`~.processor.TtlSweep`).
     """
 
     def __init__(self, kernel: StreamingJoin, key_columns: list[str], pages: int,
@@ -130,8 +135,15 @@ class JoinProcessor(StatefulProcessor):
         self.key_columns = list(key_columns)
         self.pages = pages
         self.output_columns = list(output_columns)
+        self.sweep = TtlSweep(kernel)
+
+    @property
+    def time_mode(self) -> str:
+        """The ``timeMode`` Spark must run this processor with: processing time for a TTL sweep."""
+        return "ProcessingTime" if self.sweep.active else "None"
 
     def init(self, handle: StatefulProcessorHandle) -> None:
+        self.handle = handle
         self.page_store = handle.getMapState("pages", PAGE_KEY, PAGE_VALUE)
 
     def handleInputRows(self, key: Any, rows: Iterator[pd.DataFrame], timerValues: Any) -> Iterator[pd.DataFrame]:
@@ -150,12 +162,20 @@ class JoinProcessor(StatefulProcessor):
             left, right = (pd.concat(parts, ignore_index=True) if len(parts) > 1 else (parts[0] if parts else None)
                            for parts in sides)
             state = PagedKeyedState(self.page_store, self.key_columns, self.pages)
+            now = self.sweep.start_batch(timerValues)
             out = self.kernel.process_sides(left, right, state)
             state.commit()
+            self.sweep.arm(self.handle, now)
             if len(out):
                 yield out
         if control.signals:
             yield control_rows(self.output_columns, control)
+
+    def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[pd.DataFrame]:
+        if self.sweep.active:
+            state = PagedKeyedState(self.page_store, self.key_columns, self.pages)
+            self.sweep.run(self.handle, state, timerValues.getCurrentProcessingTimeInMs())
+        return iter(())
 
     def close(self) -> None:
         pass

@@ -76,26 +76,8 @@ def materialize_changes(translator, node: UpsertMaterialize, changes: DataFrame,
     child = changes.select(*[F.col(f"`{c}`") for c in columns], KIND, SEQ, SUB)
     # The list layouts keep one row per key: fixed pages. The multiset's pages grow with its rows.
     rows_per_page = ROWS_PER_GROWING_PAGE if node.strategy in ("MAP", "ADAPTIVE") else None
-    if node.ttl_ms and getattr(kernel, "sweep_interval_ms", None) is not None:
-        if _timers_would_keep_it_running(translator.spark, node):
-            kernel.sweep_interval_ms = None
-        else:
-            translator.wants_no_data_batches = True  # the TTL sweep runs from timers (see above)
+    # translator.stateful decides whether the TTL sweep runs from timers (StreamingTranslator.ttl_sweep).
     return translator.stateful(child, kernel, list(node.primary_key),
                                {c: kernel_input_dtype(types[c]) for c in columns}, node.schema,
                                sources=upstream_sources(node), rows_per_page=rows_per_page)
 
-
-def _timers_would_keep_it_running(spark, node: UpsertMaterialize) -> bool:
-    """Whether a processing-time timer would keep the query from ending.
-
-    With no-data micro-batches on (Spark's default; changeflow's session turns
-    them off), a processing-time transformWithState asks for another batch
-    forever, so a query over bounded input (``availableNow``) would never end:
-    its materializer then runs without the sweep (keys are still expired before
-    their next records).
-    """
-    from changeflow.runtime.spark.connector_sources import trigger_interval_ms
-
-    no_data = spark.conf.get("spark.sql.streaming.noDataMicroBatches.enabled", "true").strip().lower() == "true"
-    return no_data and trigger_interval_ms(node) is None

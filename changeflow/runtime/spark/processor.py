@@ -13,21 +13,23 @@ bucket's flush buffer: kept in a ``ValueState`` and flushed from a
 processing-time timer, or, memory-only, folded and flushed within the
 micro-batch.
 
-A kernel with state TTL (``sweep_interval_ms`` not None: the sink upsert
-materializer under ``table.exec.state.ttl``) gets a sweep timer per bucket
-instead: the first micro-batch with input for a bucket that has no timer
-registers one a TTL ahead (when the oldest element it can have inserted
-expires); the timer calls ``kernel.sweep(state, now)``, which expires the heads
-of every key's history in the bucket and says when its oldest survivor
-expires, and the next timer goes there, but at least ``sweep_interval_ms``
-later (a sweep reads the bucket's every page). A bucket left with no history
-registers none until its next input. The kernel's clock is the micro-batch's
-processing time (Spark's batch timestamp, kept in the offset log), so
-insertion times, expiry and timers share one clock and a re-run micro-batch
-expires the same elements. Timers fire only in micro-batches that run: an idle
-query sweeps only in no-data micro-batches, which the job runner turns on for
-an unbounded query that wants them (see :mod:`.flush`, whose idle flushes
-need the same).
+A kernel with a state TTL (``sweep_interval_ms`` not None: under
+``table.exec.state.ttl`` or a ``STATE_TTL`` hint, the group aggregation,
+deduplication, Top-N and sink upsert materializer; the join through
+:class:`~.join.JoinProcessor`) gets a sweep timer per bucket instead
+(:class:`TtlSweep`): the first micro-batch with input for a bucket that has no
+timer registers one a TTL ahead (when the oldest state it can have written
+expires); the timer calls ``kernel.sweep(state, now)``, which removes the
+bucket's expired state (keys, rows, history heads) and says when its oldest
+survivor expires, and the next timer goes there, but at least
+``sweep_interval_ms`` later (a sweep reads the bucket's every page). A bucket
+left with no state registers none until its next input. The kernel's clock is
+the micro-batch's processing time (Spark's batch timestamp, kept in the offset
+log), so write times, expiry and timers share one clock and a re-run
+micro-batch expires the same state. Timers fire only in micro-batches that
+run: an idle query sweeps only in no-data micro-batches, which the job runner
+turns on for an unbounded query that wants them (see :mod:`.flush`, whose idle
+flushes need the same, and :meth:`~.streaming.StreamingTranslator.ttl_sweep`).
 """
 
 from __future__ import annotations
@@ -45,6 +47,50 @@ from changeflow.state.paged import PagedKeyedState
 PAGE_KEY = StructType([StructField("page", LongType(), False)])
 PAGE_VALUE = StructType([StructField("blob", BinaryType(), False)])
 _BLOB = StructType([StructField("blob", BinaryType(), False)])
+
+
+class TtlSweep:
+    """The processing-time-timer sweep of a kernel with a state TTL, for one bucket (see the module docstring).
+
+    Inactive (and costing nothing) when the kernel has no ``sweep_interval_ms``.
+    """
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+        self.interval_ms = getattr(kernel, "sweep_interval_ms", None)
+
+    @property
+    def active(self) -> bool:
+        return self.interval_ms is not None
+
+    def start_batch(self, timerValues: Any) -> int | None:
+        """Set the kernel's clock to the micro-batch's processing time; return it (None when inactive)."""
+        if not self.active:
+            return None
+        now = timerValues.getCurrentProcessingTimeInMs()
+        self.kernel.clock = lambda: now
+        return now
+
+    def arm(self, handle: StatefulProcessorHandle, now: int | None) -> None:
+        """After a batch with input: register the bucket's sweep a TTL ahead unless one is due by then.
+
+        A timer further ahead does not do: a join whose sides have different TTLs
+        may have scheduled its sweep by the longer one's survivors before this
+        batch wrote rows that expire by the shorter one.
+        """
+        if not self.active or now is None:
+            return
+        due_by = now + self.interval_ms
+        if not any(t <= due_by for t in handle.listTimers()):
+            handle.registerTimer(due_by)
+
+    def run(self, handle: StatefulProcessorHandle, state: PagedKeyedState, now: int) -> None:
+        """The timer fired: remove the bucket's expired state (silently) and register the next sweep, if due."""
+        self.kernel.clock = lambda: now
+        due = self.kernel.sweep(state, now)
+        state.commit()
+        if due is not None:
+            handle.registerTimer(max(due, now + self.interval_ms))
 
 
 class KernelProcessor(StatefulProcessor):
@@ -72,14 +118,14 @@ class KernelProcessor(StatefulProcessor):
         self.changelog = changelog
         self.control = control
         self.rows_per_page = rows_per_page
-        self.sweep_ms = getattr(kernel, "sweep_interval_ms", None)
-        if self.sweep_ms is not None and flush is not None:
+        self.sweep = TtlSweep(kernel)
+        if self.sweep.active and flush is not None:
             raise ValueError("an operator with a state TTL sweep cannot buffer its output for a flush interval")
 
     @property
     def time_mode(self) -> str:
         """The ``timeMode`` Spark must run this processor with."""
-        timers = flushes_from_timers(self.flush) or self.sweep_ms is not None
+        timers = flushes_from_timers(self.flush) or self.sweep.active
         return "ProcessingTime" if timers else "None"
 
     def init(self, handle: StatefulProcessorHandle) -> None:
@@ -103,14 +149,12 @@ class KernelProcessor(StatefulProcessor):
             return
         batch, control = split_payloads(pd.concat(payloads, ignore_index=True) if len(payloads) > 1 else payloads[0])
         state = PagedKeyedState(self.page_store, self.key_columns, self.pages, self.rows_per_page)
-        if self.sweep_ms is not None:
-            now = timerValues.getCurrentProcessingTimeInMs()
-            self.kernel.clock = lambda: now
+        now = self.sweep.start_batch(timerValues)
         out = self.kernel.process(batch, state) if batch is not None else None
         finished = self._end_of_input(control, state)
         state.commit()
-        if self.sweep_ms is not None and batch is not None and not any(True for _ in self.handle.listTimers()):
-            self.handle.registerTimer(now + self.sweep_ms)
+        if batch is not None:
+            self.sweep.arm(self.handle, now)
         if finished is not None and len(finished):
             out = finished if out is None or not len(out) else pd.concat([out, finished], ignore_index=True)
         control = control or Control()
@@ -130,8 +174,9 @@ class KernelProcessor(StatefulProcessor):
             yield control_rows(self.output_columns, control)
 
     def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[pd.DataFrame]:
-        if self.sweep_ms is not None:
-            self._sweep(timerValues.getCurrentProcessingTimeInMs())
+        if self.sweep.active:
+            state = PagedKeyedState(self.page_store, self.key_columns, self.pages, self.rows_per_page)
+            self.sweep.run(self.handle, state, timerValues.getCurrentProcessingTimeInMs())
             return
         if not isinstance(self.flusher, BucketFlusher):
             return
@@ -143,15 +188,6 @@ class KernelProcessor(StatefulProcessor):
         if flushed is not None:
             yield flushed
             yield control_rows(self.output_columns, Control(flush=True))
-
-    def _sweep(self, now: int) -> None:
-        """Expire the bucket's old history heads (silently) and register the next sweep, if any history is left."""
-        self.kernel.clock = lambda: now
-        state = PagedKeyedState(self.page_store, self.key_columns, self.pages, self.rows_per_page)
-        due = self.kernel.sweep(state, now)
-        state.commit()
-        if due is not None:
-            self.handle.registerTimer(max(due, now + self.sweep_ms))
 
     def _arm_timer(self, bucket: BucketBuffer, now: int) -> None:
         # Fire in the next micro-batch (its timestamp is later): it checks for a

@@ -34,6 +34,8 @@ from pyspark.sql import functions as F
 
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.rank import TopN, deduplicate_kernel
+from changeflow.kernels.ttl import KeyStateTtl
+from changeflow.plan.state_ttl import operator_ttl_ms
 from changeflow.plan.expressions import Call
 from changeflow.plan.nodes import Deduplicate, Rank
 from changeflow.plan.type_inference import is_proctime
@@ -53,10 +55,11 @@ def rank_stream(translator, node: Deduplicate | Rank) -> DataFrame:
     columns = [c for c in node.input.field_names if c not in proctime]
     insert_only = translator.modes[id(node.input)].insert_only
     mini_batch = translator.settings.mini_batch
+    ttl_ms = operator_ttl_ms(node, translator.settings.state_ttl_ms)
     if isinstance(node, Deduplicate):
         _check_proctime(node)
         kernel = deduplicate_kernel(columns, list(node.keys), keep_last=node.keep_last, mini_batch=mini_batch,
-                                    input_insert_only=insert_only)
+                                    input_insert_only=insert_only, ttl_ms=ttl_ms)
         keys = list(node.keys)
         # Over retracting input each key keeps its live rows in an ordered multiset, keyed by the
         # key plus a sequence number or identity: pages grow with the rows, as the materializer's.
@@ -65,6 +68,8 @@ def rank_stream(translator, node: Deduplicate | Rank) -> DataFrame:
         kernel = TopN(columns, list(node.partition_keys), list(node.order_by), node.rank_start, node.rank_end,
                       node.rank_column, input_insert_only=insert_only, mini_batch=mini_batch)
         keys = list(node.partition_keys)
+        if ttl_ms > 0:  # a partition's state expires a TTL after its last write (kernels/ttl.py)
+            kernel = KeyStateTtl(kernel, keys, ttl_ms)
         rows_per_page = None
     types = node.input.type_map()
     child = child.select(*[F.col(f"`{c}`") for c in columns], KIND, SEQ, SUB)

@@ -32,6 +32,8 @@ from changeflow.kernels.aggregate.local import LocalGroupAggregate
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.plan import changelog_mode
 from changeflow.plan.agg_phase import folds_bundles, two_phase_aggregates
+from changeflow.kernels.ttl import KeyStateTtl
+from changeflow.plan.state_ttl import operator_ttl_ms
 from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Source, Union,
                                    UpsertMaterialize)
 from changeflow.runtime.spark.columns import compile_expr
@@ -58,6 +60,7 @@ class StreamingSettings:
     pages: int            # state pages per bucket
     agg_phase_strategy: str = "AUTO"  # table.optimizer.agg-phase-strategy
     flush: FlushPolicy | None = None  # execution.max-flush-interval & co (runtime/spark/flush.py)
+    state_ttl_ms: int = 0  # table.exec.state.ttl; a STATE_TTL hint overrides it per operator (plan/state_ttl.py)
 
     @property
     def folds_bundles(self) -> bool:
@@ -71,6 +74,7 @@ class StreamingTranslator:
         self.settings = settings
         self.workdir = workdir
         self._sources = 0
+        self.root: PlanNode | None = None  # the plan translate() was given (None: operators translated one by one)
 
     def translate(self, node: PlanNode) -> DataFrame:
         self.modes = changelog_mode.infer(node)
@@ -81,10 +85,11 @@ class StreamingTranslator:
         self.control = self.settings.flush is not None
         # A buffering bucket flushes from a timer, which only fires in a micro-batch: an
         # idle long-running query needs Spark's no-data batches for flushes on idle
-        # input and interval boundaries (see runtime/spark/flush.py); a sink upsert
-        # materializer with a state TTL sweeps idle keys from one too (materializer.py
-        # sets this). Not set here: with them an availableNow query never ends.
+        # input and interval boundaries (see runtime/spark/flush.py); an operator
+        # with a state TTL sweeps idle keys from one too (ttl_sweep sets this). Not
+        # set here: with them an availableNow query never ends.
         self.wants_no_data_batches = flushes_from_timers(self.settings.flush)
+        self.root = node
         self._source_count = _count_sources(node)
         self.flush_signal_dirs: list[str] = []  # signal directories of unbounded Spark streams (.flush_signals)
         frame = self._translate(node)
@@ -181,6 +186,13 @@ class StreamingTranslator:
         lets the state's page count grow with its rows (:class:`PagedKeyedState`).
         """
         flush = self.settings.flush if idempotent_output is not None else None
+        self.ttl_sweep(kernel)
+        if flush is not None and getattr(kernel, "sweep_interval_ms", None) is not None:
+            # The bucket's one timer either flushes its buffer or sweeps; both are not implemented.
+            raise NotImplementedError(
+                f"a state TTL (table.exec.state.ttl or a STATE_TTL hint) on an operator that buffers its output "
+                f"for execution.max-flush-interval (keyed by {', '.join(key_columns)}) is not supported in an "
+                f"unbounded query")
         packer = Packer(list(key_columns), self.settings.buckets, child.columns, dtypes, local)
         if self.control:
             packer = ControlFanOut(packer, child.columns, self.settings.buckets,
@@ -195,12 +207,41 @@ class StreamingTranslator:
             timeMode=processor.time_mode,
         )
 
+    def ttl_sweep(self, kernel) -> None:
+        """Decide whether ``kernel``'s state TTL sweep (``sweep_interval_ms``) runs from timers.
+
+        It does where timers cannot keep the query from ending; the query then
+        asks for no-data micro-batches, so an idle query sweeps too. With no-data
+        micro-batches on (Spark's default; changeflow's session turns them off), a
+        processing-time transformWithState asks for another batch forever, so a
+        query over bounded input (``availableNow``) would never end: its operators
+        then run without the sweep (a key's expired state is still dropped when the
+        key is next accessed, and the kernel reads the wall clock). A query started
+        by hand (``to_spark()``) needs ``spark.sql.streaming.noDataMicroBatches.enabled``
+        true for its sweeps to run while it is idle. Spark refuses to change an
+        operator's time mode on restart, so a TTL checkpoint written without the
+        sweep cannot be resumed with it (``STATE_STORE_INVALID_CONFIG_AFTER_RESTART``).
+        """
+        if getattr(kernel, "sweep_interval_ms", None) is None:
+            return
+        from changeflow.runtime.spark.connector_sources import trigger_interval_ms
+
+        no_data = self.spark.conf.get("spark.sql.streaming.noDataMicroBatches.enabled", "true").strip().lower()
+        unbounded = self.root is not None and trigger_interval_ms(self.root) is not None
+        if no_data == "true" and not unbounded:
+            kernel.sweep_interval_ms = None
+        else:
+            self.wants_no_data_batches = True
+
     def _aggregate(self, node: Aggregate) -> DataFrame:
         child = self._translate(node.input)
         insert_only = self.modes[id(node.input)].insert_only
         two_phase = id(node) in self.two_phase
+        ttl_ms = operator_ttl_ms(node, self.settings.state_ttl_ms)
         kernel = GroupAggregate(list(node.keys), list(node.calls), mini_batch=self.settings.folds_bundles,
-                                input_insert_only=insert_only, partial_input=two_phase)
+                                input_insert_only=insert_only, partial_input=two_phase, state_ttl=ttl_ms > 0)
+        if ttl_ms > 0:  # a group's state expires a TTL after its last write (kernels/ttl.py)
+            kernel = KeyStateTtl(kernel, list(node.keys), ttl_ms)
         local = LocalGroupAggregate(list(node.keys), list(node.calls)) if two_phase else None
         types = node.input.type_map()
         # Ship only what the kernels read: every column crosses into Python.

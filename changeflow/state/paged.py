@@ -83,10 +83,11 @@ class PagedKeyedState:
     """
 
     def __init__(self, store: PageStore, key_columns: list[str], pages: int,
-                 rows_per_page: int | None = None) -> None:
+                 rows_per_page: int | None = None, operator: str | None = None) -> None:
         if rows_per_page is not None and rows_per_page < 1:
             raise ValueError(f"rows_per_page must be at least 1, got {rows_per_page}")
         self._store = store
+        self._operator = operator  # written once per bucket under page id -2, for state metrics
         self._keys = list(key_columns)
         self._base_pages = pages
         self._rows_per_page = rows_per_page
@@ -166,6 +167,11 @@ class PagedKeyedState:
                 self._store.removeKey((p,))
         if self._rows_per_page and self._dirty:
             self._store.updateValue((_DIRECTORY,), (pickle.dumps(self._directory, protocol=5),))
+        if self._operator is not None and self._dirty and self._store.getValue((INFO_PAGE,)) is None:
+            # What the pages belong to, so that state metrics read from a checkpoint can
+            # count the operator's keys (rows of every table, by the key columns).
+            info = {"operator": self._operator, "key_columns": self._keys}
+            self._store.updateValue((INFO_PAGE,), (pickle.dumps(info, protocol=5),))
         self._dirty.clear()
 
     def _split(self) -> None:
@@ -219,6 +225,7 @@ SEQUENCE_COLUMN = "_sqn"  # the ordered multiset's node sequence numbers (kernel
 SEQUENCE_BLOCK = 64  # sequence numbers per block of neighbours hashed together (growing pages)
 
 _DIRECTORY = -1  # page id of the directory (page count, row count, key columns per table, sequence block)
+INFO_PAGE = -2  # page id of the operator's name and key columns (state metrics)
 
 
 def _row_count(page: dict[str, pd.DataFrame]) -> int:

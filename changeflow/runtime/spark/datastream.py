@@ -75,7 +75,7 @@ from changeflow.connectors import filestore
 from changeflow.connectors.sink_job import SinkJob
 from changeflow.runtime.spark.job_directory import already_written, committed_batches, job_directory, require_shared
 from changeflow.runtime.spark.packing import BUCKET, PACKED, Packer
-from changeflow.runtime.spark.processor import KernelProcessor
+from changeflow.runtime.spark.processor import KernelProcessor, operator_name
 from changeflow.runtime.spark.query_start import start_query
 
 SINK = "_sink"
@@ -419,7 +419,8 @@ class TimerKernelProcessor(RecordKernelProcessor):
         from changeflow.state.paged import PagedKeyedState
 
         now = timerValues.getCurrentProcessingTimeInMs()
-        state = PagedKeyedState(self.page_store, self.key_columns, self.pages)
+        state = PagedKeyedState(self.page_store, self.key_columns, self.pages,
+                                operator=operator_name(self.kernel))
         out = self.kernel.fire(now, state)
         state.commit()
         out = out if len(out) else None

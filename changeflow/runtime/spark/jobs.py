@@ -94,6 +94,7 @@ class SparkJobs:
             with job_directory(self.checkpoint_root, job_name) as workdir:
                 frame, translator = self._translate(plan, settings, workdir)
                 names = [n for n in frame.columns if n not in (KIND, SEQ, SUB)]
+                job.checkpoint = f"{workdir}/checkpoint"  # for get_state_metrics()
                 sink_job = SinkJob.in_directory(workdir, resumed=bool(committed_batches(workdir)))
                 sink.open(sink_job)
 
@@ -130,7 +131,8 @@ class SparkJobs:
 
     def submit_streaming_insert(self, plan: Sink, settings: StreamingSettings,
                                 job_name: str | None = None, not_null_enforcer: str = "ERROR") -> "InsertJob":
-        return InsertJob(lambda job: self.run_streaming_into(plan, settings, job, job_name, not_null_enforcer))
+        return InsertJob(lambda job: self.run_streaming_into(plan, settings, job, job_name, not_null_enforcer),
+                         self.spark)
 
     def submit_batch_insert(self, plan: Sink, not_null_enforcer: str = "ERROR") -> "InsertJob":
         def run(job: "InsertJob") -> None:
@@ -212,8 +214,10 @@ class LiveQuery:
 class InsertJob:
     """A submitted INSERT job, as PyFlink's ``JobClient``: status, ``cancel()``, and ``wait()`` for the result."""
 
-    def __init__(self, run) -> None:
+    def __init__(self, run, spark: SparkSession | None = None) -> None:
         self.query = None  # the streaming query, once started
+        self.spark = spark
+        self.checkpoint: str | None = None  # a streaming job's, once it has one
         self._error: BaseException | None = None
         self._cancelled = False
         self._thread = threading.Thread(target=self._main, args=(run,), name="changeflow-insert", daemon=True)
@@ -243,6 +247,20 @@ class InsertJob:
         if self.query is not None:
             self.query.stop()
         self._thread.join()
+
+    def get_state_metrics(self) -> list[dict]:
+        """Per stateful operator: distinct ``keys``, ``bytes`` and ``pages`` stored, ``rows`` per table.
+
+        Read from the job's checkpoint as of its last committed micro-batch
+        (:mod:`.state_metrics`); a job without state, or before its first
+        commit, gives ``[]``. A streaming job without ``changeflow.checkpoint-dir``
+        keeps its checkpoint only while it runs. changeflow's own, beyond PyFlink's ``JobClient``.
+        """
+        from changeflow.runtime.spark.state_metrics import read_state_metrics
+
+        if self.checkpoint is None or self.spark is None:
+            return []
+        return [m.as_dict() for m in read_state_metrics(self.spark, self.checkpoint)]
 
     def get_job_status(self) -> str:
         if self._thread.is_alive():

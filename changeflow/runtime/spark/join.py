@@ -38,7 +38,7 @@ from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.end_of_input import Control, ControlFanOut, control_rows
 from changeflow.runtime.spark.packing import BUCKET, PACKED, Packer
 from changeflow.plan.state_ttl import join_ttl_ms
-from changeflow.runtime.spark.processor import PAGE_KEY, PAGE_VALUE, TtlSweep
+from changeflow.runtime.spark.processor import PAGE_KEY, PAGE_VALUE, TtlSweep, operator_name
 from changeflow.runtime.spark.sources import kernel_input_dtype
 from changeflow.runtime.spark.spark_types import to_spark
 from changeflow.state.paged import PagedKeyedState
@@ -161,7 +161,8 @@ class JoinProcessor(StatefulProcessor):
         if sides[0] or sides[1]:
             left, right = (pd.concat(parts, ignore_index=True) if len(parts) > 1 else (parts[0] if parts else None)
                            for parts in sides)
-            state = PagedKeyedState(self.page_store, self.key_columns, self.pages)
+            state = PagedKeyedState(self.page_store, self.key_columns, self.pages,
+                                    operator=operator_name(self.kernel))
             now = self.sweep.start_batch(timerValues)
             out = self.kernel.process_sides(left, right, state)
             state.commit()
@@ -173,7 +174,8 @@ class JoinProcessor(StatefulProcessor):
 
     def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[pd.DataFrame]:
         if self.sweep.active:
-            state = PagedKeyedState(self.page_store, self.key_columns, self.pages)
+            state = PagedKeyedState(self.page_store, self.key_columns, self.pages,
+                                    operator=operator_name(self.kernel))
             self.sweep.run(self.handle, state, timerValues.getCurrentProcessingTimeInMs())
         return iter(())
 

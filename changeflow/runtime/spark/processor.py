@@ -93,6 +93,12 @@ class TtlSweep:
             handle.registerTimer(max(due, now + self.interval_ms))
 
 
+def operator_name(kernel: Any) -> str:
+    """The name state metrics give an operator: its kernel's class (inside a TTL wrapper, the wrapped one)."""
+    inner = getattr(kernel, "kernel", None)
+    return type(inner if inner is not None else kernel).__name__
+
+
 class KernelProcessor(StatefulProcessor):
     """Feeds each bucket's rows of a micro-batch to ``kernel.process`` as one batch.
 
@@ -148,7 +154,8 @@ class KernelProcessor(StatefulProcessor):
         if not payloads:
             return
         batch, control = split_payloads(pd.concat(payloads, ignore_index=True) if len(payloads) > 1 else payloads[0])
-        state = PagedKeyedState(self.page_store, self.key_columns, self.pages, self.rows_per_page)
+        state = PagedKeyedState(self.page_store, self.key_columns, self.pages, self.rows_per_page,
+                                operator_name(self.kernel))
         now = self.sweep.start_batch(timerValues)
         out = self.kernel.process(batch, state) if batch is not None else None
         finished = self._end_of_input(control, state)
@@ -175,7 +182,8 @@ class KernelProcessor(StatefulProcessor):
 
     def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[pd.DataFrame]:
         if self.sweep.active:
-            state = PagedKeyedState(self.page_store, self.key_columns, self.pages, self.rows_per_page)
+            state = PagedKeyedState(self.page_store, self.key_columns, self.pages, self.rows_per_page,
+                                operator_name(self.kernel))
             self.sweep.run(self.handle, state, timerValues.getCurrentProcessingTimeInMs())
             return
         if not isinstance(self.flusher, BucketFlusher):

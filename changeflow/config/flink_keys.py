@@ -149,7 +149,6 @@ _UNSUPPORTED = (
     FlinkKey("table.exec.deduplicate.mini-batch.compact-changes-enabled", False, "false"),
     FlinkKey("table.exec.interval-join.min-cleanup-interval", False, "0 ms"),
     FlinkKey("table.exec.legacy-cast-behaviour", False, "DISABLED"),
-    FlinkKey("table.exec.sink.not-null-enforcer", False, "ERROR"),
     FlinkKey("table.exec.sink.type-length-enforcer", False, "IGNORE"),
     FlinkKey("table.exec.sink.nested-constraint-enforcer", False, "IGNORE"),
     FlinkKey("table.exec.sort.default-limit", False, "-1"),

@@ -8,6 +8,8 @@ import threading
 
 from pyspark.sql import SparkSession
 
+from changeflow.runtime.spark.errors import FAULTHANDLER_CONFS
+
 _ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 _lock = threading.Lock()
 
@@ -41,6 +43,10 @@ def get_or_create(master: str = "local[*]", extra: dict[str, str] | None = None)
             # Arrow batches of 10k rows (Spark's default) cost ~0.5 s per 2M-row partition in
             # per-batch overhead, 100k rows about a tenth of that.
             .config("spark.sql.execution.arrow.maxRecordsPerBatch", "100000")
+            # A worker that dies leaves a log Spark puts into its error; changeflow writes there which
+            # user function ran (runtime/spark/errors.py), so the error names it.
+            .config(FAULTHANDLER_CONFS[0], "true")
+            .config(FAULTHANDLER_CONFS[1], "true")
         )
         for key, value in (extra or {}).items():
             builder = builder.config(key, value)

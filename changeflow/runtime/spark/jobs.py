@@ -60,20 +60,20 @@ class SparkJobs:
         # A failure in Spark is raised as the changeflow error inside it (.errors), here and below.
         with job_directory(self.checkpoint_root, None) as workdir, readable_errors():  # interactive: never resumes
             frame, translator = self._translate(plan, settings, workdir)
-            batches: list[tuple[int, pa.Table]] = []
+            batches: dict[int, pa.Table] = {}  # by id: a batch run again (a query restarted) replaces its first run
             lock = threading.Lock()
 
             def collect(batch: DataFrame, batch_id: int) -> None:
                 table = batch.toArrow()
                 with lock:
-                    batches.append((batch_id, table))
+                    batches[batch_id] = table
 
             run_to_end(lambda: start_query(frame.writeStream.foreachBatch(collect)
                                            .option("checkpointLocation", f"{workdir}/checkpoint")
                                            .trigger(availableNow=True)), translator.flush_signal_dirs)
             names = [n for n in frame.columns if n not in (KIND, SEQ, SUB)]
             changes: list[Change] = []
-            for _, table in sorted(batches, key=lambda b: b[0]):
+            for _, table in sorted(batches.items()):
                 changes.extend(_changes(table, names))
             return changes
 

@@ -14,8 +14,10 @@ a thread of its own) cannot pick the switched setting up.
 
 from __future__ import annotations
 
+import logging
 import threading
-from typing import Any
+import time
+from typing import Any, Callable
 
 from pyspark.sql import SparkSession
 
@@ -38,3 +40,42 @@ def start_query(writer: Any, spark: SparkSession | None = None, no_data_batches:
                 spark.conf.unset(NO_DATA_BATCHES)
             else:
                 spark.conf.set(NO_DATA_BATCHES, before)
+
+
+# --- transient failures --------------------------------------------------------------------------
+# A Python worker that cannot connect back to its executor in time (Spark's "Python worker failed to
+# connect back", seen on a loaded machine while many workers fork at once) fails the query although
+# nothing is wrong with the job. Started again, the query resumes from its checkpoint: the failed
+# micro-batch was not committed, and its foreachBatch sink was not called (the sink runs after every
+# Python worker of the batch has finished), so the rerun is the same run.
+TRANSIENT_FAILURES = ("Python worker failed to connect back",)
+TRANSIENT_RETRIES = 2
+_log = logging.getLogger(__name__)
+
+
+def transient(error: BaseException) -> bool:
+    """True for a query failure that running the query again from its checkpoint can cure."""
+    text = str(error)
+    return any(marker.lower() in text.lower() for marker in TRANSIENT_FAILURES)
+
+
+def await_query(query: Any, restart: Callable[[], Any], retries: int = TRANSIENT_RETRIES,
+                pause_s: float = 1.0, sleep: Callable[[float], None] = time.sleep) -> None:
+    """``query.awaitTermination()``; a query failing transiently is started again (``restart()``), at most ``retries`` times.
+
+    ``restart`` returns the new query, or None when the job was cancelled meanwhile.
+    Any other failure, or one more transient failure than allowed, is raised.
+    """
+    attempt = 0
+    while query is not None:
+        try:
+            query.awaitTermination()
+            return
+        except Exception as error:
+            if attempt >= retries or not transient(error):
+                raise
+            attempt += 1
+            _log.warning("changeflow: streaming query failed transiently (%s); restarting it from its checkpoint "
+                         "(retry %d of %d)", TRANSIENT_FAILURES[0], attempt, retries)
+            sleep(pause_s * attempt)
+            query = restart()

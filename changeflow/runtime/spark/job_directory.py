@@ -39,6 +39,8 @@ import tempfile
 from contextlib import contextmanager
 from typing import Iterator
 
+from changeflow.runtime.spark import temp_root
+
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
@@ -73,10 +75,11 @@ def job_directory(checkpoint_root: str | None, job_name: str | None, prefix: str
 
 
 def temporary_directory(checkpoint_root: str | None, prefix: str = "changeflow-") -> str:
-    """A new directory below ``checkpoint_root`` (created if missing), or below the system's temp dir."""
+    """A new directory below ``checkpoint_root`` (created if missing), or below this process's directory of
+    changeflow's temp root (:mod:`.temp_root`: left behind by a crash, it is removed by a later run)."""
     if checkpoint_root is not None:
         os.makedirs(checkpoint_root, exist_ok=True)
-    return tempfile.mkdtemp(prefix=prefix, dir=checkpoint_root)
+    return tempfile.mkdtemp(prefix=prefix, dir=checkpoint_root or temp_root.process_dir())
 
 
 def already_written(directory: str) -> bool:

@@ -8,6 +8,7 @@ import threading
 
 from pyspark.sql import SparkSession
 
+from changeflow.runtime.spark import temp_root
 from changeflow.runtime.spark.errors import FAULTHANDLER_CONFS
 
 _ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
@@ -20,6 +21,7 @@ def get_or_create(master: str = "local[*]", extra: dict[str, str] | None = None)
     transformWithStateInPandas needs the RocksDB state store provider and the Python
     workers must run this interpreter (it has pandas, pyarrow and protobuf), so both
     are set before the JVM starts. An active session is reused and checked instead.
+    A local session keeps its temp files under changeflow's temp root (:mod:`.temp_root`).
     """
     with _lock:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -48,7 +50,12 @@ def get_or_create(master: str = "local[*]", extra: dict[str, str] | None = None)
             .config(FAULTHANDLER_CONFS[0], "true")
             .config(FAULTHANDLER_CONFS[1], "true")
         )
-        for key, value in (extra or {}).items():
+        extra = dict(extra or {})
+        if master.startswith("local") and "spark.local.dir" not in extra:
+            # The JVM's and Spark's temp files go under one changeflow root, cleaned of crashed runs' (.temp_root).
+            temp_root.clean_dead()
+            extra.update(temp_root.session_settings(extra.get("spark.driver.extraJavaOptions")))
+        for key, value in extra.items():
             builder = builder.config(key, value)
         session = builder.getOrCreate()
         session.sparkContext.setLogLevel("ERROR")

@@ -97,3 +97,20 @@ def test_a_job_cancelled_before_the_restart_stops_retrying():
     restarts = []
     await_query(FakeQuery(TRANSIENT), lambda: restarts.append(1), sleep=lambda s: None)  # restart() gives None
     assert restarts == [1]
+
+
+def test_checkpoint_settings_apply_to_the_query_unless_the_session_sets_them():
+    from changeflow.runtime.spark.query_start import CHECKPOINT_SETTINGS
+
+    retain = "spark.sql.streaming.minBatchesToRetain"
+
+    class Recording(FakeWriter):
+        def start(self):
+            return dict(self.spark.conf.values)
+
+    spark = FakeSpark({})
+    seen = start_query(Recording(spark), spark)
+    assert seen == CHECKPOINT_SETTINGS and seen[retain] == "5"
+    assert spark.conf.values == {}  # the session is left as it was
+    spark = FakeSpark({retain: "50"})  # the user's own choice wins
+    assert start_query(Recording(spark), spark)[retain] == "50" and spark.conf.values == {retain: "50"}

@@ -1,4 +1,5 @@
-"""Starting changeflow's streaming queries, one at a time, with the no-data micro-batch setting each needs.
+"""Starting changeflow's streaming queries, one at a time, with the no-data micro-batch setting each needs
+and changeflow's checkpoint settings (:data:`CHECKPOINT_SETTINGS`); a transiently failed query runs again.
 
 Spark copies the session's SQL configuration into a streaming query when it
 starts. changeflow's session turns no-data micro-batches off
@@ -22,24 +23,42 @@ from typing import Any, Callable
 from pyspark.sql import SparkSession
 
 NO_DATA_BATCHES = "spark.sql.streaming.noDataMicroBatches.enabled"
+# Checkpoint settings every changeflow query starts with, unless the session sets the key itself
+# (benchmarks/checkpoint_size.py measures them; README "Checkpoint size"). Spark keeps 100 micro-batches
+# of offsets, commits and state versions, and RocksDB uploads a snapshot of its files per micro-batch:
+# a GROUP BY's checkpoint grew to 30-120x its live state. A restart needs only the last committed
+# batch (Flink keeps one completed checkpoint by default); changeflow keeps 5. With changelog
+# checkpointing a micro-batch uploads only the changes it wrote, and a snapshot is made every few
+# batches in the background.
+CHECKPOINT_SETTINGS = {
+    "spark.sql.streaming.minBatchesToRetain": "5",
+    "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
+}
 _starting = threading.Lock()
 
 
 def start_query(writer: Any, spark: SparkSession | None = None, no_data_batches: bool = False) -> Any:
-    """``writer.start()``, behind the start lock; with ``no_data_batches`` (and the ``spark`` session it
-    reads), with no-data micro-batches on for this query only."""
+    """``writer.start()``, behind the start lock, with :data:`CHECKPOINT_SETTINGS` the session does not set
+    itself and, with ``no_data_batches``, no-data micro-batches on: for this query only (Spark copies the
+    session's SQL configuration into a query as it starts; the session is left as it was)."""
+    spark = spark if spark is not None else getattr(writer, "_spark", None)  # the writer's session
     with _starting:
-        if not no_data_batches:
+        if spark is None:
             return writer.start()
-        before = spark.conf.get(NO_DATA_BATCHES, None)
-        spark.conf.set(NO_DATA_BATCHES, "true")
+        settings = {key: value for key, value in CHECKPOINT_SETTINGS.items() if spark.conf.get(key, None) is None}
+        if no_data_batches:
+            settings[NO_DATA_BATCHES] = "true"
+        before = {key: spark.conf.get(key, None) for key in settings}
+        for key, value in settings.items():
+            spark.conf.set(key, value)
         try:
             return writer.start()
         finally:
-            if before is None:
-                spark.conf.unset(NO_DATA_BATCHES)
-            else:
-                spark.conf.set(NO_DATA_BATCHES, before)
+            for key, value in before.items():
+                if value is None:
+                    spark.conf.unset(key)
+                else:
+                    spark.conf.set(key, value)
 
 
 # --- transient failures --------------------------------------------------------------------------

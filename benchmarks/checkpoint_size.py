@@ -56,7 +56,7 @@ def live_state_bytes(query) -> int | None:
     return sum(int(op.get("customMetrics", {}).get("rocksdbSstFileSize", 0)) for op in progress["stateOperators"])
 
 
-def run(spark, config: str, seconds: float, keys: int, rows_per_file: int) -> dict:
+def run(spark, config: str, seconds: float, keys: int, rows_per_file: int, keep: bool = False) -> dict:
     workdir = tempfile.mkdtemp(prefix=f"changeflow-ckpt-bench-{config}-")
     incoming, checkpoints = os.path.join(workdir, "in"), os.path.join(workdir, "checkpoints")
     os.makedirs(incoming)
@@ -105,7 +105,10 @@ def run(spark, config: str, seconds: float, keys: int, rows_per_file: int) -> di
         stop.set()
         query_start.CHECKPOINT_SETTINGS.clear()
         query_start.CHECKPOINT_SETTINGS.update(saved)
-        shutil.rmtree(workdir, ignore_errors=True)
+        if keep:
+            print("kept", workdir)
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
     last = samples[-1]
     live = last["live_sst_bytes"] or 0
     return {"samples": samples, "checkpoint_mb": round(last["checkpoint_bytes"] / 2**20, 1),
@@ -119,14 +122,19 @@ def main() -> None:
     parser.add_argument("--keys", type=int, default=20000)
     parser.add_argument("--rows-per-file", type=int, default=20000)
     parser.add_argument("--configs", default="spark-defaults,changeflow")
+    parser.add_argument("--set", action="append", default=[], help="key=value: a changed changeflow setting")
+    parser.add_argument("--keep", action="store_true", help="keep the checkpoints to look into")
     parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
                                                       "checkpoint_size.json"))
     args = parser.parse_args()
+    for setting in args.set:
+        key, value = setting.split("=", 1)
+        query_start.CHECKPOINT_SETTINGS[key] = value
     spark = session.get_or_create("local[2]", {"spark.sql.shuffle.partitions": "2"})
     result = {"seconds": args.seconds, "keys": args.keys, "rows_per_file": args.rows_per_file,
               "changeflow_settings": dict(query_start.CHECKPOINT_SETTINGS), "load_1min": os.getloadavg()[0]}
     for config in args.configs.split(","):
-        result[config] = run(spark, config, args.seconds, args.keys, args.rows_per_file)
+        result[config] = run(spark, config, args.seconds, args.keys, args.rows_per_file, args.keep)
         print(config, {k: v for k, v in result[config].items() if k != "samples"}, flush=True)
     with open(args.out, "w") as f:
         json.dump(result, f, indent=1)

@@ -40,12 +40,13 @@ def test_only_directories_of_dead_changeflow_processes_are_removed(root):
     assert running.exists() and (foreign / "data").exists() and (root / "a-file.tmp").exists()
 
 
-def test_this_process_gets_an_owned_directory_for_its_session(root):
+def test_this_process_gets_an_owned_directory_for_its_session(root, monkeypatch):
+    monkeypatch.delenv("SPARK_LOCAL_DIRS", raising=False)
     settings = temp_root.session_settings("-Xss4m")
     path = temp_root.process_dir()
     assert os.path.dirname(path) == str(root)
     assert (open(os.path.join(path, temp_root.OWNER)).read().split()[0]) == str(os.getpid())
-    assert settings["spark.local.dir"] == os.path.join(path, "spark-local")
+    assert os.environ["SPARK_LOCAL_DIRS"] == os.path.join(path, "spark-local")
     assert settings["spark.driver.extraJavaOptions"] == f"-Xss4m -Djava.io.tmpdir={os.path.join(path, 'java-tmp')}"
     assert temp_root.clean_dead() == [] and os.path.isdir(path)  # its own directory is never removed
 

@@ -24,15 +24,19 @@ from pyspark.sql import SparkSession
 
 NO_DATA_BATCHES = "spark.sql.streaming.noDataMicroBatches.enabled"
 # Checkpoint settings every changeflow query starts with, unless the session sets the key itself
-# (benchmarks/checkpoint_size.py measures them; README "Checkpoint size"). Spark keeps 100 micro-batches
-# of offsets, commits and state versions, and RocksDB uploads a snapshot of its files per micro-batch:
-# a GROUP BY's checkpoint grew to 30-120x its live state. A restart needs only the last committed
-# batch (Flink keeps one completed checkpoint by default); changeflow keeps 5. With changelog
-# checkpointing a micro-batch uploads only the changes it wrote, and a snapshot is made every few
-# batches in the background.
+# (benchmarks/checkpoint_size.py measures them; README "Checkpoint size"). A changeflow operator keeps
+# its state in pages (runtime/spark/processor.py), so a micro-batch that touches keys across the
+# key space rewrites about all of it: every retained micro-batch costs about the live state's size.
+# Spark retains 100 micro-batches, and deletes older ones only in its state maintenance, every 60 s
+# (more micro-batches than that may pile up in between): a GROUP BY's checkpoint grew to 30-120x its
+# live state. A restart needs only the last committed micro-batch (Flink keeps one completed
+# checkpoint by default); changeflow keeps 5 and runs maintenance every 10 s. RocksDB's changelog
+# checkpointing stays off: with pages a micro-batch's changelog is about a snapshot's size, and a
+# restart would replay the changelogs since the last snapshot. Maintenance runs per executor: the
+# interval of the first stateful query an executor runs holds there.
 CHECKPOINT_SETTINGS = {
     "spark.sql.streaming.minBatchesToRetain": "5",
-    "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
+    "spark.sql.streaming.stateStore.maintenanceInterval": "10s",
 }
 _starting = threading.Lock()
 

@@ -105,11 +105,16 @@ def _read_owner(path: str) -> tuple[int, str] | None:
 
 
 def session_settings(extra_java_options: str | None) -> dict[str, str]:
-    """The Spark settings that put a local session's temp files under this process's directory."""
+    """The Spark settings that put a local session's JVM temp files under this process's directory.
+
+    Spark's own directories follow ``SPARK_LOCAL_DIRS``, set here for the JVM about to start
+    (unless the environment has it): the ``spark.local.dir`` setting would do the same but makes
+    Spark warn at every start that a cluster manager overrides it.
+    """
     path = process_dir()
     local, java = os.path.join(path, "spark-local"), os.path.join(path, "java-tmp")
     os.makedirs(local, exist_ok=True)
     os.makedirs(java, exist_ok=True)
+    os.environ.setdefault("SPARK_LOCAL_DIRS", local)
     options = f"-Djava.io.tmpdir={java}"
-    return {"spark.local.dir": local,
-            "spark.driver.extraJavaOptions": f"{extra_java_options} {options}" if extra_java_options else options}
+    return {"spark.driver.extraJavaOptions": f"{extra_java_options} {options}" if extra_java_options else options}

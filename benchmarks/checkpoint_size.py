@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import threading
@@ -127,13 +128,31 @@ def main() -> None:
     parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
                                                       "checkpoint_size.json"))
     args = parser.parse_args()
+    configs = args.configs.split(",")
+    if len(configs) > 1:
+        # One process per configuration: Spark's state maintenance runs per executor at the interval of
+        # the first stateful query it ran, so configurations sharing a JVM would share that interval.
+        result = {}
+        for config in configs:
+            out = f"{args.out}.{config}.json"
+            command = [sys.executable, os.path.abspath(__file__), "--configs", config, "--out", out,
+                       "--seconds", str(args.seconds), "--keys", str(args.keys),
+                       "--rows-per-file", str(args.rows_per_file)] + [f"--set={s}" for s in args.set]
+            subprocess.run(command, check=True)
+            with open(out) as f:
+                part = json.load(f)
+            os.remove(out)
+            result.update({k: v for k, v in part.items() if k not in result})
+        with open(args.out, "w") as f:
+            json.dump(result, f, indent=1)
+        return
     for setting in args.set:
         key, value = setting.split("=", 1)
         query_start.CHECKPOINT_SETTINGS[key] = value
     spark = session.get_or_create("local[2]", {"spark.sql.shuffle.partitions": "2"})
     result = {"seconds": args.seconds, "keys": args.keys, "rows_per_file": args.rows_per_file,
               "changeflow_settings": dict(query_start.CHECKPOINT_SETTINGS), "load_1min": os.getloadavg()[0]}
-    for config in args.configs.split(","):
+    for config in configs:
         result[config] = run(spark, config, args.seconds, args.keys, args.rows_per_file, args.keep)
         print(config, {k: v for k, v in result[config].items() if k != "samples"}, flush=True)
     with open(args.out, "w") as f:

@@ -19,7 +19,7 @@ def env_of(spark):
     return make
 
 
-def test_a_streaming_job_raises_the_user_functions_error_not_sparks(env_of):
+def test_a_streaming_job_raises_the_user_functions_error_not_sparks(env_of, capfd):
     from changeflow.datastream import RuntimeExecutionMode
 
     def invert(x):  # local: pickled by value for the workers
@@ -32,6 +32,8 @@ def test_a_streaming_job_raises_the_user_functions_error_not_sparks(env_of):
                                   "ZeroDivisionError: division by zero")
     spark_error = failure.value.spark_error  # Spark's own, kept for whoever asks
     assert "StreamingQueryException" in type(spark_error).__name__ and len(str(spark_error)) > 2000
+    # Spark's logs do not print the same failure's trace to the console first.
+    assert "Exception in task" not in capfd.readouterr().err
 
 
 @pytest.mark.parametrize("mode", ["STREAMING", "BATCH"])

@@ -14,7 +14,9 @@ starts with the original type's name.
 
 The Spark exception is kept on the new one as ``spark_error`` and shown, as
 its ``__cause__``, only on request: set the environment variable
-``CHANGEFLOW_SPARK_TRACE=1`` (read when the error is raised).
+``CHANGEFLOW_SPARK_TRACE=1`` (read when the error is raised). A session
+changeflow starts also keeps Spark from logging the same failure's trace to
+the console (:func:`quiet_failure_logs`), unless that variable is set.
 
 A Python worker that dies (``os._exit``, a segfault in native code) leaves no
 Python exception. Spark then reads the worker's fault-handler log
@@ -161,6 +163,26 @@ def _spark_exceptions() -> tuple[type, ...]:
     from pyspark.errors.exceptions.captured import CapturedException
 
     return CapturedException, Py4JJavaError
+
+
+# Spark's loggers that print a failed task's or query's whole trace to the console before the job's
+# error is raised: the same failure, 5-20 KB of it, ahead of changeflow's message.
+FAILURE_LOGGERS = ("org.apache.spark.executor.Executor", "org.apache.spark.scheduler.TaskSetManager",
+                   "org.apache.spark.sql.execution.streaming.runtime.MicroBatchExecution")
+
+
+def quiet_failure_logs(spark) -> None:
+    """Silence :data:`FAILURE_LOGGERS` in a session changeflow started (not with ``CHANGEFLOW_SPARK_TRACE=1``)."""
+    if show_spark_trace():
+        return
+    try:
+        jvm = spark.sparkContext._jvm
+        configurator = jvm.org.apache.logging.log4j.core.config.Configurator
+        off = jvm.org.apache.logging.log4j.Level.OFF
+        for name in FAILURE_LOGGERS:
+            configurator.setLevel(name, off)
+    except Exception:  # another logging backend: Spark's logs stay as they are
+        pass
 
 
 def show_spark_trace() -> bool:

@@ -9,7 +9,7 @@ import threading
 from pyspark.sql import SparkSession
 
 from changeflow.runtime.spark import temp_root
-from changeflow.runtime.spark.errors import FAULTHANDLER_CONFS
+from changeflow.runtime.spark.errors import FAULTHANDLER_CONFS, quiet_failure_logs
 
 _ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 _lock = threading.Lock()
@@ -59,6 +59,7 @@ def get_or_create(master: str = "local[*]", extra: dict[str, str] | None = None)
             builder = builder.config(key, value)
         session = builder.getOrCreate()
         session.sparkContext.setLogLevel("ERROR")
+        quiet_failure_logs(session)  # the job's error says it; Spark's trace only on request (.errors)
         return session
 
 

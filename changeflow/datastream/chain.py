@@ -39,8 +39,8 @@ def run(ops: list[Op], values: list[Any], stamps: list[bytes],
         announce: Any = None) -> tuple[list[Any], list[bytes], list[Any] | None]:
     """The records after ``ops``: (values, stamps, keys or None when the last op is not a key selector).
 
-    ``announce(what)``, if given, is told which function runs before each op runs over the records
-    (the runtime records it where a dying worker's error can name it).
+    ``announce(what)``, if given, is told which function runs before each op runs over the records,
+    and ``announce(None)`` after the last (the runtime records it where a dying worker's error can name it).
 
     >>> ops = [Op("flat_map", lambda s: s.split(), "split"), Op("filter", lambda w: w != "b", "not b"),
     ...        Op("map", str.upper, "upper")]
@@ -77,6 +77,8 @@ def run(ops: list[Op], values: list[Any], stamps: list[bytes],
         finally:
             if isinstance(function, Function):
                 function.close()
+    if announce is not None:
+        announce(None)  # no user function runs from here on
     return values, stamps, keys
 
 

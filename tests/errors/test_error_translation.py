@@ -111,3 +111,26 @@ def test_readable_errors_keeps_the_spark_error_and_chains_it_only_on_request(mon
     with pytest.raises(ZeroDivisionError):
         with errors.readable_errors():
             1 / 0
+
+
+def test_a_chain_announces_each_function_before_it_runs_and_none_after_the_last():
+    from changeflow.datastream.chain import Op, run
+
+    heard = []
+    run([Op("map", lambda x: x + 1, "Map(inc)"), Op("flat_map", lambda x: [x, x], "FlatMap(twice)")], [1], [b"0"],
+        heard.append)
+    assert heard == ["map function Map(inc)", "flat map function FlatMap(twice)", None]
+
+
+def test_worker_note_rewrites_the_fault_handler_log(tmp_path, monkeypatch):
+    pytest.importorskip("pyspark")
+    from pyspark import util
+
+    log = open(tmp_path / "log", "w+")
+    monkeypatch.setattr(util._faulthandler_helper, "_log_file", log)
+    errors.worker_note("map function Map(a)")
+    errors.worker_note("filter function Filter(b)")
+    assert (tmp_path / "log").read_text() == f"{errors.NOTE}filter function Filter(b)\n"
+    errors.worker_note(None)
+    assert (tmp_path / "log").read_text() == ""
+    log.close()

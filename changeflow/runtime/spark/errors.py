@@ -61,12 +61,14 @@ class PythonWorkerDied(RuntimeError):
     """A Python worker process died (exit, signal) while running a job's Python code."""
 
 
-def worker_note(what: str) -> None:
-    """In a Python worker: record in the fault-handler log that ``what`` (a user function) runs now.
+def worker_note(what: str | None) -> None:
+    """In a Python worker: record in the fault-handler log that ``what`` (a user function) runs now;
+    None: that no user function runs any more.
 
     Spark reads that log into its error when the worker dies. The log is
-    rewritten, not appended to, so it names only the function that ran last
-    (one seek and write per operator and partition, not per record).
+    rewritten, not appended to, so it names only the function that runs now
+    (one seek and write per operator and partition, not per record). Spark
+    opens a new log for each task, so no note outlives its task.
     """
     try:
         from pyspark import util
@@ -78,7 +80,8 @@ def worker_note(what: str) -> None:
     try:
         log.seek(0)
         log.truncate()
-        log.write(f"{NOTE}{what}\n")
+        if what is not None:
+            log.write(f"{NOTE}{what}\n")
         log.flush()
     except (OSError, ValueError):  # the log is Spark's: a failed note must never fail the task
         pass

@@ -100,6 +100,7 @@ def test_a_job_cancelled_before_the_restart_stops_retrying():
 
 
 def test_checkpoint_settings_apply_to_the_query_unless_the_session_sets_them():
+    from changeflow.runtime.spark.errors import FAULTHANDLER_CONFS
     from changeflow.runtime.spark.query_start import CHECKPOINT_SETTINGS
 
     retain = "spark.sql.streaming.minBatchesToRetain"
@@ -110,7 +111,7 @@ def test_checkpoint_settings_apply_to_the_query_unless_the_session_sets_them():
 
     spark = FakeSpark({})
     seen = start_query(Recording(spark), spark)
-    assert seen == CHECKPOINT_SETTINGS and seen[retain] == "5"
+    assert seen == {**CHECKPOINT_SETTINGS, FAULTHANDLER_CONFS[1]: "true"} and seen[retain] == "5"
     assert spark.conf.values == {}  # the session is left as it was
     spark = FakeSpark({retain: "50"})  # the user's own choice wins
     assert start_query(Recording(spark), spark)[retain] == "50" and spark.conf.values == {retain: "50"}

@@ -22,6 +22,8 @@ from typing import Any, Callable
 
 from pyspark.sql import SparkSession
 
+from changeflow.runtime.spark.errors import FAULTHANDLER_CONFS
+
 NO_DATA_BATCHES = "spark.sql.streaming.noDataMicroBatches.enabled"
 # Checkpoint settings every changeflow query starts with, unless the session sets the key itself
 # (benchmarks/checkpoint_size.py measures them; README "Checkpoint size"). A changeflow operator keeps
@@ -49,7 +51,10 @@ def start_query(writer: Any, spark: SparkSession | None = None, no_data_batches:
     with _starting:
         if spark is None:
             return writer.start()
-        settings = {key: value for key, value in CHECKPOINT_SETTINGS.items() if spark.conf.get(key, None) is None}
+        # The Python workers' fault-handler log lets a dead worker's error name its function (.errors), also
+        # in a session the user passed in (changeflow's own turns it on for its batch jobs too).
+        wanted = {**CHECKPOINT_SETTINGS, FAULTHANDLER_CONFS[1]: "true"}
+        settings = {key: value for key, value in wanted.items() if spark.conf.get(key, None) is None}
         if no_data_batches:
             settings[NO_DATA_BATCHES] = "true"
         before = {key: spark.conf.get(key, None) for key in settings}

@@ -36,8 +36,12 @@ class Op:
     side_tag: str | None = None  # process only: yield this side output's values instead of the main output
 
 
-def run(ops: list[Op], values: list[Any], stamps: list[bytes]) -> tuple[list[Any], list[bytes], list[Any] | None]:
+def run(ops: list[Op], values: list[Any], stamps: list[bytes],
+        announce: Any = None) -> tuple[list[Any], list[bytes], list[Any] | None]:
     """The records after ``ops``: (values, stamps, keys or None when the last op is not a key selector).
+
+    ``announce(what)``, if given, is told which function runs before each op runs over the records,
+    and ``announce(None)`` after the last (the runtime records it where a dying worker's error can name it).
 
     >>> ops = [Op("flat_map", lambda s: s.split(), "split"), Op("filter", lambda w: w != "b", "not b"),
     ...        Op("map", str.upper, "upper")]
@@ -52,6 +56,8 @@ def run(ops: list[Op], values: list[Any], stamps: list[bytes]) -> tuple[list[Any
     keys = None
     for op in ops:
         function = op.function
+        if announce is not None:
+            announce(f"{op.kind.replace('_', ' ')} function {op.name}")
         if isinstance(function, Function):
             function.open(RuntimeContext(op.name))
         try:
@@ -72,6 +78,8 @@ def run(ops: list[Op], values: list[Any], stamps: list[bytes]) -> tuple[list[Any
         finally:
             if isinstance(function, Function):
                 function.close()
+    if announce is not None:
+        announce(None)  # no user function runs from here on
     return values, stamps, keys
 
 
@@ -131,9 +139,10 @@ def _convert(op: Op, values: list[Any]) -> list[Any]:
 class ChainRunner:
     """The function given to ``mapInPandas``: record frames in, record frames (with ``_key`` when keyed) out."""
 
-    def __init__(self, ops: list[Op]) -> None:
+    def __init__(self, ops: list[Op], announce: Any = None) -> None:
         self.ops = list(ops)
         self.keyed = bool(ops) and ops[-1].kind == "key"
+        self.announce = announce  # see run()
 
     def __call__(self, frames):
         for frame in frames:
@@ -154,7 +163,7 @@ class ChainRunner:
                 passed.insert(0, KEY, np.asarray([b""] * len(passed), dtype=object))
             return passed if records is None else pd.concat([records, passed], ignore_index=True)
         values = [loads(b) for b in frame[VALUE]]
-        values, stamps, keys = run(self.ops, values, list(frame[ORD]))
+        values, stamps, keys = run(self.ops, values, list(frame[ORD]), self.announce)
         out = {}
         if self.keyed:
             out[KEY] = np.asarray([dumps(k) for k in keys], dtype=object)

@@ -69,6 +69,7 @@ from changeflow.kernels.keyed.reduce import KeyedReduce
 from changeflow.runtime.spark import end_of_stream
 from changeflow.runtime.spark.cache import JobCaches
 from changeflow.runtime.spark.end_of_input import CONTROL, END_OF_INPUT, FLUSH, ControlFanOut, control_of
+from changeflow.runtime.spark.errors import readable_errors, worker_note
 from changeflow.runtime.spark.flush import BucketBuffer, BucketFlusher, FlushPolicy, MemoryFlusher, flushes_from_timers
 from changeflow.runtime.spark.flush_signals import run_to_end, signal_stream
 from changeflow.connectors import filestore
@@ -116,7 +117,10 @@ class DataStreamJob:
         if self.settings.streaming and end_of_stream.runs_as_batch([node for node, _ in outputs]):
             self.settings = replace(self.settings, streaming=False, flush=None)
         resumable = job_name if self.settings.streaming else None
-        with job_directory(self.settings.checkpoint_root, resumable, prefix="changeflow-ds-") as workdir:
+        roots = [node for node, _ in outputs]
+        # A failure in Spark is raised as the changeflow error inside it (.errors).
+        with job_directory(self.settings.checkpoint_root, resumable, prefix="changeflow-ds-") as workdir, \
+                readable_errors(lambda: [n.name for n in _all_nodes(roots) if not isinstance(n, graph.SourceNode)]):
             try:
                 frame = self.frame([node for node, _ in outputs], workdir)
                 sinks = [sink for _, sink in outputs]
@@ -188,7 +192,7 @@ class DataStreamJob:
             return self._source(node)
         if isinstance(node, graph.Stateless):
             base, ops = _chain(node)
-            return self.translate(base).mapInPandas(ChainRunner(ops), _RECORDS)
+            return self.translate(base).mapInPandas(ChainRunner(ops, worker_note), _RECORDS)
         if isinstance(node, graph.UnionNode):
             frames = [self.translate(s) for s in node.streams]
             out = frames[0]
@@ -199,7 +203,7 @@ class DataStreamJob:
             return self._keyed(node)
         if isinstance(node, SideOutputNode):
             base, ops = _chain(node.input)
-            return self.translate(base).mapInPandas(ChainRunner(side_output_ops(ops, node.tag)), _RECORDS)
+            return self.translate(base).mapInPandas(ChainRunner(side_output_ops(ops, node.tag), worker_note), _RECORDS)
         if isinstance(node, CacheNode):
             if self.settings.streaming:
                 raise RuntimeError(f"{node.name}: DataStream.cache() is supported in batch mode only")
@@ -208,7 +212,7 @@ class DataStreamJob:
 
     def _keyed(self, node: graph.Node) -> DataFrame:
         base, ops = _chain(node.input)
-        runner = ChainRunner(ops + [Op("key", node.key_selector, f"KeySelector of {node.name}")])
+        runner = ChainRunner(ops + [Op("key", node.key_selector, f"KeySelector of {node.name}")], worker_note)
         control = self.control
         kernel_type = KeyedReduce if isinstance(node, graph.KeyedReduceNode) else KeyedProcess
         kernel = kernel_type(node.function, node.name, with_keys=control)

@@ -30,6 +30,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from changeflow.connectors import filestore
 from changeflow.runtime.spark.end_of_input import FLUSH
+from changeflow.runtime.spark.query_start import await_query
 
 SIGNAL_COLUMN = "signal"
 
@@ -61,14 +62,14 @@ def run_to_end(start: Callable[[], object], directories: Sequence[str],
     """Run an ``availableNow`` query (``start()`` starts it) to its end, then flush (see the module docstring).
 
     ``start`` may return None when the job was cancelled before its query
-    existed; no flush run follows a cancelled job (``cancelled()``).
+    existed; no flush run follows a cancelled job (``cancelled()``). A query
+    that fails transiently runs again from its checkpoint (:func:`.query_start.await_query`).
     """
     query = start()
     if query is None:
         return
-    query.awaitTermination()  # raises the query's error, if it failed
+    # Raises the query's error, if it failed; a transient failure restarts the query from its checkpoint.
+    await_query(query, start)
     if directories and not cancelled():
         send_flush(directories)
-        query = start()
-        if query is not None:
-            query.awaitTermination()
+        await_query(start(), start)

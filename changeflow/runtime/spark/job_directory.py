@@ -40,6 +40,7 @@ from contextlib import contextmanager
 from typing import Iterator
 
 from changeflow.connectors import filestore
+from changeflow.runtime.spark import temp_root
 from changeflow.runtime.spark.shipping import shares_driver_disk
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
@@ -83,9 +84,10 @@ _driver_temporary: set[str] = set()  # temporary directories on the driver's dis
 
 
 def temporary_directory(checkpoint_root: str | None, prefix: str = "changeflow-") -> str:
-    """A new directory below ``checkpoint_root`` (created if missing), or below the system's temp dir."""
+    """A new directory below ``checkpoint_root`` (created if missing), or below this process's directory of
+    changeflow's temp root (:mod:`.temp_root`: left behind by a crash, it is removed by a later run)."""
     if checkpoint_root is None:
-        path = tempfile.mkdtemp(prefix=prefix)
+        path = tempfile.mkdtemp(prefix=prefix, dir=temp_root.process_dir())
         _driver_temporary.add(path)
         return path
     if filestore.is_local(checkpoint_root):

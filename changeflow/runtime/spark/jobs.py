@@ -28,6 +28,7 @@ from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.plan.buffering import micro_batch_interval_ms
 from changeflow.plan.nodes import PlanNode, Sink
 from changeflow.runtime.spark.batch import BatchTranslator
+from changeflow.runtime.spark.errors import readable_errors
 from changeflow.runtime.spark.flush_signals import run_to_end
 from changeflow.connectors.sink_job import SinkJob
 from changeflow.runtime.spark.job_directory import (committed_batches, job_directory, remove_directory,
@@ -58,22 +59,23 @@ class SparkJobs:
         return frame, translator
 
     def run_streaming(self, plan: PlanNode, settings: StreamingSettings) -> list[Change]:
-        with job_directory(self.checkpoint_root, None) as workdir:  # interactive: never resumes
+        # A failure in Spark is raised as the changeflow error inside it (.errors), here and below.
+        with job_directory(self.checkpoint_root, None) as workdir, readable_errors():  # interactive: never resumes
             frame, translator = self._translate(plan, settings, workdir)
-            batches: list[tuple[int, pa.Table]] = []
+            batches: dict[int, pa.Table] = {}  # by id: a batch run again (a query restarted) replaces its first run
             lock = threading.Lock()
 
             def collect(batch: DataFrame, batch_id: int) -> None:
                 table = batch.toArrow()
                 with lock:
-                    batches.append((batch_id, table))
+                    batches[batch_id] = table
 
             run_to_end(lambda: start_query(frame.writeStream.foreachBatch(collect)
                                            .option("checkpointLocation", f"{workdir}/checkpoint")
                                            .trigger(availableNow=True)), translator.flush_signal_dirs)
             names = [n for n in frame.columns if n not in (KIND, SEQ, SUB)]
             changes: list[Change] = []
-            for _, table in sorted(batches, key=lambda b: b[0]):
+            for _, table in sorted(batches.items()):
                 changes.extend(_changes(table, names))
             return changes
 
@@ -91,7 +93,7 @@ class SparkJobs:
         """
         sink = plan.connector
         try:
-            with job_directory(self.checkpoint_root, job_name) as workdir:
+            with job_directory(self.checkpoint_root, job_name) as workdir, readable_errors():
                 frame, translator = self._translate(plan, settings, workdir)
                 names = [n for n in frame.columns if n not in (KIND, SEQ, SUB)]
                 job.checkpoint = f"{workdir}/checkpoint"  # for get_state_metrics()
@@ -151,7 +153,8 @@ class SparkJobs:
     def run_batch(self, plan: PlanNode) -> list[Change]:
         frame = self.batch_frame(plan).orderBy(SEQ)
         names = [n for n in frame.columns if n != SEQ]
-        table = frame.select(*[F.col(f"`{n}`") for n in names]).toArrow()
+        with readable_errors():
+            table = frame.select(*[F.col(f"`{n}`") for n in names]).toArrow()
         return [Change(RowKind.INSERT, values) for values in _rows(table, names)]
 
 
@@ -200,7 +203,8 @@ class LiveQuery:
                 batch = self._queue.get(timeout=0.2)
             except queue.Empty:
                 if self.query.exception() is not None:
-                    raise self.query.exception()
+                    with readable_errors():
+                        raise self.query.exception()
                 if not self.query.isActive:
                     return
                 continue

@@ -8,7 +8,8 @@ import threading
 
 from pyspark.sql import SparkSession
 
-from changeflow.runtime.spark import shipping
+from changeflow.runtime.spark import shipping, temp_root
+from changeflow.runtime.spark.errors import FAULTHANDLER_CONFS, quiet_failure_logs
 
 _ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 _lock = threading.Lock()
@@ -21,6 +22,7 @@ def get_or_create(master: str = "local[*]", extra: dict[str, str] | None = None,
     transformWithStateInPandas needs the RocksDB state store provider and the Python
     workers must run this interpreter (it has pandas, pyarrow and protobuf), so both
     are set before the JVM starts. An active session is reused and checked instead.
+    A local session keeps its temp files under changeflow's temp root (:mod:`.temp_root`).
     """
     with _lock:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -44,12 +46,22 @@ def get_or_create(master: str = "local[*]", extra: dict[str, str] | None = None,
             # Arrow batches of 10k rows (Spark's default) cost ~0.5 s per 2M-row partition in
             # per-batch overhead, 100k rows about a tenth of that.
             .config("spark.sql.execution.arrow.maxRecordsPerBatch", "100000")
+            # A worker that dies leaves a log Spark puts into its error; changeflow writes there which
+            # user function ran (runtime/spark/errors.py), so the error names it.
+            .config(FAULTHANDLER_CONFS[0], "true")
+            .config(FAULTHANDLER_CONFS[1], "true")
         )
-        for key, value in (extra or {}).items():
+        extra = dict(extra or {})
+        if master.startswith("local") and "spark.local.dir" not in extra:
+            # The JVM's and Spark's temp files go under one changeflow root, cleaned of crashed runs' (.temp_root).
+            temp_root.clean_dead()
+            extra.update(temp_root.session_settings(extra.get("spark.driver.extraJavaOptions")))
+        for key, value in extra.items():
             builder = builder.config(key, value)
         session = builder.getOrCreate()
         session.sparkContext.setLogLevel("ERROR")
         shipping.prepare(session, ship_package)  # off local[...]: changeflow to the executors (.shipping)
+        quiet_failure_logs(session)  # the job's error says it; Spark's trace only on request (.errors)
         return session
 
 

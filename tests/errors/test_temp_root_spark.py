@@ -1,0 +1,44 @@
+"""A hard crash's temp files (RocksDB's native library & co) land under changeflow's root; the next start removes them.
+
+Two fresh Python processes, each with its own JVM (the shared test session cannot crash).
+"""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+CRASH = textwrap.dedent("""
+    import os, signal
+    from changeflow.runtime.spark import session
+    from changeflow.table import EnvironmentSettings, TableEnvironment
+    spark = session.get_or_create("local[2]", {"spark.sql.shuffle.partitions": "2"})
+    t = TableEnvironment.create(EnvironmentSettings.in_streaming_mode(), spark_session=spark)
+    t.get_config().set("changeflow.state.buckets", "2")
+    t.create_temporary_view("v", t.from_elements([("a", 1), ("a", 2)], ["k", "v"]))
+    list(t.sql_query("SELECT k, SUM(v) FROM v GROUP BY k").execute().collect())  # RocksDB state: its library
+    os.kill(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid(), signal.SIGKILL)  # JVM and driver die
+    os.kill(os.getpid(), signal.SIGKILL)
+""")
+START = "from changeflow.runtime.spark import session; session.get_or_create('local[1]')"
+
+
+def run(code: str, root) -> None:
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, CHANGEFLOW_TMP_ROOT=str(root), PYTHONPATH=repo)
+    env.pop("SPARK_LOCAL_DIRS", None)
+    subprocess.run([sys.executable, "-c", code], env=env, cwd=repo, capture_output=True, timeout=600)
+
+
+def test_a_crashed_runs_temp_files_are_removed_by_the_next_start(tmp_path):
+    pytest.importorskip("pyspark")
+    root = tmp_path / "changeflow-tmp"
+    run(CRASH, root)
+    (crashed,) = os.listdir(root)
+    left = [name for _, _, names in os.walk(root / crashed) for name in names]
+    assert any(name.startswith("librocksdbjni") for name in left), left
+    run(START, root)
+    assert crashed not in os.listdir(root)  # only the new process's own directory is left
+    assert len(os.listdir(root)) == 1

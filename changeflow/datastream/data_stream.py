@@ -251,7 +251,31 @@ class KeyedStream(DataStream):
         return self._origin().key_by(key_selector, key_type)
 
 
-class _TypedKeySelector(KeySelector):
+class _Converting:
+    """A wrapper of a user function that converts values to a declared type.
+
+    The converter is a closure, which does not pickle: it is built on first use
+    where the function runs, and left out of the pickled function.
+    """
+
+    inner: Any
+
+    def _converter(self, type_info: TypeInformation):
+        convert = self.__dict__.get("_convert")
+        if convert is None:
+            convert = self._convert = type_info.converter()
+        return convert
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("_convert", None)
+        return state
+
+    def __repr__(self) -> str:
+        return describe(self.inner)
+
+
+class _TypedKeySelector(_Converting, KeySelector):
     """Converts the keys a key selector returns to the declared ``key_type`` (or fails naming them)."""
 
     def __init__(self, inner: Any, key_type: TypeInformation) -> None:
@@ -269,21 +293,12 @@ class _TypedKeySelector(KeySelector):
             self.inner.close()
 
     def get_key(self, value):
-        convert = self.__dict__.get("_convert")
-        if convert is None:
-            convert = self._convert = self.key_type.converter()
+        convert = self._converter(self.key_type)
         return conform(self.key_type, self._get(value), self._where, convert)
 
-    def __getstate__(self):
-        state = dict(self.__dict__)
-        state.pop("_convert", None)  # a closure; rebuilt where the function runs
-        return state
-
-    def __repr__(self) -> str:
-        return describe(self.inner)
 
 
-class _TypedReduceFunction(ReduceFunction):
+class _TypedReduceFunction(_Converting, ReduceFunction):
     """Checks a keyed reduce's outputs against the stream's declared type (its output type too)."""
 
     def __init__(self, inner: Any, type_info: TypeInformation, name: str) -> None:
@@ -309,25 +324,16 @@ class _TypedReduceFunction(ReduceFunction):
         return isinstance(self.inner, ReduceFunction) and self.inner.is_output_only_after_end_of_stream()
 
     def reduce(self, value1, value2):
-        convert = self.__dict__.get("_convert")
-        if convert is None:
-            convert = self._convert = self.type_info.converter()
+        convert = self._converter(self.type_info)
         value = self._reduce(value1, value2)
         try:
             return convert(value)
         except ValueError:
             return conform(self.type_info, value, self._where, convert)  # raises, naming the output
 
-    def __getstate__(self):
-        state = dict(self.__dict__)
-        state.pop("_convert", None)  # a closure; rebuilt where the function runs
-        return state
-
-    def __repr__(self) -> str:
-        return describe(self.inner)
 
 
-class _ConvertingProcessFunction(KeyedProcessFunction):
+class _ConvertingProcessFunction(_Converting, KeyedProcessFunction):
     """Converts a KeyedProcessFunction's outputs to its declared ``output_type``."""
 
     def __init__(self, inner: KeyedProcessFunction, output_type: TypeInformation) -> None:
@@ -356,18 +362,9 @@ class _ConvertingProcessFunction(KeyedProcessFunction):
     def _converted(self, produced):
         if not self.output_type.is_declared():
             return list(produced or [])
-        convert = self.__dict__.get("_convert")
-        if convert is None:
-            convert = self._convert = self.output_type.converter()
+        convert = self._converter(self.output_type)
         return [conform(self.output_type, v, self._where, convert) for v in (produced or [])]
 
-    def __getstate__(self):
-        state = dict(self.__dict__)
-        state.pop("_convert", None)  # a closure; rebuilt where the function runs
-        return state
-
-    def __repr__(self) -> str:
-        return describe(self.inner)
 
 
 class DataStreamSink:

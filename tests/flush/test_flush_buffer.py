@@ -173,3 +173,19 @@ def test_memory_buffer_only_flushes_when_it_holds_more_than_max_entries():
 def test_memory_buffer_only_rejects_a_bound_below_one():
     with pytest.raises(ValueError, match="at least 1"):
         buffer_of(max_entries=0)
+
+
+def test_an_update_pair_stays_in_order_when_stamps_restart_between_micro_batches():
+    # A monitored directory numbers each file's rows from 0: the emitted row's stamp (from
+    # an earlier file) can be larger than the stamps of the next file's changes. The pair
+    # must still come out -U first (a replay by key would otherwise delete the key).
+    out = buffer_of()
+    first = changelog(insert_record("x", 0), insert_record("a", 1))
+    first["_seq"] = [40, 45]
+    out.collect(first)
+    assert flushed(out) == ["+I[x, 0]", "+I[a, 1]"]
+    for seq, (before, after) in ((40, (1, 2)), (3, (2, 3))):  # two micro-batches (files) in one interval
+        batch = changelog(update_before_record("a", before), update_after_record("a", after))
+        batch["_seq"] = [seq, seq]
+        out.collect(batch)
+    assert flushed(out) == ["-U[a, 1]", "+U[a, 3]"]

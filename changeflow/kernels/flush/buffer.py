@@ -27,8 +27,13 @@ DataStream keyed ``reduce``) the buffer keeps the latest record per key and a
 flush emits it, as the seed's ``BufferOutput`` does for a ``StreamRecord``.
 
 Every buffered row keeps the ``_seq``/``_sub`` stamp of the change it came
-from, so emitted changes keep the source order downstream operators sort by
-(``-U`` is stamped by the first change of the interval, ``+U`` by the last).
+from, so emitted changes keep the source order downstream operators sort by.
+A ``-U``/``+U`` pair takes the stamp of the interval's last change for both,
+``-U`` first (every sort is stable), so the pair stays together and in order.
+Stamping ``-U`` by the interval's first change instead put a pair in the wrong
+order whenever stamps do not grow across micro-batches (a monitored
+directory numbers each file's rows from 0): the ``+U`` came first and a
+replay by key deleted the key.
 """
 
 from __future__ import annotations
@@ -143,6 +148,12 @@ class LatestPerKey:
         rows = np.concatenate([p for p, _ in pieces])
         kinds = np.concatenate([np.full(len(p), k, dtype=np.int8) for p, k in pieces])
         out = _with_kind(buffered.take(rows).reset_index(drop=True), kinds)
+        # A -U takes its +U's stamp: the pieces put every -U before the +Us, the stable sort keeps it there.
+        n_insert, n_pair = len(pieces[0][0]), len(updated)
+        pair_before = np.arange(n_insert, n_insert + n_pair)
+        after_rows = buffered.take(latest_at[updated])
+        out.loc[pair_before, SEQ] = after_rows[SEQ].to_numpy()
+        out.loc[pair_before, SUB] = after_rows[SUB].to_numpy()
         return out.sort_values([SEQ, SUB], kind="stable", ignore_index=True)[out_columns]
 
     def _slot_rows(self, changes: pd.DataFrame, rows: np.ndarray, slot: int) -> pd.DataFrame:

@@ -61,6 +61,11 @@ def state_sample(spark, checkpoint: str) -> dict:
     return {"live_keys": keys, "ttl_stamps": stamped, "state_bytes": size}
 
 
+def directory_bytes(path: str) -> int:
+    """What the checkpoint directory holds on disk (offsets, commits, state store files)."""
+    return sum(os.path.getsize(os.path.join(root, f)) for root, _, files in os.walk(path) for f in files)
+
+
 def progress_sample(query) -> dict:
     p = query.lastProgress or {}
     ops = p.get("stateOperators") or [{}]
@@ -105,6 +110,7 @@ def run(spark, ttl: str, rate: int, seconds: float, sample_every: float, trigger
             sample = {"t_s": round(time.time() - started, 1), "input_rows_so_far": total_rows}
             sample.update(progress_sample(query))
             sample.update(state_sample(spark, checkpoint))
+            sample["checkpoint_bytes"] = directory_bytes(checkpoint)
             samples.append(sample)
             print(json.dumps(sample), flush=True)
     finally:
@@ -119,12 +125,14 @@ def main() -> None:
     parser.add_argument("--ttl", default="20 s")
     parser.add_argument("--sample-every", type=float, default=15)
     parser.add_argument("--trigger-ms", type=int, default=2000)
+    parser.add_argument("--without-ttl-run", action=argparse.BooleanOptionalAction, default=True,
+                        help="also run the query without TTL after the TTL run (--no-without-ttl-run: only the TTL run)")
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "ttl_soak.json"))
     args = parser.parse_args()
     spark = session.get_or_create("local[2]", {"spark.sql.shuffle.partitions": "2"})
     results = {"rate_rows_per_second": args.rate, "seconds_per_run": args.seconds, "trigger_ms": args.trigger_ms,
                "query": "SELECT k, COUNT(*) AS n FROM events GROUP BY k  (every row a new key)", "runs": []}
-    for ttl in (args.ttl, "0 ms"):
+    for ttl in (args.ttl, "0 ms") if args.without_ttl_run else (args.ttl,):
         workdir = tempfile.mkdtemp(prefix="ttl-soak-")
         try:
             print(f"--- table.exec.state.ttl = {ttl}", flush=True)
@@ -137,7 +145,8 @@ def main() -> None:
         r["summary"] = {"live_keys_last": live[-1] if live else None, "live_keys_max": max(live) if live else None,
                         "state_bytes_last": next((s["state_bytes"] for s in reversed(r["samples"])
                                                   if s.get("state_bytes") is not None), None),
-                        "input_rows": r["samples"][-1]["input_rows_so_far"] if r["samples"] else 0}
+                        "input_rows": r["samples"][-1]["input_rows_so_far"] if r["samples"] else 0,
+                        "checkpoint_bytes": [s["checkpoint_bytes"] for s in r["samples"]][-1:] or None}
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as f:
         json.dump(results, f, indent=1)

@@ -10,6 +10,7 @@ from pyspark.sql import SparkSession
 
 from changeflow.runtime.spark import shipping, temp_root
 from changeflow.runtime.spark.errors import FAULTHANDLER_CONFS, quiet_failure_logs
+from changeflow.runtime.spark.query_start import CHECKPOINT_SETTINGS
 
 _ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 _lock = threading.Lock()
@@ -51,7 +52,8 @@ def get_or_create(master: str = "local[*]", extra: dict[str, str] | None = None,
             .config(FAULTHANDLER_CONFS[0], "true")
             .config(FAULTHANDLER_CONFS[1], "true")
         )
-        extra = dict(extra or {})
+        # Checkpoint settings also for queries changeflow does not start (a user's writeStream over to_spark()).
+        extra = {**CHECKPOINT_SETTINGS, **(extra or {})}
         if master.startswith("local") and "spark.local.dir" not in extra:
             # The JVM's and Spark's temp files go under one changeflow root, cleaned of crashed runs' (.temp_root).
             temp_root.clean_dead()

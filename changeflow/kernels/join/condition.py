@@ -109,17 +109,42 @@ def _or(x: Any, y: Any) -> Any:
     return False
 
 
+def _integral(x: Any, y: Any) -> bool:
+    return isinstance(x, int) and isinstance(y, int) and not isinstance(x, bool) and not isinstance(y, bool)
+
+
 def _divide(x: Any, y: Any) -> Any:
-    if isinstance(x, int) and isinstance(y, int):
+    """Java's ``/``: integers truncate toward zero and fail on zero; doubles give Infinity or NaN.
+
+    >>> _divide(-7, 2), _divide(1.0, 0), _divide(-1.0, 0.0), _divide(1.0, -0.0), math.isnan(_divide(0.0, 0))
+    (-3, inf, -inf, -inf, True)
+    """
+    if _integral(x, y):
         if y == 0:
             raise ZeroDivisionError(f"division by zero in join condition ({x} / {y})")
         q = abs(x) // abs(y)  # Java's integer division truncates toward zero
         return q if (x >= 0) == (y >= 0) else -q
+    if y == 0:  # IEEE 754, as Java's double division (Python raises instead)
+        if x == 0 or math.isnan(x):
+            return math.nan
+        return math.copysign(math.inf, x) * math.copysign(1.0, y)
     return x / y
 
 
 def _mod(x: Any, y: Any) -> Any:
-    return int(math.fmod(x, y)) if isinstance(x, int) and isinstance(y, int) else math.fmod(x, y)
+    """Java's ``%``: the sign of the dividend; integers fail on zero, doubles give NaN.
+
+    >>> _mod(-7, 2), _mod(7, -2), _mod(2**62 + 1, 3), math.isnan(_mod(1.5, 0))
+    (-1, 1, 2, True)
+    """
+    if _integral(x, y):
+        if y == 0:
+            raise ZeroDivisionError(f"division by zero in join condition ({x} % {y})")
+        rest = abs(x) % abs(y)  # exact for longs (fmod would go through a double)
+        return rest if x >= 0 else -rest
+    if y == 0:
+        return math.nan
+    return math.fmod(x, y)
 
 
 def _cast(a: _Eval, root: str, expr: Expression) -> _Eval:

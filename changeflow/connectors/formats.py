@@ -63,6 +63,18 @@ _ESCAPED_BYTE = re.compile("[\udc80-\udcff]")  # an invalid UTF-8 byte, as 'surr
 _SHOWN = 500  # characters of a record an error message shows
 
 
+
+def _field(value, name: str, t, from_text: bool, ignore_errors: bool, where) -> object:
+    """One field as its column's type; a value that does not convert is NULL with ignore-parse-errors
+    (as Flink's converters), else an error naming the record (``where()``), the column and its type."""
+    try:
+        return to_python(value, t, from_text=from_text)
+    except ValueError as e:
+        if ignore_errors:
+            return None
+        raise BadRecordError(f"{where()}: column '{name}' of type {t}: {e}") from None
+
+
 def _shown(record: str) -> str:
     """A record for an error message: a huge one is cut, saying how long it is."""
     if len(record) <= _SHOWN:
@@ -130,14 +142,8 @@ class JsonFormat:
                 if name not in record and self.fail_on_missing_field and not self.ignore_parse_errors:
                     raise BadRecordError(f"Failed to deserialize JSON '{_shown(line)}' (file {path}, line {number}): "
                                          f"Could not find field with name '{name}'.")
-                try:
-                    row.append(to_python(record.get(name), t, from_text=False))
-                except ValueError as e:
-                    if self.ignore_parse_errors:
-                        row.append(None)
-                        continue
-                    raise BadRecordError(f"Failed to deserialize JSON '{_shown(line)}' (file {path}, line {number}): "
-                                         f"column '{name}' of type {t}: {e}") from None
+                row.append(_field(record.get(name), name, t, False, self.ignore_parse_errors,
+                                  lambda: f"Failed to deserialize JSON '{_shown(line)}' (file {path}, line {number})"))
             rows.append(tuple(row))
         return rows
 
@@ -230,14 +236,8 @@ class CsvFormat:
             field = fields[i] if i < len(fields) else None
             if field is not None and (field == self.null_literal or (field == "" and not t.is_string)):
                 field = None
-            try:
-                row.append(to_python(field, t, from_text=True))
-            except ValueError as e:
-                if self.ignore_parse_errors:
-                    row.append(None)
-                    continue
-                raise BadRecordError(f"Failed to deserialize CSV row '{_shown(record)}' (file {path}, line {number}): "
-                                     f"column '{name}' of type {t}: {e}") from None
+            row.append(_field(field, name, t, True, self.ignore_parse_errors,
+                              lambda: f"Failed to deserialize CSV row '{_shown(record)}' (file {path}, line {number})"))
         return tuple(row)
 
     def encode(self, rows: list[tuple], schema: Schema) -> bytes:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import Callable
 
 from changeflow.connectors import filestore
 
@@ -57,6 +58,20 @@ class SinkJob:
                 return int(store.read_bytes(path).decode("ascii").strip() or -1)
             return -1
         return self._delivered[0]
+
+    def deliver_once(self, batch_id: int, deliver: Callable[[], None]) -> None:
+        """Run ``deliver`` for micro-batch ``batch_id`` unless the sinks had it before a restart, then record it.
+
+        >>> job, seen = SinkJob.fresh(), []
+        >>> for batch in (0, 1, 1):
+        ...     job.deliver_once(batch, lambda: seen.append(batch))
+        >>> seen
+        [0, 1]
+        """
+        if batch_id <= self.delivered():
+            return  # delivered before a restart, not committed: the sinks have it already
+        deliver()
+        self.mark_delivered(batch_id)
 
     def mark_delivered(self, batch_id: int) -> None:
         """Record that micro-batch ``batch_id`` reached every sink."""

@@ -167,10 +167,7 @@ class DataStreamJob:
             # Each micro-batch reaches the sinks before Spark commits it. A resumed job runs its
             # uncommitted micro-batch again: skipped when the sinks had it (recorded after
             # delivery), so only a job killed between delivering and recording repeats one.
-            if batch_id <= delivered.delivered():
-                return
-            _deliver(batch.toArrow(), sinks)
-            delivered.mark_delivered(batch_id)
+            delivered.deliver_once(batch_id, lambda: _deliver(batch.toArrow(), sinks))
 
         # Raises the query's error (a user function's, named) if it failed; an unbounded Spark
         # stream read up to what is available ends with a flush run (.flush_signals).

@@ -101,11 +101,8 @@ class SparkJobs:
                 sink.open(sink_job)
 
                 def write(batch: DataFrame, batch_id: int) -> None:
-                    if batch_id <= sink_job.delivered():
-                        return  # delivered before a restart, not committed: the sink has it already
-                    sink.write(enforce(_changes(batch.toArrow(), names), plan.schema, not_null_enforcer, plan.table),
-                               batch_id)
-                    sink_job.mark_delivered(batch_id)
+                    sink_job.deliver_once(batch_id, lambda: sink.write(
+                        enforce(_changes(batch.toArrow(), names), plan.schema, not_null_enforcer, plan.table), batch_id))
 
                 interval = micro_batch_interval(plan, settings)
 

@@ -1,4 +1,4 @@
-"""Sink upsert materializer kernel benchmark, mirroring FLIP-544's SinkUpsertMaterializerBenchmark.
+"""Sink upsert materializer kernel benchmark, mirroring FLIP-558's SinkUpsertMaterializerBenchmark.
 
 Usage: python benchmarks/materializer_kernel.py [--records 10000] [--batch 1000] [--repeat 2]
 

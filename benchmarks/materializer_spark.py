@@ -1,4 +1,4 @@
-"""Sink upsert materializer end to end on Spark Structured Streaming (FLIP-544's benchmark shape).
+"""Sink upsert materializer end to end on Spark Structured Streaming (FLIP-558's benchmark shape).
 
 Usage: python benchmarks/materializer_spark.py [--records 10000] [--batch 1000] [--delays 1,10,...]
 

@@ -5,7 +5,7 @@ Usage: python benchmarks/plot_materializer.py  (needs matplotlib: ``pip install 
 Reads ``benchmarks/results/materializer_kernel.json`` and
 ``benchmarks/results/materializer_spark.json`` and writes
 ``docs/materializer_throughput.png``: the kernel (top) and Spark end to end
-(bottom), without (left) and with (right) an upsert key, log-log as FLIP-544's
+(bottom), without (left) and with (right) an upsert key, log-log as FLIP-558's
 tables read. The end-to-end panels also draw the stateless pass-through
 baseline of the same run and the seed's 22 ops/ms target.
 """

@@ -1,4 +1,4 @@
-"""Sink upsert materializer conformance cases (FLIP-544, ``INSERT ... ON CONFLICT``), shared by the
+"""Sink upsert materializer conformance cases (FLIP-558, ``INSERT ... ON CONFLICT``), shared by the
 Flink recorder (``conformance/record_flink_upsert.py``) and changeflow's tests.
 
 Every case is an ``INSERT INTO <sink> <query> [ON CONFLICT DO ...]`` into a ``print``

@@ -820,12 +820,12 @@ TABLE_EXEC_SINK_UPSERT_MATERIALIZE_STRATEGY_TYPE = register(
     ConfigOption(
         "table.exec.sink.upsert-materialize-strategy.type",
         OptionType.ENUM,
-        "LEGACY",  # Flink 2.3's default (and FLIP-544's): new strategies are opt-in
+        "LEGACY",  # Flink 2.3's default (and FLIP-558's): new strategies are opt-in
         allowed_values=("LEGACY", "VALUE", "MAP", "ADAPTIVE"),
-        # FLIP-544 spells the key this way; Flink shipped the name above.
+        # FLIP-558 spells the key this way; Flink shipped the name above.
         fallback_keys=("table.exec.sink.upsert-materialize.strategy",),
         description=(
-            "How the sink upsert materializer keeps each key's history (FLIP-544). LEGACY: one "
+            "How the sink upsert materializer keeps each key's history (SinkUpsertMaterializerV2, FLINK-38461 / FLIP-558). LEGACY: one "
             "list per key, fine for short histories, per-key TTL only. VALUE: like LEGACY but "
             "compatible with MAP. MAP: ordered per-key state with O(1) work per record on long "
             "histories. ADAPTIVE: starts as VALUE and switches a key to MAP when its history "

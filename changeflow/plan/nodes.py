@@ -199,7 +199,7 @@ class Sink(_OneInput, _InputSchema):
 
 @dataclass(frozen=True, eq=False)
 class UpsertMaterialize(_OneInput, _InputSchema):
-    """The sink upsert materializer (FLIP-544) in front of a primary-key sink.
+    """The sink upsert materializer (SinkUpsertMaterializerV2, FLINK-38461 / FLIP-558) in front of a primary-key sink.
 
     It reconciles changes for one ``primary_key`` that may arrive out of order
     (the input's ``upsert_key`` differs from the primary key, or is None when the

@@ -4,7 +4,7 @@ A sink with a primary key receives upserts by that key. When the query's
 changes are keyed differently (its upsert keys, :mod:`changeflow.plan.upsert_keys`,
 do not lie within the primary key), changes for one primary key travel on
 different paths and can overtake each other; the sink upsert materializer
-(:class:`~changeflow.plan.nodes.UpsertMaterialize`, FLIP-544) keeps each
+(:class:`~changeflow.plan.nodes.UpsertMaterialize`, FLIP-558) keeps each
 key's history and reconciles them. :func:`plan_sink` applies Flink 2.3's
 rules, checked against PyFlink 2.3's planner:
 

@@ -1,4 +1,4 @@
-"""The sink upsert materializer kernel (FLIP-544); see :mod:`.kernel`."""
+"""The sink upsert materializer kernel (SinkUpsertMaterializerV2, FLINK-38461 / FLIP-558); see :mod:`.kernel`."""
 
 from changeflow.kernels.materializer.kernel import CONFLICTS, STRATEGIES, SinkUpsertMaterializer
 

@@ -1,4 +1,4 @@
-"""The sink upsert materializer kernel (Flink's SinkUpsertMaterializer, V2 of FLIP-544).
+"""The sink upsert materializer kernel (Flink's SinkUpsertMaterializerV2, FLINK-38461 / FLIP-558).
 
 Changes for one sink primary key may arrive out of order after a shuffle, so
 the kernel keeps each key's *history* (the rows added and not yet retracted, in
@@ -27,11 +27,11 @@ reaches ``threshold_high``, back when it falls to ``threshold_low``. LEGACY
 and VALUE run the same algorithm; they are separate state tables because
 Flink's VALUE is state-compatible with ADAPTIVE and LEGACY is not.
 
-TTL (``table.exec.state.ttl``) is kept at the operator level, as FLIP-544
+TTL (``table.exec.state.ttl``) is kept at the operator level, as FLIP-558
 plans: every element carries its insertion time, and before a key's records
 are processed in a batch, elements older than the TTL are removed from the
 head of its history (silently: expiry emits nothing). Keys that see no more
-records are cleaned by :meth:`SinkUpsertMaterializer.sweep` (FLIP-544's "every N
+records are cleaned by :meth:`SinkUpsertMaterializer.sweep` (FLIP-558's "every N
 seconds", which the runtime calls from a timer): it expires the heads of every
 key's history in the state it is given. A sweep changes only what is stored,
 never the output: the next records of a key expire the same elements first.

@@ -1,4 +1,4 @@
-"""An ordered multiset kept in keyed state, O(1) state rows per operation (FLIP-544).
+"""An ordered multiset kept in keyed state, O(1) state rows per operation (SinkUpsertMaterializerV2, FLINK-38461 / FLIP-558).
 
 See :mod:`.ordered` for the layout and :mod:`.rows` for the row tuples its
 kernels fold. Used by the sink upsert materializer

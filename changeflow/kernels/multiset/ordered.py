@@ -1,4 +1,4 @@
-"""An ordered multiset per key over :class:`~changeflow.kernels.state.KeyedState` (FLIP-544's OrderedMultiSet).
+"""An ordered multiset per key over :class:`~changeflow.kernels.state.KeyedState` (FLIP-558's OrderedMultiSet).
 
 Each key (for example a sink's primary key) owns a sequence of elements in
 insertion order; equal elements may occur several times. The state is laid out
@@ -7,16 +7,16 @@ length of the key's history:
 
 ``<name>_meta``  keyed by the key columns: ``first``, ``last`` (sequence numbers
                  of the ends), ``next_sqn`` (the next sequence number to hand
-                 out) and ``size``. FLIP-544 keeps the highest sequence number in
+                 out) and ``size``. FLIP-558 keeps the highest sequence number in
                  a ValueState; the two ends and the size live beside it here.
 ``<name>_node``  keyed by the key columns plus ``_sqn``: one row per element with
                  ``prev``/``next`` (the neighbours' sequence numbers, -1 at the
                  ends), ``next_same`` (the next occurrence of an equal element),
                  ``ts`` (insertion time, for TTL) and ``row`` (the element).
-                 FLIP-544's ``MapState<SequenceNumber, Node>``.
+                 FLIP-558's ``MapState<SequenceNumber, Node>``.
 ``<name>_index`` keyed by the key columns plus ``_ident`` (the element's
                  identity, see :func:`identity_of`): ``head``/``tail``, the oldest
-                 and newest occurrence. FLIP-544's ``MapState<RowData, SequenceNumber>``;
+                 and newest occurrence. FLIP-558's ``MapState<RowData, SequenceNumber>``;
                  the head/tail pair plus ``next_same`` extends it to a multiset.
 
 Why O(1): appending reads and writes the meta row, the index row of the
@@ -384,7 +384,7 @@ class MultisetSession:
         """Remove elements from the head while their insertion time is ≤ ``cutoff``; return how many.
 
         Insertion order is time order except where an upsert replaced an element
-        in place (FLIP-544 accepts that such an element delays the expiry of
+        in place (FLIP-558 accepts that such an element delays the expiry of
         the ones after it).
         """
         removed = 0

@@ -29,7 +29,7 @@ The processing-time column itself is not part of the compared row: the
 runtime does not ship it to the kernel and materializes it on output.
 
 State: one :class:`~changeflow.kernels.multiset.OrderedMultiset` per key (the
-FLIP-544 layout), so a record reads and writes a bounded number of state rows
+FLIP-558 layout), so a record reads and writes a bounded number of state rows
 however long its key's history is: an append touches the key's meta row, the
 row's index entry and the last node; a retraction the index entry, the node
 and its two neighbours; the shown row is an end of the list (meta row plus one

@@ -1,4 +1,4 @@
-"""The sink upsert materializer (FLIP-544) on Structured Streaming.
+"""The sink upsert materializer (SinkUpsertMaterializerV2, FLINK-38461 / FLIP-558) on Structured Streaming.
 
 An :class:`~changeflow.plan.nodes.UpsertMaterialize` node runs
 :class:`~changeflow.kernels.materializer.SinkUpsertMaterializer` keyed by the
@@ -21,8 +21,8 @@ the query with the primary key and two of its rows in the message.
 TTL (``table.exec.state.ttl``): every element carries its insertion time (the
 micro-batch's processing time); elements older than the TTL are removed from
 the head of a key's history before the key's next records are processed
-(silently, as FLIP-544 plans). Keys that see no more records are reclaimed by a
-sweep, FLIP-544's "every N seconds": a processing-time timer per bucket
+(silently, as FLIP-558 plans). Keys that see no more records are reclaimed by a
+sweep, FLIP-558's "every N seconds": a processing-time timer per bucket
 (:class:`~.processor.KernelProcessor`) expires the heads of every key's
 history in the bucket, at most once per TTL, so an idle key's elements are
 gone within about two TTLs of their insertion. Timers fire only in

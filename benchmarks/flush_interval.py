@@ -9,7 +9,7 @@ Structured Streaming file source reads (a micro-batch takes every file present).
 Each row carries the wall-clock time its file was written. Files land half-way
 between whole seconds: Spark's processing-time triggers fire on multiples of
 their interval, so no micro-batch races a file being written. The trigger is
-the one changeflow picks (:func:`changeflow.plan.buffering.micro_batch_interval_ms`)
+the one changeflow picks (:func:`changeflow.plan.rules.buffering.micro_batch_interval_ms`)
 for a source read every second that takes all its available input (this one
 does; a monitored directory, one file per micro-batch, would keep its pace):
 every second without an interval; with one,
@@ -56,7 +56,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from pyspark.sql import functions as F  # noqa: E402
 
 from changeflow.kernels.changelog import KIND  # noqa: E402
-from changeflow.plan.buffering import micro_batch_interval_ms  # noqa: E402
+from changeflow.plan.rules.buffering import micro_batch_interval_ms  # noqa: E402
 from changeflow.plan.nodes import Aggregate  # noqa: E402
 from changeflow.runtime.spark import session  # noqa: E402
 from changeflow.runtime.spark.end_of_input import CONTROL  # noqa: E402

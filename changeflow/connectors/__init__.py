@@ -52,18 +52,23 @@ def create_sink(table: CatalogTable, streaming: bool):
 
 
 def check_sink_input(plan) -> None:
-    """Fail at planning, as Flink, when a sink that only appends gets an updating query."""
-    from changeflow.plan import changelog_mode
+    """Fail at planning, as Flink, when a sink that only appends gets an updating query.
+
+    ``plan`` is the INSERT's Sink; its changelog modes are the planner's
+    (:mod:`changeflow.plan.rules.changelog_mode`), read from its physical plan.
+    """
     from changeflow.plan.nodes import Filter, Project
+    from changeflow.plan.optimizer import PlannerSettings, optimize
 
     if getattr(plan.connector, "accepts_updates", True):
         return
-    modes = changelog_mode.infer(plan)
-    mode = modes[id(plan.input)]
+    if plan.traits is None:
+        plan = optimize(plan, PlannerSettings())
+    mode = plan.input.traits.changelog_mode
     if mode.insert_only:
         return
     producer = plan.input
-    while isinstance(producer, (Project, Filter)) and not modes[id(producer.input)].insert_only:
+    while isinstance(producer, (Project, Filter)) and not producer.input.traits.changelog_mode.insert_only:
         producer = producer.input
     changes = "update and delete changes" if mode.delete else "update changes"
     raise ConnectorError(f"Table sink '{plan.table}' doesn't support consuming {changes} which is produced by "
@@ -72,11 +77,10 @@ def check_sink_input(plan) -> None:
 
 def _describe(node) -> str:
     """The node as EXPLAIN names it (Flink's message shows the producing operator)."""
-    from changeflow.plan import changelog_mode
-    from changeflow.plan.explain import ExplainSettings, _describe as describe
+    from changeflow.plan.explain import describe_node
 
     try:
-        return describe(node, ExplainSettings(), changelog_mode.infer(node))
+        return describe_node(node)
     except TypeError:
         return type(node).__name__
 

@@ -7,7 +7,7 @@ an ``Exchange`` wherever rows are shuffled by key (below a group aggregation,
 a join's two inputs, a rank), and ``MiniBatchAssigner`` right above each
 source when mini-batch is on. Operators carry Flink's attributes:
 
-* a two-phase aggregation (:mod:`changeflow.plan.agg_phase`) prints as
+* a two-phase aggregation (:mod:`changeflow.plan.rules.agg_phase`) prints as
   ``GlobalGroupAggregate`` above the exchange merging the partial
   accumulators (``count$0``, ``sum$1``...) that ``LocalGroupAggregate``
   computes below it;
@@ -37,7 +37,7 @@ source when mini-batch is on. Operators carry Flink's attributes:
   ``stateTtl=[20000ms]`` on a group aggregation, deduplication or Top-N,
   ``leftStateTtl=[..ms], rightStateTtl=[..ms]`` on a join (0ms: that side keeps
   its state), from ``table.exec.state.ttl`` or a ``STATE_TTL`` hint
-  (:mod:`changeflow.plan.state_ttl`). Flink shows these only in its compiled
+  (:mod:`changeflow.plan.rules.state_ttl`). Flink shows these only in its compiled
   JSON plan.
 
 With an output flush interval (``execution.max-flush-interval``) a section
@@ -47,7 +47,7 @@ aggregations fold each micro-batch per key, as under mini-batch, so they
 split into Local/GlobalGroupAggregate under the same rule. Its last line says
 how often the query's micro-batches run over unbounded input: once per
 interval when every row reaching the sink is buffered
-(:mod:`changeflow.plan.buffering`), else at the sources' pace.
+(:mod:`changeflow.plan.rules.buffering`), else at the sources' pace.
 """
 
 from __future__ import annotations
@@ -55,19 +55,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from changeflow.kernels.aggregate.local import partial_fields
-from changeflow.plan import changelog_mode
-from changeflow.plan.agg_phase import folds_bundles, two_phase_aggregates
-from changeflow.plan.buffering import output_buffered, reads_a_file_per_batch
-from changeflow.plan.changelog_mode import INSERT_ONLY, ChangelogMode
-from changeflow.plan.expressions import Column
+from changeflow.plan.flush_policy import FlushPolicy
 from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Source,
                                    Union, UpsertMaterialize)
-from changeflow.plan.state_ttl import join_ttl_ms, operator_ttl_ms
-from changeflow.plan.upsert_keys import upsert_keys
+from changeflow.plan.optimizer import PlannerSettings, planned
+from changeflow.plan.rules.buffering import reads_a_file_per_batch
+from changeflow.plan.rules.changelog_mode import INSERT_ONLY, ChangelogMode
 
 
 @dataclass(frozen=True)
 class ExplainSettings:
+    """The options a logical plan is planned with before it is printed (a physical plan prints as it is)."""
+
     streaming: bool = True
     mini_batch: bool = False
     mini_batch_latency_ms: int = 0
@@ -77,19 +76,24 @@ class ExplainSettings:
     flush_memory_only: bool = False        # execution.flush.memory-buffer-only
     state_ttl_ms: int = 0                  # table.exec.state.ttl (a STATE_TTL hint overrides it per operator)
 
+    def planner(self) -> PlannerSettings:
+        flush = None if self.flush_interval_ms is None else FlushPolicy(self.flush_interval_ms,
+                                                                         self.flush_memory_only)
+        return PlannerSettings(self.streaming, self.mini_batch, self.mini_batch_latency_ms, self.mini_batch_size,
+                               self.agg_phase_strategy, flush, self.state_ttl_ms)
+
 
 _JOIN_TYPES = {"INNER": "InnerJoin", "LEFT": "LeftOuterJoin", "RIGHT": "RightOuterJoin", "FULL": "FullOuterJoin"}
 
 
-def explain(root: PlanNode, settings: ExplainSettings) -> str:
-    modes = changelog_mode.infer(root)
-    folds = folds_bundles(mini_batch=settings.mini_batch, buffered=settings.flush_interval_ms is not None)
-    two_phase = two_phase_aggregates(root, mini_batch=folds, strategy=settings.agg_phase_strategy,
-                                     modes=modes) if settings.streaming else set()
+def explain(root: PlanNode, settings: ExplainSettings | None = None) -> str:
+    """The physical plan of ``root`` as text; a logical ``root`` is planned with ``settings`` first."""
+    root = planned(root, (settings or ExplainSettings()).planner())
+    streaming = root.traits.streaming
     lines: list[str] = []
 
     def with_mode(describe: str, mode: ChangelogMode | str) -> str:
-        return describe[:-1] + f", changelogMode={mode})" if settings.streaming else describe
+        return describe[:-1] + f", changelogMode={mode})" if streaming else describe
 
     def emit(prefix: str, connector: str, text: str) -> str:
         """Append a line; return the prefix of the lines below it."""
@@ -103,14 +107,15 @@ def explain(root: PlanNode, settings: ExplainSettings) -> str:
         return emit(prefix, connector, with_mode(f"Exchange(distribution=[{dist}])", mode))
 
     def visit(node: PlanNode, prefix: str, connector: str) -> None:
-        split = id(node) in two_phase
-        describe = _describe_global(node) if split else _describe(node, settings, modes)
-        describe = _with_state_ttl(describe, node, settings)
-        mode = "[NONE]" if isinstance(node, Sink) else modes[id(node)]
-        if isinstance(node, Source) and settings.streaming and settings.mini_batch:
+        split = node.traits.two_phase
+        describe = _describe_global(node) if split else describe_node(node)
+        describe = _with_state_ttl(describe, node)
+        mode = "[NONE]" if isinstance(node, Sink) else node.traits.changelog_mode
+        assigner = node.traits.mini_batch_assigner
+        if assigner is not None:
             prefix = emit(prefix, connector, with_mode(
-                f"MiniBatchAssigner(interval=[{settings.mini_batch_latency_ms}ms], mode=[ProcTime], "
-                f"size=[{settings.mini_batch_size}])", INSERT_ONLY))
+                f"MiniBatchAssigner(interval=[{assigner[0]}ms], mode=[ProcTime], size=[{assigner[1]}])",
+                INSERT_ONLY))
             connector = "+- "
         if isinstance(node, Project) and isinstance(node.input, Filter):
             # One Calc computes a filter and the projection above it, as Flink's CalcMergeRule.
@@ -118,75 +123,73 @@ def explain(root: PlanNode, settings: ExplainSettings) -> str:
             node = node.input
         below = emit(prefix, connector, with_mode(describe, mode))
         if isinstance(node, Aggregate):
-            below = exchange(below, "+- ", node.keys, INSERT_ONLY if split else modes[id(node.input)])
+            below = exchange(below, "+- ", node.keys, INSERT_ONLY if split else node.input.traits.changelog_mode)
             if split:
                 below = emit(below, "+- ", with_mode(_describe_local(node), INSERT_ONLY))
             visit(node.input, below, "+- ")
         elif isinstance(node, Join):
             for child, keys, connector in ((node.left, node.left_keys, ":- "), (node.right, node.right_keys, "+- ")):
-                visit(child, exchange(below, connector, keys, modes[id(child)]), "+- ")
+                visit(child, exchange(below, connector, keys, child.traits.changelog_mode), "+- ")
         elif isinstance(node, (Rank, Deduplicate, UpsertMaterialize)):
             keys = node.partition_keys if isinstance(node, Rank) else \
                 node.primary_key if isinstance(node, UpsertMaterialize) else node.keys
-            visit(node.input, exchange(below, "+- ", keys, modes[id(node.input)]), "+- ")
+            visit(node.input, exchange(below, "+- ", keys, node.input.traits.changelog_mode), "+- ")
         else:
             children = node.inputs
             for i, child in enumerate(children):
                 visit(child, below, "+- " if i == len(children) - 1 else ":- ")
 
     visit(root, "", "")
-    title = "== Physical Plan ==" if settings.streaming else "== Physical Plan (batch) =="
-    return title + "\n" + "\n".join(lines) + "\n" + _flush_section(root, settings, two_phase)
+    title = "== Physical Plan ==" if streaming else "== Physical Plan (batch) =="
+    return title + "\n" + "\n".join(lines) + "\n" + _flush_section(root)
 
 
-def _with_state_ttl(describe: str, node: PlanNode, settings: ExplainSettings) -> str:
-    """A stateful operator's state TTL (:mod:`changeflow.plan.state_ttl`), where it has one (streaming only)."""
-    if not settings.streaming:
-        return describe
-    if isinstance(node, Join):
-        ttl = join_ttl_ms(node, settings.state_ttl_ms)
-        if not any(ttl):
+def _with_state_ttl(describe: str, node: PlanNode) -> str:
+    """A stateful operator's state TTL (:mod:`changeflow.plan.rules.state_ttl`), where it has one."""
+    sides = node.traits.side_ttl_ms
+    if sides is not None:
+        if not any(sides):
             return describe
-        return describe[:-1] + f", leftStateTtl=[{ttl[0]}ms], rightStateTtl=[{ttl[1]}ms])"
-    if isinstance(node, (Aggregate, Deduplicate, Rank)):
-        ttl = operator_ttl_ms(node, settings.state_ttl_ms)
-        return describe[:-1] + f", stateTtl=[{ttl}ms])" if ttl else describe
-    return describe
+        return describe[:-1] + f", leftStateTtl=[{sides[0]}ms], rightStateTtl=[{sides[1]}ms])"
+    ttl = node.traits.state_ttl_ms
+    return describe[:-1] + f", stateTtl=[{ttl}ms])" if ttl else describe
 
 
-def _flush_section(root: PlanNode, settings: ExplainSettings, two_phase: set[int]) -> str:
-    """Which operators buffer their output per key (FLIP-365), and why (``two_phase``: ids of split aggregations)."""
-    if not settings.streaming or settings.flush_interval_ms is None:
+def _flush_section(root: PlanNode) -> str:
+    """Which operators buffer their output per key (FLIP-365), and why."""
+    flush = root.traits.flush
+    if flush is None:
         return ""
-    when = ("at the end of every micro-batch (memory-buffer-only)" if settings.flush_memory_only
-            else f"every {settings.flush_interval_ms}ms, on idle input and at end of input")
+    when = ("at the end of every micro-batch (memory-buffer-only)" if flush.memory_only
+            else f"every {flush.interval_ms}ms, on idle input and at end of input")
     lines = []
 
     def visit(node: PlanNode) -> None:
         for child in node.inputs:
             visit(child)
-        if isinstance(node, Aggregate):
+        if node.traits.buffers:
             keyed = f"keyed by [{', '.join(node.keys)}]" if node.keys else "parallelism 1 (no grouping key)"
             calls = [_describe_call(c) + f" AS {c.output}" for c in node.calls]
-            name = "GlobalGroupAggregate" if id(node) in two_phase else "GroupAggregate"
+            name = "GlobalGroupAggregate" if node.traits.two_phase else "GroupAggregate"
             lines.append(f"{_aggregate(name, node, calls)}: buffers the "
                          f"latest output per key, flushed {when}; output idempotent (group aggregation), {keyed}")
 
     visit(root)
     if not lines:
         return "\n== Output Flush ==\nno operator buffers: none has an idempotent keyed output\n"
-    if not settings.flush_memory_only:
+    if not flush.memory_only:
         pace = "micro-batches of unbounded input: "
-        if not output_buffered(root):
+        if not root.traits.output_buffered:
             lines.append(pace + "at the sources' pace (some rows reach the sink unbuffered)")
         elif reads_a_file_per_batch(root):
             lines.append(pace + "at the sources' pace (a monitored directory is read a file per micro-batch)")
         else:
-            lines.append(pace + f"every {settings.flush_interval_ms}ms (every row reaching the sink is buffered)")
+            lines.append(pace + f"every {flush.interval_ms}ms (every row reaching the sink is buffered)")
     return "\n== Output Flush ==\n" + "\n".join(lines) + "\n"
 
 
-def _describe(node: PlanNode, settings: ExplainSettings, modes: dict[int, ChangelogMode]) -> str:
+def describe_node(node: PlanNode) -> str:
+    """One operator of a physical plan as EXPLAIN names it, without its changelog mode."""
     if isinstance(node, Source):
         return f"TableSourceScan(table=[{node.name}], fields=[{', '.join(node.field_names)}])"
     if isinstance(node, Project):
@@ -195,33 +198,33 @@ def _describe(node: PlanNode, settings: ExplainSettings, modes: dict[int, Change
     if isinstance(node, Filter):
         return f"Calc(where=[{node.predicate}])"
     if isinstance(node, Aggregate):
-        name = "GroupAggregate" if settings.streaming else "HashAggregate"
-        if settings.streaming and settings.mini_batch:
+        name = "GroupAggregate" if node.traits.streaming else "HashAggregate"
+        if node.traits.mini_batch:
             name = "MiniBatchGroupAggregate"
         return _aggregate(name, node, [_describe_call(c) + f" AS {c.output}" for c in node.calls])
     if isinstance(node, Join):
-        return _describe_join(node, settings)
+        return _describe_join(node)
     if isinstance(node, Union):
         return f"Union(all=[true], union=[{', '.join(node.field_names)}])"
     if isinstance(node, Deduplicate):
         keep = "LastRow" if node.keep_last else "FirstRow"
         order = "PROCTIME" if node.order == "proctime" else "ROWTIME"
-        insert_only = str(modes[id(node)].insert_only).lower()
+        insert_only = str(node.traits.changelog_mode.insert_only).lower()
         # Over a retracting input (which Flink refuses) changeflow keeps every live row per key.
-        strategy = "" if modes[id(node.input)].insert_only else "strategy=[RetractStrategy], "
+        strategy = "" if node.input.traits.changelog_mode.insert_only else "strategy=[RetractStrategy], "
         return (f"Deduplicate(keep=[{keep}], key=[{', '.join(node.keys)}], order=[{order}], {strategy}"
                 f"outputInsertOnly=[{insert_only}])")
     if isinstance(node, Rank):
-        return _describe_rank(node, modes[id(node.input)])
+        return _describe_rank(node, node.input.traits.changelog_mode)
     if isinstance(node, Sink):
         name = node.table if "." in node.table else f"default_catalog.default_database.{node.table}"
-        return f"Sink(table=[{name}], fields=[{', '.join(node.input.field_names)}]{_sink_keys(node, settings, modes)})"
+        return f"Sink(table=[{name}], fields=[{', '.join(node.input.field_names)}]{_sink_keys(node)})"
     if isinstance(node, UpsertMaterialize):
         return _describe_materializer(node)
     raise TypeError(f"EXPLAIN has no description for {type(node).__name__}")
 
 
-def _sink_keys(node: Sink, settings: ExplainSettings, modes: dict[int, ChangelogMode]) -> str:
+def _sink_keys(node: Sink) -> str:
     """A sink's upsert attributes: the upsert keys of its updating input,
     ``upsertMaterialize=[true]`` where the planner put the sink upsert
     materializer before it (changes for one primary key may arrive out of
@@ -230,11 +233,11 @@ def _sink_keys(node: Sink, settings: ExplainSettings, modes: dict[int, Changelog
     text = ""
     if isinstance(node.input, UpsertMaterialize):
         text += ", upsertMaterialize=[true]"
-    elif not modes[id(node.input)].insert_only:
-        keys = upsert_keys(node.input)
+    elif not node.input.traits.changelog_mode.insert_only:
+        keys = node.input.traits.upsert_keys
         if keys:
             text += f", upsertKeys=[{', '.join(f'[{_names_of(k)}]' for k in keys)}]"
-    if node.conflict is not None and settings.streaming:
+    if node.conflict is not None and node.traits.streaming:
         text += f", conflictStrategy=[{node.conflict}]"
     return text
 
@@ -257,7 +260,7 @@ def _names_of(columns: tuple[str, ...]) -> str:
     return ", ".join(columns)
 
 
-def _describe_join(node: Join, settings: ExplainSettings) -> str:
+def _describe_join(node: Join) -> str:
     names = node.field_names
     left_width = len(node.left.schema)
     right_out = dict(zip(node.right.field_names, names[left_width:]))
@@ -266,14 +269,14 @@ def _describe_join(node: Join, settings: ExplainSettings) -> str:
         parts.append(str(node.condition))
     where = parts[0] if len(parts) == 1 else "(" + " AND ".join(parts) + ")" if parts else "true"
     specs = [_input_spec(child, keys) for child, keys in ((node.left, node.left_keys), (node.right, node.right_keys))]
-    mini = ", miniBatch=[true]" if settings.streaming and settings.mini_batch else ""
+    mini = ", miniBatch=[true]" if node.traits.mini_batch else ""
     return (f"Join(joinType=[{_JOIN_TYPES[node.join_type]}], where=[{where}], select=[{', '.join(names)}], "
             f"leftInputSpec=[{specs[0]}], rightInputSpec=[{specs[1]}]{mini})")
 
 
 def _input_spec(child: PlanNode, join_keys: tuple[str, ...]) -> str:
     """Flink's JoinInputSideSpec: does the input have a unique key, and is it inside the join key?"""
-    keys = unique_key(child)
+    keys = child.traits.unique_key
     if keys is None:
         return "NoUniqueKey"
     return "JoinKeyContainsUniqueKey" if set(keys) <= set(join_keys) else "HasUniqueKey"
@@ -287,37 +290,6 @@ def _describe_rank(node: Rank, input_mode: ChangelogMode) -> str:
     return (f"Rank(strategy=[{strategy}], rankType=[ROW_NUMBER], rankRange=[rankStart={node.rank_start}, "
             f"rankEnd={node.rank_end}], partitionBy=[{', '.join(node.partition_keys)}], orderBy=[{order}], "
             f"select=[{', '.join(node.field_names)}])")
-
-
-def unique_key(node: PlanNode) -> tuple[str, ...] | None:
-    """A set of columns no two live rows of ``node``'s result share, if the plan proves one.
-
-    A group aggregation is unique on its keys (a global one on no column: one
-    row); deduplication on its key; a Top-N with its row number on partition
-    key and row number (on the partition key alone when only the first row is
-    kept). Projections and filters keep a key whose columns they pass through.
-    """
-    if isinstance(node, Aggregate):
-        return node.keys
-    if isinstance(node, Deduplicate):
-        return node.keys
-    if isinstance(node, Rank):
-        if node.rank_end == 1:
-            return node.partition_keys
-        if node.rank_column is not None:
-            return node.partition_keys + (node.rank_column,)
-        return None
-    if isinstance(node, Filter):
-        return unique_key(node.input)
-    if isinstance(node, Project):
-        keys = unique_key(node.input)
-        if keys is None:
-            return None
-        passed = {e.name: n for n, e in node.exprs if isinstance(e, Column)}
-        if all(k in passed for k in keys):
-            return tuple(passed[k] for k in keys)
-        return None
-    return None
 
 
 def _describe_local(node: Aggregate) -> str:
@@ -367,4 +339,4 @@ def _describe_call(call) -> str:
     return f"{name}({'DISTINCT ' if call.distinct else ''}{arg})"
 
 
-__all__ = ["ExplainSettings", "explain", "unique_key"]
+__all__ = ["ExplainSettings", "describe_node", "explain"]

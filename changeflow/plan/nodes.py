@@ -1,7 +1,10 @@
-"""Logical plan nodes: what a program computes, independent of how it runs.
+"""Plan nodes: what a program computes, and (once planned) how it runs.
 
 Every node has an output ``schema`` (ordered column name -> Flink type). Nodes are
-immutable; the Table API builds them and the runtimes translate them.
+immutable; the front ends build them. The planner (:mod:`changeflow.plan.optimizer`)
+returns a copy of the tree whose every node carries its physical annotations in
+``traits`` (:class:`~changeflow.plan.physical.Traits`): that physical plan is
+what EXPLAIN prints and the runtimes translate. A logical node has ``traits`` None.
 """
 
 from __future__ import annotations
@@ -18,6 +21,9 @@ Schema = tuple[tuple[str, DataType], ...]
 
 @dataclass(frozen=True, eq=False)
 class PlanNode:
+    # Keyword-only, so that it follows every subclass's own fields (which keep their positions).
+    traits: Any = field(default=None, kw_only=True, repr=False)
+
     @property
     def schema(self) -> Schema:
         raise NotImplementedError
@@ -91,7 +97,7 @@ class Aggregate(_OneInput, _DeclaredSchema):
 
     Output columns: the keys, then one column per call, named ``call.output``.
     ``state_ttl_ms`` is the state TTL a ``STATE_TTL`` hint gives this operator
-    (None: ``table.exec.state.ttl``; see :mod:`changeflow.plan.state_ttl`).
+    (None: ``table.exec.state.ttl``; see :mod:`changeflow.plan.rules.state_ttl`).
     """
 
     input: PlanNode

@@ -298,8 +298,8 @@ class TableEnvironment:
                      conflict: str | None = None) -> Sink:
         """``INSERT INTO name [(columns)] query [ON CONFLICT DO conflict]``: the query cast to the sink's
         columns, the sink upsert materializer where the sink needs it
-        (:mod:`changeflow.plan.sink_materialize`), then the Sink."""
-        from changeflow.plan.sink_materialize import MaterializeSettings, plan_sink
+        (:mod:`changeflow.plan.rules.sink_materialize`), then the Sink."""
+        from changeflow.plan.rules.sink_materialize import MaterializeSettings, plan_sink
 
         from changeflow.connectors import check_sink_input, create_sink
         from changeflow.plan.expressions import Column, Literal
@@ -392,7 +392,7 @@ class TableEnvironment:
         return enabled, latency_ms, int(self._option("table.exec.mini-batch.size"))
 
     def _explain(self, plan: PlanNode) -> str:
-        from changeflow.runtime.spark.flush import flush_policy
+        from changeflow.plan.flush_policy import flush_policy
 
         enabled, latency, size = self._mini_batch()
         flush = flush_policy(self._config.get_configuration())
@@ -416,7 +416,7 @@ class TableEnvironment:
         return self._jobs
 
     def _streaming_settings(self):
-        from changeflow.runtime.spark.flush import flush_policy
+        from changeflow.plan.flush_policy import flush_policy
         from changeflow.runtime.spark.streaming import StreamingSettings
 
         enabled, _, size = self._mini_batch()

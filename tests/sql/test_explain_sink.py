@@ -7,7 +7,7 @@ from pathlib import Path
 
 from changeflow.plan.explain import ExplainSettings, explain
 from changeflow.plan.nodes import Sink
-from changeflow.plan.sink_materialize import MaterializeSettings, plan_sink
+from changeflow.plan.rules.sink_materialize import MaterializeSettings, plan_sink
 from changeflow.sql import plan_query
 
 sys.path.insert(0, str(Path(__file__).parent))

@@ -6,7 +6,7 @@ import pytest
 
 from changeflow.plan.explain import ExplainSettings, explain
 from changeflow.plan.nodes import Aggregate, Join
-from changeflow.plan.state_ttl import join_ttl_ms, operator_ttl_ms
+from changeflow.plan.rules.state_ttl import join_ttl_ms, operator_ttl_ms
 from changeflow.sql import SqlError
 
 DAY, HOUR = 86_400_000, 3_600_000

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from changeflow.plan.upsert_keys import contains_key, upsert_keys
+from changeflow.plan.rules.upsert_keys import contains_key, upsert_keys
 from changeflow.sql import plan_query
 
 sys.path.insert(0, str(Path(__file__).parent))

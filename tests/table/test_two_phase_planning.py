@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from changeflow.plan.agg_phase import two_phase_aggregates
+from changeflow.plan.rules.agg_phase import two_phase_aggregates
 from changeflow.table import EnvironmentSettings, TableEnvironment
 from changeflow.table.expressions import col
 

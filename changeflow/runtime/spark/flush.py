@@ -1,7 +1,8 @@
 """The output flush interval (FLIP-365) on Spark: when a buffering operator's buckets flush.
 
 An operator whose output is idempotent and keyed (the group aggregation; the
-DataStream keyed reductions) runs with a :class:`FlushPolicy` when
+DataStream keyed reductions) runs with a
+:class:`~changeflow.plan.flush_policy.FlushPolicy` when
 ``execution.max-flush-interval`` is set. Its kernel's output then goes into a
 per-bucket buffer of the latest output per key
 (:class:`~changeflow.kernels.flush.LatestPerKey`) instead of downstream, and the
@@ -29,7 +30,7 @@ A bounded query runs without them: with no-data batches an ``availableNow``
 query never ends (a processing-time transformWithState always asks Spark for
 another batch), and its end-of-input marker flushes every bucket anyway.
 When every row reaching the sink is buffered, the job runner also runs the
-query's micro-batches once per interval (:mod:`changeflow.plan.buffering`).
+query's micro-batches once per interval (:mod:`changeflow.plan.rules.buffering`).
 
 (c) bounds the latency of a chain: a flush sends a flush control row
 downstream and the next buffering operator flushes in the same micro-batch, so
@@ -49,31 +50,14 @@ from __future__ import annotations
 
 import pickle
 from dataclasses import dataclass
-from typing import Any
+
 import pandas as pd
 
 from changeflow.kernels.changelog import BOOKKEEPING
 from changeflow.kernels.flush import BufferOutput, LatestPerKey
 from changeflow.kernels.flush.output import concat_records
-
-
-@dataclass(frozen=True)
-class FlushPolicy:
-    """How a buffering operator flushes: ``interval_ms``, or in memory only with ``max_entries``."""
-
-    interval_ms: int
-    memory_only: bool = False
-    max_entries: int = 10_000
-
-    def __post_init__(self) -> None:
-        if self.interval_ms <= 0:
-            raise ValueError(f"execution.max-flush-interval must be positive, got {self.interval_ms} ms")
-        if self.max_entries < 1:
-            raise ValueError(f"execution.flush.memory-buffer-max-entries must be at least 1, got {self.max_entries}")
-
-    def epoch(self, now_ms: int) -> int:
-        """The interval ``now_ms`` falls in (intervals are aligned to multiples of the interval)."""
-        return now_ms // self.interval_ms
+# The policy is the planner's (plan/flush_policy.py); re-exported here for the DataStream runtime.
+from changeflow.plan.flush_policy import FlushPolicy, flush_policy, flushes_from_timers  # noqa: F401
 
 
 @dataclass
@@ -164,35 +148,3 @@ class MemoryFlusher:
         elements = output.collect(changes) + output.flush()
         out = concat_records(elements)
         return None if out is None else out[self.output_columns + list(BOOKKEEPING)]
-
-
-def flushes_from_timers(policy: FlushPolicy | None) -> bool:
-    """Whether buffers outlive a micro-batch, in state, flushed from timers (an interval, not memory-only).
-
-    >>> flushes_from_timers(FlushPolicy(5000)), flushes_from_timers(FlushPolicy(5000, memory_only=True))
-    (True, False)
-    >>> flushes_from_timers(None)
-    False
-    """
-    return policy is not None and not policy.memory_only
-
-
-def flush_policy(configuration: Any) -> FlushPolicy | None:
-    """The flush policy a job's configuration asks for, or None when ``execution.max-flush-interval`` is unset.
-
-    >>> from changeflow.common.configuration import Configuration
-    >>> conf = Configuration()
-    >>> flush_policy(conf) is None
-    True
-    >>> _ = conf.set_string("execution.max-flush-interval", "5 s")
-    >>> flush_policy(conf)
-    FlushPolicy(interval_ms=5000, memory_only=False, max_entries=10000)
-    """
-    from changeflow.config import to_millis
-
-    interval = configuration.get("execution.max-flush-interval")
-    if interval is None:
-        return None
-    return FlushPolicy(interval_ms=to_millis(interval),
-                       memory_only=bool(configuration.get("execution.flush.memory-buffer-only")),
-                       max_entries=int(configuration.get("execution.flush.memory-buffer-max-entries")))

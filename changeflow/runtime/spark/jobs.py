@@ -25,8 +25,9 @@ from changeflow.common.row_kind import RowKind
 from changeflow.runtime.changes import Change
 from changeflow.runtime.sink_not_null import enforce
 from changeflow.kernels.changelog import KIND, SEQ, SUB
-from changeflow.plan.buffering import micro_batch_interval_ms
+from changeflow.plan.rules.buffering import micro_batch_interval_ms
 from changeflow.plan.nodes import PlanNode, Sink
+from changeflow.plan.optimizer import PlannerSettings, planned
 from changeflow.runtime.spark.batch import BatchTranslator
 from changeflow.runtime.spark.errors import readable_errors
 from changeflow.runtime.spark.flush_signals import run_to_end
@@ -34,7 +35,7 @@ from changeflow.connectors.sink_job import SinkJob
 from changeflow.runtime.spark.job_directory import (committed_batches, job_directory, remove_directory,
                                                     temporary_directory)
 from changeflow.runtime.spark.query_start import start_query
-from changeflow.runtime.spark.streaming import StreamingSettings, StreamingTranslator
+from changeflow.runtime.spark.streaming import StreamingSettings, StreamingTranslator, physical_plan
 
 _KINDS = list(RowKind)
 
@@ -53,7 +54,8 @@ class SparkJobs:
     def _translate(self, plan: PlanNode, settings: StreamingSettings,
                    workdir: str) -> tuple[DataFrame, StreamingTranslator]:
         """The query's frame, and its translator, which says whether the query wants no-data
-        micro-batches (timers: idle flushes, TTL sweeps) and where its flush signals go (:mod:`.flush_signals`)."""
+        micro-batches (timers: idle flushes, TTL sweeps) and where its flush signals go (:mod:`.flush_signals`).
+        ``plan`` is physical (a logical plan is planned here, once)."""
         translator = StreamingTranslator(self.spark, settings, workdir)
         frame = translator.translate(plan)
         return frame, translator
@@ -92,6 +94,7 @@ class SparkJobs:
         (``not_null_enforcer``, :mod:`..sink_not_null`).
         """
         sink = plan.connector
+        plan = physical_plan(plan, settings)
         try:
             with job_directory(self.checkpoint_root, job_name) as workdir, readable_errors():
                 frame, translator = self._translate(plan, settings, workdir)
@@ -125,6 +128,7 @@ class SparkJobs:
     def start_live(self, plan: PlanNode, settings: StreamingSettings) -> "LiveQuery":
         """Start an unbounded query whose changes are read while it runs."""
         workdir = temporary_directory(self.checkpoint_root)  # removed by LiveQuery.stop()
+        plan = physical_plan(plan, settings)
         frame, translator = self._translate(plan, settings, workdir)
         return LiveQuery(frame, workdir, micro_batch_interval(plan, settings), translator.wants_no_data_batches)
 
@@ -145,7 +149,7 @@ class SparkJobs:
 
     # --- batch ----------------------------------------------------------------------
     def batch_frame(self, plan: PlanNode) -> DataFrame:
-        return BatchTranslator(self.spark).translate(plan)
+        return BatchTranslator(self.spark).translate(planned(plan, PlannerSettings(streaming=False)))
 
     def run_batch(self, plan: PlanNode) -> list[Change]:
         frame = self.batch_frame(plan).orderBy(SEQ)
@@ -159,12 +163,14 @@ def micro_batch_interval(plan: PlanNode, settings: StreamingSettings) -> int | N
     """How often ``plan``'s query runs a micro-batch, in ms; None for bounded input.
 
     The unbounded sources' pace (their monitor interval), or once per flush
-    interval when every row reaching the sink passes a flush buffer
-    (:mod:`changeflow.plan.buffering` says why that costs no latency).
+    interval when every row reaching the sink passes a flush buffer (the
+    planner's ``output_buffered``; :mod:`changeflow.plan.rules.buffering` says
+    why that costs no latency).
     """
     from changeflow.runtime.spark.connector_sources import trigger_interval_ms
 
-    flush = settings.flush
+    plan = physical_plan(plan, settings)
+    flush = plan.traits.flush
     return micro_batch_interval_ms(plan, trigger_interval_ms(plan), flush.interval_ms if flush else None,
                                    memory_only=bool(flush and flush.memory_only))
 

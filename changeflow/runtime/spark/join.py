@@ -32,12 +32,11 @@ from pyspark.sql.streaming.stateful_processor import StatefulProcessor, Stateful
 
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.join import SIDE, StreamingJoin, key_column
-from changeflow.plan.join_builder import join_key_type, unique_key_of
+from changeflow.plan.join_builder import join_key_type
 from changeflow.plan.nodes import Join
 from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.end_of_input import Control, ControlFanOut, control_rows
 from changeflow.runtime.spark.packing import BUCKET, PACKED, Packer
-from changeflow.plan.state_ttl import join_ttl_ms
 from changeflow.runtime.spark.processor import PAGE_KEY, PAGE_VALUE, TtlSweep, operator_name
 from changeflow.runtime.spark.sources import kernel_input_dtype
 from changeflow.runtime.spark.spark_types import to_spark
@@ -67,14 +66,14 @@ def join_stream(translator: Any, node: Join) -> DataFrame:
     left_types = dict(node.left.schema)
     right_types = {right_rename[n]: t for n, t in node.right.schema}
     dtypes = {n: kernel_input_dtype(t) for n, t in list(left_types.items()) + list(right_types.items())}
-    left_unique = unique_key_of(node.left)
-    right_unique = unique_key_of(node.right)
+    left_unique = node.left.traits.row_key
+    right_unique = node.right.traits.row_key
     kernel = StreamingJoin(
         node.join_type, left_names, right_names, list(node.left_keys), [right_rename[k] for k in node.right_keys],
-        node.condition, key_dtypes=key_dtypes, dtypes=dtypes, mini_batch=translator.settings.mini_batch,
+        node.condition, key_dtypes=key_dtypes, dtypes=dtypes, mini_batch=node.traits.mini_batch,
         left_unique_key=list(left_unique) if left_unique is not None else None,
         right_unique_key=[right_rename[k] for k in right_unique] if right_unique is not None else None,
-        ttl_ms=join_ttl_ms(node, translator.settings.state_ttl_ms))
+        ttl_ms=node.traits.side_ttl_ms or (0, 0))
     translator.ttl_sweep(kernel)
     key_columns = [key_column(i) for i in range(len(key_types))]
     settings = translator.settings

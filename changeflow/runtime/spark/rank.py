@@ -35,7 +35,6 @@ from pyspark.sql import functions as F
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.rank import TopN, deduplicate_kernel
 from changeflow.kernels.ttl import KeyStateTtl
-from changeflow.plan.state_ttl import operator_ttl_ms
 from changeflow.plan.expressions import Call
 from changeflow.plan.nodes import Deduplicate, Rank
 from changeflow.plan.type_inference import is_proctime
@@ -53,9 +52,9 @@ def rank_stream(translator, node: Deduplicate | Rank) -> DataFrame:
     # read from the stamps; its value is not shipped (nor compared as row content).
     proctime = {n for n, t in node.input.schema if is_proctime(t)}
     columns = [c for c in node.input.field_names if c not in proctime]
-    insert_only = translator.modes[id(node.input)].insert_only
-    mini_batch = translator.settings.mini_batch
-    ttl_ms = operator_ttl_ms(node, translator.settings.state_ttl_ms)
+    insert_only = node.input.traits.changelog_mode.insert_only
+    mini_batch = node.traits.mini_batch
+    ttl_ms = node.traits.state_ttl_ms or 0
     if isinstance(node, Deduplicate):
         _check_proctime(node)
         kernel = deduplicate_kernel(columns, list(node.keys), keep_last=node.keep_last, mini_batch=mini_batch,

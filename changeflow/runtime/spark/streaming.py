@@ -1,4 +1,4 @@
-"""Translates a logical plan into one Structured Streaming query.
+"""Translates a physical plan (:mod:`changeflow.plan.optimizer`) into one Structured Streaming query.
 
 Every operator consumes and produces a changelog DataFrame (the row's columns
 plus ``_kind``, ``_seq``, ``_sub``), so stateful operators chain inside one query
@@ -8,12 +8,14 @@ aggregations run the pure kernel through :class:`KernelProcessor`.
 A stateful operator is two Spark stages: a ``mapInPandas`` over each partition
 of the micro-batch packs its rows per hash bucket (:mod:`.packing`), and
 ``transformWithStateInPandas`` grouped by bucket unpacks them and runs the
-kernel. A two-phase aggregation (:mod:`changeflow.plan.agg_phase`) runs its
+kernel. A two-phase aggregation (:mod:`changeflow.plan.rules.agg_phase`) runs its
 local phase inside the packing stage, before the shuffle, so only one partial
-row per key and partition is packed.
+row per key and partition is packed. Every operator's configuration (changelog
+modes, two phases, mini-batch, buffering, state TTL) is read from the plan's
+annotations; the translator decides nothing the planner decides.
 
-With ``execution.max-flush-interval`` set, operators whose output is idempotent
-(the group aggregation) buffer their latest output per key (:mod:`.flush`), and
+With ``execution.max-flush-interval`` set, the operators the planner marks as
+buffering (the group aggregation) buffer their latest output per key (:mod:`.flush`), and
 the query carries control rows (end of input, flush signals: :mod:`.end_of_input`)
 that the translator drops before the sink.
 """
@@ -30,15 +32,13 @@ from pyspark.sql import types as T
 from changeflow.kernels.aggregate.group_agg import GroupAggregate
 from changeflow.kernels.aggregate.local import LocalGroupAggregate
 from changeflow.kernels.changelog import KIND, SEQ, SUB
-from changeflow.plan import changelog_mode
-from changeflow.plan.agg_phase import folds_bundles, two_phase_aggregates
 from changeflow.kernels.ttl import KeyStateTtl
-from changeflow.plan.state_ttl import operator_ttl_ms
+from changeflow.plan.flush_policy import FlushPolicy, flushes_from_timers
 from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Source, Union,
                                    UpsertMaterialize)
+from changeflow.plan.optimizer import PlannerSettings, planned
 from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.end_of_input import CONTROL, ControlFanOut, source_id
-from changeflow.runtime.spark.flush import FlushPolicy, flushes_from_timers
 from changeflow.runtime.spark.packing import BUCKET, PACKED, Packer
 from changeflow.runtime.spark.processor import KernelProcessor
 from changeflow.runtime.spark.sources import flush_signal_rows, kernel_input_dtype, stream_frame
@@ -59,13 +59,18 @@ class StreamingSettings:
     buckets: int          # hash buckets per stateful operator
     pages: int            # state pages per bucket
     agg_phase_strategy: str = "AUTO"  # table.optimizer.agg-phase-strategy
-    flush: FlushPolicy | None = None  # execution.max-flush-interval & co (runtime/spark/flush.py)
-    state_ttl_ms: int = 0  # table.exec.state.ttl; a STATE_TTL hint overrides it per operator (plan/state_ttl.py)
+    flush: FlushPolicy | None = None  # execution.max-flush-interval & co (plan/flush_policy.py)
+    state_ttl_ms: int = 0  # table.exec.state.ttl; a STATE_TTL hint overrides it per operator
 
-    @property
-    def folds_bundles(self) -> bool:
-        """Whether group aggregations fold each micro-batch per key (:func:`agg_phase.folds_bundles`)."""
-        return folds_bundles(mini_batch=self.mini_batch, buffered=self.flush is not None)
+    def planner(self) -> PlannerSettings:
+        """The settings a logical plan is planned with for this query."""
+        return PlannerSettings(streaming=True, mini_batch=self.mini_batch, agg_phase_strategy=self.agg_phase_strategy, flush=self.flush,
+                               state_ttl_ms=self.state_ttl_ms)
+
+
+def physical_plan(plan: PlanNode, settings: StreamingSettings) -> PlanNode:
+    """``plan`` planned for a streaming query with ``settings`` (as it is if it is planned already)."""
+    return planned(plan, settings.planner())
 
 
 class StreamingTranslator:
@@ -77,18 +82,18 @@ class StreamingTranslator:
         self.root: PlanNode | None = None  # the plan translate() was given (None: operators translated one by one)
 
     def translate(self, node: PlanNode) -> DataFrame:
-        self.modes = changelog_mode.infer(node)
-        self.two_phase = two_phase_aggregates(node, mini_batch=self.settings.folds_bundles,
-                                              strategy=self.settings.agg_phase_strategy, modes=self.modes)
+        """The changelog frame of ``node``'s physical plan (a logical plan is planned first)."""
+        node = physical_plan(node, self.settings)
+        flush = node.traits.flush
         # Control rows (end of input, flush signals) flow through the query when an
         # operator acts on them; they never reach the sink.
-        self.control = self.settings.flush is not None
+        self.control = flush is not None
         # A buffering bucket flushes from a timer, which only fires in a micro-batch: an
         # idle long-running query needs Spark's no-data batches for flushes on idle
         # input and interval boundaries (see runtime/spark/flush.py); an operator
         # with a state TTL sweeps idle keys from one too (ttl_sweep sets this). Not
         # set here: with them an availableNow query never ends.
-        self.wants_no_data_batches = flushes_from_timers(self.settings.flush)
+        self.wants_no_data_batches = flushes_from_timers(flush)
         self.root = node
         self._source_count = _count_sources(node)
         self.flush_signal_dirs: list[str] = []  # signal directories of unbounded Spark streams (.flush_signals)
@@ -101,7 +106,7 @@ class StreamingTranslator:
             directory = os.path.join(self.workdir, f"source-{self._sources}")
             frame = stream_frame(self.spark, node, directory, self.settings.rows_per_batch,
                                  end_of_input=self.control)
-            if node.kind == "spark" and node.payload.isStreaming and flushes_from_timers(self.settings.flush):
+            if node.kind == "spark" and node.payload.isStreaming and flushes_from_timers(node.traits.flush):
                 # Read up to what is available, it would end with the last updates buffered (.flush_signals).
                 signals = os.path.join(directory, "flush-signals")
                 frame = frame.unionByName(flush_signal_rows(self.spark, node, signals))
@@ -169,7 +174,7 @@ class StreamingTranslator:
         return T.StructType(fields + _BOOKKEEPING_FIELDS)
 
     def stateful(self, child: DataFrame, kernel, key_columns: list[str], dtypes: dict[str, str],
-                 out_schema, local=None, *, idempotent_output: str | None = None,
+                 out_schema, local=None, *, idempotent_output: str | None = None, flush: FlushPolicy | None = None,
                  sources: frozenset = frozenset(), rows_per_page: int | None = None) -> DataFrame:
         """Run ``kernel`` (``process(batch, state) -> changes``) keyed by ``key_columns`` over ``child``.
 
@@ -179,13 +184,13 @@ class StreamingTranslator:
 
         ``idempotent_output`` declares the kernel's output idempotent per key
         (``"changelog"`` for a changelog keyed by ``key_columns``, ``"append"`` for
-        insert-only records whose latest per key supersedes the earlier ones): with
-        ``execution.max-flush-interval`` set, the output is then buffered and flushed
-        (:mod:`.flush`). ``sources`` are the ids (:func:`source_id`) of the sources
+        insert-only records whose latest per key supersedes the earlier ones);
+        ``flush`` is the policy of an operator the planner marks as buffering: its
+        output is then buffered and flushed (:mod:`.flush`). ``sources`` are the ids (:func:`source_id`) of the sources
         upstream, whose end of input ends the operator's input. ``rows_per_page``
         lets the state's page count grow with its rows (:class:`PagedKeyedState`).
         """
-        flush = self.settings.flush if idempotent_output is not None else None
+        flush = flush if idempotent_output is not None else None
         self.ttl_sweep(kernel)
         if flush is not None and getattr(kernel, "sweep_interval_ms", None) is not None:
             # The bucket's one timer either flushes its buffer or sweeps; both are not implemented.
@@ -235,11 +240,12 @@ class StreamingTranslator:
 
     def _aggregate(self, node: Aggregate) -> DataFrame:
         child = self._translate(node.input)
-        insert_only = self.modes[id(node.input)].insert_only
-        two_phase = id(node) in self.two_phase
-        ttl_ms = operator_ttl_ms(node, self.settings.state_ttl_ms)
-        kernel = GroupAggregate(list(node.keys), list(node.calls), mini_batch=self.settings.folds_bundles,
-                                input_insert_only=insert_only, partial_input=two_phase, state_ttl=ttl_ms > 0)
+        traits = node.traits
+        two_phase = traits.two_phase
+        ttl_ms = traits.state_ttl_ms or 0
+        kernel = GroupAggregate(list(node.keys), list(node.calls), mini_batch=traits.folds_bundles,
+                                input_insert_only=node.input.traits.changelog_mode.insert_only,
+                                partial_input=two_phase, state_ttl=ttl_ms > 0)
         if ttl_ms > 0:  # a group's state expires a TTL after its last write (kernels/ttl.py)
             kernel = KeyStateTtl(kernel, list(node.keys), ttl_ms)
         local = LocalGroupAggregate(list(node.keys), list(node.calls)) if two_phase else None
@@ -248,7 +254,8 @@ class StreamingTranslator:
         needed = list(dict.fromkeys(list(node.keys) + [c.arg for c in node.calls if c.arg is not None]))
         child = child.select(*[F.col(f"`{n}`") for n in needed], KIND, SEQ, SUB)
         return self.stateful(child, kernel, list(node.keys), {n: kernel_input_dtype(types[n]) for n in needed},
-                             node.schema, local, idempotent_output="changelog", sources=upstream_sources(node))
+                             node.schema, local, idempotent_output="changelog",
+                             flush=traits.flush if traits.buffers else None, sources=upstream_sources(node))
 
 
 def upstream_sources(node: PlanNode) -> frozenset:

@@ -9,16 +9,20 @@ insert-only (the local phase keeps no retraction counts) and each call must be
 mergeable by the kernel (``kernels.aggregate.local.mergeable``: no DISTINCT,
 no float sums, whose result depends on the order of additions).
 
-EXPLAIN and the streaming translator both ask :func:`two_phase_aggregates`,
-so the plan printed is the plan run.
+The rule (:func:`apply`) annotates every group aggregation of a streaming
+plan with ``folds_bundles`` and ``two_phase``; EXPLAIN and the streaming
+translator read them, so the plan printed is the plan run.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from changeflow.kernels.aggregate.local import mergeable
-from changeflow.plan import changelog_mode
-from changeflow.plan.changelog_mode import ChangelogMode
 from changeflow.plan.nodes import Aggregate, PlanNode
+from changeflow.plan.physical import annotate_all
+from changeflow.plan.rules import changelog_mode
+from changeflow.plan.rules.changelog_mode import ChangelogMode
 
 STRATEGIES = ("AUTO", "ONE_PHASE", "TWO_PHASE")
 
@@ -39,7 +43,7 @@ def is_two_phase(node: Aggregate, input_mode: ChangelogMode, *, mini_batch: bool
 
     >>> from changeflow.common.types import DataTypes
     >>> from changeflow.kernels.aggregate import AggCall
-    >>> from changeflow.plan.changelog_mode import INSERT_ONLY, UPDATES
+    >>> from changeflow.plan.rules.changelog_mode import INSERT_ONLY, UPDATES
     >>> node = Aggregate(None, ("k",), (AggCall("count_star", None, None, "n"),), ())
     >>> is_two_phase(node, INSERT_ONLY, mini_batch=True, strategy="AUTO")
     True
@@ -55,9 +59,20 @@ def is_two_phase(node: Aggregate, input_mode: ChangelogMode, *, mini_batch: bool
     return all(mergeable(call) for call in node.calls)
 
 
+def apply(plan: PlanNode, settings: Any) -> PlanNode:
+    """The rule: ``folds_bundles`` and ``two_phase`` on the group aggregations of a streaming plan."""
+    if not settings.streaming:
+        return plan
+    folds = folds_bundles(mini_batch=settings.mini_batch, buffered=settings.flush is not None)
+    return annotate_all(plan, lambda node: {} if not isinstance(node, Aggregate) else {
+        "folds_bundles": folds,
+        "two_phase": is_two_phase(node, node.input.traits.changelog_mode, mini_batch=folds,
+                                  strategy=settings.agg_phase_strategy)})
+
+
 def two_phase_aggregates(root: PlanNode, *, mini_batch: bool, strategy: str,
                          modes: dict[int, ChangelogMode] | None = None) -> set[int]:
-    """``id()`` of every Aggregate of the plan that runs in two phases (streaming mode)."""
+    """``id()`` of every Aggregate of a logical plan that runs in two phases (streaming mode; for tests)."""
     modes = changelog_mode.infer(root) if modes is None else modes
     chosen: set[int] = set()
 

@@ -6,7 +6,7 @@ one key never overtake each other) and no two live rows share it. Flink
 derives them in ``FlinkRelMdUpsertKeys``; the sink uses them to decide
 whether it needs the upsert materializer: it does unless some upsert key of
 its input lies within the sink's primary key
-(:mod:`changeflow.plan.sink_materialize`).
+(:mod:`changeflow.plan.rules.sink_materialize`).
 
 :func:`upsert_keys` returns a list of keys (each a tuple of column names) or
 None when the plan proves none. An empty tuple is a key: a global aggregate
@@ -33,6 +33,11 @@ has one row, so ``()`` is its key and lies within any primary key.
 >>> src = Source("t", (("k", T.INT()), ("v", T.INT())), "elements", [])
 >>> upsert_keys(Aggregate(src, ("k",), (), (("k", T.INT()),)))
 [('k',)]
+
+The rule (:func:`apply`) annotates every node's ``upsert_keys``, its
+``unique_key`` (what EXPLAIN's join input specs print, :func:`unique_key`)
+and a join input's ``row_key`` (the unique key the join kernel folds a bundle
+by, :func:`changeflow.plan.join_builder.unique_key_of`).
 """
 
 from __future__ import annotations
@@ -40,7 +45,9 @@ from __future__ import annotations
 from itertools import product
 
 from changeflow.plan.expressions import Column
+from changeflow.plan.join_builder import unique_key_of
 from changeflow.plan.nodes import Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, UpsertMaterialize
+from changeflow.plan.physical import annotate_all
 
 Keys = list[tuple[str, ...]]
 
@@ -64,6 +71,41 @@ def upsert_keys(node: PlanNode) -> Keys | None:
         return _join_keys(node)
     if isinstance(node, UpsertMaterialize):
         return [node.primary_key]
+    return None
+
+
+def apply(plan: PlanNode, settings=None) -> PlanNode:
+    """The rule: annotate every node's ``upsert_keys``, ``unique_key`` and ``row_key``."""
+    return annotate_all(plan, lambda node: {"upsert_keys": upsert_keys(node), "unique_key": unique_key(node),
+                                            "row_key": unique_key_of(node)})
+
+
+def unique_key(node: PlanNode) -> tuple[str, ...] | None:
+    """A set of columns no two live rows of ``node``'s result share, if the plan proves one.
+
+    A group aggregation is unique on its keys (a global one on no column: one
+    row); deduplication on its key; a Top-N with its row number on partition
+    key and row number (on the partition key alone when only the first row is
+    kept). Projections and filters keep a key whose columns they pass through.
+    """
+    if isinstance(node, (Aggregate, Deduplicate)):
+        return node.keys
+    if isinstance(node, Rank):
+        if node.rank_end == 1:
+            return node.partition_keys
+        if node.rank_column is not None:
+            return node.partition_keys + (node.rank_column,)
+        return None
+    if isinstance(node, Filter):
+        return unique_key(node.input)
+    if isinstance(node, Project):
+        keys = unique_key(node.input)
+        if keys is None:
+            return None
+        passed = {e.name: n for n, e in node.exprs if isinstance(e, Column)}
+        if all(k in passed for k in keys):
+            return tuple(passed[k] for k in keys)
+        return None
     return None
 
 
@@ -157,4 +199,4 @@ def _enrich(keys: Keys, pairs: list[tuple[str, str]], right_to_left: bool, left_
     return seen
 
 
-__all__ = ["Keys", "contains_key", "upsert_keys"]
+__all__ = ["Keys", "apply", "contains_key", "unique_key", "upsert_keys"]

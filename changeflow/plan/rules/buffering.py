@@ -3,7 +3,10 @@
 With ``execution.max-flush-interval`` every group aggregation buffers its
 latest output per key and flushes it in the first micro-batch of each interval
 (aligned to multiples of the interval), on idle input and at end of input
-(:mod:`changeflow.runtime.spark.flush`). When every row that reaches the sink
+(:mod:`changeflow.runtime.spark.flush`). The rule (:func:`apply`) puts the
+query's :class:`~changeflow.plan.flush_policy.FlushPolicy` on every node of a
+streaming plan (``flush``), marks the operators that buffer (``buffers``) and
+each node whose output is buffered (``output_buffered``). When every row that reaches the sink
 has passed such a buffer, a micro-batch inside an interval only fills buffers:
 the sink sees nothing new until the next interval begins. On Spark each
 micro-batch costs a fixed amount whatever it carries (planning, one task per
@@ -27,11 +30,27 @@ fall behind, so such a query keeps the directory's pace.
 
 from __future__ import annotations
 
+from typing import Any
+
 from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Source, Union,
                                    UpsertMaterialize)
+from changeflow.plan.physical import annotate_all
 
 # Nodes whose output changes only when their input does (no timers, no clock of their own).
 _REACTIVE = (Project, Filter, Union, Join, Deduplicate, Rank, UpsertMaterialize, Sink)
+
+
+def apply(plan: PlanNode, settings: Any) -> PlanNode:
+    """The rule: the flush policy, the buffering operators and buffered outputs of a streaming plan."""
+    if not settings.streaming or settings.flush is None:
+        return plan
+
+    def annotations(node: PlanNode) -> dict:
+        buffered = isinstance(node, Aggregate) or (isinstance(node, _REACTIVE) and bool(node.inputs) and all(
+            child.traits.output_buffered for child in node.inputs))
+        return {"flush": settings.flush, "buffers": isinstance(node, Aggregate), "output_buffered": buffered}
+
+    return annotate_all(plan, annotations)
 
 
 def output_buffered(node: PlanNode) -> bool:
@@ -60,7 +79,8 @@ def micro_batch_interval_ms(plan: PlanNode, source_interval_ms: int | None, flus
     ``source_interval_ms`` is the pace of the plan's unbounded sources (their
     monitor interval). With a flush interval (not memory-only, which flushes
     every micro-batch) and a buffered output, the query runs once per flush
-    interval, or at the source's pace if that is slower.
+    interval, or at the source's pace if that is slower. A physical plan's
+    root says whether its output is buffered (``output_buffered``).
 
     >>> from changeflow.plan.nodes import Source
     >>> from changeflow.common.types import DataTypes
@@ -74,7 +94,8 @@ def micro_batch_interval_ms(plan: PlanNode, source_interval_ms: int | None, flus
     """
     if source_interval_ms is None:
         return None
-    if flush_interval_ms is None or memory_only or not output_buffered(plan) or reads_a_file_per_batch(plan):
+    buffered = plan.traits.output_buffered if plan.traits is not None else output_buffered(plan)
+    if flush_interval_ms is None or memory_only or not buffered or reads_a_file_per_batch(plan):
         return source_interval_ms
     return max(source_interval_ms, flush_interval_ms)
 

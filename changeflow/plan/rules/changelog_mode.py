@@ -4,6 +4,8 @@ A source is insert-only. Projections and filters keep their input's mode. A
 group aggregation emits updates (``-U``/``+U``) and, when its input retracts, deletes
 (a group can empty). The kernels use the mode of their input to pick cheaper
 accumulators: MAX over insert-only input needs only the current maximum.
+
+The rule (:func:`apply`) annotates every node's ``changelog_mode``.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from dataclasses import dataclass
 
 from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Source,
                                    Union, UpsertMaterialize)
+from changeflow.plan.physical import annotate_all
 
 
 @dataclass(frozen=True)
@@ -38,26 +41,35 @@ UPDATES = ChangelogMode(True, True, True, False)
 RETRACT = ChangelogMode(True, True, True, True)
 
 
+def node_mode(node: PlanNode, inputs: list[ChangelogMode]) -> ChangelogMode:
+    """The changelog mode ``node`` emits over inputs of ``inputs`` modes (in ``node.inputs`` order)."""
+    if isinstance(node, Source):
+        return INSERT_ONLY
+    if isinstance(node, (Project, Filter)):
+        return inputs[0]
+    if isinstance(node, Aggregate):
+        return UPDATES if inputs[0].insert_only else RETRACT
+    if isinstance(node, UpsertMaterialize):
+        # An upsert stream by primary key: +I for a key's first row, +U for a new
+        # latest row, -D when a retraction empties the key (only if the input retracts).
+        return ChangelogMode(True, False, True, inputs[0].update_before or inputs[0].delete)
+    if isinstance(node, (Join, Deduplicate, Rank, Union, Sink)):
+        return _rule(node, inputs)
+    raise TypeError(f"no changelog-mode rule for {type(node).__name__}")
+
+
+def apply(plan: PlanNode, settings=None) -> PlanNode:
+    """The rule: annotate every node with its ``changelog_mode``."""
+    return annotate_all(plan, lambda node: {
+        "changelog_mode": node_mode(node, [c.traits.changelog_mode for c in node.inputs])})
+
+
 def infer(node: PlanNode, modes: dict[int, ChangelogMode] | None = None) -> dict[int, ChangelogMode]:
-    """Map ``id(node)`` to its output changelog mode for every node of the plan."""
+    """Map ``id(n)`` to the changelog mode of every node ``n`` of a logical plan (for tests and tools)."""
     modes = {} if modes is None else modes
     for child in node.inputs:
         infer(child, modes)
-    if isinstance(node, Source):
-        modes[id(node)] = INSERT_ONLY
-    elif isinstance(node, (Project, Filter)):
-        modes[id(node)] = modes[id(node.inputs[0])]
-    elif isinstance(node, Aggregate):
-        modes[id(node)] = UPDATES if modes[id(node.input)].insert_only else RETRACT
-    elif isinstance(node, UpsertMaterialize):
-        # An upsert stream by primary key: +I for a key's first row, +U for a new
-        # latest row, -D when a retraction empties the key (only if the input retracts).
-        retracts = modes[id(node.input)].update_before or modes[id(node.input)].delete
-        modes[id(node)] = ChangelogMode(True, False, True, retracts)
-    elif isinstance(node, (Join, Deduplicate, Rank, Union, Sink)):
-        modes[id(node)] = _rule(node, [modes[id(c)] for c in node.inputs])
-    else:
-        raise TypeError(f"no changelog-mode rule for {type(node).__name__}")
+    modes[id(node)] = node_mode(node, [modes[id(c)] for c in node.inputs])
     return modes
 
 
@@ -87,4 +99,5 @@ def _rule(node: PlanNode, inputs: list[ChangelogMode]) -> ChangelogMode:
 
 
 def mode_of(node: PlanNode) -> ChangelogMode:
+    """The changelog mode of a logical plan's root (materializer insertion runs before annotation)."""
     return infer(node)[id(node)]

@@ -7,8 +7,11 @@ of a regular join and for a group aggregation (the only operators the hint
 reaches). The SQL front end records a hint's TTLs on the plan nodes
 (:class:`~changeflow.plan.nodes.Aggregate` ``state_ttl_ms``,
 :class:`~changeflow.plan.nodes.Join` ``left_ttl_ms`` / ``right_ttl_ms``; None where
-the hint says nothing); this module resolves them against the global TTL, for
-the runtime and for EXPLAIN alike. 0 means no TTL (state is kept forever).
+the hint says nothing); this rule resolves them against the global TTL and
+annotates each stateful operator of a streaming plan (``state_ttl_ms``; a
+join's ``side_ttl_ms``), for the runtime and for EXPLAIN alike. 0 means no TTL
+(state is kept forever). The sink upsert materializer carries its TTL on its
+node (:mod:`.sink_materialize`). Batch queries keep no state between runs.
 
 >>> from changeflow.plan.nodes import Aggregate
 >>> operator_ttl_ms(Aggregate(None, ("k",), (), ()), 20_000)
@@ -19,7 +22,25 @@ the runtime and for EXPLAIN alike. 0 means no TTL (state is kept forever).
 
 from __future__ import annotations
 
+from typing import Any
+
 from changeflow.plan.nodes import Aggregate, Deduplicate, Join, PlanNode, Rank
+from changeflow.plan.physical import annotate_all
+
+
+def apply(plan: PlanNode, settings: Any) -> PlanNode:
+    """The rule: the state TTL of every stateful operator of a streaming plan."""
+    if not settings.streaming:
+        return plan
+
+    def ttl(node: PlanNode) -> dict:
+        if isinstance(node, Join):
+            return {"side_ttl_ms": join_ttl_ms(node, settings.state_ttl_ms)}
+        if isinstance(node, (Aggregate, Deduplicate, Rank)):
+            return {"state_ttl_ms": operator_ttl_ms(node, settings.state_ttl_ms)}
+        return {}
+
+    return annotate_all(plan, ttl)
 
 
 def operator_ttl_ms(node: PlanNode, default_ms: int) -> int:

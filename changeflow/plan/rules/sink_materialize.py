@@ -1,7 +1,7 @@
 """Materializer insertion: where an INSERT needs the sink upsert materializer, and its checks.
 
 A sink with a primary key receives upserts by that key. When the query's
-changes are keyed differently (its upsert keys, :mod:`changeflow.plan.upsert_keys`,
+changes are keyed differently (its upsert keys, :mod:`changeflow.plan.rules.upsert_keys`,
 do not lie within the primary key), changes for one primary key travel on
 different paths and can overtake each other; the sink upsert materializer
 (:class:`~changeflow.plan.nodes.UpsertMaterialize`, FLIP-558) keeps each
@@ -28,6 +28,12 @@ rules, checked against PyFlink 2.3's planner:
 
 Batch mode never materializes (a batch query's result is final) and accepts
 any ON CONFLICT clause, as Flink's batch planner does.
+
+The rule (:func:`apply`) runs first, on the logical plan, so that the
+materializers it inserts are annotated by the rules after it. An INSERT
+statement applies it to its sink when planned (:func:`plan_sink`, so that its
+errors come with the statement, as in Flink); the rule leaves a sink that has
+its materializer already as it is.
 """
 
 from __future__ import annotations
@@ -35,10 +41,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from changeflow.plan import changelog_mode
 from changeflow.plan.nodes import PlanNode, Sink, Source, UpsertMaterialize, sources
+from changeflow.plan.physical import rewrite
+from changeflow.plan.rules import changelog_mode
+from changeflow.plan.rules.upsert_keys import contains_key, upsert_keys
 from changeflow.plan.type_inference import PlanError
-from changeflow.plan.upsert_keys import contains_key, upsert_keys
 
 CONFLICT_MODES = ("DEDUPLICATE", "NOTHING", "ERROR")
 
@@ -68,6 +75,14 @@ class MaterializeSettings:
             threshold_high=int(conf.get("table.exec.sink.upsert-materialize-strategy.adaptive.threshold.high")),
             threshold_low=int(conf.get("table.exec.sink.upsert-materialize-strategy.adaptive.threshold.low")),
             ttl_ms=to_millis(conf.get("table.exec.state.ttl")))
+
+
+def apply(plan: PlanNode, settings: Any) -> PlanNode:
+    """The rule: :func:`plan_sink` on every sink of ``plan`` not planned yet (``settings.materialize`` None: none)."""
+    if settings.materialize is None:
+        return plan
+    return rewrite(plan, lambda node: plan_sink(node, settings.materialize)
+                   if isinstance(node, Sink) and not isinstance(node.input, UpsertMaterialize) else node)
 
 
 def plan_sink(sink: Sink, settings: MaterializeSettings) -> Sink:
@@ -171,4 +186,4 @@ def _watermark(source: Source):
     return getattr(schema, "watermark", None)
 
 
-__all__ = ["CONFLICT_MODES", "MaterializeSettings", "plan_sink", "source_name", "sources"]
+__all__ = ["CONFLICT_MODES", "MaterializeSettings", "apply", "plan_sink", "source_name", "sources"]

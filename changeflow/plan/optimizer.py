@@ -1,0 +1,80 @@
+"""The planner: a logical plan in, the physical plan out, by a sequence of rules.
+
+:func:`optimize` runs :data:`RULES` (modules of :mod:`changeflow.plan.rules`)
+over a logical plan; each is a pure function from plan to plan. The result is
+the physical plan: the same tree (plus the nodes rules insert) with every
+node's :class:`~changeflow.plan.physical.Traits` filled in. EXPLAIN prints it
+(:mod:`changeflow.plan.explain`), the Spark runtime translates it, and a
+connector checks its input by it; none of them derives an annotation again.
+
+>>> from changeflow.common.types import DataTypes as T
+>>> from changeflow.kernels.aggregate.functions import AggCall
+>>> from changeflow.plan.nodes import Aggregate, Source
+>>> src = Source("t", (("k", T.STRING()), ("v", T.BIGINT())), "elements", [])
+>>> agg = Aggregate(src, ("k",), (AggCall("sum", "v", T.BIGINT(), "s"),), (("k", T.STRING()), ("s", T.BIGINT())))
+>>> physical = optimize(agg, PlannerSettings(mini_batch=True))
+>>> physical.traits.changelog_mode, physical.traits.upsert_keys, physical.traits.two_phase
+(ChangelogMode(insert=True, update_before=True, update_after=True, delete=False), [('k',)], True)
+>>> physical.input.traits.mini_batch_assigner, physical.input is src
+((0, -1), False)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from changeflow.plan.flush_policy import FlushPolicy
+from changeflow.plan.nodes import PlanNode
+from changeflow.plan.physical import Traits, annotate_all, is_physical
+from changeflow.plan.rules import agg_phase, buffering, changelog_mode, mini_batch, sink_materialize, state_ttl, \
+    upsert_keys
+from changeflow.plan.rules.sink_materialize import MaterializeSettings
+
+
+@dataclass(frozen=True)
+class PlannerSettings:
+    """What the rules decide by: the job's mode and its ``table.*`` / ``execution.*`` options."""
+
+    streaming: bool = True
+    mini_batch: bool = False               # table.exec.mini-batch.enabled
+    mini_batch_latency_ms: int = 0         # table.exec.mini-batch.allow-latency
+    mini_batch_size: int = -1              # table.exec.mini-batch.size
+    agg_phase_strategy: str = "AUTO"       # table.optimizer.agg-phase-strategy
+    flush: FlushPolicy | None = None       # execution.max-flush-interval & co
+    state_ttl_ms: int = 0                  # table.exec.state.ttl
+    materialize: MaterializeSettings | None = None  # None: sinks were planned with their statement
+
+
+Rule = Callable[[PlanNode, PlannerSettings], PlanNode]
+
+# The order matters: a rule reads what the rules before it annotated.
+RULES: tuple[tuple[str, Rule], ...] = (
+    ("sink_materialize", sink_materialize.apply),   # inserts nodes: before any annotation
+    ("runtime_mode", lambda plan, settings: annotate_all(plan, lambda node: {"streaming": settings.streaming})),
+    ("changelog_mode", changelog_mode.apply),
+    ("upsert_keys", upsert_keys.apply),
+    ("mini_batch", mini_batch.apply),
+    ("agg_phase", agg_phase.apply),                 # reads changelog_mode
+    ("buffering", buffering.apply),
+    ("state_ttl", state_ttl.apply),
+)
+
+
+def optimize(plan: PlanNode, settings: PlannerSettings, until: str | None = None) -> PlanNode:
+    """The physical plan of ``plan``; with ``until`` (a name in :data:`RULES`), the plan after that rule."""
+    if until is not None and until not in dict(RULES):
+        raise ValueError(f"no planner rule {until!r}; rules: {', '.join(name for name, _ in RULES)}")
+    for name, rule in RULES:
+        plan = rule(plan, settings)
+        if name == until:
+            break
+    return plan
+
+
+def planned(plan: PlanNode, settings: PlannerSettings) -> PlanNode:
+    """``plan`` if it is physical already, else its physical plan."""
+    return plan if is_physical(plan) else optimize(plan, settings)
+
+
+__all__ = ["PlannerSettings", "RULES", "Traits", "optimize", "planned"]

@@ -1,0 +1,130 @@
+"""The physical plan: plan nodes annotated by the planner's rules.
+
+A physical plan is the logical tree rebuilt by :func:`changeflow.plan.optimizer.optimize`
+with every node's :class:`Traits` filled in. EXPLAIN prints these annotations
+and the runtimes read them; nothing downstream derives them again.
+
+Each rule (a module of :mod:`changeflow.plan.rules`) is a pure function from
+plan to plan; most only annotate, through :func:`annotate_all`, which rebuilds
+the tree bottom-up (children first, so a rule can read its children's traits)
+and keeps a node reached by two paths (a self-join's scan) one node.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import Any, Callable
+
+from changeflow.plan.nodes import Join, PlanNode, Source, Union
+
+
+@dataclass(frozen=True)
+class Traits:
+    """What the planner decided about one node.
+
+    ``streaming``           the plan runs as a streaming query (else a batch one);
+    ``changelog_mode``      the kinds of change the node emits (:mod:`.rules.changelog_mode`);
+    ``upsert_keys``         its upsert keys, None for none (:mod:`.rules.upsert_keys`);
+    ``unique_key``          a column set unique among its live rows (Flink's join input spec);
+    ``row_key``             the unique key a regular join's kernel folds by (None: unknown);
+    ``mini_batch``          mini-batch is on for this operator (:mod:`.rules.mini_batch`);
+    ``mini_batch_assigner`` on a source under mini-batch: ``(interval ms, size)`` of its assigner;
+    ``folds_bundles``       a group aggregation folds each micro-batch per key (:mod:`.rules.agg_phase`);
+    ``two_phase``           a group aggregation runs as a local and a global phase;
+    ``flush``               the query's flush policy (``execution.max-flush-interval``; streaming only);
+    ``buffers``             the node buffers its output per key and flushes it by ``flush`` (:mod:`.rules.buffering`);
+    ``output_buffered``     every row the node outputs has passed a flush buffer;
+    ``state_ttl_ms``        a one-state operator's state TTL, 0 for none (:mod:`.rules.state_ttl`);
+    ``side_ttl_ms``         a regular join's ``(left, right)`` state TTLs.
+    """
+
+    streaming: bool = True
+    changelog_mode: Any = None
+    upsert_keys: list[tuple[str, ...]] | None = None
+    unique_key: tuple[str, ...] | None = None
+    row_key: tuple[str, ...] | None = None
+    mini_batch: bool = False
+    mini_batch_assigner: tuple[int, int] | None = None
+    folds_bundles: bool = False
+    two_phase: bool = False
+    flush: Any = None
+    buffers: bool = False
+    output_buffered: bool = False
+    state_ttl_ms: int | None = None
+    side_ttl_ms: tuple[int, int] | None = None
+
+    def describe(self) -> str:
+        """The fields that differ from their defaults, ``name=value`` (for rule fixtures and debugging)."""
+        default = Traits()
+        parts = []
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name != "streaming" and value != getattr(default, f.name):
+                parts.append(f"{f.name}={_text(value)}")
+        return ", ".join(parts)
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(_text(v) for v in value) + "]"
+    if isinstance(value, tuple) and all(isinstance(v, str) for v in value):
+        return "[" + ", ".join(value) + "]"
+    return str(value)
+
+
+def traits(node: PlanNode) -> Traits:
+    """``node``'s annotations; fails for a node the planner has not seen."""
+    if node.traits is None:
+        raise ValueError(f"{type(node).__name__} is not planned: run changeflow.plan.optimizer.optimize first")
+    return node.traits
+
+
+def is_physical(node: PlanNode) -> bool:
+    return node.traits is not None
+
+
+def with_inputs(node: PlanNode, inputs: tuple[PlanNode, ...]) -> PlanNode:
+    """``node`` over new ``inputs`` (same count and order as ``node.inputs``)."""
+    if all(a is b for a, b in zip(inputs, node.inputs)):
+        return node
+    if isinstance(node, Join):
+        return replace(node, left=inputs[0], right=inputs[1])
+    if isinstance(node, Union):
+        return replace(node, union_inputs=tuple(inputs))
+    if isinstance(node, Source):
+        return node
+    return replace(node, input=inputs[0])
+
+
+def rewrite(plan: PlanNode, fn: Callable[[PlanNode], PlanNode]) -> PlanNode:
+    """Rebuild ``plan`` bottom-up: ``fn`` gets each node over its already rewritten inputs."""
+    done: dict[int, PlanNode] = {}  # a node reached by two paths stays one node
+
+    def visit(node: PlanNode) -> PlanNode:
+        if id(node) not in done:
+            done[id(node)] = fn(with_inputs(node, tuple(visit(c) for c in node.inputs)))
+        return done[id(node)]
+
+    return visit(plan)
+
+
+def annotate_all(plan: PlanNode, annotations: Callable[[PlanNode], dict[str, Any]]) -> PlanNode:
+    """``plan`` with the traits ``annotations(node)`` gives each node (its inputs annotated already)."""
+    return rewrite(plan, lambda node: annotate(node, **annotations(node)))
+
+
+def annotate(node: PlanNode, **values: Any) -> PlanNode:
+    """A copy of ``node`` whose traits have ``values`` set."""
+    if not values:
+        return node
+    return replace(node, traits=replace(node.traits or Traits(), **values))
+
+
+def walk(plan: PlanNode):
+    """Every node of ``plan``, parents before children (a node reached twice, twice)."""
+    yield plan
+    for child in plan.inputs:
+        yield from walk(child)
+
+
+__all__ = ["Traits", "annotate", "annotate_all", "is_physical", "rewrite", "traits", "walk", "with_inputs"]

@@ -27,6 +27,9 @@ class FlushPolicy:
         if self.max_entries < 1:
             raise ValueError(f"execution.flush.memory-buffer-max-entries must be at least 1, got {self.max_entries}")
 
+    def __str__(self) -> str:
+        return f"{self.interval_ms}ms" + (" memory-only" if self.memory_only else "")
+
     def epoch(self, now_ms: int) -> int:
         """The interval ``now_ms`` falls in (intervals are aligned to multiples of the interval)."""
         return now_ms // self.interval_ms

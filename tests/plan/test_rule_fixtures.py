@@ -1,0 +1,184 @@
+"""Each planner rule against its fixture file of ``SQL; expected plan;`` pairs (``fixtures/<rule>.sql``).
+
+An entry is a ``# title:`` line, optional settings lines, the query ending with
+``;`` and the expected plan ending with ``;``, as the EXPLAIN fixtures
+(tests/sql/fixtures). The query is planned by the rules of
+:data:`changeflow.plan.optimizer.RULES` up to and including the file's rule,
+and printed as a tree: one node a line, children indented, each node with the
+traits that rule sets (those that differ from their defaults). A planning error
+prints as ``ERROR: message``.
+
+Settings: ``# mode: batch``, ``# mini-batch: on``, ``# agg-phase: ONE_PHASE``,
+``# flush: 5000`` (ms; ``# flush: 5000 memory-only``), ``# state-ttl: 20000``,
+and for :mod:`~changeflow.plan.rules.sink_materialize` a sink over the query:
+``# sink-key: k, v`` (its primary key), ``# conflict: DEDUPLICATE``,
+``# materialize: FORCE``, ``# materialize-strategy: MAP``.
+
+To regenerate after an intended change, from the repository root::
+
+    PYTHONPATH=$PWD python tests/plan/test_rule_fixtures.py
+
+and review the diff before committing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from changeflow.common.types import DataTypes as T
+from changeflow.plan.flush_policy import FlushPolicy
+from changeflow.plan.nodes import (Aggregate, Deduplicate, Join, PlanNode, Project, Rank, Sink, Source,
+                                   UpsertMaterialize)
+from changeflow.plan.optimizer import RULES, PlannerSettings, optimize
+from changeflow.plan.physical import Traits
+from changeflow.plan.rules.sink_materialize import MaterializeSettings
+from changeflow.plan.type_inference import PlanError
+from changeflow.sql import plan_query
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+# The traits each rule sets (the sink rule's effect is the tree itself).
+RULE_TRAITS = {
+    "sink_materialize": (),
+    "changelog_mode": ("changelog_mode",),
+    "upsert_keys": ("upsert_keys", "unique_key", "row_key"),
+    "mini_batch": ("mini_batch", "mini_batch_assigner"),
+    "agg_phase": ("folds_bundles", "two_phase"),
+    "buffering": ("flush", "buffers", "output_buffered"),
+    "state_ttl": ("state_ttl_ms", "side_ttl_ms"),
+}
+
+
+@dataclass
+class Case:
+    rule: str
+    title: str
+    settings: dict[str, str]
+    sql: str
+    expected: str
+
+
+def read_cases(path: Path) -> list[Case]:
+    cases = []
+    for block in re.split(r"\n\s*\n(?=# title:)", path.read_text().strip()):
+        lines = block.strip().splitlines()
+        settings, body = {}, []
+        for line in lines[1:]:
+            if line.startswith("# ") and not body:
+                key, _, value = line[2:].partition(":")
+                settings[key.strip()] = value.strip()
+            else:
+                body.append(line)
+        end = next(i for i, line in enumerate(body) if line.rstrip().endswith(";"))
+        expected = "\n".join(body[end + 1:]).rstrip()
+        cases.append(Case(path.stem, lines[0].removeprefix("# title:").strip(), settings,
+                          "\n".join(body[:end + 1]).rstrip()[:-1], expected[:-1].rstrip()))
+    return cases
+
+
+def catalog():
+    tables = {
+        "t": Source("t", (("id", T.BIGINT()), ("name", T.STRING()), ("v", T.INT()), ("d", T.DOUBLE())),
+                    "elements", []),
+        "u": Source("u", (("id", T.BIGINT()), ("region", T.STRING()), ("w", T.BIGINT())), "elements", []),
+    }
+
+    def resolve(name):
+        if name not in tables:
+            raise PlanError(f"table {name!r} not found; known tables: {', '.join(sorted(tables))}")
+        return tables[name]
+
+    tables["tp"] = plan_query("SELECT *, PROCTIME() AS pt FROM t", resolve)
+    return resolve
+
+
+def planner_settings(s: dict[str, str]) -> PlannerSettings:
+    flush = None
+    if "flush" in s:
+        interval, _, memory = s["flush"].partition(" ")
+        flush = FlushPolicy(int(interval), memory_only=memory == "memory-only")
+    streaming = s.get("mode", "streaming") == "streaming"
+    materialize = MaterializeSettings(streaming=streaming, mode=s.get("materialize", "AUTO"),
+                                      strategy=s.get("materialize-strategy", "LEGACY"))
+    return PlannerSettings(streaming=streaming, mini_batch=s.get("mini-batch") == "on",
+                           mini_batch_latency_ms=1000 if s.get("mini-batch") == "on" else 0,
+                           mini_batch_size=1000 if s.get("mini-batch") == "on" else -1,
+                           agg_phase_strategy=s.get("agg-phase", "AUTO"), flush=flush,
+                           state_ttl_ms=int(s.get("state-ttl", "0")),
+                           materialize=materialize if "sink-key" in s else None)
+
+
+def label(node: PlanNode) -> str:
+    """The node's kind and what tells it apart in a small plan."""
+    name = type(node).__name__
+    if isinstance(node, Source):
+        return f"{name}({node.name})"
+    if isinstance(node, Aggregate):
+        return f"{name}(groupBy=[{', '.join(node.keys)}])"
+    if isinstance(node, Join):
+        return f"{name}({node.join_type})"
+    if isinstance(node, Deduplicate):
+        return f"{name}(key=[{', '.join(node.keys)}])"
+    if isinstance(node, Rank):
+        return f"{name}(partitionBy=[{', '.join(node.partition_keys)}], rankEnd={node.rank_end})"
+    if isinstance(node, Sink):
+        return f"{name}({node.table}, pk=[{', '.join(node.primary_key)}])"
+    if isinstance(node, UpsertMaterialize):
+        upsert = "none" if node.upsert_key is None else ", ".join(node.upsert_key)
+        return f"{name}(pk=[{', '.join(node.primary_key)}], upsertKey=[{upsert}], conflict={node.conflict}, " \
+               f"strategy={node.strategy})"
+    if isinstance(node, Project):
+        return f"{name}({', '.join(node.field_names)})"
+    return name
+
+
+def show(plan: PlanNode, fields: tuple[str, ...], depth: int = 0) -> list[str]:
+    traits = plan.traits or Traits()
+    default = Traits()
+    values = {f: getattr(traits, f) for f in fields if getattr(traits, f) != getattr(default, f)}
+    text = Traits(**values).describe() if values else ""
+    lines = ["  " * depth + label(plan) + (f" {{{text}}}" if text else "")]
+    for child in plan.inputs:
+        lines += show(child, fields, depth + 1)
+    return lines
+
+
+def actual(case: Case) -> str:
+    try:
+        plan = plan_query(case.sql, catalog())
+        if "sink-key" in case.settings:
+            key = tuple(k.strip() for k in case.settings["sink-key"].split(","))
+            plan = Sink(plan, "snk", None, key, case.settings.get("conflict"))
+        planned = optimize(plan, planner_settings(case.settings), until=case.rule)
+    except PlanError as e:
+        return f"ERROR: {e}"
+    return "\n".join(show(planned, RULE_TRAITS[case.rule]))
+
+
+ALL = [c for f in sorted(FIXTURES.glob("*.sql")) for c in read_cases(f)]
+
+
+def test_every_rule_has_a_fixture_file():
+    assert sorted(p.stem for p in FIXTURES.glob("*.sql")) == sorted(n for n, _ in RULES if n != "runtime_mode")
+
+
+@pytest.mark.parametrize("case", ALL, ids=[f"{c.rule}:{c.title}" for c in ALL])
+def test_rule(case):
+    assert actual(case) == case.expected
+
+
+def regenerate() -> None:
+    for path in sorted(FIXTURES.glob("*.sql")):
+        out = []
+        for case in read_cases(path):
+            settings = "".join(f"# {k}: {v}\n" for k, v in case.settings.items())
+            out.append(f"# title: {case.title}\n{settings}{case.sql};\n{actual(case)};\n")
+        path.write_text("\n".join(out))
+
+
+if __name__ == "__main__":
+    regenerate()

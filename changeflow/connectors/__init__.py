@@ -9,6 +9,8 @@ committed batch of changes in changelog order (``write(changes)``).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from changeflow.catalog import CatalogTable, identifier
 from changeflow.connectors.blackhole import BlackholeSink
 from changeflow.connectors.datagen import DataGenSource
@@ -17,6 +19,9 @@ from changeflow.connectors.formats import BadRecordError
 from changeflow.connectors.materialized import MaterializedSink, MaterializedSource
 from changeflow.connectors.options import ConnectorError, failure
 from changeflow.connectors.print_sink import PrintSink
+
+if TYPE_CHECKING:
+    from changeflow.plan.nodes import Sink
 
 _SOURCES = {"filesystem": FileSystemSource, "datagen": DataGenSource, "materialized": MaterializedSource}
 _SINKS = {"filesystem": FileSystemSink, "print": PrintSink, "blackhole": BlackholeSink,
@@ -51,7 +56,7 @@ def create_sink(table: CatalogTable, streaming: bool):
     return _SINKS[name](table)
 
 
-def check_sink_input(plan) -> None:
+def check_sink_input(plan: Sink) -> None:
     """Fail at planning, as Flink, when a sink that only appends gets an updating query.
 
     ``plan`` is the INSERT's Sink; its changelog modes are the planner's

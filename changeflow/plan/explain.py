@@ -107,8 +107,8 @@ def explain(root: PlanNode, settings: ExplainSettings | None = None) -> str:
         return emit(prefix, connector, with_mode(f"Exchange(distribution=[{dist}])", mode))
 
     def visit(node: PlanNode, prefix: str, connector: str) -> None:
-        split = node.traits.two_phase
-        describe = _describe_global(node) if split else describe_node(node)
+        split = isinstance(node, Aggregate) and node.traits.two_phase
+        describe = _describe_global(node) if isinstance(node, Aggregate) and split else describe_node(node)
         describe = _with_state_ttl(describe, node)
         mode = "[NONE]" if isinstance(node, Sink) else node.traits.changelog_mode
         assigner = node.traits.mini_batch_assigner
@@ -167,7 +167,7 @@ def _flush_section(root: PlanNode) -> str:
     def visit(node: PlanNode) -> None:
         for child in node.inputs:
             visit(child)
-        if node.traits.buffers:
+        if isinstance(node, Aggregate) and node.traits.buffers:
             keyed = f"keyed by [{', '.join(node.keys)}]" if node.keys else "parallelism 1 (no grouping key)"
             calls = [_describe_call(c) + f" AS {c.output}" for c in node.calls]
             name = "GlobalGroupAggregate" if node.traits.two_phase else "GroupAggregate"

@@ -22,7 +22,7 @@ connector checks its input by it; none of them derives an annotation again.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, TypeVar
 
 from changeflow.plan.flush_policy import FlushPolicy
 from changeflow.plan.nodes import PlanNode
@@ -47,6 +47,7 @@ class PlannerSettings:
 
 
 Rule = Callable[[PlanNode, PlannerSettings], PlanNode]
+N = TypeVar("N", bound=PlanNode)  # a rule keeps the root's kind (a Sink stays a Sink)
 
 # The order matters: a rule reads what the rules before it annotated.
 RULES: tuple[tuple[str, Rule], ...] = (
@@ -61,18 +62,19 @@ RULES: tuple[tuple[str, Rule], ...] = (
 )
 
 
-def optimize(plan: PlanNode, settings: PlannerSettings, until: str | None = None) -> PlanNode:
+def optimize(plan: N, settings: PlannerSettings, until: str | None = None) -> N:
     """The physical plan of ``plan``; with ``until`` (a name in :data:`RULES`), the plan after that rule."""
     if until is not None and until not in dict(RULES):
         raise ValueError(f"no planner rule {until!r}; rules: {', '.join(name for name, _ in RULES)}")
+    result: PlanNode = plan
     for name, rule in RULES:
-        plan = rule(plan, settings)
+        result = rule(result, settings)
         if name == until:
             break
-    return plan
+    return result  # type: ignore[return-value]
 
 
-def planned(plan: PlanNode, settings: PlannerSettings) -> PlanNode:
+def planned(plan: N, settings: PlannerSettings) -> N:
     """``plan`` if it is physical already, else its physical plan."""
     return plan if is_physical(plan) else optimize(plan, settings)
 

@@ -13,7 +13,7 @@ import pytest
 
 from changeflow.common.row import Row
 from changeflow.common.row_kind import RowKind
-from changeflow.runtime.spark.flush import flush_policy
+from changeflow.plan.flush_policy import flush_policy
 from changeflow.table.expressions import col
 from changeflow.testing.harness import materialize
 

@@ -1,4 +1,4 @@
-"""How often a query over unbounded input runs its micro-batches under a flush interval (plan/buffering.py)."""
+"""How often a query over unbounded input runs its micro-batches under a flush interval (plan/rules/buffering.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from changeflow.runtime.spark.flush import FlushPolicy
+from changeflow.plan.flush_policy import FlushPolicy
 from changeflow.runtime.spark.jobs import micro_batch_interval
 
 pytestmark = pytest.mark.spark

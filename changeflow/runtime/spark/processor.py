@@ -41,7 +41,8 @@ from pyspark.sql.streaming.stateful_processor import StatefulProcessor, Stateful
 from pyspark.sql.types import BinaryType, LongType, StructField, StructType
 
 from changeflow.runtime.spark.end_of_input import Control, control_rows, split_payloads
-from changeflow.runtime.spark.flush import BucketBuffer, BucketFlusher, FlushPolicy, MemoryFlusher, flushes_from_timers
+from changeflow.plan.flush_policy import FlushPolicy, flushes_from_timers
+from changeflow.runtime.spark.flush import BucketBuffer, BucketFlusher, MemoryFlusher
 from changeflow.state.paged import PagedKeyedState
 
 PAGE_KEY = StructType([StructField("page", LongType(), False)])

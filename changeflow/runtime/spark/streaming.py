@@ -36,7 +36,7 @@ from changeflow.kernels.ttl import KeyStateTtl
 from changeflow.plan.flush_policy import FlushPolicy, flushes_from_timers
 from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Source, Union,
                                    UpsertMaterialize)
-from changeflow.plan.optimizer import PlannerSettings, planned
+from changeflow.plan.optimizer import N, PlannerSettings, planned
 from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.end_of_input import CONTROL, ControlFanOut, source_id
 from changeflow.runtime.spark.packing import BUCKET, PACKED, Packer
@@ -68,7 +68,7 @@ class StreamingSettings:
                                state_ttl_ms=self.state_ttl_ms)
 
 
-def physical_plan(plan: PlanNode, settings: StreamingSettings) -> PlanNode:
+def physical_plan(plan: N, settings: StreamingSettings) -> N:
     """``plan`` planned for a streaming query with ``settings`` (as it is if it is planned already)."""
     return planned(plan, settings.planner())
 

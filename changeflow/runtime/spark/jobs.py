@@ -23,6 +23,7 @@ from pyspark.sql import functions as F
 
 from changeflow.common.row_kind import RowKind
 from changeflow.runtime.changes import Change
+from changeflow.runtime.insert_job import InsertJob
 from changeflow.runtime.sink_not_null import enforce
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.plan.rules.buffering import micro_batch_interval_ms
@@ -35,6 +36,7 @@ from changeflow.connectors.sink_job import SinkJob
 from changeflow.runtime.spark.job_directory import (committed_batches, job_directory, remove_directory,
                                                     temporary_directory)
 from changeflow.runtime.spark.query_start import start_query
+from changeflow.runtime.spark.state_metrics import read_state_metrics
 from changeflow.runtime.spark.streaming import StreamingSettings, StreamingTranslator, physical_plan
 
 _KINDS = list(RowKind)
@@ -135,7 +137,7 @@ class SparkJobs:
     def submit_streaming_insert(self, plan: Sink, settings: StreamingSettings,
                                 job_name: str | None = None, not_null_enforcer: str = "ERROR") -> "InsertJob":
         return InsertJob(lambda job: self.run_streaming_into(plan, settings, job, job_name, not_null_enforcer),
-                         self.spark)
+                         lambda checkpoint: [m.as_dict() for m in read_state_metrics(self.spark, checkpoint)])
 
     def submit_batch_insert(self, plan: Sink, not_null_enforcer: str = "ERROR") -> "InsertJob":
         def run(job: "InsertJob") -> None:
@@ -216,65 +218,6 @@ class LiveQuery:
     def stop(self) -> None:
         self.query.stop()
         remove_directory(self._workdir)
-
-
-class InsertJob:
-    """A submitted INSERT job, as PyFlink's ``JobClient``: status, ``cancel()``, and ``wait()`` for the result."""
-
-    def __init__(self, run, spark: SparkSession | None = None) -> None:
-        self.query = None  # the streaming query, once started
-        self.spark = spark
-        self.checkpoint: str | None = None  # a streaming job's, once it has one
-        self._error: BaseException | None = None
-        self._cancelled = False
-        self._thread = threading.Thread(target=self._main, args=(run,), name="changeflow-insert", daemon=True)
-        self._thread.start()
-
-    def _main(self, run) -> None:
-        try:
-            run(self)
-        except BaseException as e:  # handed to wait(); the thread must not die silently
-            self._error = e
-
-    def wait(self, timeout_s: float | None = None) -> None:
-        """Block until the job ends; raise its error if it failed."""
-        self._thread.join(timeout_s)
-        if self._thread.is_alive():
-            raise TimeoutError(f"the INSERT job is still running after {timeout_s} s")
-        if self._error is not None and not self._cancelled:
-            raise self._error
-
-    @property
-    def cancelled(self) -> bool:
-        return self._cancelled
-
-    def cancel(self) -> None:
-        """Stop the job and wait until it has stopped."""
-        self._cancelled = True
-        if self.query is not None:
-            self.query.stop()
-        self._thread.join()
-
-    def get_state_metrics(self) -> list[dict]:
-        """Per stateful operator: distinct ``keys``, ``bytes`` and ``pages`` stored, ``rows`` per table.
-
-        Read from the job's checkpoint as of its last committed micro-batch
-        (:mod:`.state_metrics`); a job without state, or before its first
-        commit, gives ``[]``. A streaming job without ``changeflow.checkpoint-dir``
-        keeps its checkpoint only while it runs. changeflow's own, beyond PyFlink's ``JobClient``.
-        """
-        from changeflow.runtime.spark.state_metrics import read_state_metrics
-
-        if self.checkpoint is None or self.spark is None:
-            return []
-        return [m.as_dict() for m in read_state_metrics(self.spark, self.checkpoint)]
-
-    def get_job_status(self) -> str:
-        if self._thread.is_alive():
-            return "RUNNING"
-        if self._cancelled:
-            return "CANCELED"
-        return "FAILED" if self._error is not None else "FINISHED"
 
 
 def _changes(table: pa.Table, names: list[str]) -> Iterator[Change]:

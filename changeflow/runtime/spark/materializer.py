@@ -18,23 +18,11 @@ Conflicts: ``DEDUPLICATE`` emits per record; ``NOTHING`` and ``ERROR`` decide at
 the end of each micro-batch (Flink decides them on watermarks). ``ERROR`` fails
 the query with the primary key and two of its rows in the message.
 
-TTL (``table.exec.state.ttl``): every element carries its insertion time (the
-micro-batch's processing time); elements older than the TTL are removed from
-the head of a key's history before the key's next records are processed
-(silently, as FLIP-558 plans). Keys that see no more records are reclaimed by a
-sweep, FLIP-558's "every N seconds": a processing-time timer per bucket
-(:class:`~.processor.KernelProcessor`) expires the heads of every key's
-history in the bucket, at most once per TTL, so an idle key's elements are
-gone within about two TTLs of their insertion. Timers fire only in
-micro-batches that run: changeflow starts an unbounded query with a sweep
-with Spark's no-data micro-batches on (as idle flushes, see :mod:`.flush`), so
-an idle query sweeps too; a query started by hand (``to_spark()``) needs
-``spark.sql.streaming.noDataMicroBatches.enabled`` true, or its sweeps wait
-for its next input. With no-data micro-batches on, a query over bounded input
-(``availableNow``) runs without the sweep: a processing-time timer would keep
-it from ever ending. Spark refuses to change an operator's time mode on
-restart, so a TTL checkpoint written without the sweep (``NoTime``) cannot be
-resumed with it (``STATE_STORE_INVALID_CONFIG_AFTER_RESTART``).
+TTL (``table.exec.state.ttl``, on the node): elements older than the TTL are
+removed from the head of a key's history before its next records (silently,
+as FLIP-558 plans); a processing-time sweep per bucket reclaims keys that see
+no more records, where the query's timers allow it
+(:meth:`~.streaming.StreamingTranslator.ttl_sweep` says when).
 """
 
 from __future__ import annotations

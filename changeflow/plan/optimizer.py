@@ -1,7 +1,8 @@
 """The planner: a logical plan in, the physical plan out, by a sequence of rules.
 
-:func:`optimize` runs :data:`RULES` (modules of :mod:`changeflow.plan.rules`)
-over a logical plan; each is a pure function from plan to plan. The result is
+:func:`optimize` runs :data:`RULES` (the ``RULE`` of each module of
+:mod:`changeflow.plan.rules`, by order) over a logical plan; each is a pure
+function from plan to plan. The result is
 the physical plan: the same tree (plus the nodes rules insert) with every
 node's :class:`~changeflow.plan.physical.Traits` filled in. EXPLAIN prints it
 (:mod:`changeflow.plan.explain`), the Spark runtime translates it, and a
@@ -21,14 +22,16 @@ connector checks its input by it; none of them derives an annotation again.
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from dataclasses import dataclass
-from typing import Callable, TypeVar
+from typing import TypeVar
 
+from changeflow.plan import rules
 from changeflow.plan.flush_policy import FlushPolicy
 from changeflow.plan.nodes import PlanNode
-from changeflow.plan.physical import Traits, annotate_all, is_physical
-from changeflow.plan.rules import agg_phase, buffering, changelog_mode, mini_batch, sink_materialize, state_ttl, \
-    upsert_keys
+from changeflow.plan.physical import Traits, is_physical
+from changeflow.plan.rules import Rule
 from changeflow.plan.rules.sink_materialize import MaterializeSettings
 
 
@@ -46,30 +49,30 @@ class PlannerSettings:
     materialize: MaterializeSettings | None = None  # None: sinks were planned with their statement
 
 
-Rule = Callable[[PlanNode, PlannerSettings], PlanNode]
 N = TypeVar("N", bound=PlanNode)  # a rule keeps the root's kind (a Sink stays a Sink)
 
+
+def _discover() -> tuple[Rule, ...]:
+    """The ``RULE`` of every module of :mod:`changeflow.plan.rules`, by order."""
+    found = [importlib.import_module(f"{rules.__name__}.{m.name}").RULE for m in pkgutil.iter_modules(rules.__path__)]
+    orders = [r.order for r in found]
+    if len(set(orders)) != len(orders):
+        raise RuntimeError(f"two planner rules share an order: {sorted((r.order, r.name) for r in found)}")
+    return tuple(sorted(found, key=lambda r: r.order))
+
+
 # The order matters: a rule reads what the rules before it annotated.
-RULES: tuple[tuple[str, Rule], ...] = (
-    ("sink_materialize", sink_materialize.apply),   # inserts nodes: before any annotation
-    ("runtime_mode", lambda plan, settings: annotate_all(plan, lambda node: {"streaming": settings.streaming})),
-    ("changelog_mode", changelog_mode.apply),
-    ("upsert_keys", upsert_keys.apply),
-    ("mini_batch", mini_batch.apply),
-    ("agg_phase", agg_phase.apply),                 # reads changelog_mode
-    ("buffering", buffering.apply),
-    ("state_ttl", state_ttl.apply),
-)
+RULES: tuple[Rule, ...] = _discover()
 
 
 def optimize(plan: N, settings: PlannerSettings, until: str | None = None) -> N:
     """The physical plan of ``plan``; with ``until`` (a name in :data:`RULES`), the plan after that rule."""
-    if until is not None and until not in dict(RULES):
-        raise ValueError(f"no planner rule {until!r}; rules: {', '.join(name for name, _ in RULES)}")
+    if until is not None and until not in [r.name for r in RULES]:
+        raise ValueError(f"no planner rule {until!r}; rules: {', '.join(r.name for r in RULES)}")
     result: PlanNode = plan
-    for name, rule in RULES:
-        result = rule(result, settings)
-        if name == until:
+    for rule in RULES:
+        result = rule.apply(result, settings)
+        if rule.name == until:
             break
     return result  # type: ignore[return-value]
 
@@ -79,4 +82,4 @@ def planned(plan: N, settings: PlannerSettings) -> N:
     return plan if is_physical(plan) else optimize(plan, settings)
 
 
-__all__ = ["PlannerSettings", "RULES", "Traits", "optimize", "planned"]
+__all__ = ["PlannerSettings", "RULES", "Rule", "Traits", "optimize", "planned"]

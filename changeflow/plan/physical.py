@@ -35,7 +35,8 @@ class Traits:
     ``buffers``             the node buffers its output per key and flushes it by ``flush`` (:mod:`.rules.buffering`);
     ``output_buffered``     every row the node outputs has passed a flush buffer;
     ``state_ttl_ms``        a one-state operator's state TTL, 0 for none (:mod:`.rules.state_ttl`);
-    ``side_ttl_ms``         a regular join's ``(left, right)`` state TTLs.
+    ``side_ttl_ms``         a regular join's ``(left, right)`` state TTLs;
+    ``extra``               annotations of rules that have no field here yet (name, value pairs).
     """
 
     streaming: bool = True
@@ -52,16 +53,23 @@ class Traits:
     output_buffered: bool = False
     state_ttl_ms: int | None = None
     side_ttl_ms: tuple[int, int] | None = None
+    extra: tuple[tuple[str, Any], ...] = ()
 
-    def describe(self) -> str:
-        """The fields that differ from their defaults, ``name=value`` (for rule fixtures and debugging)."""
+    def get(self, name: str, default: Any = None) -> Any:
+        """An annotation by name: a field, or one kept in ``extra``."""
+        if name in _FIELDS:
+            return getattr(self, name)
+        return dict(self.extra).get(name, default)
+
+    def describe(self, names: tuple[str, ...] | None = None) -> str:
+        """``name=value`` of the annotations (among ``names``) that differ from their defaults."""
         default = Traits()
-        parts = []
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if f.name != "streaming" and value != getattr(default, f.name):
-                parts.append(f"{f.name}={_text(value)}")
-        return ", ".join(parts)
+        items = [(f.name, getattr(self, f.name)) for f in fields(self) if f.name != "extra"] + list(self.extra)
+        return ", ".join(f"{name}={_text(value)}" for name, value in items
+                         if (names is None or name in names) and value != default.get(name))
+
+
+_FIELDS = {f.name for f in fields(Traits)} - {"extra"}
 
 
 def _text(value: Any) -> str:
@@ -117,7 +125,12 @@ def annotate(node: PlanNode, **values: Any) -> PlanNode:
     """A copy of ``node`` whose traits have ``values`` set."""
     if not values:
         return node
-    return replace(node, traits=replace(node.traits or Traits(), **values))
+    base = node.traits or Traits()
+    extra = {k: v for k, v in values.items() if k not in _FIELDS}
+    known = {k: v for k, v in values.items() if k in _FIELDS}
+    if extra:
+        known["extra"] = tuple({**dict(base.extra), **extra}.items())
+    return replace(node, traits=replace(base, **known))
 
 
 def walk(plan: PlanNode):

@@ -42,15 +42,7 @@ from changeflow.sql import plan_query
 FIXTURES = Path(__file__).parent / "fixtures"
 
 # The traits each rule sets (the sink rule's effect is the tree itself).
-RULE_TRAITS = {
-    "sink_materialize": (),
-    "changelog_mode": ("changelog_mode",),
-    "upsert_keys": ("upsert_keys", "unique_key", "row_key"),
-    "mini_batch": ("mini_batch", "mini_batch_assigner"),
-    "agg_phase": ("folds_bundles", "two_phase"),
-    "buffering": ("flush", "buffers", "output_buffered"),
-    "state_ttl": ("state_ttl_ms", "side_ttl_ms"),
-}
+RULE_TRAITS = {r.name: r.traits for r in RULES}
 
 
 @dataclass
@@ -137,10 +129,7 @@ def label(node: PlanNode) -> str:
 
 
 def show(plan: PlanNode, fields: tuple[str, ...], depth: int = 0) -> list[str]:
-    traits = plan.traits or Traits()
-    default = Traits()
-    values = {f: getattr(traits, f) for f in fields if getattr(traits, f) != getattr(default, f)}
-    text = Traits(**values).describe() if values else ""
+    text = (plan.traits or Traits()).describe(fields)
     lines = ["  " * depth + label(plan) + (f" {{{text}}}" if text else "")]
     for child in plan.inputs:
         lines += show(child, fields, depth + 1)
@@ -163,7 +152,7 @@ ALL = [c for f in sorted(FIXTURES.glob("*.sql")) for c in read_cases(f)]
 
 
 def test_every_rule_has_a_fixture_file():
-    assert sorted(p.stem for p in FIXTURES.glob("*.sql")) == sorted(n for n, _ in RULES if n != "runtime_mode")
+    assert sorted(p.stem for p in FIXTURES.glob("*.sql")) == sorted(r.name for r in RULES)
 
 
 @pytest.mark.parametrize("case", ALL, ids=[f"{c.rule}:{c.title}" for c in ALL])

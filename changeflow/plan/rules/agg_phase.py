@@ -21,7 +21,7 @@ from typing import Any
 from changeflow.kernels.aggregate.local import mergeable
 from changeflow.plan.nodes import Aggregate, PlanNode
 from changeflow.plan.physical import annotate_all
-from changeflow.plan.rules import changelog_mode
+from changeflow.plan.rules import Rule, changelog_mode
 from changeflow.plan.rules.changelog_mode import ChangelogMode
 
 STRATEGIES = ("AUTO", "ONE_PHASE", "TWO_PHASE")
@@ -85,3 +85,6 @@ def two_phase_aggregates(root: PlanNode, *, mini_batch: bool, strategy: str,
 
     visit(root)
     return chosen
+
+
+RULE = Rule("agg_phase", 60, apply, ("folds_bundles", "two_phase"))  # reads changelog_mode

@@ -35,6 +35,7 @@ from typing import Any
 from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Source, Union,
                                    UpsertMaterialize)
 from changeflow.plan.physical import annotate_all
+from changeflow.plan.rules import Rule
 
 # Nodes whose output changes only when their input does (no timers, no clock of their own).
 _REACTIVE = (Project, Filter, Union, Join, Deduplicate, Rank, UpsertMaterialize, Sink)
@@ -106,3 +107,6 @@ def reads_a_file_per_batch(plan: PlanNode) -> bool:
         payload = plan.payload
         return plan.kind == "connector" and getattr(payload, "monitor_interval_ms", None) is not None
     return any(reads_a_file_per_batch(child) for child in plan.inputs)
+
+
+RULE = Rule("buffering", 70, apply, ("flush", "buffers", "output_buffered"))

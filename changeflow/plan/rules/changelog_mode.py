@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Source,
                                    Union, UpsertMaterialize)
 from changeflow.plan.physical import annotate_all
+from changeflow.plan.rules import Rule
 
 
 @dataclass(frozen=True)
@@ -101,3 +102,6 @@ def _rule(node: PlanNode, inputs: list[ChangelogMode]) -> ChangelogMode:
 def mode_of(node: PlanNode) -> ChangelogMode:
     """The changelog mode of a logical plan's root (materializer insertion runs before annotation)."""
     return infer(node)[id(node)]
+
+
+RULE = Rule("changelog_mode", 30, apply, ("changelog_mode",))

@@ -16,6 +16,7 @@ from typing import Any
 
 from changeflow.plan.nodes import PlanNode, Source
 from changeflow.plan.physical import annotate_all
+from changeflow.plan.rules import Rule
 
 
 def apply(plan: PlanNode, settings: Any) -> PlanNode:
@@ -26,5 +27,8 @@ def apply(plan: PlanNode, settings: Any) -> PlanNode:
     return annotate_all(plan, lambda node: {"mini_batch": True} if not isinstance(node, Source) else
                         {"mini_batch": True, "mini_batch_assigner": assigner})
 
+
+
+RULE = Rule("mini_batch", 50, apply, ("mini_batch", "mini_batch_assigner"))
 
 __all__ = ["apply"]

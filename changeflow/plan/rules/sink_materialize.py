@@ -43,7 +43,7 @@ from typing import Any
 
 from changeflow.plan.nodes import PlanNode, Sink, Source, UpsertMaterialize, sources
 from changeflow.plan.physical import rewrite
-from changeflow.plan.rules import changelog_mode
+from changeflow.plan.rules import Rule, changelog_mode
 from changeflow.plan.rules.upsert_keys import contains_key, upsert_keys
 from changeflow.plan.type_inference import PlanError
 
@@ -185,5 +185,8 @@ def _watermark(source: Source):
     schema = getattr(table, "schema", None)
     return getattr(schema, "watermark", None)
 
+
+
+RULE = Rule("sink_materialize", 10, apply, ())  # inserts nodes: runs before any annotation
 
 __all__ = ["CONFLICT_MODES", "MaterializeSettings", "apply", "plan_sink", "source_name", "sources"]

@@ -26,6 +26,7 @@ from typing import Any
 
 from changeflow.plan.nodes import Aggregate, Deduplicate, Join, PlanNode, Rank
 from changeflow.plan.physical import annotate_all
+from changeflow.plan.rules import Rule
 
 
 def apply(plan: PlanNode, settings: Any) -> PlanNode:
@@ -56,3 +57,6 @@ def join_ttl_ms(node: Join, default_ms: int) -> tuple[int, int]:
     """The state TTL (ms) of each side of a regular join, ``(left, right)``; 0 for none."""
     return (default_ms if node.left_ttl_ms is None else node.left_ttl_ms,
             default_ms if node.right_ttl_ms is None else node.right_ttl_ms)
+
+
+RULE = Rule("state_ttl", 80, apply, ("state_ttl_ms", "side_ttl_ms"))

@@ -48,6 +48,7 @@ from changeflow.plan.expressions import Column
 from changeflow.plan.join_builder import unique_key_of
 from changeflow.plan.nodes import Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, UpsertMaterialize
 from changeflow.plan.physical import annotate_all
+from changeflow.plan.rules import Rule
 
 Keys = list[tuple[str, ...]]
 
@@ -198,5 +199,8 @@ def _enrich(keys: Keys, pairs: list[tuple[str, str]], right_to_left: bool, left_
                     queue.append(candidate)
     return seen
 
+
+
+RULE = Rule("upsert_keys", 40, apply, ("upsert_keys", "unique_key", "row_key"))
 
 __all__ = ["Keys", "apply", "contains_key", "unique_key", "upsert_keys"]

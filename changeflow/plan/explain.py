@@ -1,6 +1,7 @@
-"""EXPLAIN: the plan as a tree, each operator with its changelog mode and settings.
+"""EXPLAIN: the physical plan as a tree, each operator with its changelog mode and settings.
 
-The shape follows the physical plan Flink 2.3 prints with
+It prints the planner's annotations (:mod:`changeflow.plan.optimizer`; a
+logical plan is planned first) and derives none itself. The shape follows the physical plan Flink 2.3 prints with
 ``ExplainDetail.CHANGELOG_MODE``: one line per operator, children below it
 (``:-`` for all but the last child of a join or union, ``+-`` for the last),
 an ``Exchange`` wherever rows are shuffled by key (below a group aggregation,

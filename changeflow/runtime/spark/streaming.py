@@ -64,8 +64,8 @@ class StreamingSettings:
 
     def planner(self) -> PlannerSettings:
         """The settings a logical plan is planned with for this query."""
-        return PlannerSettings(streaming=True, mini_batch=self.mini_batch, agg_phase_strategy=self.agg_phase_strategy, flush=self.flush,
-                               state_ttl_ms=self.state_ttl_ms)
+        return PlannerSettings(streaming=True, mini_batch=self.mini_batch, agg_phase_strategy=self.agg_phase_strategy,
+                               flush=self.flush, state_ttl_ms=self.state_ttl_ms)
 
 
 def physical_plan(plan: N, settings: StreamingSettings) -> N:
@@ -186,8 +186,8 @@ class StreamingTranslator:
         (``"changelog"`` for a changelog keyed by ``key_columns``, ``"append"`` for
         insert-only records whose latest per key supersedes the earlier ones);
         ``flush`` is the policy of an operator the planner marks as buffering: its
-        output is then buffered and flushed (:mod:`.flush`). ``sources`` are the ids (:func:`source_id`) of the sources
-        upstream, whose end of input ends the operator's input. ``rows_per_page``
+        output is then buffered and flushed (:mod:`.flush`). ``sources`` are the
+        ids (:func:`source_id`) of the sources upstream, whose end of input ends the operator's input. ``rows_per_page``
         lets the state's page count grow with its rows (:class:`PagedKeyedState`).
         """
         flush = flush if idempotent_output is not None else None

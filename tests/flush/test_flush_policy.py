@@ -6,7 +6,8 @@ import pandas as pd
 import pytest
 
 from changeflow.runtime.spark.end_of_input import CONTROL, Control, control_of, control_rows
-from changeflow.runtime.spark.flush import BucketBuffer, BucketFlusher, FlushPolicy, MemoryFlusher
+from changeflow.plan.flush_policy import FlushPolicy
+from changeflow.runtime.spark.flush import BucketBuffer, BucketFlusher, MemoryFlusher
 from changeflow.testing.harness import KernelHarness, format_changes, insert_record, rows_of, update_after_record, \
     update_before_record
 

@@ -70,6 +70,7 @@ import pandas as pd
 from changeflow.kernels.changelog import DELETE, INSERT, KIND, SEQ, SUB
 from changeflow.kernels.join.bundle import Record, fold_bundle
 from changeflow.kernels.join.condition import compile_pair_condition
+from changeflow.kernels.contract import KernelBase, wall_clock
 from changeflow.kernels.state import KeyedState
 from changeflow.plan.expressions import Expression
 
@@ -87,7 +88,7 @@ def key_column(i: int) -> str:
     return f"_jk{i}"
 
 
-class StreamingJoin:
+class StreamingJoin(KernelBase):
     """A regular join of two changelogs with Flink 2.3's exact output.
 
     ``left_columns`` / ``right_columns`` name each side's columns as the join outputs
@@ -148,8 +149,6 @@ class StreamingJoin:
         if len(ttl) != 2 or any(t < 0 for t in ttl):
             raise ValueError(f"join state TTL must be one or two (left, right) non-negative ms values, got {ttl_ms!r}")
         self.ttl_ms = (int(ttl[LEFT]), int(ttl[RIGHT]))
-        from changeflow.kernels.ttl import wall_clock
-
         self.clock = clock or wall_clock
         # A sweep reads the bucket's every page: at most once per (shortest) TTL; None without TTL.
         ttls = [t for t in self.ttl_ms if t > 0]
@@ -182,7 +181,8 @@ class StreamingJoin:
     def process_sides(self, left: pd.DataFrame | None, right: pd.DataFrame | None, state: KeyedState) -> pd.DataFrame:
         """Join one batch of each input (either may be None or empty); return the changes emitted."""
         records = (self._records(LEFT, left), self._records(RIGHT, right))
-        self._now = int(self.clock()) if self.sweep_interval_ms is not None else 0
+        # Row write times only with a TTL (without one the state keeps its old layout and never reads them).
+        self._now = int(self.clock()) if any(self.ttl_ms) else 0
         keys = list(dict.fromkeys(r.key for side in records for r in side if not r.null_key))
         key_frame = self._key_frame(keys)
         stores = tuple(self._load(state, side, key_frame) for side in (LEFT, RIGHT))

@@ -24,20 +24,20 @@ Flink's batch execution (both checked against PyFlink 2.3).
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from changeflow.kernels.keyed.records import KEY, ORD, VALUE, child_stamp, dumps, fail, loads
+from changeflow.kernels.contract import KernelBase, wall_clock
 from changeflow.kernels.state import KeyedState
 
 STATE = "_state"
 _TABLE = "keyed"
 
 
-class KeyedProcess:
+class KeyedProcess(KernelBase):
     """The kernel of ``KeyedStream.process(KeyedProcessFunction)``.
 
     >>> from changeflow.datastream.functions import KeyedProcessFunction
@@ -58,10 +58,13 @@ class KeyedProcess:
     [('a', 3), ('b', 2), ('a', 4)]
     """
 
+    has_timers = True  # processing-time timers: next_timer / on_timer (the kernel contract)
+
     def __init__(self, function: Any, name: str, clock: Any = None, with_keys: bool = False) -> None:
         self.function = function
         self.name = name
-        self.clock = clock or (lambda: int(time.time() * 1000))
+        # ctx.timer_service().current_processing_time(): the host's clock (Spark: the micro-batch's timestamp).
+        self.clock = clock or wall_clock
         # Streaming output also has the ``_key`` column (the flush buffer keys by it).
         self.with_keys = with_keys
 
@@ -99,7 +102,7 @@ class KeyedProcess:
             self.function.close()
         return run.output()
 
-    def fire(self, now: int, state: KeyedState) -> pd.DataFrame:
+    def on_timer(self, now: int, state: KeyedState) -> pd.DataFrame:
         """Streaming: calls ``on_timer`` for every timer due at ``now``, in time order (timers are bucket-wide)."""
         run = _Run(self, state, [])
         try:
@@ -108,6 +111,8 @@ class KeyedProcess:
             self.function.close()
         run.commit()
         return run.output()
+
+    fire = on_timer  # the name it had before the kernel contract
 
     def next_timer(self, state: KeyedState) -> int | None:
         """The earliest pending timer of the bucket, or None."""
@@ -243,7 +248,7 @@ class _TimerService:
         self._run = run
 
     def current_processing_time(self) -> int:
-        return self._run.kernel.clock() if self._run else int(time.time() * 1000)
+        return self._run.kernel.clock() if self._run else wall_clock()
 
     def current_watermark(self) -> int:
         return -(1 << 63)

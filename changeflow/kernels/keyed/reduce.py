@@ -20,13 +20,14 @@ import numpy as np
 import pandas as pd
 
 from changeflow.kernels.keyed.records import KEY, ORD, VALUE, dumps, fail, loads
+from changeflow.kernels.contract import KernelBase
 from changeflow.kernels.state import KeyedState
 
 ACC = "_acc"
 _TABLE = "acc"
 
 
-class KeyedReduce:
+class KeyedReduce(KernelBase):
     """Folds records per key with ``reduce(running, record)``.
 
     ``function`` is the user's ReduceFunction (its ``open``/``close`` are called
@@ -73,6 +74,10 @@ class KeyedReduce:
         stamps = dict(zip(last[KEY], last[ORD]))
         return pd.DataFrame({VALUE: [dumps(v) for v in running.values()],
                              ORD: np.asarray([stamps[k] for k in running], dtype=object)})
+
+    def process_bounded(self, batch: pd.DataFrame) -> pd.DataFrame:
+        """Batch execution (the kernel contract): :meth:`final`."""
+        return self.final(batch)
 
     def _fold(self, batch: pd.DataFrame, running: dict[bytes, Any], emit_each: bool) -> list[bytes]:
         reduce = self._reduce_callable()

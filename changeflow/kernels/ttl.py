@@ -49,7 +49,7 @@ end of input) too.
 >>> now = [0]
 >>> agg = GroupAggregate(["k"], [AggCall("count_star", None, DataTypes.BIGINT(), "n")],
 ...                      mini_batch=False, input_insert_only=False)
->>> h = KernelHarness(KeyStateTtl(agg, ["k"], ttl_ms=1000), ["k"])
+>>> h = KernelHarness(KeyStateTtl(agg, ["k"], ttl_ms=1000), ["k"], now=0)
 >>> format_changes(h.process([insert_record("a")]))
 ['+I[a, 1]']
 >>> h.set_time(1000)   # the key was last written at 0: expired at 1000

@@ -31,6 +31,7 @@ import pandas as pd
 
 from changeflow.kernels.keyed.records import KEY, ORD, VALUE, child_stamp, dumps, fail, loads
 from changeflow.kernels.contract import KernelBase, wall_clock
+from changeflow.kernels.keyed.user import PROCESSING_TIME, ContextFactory, close_functions, open_functions
 from changeflow.kernels.state import KeyedState
 
 STATE = "_state"
@@ -40,7 +41,7 @@ _TABLE = "keyed"
 class KeyedProcess(KernelBase):
     """The kernel of ``KeyedStream.process(KeyedProcessFunction)``.
 
-    >>> from changeflow.datastream.functions import KeyedProcessFunction
+    >>> from changeflow.datastream.functions import KeyedProcessFunction, RuntimeContext
     >>> from changeflow.datastream.state import ValueStateDescriptor
     >>> from changeflow.kernels.state import InMemoryKeyedState
     >>> from changeflow.kernels.keyed.records import source_stamp
@@ -52,16 +53,20 @@ class KeyedProcess(KernelBase):
     >>> batch = pd.DataFrame({KEY: [dumps(k) for k in "aba"], VALUE: [dumps(k) for k in "aba"],
     ...                       ORD: [source_stamp(i, 0) for i in range(3)]})
     >>> state = InMemoryKeyedState()
-    >>> [loads(v) for v in KeyedProcess(Count(), "Count").process(batch, state)[VALUE]]
+    >>> [loads(v) for v in KeyedProcess(Count(), "Count", runtime_context=RuntimeContext).process(batch, state)[VALUE]]
     [('a', 1), ('b', 1), ('a', 2)]
-    >>> [loads(v) for v in KeyedProcess(Count(), "Count").process(batch, state)[VALUE]]
+    >>> [loads(v) for v in KeyedProcess(Count(), "Count", runtime_context=RuntimeContext).process(batch, state)[VALUE]]
     [('a', 3), ('b', 2), ('a', 4)]
     """
 
     has_timers = True  # processing-time timers: next_timer / on_timer (the kernel contract)
 
-    def __init__(self, function: Any, name: str, clock: Any = None, with_keys: bool = False) -> None:
+    def __init__(self, function: Any, name: str, clock: Any = None, with_keys: bool = False, *,
+                 runtime_context: ContextFactory | None = None) -> None:
         self.function = function
+        # Builds the context open() gets (the API's RuntimeContext; see .user): its keyed state
+        # reads and writes the current key's values, which this kernel keeps.
+        self.runtime_context = runtime_context
         self.name = name
         # ctx.timer_service().current_processing_time(): the host's clock (Spark: the micro-batch's timestamp).
         self.clock = clock or wall_clock
@@ -77,7 +82,7 @@ class KeyedProcess(KernelBase):
                 record = loads(blob)
                 run.process_element(key_blob, record, stamp)
         finally:
-            self.function.close()
+            close_functions(run.opened)
         run.commit()
         return run.output()
 
@@ -99,7 +104,7 @@ class KeyedProcess(KernelBase):
                 # After every output of the key's last record (their indexes stay below 2**32 - 1).
                 run.fire_timers(None, only_key=key_blob, stamp_base=group[ORD].iloc[-1] + b"\xff" * 4)
         finally:
-            self.function.close()
+            close_functions(run.opened)
         return run.output()
 
     def on_timer(self, now: int, state: KeyedState) -> pd.DataFrame:
@@ -108,7 +113,7 @@ class KeyedProcess(KernelBase):
         try:
             run.fire_timers(now, stamp_base=None)
         finally:
-            self.function.close()
+            close_functions(run.opened)
         run.commit()
         return run.output()
 
@@ -142,8 +147,6 @@ class _Run:
     """One call of the kernel: the keys' state values and timers, the function opened, outputs."""
 
     def __init__(self, kernel: KeyedProcess, state: KeyedState, keys: Any) -> None:
-        from changeflow.datastream.functions import RuntimeContext
-
         self.kernel = kernel
         self.state = state
         self.keys = pd.DataFrame({KEY: np.asarray(list(keys), dtype=object)})
@@ -157,7 +160,8 @@ class _Run:
         self.out_values: list[bytes] = []
         self.out_keys: list[bytes] = []
         self.out_stamps: list[bytes] = []
-        kernel.function.open(RuntimeContext(kernel.name, state_of_current_key=self._state_of_current_key))
+        self.opened = open_functions([kernel.function], kernel.name, kernel.runtime_context,
+                                     self._state_of_current_key)
 
     def _state_of_current_key(self) -> dict:
         if self.current not in self.values:
@@ -288,6 +292,4 @@ class _Context:
         return self._timestamp  # a firing timer's time; records carry no timestamps (no watermarks)
 
     def time_domain(self) -> int:
-        from changeflow.datastream.functions import TimeDomain
-
-        return TimeDomain.PROCESSING_TIME
+        return PROCESSING_TIME

@@ -23,14 +23,16 @@ a key's outputs in order.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from changeflow.kernels.contract import wall_clock
 from changeflow.kernels.keyed.records import KEY, ORD, VALUE, child_stamp, dumps, fail, loads
+from changeflow.kernels.keyed.user import MAX_LONG_VALUE, ContextFactory, close_functions, method_or_self, \
+    open_functions
 from changeflow.kernels.window.groups import group_bounds
 
 LAST = "_last"   # a partial's last stamp
@@ -64,21 +66,18 @@ class WindowSpec:
 class _Context:
     """The ``Context`` of a (Process)(All)WindowFunction when a global window fires at end of input."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, window: Any) -> None:
         self._name = name
+        self._window = window
 
     def window(self):
-        from changeflow.datastream.window import GlobalWindow
-
-        return GlobalWindow.get()
+        return self._window
 
     def current_processing_time(self) -> int:
-        return int(time.time() * 1000)
+        return wall_clock()
 
     def current_watermark(self) -> int:
         # The final watermark of a bounded input: what Flink's window sees when it fires at end of input.
-        from changeflow.datastream.window import MAX_LONG_VALUE
-
         return MAX_LONG_VALUE
 
     def window_state(self):
@@ -88,40 +87,27 @@ class _Context:
         raise NotImplementedError(f"{self._name}: global_state() is not supported by changeflow's windows yet")
 
 
-def _opened(functions: list[Any], name: str) -> list[Any]:
-    from changeflow.datastream.functions import Function, RuntimeContext
-
-    opened = [f for f in functions if isinstance(f, Function)]
-    for f in opened:
-        f.open(RuntimeContext(name))
-    return opened
-
-
-def _close(opened: list[Any]) -> None:
-    for f in opened:
-        f.close()
-
-
 def _outputs(produced: Any) -> list[Any]:
     return list(produced) if produced is not None else []
 
 
-def evaluate_window_function(function: Any, key: Any, elements: list[Any], keyed: bool, name: str) -> list[Any]:
-    """The outputs of a window function (None: pass the elements through) for one fired window."""
-    from changeflow.datastream.functions import (AllWindowFunction, ProcessAllWindowFunction, ProcessWindowFunction,
-                                                 WindowFunction)
-    from changeflow.datastream.window import GlobalWindow
+def evaluate_window_function(function: Any, key: Any, elements: list[Any], keyed: bool, name: str,
+                             window: Any = None) -> list[Any]:
+    """The outputs of a window function (None: pass the elements through) for one fired window.
 
+    By Flink's interfaces (:mod:`changeflow.kernels.keyed.user`): a
+    ``process`` method is a ProcessWindowFunction (``process(key, context,
+    elements)``; without the key for ``window_all``), an ``apply`` method a
+    WindowFunction (``apply(key, window, elements)``; idem). ``window`` is the
+    window that fired (the API's ``GlobalWindow``).
+    """
     if function is None:
         return list(elements)
-    if isinstance(function, ProcessWindowFunction):
-        return _outputs(function.process(key, _Context(name), elements))
-    if isinstance(function, ProcessAllWindowFunction):
-        return _outputs(function.process(_Context(name), elements))
-    if isinstance(function, WindowFunction):
-        return _outputs(function.apply(key, GlobalWindow.get(), elements))
-    if isinstance(function, AllWindowFunction):
-        return _outputs(function.apply(GlobalWindow.get(), elements))
+    if callable(getattr(function, "process", None)):
+        context = _Context(name, window)
+        return _outputs(function.process(key, context, elements) if keyed else function.process(context, elements))
+    if callable(getattr(function, "apply", None)):
+        return _outputs(function.apply(key, window, elements) if keyed else function.apply(window, elements))
     raise TypeError(f"{name}: not a window function: {type(function).__name__}")
 
 
@@ -164,11 +150,14 @@ class WindowKernel:
     [('a', 4), ('b', 2)]
     """
 
-    def __init__(self, spec: WindowSpec, name: str) -> None:
+    def __init__(self, spec: WindowSpec, name: str, *, runtime_context: ContextFactory | None = None,
+                 window: Any = None) -> None:
         if spec.kind not in KINDS:
             raise ValueError(f"unknown window computation {spec.kind!r}; expected one of {KINDS}")
         self.spec = spec
         self.name = name
+        self.runtime_context = runtime_context  # builds the context user functions' open() gets (keyed.user)
+        self.window = window  # the window that fires (the API's GlobalWindow), given to window functions
 
     # --- before the shuffle: one partial per key ----------------------------------------
     def start(self) -> Any:
@@ -190,11 +179,7 @@ class WindowKernel:
         # Resolved once per kernel object (it is called for every record).
         reduce = self.__dict__.get("_reduce_call")
         if reduce is None:
-            from changeflow.datastream.functions import ReduceFunction
-
-            function = self.spec.function
-            reduce = self.__dict__["_reduce_call"] = (function.reduce if isinstance(function, ReduceFunction)
-                                                      else function)
+            reduce = self.__dict__["_reduce_call"] = method_or_self(self.spec.function, "reduce")
         return reduce
 
     def _merge(self, a: Any, b: Any, key: Any) -> Any:
@@ -212,7 +197,7 @@ class WindowKernel:
         """
         spec = self.spec
         emitter = _Emitter(self.name, spec.output_type)
-        opened = _opened([spec.function, spec.window_function], self.name)
+        opened = open_functions([spec.function, spec.window_function], self.name, self.runtime_context)
         try:
             keys = groups[KEY].to_numpy()
             values = groups[VALUE].tolist()
@@ -231,12 +216,12 @@ class WindowKernel:
                 else:
                     function = spec.function
                 try:
-                    outputs = evaluate_window_function(function, key, elements, spec.keyed, self.name)
+                    outputs = evaluate_window_function(function, key, elements, spec.keyed, self.name, self.window)
                 except Exception as error:
                     raise fail(self.name, f"the window of {len(elements)} elements", error, key) from error
                 emitter.emit(outputs, max(lasts[start:end]))
         finally:
-            _close(opened)
+            close_functions(opened)
         return emitter.frame()
 
     def _result(self, accumulator: Any, key: Any) -> Any:
@@ -260,7 +245,7 @@ class PartialFold:
     def __init__(self, kernel: WindowKernel) -> None:
         self.kernel = kernel
         self.partials: dict[bytes, list] = {}  # key -> [partial, first stamp, last stamp]
-        self._opened = _opened([kernel.spec.function], kernel.name)
+        self._opened = open_functions([kernel.spec.function], kernel.name, kernel.runtime_context)
 
     def add(self, records: pd.DataFrame) -> None:
         """Folds a record frame (``_key``, ``_value``, ``_ord``)."""
@@ -288,7 +273,7 @@ class PartialFold:
         ``stamp`` turns the stamps given to :meth:`add_values` into byte stamps
         (a caller may fold with plain source positions, which compare the same).
         """
-        _close(self._opened)
+        close_functions(self._opened)
         entries = self.partials
         stamp = stamp or (lambda s: s)
         return pd.DataFrame({KEY: np.asarray(list(entries), dtype=object),
@@ -308,17 +293,19 @@ class CoGroupKernel:
     of each key, told apart by ``_side`` and sorted by key, side and stamp.
     """
 
-    def __init__(self, kind: str, function: Any, name: str, output_type: Any = None) -> None:
+    def __init__(self, kind: str, function: Any, name: str, output_type: Any = None, *,
+                 runtime_context: ContextFactory | None = None) -> None:
         if kind not in ("co_group", "join", "flat_join"):
             raise ValueError(f"unknown two-input window computation {kind!r}")
         self.kind = kind
         self.function = function
         self.name = name
         self.output_type = output_type
+        self.runtime_context = runtime_context
 
     def fire(self, groups: pd.DataFrame) -> pd.DataFrame:
         emitter = _Emitter(self.name, self.output_type)
-        opened = _opened([self.function], self.name)
+        opened = open_functions([self.function], self.name, self.runtime_context)
         try:
             keys = groups[KEY].to_numpy()
             sides = groups[SIDE].to_numpy()
@@ -338,17 +325,15 @@ class CoGroupKernel:
                                loads(keys[start])) from error
                 emitter.emit(outputs, max(stamps[start:end]))
         finally:
-            _close(opened)
+            close_functions(opened)
         return emitter.frame()
 
     def _evaluate(self, first: list[Any], second: list[Any]) -> list[Any]:
-        from changeflow.datastream.functions import CoGroupFunction, FlatJoinFunction, JoinFunction
-
         function = self.function
         if self.kind == "co_group":
-            call = function.co_group if isinstance(function, CoGroupFunction) else function
+            call = method_or_self(function, "co_group")
             return _outputs(call(first, second))
-        call = function.join if isinstance(function, (JoinFunction, FlatJoinFunction)) else function
+        call = method_or_self(function, "join")
         if self.kind == "join":
             return [call(a, b) for a in first for b in second]
         return [out for a in first for b in second for out in _outputs(call(a, b))]

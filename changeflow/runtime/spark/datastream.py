@@ -58,6 +58,7 @@ from changeflow.common.row import Row
 from changeflow.datastream import graph
 from changeflow.datastream.cache import CacheNode, CacheRegistry
 from changeflow.datastream.chain import ChainRunner, Op
+from changeflow.datastream.functions import RuntimeContext
 from changeflow.datastream.side_output import SideOutputNode, side_output_ops
 from changeflow.datastream.window_graph import check_end_of_stream_inputs
 from changeflow.kernels.keyed.buffered import KEY_COLUMNS, OUTPUT_COLUMNS, ChangelogRecords
@@ -212,7 +213,7 @@ class DataStreamJob:
         runner = ChainRunner(ops + [Op("key", node.key_selector, f"KeySelector of {node.name}")], worker_note)
         control = self.control
         kernel_type = KeyedReduce if isinstance(node, graph.KeyedReduceNode) else KeyedProcess
-        kernel = kernel_type(node.function, node.name, with_keys=control)
+        kernel = kernel_type(node.function, node.name, with_keys=control, runtime_context=RuntimeContext)
         child = self.translate(base)
         if not self.settings.streaming:
             keyed = child.mapInPandas(runner, _KEYED).repartition(F.col(KEY))

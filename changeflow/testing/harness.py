@@ -230,14 +230,16 @@ class KernelHarness:
         self._next_seq += len(records)
         return pd.DataFrame(data)
 
+    def rows_of_frame(self, frame: pd.DataFrame | None) -> list[Row]:
+        """The rows of an output frame (:meth:`process_frame`'s), kinds included, bookkeeping dropped."""
+        out = concat_outputs(frame)
+        return [] if out is None else rows_of(out, [c for c in out.columns if c not in (KIND, SEQ, SUB)])
+
     def _before_call(self) -> None:
         if self.restart_every_batch:
             self.restart()
 
     def _collect(self, out: pd.DataFrame | None) -> list[Row]:
-        out = concat_outputs(out)
-        if out is None:
-            return []
-        rows = rows_of(out, [c for c in out.columns if c not in (KIND, SEQ, SUB)])
+        rows = self.rows_of_frame(out)
         self.changes.extend(rows)
         return rows

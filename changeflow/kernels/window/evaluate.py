@@ -12,7 +12,12 @@ A :class:`WindowSpec` says what a window computes: ``reduce``, ``aggregate``
   therefore be associative (Flink's batch combiners assume the same).
 - ``process``/``apply`` get all of a key's elements, in input order, in one call.
 
-:class:`CoGroupKernel` does the same for ``co_group``/``join`` over two inputs.
+:class:`~.co_group.CoGroupKernel` does the same for ``co_group``/``join`` over two inputs.
+
+Both also follow the kernel contract (:mod:`changeflow.kernels.contract`): a
+host that feeds input as it arrives keeps each key's window in state
+(:meth:`WindowKernel.process`) and fires every window at
+:meth:`WindowKernel.end_of_input`, with the same outputs.
 
 Frames are record frames (:mod:`changeflow.kernels.keyed.records`): ``_key``,
 ``_value``, ``_ord``; partials add ``_last``, the stamp of the key's last
@@ -29,10 +34,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from changeflow.kernels.contract import wall_clock
+from changeflow.kernels.contract import KernelBase, wall_clock
 from changeflow.kernels.keyed.records import KEY, ORD, VALUE, child_stamp, dumps, fail, loads
 from changeflow.kernels.keyed.user import MAX_LONG_VALUE, ContextFactory, close_functions, method_or_self, \
     open_functions
+from changeflow.kernels.state import KeyedState
 from changeflow.kernels.window.groups import group_bounds
 
 LAST = "_last"   # a partial's last stamp
@@ -87,7 +93,7 @@ class _Context:
         raise NotImplementedError(f"{self._name}: global_state() is not supported by changeflow's windows yet")
 
 
-def _outputs(produced: Any) -> list[Any]:
+def outputs_of(produced: Any) -> list[Any]:
     return list(produced) if produced is not None else []
 
 
@@ -105,13 +111,13 @@ def evaluate_window_function(function: Any, key: Any, elements: list[Any], keyed
         return list(elements)
     if callable(getattr(function, "process", None)):
         context = _Context(name, window)
-        return _outputs(function.process(key, context, elements) if keyed else function.process(context, elements))
+        return outputs_of(function.process(key, context, elements) if keyed else function.process(context, elements))
     if callable(getattr(function, "apply", None)):
-        return _outputs(function.apply(key, window, elements) if keyed else function.apply(window, elements))
+        return outputs_of(function.apply(key, window, elements) if keyed else function.apply(window, elements))
     raise TypeError(f"{name}: not a window function: {type(function).__name__}")
 
 
-class _Emitter:
+class Emitter:
     """Collects a task's outputs with their stamps and converts them to the declared type."""
 
     def __init__(self, name: str, output_type: Any) -> None:
@@ -135,7 +141,7 @@ class _Emitter:
                              ORD: np.asarray(self.stamps, dtype=object)})
 
 
-class WindowKernel:
+class WindowKernel(KernelBase):
     """Evaluates a :class:`WindowSpec` over complete key groups; ``name`` names the operator in errors.
 
     >>> from changeflow.kernels.keyed.records import source_stamp
@@ -158,6 +164,35 @@ class WindowKernel:
         self.name = name
         self.runtime_context = runtime_context  # builds the context user functions' open() gets (keyed.user)
         self.window = window  # the window that fires (the API's GlobalWindow), given to window functions
+
+    # --- the kernel contract: a streaming host keeps the window in state until end of input --
+    def process(self, batch: pd.DataFrame, state: KeyedState) -> pd.DataFrame:
+        """Add a batch of records (``_key``, ``_value``, ``_ord``) to their keys' windows in ``state``; emit nothing.
+
+        Combinable specs keep one partial per key (table ``window``: ``_key``,
+        ``_value`` the pickled partial, ``_ord`` its first stamp, ``_last`` its
+        last), the others every record. The runtime runs these windows with the
+        batch algorithm instead (:meth:`fire` over sorted groups); this is the
+        same window for a host that feeds input as it comes (the testing harness).
+        """
+        keys = pd.DataFrame({KEY: np.asarray(pd.unique(batch[KEY]), dtype=object)})
+        stored = state.load(WINDOW_TABLE, keys)
+        if self.spec.combinable:
+            fold = PartialFold(self)
+            if len(stored) and LAST in stored.columns:
+                for k, v, first, last in zip(stored[KEY], stored[VALUE], stored[ORD], stored[LAST]):
+                    fold.partials[k] = [loads(v), first, last]
+            fold.add(batch)
+            rows = fold.result()
+        else:
+            parts = [stored[[KEY, VALUE, ORD]]] if len(stored) and VALUE in stored.columns else []
+            rows = pd.concat(parts + [batch[[KEY, VALUE, ORD]]], ignore_index=True)
+        state.store(WINDOW_TABLE, keys, rows)
+        return no_records()
+
+    def end_of_input(self, state: KeyedState) -> pd.DataFrame | None:
+        """The input ended: every key's window fires (in key order), and its contents are dropped."""
+        return fire_stored(state, [KEY, ORD], self.fire)
 
     # --- before the shuffle: one partial per key ----------------------------------------
     def start(self) -> Any:
@@ -196,7 +231,7 @@ class WindowKernel:
         others records (``_key``, ``_value``, ``_ord``).
         """
         spec = self.spec
-        emitter = _Emitter(self.name, spec.output_type)
+        emitter = Emitter(self.name, spec.output_type)
         opened = open_functions([spec.function, spec.window_function], self.name, self.runtime_context)
         try:
             keys = groups[KEY].to_numpy()
@@ -282,58 +317,19 @@ class PartialFold:
                              LAST: np.asarray([stamp(e[2]) for e in entries.values()], dtype=object)})
 
 
-class CoGroupKernel:
-    """``co_group``/``join`` of two inputs over a global window that fires at end of input.
+WINDOW_TABLE = "window"
 
-    ``kind``: ``co_group`` (``function.co_group(first, second)`` yields outputs
-    for every key present in either input), ``join`` (``function.join(a, b)``
-    returns one output per pair with equal keys: an inner join, pairs in
-    Flink's order: first input outer, second inner) or ``flat_join``
-    (``join(a, b)`` yields outputs per pair). Groups hold both inputs' records
-    of each key, told apart by ``_side`` and sorted by key, side and stamp.
-    """
 
-    def __init__(self, kind: str, function: Any, name: str, output_type: Any = None, *,
-                 runtime_context: ContextFactory | None = None) -> None:
-        if kind not in ("co_group", "join", "flat_join"):
-            raise ValueError(f"unknown two-input window computation {kind!r}")
-        self.kind = kind
-        self.function = function
-        self.name = name
-        self.output_type = output_type
-        self.runtime_context = runtime_context
+def no_records() -> pd.DataFrame:
+    return pd.DataFrame({VALUE: np.empty(0, dtype=object), ORD: np.empty(0, dtype=object)})
 
-    def fire(self, groups: pd.DataFrame) -> pd.DataFrame:
-        emitter = _Emitter(self.name, self.output_type)
-        opened = open_functions([self.function], self.name, self.runtime_context)
-        try:
-            keys = groups[KEY].to_numpy()
-            sides = groups[SIDE].to_numpy()
-            values = groups[VALUE].tolist()
-            stamps = groups[ORD].tolist()
-            starts, ends = group_bounds(keys)
-            for start, end in zip(starts.tolist(), ends.tolist()):
-                split = start + int(np.count_nonzero(sides[start:end] == 0))
-                first = [loads(v) for v in values[start:split]]
-                second = [loads(v) for v in values[split:end]]
-                if self.kind != "co_group" and not (first and second):
-                    continue
-                try:
-                    outputs = self._evaluate(first, second)
-                except Exception as error:
-                    raise fail(self.name, f"{len(first)} and {len(second)} elements", error,
-                               loads(keys[start])) from error
-                emitter.emit(outputs, max(stamps[start:end]))
-        finally:
-            close_functions(opened)
-        return emitter.frame()
 
-    def _evaluate(self, first: list[Any], second: list[Any]) -> list[Any]:
-        function = self.function
-        if self.kind == "co_group":
-            call = method_or_self(function, "co_group")
-            return _outputs(call(first, second))
-        call = method_or_self(function, "join")
-        if self.kind == "join":
-            return [call(a, b) for a in first for b in second]
-        return [out for a in first for b in second for out in _outputs(call(a, b))]
+def fire_stored(state: KeyedState, order: list[str], fire: Any) -> pd.DataFrame | None:
+    """Fire every window kept in ``state`` (sorted into complete groups by ``order``), then drop them."""
+    rows = state.scan(WINDOW_TABLE)
+    if not len(rows) or VALUE not in rows.columns:
+        return None
+    out = fire(rows.sort_values(order, kind="stable", ignore_index=True))
+    keys = pd.DataFrame({KEY: np.asarray(pd.unique(rows[KEY]), dtype=object)})
+    state.store(WINDOW_TABLE, keys, rows.iloc[:0])
+    return out

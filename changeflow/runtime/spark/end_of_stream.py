@@ -58,7 +58,8 @@ from changeflow.datastream.window_graph import CoGroupNode, WindowNode, is_bound
 from changeflow.kernels.keyed.process import KeyedProcess
 from changeflow.kernels.keyed.records import (CONTROL_VALUE, KEY, ORD, VALUE, control_mask, control_stamp, dumps,
                                               loads, source_stamp)
-from changeflow.kernels.window.evaluate import LAST, SIDE, CoGroupKernel, PartialFold, WindowKernel, WindowSpec
+from changeflow.kernels.window.co_group import CoGroupKernel
+from changeflow.kernels.window.evaluate import LAST, SIDE, PartialFold, WindowKernel, WindowSpec
 from changeflow.kernels.window.groups import complete_groups
 from changeflow.runtime.spark.end_of_input import END_OF_INPUT
 from changeflow.runtime.spark.query_start import start_query

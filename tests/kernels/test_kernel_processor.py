@@ -102,19 +102,20 @@ def values(frames):
     return [loads(v) for f in frames for v in f[VALUE]]
 
 
-def test_a_kernel_with_timers_runs_in_the_one_processor_on_the_micro_batch_clock():
+def test_a_kernel_with_timers_runs_in_the_one_processor():
     processor = RecordKernelProcessor(KeyedProcess(Reminder(), "Reminder", runtime_context=RuntimeContext),
                                       [KEY], pages=4)
     assert processor.time_mode == "ProcessingTime"
     handle = FakeHandle()
     fresh, out = micro_batch(processor, handle, 1000, records([("a", 1), ("b", 2), ("a", 3)]))
     assert values(out) == [("elem", "a"), ("elem", "b"), ("elem", "a")]
-    assert isinstance(fresh.kernel.clock, HostClock)   # bound by the host, not patched
-    assert handle.timers == {1010}                      # one Spark timer per bucket, at the kernel's next timer
-    _, out = micro_batch(processor, handle, 1005)
+    assert isinstance(fresh.kernel.clock, HostClock)   # bound by the host, not patched: the wall clock here
+    (due,) = handle.timers                              # one Spark timer per bucket, at the kernel's next timer
+    assert due > 10**12
+    _, out = micro_batch(processor, handle, due - 1)
     assert out == []
-    _, out = micro_batch(processor, handle, 1012)
-    assert sorted(values(out)) == [("timer", "a", 4, 1010), ("timer", "b", 2, 1010)]
+    _, out = micro_batch(processor, handle, due + 1000)  # the records' timers (wall clock + 10 ms each) are due
+    assert sorted(v[:3] for v in values(out)) == [("timer", "a", 4), ("timer", "b", 2)]
     assert handle.timers == set()
 
 

@@ -18,9 +18,12 @@ The processor hosts any kernel through the kernel contract
 for the bucket's rows, ``flush`` on an upstream flush signal, ``end_of_input``
 once all upstream sources ended, ``on_timer`` from a processing-time timer kept
 at the kernel's ``next_timer`` (``has_timers``: a ``KeyedProcessFunction``),
-``sweep`` (below). It binds the kernel's clock to the micro-batch's processing
-time (Spark's batch timestamp, kept in the offset log) whenever the operator
-runs in processing-time mode; otherwise the kernel reads the wall clock.
+``sweep`` (below). It binds the kernel's clock: the micro-batch's processing
+time (Spark's batch timestamp, kept in the offset log) for a kernel with a TTL
+sweep, the wall clock otherwise (a ``KeyedProcessFunction`` reads processing
+time as Flink's does, so a timer it sets for "now" fires in a later
+micro-batch: Spark fires the timers its batch timestamp has reached after the
+batch's input).
 
 A kernel with a state TTL (``sweep_interval_ms`` not None: under
 ``table.exec.state.ttl`` or a ``STATE_TTL`` hint, the group aggregation,
@@ -182,10 +185,8 @@ class KernelProcessor(StatefulProcessor):
                                self.kernel.operator_name)
 
     def _tick(self, timerValues: Any) -> int | None:
-        """Set the kernel's clock to the micro-batch's processing time (processing-time mode only); return it."""
-        now = timerValues.getCurrentProcessingTimeInMs() if self.time_mode == "ProcessingTime" else None
-        self.clock.set(now)
-        return now
+        """Set the kernel's clock to the micro-batch's processing time (TTL sweep only, see the module); return it."""
+        return self.sweep.start_batch(timerValues)
 
     def handleInputRows(self, key: Any, rows: Iterator[pd.DataFrame], timerValues: Any) -> Iterator[pd.DataFrame]:
         # Each input row is (_bucket, _payload); Spark renames columns whose names
@@ -221,7 +222,6 @@ class KernelProcessor(StatefulProcessor):
 
     def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[pd.DataFrame]:
         now = timerValues.getCurrentProcessingTimeInMs()
-        self.clock.set(now)
         if self.sweep.active:
             self.sweep.run(self.handle, self._state(), now)
             return

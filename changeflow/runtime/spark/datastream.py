@@ -76,7 +76,7 @@ from changeflow.connectors import filestore
 from changeflow.connectors.sink_job import SinkJob
 from changeflow.runtime.spark.job_directory import already_written, committed_batches, job_directory, require_shared
 from changeflow.runtime.spark.packing import BUCKET, PACKED, Packer
-from changeflow.runtime.spark.record_processor import BatchKeyed as _BatchKeyed
+from changeflow.runtime.spark.record_processor import BatchKeyed
 from changeflow.runtime.spark.record_processor import RecordKernelProcessor, to_records  # noqa: F401 (re-exported)
 from changeflow.runtime.spark.query_start import start_query
 
@@ -217,7 +217,7 @@ class DataStreamJob:
         child = self.translate(base)
         if not self.settings.streaming:
             keyed = child.mapInPandas(runner, _KEYED).repartition(F.col(KEY))
-            return keyed.mapInPandas(_BatchKeyed(kernel), _RECORDS)
+            return keyed.mapInPandas(BatchKeyed(kernel), _RECORDS)
         packer = Packer([KEY], self.settings.buckets, child.columns, _OBJECT, local=runner)
         flush = buffering(node, self.settings.flush) if control else None
         if control:

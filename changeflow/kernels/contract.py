@@ -13,9 +13,10 @@ of :class:`Kernel`, never by the presence of a method.
 The calls, in the order a host makes them for one batch of a bucket:
 
 1. :meth:`Kernel.bind_clock` once, before anything else: the processing-time
-   clock the kernel reads (ms). The Spark host's clock gives the micro-batch's
-   timestamp (so write times, expiry and timers share one clock and a re-run
-   micro-batch sees the same time), the harness's a time the test sets.
+   clock the kernel reads (ms). The Spark host's clock gives a kernel with a
+   TTL sweep the micro-batch's timestamp (so write times, expiry and sweeps
+   share one clock and a re-run micro-batch sees the same time) and any other
+   kernel the wall clock; the harness's gives the time the test sets.
 2. :meth:`Kernel.process` with the batch's rows, if it has any.
 3. :meth:`Kernel.flush` when the batch carried a flush signal (an upstream
    operator flushed its output buffer, FLIP-365), then

@@ -43,7 +43,6 @@ turns on for an unbounded query that wants them (see :mod:`.flush`, whose idle
 flushes need the same, and :meth:`~.streaming.StreamingTranslator.ttl_sweep`).
 """
 
-
 from __future__ import annotations
 
 import pickle

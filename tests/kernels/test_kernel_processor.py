@@ -115,7 +115,9 @@ def test_a_kernel_with_timers_runs_in_the_one_processor():
     _, out = micro_batch(processor, handle, due - 1)
     assert out == []
     _, out = micro_batch(processor, handle, due + 1000)  # the records' timers (wall clock + 10 ms each) are due
-    assert sorted(v[:3] for v in values(out)) == [("timer", "a", 4), ("timer", "b", 2)]
+    # a's two records may have set two timers (the wall clock moved between them): each fires once.
+    fired = [v[:3] for v in values(out)]
+    assert set(fired) == {("timer", "a", 4), ("timer", "b", 2)} and fired.count(("timer", "b", 2)) == 1
     assert handle.timers == set()
 
 

@@ -8,6 +8,7 @@ micro-batch fires its due timers after its input rows, as transformWithState doe
 import pickle
 
 import pandas as pd
+import pytest
 
 from changeflow.common.types import DataTypes
 from changeflow.datastream import KeyedProcessFunction, ValueStateDescriptor
@@ -188,3 +189,31 @@ def test_flush_and_end_of_input_signals_call_the_contract_once_all_sources_ended
     _, out = micro_batch(processor, handle, 2, Control(frozenset({1, 2})))
     rows = pd.concat(out)
     assert rows[rows["_kind"] != CONTROL].empty                        # end of input is called once
+
+
+@pytest.mark.parametrize("declared", [True, False], ids=["sweep_off_by_host", "no_sweep_declared"])
+def test_a_join_with_a_ttl_but_no_sweep_timer_still_expires_rows_on_access(declared):
+    # A query that cannot fire timers runs the join without its sweep (StreamingTranslator.ttl_sweep):
+    # the kernel then reads the wall clock. It used to stamp every row 0 then and never expire one.
+    import time
+
+    from changeflow.kernels.join import SIDE, StreamingJoin
+    from changeflow.runtime.spark.join import JoinProcessor
+
+    join = StreamingJoin("INNER", ["id", "v"], ["id0", "w"], ["id"], ["id0"], ttl_ms=1)
+    if not declared:
+        join.sweep_interval_ms = None  # what the translator used to do to turn the sweep off
+    processor = JoinProcessor(join, join.key_columns, pages=1, output_columns=["id", "v", "id0", "w"], sweep=False)
+    assert processor.time_mode == "None"
+    handle = FakeHandle()
+
+    def side(n, **columns):
+        frame = pd.DataFrame({**columns, "_kind": pd.array([0], dtype="int8"), "_seq": [n], "_sub": [0]})
+        frame[SIDE] = n % 2
+        frame["_jk0"] = pd.array([1], dtype="Int64")
+        return frame
+
+    micro_batch(processor, handle, 0, side(0, id=pd.array([1], dtype="Int64"), v=["x"]))
+    time.sleep(0.01)  # the left row (TTL 1 ms) expires
+    _, out = micro_batch(processor, handle, 0, side(1, id0=pd.array([1], dtype="Int64"), w=["y"]))
+    assert out == [] and handle.timers == set()

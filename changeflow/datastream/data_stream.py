@@ -192,8 +192,8 @@ class KeyedStream(DataStream):
         return self._keyed_reduce(func, f"Reduce({describe(func)})")
 
     def _accumulate(self, kind: str, position: int | str) -> DataStream:
-        # Imported here: the kernel module subclasses this package's ReduceFunction.
-        from changeflow.kernels.keyed.accumulate import AccumulateReduce, check_sum_field
+        # Imported here: the module subclasses this package's ReduceFunction.
+        from changeflow.datastream.accumulate import AccumulateReduce, check_sum_field
 
         # A declared non-numeric field fails here; a declared numeric one bounds the sum.
         field_type = check_sum_field(self.get_type(), position) if kind == "sum" else None

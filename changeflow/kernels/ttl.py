@@ -37,9 +37,11 @@ append-only Top-N sort key), so parts of one key's state can expire while
 others live; changeflow expires a key's state as a whole, at the last write of
 any part of it. Expiry is silent in both (no retraction is emitted).
 
-Time comes from ``clock`` (processing time in ms), which the caller sets: the
-Spark runtime uses the micro-batch's timestamp, the testing harness a fake
-clock.
+Time comes from the clock the host binds (:meth:`~changeflow.kernels.contract.Kernel.bind_clock`,
+processing time in ms): the Spark runtime's gives the micro-batch's timestamp,
+the testing harness's the time a test sets. The wrapper passes the clock on to
+the wrapped kernel, and every other part of the kernel contract (timers, flush,
+end of input) too.
 
 >>> from changeflow.common.types import DataTypes
 >>> from changeflow.kernels.aggregate import AggCall, GroupAggregate
@@ -47,35 +49,33 @@ clock.
 >>> now = [0]
 >>> agg = GroupAggregate(["k"], [AggCall("count_star", None, DataTypes.BIGINT(), "n")],
 ...                      mini_batch=False, input_insert_only=False)
->>> h = KernelHarness(KeyStateTtl(agg, ["k"], ttl_ms=1000, clock=lambda: now[0]), ["k"])
+>>> h = KernelHarness(KeyStateTtl(agg, ["k"], ttl_ms=1000), ["k"], now=0)
 >>> format_changes(h.process([insert_record("a")]))
 ['+I[a, 1]']
->>> now[0] = 1000   # the key was last written at 0: expired at 1000
+>>> h.set_time(1000)   # the key was last written at 0: expired at 1000
 >>> format_changes(h.process([insert_record("a")]))
 ['+I[a, 1]']
 """
 
 from __future__ import annotations
 
-import time
 from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
 
 from changeflow.kernels.aggregate.keys import KeyIndex
+from changeflow.kernels.contract import Clock, KernelBase, wall_clock
 from changeflow.kernels.state import KeyedState
 
 TTL_TABLE = "_ttl"
 WRITTEN = "_written"
 
 
-def wall_clock() -> int:
-    """Processing time in ms from the system clock (the default when no caller sets one)."""
-    return int(time.time() * 1000)
+__all__ = ["KeyStateTtl", "TTL_TABLE", "WRITTEN", "wall_clock"]
 
 
-class KeyStateTtl:
+class KeyStateTtl(KernelBase):
     """Per-key state TTL around ``kernel`` (see the module docstring).
 
     ``key_columns`` are the kernel's key (every state table's rows start with
@@ -99,6 +99,34 @@ class KeyStateTtl:
         # How often (at most) the runtime should sweep a bucket: once per TTL (a sweep reads
         # the bucket's every page), so an idle key is reclaimed within two TTLs of its last write.
         self.sweep_interval_ms: int | None = self.ttl_ms
+
+    # --- the rest of the kernel contract: the wrapped kernel's ------------------------------
+    @property
+    def has_timers(self) -> bool:  # type: ignore[override]
+        return self.kernel.has_timers
+
+    @property
+    def operator_name(self) -> str:
+        return self.kernel.operator_name
+
+    def bind_clock(self, clock: Clock) -> None:
+        self.clock = clock
+        self.kernel.bind_clock(clock)
+
+    def next_timer(self, state: KeyedState) -> int | None:
+        return self.kernel.next_timer(state)
+
+    def on_timer(self, now: int, state: KeyedState) -> pd.DataFrame | None:
+        return self.kernel.on_timer(now, state)
+
+    def on_watermark(self, watermark: int, state: KeyedState) -> pd.DataFrame | None:
+        return self.kernel.on_watermark(watermark, state)
+
+    def flush(self, state: KeyedState) -> pd.DataFrame | None:
+        return self.kernel.flush(state)
+
+    def end_of_input(self, state: KeyedState) -> pd.DataFrame | None:
+        return self.kernel.end_of_input(state)
 
     def __getattr__(self, name: str) -> Any:
         # Only called for names not found on the wrapper; guard the attributes that
@@ -126,10 +154,6 @@ class KeyStateTtl:
         rows[WRITTEN] = stamp[live].astype(np.int64)
         state.store(TTL_TABLE, keys.frame, rows)
         return out
-
-    def end_of_input(self, state: KeyedState):
-        hook = getattr(self.kernel, "end_of_input", None)
-        return None if hook is None else hook(state)
 
     def sweep(self, state: KeyedState, now: int | None = None) -> int | None:
         """Delete the state of every key last written at or before ``now - ttl``.

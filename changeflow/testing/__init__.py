@@ -1,10 +1,9 @@
-"""Public test helpers: Flink-style record builders and a kernel harness.
+"""Public test helpers: Flink-style record builders and a harness that plays a kernel's host.
 
 >>> from changeflow.testing import KernelHarness, insert_record, materialize
 """
 
-from changeflow.testing.harness import (
-    KernelHarness,
+from changeflow.testing.changelog import (
     assert_changelog,
     delete_record,
     format_change,
@@ -17,10 +16,12 @@ from changeflow.testing.harness import (
     update_after_record,
     update_before_record,
 )
+from changeflow.testing.harness import KernelHarness, Snapshot
 
 __all__ = sorted(
     [
         "KernelHarness",
+        "Snapshot",
         "assert_changelog",
         "delete_record",
         "format_change",

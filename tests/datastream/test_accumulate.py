@@ -3,7 +3,7 @@
 import pytest
 
 from changeflow.common import Row
-from changeflow.kernels.keyed import AccumulateReduce
+from changeflow.datastream.accumulate import AccumulateReduce
 
 
 def fold(kind, position, records):

@@ -10,12 +10,14 @@ import datetime
 
 import pytest
 
+from changeflow.datastream.functions import RuntimeContext
 from changeflow.common import Row, Types
 from changeflow.datastream import (AggregateFunction, AggregatingStateDescriptor, KeyedProcessFunction,
                                    ListStateDescriptor, MapStateDescriptor, ReducingStateDescriptor,
                                    StreamExecutionEnvironment, ValueStateDescriptor)
 from changeflow.datastream.chain import ChainRunner, Op
-from changeflow.kernels.keyed import AccumulateReduce, KeyedProcess, KeyedReduce, UserFunctionError
+from changeflow.datastream.accumulate import AccumulateReduce
+from changeflow.kernels.keyed import KeyedProcess, KeyedReduce, UserFunctionError
 from changeflow.kernels.keyed.records import ORD, VALUE, dumps, source_stamp
 from changeflow.kernels.state import InMemoryKeyedState
 
@@ -67,7 +69,7 @@ def test_sum_on_declared_numbers_builds_and_a_bad_position_fails_when_built():
 
 def test_sum_on_an_undeclared_string_field_fails_on_the_first_such_record():
     # Undeclared (pickled) records are checked when summed, the key's first record included.
-    kernel = KeyedReduce(AccumulateReduce("sum", 1), "sum(1)")
+    kernel = KeyedReduce(AccumulateReduce("sum", 1), "sum(1)", runtime_context=RuntimeContext)
     with pytest.raises(UserFunctionError) as error:
         kernel.process(records([("a", "x"), ("a", "y")]), InMemoryKeyedState())
     message = str(error.value)
@@ -76,10 +78,10 @@ def test_sum_on_an_undeclared_string_field_fails_on_the_first_such_record():
 
 
 def test_sum_on_an_undeclared_field_checks_later_records_and_basic_values():
-    kernel = KeyedReduce(AccumulateReduce("sum", 1), "sum(1)")
+    kernel = KeyedReduce(AccumulateReduce("sum", 1), "sum(1)", runtime_context=RuntimeContext)
     with pytest.raises(UserFunctionError, match=r"on record \('a', '2'\).*field 1 is '2' \(str\)"):
         kernel.process(records([("a", 1), ("a", "2")]), InMemoryKeyedState())
-    basic = KeyedReduce(AccumulateReduce("sum", 0), "sum(0)")
+    basic = KeyedReduce(AccumulateReduce("sum", 0), "sum(0)", runtime_context=RuntimeContext)
     with pytest.raises(UserFunctionError, match=r"the record \(a basic value, field 0\) is True \(bool\)"):
         basic.process(records([1, True], key=lambda v: 0), InMemoryKeyedState())
     with pytest.raises(UserFunctionError, match=r"field 1 is None"):
@@ -89,7 +91,7 @@ def test_sum_on_an_undeclared_field_checks_later_records_and_basic_values():
 def test_sum_still_adds_ints_floats_and_decimals():
     import decimal
 
-    kernel = KeyedReduce(AccumulateReduce("sum", 1), "sum(1)")
+    kernel = KeyedReduce(AccumulateReduce("sum", 1), "sum(1)", runtime_context=RuntimeContext)
     out = kernel.process(records([("a", 1), ("a", 2.5), ("b", decimal.Decimal("1.5")), ("b", 1)]),
                          InMemoryKeyedState())
     assert values(out) == [("a", 1), ("a", 3.5), ("b", decimal.Decimal("1.5")), ("b", decimal.Decimal("2.5"))]
@@ -115,7 +117,7 @@ class Store(KeyedProcessFunction):
 
 
 def _run(function, rows, state=None):
-    return KeyedProcess(function, "KeyedProcess(Store)").process(records(rows), state or InMemoryKeyedState())
+    return KeyedProcess(function, "KeyedProcess(Store)", runtime_context=RuntimeContext).process(records(rows), state or InMemoryKeyedState())
 
 
 @pytest.mark.parametrize("descriptor, getter, write, bad", [
@@ -315,20 +317,20 @@ def test_keyed_process_output_type_is_enforced():
     function = ds._node.function
     with pytest.raises(UserFunctionError, match=r"the output of KeyedProcess\(.*Bad\) is declared Types.LONG\(\), "
                                                 r"but the value 'not a number' \(str\)"):
-        KeyedProcess(function, "KeyedProcess(Bad)").process(records([("a", 1)]), InMemoryKeyedState())
+        KeyedProcess(function, "KeyedProcess(Bad)", runtime_context=RuntimeContext).process(records([("a", 1)]), InMemoryKeyedState())
 
 
 def test_a_keyed_reduce_on_a_typed_stream_checks_its_outputs():
     ds = _env().from_collection([("a", 1)], type_info=PAIR)
     reduced = ds.key_by(lambda r: r[0]).reduce(lambda a, b: (a[0], str(a[1] + b[1])))
-    kernel = KeyedReduce(reduced._node.function, reduced.get_name())
+    kernel = KeyedReduce(reduced._node.function, reduced.get_name(), runtime_context=RuntimeContext)
     with pytest.raises(UserFunctionError, match=r"the output of Reduce\(.*\) is declared Types.TUPLE.*"
                                                 r"but the value \('a', '3'\)"):
         kernel.process(records([("a", 1), ("a", 2)]), InMemoryKeyedState())
     # sum keeps its first-record check through the wrapper, and its idempotence
     summed = ds.key_by(lambda r: r[0]).sum(1)._node.function
     assert callable(summed.accept_first) and summed.is_output_idempotent()
-    assert values(KeyedReduce(summed, "sum(1)").process(records([("a", 1), ("a", 2)]), InMemoryKeyedState())) == \
+    assert values(KeyedReduce(summed, "sum(1)", runtime_context=RuntimeContext).process(records([("a", 1), ("a", 2)]), InMemoryKeyedState())) == \
         [("a", 1), ("a", 3)]
 
 
@@ -358,11 +360,11 @@ def test_state_type_check_does_not_touch_dates_that_fit():
 def test_a_sum_that_leaves_its_declared_field_type_fails():
     ints = _env().from_collection([], type_info=Types.TUPLE([Types.STRING(), Types.INT()]))
     summed = ints.key_by(lambda r: r[0]).sum(1)._node.function
-    kernel = KeyedReduce(summed, "sum(1)")
+    kernel = KeyedReduce(summed, "sum(1)", runtime_context=RuntimeContext)
     assert values(kernel.process(records([("a", 1), ("a", 2)]), InMemoryKeyedState())) == [("a", 1), ("a", 3)]
     with pytest.raises(UserFunctionError, match=r"the sum of field 1 is declared Types.INT\(\), but the value "
                                                 r"2147483648 \(int\) does not fit it"):
         kernel.process(records([("a", 2**31 - 1), ("a", 1)]), InMemoryKeyedState())
     doubles = _env().from_collection([], type_info=Types.TUPLE([Types.STRING(), Types.DOUBLE()]))
-    kernel = KeyedReduce(doubles.key_by(lambda r: r[0]).sum(1)._node.function, "sum(1)")
+    kernel = KeyedReduce(doubles.key_by(lambda r: r[0]).sum(1)._node.function, "sum(1)", runtime_context=RuntimeContext)
     assert values(kernel.process(records([("a", 1.5), ("a", 2.0)]), InMemoryKeyedState())) == [("a", 1.5), ("a", 3.5)]

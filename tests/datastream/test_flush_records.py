@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from changeflow.datastream.functions import RuntimeContext
 from changeflow.common import Configuration, Types
 from changeflow.datastream import KeyedProcessFunction, StreamExecutionEnvironment, ValueStateDescriptor
 from changeflow.datastream.chain import ChainRunner, Op
@@ -27,7 +28,7 @@ ADD = (lambda x, y: (x[0], x[1] + y[1]))
 
 
 def add_reduce():
-    return ChangelogRecords(KeyedReduce(ADD, "sum", with_keys=True))
+    return ChangelogRecords(KeyedReduce(ADD, "sum", with_keys=True, runtime_context=RuntimeContext))
 
 
 def test_buffered_reduce_emits_each_updated_keys_latest_running_value_once():
@@ -59,7 +60,7 @@ def test_a_keyed_process_function_names_the_key_of_every_output_timers_included(
         def on_timer(self, timestamp, ctx):
             yield ctx.get_current_key(), timestamp
 
-    kernel, state = ChangelogRecords(KeyedProcess(EchoTwice(), "echo", with_keys=True)), InMemoryKeyedState()
+    kernel, state = ChangelogRecords(KeyedProcess(EchoTwice(), "echo", with_keys=True, runtime_context=RuntimeContext)), InMemoryKeyedState()
     out = kernel.process(records([("a", 1), ("b", 2)]), state)
     assert [(loads(k), loads(v)) for k, v in zip(out[KEY], out[VALUE])] == [
         ("a", ("a", 1)), ("a", ("a", -1)), ("b", ("b", 2)), ("b", ("b", -1))]
@@ -71,7 +72,7 @@ def test_a_keyed_process_function_names_the_key_of_every_output_timers_included(
 
 def test_buffering_needs_a_kernel_that_names_its_keys():
     with pytest.raises(ValueError, match="with_keys=True"):
-        ChangelogRecords(KeyedReduce(ADD, "sum"))
+        ChangelogRecords(KeyedReduce(ADD, "sum", runtime_context=RuntimeContext))
     with pytest.raises(ValueError, match="_key"):
         as_changelog(pd.DataFrame({VALUE: [dumps(1)], ORD: [source_stamp(0, 0)]}))
 

@@ -2,6 +2,7 @@
 
 import pytest
 
+from changeflow.datastream.functions import RuntimeContext
 from changeflow.datastream import KeyedProcessFunction, ValueStateDescriptor
 from changeflow.kernels.keyed import KeyedProcess, UserFunctionError
 from changeflow.kernels.state import InMemoryKeyedState
@@ -24,9 +25,9 @@ class Dedupe(KeyedProcessFunction):
 
 def test_value_state_per_key_and_fan_out_order():
     state = InMemoryKeyedState()
-    out = KeyedProcess(Dedupe(), "Dedupe").process(records([("a", 1), ("b", 1), ("a", 1), ("a", 2)]), state)
+    out = KeyedProcess(Dedupe(), "Dedupe", runtime_context=RuntimeContext).process(records([("a", 1), ("b", 1), ("a", 1), ("a", 2)]), state)
     assert values(out) == [("a", 1), ("changed", 1), ("b", 1), ("changed", 1), ("a", 2), ("changed", 2)]
-    out = KeyedProcess(Dedupe(), "Dedupe").process(records([("b", 1), ("b", 3)], start=4), state)
+    out = KeyedProcess(Dedupe(), "Dedupe", runtime_context=RuntimeContext).process(records([("b", 1), ("b", 3)], start=4), state)
     assert values(out) == [("b", 3), ("changed", 3)]
 
 
@@ -41,7 +42,7 @@ def test_cleared_state_is_deleted():
             return []
 
     state = InMemoryKeyedState()
-    KeyedProcess(Clear(), "Clear").process(records([("a", 1)]), state)
+    KeyedProcess(Clear(), "Clear", runtime_context=RuntimeContext).process(records([("a", 1)]), state)
     assert state.row_count("keyed") == 0
 
 
@@ -51,7 +52,7 @@ def test_failure_names_function_record_and_key():
             raise ValueError("no")
 
     with pytest.raises(UserFunctionError, match=r"Boom failed on record \('k', 1\) \(key 'k'\): ValueError: no"):
-        KeyedProcess(Boom(), "Boom").process(records([("k", 1)]), InMemoryKeyedState())
+        KeyedProcess(Boom(), "Boom", runtime_context=RuntimeContext).process(records([("k", 1)]), InMemoryKeyedState())
 
 
 class Reminder(KeyedProcessFunction):
@@ -71,7 +72,7 @@ class Reminder(KeyedProcessFunction):
 
 def test_streaming_timers_fire_when_due_in_time_order_with_the_keys_state():
     state = InMemoryKeyedState()
-    kernel = KeyedProcess(Reminder(), "Reminder", clock=lambda: 1000)
+    kernel = KeyedProcess(Reminder(), "Reminder", clock=lambda: 1000, runtime_context=RuntimeContext)
     kernel.process(records([("a", 1, 50), ("b", 2, 10), ("a", 3, 10)]), state)
     assert kernel.next_timer(state) == 1010
     assert values(kernel.fire(1009, state)) == []
@@ -83,7 +84,7 @@ def test_streaming_timers_fire_when_due_in_time_order_with_the_keys_state():
 
 def test_batch_mode_fires_every_timer_of_a_key_after_its_input():
     # As PyFlink 2.3's batch execution: both of a's timers fire with a's final state.
-    out = KeyedProcess(Reminder(), "Reminder", clock=lambda: 0).process_bounded(
+    out = KeyedProcess(Reminder(), "Reminder", clock=lambda: 0, runtime_context=RuntimeContext).process_bounded(
         records([("a", 1, 0), ("b", 2, 3_600_000), ("a", 3, 3_600_000)]))
     got = values(out)
     assert [r for r in got if r[1] == "a"] == [("elem", "a", 1), ("elem", "a", 3), ("timer", "a", 4, 0),
@@ -103,7 +104,7 @@ def test_deleted_timers_do_not_fire():
             yield ctx.get_current_key()
 
     state = InMemoryKeyedState()
-    kernel = KeyedProcess(Cancel(), "Cancel")
+    kernel = KeyedProcess(Cancel(), "Cancel", runtime_context=RuntimeContext)
     kernel.process(records([("a", "keep"), ("b", "keep"), ("b", "cancel")]), state)
     assert values(kernel.fire(10, state)) == ["a"]
 
@@ -114,4 +115,4 @@ def test_event_time_timers_fail_loudly():
             ctx.timer_service().register_event_time_timer(0)
 
     with pytest.raises(UserFunctionError, match="event-time timers need watermarks"):
-        KeyedProcess(Timer(), "Timer").process(records([("k", 1)]), InMemoryKeyedState())
+        KeyedProcess(Timer(), "Timer", runtime_context=RuntimeContext).process(records([("k", 1)]), InMemoryKeyedState())

@@ -3,13 +3,14 @@
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from changeflow.datastream.functions import RuntimeContext
 from changeflow.datastream.functions import ReduceFunction
 from changeflow.kernels.keyed import KeyedReduce, UserFunctionError
 from changeflow.kernels.state import InMemoryKeyedState
 
 from kernel_helpers import records, values
 
-add = KeyedReduce(lambda x, y: (x[0], x[1] + y[1]), "add")
+add = KeyedReduce(lambda x, y: (x[0], x[1] + y[1]), "add", runtime_context=RuntimeContext)
 
 
 def test_running_value_per_input_record_in_input_order():
@@ -26,7 +27,7 @@ def test_state_carries_across_micro_batches():
 
 def test_input_order_is_restored_from_stamps():
     batch = records([("a", "x"), ("a", "y"), ("a", "z")]).iloc[::-1]
-    concat = KeyedReduce(lambda x, y: (x[0], x[1] + y[1]), "concat")
+    concat = KeyedReduce(lambda x, y: (x[0], x[1] + y[1]), "concat", runtime_context=RuntimeContext)
     assert values(concat.process(batch, InMemoryKeyedState())) == [("a", "x"), ("a", "xy"), ("a", "xyz")]
 
 
@@ -48,12 +49,12 @@ def test_reduce_function_class_is_opened_and_closed():
         def reduce(self, a, b):
             return a + b
 
-    out = KeyedReduce(Add(), "Add").process(records([1, 2, 3], key=lambda v: 0), InMemoryKeyedState())
+    out = KeyedReduce(Add(), "Add", runtime_context=RuntimeContext).process(records([1, 2, 3], key=lambda v: 0), InMemoryKeyedState())
     assert values(out) == [1, 3, 6] and calls == ["open", "close"]
 
 
 def test_a_failing_reduce_names_the_function_the_record_and_the_key():
-    bad = KeyedReduce(lambda x, y: x[1] / y[1], "ratio")
+    bad = KeyedReduce(lambda x, y: x[1] / y[1], "ratio", runtime_context=RuntimeContext)
     with pytest.raises(UserFunctionError, match=r"ratio failed on record \('a', 0\) \(key 'a'\): ZeroDivisionError"):
         bad.process(records([("a", 1), ("a", 0)]), InMemoryKeyedState())
 

@@ -51,10 +51,11 @@ from changeflow.kernels.aggregate.retractable import PerKeyAccumulator
 from changeflow.kernels.aggregate.values import Values, from_series, to_array
 from changeflow.kernels.aggregate.variance import WelfordAccumulator
 from changeflow.kernels.changelog import BOOKKEEPING, DELETE, INSERT, KIND, SEQ, SUB, is_retraction
+from changeflow.kernels.contract import KernelBase
 from changeflow.kernels.state import KeyedState
 
 
-class GroupAggregate:
+class GroupAggregate(KernelBase):
     """A streaming group aggregation over a changelog, with Flink's exact output.
 
     ``keys`` are the grouping columns, ``calls`` the aggregates (output columns in

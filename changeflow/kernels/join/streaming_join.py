@@ -70,24 +70,15 @@ import pandas as pd
 from changeflow.kernels.changelog import DELETE, INSERT, KIND, SEQ, SUB
 from changeflow.kernels.join.bundle import Record, fold_bundle
 from changeflow.kernels.join.condition import compile_pair_condition
+from changeflow.kernels.join.join_rows import JoinOutput, add_copy, python_values, retract_copy, tuples
+from changeflow.kernels.join.join_state import ASSOC, COUNT, LEFT, RIGHT, SIDE, TABLES, TS, SideStates, key_column
+from changeflow.kernels.contract import KernelBase, wall_clock
 from changeflow.kernels.state import KeyedState
 from changeflow.plan.expressions import Expression
 
 JOIN_TYPES = ("INNER", "LEFT", "RIGHT", "FULL")
-SIDE = "_side"
-COUNT = "_count"
-ASSOC = "_assoc"
-TS = "_ts"
-LEFT, RIGHT = 0, 1
-TABLES = ("left", "right")
-
-
-def key_column(i: int) -> str:
-    """Name of the ``i``-th join key column in state and in the packed input."""
-    return f"_jk{i}"
-
-
-class StreamingJoin:
+__all__ = ["ASSOC", "COUNT", "JOIN_TYPES", "LEFT", "RIGHT", "SIDE", "StreamingJoin", "TABLES", "TS", "key_column"]
+class StreamingJoin(SideStates, KernelBase):
     """A regular join of two changelogs with Flink 2.3's exact output.
 
     ``left_columns`` / ``right_columns`` name each side's columns as the join outputs
@@ -148,8 +139,6 @@ class StreamingJoin:
         if len(ttl) != 2 or any(t < 0 for t in ttl):
             raise ValueError(f"join state TTL must be one or two (left, right) non-negative ms values, got {ttl_ms!r}")
         self.ttl_ms = (int(ttl[LEFT]), int(ttl[RIGHT]))
-        from changeflow.kernels.ttl import wall_clock
-
         self.clock = clock or wall_clock
         # A sweep reads the bucket's every page: at most once per (shortest) TTL; None without TTL.
         ttls = [t for t in self.ttl_ms if t > 0]
@@ -182,11 +171,12 @@ class StreamingJoin:
     def process_sides(self, left: pd.DataFrame | None, right: pd.DataFrame | None, state: KeyedState) -> pd.DataFrame:
         """Join one batch of each input (either may be None or empty); return the changes emitted."""
         records = (self._records(LEFT, left), self._records(RIGHT, right))
-        self._now = int(self.clock()) if self.sweep_interval_ms is not None else 0
+        # Row write times only with a TTL (without one the state keeps its old layout and never reads them).
+        self._now = int(self.clock()) if any(self.ttl_ms) else 0
         keys = list(dict.fromkeys(r.key for side in records for r in side if not r.null_key))
         key_frame = self._key_frame(keys)
         stores = tuple(self._load(state, side, key_frame) for side in (LEFT, RIGHT))
-        out = _Output()
+        out = JoinOutput()
         pending: Counter = Counter()
         for record, side, suppress in self._schedule(records):
             self._element(side, record, suppress, stores, out, pending)
@@ -218,7 +208,7 @@ class StreamingJoin:
         return out
 
     # --- Flink's processElement ---------------------------------------------------------
-    def _element(self, side: int, record: Record, suppress: bool, stores: tuple[dict, dict], out: "_Output",
+    def _element(self, side: int, record: Record, suppress: bool, stores: tuple[dict, dict], out: "JoinOutput",
                  pending: Counter) -> None:
         other = 1 - side
         input_outer, other_outer = self.outer[side], self.outer[other]
@@ -233,7 +223,7 @@ class StreamingJoin:
                 if input_outer:
                     out.padded(INSERT, side, row)
                 if mine is not None:
-                    _add(mine, row, 0, self._now)
+                    add_copy(mine, row, 0, self._now)
                 return
             n = 0
             for other_row, assoc, copies in matches:
@@ -251,10 +241,10 @@ class StreamingJoin:
                     kind = record.kind if not (input_outer or other_outer) else INSERT
                     out.pair(kind, side, row, other_row)
                     n += 1
-            _add(mine, row, n if input_outer else 0, self._now)
+            add_copy(mine, row, n if input_outer else 0, self._now)
         else:
             if mine is not None:
-                _retract(mine, row, self._now)
+                retract_copy(mine, row, self._now)
             if not matches:
                 if input_outer:
                     out.padded(DELETE, side, row)
@@ -277,7 +267,7 @@ class StreamingJoin:
             return True
         return self._matches(row, other_row) if side == LEFT else self._matches(other_row, row)
 
-    # --- input and state conversion -----------------------------------------------------
+    # --- input conversion (state: .join_state) -----------------------------------------------------
     def _records(self, side: int, frame: pd.DataFrame | None) -> list[Record]:
         if frame is None or not len(frame):
             return []
@@ -291,191 +281,15 @@ class StreamingJoin:
         if bad.any():
             raise ValueError(f"{name} join input has a record with unknown _kind {kinds[bad][0]}: "
                              f"{frame[bad].iloc[0].to_dict()}")
-        rows = _tuples(frame, self.columns[side])
+        rows = tuples(frame, self.columns[side])
         key_values = []
         for i, k in enumerate(self.keys[side]):
             column = frame[k]
             if self.key_dtypes is not None and str(column.dtype) != str(self.key_dtypes[i]):
                 column = column.astype(self.key_dtypes[i])
-            key_values.append(_python_values(column))
+            key_values.append(python_values(column))
         keys = list(zip(*key_values)) if key_values else [()] * len(frame)
         seqs = frame[SEQ].to_numpy(dtype=np.int64).tolist()
         nulls = (frame[self.keys[side]].isna().any(axis=1).tolist() if self.keys[side]
                  else [False] * len(frame))
         return [Record(k, key, row, s, n) for k, key, row, s, n in zip(kinds.tolist(), keys, rows, seqs, nulls)]
-
-    def _key_frame(self, keys: list[tuple]) -> pd.DataFrame:
-        if not self.key_columns:
-            return pd.DataFrame(index=range(1 if keys else 0))
-        data = {}
-        for i, name in enumerate(self.key_columns):
-            values = [k[i] for k in keys]
-            dtype = self.key_dtypes[i] if self.key_dtypes is not None else None
-            data[name] = _array(values, dtype)
-        return pd.DataFrame(data)
-
-    def _load(self, state: KeyedState, side: int, key_frame: pd.DataFrame) -> dict[tuple, dict[tuple, list[int]]]:
-        stores: dict[tuple, dict[tuple, list[int]]] = {}
-        if not len(key_frame):
-            return stores
-        frame = state.load(TABLES[side], key_frame)
-        if not len(frame) or COUNT not in frame.columns:
-            return stores
-        key_values = [_python_values(frame[c]) for c in self.key_columns]
-        keys = list(zip(*key_values)) if key_values else [()] * len(frame)
-        rows = _tuples(frame, self.columns[side])
-        counts = frame[COUNT].to_numpy(dtype=np.int64).tolist()
-        assocs = frame[ASSOC].to_numpy(dtype=np.int64).tolist()
-        ttl = self.ttl_ms[side]
-        stamps = frame[TS].to_numpy(dtype=np.int64).tolist() if TS in frame.columns else [0] * len(frame)
-        cutoff = self._now - ttl
-        for key, row, count, assoc, ts in zip(keys, rows, counts, assocs, stamps):
-            if ttl > 0 and ts <= cutoff:
-                continue  # expired: never returned (the store after the batch drops it)
-            stores.setdefault(key, {})[row] = [count, assoc, ts]
-        return stores
-
-    def _state_rows(self, side: int, store: dict[tuple, dict[tuple, list[int]]], keys: list[tuple]) -> pd.DataFrame:
-        entries = [(key, row, e[0], e[1], e[2]) for key in keys for row, e in store.get(key, {}).items()]
-        data: dict[str, Any] = {}
-        for i, name in enumerate(self.key_columns):
-            dtype = self.key_dtypes[i] if self.key_dtypes is not None else None
-            data[name] = _array([e[0][i] for e in entries], dtype)
-        for j, name in enumerate(self.columns[side]):
-            data[name] = _array([e[1][j] for e in entries], self.dtypes.get(name))
-        data[COUNT] = np.array([e[2] for e in entries], dtype=np.int64)
-        data[ASSOC] = np.array([e[3] for e in entries], dtype=np.int64)
-        if self.ttl_ms[side] > 0:  # without a TTL the state keeps the layout it always had
-            data[TS] = np.array([e[4] for e in entries], dtype=np.int64)
-        return pd.DataFrame(data)
-
-    # --- state TTL ---------------------------------------------------------------------
-    def sweep(self, state: KeyedState, now: int | None = None) -> int | None:
-        """Remove every stored row of either side last written at or before ``now`` minus its side's TTL.
-
-        Emits nothing. Returns when the oldest surviving row expires, or None when
-        no row with a TTL is left.
-        """
-        now = int(self.clock()) if now is None else int(now)
-        due: list[int] = []
-        for side in (LEFT, RIGHT):
-            ttl = self.ttl_ms[side]
-            if ttl <= 0:
-                continue
-            rows = state.scan(TABLES[side])
-            if not len(rows) or TS not in rows.columns:
-                continue
-            stamps = rows[TS].to_numpy(dtype=np.int64)
-            expired = stamps <= now - ttl
-            if expired.any():
-                key_values = [_python_values(rows[c]) for c in self.key_columns]
-                row_keys = list(zip(*key_values)) if key_values else [()] * len(rows)
-                gone = {k for k, e in zip(row_keys, expired.tolist()) if e}
-                touched = np.array([k in gone for k in row_keys], dtype=bool)
-                keep = touched & ~expired
-                if self.key_columns:
-                    keys = rows.loc[touched, self.key_columns].drop_duplicates().reset_index(drop=True)
-                else:
-                    keys = pd.DataFrame(index=range(1))
-                state.store(TABLES[side], keys, rows[keep].reset_index(drop=True))
-            if (~expired).any():
-                due.append(int(stamps[~expired].min()) + ttl)
-        return min(due) if due else None
-
-
-def _add(store: dict[tuple, list[int]], row: tuple, assoc: int, now: int) -> None:
-    # An entry is [copies, associations, last write time].
-    entry = store.get(row)
-    if entry is None:
-        store[row] = [1, assoc, now]
-    else:
-        entry[0] += 1
-        entry[1] = assoc
-        entry[2] = now
-
-
-def _retract(store: dict[tuple, list[int]], row: tuple, now: int) -> None:
-    # A retraction of a row the state does not hold still emits its pairs (as
-    # Flink does); there is just nothing to remove.
-    entry = store.get(row)
-    if entry is None:
-        return
-    entry[0] -= 1
-    entry[2] = now
-    if entry[0] <= 0:
-        del store[row]
-
-
-class _Output:
-    """Collects emitted changes with their stamps."""
-
-    def __init__(self) -> None:
-        self.kinds: list[int] = []
-        self.lefts: list[tuple | None] = []
-        self.rights: list[tuple | None] = []
-        self.seqs: list[int] = []
-        self._seq = -(1 << 62)
-
-    def advance(self, seq: int) -> None:
-        self._seq = max(self._seq, seq)
-
-    def pair(self, kind: int, side: int, row: tuple, other_row: tuple) -> None:
-        self._emit(kind, row, other_row) if side == LEFT else self._emit(kind, other_row, row)
-
-    def padded(self, kind: int, side: int, row: tuple) -> None:
-        self._emit(kind, row, None) if side == LEFT else self._emit(kind, None, row)
-
-    def _emit(self, kind: int, left: tuple | None, right: tuple | None) -> None:
-        self.kinds.append(kind)
-        self.lefts.append(left)
-        self.rights.append(right)
-        self.seqs.append(self._seq)
-
-    def frame(self, join: StreamingJoin) -> pd.DataFrame:
-        data: dict[str, Any] = {}
-        for side, rows in ((LEFT, self.lefts), (RIGHT, self.rights)):
-            for j, name in enumerate(join.columns[side]):
-                data[name] = _array([None if r is None else r[j] for r in rows], join.dtypes.get(name))
-        data[KIND] = np.array(self.kinds, dtype=np.int8)
-        data[SEQ] = np.array(self.seqs, dtype=np.int64)
-        data[SUB] = np.arange(len(self.kinds), dtype=np.int64)
-        return pd.DataFrame(data, copy=False)
-
-
-# --- value conversion ---------------------------------------------------------------------
-
-
-def _python_values(column: pd.Series) -> list[Any]:
-    """A column's values as plain Python objects, every kind of null as None."""
-    values = column.to_numpy(dtype=object, na_value=None) if hasattr(column, "to_numpy") else list(column)
-    out = values.tolist()
-    if column.dtype.kind == "f":  # numpy floats use NaN for null
-        out = [None if v is None or v != v else v for v in out]
-    return out
-
-
-def _tuples(frame: pd.DataFrame, columns: list[str]) -> list[tuple]:
-    if not columns:
-        return [()] * len(frame)
-    return list(zip(*[_python_values(frame[c]) for c in columns]))
-
-
-def _array(values: list[Any], dtype: Any) -> Any:
-    if dtype is None:
-        present = [v for v in values if v is not None]
-        if present and all(isinstance(v, bool) for v in present):
-            dtype = "boolean"
-        elif present and all(isinstance(v, int) and not isinstance(v, bool) for v in present):
-            dtype = "Int64"
-        elif present and all(isinstance(v, float) for v in present):
-            dtype = "float64"
-        else:
-            dtype = object
-    if dtype == object or str(dtype) == "object":
-        out = np.empty(len(values), dtype=object)
-        for i, v in enumerate(values):  # one by one: list values must not be unpacked
-            out[i] = v
-        return out
-    if str(dtype) in ("float64", "float32"):
-        return np.array([np.nan if v is None else v for v in values], dtype=dtype)
-    return pd.array(values, dtype=dtype)

@@ -5,9 +5,8 @@ Records travel as pickled Python values with a binary order stamp
 keeping per-key state in a :class:`~changeflow.kernels.state.KeyedState`.
 """
 
-from changeflow.kernels.keyed.accumulate import AccumulateReduce
 from changeflow.kernels.keyed.process import KeyedProcess
 from changeflow.kernels.keyed.reduce import KeyedReduce
 from changeflow.kernels.keyed.records import UserFunctionError
 
-__all__ = sorted(["AccumulateReduce", "KeyedProcess", "KeyedReduce", "UserFunctionError"])
+__all__ = sorted(["KeyedProcess", "KeyedReduce", "UserFunctionError"])

@@ -23,6 +23,7 @@ import pandas as pd
 
 from changeflow.kernels.changelog import INSERT, KIND, SEQ, SUB
 from changeflow.kernels.keyed.records import KEY, ORD, VALUE
+from changeflow.kernels.contract import Clock, KernelBase
 from changeflow.kernels.state import KeyedState
 
 #: The buffer's key and value columns for DataStream records.
@@ -46,7 +47,7 @@ def as_changelog(records: pd.DataFrame) -> pd.DataFrame:
                              SUB: np.zeros(n, dtype=np.int64)})
 
 
-class ChangelogRecords:
+class ChangelogRecords(KernelBase):
     """Wraps a keyed kernel built ``with_keys=True``: its records as insert-only changes (see the module docstring).
 
     >>> from changeflow.kernels.keyed.reduce import KeyedReduce
@@ -68,12 +69,35 @@ class ChangelogRecords:
             raise ValueError(f"{type(kernel).__name__} must be built with_keys=True to have its output buffered")
         self.kernel = kernel
 
+    # The kernel contract: the wrapped kernel's, its outputs as changes.
+    @property
+    def has_timers(self) -> bool:  # type: ignore[override]
+        return self.kernel.has_timers
+
+    @property
+    def operator_name(self) -> str:
+        return self.kernel.operator_name
+
+    def bind_clock(self, clock: Clock) -> None:
+        self.kernel.bind_clock(clock)
+
     def process(self, batch: pd.DataFrame, state: KeyedState) -> pd.DataFrame:
         return as_changelog(self.kernel.process(batch, state))
 
-    # Processing-time timers of a KeyedProcessFunction (absent on a reduce).
-    def fire(self, now: int, state: KeyedState) -> pd.DataFrame:
-        return as_changelog(self.kernel.fire(now, state))
-
     def next_timer(self, state: KeyedState) -> int | None:
         return self.kernel.next_timer(state)
+
+    def on_timer(self, now: int, state: KeyedState) -> pd.DataFrame | None:
+        return _changes(self.kernel.on_timer(now, state))
+
+    fire = on_timer  # the name it had before the kernel contract
+
+    def flush(self, state: KeyedState) -> pd.DataFrame | None:
+        return _changes(self.kernel.flush(state))
+
+    def end_of_input(self, state: KeyedState) -> pd.DataFrame | None:
+        return _changes(self.kernel.end_of_input(state))
+
+
+def _changes(records: pd.DataFrame | None) -> pd.DataFrame | None:
+    return None if records is None else as_changelog(records)

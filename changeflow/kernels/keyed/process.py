@@ -24,23 +24,24 @@ Flink's batch execution (both checked against PyFlink 2.3).
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from changeflow.kernels.keyed.records import KEY, ORD, VALUE, child_stamp, dumps, fail, loads
+from changeflow.kernels.contract import KernelBase, wall_clock
+from changeflow.kernels.keyed.user import PROCESSING_TIME, ContextFactory, close_functions, open_functions
 from changeflow.kernels.state import KeyedState
 
 STATE = "_state"
 _TABLE = "keyed"
 
 
-class KeyedProcess:
+class KeyedProcess(KernelBase):
     """The kernel of ``KeyedStream.process(KeyedProcessFunction)``.
 
-    >>> from changeflow.datastream.functions import KeyedProcessFunction
+    >>> from changeflow.datastream.functions import KeyedProcessFunction, RuntimeContext
     >>> from changeflow.datastream.state import ValueStateDescriptor
     >>> from changeflow.kernels.state import InMemoryKeyedState
     >>> from changeflow.kernels.keyed.records import source_stamp
@@ -52,16 +53,23 @@ class KeyedProcess:
     >>> batch = pd.DataFrame({KEY: [dumps(k) for k in "aba"], VALUE: [dumps(k) for k in "aba"],
     ...                       ORD: [source_stamp(i, 0) for i in range(3)]})
     >>> state = InMemoryKeyedState()
-    >>> [loads(v) for v in KeyedProcess(Count(), "Count").process(batch, state)[VALUE]]
+    >>> [loads(v) for v in KeyedProcess(Count(), "Count", runtime_context=RuntimeContext).process(batch, state)[VALUE]]
     [('a', 1), ('b', 1), ('a', 2)]
-    >>> [loads(v) for v in KeyedProcess(Count(), "Count").process(batch, state)[VALUE]]
+    >>> [loads(v) for v in KeyedProcess(Count(), "Count", runtime_context=RuntimeContext).process(batch, state)[VALUE]]
     [('a', 3), ('b', 2), ('a', 4)]
     """
 
-    def __init__(self, function: Any, name: str, clock: Any = None, with_keys: bool = False) -> None:
+    has_timers = True  # processing-time timers: next_timer / on_timer (the kernel contract)
+
+    def __init__(self, function: Any, name: str, clock: Any = None, with_keys: bool = False, *,
+                 runtime_context: ContextFactory | None = None) -> None:
         self.function = function
+        # Builds the context open() gets (the API's RuntimeContext; see .user): its keyed state
+        # reads and writes the current key's values, which this kernel keeps.
+        self.runtime_context = runtime_context
         self.name = name
-        self.clock = clock or (lambda: int(time.time() * 1000))
+        # ctx.timer_service().current_processing_time(): the host's clock (Spark: the micro-batch's timestamp).
+        self.clock = clock or wall_clock
         # Streaming output also has the ``_key`` column (the flush buffer keys by it).
         self.with_keys = with_keys
 
@@ -74,7 +82,7 @@ class KeyedProcess:
                 record = loads(blob)
                 run.process_element(key_blob, record, stamp)
         finally:
-            self.function.close()
+            close_functions(run.opened)
         run.commit()
         return run.output()
 
@@ -96,18 +104,20 @@ class KeyedProcess:
                 # After every output of the key's last record (their indexes stay below 2**32 - 1).
                 run.fire_timers(None, only_key=key_blob, stamp_base=group[ORD].iloc[-1] + b"\xff" * 4)
         finally:
-            self.function.close()
+            close_functions(run.opened)
         return run.output()
 
-    def fire(self, now: int, state: KeyedState) -> pd.DataFrame:
+    def on_timer(self, now: int, state: KeyedState) -> pd.DataFrame:
         """Streaming: calls ``on_timer`` for every timer due at ``now``, in time order (timers are bucket-wide)."""
         run = _Run(self, state, [])
         try:
             run.fire_timers(now, stamp_base=None)
         finally:
-            self.function.close()
+            close_functions(run.opened)
         run.commit()
         return run.output()
+
+    fire = on_timer  # the name it had before the kernel contract
 
     def next_timer(self, state: KeyedState) -> int | None:
         """The earliest pending timer of the bucket, or None."""
@@ -137,8 +147,6 @@ class _Run:
     """One call of the kernel: the keys' state values and timers, the function opened, outputs."""
 
     def __init__(self, kernel: KeyedProcess, state: KeyedState, keys: Any) -> None:
-        from changeflow.datastream.functions import RuntimeContext
-
         self.kernel = kernel
         self.state = state
         self.keys = pd.DataFrame({KEY: np.asarray(list(keys), dtype=object)})
@@ -152,7 +160,8 @@ class _Run:
         self.out_values: list[bytes] = []
         self.out_keys: list[bytes] = []
         self.out_stamps: list[bytes] = []
-        kernel.function.open(RuntimeContext(kernel.name, state_of_current_key=self._state_of_current_key))
+        self.opened = open_functions([kernel.function], kernel.name, kernel.runtime_context,
+                                     self._state_of_current_key)
 
     def _state_of_current_key(self) -> dict:
         if self.current not in self.values:
@@ -243,7 +252,7 @@ class _TimerService:
         self._run = run
 
     def current_processing_time(self) -> int:
-        return self._run.kernel.clock() if self._run else int(time.time() * 1000)
+        return self._run.kernel.clock() if self._run else wall_clock()
 
     def current_watermark(self) -> int:
         return -(1 << 63)
@@ -283,6 +292,4 @@ class _Context:
         return self._timestamp  # a firing timer's time; records carry no timestamps (no watermarks)
 
     def time_domain(self) -> int:
-        from changeflow.datastream.functions import TimeDomain
-
-        return TimeDomain.PROCESSING_TIME
+        return PROCESSING_TIME

@@ -14,23 +14,26 @@ loaded and stored once per call for all keys of the batch.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from changeflow.kernels.keyed.records import KEY, ORD, VALUE, dumps, fail, loads
+from changeflow.kernels.contract import KernelBase
+from changeflow.kernels.keyed.user import ContextFactory, close_functions, method_or_self, open_functions
 from changeflow.kernels.state import KeyedState
 
 ACC = "_acc"
 _TABLE = "acc"
 
 
-class KeyedReduce:
+class KeyedReduce(KernelBase):
     """Folds records per key with ``reduce(running, record)``.
 
     ``function`` is the user's ReduceFunction (its ``open``/``close`` are called
-    per call) or a callable; ``name`` names it in errors. With ``with_keys`` the
+    per call, ``open`` with a context from ``runtime_context``: :mod:`.user`) or
+    a callable; ``name`` names it in errors. With ``with_keys`` the
     streaming output also has the ``_key`` column (the flush buffer keys by it).
 
     >>> from changeflow.kernels.state import InMemoryKeyedState
@@ -45,8 +48,10 @@ class KeyedReduce:
     [('a', 4), ('b', 2)]
     """
 
-    def __init__(self, function: Any, name: str, with_keys: bool = False) -> None:
+    def __init__(self, function: Any, name: str, with_keys: bool = False, *,
+                 runtime_context: ContextFactory | None = None) -> None:
         self.function = function
+        self.runtime_context = runtime_context
         self.name = name
         self.with_keys = with_keys
 
@@ -74,8 +79,13 @@ class KeyedReduce:
         return pd.DataFrame({VALUE: [dumps(v) for v in running.values()],
                              ORD: np.asarray([stamps[k] for k in running], dtype=object)})
 
+    def process_bounded(self, batch: pd.DataFrame) -> pd.DataFrame:
+        """Batch execution (the kernel contract): :meth:`final`."""
+        return self.final(batch)
+
     def _fold(self, batch: pd.DataFrame, running: dict[bytes, Any], emit_each: bool) -> list[bytes]:
-        reduce = self._reduce_callable()
+        opened = open_functions([self.function], self.name, self.runtime_context)
+        reduce = method_or_self(self.function, "reduce")
         first = getattr(self.function, "accept_first", None)
         outputs: list[bytes] = []
         try:
@@ -92,19 +102,5 @@ class KeyedReduce:
                 if emit_each:
                     outputs.append(dumps(value))
         finally:
-            self._close()
+            close_functions(opened)
         return outputs
-
-    def _reduce_callable(self) -> Callable:
-        from changeflow.datastream.functions import ReduceFunction, RuntimeContext
-
-        if isinstance(self.function, ReduceFunction):
-            self.function.open(RuntimeContext(self.name))
-            return self.function.reduce
-        return self.function
-
-    def _close(self) -> None:
-        from changeflow.datastream.functions import ReduceFunction
-
-        if isinstance(self.function, ReduceFunction):
-            self.function.close()

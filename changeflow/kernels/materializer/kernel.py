@@ -48,7 +48,6 @@ once per crossing; MAP -> VALUE walks the links, loading one node per step).
 
 from __future__ import annotations
 
-import time
 from typing import Any, Callable
 
 import numpy as np
@@ -58,6 +57,7 @@ from changeflow.kernels.changelog import KIND, SEQ, SUB, child_sub, sort_changes
 from changeflow.kernels.multiset import OrderedMultiset, identity_of
 from changeflow.kernels.multiset.ordered import _python_values
 from changeflow.kernels.multiset.rows import changes_frame, plain_rows
+from changeflow.kernels.contract import KernelBase, wall_clock
 from changeflow.kernels.state import KeyedState
 
 STRATEGIES = ("LEGACY", "VALUE", "MAP", "ADAPTIVE")
@@ -65,7 +65,7 @@ CONFLICTS = ("DEDUPLICATE", "NOTHING", "ERROR")
 _INSERT, _UPDATE_AFTER, _DELETE = 0, 2, 3
 
 
-class SinkUpsertMaterializer:
+class SinkUpsertMaterializer(KernelBase):
     """Reconcile an out-of-order changelog into an upsert stream by ``primary_key``.
 
     ``columns`` are the row's columns in order; ``upsert_key`` (column names or
@@ -105,7 +105,7 @@ class SinkUpsertMaterializer:
         self.threshold_high = threshold_high
         self.threshold_low = threshold_low
         self.ttl_ms = ttl_ms
-        self.clock = clock or (lambda: int(time.time() * 1000))
+        self.clock = clock or wall_clock
         self._pk_pos = [self.columns.index(c) for c in self.primary_key]
         self._ident_pos = [self.columns.index(c) for c in self.upsert_key] if self.upsert_key else None
         self._value_table = "legacy" if strategy == "LEGACY" else "value"

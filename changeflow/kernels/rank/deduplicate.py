@@ -46,6 +46,7 @@ from changeflow.kernels.aggregate.keys import KeyIndex
 from changeflow.kernels.changelog import BOOKKEEPING, FANOUT, INSERT, SEQ, SUB, UPDATE_AFTER, UPDATE_BEFORE, \
     sort_changes
 from changeflow.kernels.rank.rows import check_dedup_columns, check_input, rows_at_hand, stamped_output
+from changeflow.kernels.contract import KernelBase
 from changeflow.kernels.state import KeyedState
 
 FIRST_TABLE = "dedup_first"
@@ -53,7 +54,7 @@ LAST_TABLE = "dedup_last"
 SEEN = "_seen"
 
 
-class Deduplicate:
+class Deduplicate(KernelBase):
     """Keep the first (``keep_last=False``) or last row per key in arrival order.
 
     ``columns`` are the input's (and output's) columns in order; ``keys`` the

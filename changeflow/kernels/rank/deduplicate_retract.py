@@ -62,12 +62,13 @@ from changeflow.kernels.changelog import BOOKKEEPING, DELETE, FANOUT, INSERT, KI
 from changeflow.kernels.multiset import OrderedMultiset, identity_of
 from changeflow.kernels.multiset.rows import changes_frame, plain_rows
 from changeflow.kernels.rank.rows import check_dedup_columns, check_input
+from changeflow.kernels.contract import KernelBase, wall_clock
 from changeflow.kernels.state import KeyedState
 
 HISTORY = "dedup_history"
 
 
-class RetractingDeduplicate:
+class RetractingDeduplicate(KernelBase):
     """Keep the first (``keep_last=False``) or last surviving row per key of a retracting changelog.
 
     Same constructor as :class:`~changeflow.kernels.rank.deduplicate.Deduplicate`;
@@ -83,8 +84,6 @@ class RetractingDeduplicate:
         check_dedup_columns(self.columns, self.keys)
         self._key_pos = [self.columns.index(k) for k in self.keys]
         self.ttl_ms = int(ttl_ms)
-        from changeflow.kernels.ttl import wall_clock
-
         self.clock = clock or wall_clock
         # A sweep reads the bucket's every page: at most once per TTL (None: no TTL, no sweep).
         self.sweep_interval_ms: int | None = self.ttl_ms if self.ttl_ms > 0 else None

@@ -43,13 +43,14 @@ from changeflow.kernels.changelog import BOOKKEEPING, FANOUT, SEQ, SUB, is_retra
 from changeflow.kernels.rank.partition import Change, Partition, TopNRules
 from changeflow.kernels.rank.rows import check_input, row_tuples, rows_at_hand, stamped_output
 from changeflow.kernels.rank.sort_codes import sort_codes
+from changeflow.kernels.contract import KernelBase
 from changeflow.kernels.state import KeyedState
 
 TABLE = "topn"
 POS = "_pos"
 
 
-class TopN:
+class TopN(KernelBase):
     """A streaming Top-N over a changelog with Flink's exact output (see the module docstring).
 
     ``columns`` are the input's columns in order (the output's, before the rank

@@ -5,7 +5,8 @@ The Spark runtime sorts an operator's whole input by key and hands the kernels
 group once: no per-record window assignment or trigger call.
 """
 
-from changeflow.kernels.window.evaluate import CoGroupKernel, PartialFold, WindowKernel, WindowSpec
+from changeflow.kernels.window.co_group import CoGroupKernel
+from changeflow.kernels.window.evaluate import PartialFold, WindowKernel, WindowSpec
 from changeflow.kernels.window.groups import complete_groups, group_bounds
 
 __all__ = sorted(["CoGroupKernel", "PartialFold", "WindowKernel", "WindowSpec", "complete_groups", "group_bounds"])

@@ -12,7 +12,12 @@ A :class:`WindowSpec` says what a window computes: ``reduce``, ``aggregate``
   therefore be associative (Flink's batch combiners assume the same).
 - ``process``/``apply`` get all of a key's elements, in input order, in one call.
 
-:class:`CoGroupKernel` does the same for ``co_group``/``join`` over two inputs.
+:class:`~.co_group.CoGroupKernel` does the same for ``co_group``/``join`` over two inputs.
+
+Both also follow the kernel contract (:mod:`changeflow.kernels.contract`): a
+host that feeds input as it arrives keeps each key's window in state
+(:meth:`WindowKernel.process`) and fires every window at
+:meth:`WindowKernel.end_of_input`, with the same outputs.
 
 Frames are record frames (:mod:`changeflow.kernels.keyed.records`): ``_key``,
 ``_value``, ``_ord``; partials add ``_last``, the stamp of the key's last
@@ -23,14 +28,17 @@ a key's outputs in order.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from changeflow.kernels.contract import KernelBase, wall_clock
 from changeflow.kernels.keyed.records import KEY, ORD, VALUE, child_stamp, dumps, fail, loads
+from changeflow.kernels.keyed.user import MAX_LONG_VALUE, ContextFactory, close_functions, method_or_self, \
+    open_functions
+from changeflow.kernels.state import KeyedState
 from changeflow.kernels.window.groups import group_bounds
 
 LAST = "_last"   # a partial's last stamp
@@ -64,21 +72,18 @@ class WindowSpec:
 class _Context:
     """The ``Context`` of a (Process)(All)WindowFunction when a global window fires at end of input."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, window: Any) -> None:
         self._name = name
+        self._window = window
 
     def window(self):
-        from changeflow.datastream.window import GlobalWindow
-
-        return GlobalWindow.get()
+        return self._window
 
     def current_processing_time(self) -> int:
-        return int(time.time() * 1000)
+        return wall_clock()
 
     def current_watermark(self) -> int:
         # The final watermark of a bounded input: what Flink's window sees when it fires at end of input.
-        from changeflow.datastream.window import MAX_LONG_VALUE
-
         return MAX_LONG_VALUE
 
     def window_state(self):
@@ -88,44 +93,31 @@ class _Context:
         raise NotImplementedError(f"{self._name}: global_state() is not supported by changeflow's windows yet")
 
 
-def _opened(functions: list[Any], name: str) -> list[Any]:
-    from changeflow.datastream.functions import Function, RuntimeContext
-
-    opened = [f for f in functions if isinstance(f, Function)]
-    for f in opened:
-        f.open(RuntimeContext(name))
-    return opened
-
-
-def _close(opened: list[Any]) -> None:
-    for f in opened:
-        f.close()
-
-
-def _outputs(produced: Any) -> list[Any]:
+def outputs_of(produced: Any) -> list[Any]:
     return list(produced) if produced is not None else []
 
 
-def evaluate_window_function(function: Any, key: Any, elements: list[Any], keyed: bool, name: str) -> list[Any]:
-    """The outputs of a window function (None: pass the elements through) for one fired window."""
-    from changeflow.datastream.functions import (AllWindowFunction, ProcessAllWindowFunction, ProcessWindowFunction,
-                                                 WindowFunction)
-    from changeflow.datastream.window import GlobalWindow
+def evaluate_window_function(function: Any, key: Any, elements: list[Any], keyed: bool, name: str,
+                             window: Any = None) -> list[Any]:
+    """The outputs of a window function (None: pass the elements through) for one fired window.
 
+    By Flink's interfaces (:mod:`changeflow.kernels.keyed.user`): a
+    ``process`` method is a ProcessWindowFunction (``process(key, context,
+    elements)``; without the key for ``window_all``), an ``apply`` method a
+    WindowFunction (``apply(key, window, elements)``; idem). ``window`` is the
+    window that fired (the API's ``GlobalWindow``).
+    """
     if function is None:
         return list(elements)
-    if isinstance(function, ProcessWindowFunction):
-        return _outputs(function.process(key, _Context(name), elements))
-    if isinstance(function, ProcessAllWindowFunction):
-        return _outputs(function.process(_Context(name), elements))
-    if isinstance(function, WindowFunction):
-        return _outputs(function.apply(key, GlobalWindow.get(), elements))
-    if isinstance(function, AllWindowFunction):
-        return _outputs(function.apply(GlobalWindow.get(), elements))
+    if callable(getattr(function, "process", None)):
+        context = _Context(name, window)
+        return outputs_of(function.process(key, context, elements) if keyed else function.process(context, elements))
+    if callable(getattr(function, "apply", None)):
+        return outputs_of(function.apply(key, window, elements) if keyed else function.apply(window, elements))
     raise TypeError(f"{name}: not a window function: {type(function).__name__}")
 
 
-class _Emitter:
+class Emitter:
     """Collects a task's outputs with their stamps and converts them to the declared type."""
 
     def __init__(self, name: str, output_type: Any) -> None:
@@ -149,7 +141,7 @@ class _Emitter:
                              ORD: np.asarray(self.stamps, dtype=object)})
 
 
-class WindowKernel:
+class WindowKernel(KernelBase):
     """Evaluates a :class:`WindowSpec` over complete key groups; ``name`` names the operator in errors.
 
     >>> from changeflow.kernels.keyed.records import source_stamp
@@ -164,11 +156,43 @@ class WindowKernel:
     [('a', 4), ('b', 2)]
     """
 
-    def __init__(self, spec: WindowSpec, name: str) -> None:
+    def __init__(self, spec: WindowSpec, name: str, *, runtime_context: ContextFactory | None = None,
+                 window: Any = None) -> None:
         if spec.kind not in KINDS:
             raise ValueError(f"unknown window computation {spec.kind!r}; expected one of {KINDS}")
         self.spec = spec
         self.name = name
+        self.runtime_context = runtime_context  # builds the context user functions' open() gets (keyed.user)
+        self.window = window  # the window that fires (the API's GlobalWindow), given to window functions
+
+    # --- the kernel contract: a streaming host keeps the window in state until end of input --
+    def process(self, batch: pd.DataFrame, state: KeyedState) -> pd.DataFrame:
+        """Add a batch of records (``_key``, ``_value``, ``_ord``) to their keys' windows in ``state``; emit nothing.
+
+        Combinable specs keep one partial per key (table ``window``: ``_key``,
+        ``_value`` the pickled partial, ``_ord`` its first stamp, ``_last`` its
+        last), the others every record. The runtime runs these windows with the
+        batch algorithm instead (:meth:`fire` over sorted groups); this is the
+        same window for a host that feeds input as it comes (the testing harness).
+        """
+        keys = pd.DataFrame({KEY: np.asarray(pd.unique(batch[KEY]), dtype=object)})
+        stored = state.load(WINDOW_TABLE, keys)
+        if self.spec.combinable:
+            fold = PartialFold(self)
+            if len(stored) and LAST in stored.columns:
+                for k, v, first, last in zip(stored[KEY], stored[VALUE], stored[ORD], stored[LAST]):
+                    fold.partials[k] = [loads(v), first, last]
+            fold.add(batch)
+            rows = fold.result()
+        else:
+            parts = [stored[[KEY, VALUE, ORD]]] if len(stored) and VALUE in stored.columns else []
+            rows = pd.concat(parts + [batch[[KEY, VALUE, ORD]]], ignore_index=True)
+        state.store(WINDOW_TABLE, keys, rows)
+        return no_records()
+
+    def end_of_input(self, state: KeyedState) -> pd.DataFrame | None:
+        """The input ended: every key's window fires (in key order), and its contents are dropped."""
+        return fire_stored(state, [KEY, ORD], self.fire)
 
     # --- before the shuffle: one partial per key ----------------------------------------
     def start(self) -> Any:
@@ -190,11 +214,7 @@ class WindowKernel:
         # Resolved once per kernel object (it is called for every record).
         reduce = self.__dict__.get("_reduce_call")
         if reduce is None:
-            from changeflow.datastream.functions import ReduceFunction
-
-            function = self.spec.function
-            reduce = self.__dict__["_reduce_call"] = (function.reduce if isinstance(function, ReduceFunction)
-                                                      else function)
+            reduce = self.__dict__["_reduce_call"] = method_or_self(self.spec.function, "reduce")
         return reduce
 
     def _merge(self, a: Any, b: Any, key: Any) -> Any:
@@ -211,8 +231,8 @@ class WindowKernel:
         others records (``_key``, ``_value``, ``_ord``).
         """
         spec = self.spec
-        emitter = _Emitter(self.name, spec.output_type)
-        opened = _opened([spec.function, spec.window_function], self.name)
+        emitter = Emitter(self.name, spec.output_type)
+        opened = open_functions([spec.function, spec.window_function], self.name, self.runtime_context)
         try:
             keys = groups[KEY].to_numpy()
             values = groups[VALUE].tolist()
@@ -231,12 +251,12 @@ class WindowKernel:
                 else:
                     function = spec.function
                 try:
-                    outputs = evaluate_window_function(function, key, elements, spec.keyed, self.name)
+                    outputs = evaluate_window_function(function, key, elements, spec.keyed, self.name, self.window)
                 except Exception as error:
                     raise fail(self.name, f"the window of {len(elements)} elements", error, key) from error
                 emitter.emit(outputs, max(lasts[start:end]))
         finally:
-            _close(opened)
+            close_functions(opened)
         return emitter.frame()
 
     def _result(self, accumulator: Any, key: Any) -> Any:
@@ -260,7 +280,7 @@ class PartialFold:
     def __init__(self, kernel: WindowKernel) -> None:
         self.kernel = kernel
         self.partials: dict[bytes, list] = {}  # key -> [partial, first stamp, last stamp]
-        self._opened = _opened([kernel.spec.function], kernel.name)
+        self._opened = open_functions([kernel.spec.function], kernel.name, kernel.runtime_context)
 
     def add(self, records: pd.DataFrame) -> None:
         """Folds a record frame (``_key``, ``_value``, ``_ord``)."""
@@ -288,7 +308,7 @@ class PartialFold:
         ``stamp`` turns the stamps given to :meth:`add_values` into byte stamps
         (a caller may fold with plain source positions, which compare the same).
         """
-        _close(self._opened)
+        close_functions(self._opened)
         entries = self.partials
         stamp = stamp or (lambda s: s)
         return pd.DataFrame({KEY: np.asarray(list(entries), dtype=object),
@@ -297,58 +317,19 @@ class PartialFold:
                              LAST: np.asarray([stamp(e[2]) for e in entries.values()], dtype=object)})
 
 
-class CoGroupKernel:
-    """``co_group``/``join`` of two inputs over a global window that fires at end of input.
+WINDOW_TABLE = "window"
 
-    ``kind``: ``co_group`` (``function.co_group(first, second)`` yields outputs
-    for every key present in either input), ``join`` (``function.join(a, b)``
-    returns one output per pair with equal keys: an inner join, pairs in
-    Flink's order: first input outer, second inner) or ``flat_join``
-    (``join(a, b)`` yields outputs per pair). Groups hold both inputs' records
-    of each key, told apart by ``_side`` and sorted by key, side and stamp.
-    """
 
-    def __init__(self, kind: str, function: Any, name: str, output_type: Any = None) -> None:
-        if kind not in ("co_group", "join", "flat_join"):
-            raise ValueError(f"unknown two-input window computation {kind!r}")
-        self.kind = kind
-        self.function = function
-        self.name = name
-        self.output_type = output_type
+def no_records() -> pd.DataFrame:
+    return pd.DataFrame({VALUE: np.empty(0, dtype=object), ORD: np.empty(0, dtype=object)})
 
-    def fire(self, groups: pd.DataFrame) -> pd.DataFrame:
-        emitter = _Emitter(self.name, self.output_type)
-        opened = _opened([self.function], self.name)
-        try:
-            keys = groups[KEY].to_numpy()
-            sides = groups[SIDE].to_numpy()
-            values = groups[VALUE].tolist()
-            stamps = groups[ORD].tolist()
-            starts, ends = group_bounds(keys)
-            for start, end in zip(starts.tolist(), ends.tolist()):
-                split = start + int(np.count_nonzero(sides[start:end] == 0))
-                first = [loads(v) for v in values[start:split]]
-                second = [loads(v) for v in values[split:end]]
-                if self.kind != "co_group" and not (first and second):
-                    continue
-                try:
-                    outputs = self._evaluate(first, second)
-                except Exception as error:
-                    raise fail(self.name, f"{len(first)} and {len(second)} elements", error,
-                               loads(keys[start])) from error
-                emitter.emit(outputs, max(stamps[start:end]))
-        finally:
-            _close(opened)
-        return emitter.frame()
 
-    def _evaluate(self, first: list[Any], second: list[Any]) -> list[Any]:
-        from changeflow.datastream.functions import CoGroupFunction, FlatJoinFunction, JoinFunction
-
-        function = self.function
-        if self.kind == "co_group":
-            call = function.co_group if isinstance(function, CoGroupFunction) else function
-            return _outputs(call(first, second))
-        call = function.join if isinstance(function, (JoinFunction, FlatJoinFunction)) else function
-        if self.kind == "join":
-            return [call(a, b) for a in first for b in second]
-        return [out for a in first for b in second for out in _outputs(call(a, b))]
+def fire_stored(state: KeyedState, order: list[str], fire: Any) -> pd.DataFrame | None:
+    """Fire every window kept in ``state`` (sorted into complete groups by ``order``), then drop them."""
+    rows = state.scan(WINDOW_TABLE)
+    if not len(rows) or VALUE not in rows.columns:
+        return None
+    out = fire(rows.sort_values(order, kind="stable", ignore_index=True))
+    keys = pd.DataFrame({KEY: np.asarray(pd.unique(rows[KEY]), dtype=object)})
+    state.store(WINDOW_TABLE, keys, rows.iloc[:0])
+    return out

@@ -58,9 +58,9 @@ from changeflow.common.row import Row
 from changeflow.datastream import graph
 from changeflow.datastream.cache import CacheNode, CacheRegistry
 from changeflow.datastream.chain import ChainRunner, Op
+from changeflow.datastream.functions import RuntimeContext
 from changeflow.datastream.side_output import SideOutputNode, side_output_ops
 from changeflow.datastream.window_graph import check_end_of_stream_inputs
-from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.keyed.buffered import KEY_COLUMNS, OUTPUT_COLUMNS, ChangelogRecords
 from changeflow.kernels.keyed.process import KeyedProcess
 from changeflow.kernels.keyed.records import (CONTROL_VALUE, KEY, ORD, VALUE, control_mask, control_stamp, dumps, loads,
@@ -70,13 +70,14 @@ from changeflow.runtime.spark import end_of_stream
 from changeflow.runtime.spark.cache import JobCaches
 from changeflow.runtime.spark.end_of_input import CONTROL, END_OF_INPUT, FLUSH, ControlFanOut, control_of
 from changeflow.runtime.spark.errors import readable_errors, worker_note
-from changeflow.runtime.spark.flush import BucketBuffer, BucketFlusher, FlushPolicy, MemoryFlusher, flushes_from_timers
+from changeflow.runtime.spark.flush import FlushPolicy, flushes_from_timers
 from changeflow.runtime.spark.flush_signals import run_to_end, signal_stream
 from changeflow.connectors import filestore
 from changeflow.connectors.sink_job import SinkJob
 from changeflow.runtime.spark.job_directory import already_written, committed_batches, job_directory, require_shared
 from changeflow.runtime.spark.packing import BUCKET, PACKED, Packer
-from changeflow.runtime.spark.processor import KernelProcessor, operator_name
+from changeflow.runtime.spark.record_processor import BatchKeyed
+from changeflow.runtime.spark.record_processor import RecordKernelProcessor, to_records  # noqa: F401 (re-exported)
 from changeflow.runtime.spark.query_start import start_query
 
 SINK = "_sink"
@@ -212,11 +213,11 @@ class DataStreamJob:
         runner = ChainRunner(ops + [Op("key", node.key_selector, f"KeySelector of {node.name}")], worker_note)
         control = self.control
         kernel_type = KeyedReduce if isinstance(node, graph.KeyedReduceNode) else KeyedProcess
-        kernel = kernel_type(node.function, node.name, with_keys=control)
+        kernel = kernel_type(node.function, node.name, with_keys=control, runtime_context=RuntimeContext)
         child = self.translate(base)
         if not self.settings.streaming:
             keyed = child.mapInPandas(runner, _KEYED).repartition(F.col(KEY))
-            return keyed.mapInPandas(_BatchKeyed(kernel), _RECORDS)
+            return keyed.mapInPandas(BatchKeyed(kernel), _RECORDS)
         packer = Packer([KEY], self.settings.buckets, child.columns, _OBJECT, local=runner)
         flush = buffering(node, self.settings.flush) if control else None
         if control:
@@ -225,12 +226,11 @@ class DataStreamJob:
             kernel = ChangelogRecords(kernel)
         packed = child.mapInPandas(packer, PACKED)
         sources = frozenset(self._source_numbers[s.id] for s in graph.sources(node))
-        processor_type = TimerKernelProcessor if kernel_type is KeyedProcess else RecordKernelProcessor
-        processor = processor_type(kernel, KEY_COLUMNS, self.settings.pages, OUTPUT_COLUMNS, flush, sources,
-                                   changelog=False, control=control)
-        time_mode = "ProcessingTime" if kernel_type is KeyedProcess else processor.time_mode
+        processor = RecordKernelProcessor(kernel, KEY_COLUMNS, self.settings.pages, OUTPUT_COLUMNS, flush, sources,
+                                          changelog=False, control=control)
         return packed.groupBy(BUCKET).transformWithStateInPandas(
-            statefulProcessor=processor, outputStructType=_RECORDS, outputMode="Append", timeMode=time_mode)
+            statefulProcessor=processor, outputStructType=_RECORDS, outputMode="Append",
+            timeMode=processor.time_mode)
 
     # --- sources ------------------------------------------------------------------------
     def _source(self, node: graph.SourceNode) -> DataFrame:
@@ -346,26 +346,6 @@ def buffering(node: graph.Node, policy: FlushPolicy | None) -> FlushPolicy | Non
     return policy if policy is not None and buffer_reason(node) is not None else None
 
 
-def to_records(frame: pd.DataFrame) -> pd.DataFrame:
-    """A processor's output as ``(_value, _ord)`` records; control rows become control records.
-
-    >>> from changeflow.runtime.spark.end_of_input import Control, control_rows
-    >>> rows = control_rows([KEY, VALUE, ORD], Control(frozenset({3})))
-    >>> [parse_control_stamp(s) for s in to_records(rows)[ORD]], to_records(rows)[VALUE].tolist()
-    ([(-1, 3)], [b''])
-    """
-    if KIND not in frame.columns:
-        return frame[[VALUE, ORD]]
-    control = frame[KIND].to_numpy() == CONTROL
-    values = frame[VALUE].to_numpy(dtype=object).copy()
-    stamps = frame[ORD].to_numpy(dtype=object).copy()
-    seqs, subs = frame[SEQ].to_numpy(), frame[SUB].to_numpy()
-    for i in np.flatnonzero(control):
-        values[i] = CONTROL_VALUE
-        stamps[i] = control_stamp(int(seqs[i]), int(subs[i]))
-    return pd.DataFrame({VALUE: values, ORD: stamps})
-
-
 class RecordControlFanOut(ControlFanOut):
     """:class:`ControlFanOut` over record frames: control records are those with an empty ``_value``."""
 
@@ -383,100 +363,6 @@ class RecordControlFanOut(ControlFanOut):
         seqs = np.asarray([p[0] for p in pairs], dtype=np.int64)
         subs = np.asarray([p[1] for p in pairs], dtype=np.int64)
         return mask, control_of(np.full(len(pairs), CONTROL, dtype=np.int8), seqs, subs)[1]
-
-
-class RecordKernelProcessor(KernelProcessor):
-    """A :class:`KernelProcessor` whose output goes out as records (flushed records, control records)."""
-
-    def handleInputRows(self, key, rows, timerValues):
-        for frame in super().handleInputRows(key, rows, timerValues):
-            yield to_records(frame)
-
-    def handleExpiredTimer(self, key, timerValues, expiredTimerInfo):
-        for frame in super().handleExpiredTimer(key, timerValues, expiredTimerInfo):
-            yield to_records(frame)
-
-
-class TimerKernelProcessor(RecordKernelProcessor):
-    """A processor whose kernel has processing-time timers (:class:`KeyedProcess`).
-
-    The kernel keeps its bucket's timers in its own state; this processor keeps
-    one Spark timer per bucket at the earliest of them, and on expiry lets the
-    kernel fire every due timer. Spark fires a timer in the first micro-batch
-    whose processing time has reached it (micro-batches run only when input
-    arrives, ``spark.sql.streaming.noDataMicroBatches.enabled`` being off).
-
-    With a flush buffer (an idempotent function under a flush interval) the
-    bucket also keeps the buffer's timer (:mod:`.flush`); what ``on_timer``
-    emits is buffered like the function's other output.
-    """
-
-    def handleInputRows(self, key, rows, timerValues):
-        yield from super().handleInputRows(key, rows, timerValues)
-        self._schedule()
-
-    def handleExpiredTimer(self, key, timerValues, expiredTimerInfo):
-        from changeflow.runtime.spark.end_of_input import Control, control_rows
-        from changeflow.state.paged import PagedKeyedState
-
-        now = timerValues.getCurrentProcessingTimeInMs()
-        state = PagedKeyedState(self.page_store, self.key_columns, self.pages,
-                                operator=operator_name(self.kernel))
-        out = self.kernel.fire(now, state)
-        state.commit()
-        out = out if len(out) else None
-        flushed_signal = False
-        if isinstance(self.flusher, BucketFlusher):
-            bucket = BucketBuffer.load(_blob(self.buffer_state))
-            flushed = self.flusher.on_input(bucket, out, now, had_input=False, force=False)
-            if bucket.timer_ms is not None and bucket.timer_ms <= now:  # the buffer's own timer is due
-                later = self.flusher.on_timer(bucket, now)
-                flushed = later if flushed is None else flushed if later is None else pd.concat([flushed, later])
-            self._arm_timer(bucket, now)
-            self.buffer_state.update((bucket.dump(),))
-            out, flushed_signal = flushed, flushed is not None
-        elif isinstance(self.flusher, MemoryFlusher) and out is not None:
-            out = self.flusher.run(out)
-        self._schedule()
-        if out is not None and len(out):
-            yield to_records(out)
-        if flushed_signal:
-            yield to_records(control_rows(self.output_columns, Control(flush=True)))
-
-    def _schedule(self) -> None:
-        from changeflow.state.paged import PagedKeyedState
-
-        wanted = set()
-        kernel_timer = self.kernel.next_timer(PagedKeyedState(self.page_store, self.key_columns, self.pages))
-        if kernel_timer is not None:
-            wanted.add(kernel_timer)
-        if isinstance(self.flusher, BucketFlusher):
-            buffer_timer = BucketBuffer.load(_blob(self.buffer_state)).timer_ms
-            if buffer_timer is not None:
-                wanted.add(buffer_timer)
-        registered = set(self.handle.listTimers())
-        for t in registered - wanted:
-            self.handle.deleteTimer(t)
-        for t in wanted - registered:
-            self.handle.registerTimer(t)
-
-
-class _BatchKeyed:
-    """Batch mode: a partition holds every record of its keys; fold them with fresh in-memory state."""
-
-    def __init__(self, kernel: Any) -> None:
-        self.kernel = kernel
-
-    def __call__(self, frames):
-        parts = [f for f in frames if len(f)]
-        if not parts:
-            return
-        batch = pd.concat(parts, ignore_index=True)
-        batch.columns = [KEY, VALUE, ORD]
-        if isinstance(self.kernel, KeyedReduce):
-            yield self.kernel.final(batch)
-        else:
-            yield self.kernel.process_bounded(batch)
 
 
 class _LineEncoder:
@@ -512,12 +398,6 @@ class _RowEncoder:
             yield pd.DataFrame({VALUE: np.asarray(values, dtype=object),
                                 ORD: np.asarray([source_stamp(int(p), self.number) for p in positions],
                                                 dtype=object)})
-
-
-def _blob(value_state: Any) -> bytes | None:
-    """The bytes a ``ValueState`` of one binary column holds, or None."""
-    value = value_state.get()
-    return None if value is None else value[0]
 
 
 def _deliver(table: pa.Table, sinks: list[Any]) -> None:

@@ -30,9 +30,10 @@ How a signal travels:
    sees the batch. It records the sources that ended (in state), flushes a
    buffer on end of input or on an upstream flush, and passes the control on as
    one control row per signal, so the next operator's packing stage fans it out
-   again. A kernel with an ``end_of_input(state)`` method (issue 6's end-of-input
-   operators) has it called once per bucket, after all sources upstream of the
-   operator have ended; what it returns is emitted like any other output.
+   again. The kernel's ``flush(state)`` is called on an upstream flush and its
+   ``end_of_input(state)`` once per bucket, after all sources upstream of the
+   operator have ended (the kernel contract, :mod:`changeflow.kernels.contract`);
+   what they return is emitted like any other output.
 5. **Sink.** The translator drops control rows from the query's result.
 
 Signals are idempotent (a bucket may receive the same one from several upstream

@@ -52,11 +52,14 @@ from changeflow.common.row import Row
 from changeflow.common.row_kind import RowKind
 from changeflow.datastream import chain, graph
 from changeflow.datastream.chain import ChainRunner, Op
+from changeflow.datastream.functions import RuntimeContext
+from changeflow.datastream.window import GlobalWindow
 from changeflow.datastream.window_graph import CoGroupNode, WindowNode, is_bounded, is_end_of_stream, never_fires
 from changeflow.kernels.keyed.process import KeyedProcess
 from changeflow.kernels.keyed.records import (CONTROL_VALUE, KEY, ORD, VALUE, control_mask, control_stamp, dumps,
                                               loads, source_stamp)
-from changeflow.kernels.window.evaluate import LAST, SIDE, CoGroupKernel, PartialFold, WindowKernel, WindowSpec
+from changeflow.kernels.window.co_group import CoGroupKernel
+from changeflow.kernels.window.evaluate import LAST, SIDE, PartialFold, WindowKernel, WindowSpec
 from changeflow.kernels.window.groups import complete_groups
 from changeflow.runtime.spark.end_of_input import END_OF_INPUT
 from changeflow.runtime.spark.query_start import start_query
@@ -229,12 +232,12 @@ def _keyed(job: "DataStreamJob", node: graph.KeyedNode) -> DataFrame:
     frame, prepare = _bounded(job, node.input, node.key_selector, node.name)
     if isinstance(node, graph.KeyedProcessNode):
         return _sorted_groups(frame.mapInPandas(prepare.keyed_records, _KEYED), [KEY, ORD]).mapInPandas(
-            _ProcessGroups(KeyedProcess(node.function, node.name)), _RECORDS)
+            _ProcessGroups(KeyedProcess(node.function, node.name, runtime_context=RuntimeContext)), _RECORDS)
     if isinstance(node, WindowNode):
         spec = node.spec
     else:  # a keyed reduce declaring output only after end of input: Flink's batch reduce, one value per key
         spec = WindowSpec("reduce", node.function)
-    kernel = WindowKernel(spec, node.name)
+    kernel = WindowKernel(spec, node.name, runtime_context=RuntimeContext, window=GlobalWindow.get())
     if spec.combinable:
         grouped = _sorted_groups(frame.mapInPandas(_Combine(prepare, kernel), _PARTIALS), [KEY, ORD])
     else:
@@ -248,7 +251,7 @@ def _co_group(job: "DataStreamJob", node: CoGroupNode) -> DataFrame:
         frame, prepare = _bounded(job, input_node, key, f"{node.name} (input {side + 1})")
         sides.append(frame.mapInPandas(prepare.keyed_records, _KEYED).withColumn(SIDE, F.lit(side).cast("byte")))
     grouped = _sorted_groups(sides[0].unionByName(sides[1]), [KEY, SIDE, ORD])
-    kernel = CoGroupKernel(node.kind, node.function, node.name, node.output_type)
+    kernel = CoGroupKernel(node.kind, node.function, node.name, node.output_type, runtime_context=RuntimeContext)
     return grouped.mapInPandas(_FireGroups(kernel, grouped.columns), _RECORDS)
 
 

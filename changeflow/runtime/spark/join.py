@@ -74,7 +74,7 @@ def join_stream(translator: Any, node: Join) -> DataFrame:
         left_unique_key=list(left_unique) if left_unique is not None else None,
         right_unique_key=[right_rename[k] for k in right_unique] if right_unique is not None else None,
         ttl_ms=node.traits.side_ttl_ms or (0, 0))
-    translator.ttl_sweep(kernel)
+    sweep = translator.ttl_sweep(kernel)
     key_columns = [key_column(i) for i in range(len(key_types))]
     settings = translator.settings
 
@@ -89,7 +89,7 @@ def join_stream(translator: Any, node: Join) -> DataFrame:
         if translator.control:  # end-of-input and flush signals pass through the join
             packer = ControlFanOut(packer, frame.columns, settings.buckets, ticks=False)
         packed.append(frame.mapInPandas(packer, PACKED))
-    processor = JoinProcessor(kernel, key_columns, settings.pages, node.field_names)
+    processor = JoinProcessor(kernel, key_columns, settings.pages, node.field_names, sweep=sweep)
     return packed[0].unionAll(packed[1]).groupBy(BUCKET).transformWithStateInPandas(
         statefulProcessor=processor, outputStructType=translator.changelog_struct(node.schema), outputMode="Append",
         timeMode=processor.time_mode)
@@ -129,12 +129,12 @@ class JoinProcessor(StatefulProcessor):
     """
 
     def __init__(self, kernel: StreamingJoin, key_columns: list[str], pages: int,
-                 output_columns: list[str] = ()) -> None:
+                 output_columns: list[str] = (), sweep: bool = True) -> None:
         self.kernel = kernel
         self.key_columns = list(key_columns)
         self.pages = pages
         self.output_columns = list(output_columns)
-        self.sweep = TtlSweep(kernel)
+        self.sweep = TtlSweep(kernel, active=sweep)
 
     @property
     def time_mode(self) -> str:

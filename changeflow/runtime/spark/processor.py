@@ -13,6 +13,18 @@ bucket's flush buffer: kept in a ``ValueState`` and flushed from a
 processing-time timer, or, memory-only, folded and flushed within the
 micro-batch.
 
+The processor hosts any kernel through the kernel contract
+(:mod:`changeflow.kernels.contract`) and calls nothing else on it: ``process``
+for the bucket's rows, ``flush`` on an upstream flush signal, ``end_of_input``
+once all upstream sources ended, ``on_timer`` from a processing-time timer kept
+at the kernel's ``next_timer`` (``has_timers``: a ``KeyedProcessFunction``),
+``sweep`` (below). It binds the kernel's clock: the micro-batch's processing
+time (Spark's batch timestamp, kept in the offset log) for a kernel with a TTL
+sweep, the wall clock otherwise (a ``KeyedProcessFunction`` reads processing
+time as Flink's does, so a timer it sets for "now" fires in a later
+micro-batch: Spark fires the timers its batch timestamp has reached after the
+batch's input).
+
 A kernel with a state TTL (``sweep_interval_ms`` not None: under
 ``table.exec.state.ttl`` or a ``STATE_TTL`` hint, the group aggregation,
 deduplication, Top-N and sink upsert materializer; the join through
@@ -24,9 +36,8 @@ bucket's expired state (keys, rows, history heads) and says when its oldest
 survivor expires, and the next timer goes there, but at least
 ``sweep_interval_ms`` later (a sweep reads the bucket's every page). A bucket
 left with no state registers none until its next input. The kernel's clock is
-the micro-batch's processing time (Spark's batch timestamp, kept in the offset
-log), so write times, expiry and timers share one clock and a re-run
-micro-batch expires the same state. Timers fire only in micro-batches that
+the micro-batch's processing time, so write times, expiry and timers share one
+clock and a re-run micro-batch expires the same state. Timers fire only in micro-batches that
 run: an idle query sweeps only in no-data micro-batches, which the job runner
 turns on for an unbounded query that wants them (see :mod:`.flush`, whose idle
 flushes need the same, and :meth:`~.streaming.StreamingTranslator.ttl_sweep`).
@@ -34,12 +45,14 @@ flushes need the same, and :meth:`~.streaming.StreamingTranslator.ttl_sweep`).
 
 from __future__ import annotations
 
+import pickle
 from typing import Any, Iterator
 
 import pandas as pd
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
 from pyspark.sql.types import BinaryType, LongType, StructField, StructType
 
+from changeflow.kernels.contract import HostClock, Kernel, concat_outputs
 from changeflow.runtime.spark.end_of_input import Control, control_rows, split_payloads
 from changeflow.plan.flush_policy import FlushPolicy, flushes_from_timers
 from changeflow.runtime.spark.flush import BucketBuffer, BucketFlusher, MemoryFlusher
@@ -53,12 +66,17 @@ _BLOB = StructType([StructField("blob", BinaryType(), False)])
 class TtlSweep:
     """The processing-time-timer sweep of a kernel with a state TTL, for one bucket (see the module docstring).
 
-    Inactive (and costing nothing) when the kernel has no ``sweep_interval_ms``.
+    Inactive (and costing nothing) when the kernel declares no ``sweep_interval_ms``
+    or its host turned the sweep off (``active=False``: a query that cannot fire
+    timers). ``clock`` is the host's clock, bound to the kernel here and set to
+    the micro-batch's processing time by :meth:`start_batch` and :meth:`run`.
     """
 
-    def __init__(self, kernel: Any) -> None:
+    def __init__(self, kernel: Kernel, clock: HostClock | None = None, active: bool = True) -> None:
         self.kernel = kernel
-        self.interval_ms = getattr(kernel, "sweep_interval_ms", None)
+        self.interval_ms = kernel.sweep_interval_ms if active else None
+        self.clock = clock if clock is not None else HostClock()
+        kernel.bind_clock(self.clock)
 
     @property
     def active(self) -> bool:
@@ -69,7 +87,7 @@ class TtlSweep:
         if not self.active:
             return None
         now = timerValues.getCurrentProcessingTimeInMs()
-        self.kernel.clock = lambda: now
+        self.clock.set(now)
         return now
 
     def arm(self, handle: StatefulProcessorHandle, now: int | None) -> None:
@@ -87,21 +105,20 @@ class TtlSweep:
 
     def run(self, handle: StatefulProcessorHandle, state: PagedKeyedState, now: int) -> None:
         """The timer fired: remove the bucket's expired state (silently) and register the next sweep, if due."""
-        self.kernel.clock = lambda: now
+        self.clock.set(now)
         due = self.kernel.sweep(state, now)
         state.commit()
         if due is not None:
             handle.registerTimer(max(due, now + self.interval_ms))
 
 
-def operator_name(kernel: Any) -> str:
-    """The name state metrics give an operator: its kernel's class (inside a TTL wrapper, the wrapped one)."""
-    inner = getattr(kernel, "kernel", None)
-    return type(inner if inner is not None else kernel).__name__
+def operator_name(kernel: Kernel) -> str:
+    """The name state metrics give an operator: its kernel's (inside a wrapper, the wrapped one's)."""
+    return kernel.operator_name
 
 
 class KernelProcessor(StatefulProcessor):
-    """Feeds each bucket's rows of a micro-batch to ``kernel.process`` as one batch.
+    """Feeds each bucket's rows of a micro-batch to the kernel, through the kernel contract only.
 
     ``output_columns`` are the kernel's output columns without bookkeeping
     (needed to write control rows and flushed changes); ``flush`` buffers the
@@ -110,12 +127,17 @@ class KernelProcessor(StatefulProcessor):
     says whether the buffered output is a changelog or append-only records;
     ``control`` says whether control rows flow through the query (only then is
     the set of ended sources kept in state); ``rows_per_page`` makes the state's
-    page count grow with its rows (:class:`PagedKeyedState`).
+    page count grow with its rows (:class:`PagedKeyedState`); ``sweep`` False
+    runs a kernel with a state TTL without its sweep (the query cannot fire
+    timers, see ``StreamingTranslator.ttl_sweep``).
+
+    Subclasses convert what goes out (:meth:`emit`): the DataStream runtime's
+    records (``runtime/spark/record_processor.py``).
     """
 
-    def __init__(self, kernel: Any, key_columns: list[str], pages: int, output_columns: list[str] | None = None,
+    def __init__(self, kernel: Kernel, key_columns: list[str], pages: int, output_columns: list[str] | None = None,
                  flush: FlushPolicy | None = None, sources: frozenset = frozenset(), changelog: bool = True,
-                 control: bool = False, rows_per_page: int | None = None) -> None:
+                 control: bool = False, rows_per_page: int | None = None, sweep: bool = True) -> None:
         self.kernel = kernel
         self.key_columns = list(key_columns)
         self.pages = pages
@@ -125,14 +147,19 @@ class KernelProcessor(StatefulProcessor):
         self.changelog = changelog
         self.control = control
         self.rows_per_page = rows_per_page
-        self.sweep = TtlSweep(kernel)
+        self.clock = HostClock()
+        self.sweep = TtlSweep(kernel, self.clock, active=sweep)
+        self.timers = kernel.has_timers
         if self.sweep.active and flush is not None:
             raise ValueError("an operator with a state TTL sweep cannot buffer its output for a flush interval")
+        if self.sweep.active and self.timers:
+            raise NotImplementedError(f"{kernel.operator_name}: a kernel with both processing-time timers and a "
+                                      "state TTL sweep is not supported (the bucket keeps one kind of timer)")
 
     @property
     def time_mode(self) -> str:
         """The ``timeMode`` Spark must run this processor with."""
-        timers = flushes_from_timers(self.flush) or self.sweep.active
+        timers = flushes_from_timers(self.flush) or self.sweep.active or self.timers
         return "ProcessingTime" if timers else "None"
 
     def init(self, handle: StatefulProcessorHandle) -> None:
@@ -147,6 +174,19 @@ class KernelProcessor(StatefulProcessor):
             self.buffer_state = handle.getValueState("flush", _BLOB)
         elif self.flush is not None:
             self.flusher = MemoryFlusher(self.flush, self.key_columns, self.output_columns, self.changelog)
+        self.kernel.bind_clock(self.clock)
+
+    def emit(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """What goes out to Spark for a frame of output or control rows (the rows as they are here)."""
+        return frame
+
+    def _state(self) -> PagedKeyedState:
+        return PagedKeyedState(self.page_store, self.key_columns, self.pages, self.rows_per_page,
+                               self.kernel.operator_name)
+
+    def _tick(self, timerValues: Any) -> int | None:
+        """Set the kernel's clock to the micro-batch's processing time (TTL sweep only, see the module); return it."""
+        return self.sweep.start_batch(timerValues)
 
     def handleInputRows(self, key: Any, rows: Iterator[pd.DataFrame], timerValues: Any) -> Iterator[pd.DataFrame]:
         # Each input row is (_bucket, _payload); Spark renames columns whose names
@@ -155,16 +195,13 @@ class KernelProcessor(StatefulProcessor):
         if not payloads:
             return
         batch, control = split_payloads(pd.concat(payloads, ignore_index=True) if len(payloads) > 1 else payloads[0])
-        state = PagedKeyedState(self.page_store, self.key_columns, self.pages, self.rows_per_page,
-                                operator_name(self.kernel))
-        now = self.sweep.start_batch(timerValues)
+        state = self._state()
+        now = self._tick(timerValues)
         out = self.kernel.process(batch, state) if batch is not None else None
-        finished = self._end_of_input(control, state)
+        out = concat_outputs(out, self._signals(control, state))
         state.commit()
         if batch is not None:
             self.sweep.arm(self.handle, now)
-        if finished is not None and len(finished):
-            out = finished if out is None or not len(out) else pd.concat([out, finished], ignore_index=True)
         control = control or Control()
         if isinstance(self.flusher, BucketFlusher):
             bucket = BucketBuffer.load(_blob(self.buffer_state))
@@ -176,27 +213,44 @@ class KernelProcessor(StatefulProcessor):
             control = control | Control(flush=flushed is not None)
         elif isinstance(self.flusher, MemoryFlusher) and out is not None and len(out):
             out = self.flusher.run(out)
+        if self.timers:
+            self._schedule()
         if out is not None and len(out):
-            yield out
+            yield self.emit(out)
         if control.signals:
-            yield control_rows(self.output_columns, control)
+            yield self.emit(control_rows(self.output_columns, control))
 
     def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[pd.DataFrame]:
-        if self.sweep.active:
-            state = PagedKeyedState(self.page_store, self.key_columns, self.pages, self.rows_per_page,
-                                operator_name(self.kernel))
-            self.sweep.run(self.handle, state, timerValues.getCurrentProcessingTimeInMs())
-            return
-        if not isinstance(self.flusher, BucketFlusher):
-            return
-        bucket = BucketBuffer.load(_blob(self.buffer_state))
         now = timerValues.getCurrentProcessingTimeInMs()
-        flushed = self.flusher.on_timer(bucket, now)
-        self._arm_timer(bucket, now)
-        self.buffer_state.update((bucket.dump(),))
-        if flushed is not None:
-            yield flushed
-            yield control_rows(self.output_columns, Control(flush=True))
+        if self.sweep.active:
+            self.sweep.run(self.handle, self._state(), now)
+            return
+        out = None
+        if self.timers:
+            state = self._state()
+            out = concat_outputs(self.kernel.on_timer(now, state))
+            state.commit()
+        flushed_signal = False
+        if isinstance(self.flusher, BucketFlusher):
+            bucket = BucketBuffer.load(_blob(self.buffer_state))
+            if self.timers:
+                # The kernel's timers emitted (or a new interval began): buffer it as any output.
+                flushed = self.flusher.on_input(bucket, out, now, had_input=False, force=False)
+                if bucket.timer_ms is not None and bucket.timer_ms <= now:  # the buffer's own timer is due
+                    flushed = concat_outputs(flushed, self.flusher.on_timer(bucket, now))
+            else:  # the timer fired is the buffer's own
+                flushed = self.flusher.on_timer(bucket, now)
+            self._arm_timer(bucket, now)
+            self.buffer_state.update((bucket.dump(),))
+            out, flushed_signal = flushed, flushed is not None
+        elif isinstance(self.flusher, MemoryFlusher) and out is not None:
+            out = self.flusher.run(out)
+        if self.timers:
+            self._schedule()
+        if out is not None and len(out):
+            yield self.emit(out)
+        if flushed_signal:
+            yield self.emit(control_rows(self.output_columns, Control(flush=True)))
 
     def _arm_timer(self, bucket: BucketBuffer, now: int) -> None:
         # Fire in the next micro-batch (its timestamp is later): it checks for a
@@ -205,25 +259,53 @@ class KernelProcessor(StatefulProcessor):
             bucket.timer_ms = now + 1
             self.handle.registerTimer(now + 1)
 
-    def _end_of_input(self, control: Control | None, state: PagedKeyedState) -> pd.DataFrame | None:
-        """Record ended sources; once all upstream sources ended, call the kernel's ``end_of_input``."""
-        if control is None or not control.ended or self.ended_state is None:
-            return None
-        import pickle
+    def _schedule(self) -> None:
+        """A kernel with timers: keep the bucket's Spark timers at the kernel's next timer and the buffer's.
 
+        The kernel keeps its bucket's timers in its own state; one Spark timer
+        at the earliest is enough, and on expiry the kernel fires every due one.
+        Spark fires a timer in the first micro-batch whose processing time has
+        reached it.
+        """
+        wanted = set()
+        kernel_timer = self.kernel.next_timer(self._state())
+        if kernel_timer is not None:
+            wanted.add(kernel_timer)
+        if isinstance(self.flusher, BucketFlusher):
+            buffer_timer = BucketBuffer.load(_blob(self.buffer_state)).timer_ms
+            if buffer_timer is not None:
+                wanted.add(buffer_timer)
+        registered = set(self.handle.listTimers())
+        for t in registered - wanted:
+            self.handle.deleteTimer(t)
+        for t in wanted - registered:
+            self.handle.registerTimer(t)
+
+    def _signals(self, control: Control | None, state: PagedKeyedState) -> pd.DataFrame | None:
+        """The kernel's output for the batch's signals: ``flush`` on an upstream flush, ``end_of_input`` once.
+
+        The sources that ended are kept in state (only when control rows flow
+        through the query); ``end_of_input`` is called in the micro-batch in
+        which the last source upstream ends.
+        """
+        if control is None or self.ended_state is None:
+            return None
+        out = self.kernel.flush(state) if control.flush else None
+        if not control.ended:
+            return out
         before = pickle.loads(_blob(self.ended_state)) if self.ended_state.exists() else frozenset()
         after = before | control.ended
         if after != before:
             self.ended_state.update((pickle.dumps(after, protocol=5),))
-        hook = getattr(self.kernel, "end_of_input", None)
-        if hook is not None and self.sources <= after and not self.sources <= before:
-            return hook(state)
-        return None
+        if self.sources <= after and not self.sources <= before:
+            out = concat_outputs(out, self.kernel.end_of_input(state))
+        return out
 
     def close(self) -> None:
         pass
 
 
 def _blob(value_state: Any) -> bytes | None:
+    """The bytes a ``ValueState`` of one binary column holds, or None."""
     value = value_state.get()
     return None if value is None else value[0]

@@ -191,8 +191,8 @@ class StreamingTranslator:
         lets the state's page count grow with its rows (:class:`PagedKeyedState`).
         """
         flush = flush if idempotent_output is not None else None
-        self.ttl_sweep(kernel)
-        if flush is not None and getattr(kernel, "sweep_interval_ms", None) is not None:
+        sweep = self.ttl_sweep(kernel)
+        if flush is not None and sweep:
             # The bucket's one timer either flushes its buffer or sweeps; both are not implemented.
             raise NotImplementedError(
                 f"a state TTL (table.exec.state.ttl or a STATE_TTL hint) on an operator that buffers its output "
@@ -206,14 +206,14 @@ class StreamingTranslator:
         names = [n for n, _ in out_schema]
         processor = KernelProcessor(kernel, list(key_columns), self.settings.pages, names, flush, sources,
                                     changelog=idempotent_output != "append", control=self.control,
-                                    rows_per_page=rows_per_page)
+                                    rows_per_page=rows_per_page, sweep=sweep)
         return packed.groupBy(BUCKET).transformWithStateInPandas(
             statefulProcessor=processor, outputStructType=self.changelog_struct(out_schema), outputMode="Append",
             timeMode=processor.time_mode,
         )
 
-    def ttl_sweep(self, kernel) -> None:
-        """Decide whether ``kernel``'s state TTL sweep (``sweep_interval_ms``) runs from timers.
+    def ttl_sweep(self, kernel) -> bool:
+        """Decide whether ``kernel``'s state TTL sweep (``sweep_interval_ms``) runs from timers; return it.
 
         It does where timers cannot keep the query from ending; the query then
         asks for no-data micro-batches, so an idle query sweeps too. With no-data
@@ -227,16 +227,16 @@ class StreamingTranslator:
         operator's time mode on restart, so a TTL checkpoint written without the
         sweep cannot be resumed with it (``STATE_STORE_INVALID_CONFIG_AFTER_RESTART``).
         """
-        if getattr(kernel, "sweep_interval_ms", None) is None:
-            return
+        if kernel.sweep_interval_ms is None:
+            return False
         from changeflow.runtime.spark.connector_sources import trigger_interval_ms
 
         no_data = self.spark.conf.get("spark.sql.streaming.noDataMicroBatches.enabled", "true").strip().lower()
         unbounded = self.root is not None and trigger_interval_ms(self.root) is not None
         if no_data == "true" and not unbounded:
-            kernel.sweep_interval_ms = None
-        else:
-            self.wants_no_data_batches = True
+            return False
+        self.wants_no_data_batches = True
+        return True
 
     def _aggregate(self, node: Aggregate) -> DataFrame:
         child = self._translate(node.input)

@@ -1,0 +1,213 @@
+"""The kernel contract: what a host may call on a kernel, and what a kernel may expect of its host.
+
+A *kernel* is one stateful operator's logic, pure (no Spark, no API class): it
+reads changes (or DataStream records) a batch at a time and keeps everything it
+must remember in a :class:`~changeflow.kernels.state.KeyedState` it is handed
+on every call. A *host* runs it: the Spark runtime
+(``changeflow.runtime.spark.processor.KernelProcessor``, one hash bucket of keys
+per call, state in RocksDB pages) or the testing harness
+(:class:`changeflow.testing.KernelHarness`, state in memory). Hosts call only
+the methods of :class:`Kernel`; a kernel says what it can do by the attributes
+of :class:`Kernel`, never by the presence of a method.
+
+The calls, in the order a host makes them for one batch of a bucket:
+
+1. :meth:`Kernel.bind_clock` once, before anything else: the processing-time
+   clock the kernel reads (ms). The Spark host's clock gives a kernel with a
+   TTL sweep the micro-batch's timestamp (so write times, expiry and sweeps
+   share one clock and a re-run micro-batch sees the same time) and any other
+   kernel the wall clock; the harness's gives the time the test sets.
+2. :meth:`Kernel.process` with the batch's rows, if it has any.
+3. :meth:`Kernel.flush` when the batch carried a flush signal (an upstream
+   operator flushed its output buffer, FLIP-365), then
+   :meth:`Kernel.end_of_input` once, when every source upstream has ended.
+4. From a processing-time timer: :meth:`Kernel.on_timer` when
+   ``has_timers`` and :meth:`Kernel.next_timer` is due; :meth:`Kernel.sweep`
+   when ``sweep_interval_ms`` is set (and the host can fire timers).
+
+A kernel object keeps no state between calls: the Spark runtime re-creates it
+(unpickles it) every micro-batch, and the harness's :meth:`~changeflow.testing.KernelHarness.restore`
+does the same to check it. Whatever it caches must be derivable from its
+constructor arguments.
+
+Event time is not implemented yet. Its place in the contract is
+:meth:`Kernel.on_watermark`: the host will call it when the query's watermark
+advances, after the batch's rows, and a kernel with event-time timers will fire
+those due at the watermark there. Today every kernel refuses it (the
+:class:`KernelBase` default raises).
+
+:class:`KernelBase` gives every optional part its default (no timers, no sweep,
+nothing to flush or emit at end of input); a kernel subclasses it and overrides
+what it has.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable, Protocol
+
+import pandas as pd
+
+from changeflow.kernels.state import InMemoryKeyedState, KeyedState
+
+Clock = Callable[[], int]
+"""Processing time in ms, as the host gives it (:meth:`Kernel.bind_clock`)."""
+
+
+def wall_clock() -> int:
+    """Processing time in ms from the system clock: a kernel's clock until its host binds one."""
+    return int(time.time() * 1000)
+
+
+class HostClock:
+    """A clock a host sets before calling a kernel; the wall clock while unset.
+
+    >>> clock = HostClock()
+    >>> clock.set(1000); clock()
+    1000
+    >>> clock.set(None); clock() > 1000
+    True
+    """
+
+    def __init__(self, now_ms: int | None = None) -> None:
+        self.now_ms = now_ms
+
+    def set(self, now_ms: int | None) -> None:
+        """The time the kernel reads from now on (None: the wall clock)."""
+        self.now_ms = None if now_ms is None else int(now_ms)
+
+    def __call__(self) -> int:
+        return wall_clock() if self.now_ms is None else self.now_ms
+
+
+class Kernel(Protocol):
+    """One stateful operator's logic (see the module docstring for the order of calls).
+
+    Outputs are frames in the kernel's output layout (a changelog frame with
+    ``_kind``/``_seq``/``_sub``, or DataStream records ``_value``/``_ord``), or
+    None for nothing; an empty frame means nothing too.
+    """
+
+    #: The kernel has processing-time timers: the host keeps one timer at
+    #: :meth:`next_timer` and calls :meth:`on_timer` when it is due.
+    has_timers: bool
+    #: The kernel's state expires (a TTL): the host should call :meth:`sweep`
+    #: from a timer at most this often (ms), to reclaim keys that never come
+    #: back. None: no sweep. Expiry on access does not depend on it.
+    sweep_interval_ms: int | None
+
+    @property
+    def operator_name(self) -> str:
+        """The operator's name in state metrics (a wrapper gives the wrapped kernel's)."""
+        ...
+
+    def bind_clock(self, clock: Clock) -> None:
+        """Read processing time from ``clock`` from now on (the host calls it before any other method)."""
+        ...
+
+    def process(self, batch: pd.DataFrame, state: KeyedState) -> pd.DataFrame:
+        """Fold one batch of input into ``state``; return what it emits.
+
+        The batch holds the keys of one host partition (a hash bucket), in any
+        order: the kernel sorts by the bookkeeping stamps. State is read and
+        written only through ``state``, a batch of keys at a time.
+        """
+        ...
+
+    def next_timer(self, state: KeyedState) -> int | None:
+        """When the earliest pending processing-time timer is due (ms), or None (only with ``has_timers``)."""
+        ...
+
+    def on_timer(self, now: int, state: KeyedState) -> pd.DataFrame | None:
+        """Fire every processing-time timer due at ``now``, earliest first; return what they emit."""
+        ...
+
+    def on_watermark(self, watermark: int, state: KeyedState) -> pd.DataFrame | None:
+        """Event time has reached ``watermark``: fire the event-time timers due (not implemented yet)."""
+        ...
+
+    def flush(self, state: KeyedState) -> pd.DataFrame | None:
+        """An upstream operator flushed its buffered output: emit what the kernel holds back, if anything."""
+        ...
+
+    def end_of_input(self, state: KeyedState) -> pd.DataFrame | None:
+        """Every source upstream has ended: emit what waits for the end of input (once per host partition)."""
+        ...
+
+    def sweep(self, state: KeyedState, now: int | None = None) -> int | None:
+        """Remove the expired state of every key at ``now`` (the clock when None); emit nothing.
+
+        Returns when the oldest surviving state expires (ms), or None when none is left.
+        """
+        ...
+
+    def process_bounded(self, batch: pd.DataFrame) -> pd.DataFrame:
+        """Batch execution: all input of complete keys at once, with fresh state; the final output."""
+        ...
+
+
+class KernelBase:
+    """Defaults for the optional parts of :class:`Kernel`: a kernel overrides what it has.
+
+    >>> class Count(KernelBase):
+    ...     def process(self, batch, state):
+    ...         return batch.assign(n=1)
+    >>> k = Count()
+    >>> k.has_timers, k.sweep_interval_ms, k.operator_name, k.end_of_input(InMemoryKeyedState())
+    (False, None, 'Count', None)
+    """
+
+    has_timers: bool = False
+    sweep_interval_ms: int | None = None
+    # Class-level default: a kernel whose host binds no clock (a direct call in a test) reads the wall clock.
+    clock: Clock = staticmethod(wall_clock)
+
+    @property
+    def operator_name(self) -> str:
+        return type(self).__name__
+
+    def bind_clock(self, clock: Clock) -> None:
+        self.clock = clock
+
+    def process(self, batch: pd.DataFrame, state: KeyedState) -> pd.DataFrame:
+        raise NotImplementedError(f"{type(self).__name__} does not implement process()")
+
+    def next_timer(self, state: KeyedState) -> int | None:
+        return None
+
+    def on_timer(self, now: int, state: KeyedState) -> pd.DataFrame | None:
+        return None
+
+    def on_watermark(self, watermark: int, state: KeyedState) -> pd.DataFrame | None:
+        raise NotImplementedError(f"{self.operator_name}: event time (watermarks) is not implemented by changeflow's "
+                                  "kernels yet")
+
+    def flush(self, state: KeyedState) -> pd.DataFrame | None:
+        return None
+
+    def end_of_input(self, state: KeyedState) -> pd.DataFrame | None:
+        return None
+
+    def sweep(self, state: KeyedState, now: int | None = None) -> int | None:
+        return None
+
+    def process_bounded(self, batch: pd.DataFrame) -> pd.DataFrame:
+        """The default batch algorithm: :meth:`process` over fresh in-memory state, then :meth:`end_of_input`."""
+        state = InMemoryKeyedState()
+        out = self.process(batch, state)
+        combined = concat_outputs(out, self.end_of_input(state))
+        return out if combined is None else combined
+
+
+def concat_outputs(*outputs: pd.DataFrame | None) -> pd.DataFrame | None:
+    """Outputs one after the other, skipping None and empty ones (None when all are).
+
+    >>> concat_outputs(None, pd.DataFrame({"a": [1]}), pd.DataFrame({"a": []}))["a"].tolist()
+    [1]
+    >>> concat_outputs(None, None) is None
+    True
+    """
+    parts = [o for o in outputs if o is not None and len(o)]
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)

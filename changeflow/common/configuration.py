@@ -119,7 +119,7 @@ class Configuration:
     def get_option(self, option: ConfigOption) -> Any:
         """The typed value of an option, or its default when unset.
 
-        >>> from changeflow.config.options import TABLE_EXEC_SINK_UPSERT_MATERIALIZE
+        >>> from changeflow.config import TABLE_EXEC_SINK_UPSERT_MATERIALIZE
         >>> Configuration().get_option(TABLE_EXEC_SINK_UPSERT_MATERIALIZE)
         'AUTO'
         """

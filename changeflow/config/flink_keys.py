@@ -161,8 +161,8 @@ _UNSUPPORTED = (
     FlinkKey("table.exec.emit.allow-lateness", False, None),
     FlinkKey("table.optimizer.non-deterministic-update.strategy", False, "IGNORE"),
     FlinkKey("table.local-time-zone", False, "default",
-             "changeflow evaluates time functions in the Spark session's time zone "
-             "(spark.sql.session.timeZone)"),
+             "changeflow evaluates time functions in UTC: its queries run with "
+             "spark.sql.session.timeZone = UTC, also on a session you pass in"),
     FlinkKey("table.sql-dialect", False, "default"),
     FlinkKey("table.dml-sync", False, "false"),
     FlinkKey("table.builtin-catalog-name", False, "default_catalog"),

@@ -5,8 +5,7 @@ import enum
 
 import pytest
 
-from changeflow.config import options
-from changeflow.config.options import (
+from changeflow.config import (
     ConfigOption,
     OptionType,
     canonical_key,
@@ -14,6 +13,7 @@ from changeflow.config.options import (
     format_memory_size,
     is_validated_key,
     lookup,
+    options,
     parse_memory_size,
     register,
     registered_options,

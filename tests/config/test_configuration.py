@@ -8,12 +8,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from changeflow.common.configuration import Configuration
-from changeflow.config import options
-from changeflow.config.options import (
+from changeflow.config import (
     TABLE_EXEC_MINI_BATCH_ENABLED,
     TABLE_EXEC_SINK_UPSERT_MATERIALIZE_STRATEGY_TYPE,
     ConfigOption,
     OptionType,
+    options,
     register,
     registered_options,
     validate_mini_batch,

@@ -100,8 +100,7 @@ def test_a_job_cancelled_before_the_restart_stops_retrying():
 
 
 def test_checkpoint_settings_apply_to_the_query_unless_the_session_sets_them():
-    from changeflow.runtime.spark.errors import FAULTHANDLER_CONFS
-    from changeflow.runtime.spark.query_start import CHECKPOINT_SETTINGS
+    from changeflow.runtime.spark.query_settings import CHANGEFLOW_SESSION_SETTINGS
 
     retain = "spark.sql.streaming.minBatchesToRetain"
 
@@ -111,7 +110,62 @@ def test_checkpoint_settings_apply_to_the_query_unless_the_session_sets_them():
 
     spark = FakeSpark({})
     seen = start_query(Recording(spark), spark)
-    assert seen == {**CHECKPOINT_SETTINGS, FAULTHANDLER_CONFS[1]: "true"} and seen[retain] == "5"
+    # A query on a session that sets nothing (a user's) starts with the settings of changeflow's own session
+    # (before: only the checkpoint and fault-handler settings, so a bounded query with timers never ended).
+    assert seen == CHANGEFLOW_SESSION_SETTINGS and seen[retain] == "5" and seen[NO_DATA_BATCHES] == "false"
     assert spark.conf.values == {}  # the session is left as it was
     spark = FakeSpark({retain: "50"})  # the user's own choice wins
     assert start_query(Recording(spark), spark)[retain] == "50" and spark.conf.values == {retain: "50"}
+
+
+def test_settings_changeflow_needs_win_over_the_sessions_for_the_query_only():
+    from changeflow.runtime.spark.query_settings import (
+        ROCKSDB,
+        STATE_STORE_PROVIDER,
+        TIME_ZONE,
+    )
+
+    user = {TIME_ZONE: "America/New_York", STATE_STORE_PROVIDER: "x.HDFSBackedStateStoreProvider",
+            NO_DATA_BATCHES: "true", "spark.sql.execution.arrow.maxRecordsPerBatch": "5000"}
+    spark = FakeSpark(user)
+
+    class Recording(FakeWriter):
+        def start(self):
+            return dict(self.spark.conf.values)
+
+    seen = start_query(Recording(spark), spark)
+    assert (seen[TIME_ZONE], seen[STATE_STORE_PROVIDER], seen[NO_DATA_BATCHES]) == ("UTC", ROCKSDB, "false")
+    assert seen["spark.sql.execution.arrow.maxRecordsPerBatch"] == "5000"  # performance: the session's own wins
+    assert spark.conf.values == user
+
+
+def test_job_settings_are_shared_by_jobs_at_once_and_restored_by_the_last():
+    from changeflow.runtime.spark.query_settings import TIME_ZONE, for_job
+
+    spark = FakeSpark({TIME_ZONE: "Asia/Tokyo"})
+    with for_job(spark, starts_queries=True):
+        assert spark.conf.values[TIME_ZONE] == "UTC" and spark.conf.values[NO_DATA_BATCHES] == "false"
+        with for_job(spark):
+            # A query started meanwhile gets its own no-data setting and leaves the job's in place.
+            assert start_query(FakeWriter(spark), spark, no_data_batches=True) == ("started", "true")
+            assert spark.conf.values[NO_DATA_BATCHES] == "false"
+        assert spark.conf.values[TIME_ZONE] == "UTC"  # the first job still runs
+    assert spark.conf.values == {TIME_ZONE: "Asia/Tokyo"}
+
+
+def test_a_setting_the_session_refuses_is_named():
+    import pytest
+
+    from changeflow.runtime.spark.query_settings import SessionSettingError, for_job
+
+    class Static(FakeConf):
+        def set(self, key, value):
+            if key == "spark.sql.session.timeZone":
+                raise RuntimeError("[CANNOT_MODIFY_CONFIG] Cannot modify the value of the Spark config")
+            super().set(key, value)
+
+    spark = FakeSpark({})
+    spark.conf = Static({})
+    with pytest.raises(SessionSettingError, match="spark.sql.session.timeZone = UTC"), for_job(spark):
+        pass
+    assert spark.conf.values == {}  # what was set before the refusal is undone

@@ -55,9 +55,9 @@ import pandas as pd
 
 from changeflow.kernels.changelog import KIND, SEQ, SUB, child_sub, sort_changes
 from changeflow.kernels.multiset import OrderedMultiset, identity_of
-from changeflow.kernels.multiset.ordered import _python_values
 from changeflow.kernels.multiset.rows import changes_frame, plain_rows
 from changeflow.kernels.contract import KernelBase, wall_clock
+from changeflow.kernels.multiset.rows import python_values as _python_values
 from changeflow.kernels.state import KeyedState
 
 STRATEGIES = ("LEGACY", "VALUE", "MAP", "ADAPTIVE")

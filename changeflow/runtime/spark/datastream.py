@@ -78,6 +78,7 @@ from changeflow.runtime.spark.job_directory import already_written, committed_ba
 from changeflow.runtime.spark.packing import BUCKET, PACKED, Packer
 from changeflow.runtime.spark.record_processor import BatchKeyed
 from changeflow.runtime.spark.record_processor import RecordKernelProcessor, to_records  # noqa: F401 (re-exported)
+from changeflow.runtime.spark.query_settings import for_job
 from changeflow.runtime.spark.query_start import start_query
 
 SINK = "_sink"
@@ -123,12 +124,14 @@ class DataStreamJob:
         with job_directory(self.settings.checkpoint_root, resumable, prefix="changeflow-ds-") as workdir, \
                 readable_errors(lambda: [n.name for n in _all_nodes(roots) if not isinstance(n, graph.SourceNode)]):
             try:
-                frame = self.frame([node for node, _ in outputs], workdir)
+                with for_job(self.spark, starts_queries=True):  # changeflow's settings on a user's session
+                    frame = self.frame([node for node, _ in outputs], workdir)
+                    table = None if self.settings.streaming else frame.toArrow()
                 sinks = [sink for _, sink in outputs]
-                if self.settings.streaming:
+                if table is None:
                     self._run_streaming(frame, sinks)
                 else:
-                    _deliver(frame.toArrow(), sinks)
+                    _deliver(table, sinks)
                 self.caches.commit()
             except BaseException:
                 self.caches.abandon()

@@ -35,6 +35,7 @@ from changeflow.runtime.spark.flush_signals import run_to_end
 from changeflow.connectors.sink_job import SinkJob
 from changeflow.runtime.spark.job_directory import (committed_batches, job_directory, remove_directory,
                                                     temporary_directory)
+from changeflow.runtime.spark.query_settings import check_user_query, for_job
 from changeflow.runtime.spark.query_start import start_query
 from changeflow.runtime.spark.state_metrics import read_state_metrics
 from changeflow.runtime.spark.streaming import StreamingSettings, StreamingTranslator, physical_plan
@@ -51,15 +52,19 @@ class SparkJobs:
 
     # --- streaming ------------------------------------------------------------------
     def streaming_frame(self, plan: PlanNode, settings: StreamingSettings, workdir: str) -> DataFrame:
-        return self._translate(plan, settings, workdir)[0]
+        with for_job(self.spark):  # the user starts this query (to_spark()): translated for the session's settings
+            frame = StreamingTranslator(self.spark, settings, workdir).translate(plan)
+        check_user_query(self.spark, frame)
+        return frame
 
     def _translate(self, plan: PlanNode, settings: StreamingSettings,
                    workdir: str) -> tuple[DataFrame, StreamingTranslator]:
         """The query's frame, and its translator, which says whether the query wants no-data
         micro-batches (timers: idle flushes, TTL sweeps) and where its flush signals go (:mod:`.flush_signals`).
         ``plan`` is physical (a logical plan is planned here, once)."""
-        translator = StreamingTranslator(self.spark, settings, workdir)
-        frame = translator.translate(plan)
+        with for_job(self.spark, starts_queries=True):  # changeflow's settings on a user's session (.query_settings)
+            translator = StreamingTranslator(self.spark, settings, workdir)
+            frame = translator.translate(plan)
         return frame, translator
 
     def run_streaming(self, plan: PlanNode, settings: StreamingSettings) -> list[Change]:
@@ -151,13 +156,15 @@ class SparkJobs:
 
     # --- batch ----------------------------------------------------------------------
     def batch_frame(self, plan: PlanNode) -> DataFrame:
-        return BatchTranslator(self.spark).translate(planned(plan, PlannerSettings(streaming=False)))
+        with for_job(self.spark):  # changeflow's settings on a user's session (.query_settings)
+            return BatchTranslator(self.spark).translate(planned(plan, PlannerSettings(streaming=False)))
 
     def run_batch(self, plan: PlanNode) -> list[Change]:
-        frame = self.batch_frame(plan).orderBy(SEQ)
-        names = [n for n in frame.columns if n != SEQ]
-        with readable_errors():
-            table = frame.select(*[F.col(f"`{n}`") for n in names]).toArrow()
+        with for_job(self.spark):  # the translation and the action
+            frame = self.batch_frame(plan).orderBy(SEQ)
+            names = [n for n in frame.columns if n != SEQ]
+            with readable_errors():
+                table = frame.select(*[F.col(f"`{n}`") for n in names]).toArrow()
         return [Change(RowKind.INSERT, values) for values in _rows(table, names)]
 
 

@@ -1,73 +1,51 @@
-"""Starting changeflow's streaming queries, one at a time, with the no-data micro-batch setting each needs
-and changeflow's checkpoint settings (:data:`CHECKPOINT_SETTINGS`); a transiently failed query runs again.
+"""Starting changeflow's streaming queries, one at a time, each with the settings it needs
+(:func:`.query_settings.for_query`); a transiently failed query runs again.
 
 Spark copies the session's SQL configuration into a streaming query when it
-starts. changeflow's session turns no-data micro-batches off
-(``spark.sql.streaming.noDataMicroBatches.enabled``): with them, a query whose
-operators have processing-time timers (flush buffers, TTL sweeps) asks for
-another micro-batch forever, so an ``availableNow`` query over bounded input
-would never end. An unbounded query with such timers needs them on, or idle
-flushes and sweeps never run. So the setting is switched on just for the start
-of such a query, and every changeflow query starts behind one lock: a bounded
-query started by another thread at the same moment (an ``INSERT`` job runs in
-a thread of its own) cannot pick the switched setting up.
+starts, so each query's settings are set on the session for its start only,
+behind one lock (:data:`.query_settings.LOCK`): a query started by another thread
+at the same moment (an ``INSERT`` job runs in a thread of its own) cannot pick up
+settings meant for this one, and the session is left as it was. The setting that
+differs between queries is ``spark.sql.streaming.noDataMicroBatches.enabled``:
+off for a query over bounded input (``availableNow``; with no-data micro-batches a
+query whose operators have processing-time timers, flush buffers or TTL sweeps,
+asks for another micro-batch forever and never ends), on for an unbounded query
+whose timers must fire while its input is idle.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pyspark.sql import SparkSession
 
-from changeflow.runtime.spark.errors import FAULTHANDLER_CONFS
+from changeflow.runtime.spark.query_settings import (
+    CHECKPOINT_SETTINGS,
+    LOCK,
+    NO_DATA_BATCHES,
+    applied,
+    for_query,
+)
 
-NO_DATA_BATCHES = "spark.sql.streaming.noDataMicroBatches.enabled"
-# Checkpoint settings every changeflow query starts with, unless the session sets the key itself
-# (benchmarks/checkpoint_size.py measures them; README "Checkpoint size"). A changeflow operator keeps
-# its state in pages (runtime/spark/processor.py), so a micro-batch that touches keys across the
-# key space rewrites about all of it: every retained micro-batch costs about the live state's size.
-# Spark retains 100 micro-batches, and deletes older ones only in its state maintenance, every 60 s
-# (more micro-batches than that may pile up in between): a GROUP BY's checkpoint grew to 30-120x its
-# live state. A restart needs only the last committed micro-batch (Flink keeps one completed
-# checkpoint by default); changeflow keeps 5 and runs maintenance every 10 s. RocksDB's changelog
-# checkpointing stays off: with pages a micro-batch's changelog is about a snapshot's size, and a
-# restart would replay the changelogs since the last snapshot. Maintenance runs per executor: the
-# interval of the first stateful query an executor runs holds there.
-CHECKPOINT_SETTINGS = {
-    "spark.sql.streaming.minBatchesToRetain": "5",
-    "spark.sql.streaming.stateStore.maintenanceInterval": "10s",
-}
-_starting = threading.Lock()
+__all__ = ["CHECKPOINT_SETTINGS", "NO_DATA_BATCHES", "await_query", "start_query", "transient"]
 
 
 def start_query(writer: Any, spark: SparkSession | None = None, no_data_batches: bool = False) -> Any:
-    """``writer.start()``, behind the start lock, with :data:`CHECKPOINT_SETTINGS` the session does not set
-    itself and, with ``no_data_batches``, no-data micro-batches on: for this query only (Spark copies the
-    session's SQL configuration into a query as it starts; the session is left as it was)."""
+    """``writer.start()``, behind the start lock, with the settings the query needs
+    (:func:`.query_settings.for_query`): no-data micro-batches on with ``no_data_batches``, else off.
+
+    They hold for this query only: Spark copies the session's SQL configuration into
+    a query as it starts, and the session's values are restored right after.
+    """
     spark = spark if spark is not None else getattr(writer, "_spark", None)  # the writer's session
-    with _starting:
+    with LOCK:
         if spark is None:
             return writer.start()
-        # The Python workers' fault-handler log lets a dead worker's error name its function (.errors), also
-        # in a session the user passed in (changeflow's own turns it on for its batch jobs too).
-        wanted = {**CHECKPOINT_SETTINGS, FAULTHANDLER_CONFS[1]: "true"}
-        settings = {key: value for key, value in wanted.items() if spark.conf.get(key, None) is None}
-        if no_data_batches:
-            settings[NO_DATA_BATCHES] = "true"
-        before = {key: spark.conf.get(key, None) for key in settings}
-        for key, value in settings.items():
-            spark.conf.set(key, value)
-        try:
+        with applied(spark, for_query(spark, no_data_batches)):
             return writer.start()
-        finally:
-            for key, value in before.items():
-                if value is None:
-                    spark.conf.unset(key)
-                else:
-                    spark.conf.set(key, value)
 
 
 # --- transient failures --------------------------------------------------------------------------

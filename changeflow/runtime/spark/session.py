@@ -1,4 +1,10 @@
-"""The SparkSession changeflow runs on: the user's, or a local one set up for state."""
+"""The SparkSession changeflow runs on: the user's, or a local one set up for state.
+
+changeflow's own session is built with the SQL settings its queries need
+(:data:`.query_settings.CHANGEFLOW_SESSION_SETTINGS`); a user's session is left
+as it is, and changeflow sets those settings per job and per query instead
+(:mod:`.query_settings`).
+"""
 
 from __future__ import annotations
 
@@ -10,9 +16,11 @@ from pyspark.sql import SparkSession
 
 from changeflow.runtime.spark import shipping, temp_root
 from changeflow.runtime.spark.errors import FAULTHANDLER_CONFS, quiet_failure_logs
-from changeflow.runtime.spark.query_start import CHECKPOINT_SETTINGS
+from changeflow.runtime.spark.query_settings import (
+    CHANGEFLOW_SESSION_SETTINGS,
+    SessionSettingError,
+)
 
-_ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 _lock = threading.Lock()
 
 
@@ -35,25 +43,21 @@ def get_or_create(master: str = "local[*]", extra: dict[str, str] | None = None,
         builder = (
             SparkSession.builder.master(master)
             .appName("changeflow")
-            .config("spark.sql.streaming.stateStore.providerClass", _ROCKSDB)
-            .config("spark.sql.shuffle.partitions", str(max(2, os.cpu_count() or 2)))
             .config("spark.ui.enabled", "false")
             # The progress bar would interleave with changelogs printed to the console.
             .config("spark.ui.showConsoleProgress", "false")
-            .config("spark.sql.session.timeZone", "UTC")
-            .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-            .config("spark.sql.streaming.noDataMicroBatches.enabled", "false")
-            # Stateful operators take their input through mapInPandas (runtime/spark/packing.py);
-            # Arrow batches of 10k rows (Spark's default) cost ~0.5 s per 2M-row partition in
-            # per-batch overhead, 100k rows about a tenth of that.
-            .config("spark.sql.execution.arrow.maxRecordsPerBatch", "100000")
+            # Performance only (a stateful operator's parallelism is changeflow.state.buckets): not set on a user's session.
+            .config("spark.sql.shuffle.partitions", str(max(2, os.cpu_count() or 2)))
             # A worker that dies leaves a log Spark puts into its error; changeflow writes there which
-            # user function ran (runtime/spark/errors.py), so the error names it.
+            # user function ran (runtime/spark/errors.py), so the error names it. This one is static (the
+            # SQL one, which falls back to it, is set per job on a user's session).
             .config(FAULTHANDLER_CONFS[0], "true")
-            .config(FAULTHANDLER_CONFS[1], "true")
         )
-        # Checkpoint settings also for queries changeflow does not start (a user's writeStream over to_spark()).
-        extra = {**CHECKPOINT_SETTINGS, **(extra or {})}
+        # The settings changeflow's queries need, in the session itself: also for queries changeflow does not
+        # start (a user's writeStream over to_spark()). Stateful operators take their input through mapInPandas
+        # (runtime/spark/packing.py); Arrow batches of 10k rows (Spark's default) cost ~0.5 s per 2M-row
+        # partition in per-batch overhead, 100k rows about a tenth of that (.query_settings lists the rest).
+        extra = {**CHANGEFLOW_SESSION_SETTINGS, **(extra or {})}
         if master.startswith("local") and "spark.local.dir" not in extra:
             # The JVM's and Spark's temp files go under one changeflow root, cleaned of crashed runs' (.temp_root).
             temp_root.clean_dead()
@@ -68,8 +72,13 @@ def get_or_create(master: str = "local[*]", extra: dict[str, str] | None = None,
 
 
 def check(session: SparkSession, ship_package: bool = True) -> None:
+    """Prepare a session changeflow did not create (the user's) for changeflow's jobs, without changing its settings.
+
+    The SQL settings changeflow's queries need are set per job and per query
+    (:mod:`.query_settings`), not here: the user's session keeps its own.
+    """
+    if getattr(session, "_jsparkSession", None) is None:
+        raise SessionSettingError(
+            f"changeflow runs on a classic SparkSession (it reads state and files through the session's JVM); "
+            f"got {type(session).__module__}.{type(session).__name__} (a Spark Connect session is not supported)")
     shipping.prepare(session, ship_package)  # off local[...]: changeflow to the executors (.shipping)
-    provider = session.conf.get("spark.sql.streaming.stateStore.providerClass", "")
-    if provider != _ROCKSDB:
-        # The provider is a runtime SQL conf: set it for this session rather than fail.
-        session.conf.set("spark.sql.streaming.stateStore.providerClass", _ROCKSDB)

@@ -1,0 +1,73 @@
+"""changeflow's own keys (``changeflow.*``): where checkpoints go, the Spark master, shipping the package,
+the state layout and the micro-batch size of changeflow's sources."""
+
+from __future__ import annotations
+
+from changeflow.config.options import ConfigOption, OptionType, register
+
+CHANGEFLOW_CHECKPOINT_DIR = register(
+    ConfigOption(
+        "changeflow.checkpoint-dir",
+        OptionType.STRING,
+        None,
+        description=(
+            "Where streaming jobs keep their checkpoints (Spark checkpointLocation): a "
+            "streaming INSERT job or a named DataStream execute() uses <dir>/<job name> and "
+            "resumes from it when run again; interactive queries (SELECT, "
+            "execute_and_collect) use a temporary directory below it. Unset: a new temporary "
+            "directory per job, so nothing resumes."
+        ),
+    )
+)
+
+CHANGEFLOW_SPARK_MASTER = register(
+    ConfigOption(
+        "changeflow.spark.master",
+        OptionType.STRING,
+        "local[*]",
+        description=(
+            "The Spark master URL used when changeflow creates its own SparkSession; ignored "
+            "when the environment is given an existing session."
+        ),
+    )
+)
+
+CHANGEFLOW_SHIP_PACKAGE = register(
+    ConfigOption(
+        "changeflow.ship-package",
+        OptionType.BOOLEAN,
+        True,
+        description=(
+            "Off a local[...] master, add a zip of the driver's changeflow package to the "
+            "session (SparkContext.addPyFile) so that executors without changeflow run it. "
+            "false: the executors' Python environment provides changeflow."
+        ),
+    )
+)
+
+CHANGEFLOW_STATE_BUCKETS = register(
+    ConfigOption(
+        "changeflow.state.buckets",
+        OptionType.INT,
+        8,
+        min_value=1,
+        description=(
+            "How many hash buckets each stateful operator spreads its keys over. A bucket is "
+            "the unit Spark groups by and one Python call folds, so a few buckets per core "
+            "balance parallelism against per-call overhead."
+        ),
+    )
+)
+
+CHANGEFLOW_SOURCE_ROWS_PER_BATCH = register(
+    ConfigOption(
+        "changeflow.source.rows-per-batch",
+        OptionType.INT,
+        1_000_000,
+        min_value=1,
+        description=(
+            "The most rows per micro-batch for sources changeflow implements itself, when "
+            "mini-batch is off (with mini-batch on, table.exec.mini-batch.size bounds it)."
+        ),
+    )
+)

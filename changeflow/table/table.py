@@ -157,7 +157,7 @@ class Table:
 
     def cache(self) -> "Table":
         """Caches the query's rows for later jobs (batch mode; beyond PyFlink: see :mod:`changeflow.table.cache`)."""
-        from changeflow.table.cache import cache_table
+        from changeflow.table.cache import cache_table  # cache.py subclasses Table: a cycle inside the package
 
         return cache_table(self)
 

@@ -49,31 +49,16 @@ from __future__ import annotations
 
 import pickle
 from dataclasses import dataclass
-from typing import Any
+
 import pandas as pd
 
+# The policy is read from the configuration without Spark (EXPLAIN and the front ends need it).
+from changeflow.config.flush_policy import FlushPolicy, flush_policy
 from changeflow.kernels.changelog import BOOKKEEPING
 from changeflow.kernels.flush import BufferOutput, LatestPerKey
 from changeflow.kernels.flush.output import concat_records
 
-
-@dataclass(frozen=True)
-class FlushPolicy:
-    """How a buffering operator flushes: ``interval_ms``, or in memory only with ``max_entries``."""
-
-    interval_ms: int
-    memory_only: bool = False
-    max_entries: int = 10_000
-
-    def __post_init__(self) -> None:
-        if self.interval_ms <= 0:
-            raise ValueError(f"execution.max-flush-interval must be positive, got {self.interval_ms} ms")
-        if self.max_entries < 1:
-            raise ValueError(f"execution.flush.memory-buffer-max-entries must be at least 1, got {self.max_entries}")
-
-    def epoch(self, now_ms: int) -> int:
-        """The interval ``now_ms`` falls in (intervals are aligned to multiples of the interval)."""
-        return now_ms // self.interval_ms
+__all__ = ["BucketBuffer", "BucketFlusher", "FlushPolicy", "MemoryFlusher", "flush_policy", "flushes_from_timers"]
 
 
 @dataclass
@@ -175,24 +160,3 @@ def flushes_from_timers(policy: FlushPolicy | None) -> bool:
     False
     """
     return policy is not None and not policy.memory_only
-
-
-def flush_policy(configuration: Any) -> FlushPolicy | None:
-    """The flush policy a job's configuration asks for, or None when ``execution.max-flush-interval`` is unset.
-
-    >>> from changeflow.common.configuration import Configuration
-    >>> conf = Configuration()
-    >>> flush_policy(conf) is None
-    True
-    >>> _ = conf.set_string("execution.max-flush-interval", "5 s")
-    >>> flush_policy(conf)
-    FlushPolicy(interval_ms=5000, memory_only=False, max_entries=10000)
-    """
-    from changeflow.config import to_millis
-
-    interval = configuration.get("execution.max-flush-interval")
-    if interval is None:
-        return None
-    return FlushPolicy(interval_ms=to_millis(interval),
-                       memory_only=bool(configuration.get("execution.flush.memory-buffer-only")),
-                       max_entries=int(configuration.get("execution.flush.memory-buffer-max-entries")))

@@ -21,25 +21,17 @@ import-linter contracts (``.importlinter``) allow exactly that one import.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterator, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from changeflow.common.configuration import Configuration
-from changeflow.runtime.changes import Change
+# The values a runtime hands back live beside Change, so the Spark runtime needs nothing from this module.
+from changeflow.runtime.changes import Change, LiveChanges, QueryRun
 
 if TYPE_CHECKING:
     from changeflow.common.types import DataType
     from changeflow.plan.nodes import PlanNode, Sink
 
-__all__ = ["CacheHandle", "Engine", "JobClient", "LiveChanges", "QueryRun", "spark_engine"]
-
-
-class LiveChanges(Protocol):
-    """A running query over unbounded input whose changes are read while it runs."""
-
-    def changes(self) -> Iterator[Change]: ...
-
-    def stop(self) -> None: ...
+__all__ = ["CacheHandle", "Change", "Engine", "JobClient", "LiveChanges", "QueryRun", "spark_engine"]
 
 
 class JobClient(Protocol):
@@ -58,14 +50,6 @@ class CacheHandle(Protocol):
     def release(self) -> None: ...
 
     def register(self) -> Any: ...
-
-
-@dataclass
-class QueryRun:
-    """The outcome of running a query: a bounded query's changes, or a live query over unbounded input."""
-
-    changes: list[Change] = field(default_factory=list)
-    live: LiveChanges | None = None
 
 
 class Engine(Protocol):

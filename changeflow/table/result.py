@@ -18,7 +18,7 @@ from typing import Any
 from changeflow.common.row import Row
 from changeflow.common.row_kind import RowKind
 from changeflow.common.types import DataType
-from changeflow.runtime.changes import Change
+from changeflow.common.change import Change
 
 _INSERT = list(RowKind)[0]
 

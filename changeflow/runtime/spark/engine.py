@@ -21,7 +21,7 @@ from changeflow.config import to_millis, validate_mini_batch
 from changeflow.config.flush_policy import flush_policy
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.plan.nodes import PlanNode, Sink
-from changeflow.runtime.engine import QueryRun
+from changeflow.runtime.changes import QueryRun
 from changeflow.runtime.spark import session
 from changeflow.runtime.spark.cache import SparkCache
 from changeflow.runtime.spark.connector_sources import trigger_interval_ms

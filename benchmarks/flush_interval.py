@@ -117,7 +117,7 @@ def run(spark, t_env, files, interval: str | None, workdir: str, files_per_batch
         for i, rows in enumerate(files):
             rows.assign(t=0).to_parquet(os.path.join(inbox, f"part-{i:05d}.parquet"))
     source = reader.parquet(inbox)
-    settings = dataclasses.replace(t_env._streaming_settings(), flush=None)
+    settings = dataclasses.replace(t_env._engine().streaming_settings(), flush=None)
     if interval is not None:
         t_env.get_config().set("execution.max-flush-interval", interval)
         settings = dataclasses.replace(settings, flush=flush_policy(t_env.get_config().get_configuration()))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from changeflow.catalog import CatalogTable
 from changeflow.connectors.options import check_keys
 from changeflow.connectors.sink_job import SinkJob
-from changeflow.runtime.changes import Change
+from changeflow.common.change import Change
 
 
 class BlackholeSink:

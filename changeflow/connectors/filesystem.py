@@ -35,7 +35,7 @@ from changeflow.connectors import filestore
 from changeflow.connectors.formats import FORMATS, CsvFormat, JsonFormat, ParquetFormat
 from changeflow.connectors.options import boolean, check_keys, duration_ms, failure
 from changeflow.connectors.sink_job import SinkJob
-from changeflow.runtime.changes import Change
+from changeflow.common.change import Change
 
 _OPTIONS = {"connector", "path", "format", "source.monitor-interval", "source.path.regex-pattern",
             "sink.changelog-mode", "sink.parallelism", "sink.rolling-policy.file-size", "sink.rolling-policy.rollover-interval",

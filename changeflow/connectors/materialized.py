@@ -21,7 +21,7 @@ Flink connector.
 >>> from changeflow.catalog import CatalogTable
 >>> from changeflow.catalog.schema import DeclaredColumn, DeclaredSchema
 >>> from changeflow.common.types import DataTypes
->>> from changeflow.runtime.changes import Change
+>>> from changeflow.common.change import Change
 >>> from changeflow.common.row_kind import RowKind
 >>> schema = DeclaredSchema((DeclaredColumn("id", DataTypes.BIGINT(), "BIGINT"),
 ...                          DeclaredColumn("v", DataTypes.STRING(), "STRING")), ("id",))
@@ -40,7 +40,7 @@ import weakref
 from changeflow.catalog import CatalogTable
 from changeflow.connectors.options import check_keys
 from changeflow.connectors.sink_job import SinkJob
-from changeflow.runtime.changes import Change
+from changeflow.common.change import Change
 
 _OPTIONS = {"connector", "property-version"}
 

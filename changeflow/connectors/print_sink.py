@@ -15,7 +15,7 @@ from changeflow.catalog import CatalogTable
 from changeflow.connectors.options import boolean, check_keys
 from changeflow.connectors.values import flink_string
 from changeflow.connectors.sink_job import SinkJob
-from changeflow.runtime.changes import Change
+from changeflow.common.change import Change
 
 _OPTIONS = {"connector", "print-identifier", "standard-error", "sink.parallelism", "property-version"}
 

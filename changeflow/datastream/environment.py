@@ -26,11 +26,14 @@ from enum import Enum
 from typing import Any, Iterable
 
 from changeflow.common.configuration import Configuration
-from changeflow.common.typeinfo import PickledBytesTypeInfo, TypeInformation
+from changeflow.common.typeinfo import PickledBytesTypeInfo, Types, TypeInformation
+from changeflow.plan.flush_policy import flush_policy
 from changeflow.datastream import graph
 from changeflow.datastream.cache import CacheRegistry, cache_nodes, check_batch
 from changeflow.datastream.data_stream import DataStream
+from changeflow.datastream.plan import execution_plan
 from changeflow.datastream.sinks import CollectSink
+from changeflow.runtime.engine import Engine, spark_engine
 
 __all__ = ["JobExecutionResult", "RuntimeExecutionMode", "StreamExecutionEnvironment"]
 
@@ -54,7 +57,8 @@ class StreamExecutionEnvironment:
 
     def __init__(self, configuration: Configuration | None = None, spark_session: Any = None) -> None:
         self._config = Configuration(configuration) if configuration is not None else Configuration()
-        self._spark = spark_session
+        self._spark_session = spark_session  # the user's SparkSession, held opaquely for the engine
+        self._engine_instance: Engine | None = None
         self._sinks: list[tuple[graph.Node, Any]] = []
         self._caches = CacheRegistry()  # DataStream.cache() results created by this environment's jobs
         mode = self._config.get("execution.runtime-mode")
@@ -109,8 +113,6 @@ class StreamExecutionEnvironment:
 
     def read_text_file(self, file_path: str, charset_name: str = "UTF-8") -> DataStream:
         """A bounded stream of the lines of a text file (or of every file in a directory)."""
-        from changeflow.common.typeinfo import Types
-
         if charset_name.upper().replace("-", "") != "UTF8":
             raise ValueError(f"read_text_file reads UTF-8 only, got charset {charset_name!r}")
         return DataStream(self, graph.SourceNode(f"Text Source({file_path})", Types.STRING(), kind="text",
@@ -123,10 +125,7 @@ class StreamExecutionEnvironment:
         A batch DataFrame is bounded; a streaming one is unbounded (STREAMING mode only, and its
         rows within one micro-batch have no defined order).
         """
-        from pyspark.sql import DataFrame
-
-        if not isinstance(source, DataFrame):
-            raise TypeError(f"from_source() takes a Spark DataFrame here, got {type(source).__name__}")
+        self._engine().check_frame(source, "from_source()")
         return DataStream(self, graph.SourceNode(source_name, type_info or PickledBytesTypeInfo(),
                                                  kind="dataframe", payload=source))
 
@@ -155,10 +154,6 @@ class StreamExecutionEnvironment:
         Operators that buffer their output under ``execution.max-flush-interval``
         (FLIP-365) carry an ``output_buffer`` entry saying why.
         """
-        from changeflow.datastream.plan import execution_plan
-
-        from changeflow.runtime.spark.flush import flush_policy
-
         policy = flush_policy(self._config) if self._mode is not RuntimeExecutionMode.BATCH else None
         flushes = None
         if policy is not None and policy.memory_only:
@@ -190,27 +185,17 @@ class StreamExecutionEnvironment:
             return any(s.kind == "dataframe" and s.payload.isStreaming for n in nodes for s in graph.sources(n))
         return self._mode is RuntimeExecutionMode.STREAMING
 
-    def _run(self, outputs: list[tuple[graph.Node, Any]], job_name: str | None = None) -> None:
-        from changeflow.runtime.spark import session
-        from changeflow.runtime.spark.datastream import DataStreamJob, DataStreamSettings
+    def _engine(self) -> Engine:
+        """The engine running this environment's jobs (no Spark starts until a job needs it)."""
+        if self._engine_instance is None:
+            self._engine_instance = spark_engine(self._config, self._spark_session)
+        return self._engine_instance
 
+    def _run(self, outputs: list[tuple[graph.Node, Any]], job_name: str | None = None) -> None:
         if cache_nodes([n for n, _ in outputs]):  # before starting Spark: the mode may have changed since cache()
             check_batch(self, [n for n, _ in outputs])
-        if self._spark is None:
-            self._spark = session.get_or_create(self._config.get("changeflow.spark.master"),
-                                                ship_package=self._config.get("changeflow.ship-package"))
-        else:
-            session.check(self._spark, self._config.get("changeflow.ship-package"))
-        from changeflow.runtime.spark.flush import flush_policy
-
         streaming = self.is_streaming([n for n, _ in outputs])
-        settings = DataStreamSettings(
-            streaming=streaming,
-            flush=flush_policy(self._config) if streaming else None,
-            rows_per_batch=int(self._config.get("changeflow.source.rows-per-batch")),
-            buckets=int(self._config.get("changeflow.state.buckets")),
-            checkpoint_root=self._config.get("changeflow.checkpoint-dir"))
-        DataStreamJob(self._spark, settings, self._caches).run(outputs, job_name)
+        self._engine().run_datastream(outputs, streaming, job_name, self._caches)
 
 
 def _duration_text(ms: int) -> str:

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from changeflow.config.durations import to_millis
+
 
 @dataclass(frozen=True)
 class FlushPolicy:
@@ -57,8 +59,6 @@ def flush_policy(configuration: Any) -> FlushPolicy | None:
     >>> flush_policy(conf)
     FlushPolicy(interval_ms=5000, memory_only=False, max_entries=10000)
     """
-    from changeflow.config import to_millis
-
     interval = configuration.get("execution.max-flush-interval")
     if interval is None:
         return None

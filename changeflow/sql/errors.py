@@ -41,6 +41,7 @@ def unsupported(what: str, node: exp.Expression, sql: str | None) -> SqlError:
 
 def snippet(node: exp.Expression, limit: int = 60) -> str:
     """``node``'s SQL text, cut to ``limit`` characters, for an error message."""
+    # Imported on use: dialect.py raises this module's SqlError (a cycle inside this package).
     from changeflow.sql.dialect import Flink
 
     text = node.sql(dialect=Flink)

@@ -1,10 +1,8 @@
 """The FROM clause: tables, aliased subqueries and joins, with the scope they open.
 
 A table or subquery opens a :class:`~changeflow.sql.scalar.Scope` qualified by
-its alias (a table also by its name). Joins chain left to right
-(:func:`changeflow.sql.joins.plan_join`); a comma join takes its equality
-conditions from the WHERE clause, which is why :func:`plan_from` returns the
-part of WHERE it did not use.
+its alias (a table also by its name). Joins over these relations chain left
+to right (:func:`changeflow.sql.joins.plan_from`).
 """
 
 from __future__ import annotations
@@ -13,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
+from changeflow.plan import builder
 from changeflow.plan.nodes import PlanNode
 from changeflow.sql.errors import unsupported
 from changeflow.sql.scalar import Scope, ScopeColumn
@@ -50,18 +49,5 @@ def plan_relation(planner: "QueryPlanner", node: exp.Expression) -> tuple[PlanNo
 
 def _renamed(planner, plan: PlanNode, alias: str | None, names: list[str], node) -> tuple[PlanNode, Scope]:
     """``FROM t AS x (a, b)``: the relation's columns renamed."""
-    from changeflow.plan import builder
-
     plan = planner.guard(lambda: builder.rename(plan, names), node)
     return plan, Scope([ScopeColumn(alias, n, n) for n in plan.field_names])
-
-
-def plan_from(planner: "QueryPlanner", first: exp.Expression, joins: list[exp.Join],
-              where: exp.Expression | None) -> tuple[PlanNode, Scope, exp.Expression | None]:
-    """Plan ``FROM first JOIN ...``; returns the plan, its scope and the unused WHERE condition."""
-    from changeflow.sql.joins import plan_join
-
-    plan, scope = plan_relation(planner, first)
-    for join in joins:
-        plan, scope, where = plan_join(planner, plan, scope, join, where)
-    return plan, scope, where

@@ -21,6 +21,7 @@ from changeflow.plan.nodes import Join, PlanNode
 from changeflow.plan.type_inference import PlanError, type_of
 from changeflow.sql.errors import SqlError, located, snippet, unsupported
 from changeflow.sql.from_clause import plan_relation
+from changeflow.sql.rewrite import uniquify
 from changeflow.sql.scalar import Scope, ScopeColumn
 
 if TYPE_CHECKING:
@@ -47,6 +48,19 @@ def conjunction(parts: list[exp.Expression]) -> exp.Expression | None:
     for p in parts[1:]:
         result = exp.And(this=result, expression=p)
     return result
+
+
+def plan_from(planner: "QueryPlanner", first: exp.Expression, joins: list[exp.Join],
+              where: exp.Expression | None) -> tuple[PlanNode, Scope, exp.Expression | None]:
+    """Plan ``FROM first JOIN ...``; returns the plan, its scope and the unused WHERE condition.
+
+    A comma join takes its equality conditions from the WHERE clause, which is why
+    the part of WHERE no join used comes back.
+    """
+    plan, scope = plan_relation(planner, first)
+    for join in joins:
+        plan, scope, where = plan_join(planner, plan, scope, join, where)
+    return plan, scope, where
 
 
 def plan_join(planner: "QueryPlanner", left: PlanNode, left_scope: Scope, join: exp.Join,
@@ -128,8 +142,6 @@ def plan_join(planner: "QueryPlanner", left: PlanNode, left_scope: Scope, join: 
 
 
 def _output_names(names: list[str]) -> list[str]:
-    from changeflow.sql.planner import uniquify
-
     return uniquify(names)
 
 
@@ -151,4 +163,4 @@ def _equi_pair(node: exp.Expression, scope: Scope, sql: str | None, left_cols: s
     return None
 
 
-__all__ = ["conjunction", "conjuncts", "plan_join"]
+__all__ = ["conjunction", "conjuncts", "plan_from", "plan_join"]

@@ -34,8 +34,12 @@ from changeflow.plan.nodes import Aggregate, Filter, PlanNode, Project
 from changeflow.plan.type_inference import PlanError, type_of
 from changeflow.sql.dialect import parse
 from changeflow.sql.errors import SqlError, located, unsupported
-from changeflow.sql.rewrite import merge_projections, name_aggregates
+from changeflow.sql.joins import plan_from
+from changeflow.sql.ranking import plan_ranked_subquery
+from changeflow.sql.rewrite import merge_projections, name_aggregates, uniquify
 from changeflow.sql.scalar import ExpressionTranslator, Scope, ScopeColumn, contains_aggregate
+from changeflow.sql.setops import union_all
+from changeflow.sql.state_ttl_hint import apply_query_hints
 
 Resolver = Callable[[str], PlanNode]
 
@@ -103,8 +107,6 @@ class QueryPlanner:
             raise SqlError(located(str(e), node, self.sql)) from None
 
     def union(self, node: exp.Union) -> PlanNode:
-        from changeflow.sql.setops import union_all
-
         return union_all(self, node)
 
     # --- SELECT -------------------------------------------------------------------------------
@@ -117,9 +119,6 @@ class QueryPlanner:
         distinct = node.args.get("distinct")
         if distinct is not None and distinct.args.get("on"):
             raise unsupported("DISTINCT ON", distinct, self.sql)
-
-        from changeflow.sql.from_clause import plan_from
-        from changeflow.sql.ranking import plan_ranked_subquery
 
         from_ = node.args.get("from") or node.args.get("from_")
         if from_ is None:
@@ -152,8 +151,6 @@ class QueryPlanner:
             keys = [Column(n) for n in plan.field_names]
             plan = _without_identity(builder.aggregate(plan, keys, list(keys)))
             plan = Aggregate(merge_projections(plan.input), plan.keys, plan.calls, plan.out_schema)
-        from changeflow.sql.state_ttl_hint import apply_query_hints
-
         return apply_query_hints(self, node, from_plan, plan)
 
     def select_items(self, node: exp.Select, scope: Scope) -> list[tuple[exp.Expression, str]]:
@@ -268,21 +265,6 @@ def _replace_input(plan: PlanNode, old: PlanNode, new: PlanNode) -> PlanNode:
     raise TypeError(type(plan).__name__)
 
 
-def uniquify(names: list[str]) -> list[str]:
-    """Calcite's renaming of clashing names: the second ``id`` becomes ``id0``, the third ``id1``.
-
-    >>> uniquify(["id", "name", "id", "id"])
-    ['id', 'name', 'id0', 'id1']
-    """
-    taken: set[str] = set()
-    out = []
-    for name in names:
-        unique, k = name, 0
-        while unique in taken:
-            unique, k = f"{name}{k}", k + 1
-        taken.add(unique)
-        out.append(unique)
-    return out
 
 
 def _without_identity(plan: PlanNode) -> PlanNode:

@@ -68,3 +68,20 @@ def _substitute(expr: Expression, below: dict[str, Expression]) -> Expression:
         return below[expr.name]
     mapping = {id(n): below[n.name] for n in expr.walk() if isinstance(n, Column)}
     return replace(expr, mapping)
+
+
+def uniquify(names: list[str]) -> list[str]:
+    """Calcite's renaming of clashing names: the second ``id`` becomes ``id0``, the third ``id1``.
+
+    >>> uniquify(["id", "name", "id", "id"])
+    ['id', 'name', 'id0', 'id1']
+    """
+    taken: set[str] = set()
+    out = []
+    for name in names:
+        unique, k = name, 0
+        while unique in taken:
+            unique, k = f"{name}{k}", k + 1
+        taken.add(unique)
+        out.append(unique)
+    return out

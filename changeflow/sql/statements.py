@@ -3,10 +3,13 @@
 Queries (``SELECT``, ``WITH``, ``VALUES``) and the query parts of ``INSERT``,
 ``CREATE VIEW`` and ``EXPLAIN`` are parsed by the Flink dialect and planned by
 :mod:`changeflow.sql.planner` into the engine's one logical plan. The other
-statements act on the environment's catalog and configuration here, and each
-returns a :class:`~changeflow.table.result.TableResult` shaped as PyFlink's:
-``OK`` for DDL, a table of rows for ``SHOW`` and ``DESCRIBE``, the plan text
-for ``EXPLAIN``.
+statements act on the environment's catalog and configuration here. Every
+statement runs against a :class:`~changeflow.sql.session.StatementSession` (the
+environment as SQL sees it) and returns an
+:data:`~changeflow.sql.session.Outcome` that the environment turns into a
+``TableResult`` shaped as PyFlink's: ``OK`` for DDL, a table of rows for
+``SHOW`` and ``DESCRIBE``, the plan text for ``EXPLAIN``, a query or an
+``INSERT`` job to run.
 
 ``SET`` and ``RESET`` are statements of Flink's SQL client; PyFlink's
 ``execute_sql`` rejects them. changeflow accepts them (a SQL script can carry
@@ -15,20 +18,16 @@ its configuration) and validates keys and values through the configuration.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from sqlglot.tokens import Token, TokenType
 
 from changeflow.catalog import CatalogError, CatalogTable, CatalogView, identifier
-from changeflow.common.configuration import Configuration
 from changeflow.common.types import DataTypes
+from changeflow.plan.nodes import PlanNode, Sink
 from changeflow.plan.type_inference import PlanError
 from changeflow.sql.ddl import Cursor, DdlError, parse_create_table, tokenize
 from changeflow.sql.on_conflict import reject_on_conflict, split_on_conflict
-from changeflow.table.result import TableResult
-
-if TYPE_CHECKING:
-    from changeflow.table.environment import TableEnvironment
+from changeflow.sql.planner import plan_query
+from changeflow.sql.session import Done, Explained, Outcome, RunInsert, RunQuery, Shown, StatementSession
 
 _QUERY_STARTS = ("SELECT", "WITH", "VALUES", "(")
 _EXPLAIN_DETAILS = ("CHANGELOG_MODE", "ESTIMATED_COST", "JSON_EXECUTION_PLAN", "PLAN_ADVICE")
@@ -51,33 +50,33 @@ def statement_tokens(sql: str) -> list[Token]:
     return tokens
 
 
-def execute(t_env: "TableEnvironment", sql: str) -> TableResult:
-    """Run one statement on ``t_env``."""
+def execute(session: StatementSession, sql: str) -> Outcome:
+    """Runs one statement against ``session``: what it did, or what the environment is to run."""
     tokens = statement_tokens(sql)
     cur = Cursor(sql, tokens)
     head = cur.word()
     if head in _QUERY_STARTS:
-        return t_env._execute(plan_sql_query(t_env, sql))
+        return RunQuery(plan_sql_query(session, sql))
     if head == "INSERT":
-        return insert(t_env, sql, cur)
+        return insert(session, sql, cur)
     if head == "CREATE":
-        return create(t_env, sql, cur)
+        return create(session, sql, cur)
     if head == "DROP":
-        return drop(t_env, cur)
+        return drop(session, cur)
     if head == "SET":
-        return set_option(t_env, cur)
+        return set_option(session, cur)
     if head == "RESET":
-        return reset_option(t_env, cur)
+        return reset_option(session, cur)
     if head == "EXPLAIN":
-        return explain_statement(t_env, sql, cur)
+        return explain_statement(session, sql, cur)
     if head == "SHOW":
-        return show(t_env, cur)
+        return show(session, cur)
     if head in ("DESCRIBE", "DESC"):
         cur.next()
         name = cur.qualified_name()
         if not cur.at_end():
             cur.fail("unexpected text after the table name")
-        return describe(t_env, name)
+        return describe(session, name)
     raise StatementError(f"unsupported SQL statement {tokens[0].text!r} at line 1, column 1; changeflow runs "
                          "SELECT, INSERT INTO, CREATE TABLE/VIEW, DROP TABLE/VIEW, SET, RESET, EXPLAIN, "
                          "SHOW TABLES/VIEWS and DESCRIBE")
@@ -86,12 +85,10 @@ def execute(t_env: "TableEnvironment", sql: str) -> TableResult:
 # --- queries -----------------------------------------------------------------------------
 
 
-def plan_sql_query(t_env: "TableEnvironment", sql: str):
+def plan_sql_query(session: StatementSession, sql: str) -> PlanNode:
     """The logical plan of a query's text (``SELECT``, ``WITH``, ``VALUES``), planned over the catalog."""
-    from changeflow.sql.planner import plan_query
-
     reject_on_conflict(sql, tokenize(sql), "a query")
-    return plan_query(sql, t_env._resolve)
+    return plan_query(sql, session.resolve)
 
 
 def query_text(cur: Cursor) -> str:
@@ -108,7 +105,7 @@ def query_text(cur: Cursor) -> str:
 # --- INSERT ------------------------------------------------------------------------------
 
 
-def insert_plan(t_env: "TableEnvironment", sql: str, cur: Cursor):
+def insert_plan(session: StatementSession, sql: str, cur: Cursor) -> Sink:
     """``INSERT INTO t [(columns)] query [ON CONFLICT DO ...]`` as a plan ending in a ``Sink``."""
     cur.expect("INSERT")
     if cur.accept("OVERWRITE"):
@@ -127,24 +124,23 @@ def insert_plan(t_env: "TableEnvironment", sql: str, cur: Cursor):
     if stop == cur.i:
         cur.fail("expected the query to insert before ON CONFLICT")
     query = query_text(Cursor(sql, cur.tokens, cur.i, stop))
-    return t_env._insert_plan(name, plan_sql_query(t_env, query), columns, conflict=conflict)
+    return session.insert_plan(name, plan_sql_query(session, query), columns, conflict=conflict)
 
 
-def insert(t_env: "TableEnvironment", sql: str, cur: Cursor) -> TableResult:
-    plan = insert_plan(t_env, sql, cur)
-    return t_env._execute_insert(plan)
+def insert(session: StatementSession, sql: str, cur: Cursor) -> RunInsert:
+    return RunInsert(insert_plan(session, sql, cur))
 
 
 # --- CREATE / DROP -----------------------------------------------------------------------
 
 
-def create(t_env: "TableEnvironment", sql: str, cur: Cursor) -> TableResult:
+def create(session: StatementSession, sql: str, cur: Cursor) -> Done:
     kind = cur.word(2) if cur.word(1) == "TEMPORARY" else cur.word(1)
     if kind == "TABLE":
         table, if_not_exists = parse_create_table(sql, cur.tokens)
-        t_env._check_computed_columns(table)
-        t_env._catalog.create_table(table, if_not_exists)
-        return TableResult.ok()
+        session.declared_schema(table)  # plans the computed columns: a bad expression fails here, as in Flink
+        session.catalog.create_table(table, if_not_exists)
+        return Done()
     if kind == "VIEW":
         cur.expect("CREATE")
         temporary = cur.accept("TEMPORARY")
@@ -158,16 +154,16 @@ def create(t_env: "TableEnvironment", sql: str, cur: Cursor) -> TableResult:
         if cur.at_end():
             cur.fail("expected the view's query")
         query = query_text(cur)
-        plan = plan_sql_query(t_env, query)  # validates the query now, as Flink does
+        plan = plan_sql_query(session, query)  # validates the query now, as Flink does
         if aliases is not None and len(aliases) != len(plan.schema):
             raise StatementError(f"view {name!r} names {len(aliases)} columns but its query has "
                                  f"{len(plan.schema)}: {plan.field_names}")
-        t_env._catalog.create_view(CatalogView(name, temporary, query=(query, tuple(aliases or ()))), if_not_exists)
-        return TableResult.ok()
+        session.catalog.create_view(CatalogView(name, temporary, query=(query, tuple(aliases or ()))), if_not_exists)
+        return Done()
     cur.fail("unsupported CREATE statement; changeflow runs CREATE [TEMPORARY] TABLE and CREATE [TEMPORARY] VIEW")
 
 
-def drop(t_env: "TableEnvironment", cur: Cursor) -> TableResult:
+def drop(session: StatementSession, cur: Cursor) -> Done:
     cur.expect("DROP")
     temporary = True if cur.accept("TEMPORARY") else None
     kind = cur.next().text.upper()
@@ -179,40 +175,40 @@ def drop(t_env: "TableEnvironment", cur: Cursor) -> TableResult:
     if not cur.at_end():
         cur.fail("unexpected text after the name")
     if kind == "TABLE":
-        t_env._catalog.drop_table(name, if_exists, temporary)
+        session.catalog.drop_table(name, if_exists, temporary)
     else:
-        t_env._catalog.drop_view(name, if_exists, temporary)
-    return TableResult.ok()
+        session.catalog.drop_view(name, if_exists, temporary)
+    return Done()
 
 
 # --- SET / RESET -------------------------------------------------------------------------
 
 
-def set_option(t_env: "TableEnvironment", cur: Cursor) -> TableResult:
+def set_option(session: StatementSession, cur: Cursor) -> Done | Shown:
     cur.expect("SET")
-    conf: Configuration = t_env.get_config().get_configuration()
+    conf = session.configuration
     if cur.at_end():
         string = DataTypes.STRING()
-        return TableResult.of_rows((("key", string), ("value", string)), sorted(conf.to_dict().items()))
+        return Shown((("key", string), ("value", string)), sorted(conf.to_dict().items()))
     key = _key(cur)
     cur.expect("=")
     value = _key(cur)
     if not cur.at_end():
         cur.fail("unexpected text after SET 'key' = 'value'")
-    t_env.get_config().set(key, value)  # unknown table./execution. keys and bad values raise here
-    return TableResult.ok()
+    conf.set(key, value)  # unknown table./execution. keys and bad values raise here
+    return Done()
 
 
-def reset_option(t_env: "TableEnvironment", cur: Cursor) -> TableResult:
+def reset_option(session: StatementSession, cur: Cursor) -> Done:
     cur.expect("RESET")
     if cur.at_end():
-        t_env._reset_configuration()
-        return TableResult.ok()
+        session.reset_option()
+        return Done()
     key = _key(cur)
     if not cur.at_end():
         cur.fail("unexpected text after RESET 'key'")
-    t_env._reset_configuration(key)
-    return TableResult.ok()
+    session.reset_option(key)
+    return Done()
 
 
 def _key(cur: Cursor) -> str:
@@ -225,33 +221,33 @@ def _key(cur: Cursor) -> str:
 # --- EXPLAIN / SHOW / DESCRIBE -----------------------------------------------------------
 
 
-def explain_statement(t_env: "TableEnvironment", sql: str, cur: Cursor) -> TableResult:
+def explain_statement(session: StatementSession, sql: str, cur: Cursor) -> Explained:
     cur.expect("EXPLAIN")
     while cur.word() in _EXPLAIN_DETAILS or cur.word() == ",":
         cur.next()
     if cur.accept("PLAN", "FOR"):
         pass
-    return TableResult.of_text(explain_text(t_env, sql, cur))
+    return Explained(explain_text(session, sql, cur))
 
 
-def explain_text(t_env: "TableEnvironment", sql: str, cur: Cursor | None = None) -> str:
+def explain_text(session: StatementSession, sql: str, cur: Cursor | None = None) -> str:
     """The plan of the query or INSERT statement at the cursor (the whole of ``sql`` by default)."""
     cur = cur or Cursor(sql, statement_tokens(sql))
     if cur.word() == "INSERT":
-        return t_env._explain(insert_plan(t_env, sql, Cursor(sql, cur.tokens, cur.i, cur.stop)))
+        return session.explain(insert_plan(session, sql, Cursor(sql, cur.tokens, cur.i, cur.stop)))
     if cur.word() in _QUERY_STARTS:
-        return t_env._explain(plan_sql_query(t_env, query_text(cur)))
+        return session.explain(plan_sql_query(session, query_text(cur)))
     cur.fail("EXPLAIN takes a SELECT or an INSERT statement")
 
 
-def show(t_env: "TableEnvironment", cur: Cursor) -> TableResult:
+def show(session: StatementSession, cur: Cursor) -> Shown:
     cur.expect("SHOW")
     string = DataTypes.STRING()
     if cur.accept("TABLES") and cur.at_end():
-        return TableResult.of_rows((("table name", string),), [(n,) for n in t_env._catalog.list_tables()])
+        return Shown((("table name", string),), [(n,) for n in session.catalog.list_tables()])
     cur.i = 1
     if cur.accept("VIEWS") and cur.at_end():
-        return TableResult.of_rows((("view name", string),), [(n,) for n in t_env._catalog.list_views()])
+        return Shown((("view name", string),), [(n,) for n in session.catalog.list_views()])
     cur.i = 1
     cur.fail("unsupported SHOW statement; changeflow runs SHOW TABLES and SHOW VIEWS")
 
@@ -261,18 +257,18 @@ _DESCRIBE_SCHEMA = (("name", DataTypes.STRING()), ("type", DataTypes.STRING()), 
                     ("watermark", DataTypes.STRING()))
 
 
-def describe(t_env: "TableEnvironment", name: str) -> TableResult:
+def describe(session: StatementSession, name: str) -> Shown:
     """Flink's ``DESCRIBE``: name, type, null, key, extras, watermark per column."""
-    if not t_env._catalog.contains(name):
+    catalog = session.catalog
+    if not catalog.contains(name):
         raise CatalogError(f"Tables or views with the identifier '{identifier(name)}' doesn't exist. "
-                           f"Known tables and views: {', '.join(t_env._catalog.list_tables()) or '(none)'}")
-    entry = t_env._catalog.get(name)
+                           f"Known tables and views: {', '.join(catalog.list_tables()) or '(none)'}")
+    entry = catalog.get(name)
     if isinstance(entry, CatalogTable):
-        schema = t_env._declared_schema(entry)
-        return TableResult.of_rows(_DESCRIBE_SCHEMA, schema.describe_rows())
-    plan = t_env._resolve(name)
+        return Shown(_DESCRIBE_SCHEMA, session.declared_schema(entry).describe_rows())
+    plan = session.resolve(name)
     rows = [(n, str(t.with_nullable(True)), t.nullable, None, None, None) for n, t in plan.schema]
-    return TableResult.of_rows(_DESCRIBE_SCHEMA, rows)
+    return Shown(_DESCRIBE_SCHEMA, rows)
 
 
-__all__ = ["DdlError", "StatementError", "execute", "plan_sql_query"]
+__all__ = ["DdlError", "StatementError", "execute", "explain_text", "plan_sql_query", "statement_tokens"]

@@ -1,12 +1,13 @@
 """The Table API, with PyFlink's names: a Flink program ports by changing imports."""
 
 from changeflow.table.conflict import InsertConflictStrategy
-from changeflow.table.environment import EnvironmentSettings, TableConfig, TableEnvironment
 from changeflow.table.descriptor import Schema, TableDescriptor
+from changeflow.table.environment import TableEnvironment
 from changeflow.table.result import CloseableIterator, ResultKind, TableResult
+from changeflow.table.settings import EnvironmentSettings, TableConfig
 from changeflow.table.table import GroupedTable, Table, TableSchema
 
-__all__ = sorted([
+__all__ = [
     "CloseableIterator", "EnvironmentSettings", "GroupedTable", "InsertConflictStrategy", "ResultKind", "Schema", "Table",
     "TableConfig", "TableDescriptor", "TableEnvironment", "TableResult", "TableSchema",
-])
+]

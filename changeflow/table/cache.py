@@ -8,8 +8,9 @@ Beyond PyFlink (FLIP-36 proposed ``Table.cache()``; Flink never shipped it)::
     cleaned.select(col("v").max).execute()                                # reads the cache
     cleaned.invalidate_cache()                                            # or t_env.close()
 
-The cached table's rows are the query's batch result persisted in Spark's
-cache, exactly as a DataStream cache (:mod:`changeflow.runtime.spark.cache`):
+The cached table's rows are the query's batch result persisted by the
+environment's engine (:meth:`changeflow.runtime.engine.Engine.cache_table`; on
+Spark, in Spark's cache exactly as a DataStream cache):
 created by the first job that computes them, immutable, read by every later
 job, recomputed from the query's plan if blocks are lost. The cached table
 is a new source over those rows, so a query over it plans from there.
@@ -20,13 +21,10 @@ job's complete result.
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING
 
 from changeflow.plan.nodes import Source
+from changeflow.runtime.engine import CacheHandle
 from changeflow.table.table import Table
-
-if TYPE_CHECKING:
-    from changeflow.runtime.spark.cache import SparkCache
 
 __all__ = ["CachedTable", "cache_table"]
 
@@ -36,7 +34,7 @@ _ids = itertools.count()
 class CachedTable(Table):
     """A :class:`Table` whose rows are cached by the first job computing them (see the module docs)."""
 
-    def __init__(self, plan: Source, t_env, handle: "SparkCache") -> None:
+    def __init__(self, plan: Source, t_env, handle: CacheHandle) -> None:
         super().__init__(plan, t_env)
         self._handle = handle
 
@@ -53,10 +51,6 @@ class CachedTable(Table):
 
 def cache_table(table: Table) -> CachedTable:
     """``table.cache()``: persists the query's batch result lazily and returns a table reading it."""
-    from pyspark.sql import functions as F
-
-    from changeflow.runtime.spark.cache import SparkCache
-
     t_env = table._t_env
     if t_env.streaming:
         raise RuntimeError(
@@ -64,11 +58,9 @@ def cache_table(table: Table) -> CachedTable:
             "the complete result of a bounded query for later jobs to read, and a streaming query's result "
             "is never complete")
     plan = table.plan
-    # Nothing runs here: Spark persists lazily, when the first job computes these rows.
-    handle = SparkCache(t_env._spark_jobs().batch_frame(plan))
-    persisted = handle.register()
+    # Nothing runs here: the engine persists lazily, when the first job computes these rows. The reading
+    # source numbers its rows anew, in the order they are read back (a reader must not assume how the
+    # cache is partitioned, as FLIP-205 says).
+    handle, rows = t_env._engine().cache_table(plan)
     t_env._table_caches.append(handle)
-    # The reading source numbers its rows anew, in the order Spark reads the cache: as the seed says,
-    # a reader must not assume how the cache is partitioned (a sort here would compute it twice).
-    rows = persisted.select(*[F.col(f"`{n}`") for n in plan.field_names])
     return CachedTable(Source(f"cached_{next(_ids)}", plan.schema, "spark", rows), t_env, handle)

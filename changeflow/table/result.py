@@ -12,13 +12,16 @@ Three shapes, as in PyFlink:
 
 from __future__ import annotations
 
+import datetime
 import enum
-from typing import Any
 
+from changeflow.common.change import Change
 from changeflow.common.row import Row
 from changeflow.common.row_kind import RowKind
-from changeflow.common.types import DataType
-from changeflow.runtime.changes import Change
+from changeflow.common.types import DataType, DataTypes
+from changeflow.connectors.values import flink_string
+from changeflow.runtime.engine import JobClient, LiveChanges
+from changeflow.table.table import TableSchema
 
 _INSERT = list(RowKind)[0]
 
@@ -78,7 +81,7 @@ class TableResult:
 
     def __init__(self, schema, changes: list[Change], streaming: bool, *,
                  result_kind: ResultKind = ResultKind.SUCCESS_WITH_CONTENT, content_widths: bool = False,
-                 job: Any = None, live: Any = None) -> None:
+                 job: JobClient | None = None, live: LiveChanges | None = None) -> None:
         self._schema = tuple(schema)
         self._changes = changes
         self._streaming = streaming
@@ -86,13 +89,11 @@ class TableResult:
         self._content_widths = content_widths  # statement results size columns by content
         self._job = job
         self._raw = False  # print the single value as it is (EXPLAIN)
-        self._live = live  # a running query over unbounded input (runtime/spark/jobs.py LiveQuery)
+        self._live = live  # a running query over unbounded input (the engine's QueryRun.live)
 
     @staticmethod
     def ok() -> "TableResult":
         """The result of a statement without content (DDL, SET): prints ``OK``."""
-        from changeflow.common.types import DataTypes
-
         return TableResult((("result", DataTypes.STRING()),), [Change(_INSERT, ("OK",))], False,
                            result_kind=ResultKind.SUCCESS)
 
@@ -104,17 +105,13 @@ class TableResult:
     @staticmethod
     def of_text(text: str) -> "TableResult":
         """A one-value result printed as raw text (``EXPLAIN``'s plan), as PyFlink prints it."""
-        from changeflow.common.types import DataTypes
-
         result = TableResult((("result", DataTypes.STRING()),), [Change(_INSERT, (text,))], False)
         result._raw = True
         return result
 
     @staticmethod
-    def of_job(job: Any, sink_tables: list[str]) -> "TableResult":
+    def of_job(job: JobClient, sink_tables: list[str]) -> "TableResult":
         """The result of ``INSERT INTO``: a running (or finished) job writing ``sink_tables``."""
-        from changeflow.common.types import DataTypes
-
         schema = tuple((name, DataTypes.BIGINT(False)) for name in sink_tables)
         return TableResult(schema, [Change(_INSERT, tuple(-1 for _ in sink_tables))], False, job=job)
 
@@ -137,9 +134,7 @@ class TableResult:
         if self._job is not None:
             self._job.wait(None if timeout_ms is None else timeout_ms / 1000)
 
-    def get_table_schema(self):
-        from changeflow.table.table import TableSchema
-
+    def get_table_schema(self) -> TableSchema:
         return TableSchema(self._schema)
 
     def print(self) -> None:
@@ -204,10 +199,6 @@ def format_value(value, data_type: DataType | None = None) -> str:
     if isinstance(value, dict):
         return "{" + ", ".join(f"{k}={v}" for k, v in value.items()) + "}"
     if data_type is not None:
-        import datetime
-
-        from changeflow.connectors.values import flink_string
-
         if data_type.root == "TIMESTAMP" and isinstance(value, datetime.datetime):
             precision = data_type.params[0] if data_type.params else 6
             text = value.strftime("%Y-%m-%d %H:%M:%S")

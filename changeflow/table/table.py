@@ -157,6 +157,7 @@ class Table:
 
     def cache(self) -> "Table":
         """Caches the query's rows for later jobs (batch mode; beyond PyFlink: see :mod:`changeflow.table.cache`)."""
+        # Imported on use: cache.py subclasses Table (a cycle inside this package).
         from changeflow.table.cache import cache_table
 
         return cache_table(self)

@@ -55,7 +55,7 @@ def plan(case, tmp_path, spark=None):
         t_env.get_config().set(key, value)
     for table in case.tables:
         t_env.execute_sql(TABLES[table].replace("{tmp}", str(tmp_path)))
-    sink = insert_plan(t_env, case.insert, Cursor(case.insert, statement_tokens(case.insert)))
+    sink = insert_plan(t_env._planning, case.insert, Cursor(case.insert, statement_tokens(case.insert)))
     return t_env, sink
 
 

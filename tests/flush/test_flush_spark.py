@@ -28,7 +28,7 @@ def settings_with_flush(t_env, interval: str = LONG):
     # The environment passes the flush policy once its configuration is wired
     # (StreamingSettings.flush); the tests build the settings directly.
     t_env.get_config().set("execution.max-flush-interval", interval)
-    return dataclasses.replace(t_env._streaming_settings(), flush=flush_policy(t_env.get_config().get_configuration()))
+    return dataclasses.replace(t_env._engine().streaming_settings(), flush=flush_policy(t_env.get_config().get_configuration()))
 
 
 def sum_per_key(table):
@@ -54,8 +54,8 @@ ROWS = [("a", 1), ("b", 2), ("a", 3), ("c", 5), ("b", 1), ("d", 4), ("a", 2), ("
 def test_bounded_chain_with_a_long_interval_emits_one_final_record_per_key(stream_env):
     stream_env.get_config().set("changeflow.source.rows-per-batch", "3")
     plan = count_per_parity(sum_per_key(stream_env.from_elements(ROWS, ["k", "v"])))._plan
-    jobs = stream_env._spark_jobs()
-    unbuffered = jobs.run_streaming(plan, stream_env._streaming_settings())
+    jobs = stream_env._engine().jobs
+    unbuffered = jobs.run_streaming(plan, stream_env._engine().streaming_settings())
     buffered = jobs.run_streaming(plan, settings_with_flush(stream_env))
     # a=6, b=3, c=7, d=5, e=7: one even sum, four odd ones.
     assert [(c.kind, c.values) for c in sorted(buffered, key=lambda c: c.values)] == [
@@ -73,8 +73,8 @@ def test_a_join_passes_end_of_input_and_flushes_on_to_the_buffering_aggregations
     regions = stream_env.from_elements([("a", "eu"), ("b", "us"), ("c", "eu"), ("z", "us")], ["rk", "region"])
     joined = per_key.left_outer_join(regions, col("k") == col("rk"))
     plan = joined.group_by(col("region")).select(col("region"), col("s").sum.alias("total"))._plan
-    jobs = stream_env._spark_jobs()
-    unbuffered = jobs.run_streaming(plan, stream_env._streaming_settings())
+    jobs = stream_env._engine().jobs
+    unbuffered = jobs.run_streaming(plan, stream_env._engine().streaming_settings())
     buffered = jobs.run_streaming(plan, settings_with_flush(stream_env))
     # a=6 and c=7 in eu, b=3 in us, d=5 and e=7 without a region.
     expected = sorted(map(repr, [Row("eu", 13), Row("us", 3), Row(None, 12)]))
@@ -88,7 +88,7 @@ def test_input_arriving_over_time_flushes_on_idle_input_through_a_chain(spark, s
     os.makedirs(inbox)
     source = spark.readStream.schema("k string, v bigint").option("maxFilesPerTrigger", 1).parquet(inbox)
     plan = count_per_parity(sum_per_key(stream_env.from_spark(source)))._plan
-    frame = stream_env._spark_jobs().streaming_frame(plan, settings_with_flush(stream_env), workdir)
+    frame = stream_env._engine().jobs.streaming_frame(plan, settings_with_flush(stream_env), workdir)
     outputs: list[tuple[int, list[tuple]]] = []
 
     def collect(batch, batch_id):
@@ -146,7 +146,7 @@ def test_restart_from_a_checkpoint_loses_no_buffered_update(stream_env):
     rows = [("x", 1), ("y", 1), ("x", 5), ("y", 2), ("z", 1), ("y", 3), ("z", 4), ("w", 1)]
     plan = sum_per_key(stream_env.from_elements(rows, ["k", "v"]))._plan
     workdir = tempfile.mkdtemp(prefix="flush-test-")
-    frame = stream_env._spark_jobs().streaming_frame(plan, settings_with_flush(stream_env), workdir)
+    frame = stream_env._engine().jobs.streaming_frame(plan, settings_with_flush(stream_env), workdir)
     outputs: list[tuple] = []
     runs = {"n": 0}
 

@@ -32,7 +32,7 @@ def env(stream_env, tmp_path):
 
 
 def interval(env, sql: str, flush: FlushPolicy | None = FIVE_S) -> int | None:
-    settings = dataclasses.replace(env._streaming_settings(), flush=flush)
+    settings = dataclasses.replace(env._engine().streaming_settings(), flush=flush)
     if sql.startswith("INSERT"):
         sink, query = sql.split(" ", 3)[2:]
         plan = env._insert_plan(sink, env.sql_query(query)._plan)  # noqa: SLF001

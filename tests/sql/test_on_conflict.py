@@ -40,7 +40,7 @@ def plan(sql, batch=False, config=None):
     t_env = env(batch)
     for key, value in (config or {}).items():
         t_env.get_config().set(key, value)
-    return insert_plan(t_env, sql, Cursor(sql, statement_tokens(sql)))
+    return insert_plan(t_env._planning, sql, Cursor(sql, statement_tokens(sql)))
 
 
 def materializer(sink: Sink) -> UpsertMaterialize | None:

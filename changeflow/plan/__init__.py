@@ -1,0 +1,1 @@
+"""The logical plan, its rules and EXPLAIN: no Spark, no API."""

@@ -1,0 +1,128 @@
+"""The Spark implementation of :class:`changeflow.runtime.engine.Engine`: what the front ends run jobs through.
+
+One :class:`SparkEngine` per environment. It owns the environment's
+SparkSession (the user's ``spark_session=``, else one created at the first
+job) and turns the environment's configuration into the runtime's settings
+when a job runs, so the front ends never see a Spark object or a runtime
+setting.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from changeflow.common.configuration import Configuration
+from changeflow.common.row_kind import RowKind
+from changeflow.common.types import DataType
+from changeflow.config import to_millis, validate_mini_batch
+from changeflow.plan.flush_policy import flush_policy
+from changeflow.kernels.changelog import KIND, SEQ, SUB
+from changeflow.plan.nodes import PlanNode, Sink
+from changeflow.runtime.changes import QueryRun
+from changeflow.runtime.spark import session
+from changeflow.runtime.spark.cache import SparkCache
+from changeflow.runtime.spark.connector_sources import trigger_interval_ms
+from changeflow.runtime.spark.datastream import DataStreamJob, DataStreamSettings
+from changeflow.runtime.spark.job_directory import temporary_directory
+from changeflow.runtime.spark.jobs import InsertJob, SparkJobs
+from changeflow.runtime.spark.spark_types import from_spark
+from changeflow.runtime.spark.streaming import StreamingSettings
+
+__all__ = ["SparkEngine"]
+
+
+class SparkEngine:
+    """Runs the jobs of one environment on Spark (see :class:`changeflow.runtime.engine.Engine`)."""
+
+    def __init__(self, configuration: Configuration, spark_session: SparkSession | None = None) -> None:
+        self._conf = configuration  # the environment's own, live: read when a job runs
+        self._spark = spark_session
+        self._jobs: SparkJobs | None = None
+
+    # --- the session and the runtime's settings ----------------------------------------
+    def session(self) -> SparkSession:
+        """The environment's SparkSession: the user's (checked), or one created now with changeflow's settings."""
+        ship = self._conf.get("changeflow.ship-package")
+        if self._spark is None:
+            self._spark = session.get_or_create(self._conf.get("changeflow.spark.master"), ship_package=ship)
+        else:
+            session.check(self._spark, ship)
+        return self._spark
+
+    @property
+    def jobs(self) -> SparkJobs:
+        """The Table API's job runner on this engine's session (created, with the session, when first needed)."""
+        if self._jobs is None:
+            self._jobs = SparkJobs(self.session(), self._conf.get("changeflow.checkpoint-dir"))
+        return self._jobs
+
+    def streaming_settings(self) -> StreamingSettings:
+        """A Table API streaming job's settings, from the configuration as it is now."""
+        enabled = bool(self._conf.get("table.exec.mini-batch.enabled"))
+        if enabled:
+            validate_mini_batch(self._conf)  # as Flink's planner: latency and size must be set together
+        rows = int(self._conf.get("table.exec.mini-batch.size")) if enabled else \
+            int(self._conf.get("changeflow.source.rows-per-batch"))
+        return StreamingSettings(mini_batch=enabled, rows_per_batch=rows,
+                                 buckets=int(self._conf.get("changeflow.state.buckets")), pages=64,
+                                 agg_phase_strategy=str(self._conf.get("table.optimizer.agg-phase-strategy")),
+                                 flush=flush_policy(self._conf),
+                                 state_ttl_ms=to_millis(self._conf.get("table.exec.state.ttl")))
+
+    # --- Table API and SQL --------------------------------------------------------------
+    def run_query(self, plan: PlanNode, streaming: bool) -> QueryRun:
+        jobs = self.jobs
+        if not streaming:
+            return QueryRun(jobs.run_batch(plan))
+        if trigger_interval_ms(plan) is not None:  # unbounded input: read the changes while it runs
+            return QueryRun(live=jobs.start_live(plan, self.streaming_settings()))
+        return QueryRun(jobs.run_streaming(plan, self.streaming_settings()))
+
+    def submit_insert(self, plan: Sink, streaming: bool, job_name: str | None) -> InsertJob:
+        jobs = self.jobs
+        enforcer = self._conf.get("table.exec.sink.not-null-enforcer")
+        if streaming:
+            return jobs.submit_streaming_insert(plan, self.streaming_settings(), job_name, enforcer)
+        return jobs.submit_batch_insert(plan, enforcer)
+
+    def to_frame(self, plan: PlanNode, streaming: bool) -> DataFrame:
+        jobs = self.jobs
+        names = [F.col(f"`{n}`") for n in plan.field_names]
+        if not streaming:
+            return jobs.batch_frame(plan).select(*names)
+        workdir = temporary_directory(self._conf.get("changeflow.checkpoint-dir"))
+        frame = jobs.streaming_frame(plan, self.streaming_settings(), workdir)
+        # _kind holds RowKind values 0..3; element_at counts from 1.
+        op = F.element_at(F.array(*[F.lit(str(kind)) for kind in RowKind]), F.col(KIND).cast("int") + 1)
+        return frame.select(op.alias("op"), *names, SEQ, SUB)
+
+    def cache_table(self, plan: PlanNode) -> tuple[SparkCache, DataFrame]:
+        # Nothing runs here: Spark persists lazily, when the first job computes these rows.
+        handle = SparkCache(self.jobs.batch_frame(plan))
+        persisted = handle.register()
+        # The reader numbers its rows anew, in the order Spark reads the cache: as FLIP-205 says, a reader
+        # must not assume how the cache is partitioned (a sort here would compute it twice).
+        return handle, persisted.select(*[F.col(f"`{n}`") for n in plan.field_names])
+
+    def frame_schema(self, frame: Any) -> tuple[tuple[str, DataType], ...]:
+        self.check_frame(frame, "from_spark()")
+        return tuple((f.name, from_spark(f.dataType, f.nullable)) for f in frame.schema.fields)
+
+    # --- DataStream API -----------------------------------------------------------------
+    def check_frame(self, frame: Any, what: str) -> None:
+        if not isinstance(frame, DataFrame):
+            raise TypeError(f"{what} takes a Spark DataFrame here, got {type(frame).__name__}")
+
+    def run_datastream(self, outputs: list[tuple[Any, Any]], streaming: bool, job_name: str | None,
+                       caches: Any) -> None:
+        spark = self.session()
+        settings = DataStreamSettings(
+            streaming=streaming,
+            flush=flush_policy(self._conf) if streaming else None,
+            rows_per_batch=int(self._conf.get("changeflow.source.rows-per-batch")),
+            buckets=int(self._conf.get("changeflow.state.buckets")),
+            checkpoint_root=self._conf.get("changeflow.checkpoint-dir"))
+        DataStreamJob(spark, settings, caches).run(outputs, job_name)

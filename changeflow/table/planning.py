@@ -1,0 +1,206 @@
+"""The planning half of a ``TableEnvironment``: catalog, configuration and mode; no Spark.
+
+:class:`PlanningContext` resolves catalog names to plans, plans an ``INSERT``
+down to its sink and prints EXPLAIN. SQL statements run against it (it is the
+:class:`~changeflow.sql.session.StatementSession` of :mod:`changeflow.sql`), and
+the environment's Table API methods use it too, so both see one catalog and
+one configuration.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from changeflow.catalog import Catalog, CatalogError, CatalogTable, CatalogView, DeclaredSchema, identifier
+from changeflow.common.configuration import Configuration
+from changeflow.common.types import DataType
+from changeflow.config import to_millis, validate_mini_batch
+from changeflow.plan.flush_policy import flush_policy
+from changeflow.connectors import check_sink_input, create_sink, create_source
+from changeflow.plan import builder
+from changeflow.plan.boundedness import unbounded_sources
+from changeflow.plan.explain import ExplainSettings, explain
+from changeflow.plan.expressions import Column, Literal
+from changeflow.plan.nodes import PlanNode, Project, Sink, Source
+from changeflow.plan.rules.sink_materialize import MaterializeSettings, plan_sink
+from changeflow.plan.type_inference import PlanError
+from changeflow.sql import statements
+from changeflow.sql.planner import plan_query
+from changeflow.table.settings import EnvironmentSettings
+
+__all__ = ["PlanningContext"]
+
+
+class PlanningContext:
+    """Catalog, configuration and mode of one environment, and the planning steps that need them."""
+
+    def __init__(self, settings: EnvironmentSettings, configuration: Configuration, catalog: Catalog) -> None:
+        self._settings = settings
+        self._configuration = configuration
+        self._catalog = catalog
+
+    @property
+    def catalog(self) -> Catalog:
+        return self._catalog
+
+    @property
+    def configuration(self) -> Configuration:
+        return self._configuration
+
+    def option(self, key: str) -> Any:
+        """The typed value of ``key``: as set, or the option's default."""
+        return self._configuration.get(key)
+
+    # --- mode ---------------------------------------------------------------------------
+    @property
+    def streaming(self) -> bool:
+        """Whether sources are planned as in streaming mode (AUTOMATIC plans them so, then picks per query)."""
+        if self._configuration.contains_key("execution.runtime-mode"):
+            return self.option("execution.runtime-mode") != "BATCH"
+        return self._settings.is_streaming_mode()
+
+    def runs_streaming(self, plan: PlanNode) -> bool:
+        """``execution.runtime-mode``: STREAMING or BATCH as set; AUTOMATIC is BATCH unless a source never ends."""
+        if self._configuration.contains_key("execution.runtime-mode") and \
+                self.option("execution.runtime-mode") == "AUTOMATIC":
+            return bool(unbounded_sources(plan))
+        return self.streaming
+
+    def reset_option(self, key: str | None = None) -> None:
+        """``RESET ['key']``: back to the value the environment was created with."""
+        initial = self._settings.get_configuration()
+        for k in ([key] if key is not None else sorted(self._configuration.keys())):
+            if initial.contains_key(k):
+                self._configuration.set(k, initial.get_string(k, ""))
+            else:
+                self._configuration.remove_config(k)
+
+    # --- catalog objects as plans -------------------------------------------------------
+    def resolve(self, name: str) -> PlanNode:
+        """The plan of a catalog object, for the SQL planner and ``from_path``."""
+        entry = self._catalog.get(name)
+        if isinstance(entry, CatalogView):
+            if entry.table is not None:
+                return entry.table.plan
+            query, aliases = entry.query
+            plan = statements.plan_sql_query(self, query)
+            return builder.rename(plan, list(aliases)) if aliases else plan
+        return self.table_plan(entry, create_source(entry, self.streaming))
+
+    def table_plan(self, table: CatalogTable, connector: Any) -> PlanNode:
+        """A DDL table read through ``connector``: the source, then its computed columns."""
+        schema = table.schema
+        read = tuple((c.name, c.data_type) for c in schema.columns if c.expression is None or c.proctime)
+        source = Source(f"[{identifier(table.name).replace('.', ', ')}]", read, "connector", connector)
+        computed = [c for c in schema.columns if c.expression is not None and not c.proctime]
+        if not computed:
+            return source
+        hidden = f"__{table.name}_columns"
+        items = ", ".join(f"`{c.name}`" if c.expression is None or c.proctime else f"({c.expression}) AS `{c.name}`"
+                          for c in schema.columns)
+        query = f"SELECT {items} FROM `{hidden}`"
+
+        def resolve(name: str) -> PlanNode:
+            return source if name == hidden else self.resolve(name)
+
+        return plan_query(query, resolve)
+
+    def declared_schema(self, table: CatalogTable) -> DeclaredSchema:
+        """The table's declared schema with the types of its computed columns filled in.
+
+        Plans the computed columns, so a bad expression raises (at CREATE TABLE, as in Flink).
+        """
+        if all(c.expression is None or c.proctime for c in table.schema.columns):
+            return table.schema
+        types = self.table_plan(table, None).type_map()
+        columns = tuple(c if c.expression is None or c.proctime else
+                        replace(c, data_type=types[c.name], type_text=str(types[c.name].with_nullable(True)))
+                        for c in table.schema.columns)
+        return replace(table.schema, columns=columns)
+
+    # --- INSERT and EXPLAIN -------------------------------------------------------------
+    def insert_plan(self, name: str, query: PlanNode, columns: list[str] | None = None,
+                    conflict: str | None = None) -> Sink:
+        """``INSERT INTO name [(columns)] query [ON CONFLICT DO conflict]``: the query cast to the sink's
+        columns, the sink upsert materializer where the sink needs it
+        (:mod:`changeflow.plan.rules.sink_materialize`), then the Sink."""
+        if not self._catalog.contains(name):
+            raise CatalogError(f"Cannot find table '`default_catalog`.`default_database`.`{name}`' in any of the "
+                               f"catalogs [default_catalog], nor as a temporary table. Known tables: "
+                               f"{', '.join(self._catalog.list_tables()) or '(none)'}")
+        entry = self._catalog.get(name)
+        if not isinstance(entry, CatalogTable):
+            raise CatalogError(f"cannot INSERT INTO view {name!r}; insert into a table declared by CREATE TABLE")
+        sink = create_sink(entry, self.streaming)
+        target = [(c.name, c.data_type) for c in entry.schema.physical_columns()]
+        target_names = [n for n, _ in target]
+        if columns is not None:
+            for c in columns:
+                if c not in target_names:
+                    raise PlanError(f"Unknown target column '{c}' in INSERT INTO {name}; "
+                                    f"columns: {', '.join(target_names)}")
+        given = columns if columns is not None else target_names
+        _check_insert_types(name, query.schema, [(n, dict(target)[n]) for n in given])
+        by_target = dict(zip(given, query.field_names))
+        exprs = []
+        for n, t in target:
+            if n in by_target:
+                source_type = query.type_map()[by_target[n]]
+                value = Column(by_target[n])
+                # NOT NULL values fit a nullable column: only a change of type needs a cast.
+                same = source_type.with_nullable(True) == t.with_nullable(True)
+                exprs.append((n, value if same else value.cast(t)))
+            else:
+                if not t.nullable:
+                    raise PlanError(f"column {n!r} of {name} is NOT NULL and not given by the INSERT column list")
+                exprs.append((n, Literal(None, t)))
+        projected = Project(query, tuple(exprs), tuple(target))
+        plan = Sink(projected, identifier(name), sink, entry.schema.primary_key, conflict)
+        check_sink_input(plan)
+        return plan_sink(plan, MaterializeSettings.from_configuration(self._configuration, self.streaming))
+
+    def mini_batch(self) -> tuple[bool, int, int]:
+        """(enabled, allow-latency in ms, size), validated together as Flink's planner does."""
+        enabled = bool(self.option("table.exec.mini-batch.enabled"))
+        if enabled:
+            validate_mini_batch(self._configuration)
+        latency_ms = to_millis(self.option("table.exec.mini-batch.allow-latency"))
+        return enabled, latency_ms, int(self.option("table.exec.mini-batch.size"))
+
+    def explain(self, plan: PlanNode) -> str:
+        """The plan as EXPLAIN prints it, with the settings the query would run with."""
+        enabled, latency, size = self.mini_batch()
+        flush = flush_policy(self._configuration)
+        return explain(plan, ExplainSettings(self.runs_streaming(plan), enabled, latency, size,
+                                             str(self.option("table.optimizer.agg-phase-strategy")),
+                                             flush_interval_ms=None if flush is None else flush.interval_ms,
+                                             flush_memory_only=flush is not None and flush.memory_only,
+                                             state_ttl_ms=to_millis(self.option("table.exec.state.ttl"))))
+
+
+def _check_insert_types(name: str, query_schema, sink_schema) -> None:
+    """Flink's check that a query's columns fit the sink's, with its message."""
+    def show(schema) -> str:
+        return "[" + ", ".join(f"{n}: {t}" for n, t in schema) + "]"
+
+    cause = None
+    if len(query_schema) != len(sink_schema):
+        cause = "Different number of columns."
+    else:
+        for i, ((_, q), (sink_name, t)) in enumerate(zip(query_schema, sink_schema)):
+            if not _assignable(q, t):
+                cause = f"Incompatible types for sink column '{sink_name}' at position {i + 1}."
+                break
+    if cause is not None:
+        raise PlanError(f"Column types of query result and sink for '{identifier(name)}' do not match.\n"
+                        f"Cause: {cause}\n\nQuery schema: {show(query_schema)}\nSink schema:  {show(sink_schema)}")
+
+
+def _assignable(source: DataType, target: DataType) -> bool:
+    """Whether Flink inserts a value of ``source`` into a column of ``target`` (an implicit cast)."""
+    if source.root == target.root or (source.is_string and target.is_string):
+        return True
+    if source.is_numeric and target.is_numeric:
+        return True
+    return source.root == "DATE" and target.root == "TIMESTAMP"

@@ -150,12 +150,12 @@ class StreamExecutionEnvironment:
         return JobExecutionResult(name or "Flink Streaming Job")
 
     def get_execution_plan(self) -> str:
-        """The JSON plan of the sinks added since the last execution (Flink's shape, see :mod:`.plan`).
+        """The JSON plan of the sinks added since the last execution (Flink's shape, see :mod:`.execution_plan`).
 
         Operators that buffer their output under ``execution.max-flush-interval``
         (FLIP-365) carry an ``output_buffer`` entry saying why.
         """
-        from changeflow.datastream.plan import execution_plan
+        from changeflow.datastream.execution_plan import execution_plan
 
         from changeflow.runtime.spark.flush import flush_policy
 

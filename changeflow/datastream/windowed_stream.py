@@ -33,13 +33,18 @@ from changeflow.datastream.functions import (AggregateFunction, AllWindowFunctio
                                              JoinFunction, KeySelector, ProcessAllWindowFunction,
                                              ProcessWindowFunction, ReduceFunction, WindowFunction, describe)
 from changeflow.datastream.window import Trigger, check_assigner, check_trigger
-from changeflow.datastream.window_graph import CoGroupNode, WindowNode, window_all_key
 from changeflow.kernels.window.evaluate import WindowSpec
+from changeflow.plan.streams.nodes import CoGroupNode, WindowNode
 
 if TYPE_CHECKING:
     from changeflow.datastream.data_stream import DataStream, KeyedStream
 
 __all__ = ["AllWindowedStream", "CoGroupedStreams", "JoinedStreams", "WindowedStream"]
+
+
+def window_all_key(value: Any) -> None:
+    """The key of ``window_all``: every element in one group (Flink runs it at parallelism 1)."""
+    return None
 
 
 def _require(value: Any, kinds: tuple, what: str) -> None:

@@ -9,7 +9,7 @@ Beyond PyFlink (FLIP-36 proposed ``Table.cache()``; Flink never shipped it)::
     cleaned.invalidate_cache()                                            # or t_env.close()
 
 The cached table's rows are the query's batch result persisted in Spark's
-cache, exactly as a DataStream cache (:mod:`changeflow.runtime.spark.cache`):
+cache, exactly as a DataStream cache (:mod:`changeflow.runtime.spark.stream_cache`):
 created by the first job that computes them, immutable, read by every later
 job, recomputed from the query's plan if blocks are lost. The cached table
 is a new source over those rows, so a query over it plans from there.
@@ -26,7 +26,7 @@ from changeflow.plan.nodes import Source
 from changeflow.table.table import Table
 
 if TYPE_CHECKING:
-    from changeflow.runtime.spark.cache import SparkCache
+    from changeflow.runtime.spark.stream_cache import SparkCache
 
 __all__ = ["CachedTable", "cache_table"]
 
@@ -55,7 +55,7 @@ def cache_table(table: Table) -> CachedTable:
     """``table.cache()``: persists the query's batch result lazily and returns a table reading it."""
     from pyspark.sql import functions as F
 
-    from changeflow.runtime.spark.cache import SparkCache
+    from changeflow.runtime.spark.stream_cache import SparkCache
 
     t_env = table._t_env
     if t_env.streaming:

@@ -8,7 +8,8 @@ import pytest
 
 from changeflow.common import Configuration, Types
 from changeflow.datastream import KeyedProcessFunction, StreamExecutionEnvironment, ValueStateDescriptor
-from changeflow.datastream.chain import ChainRunner, Op
+from changeflow.kernels.chain import ChainRunner
+from changeflow.plan.streams.nodes import Op
 from changeflow.kernels.flush import LatestPerKey
 from changeflow.kernels.keyed.buffered import KEY_COLUMNS, ChangelogRecords, as_changelog
 from changeflow.kernels.keyed.process import KeyedProcess

@@ -7,7 +7,7 @@ require. Every Python call handles a whole partition or hash bucket of a
 micro-batch:
 
 - consecutive stateless operators (and the key selector of a following keyed
-  operator) run fused in one ``mapInPandas`` (:class:`~changeflow.datastream.chain.ChainRunner`);
+  operator) run fused in one ``mapInPandas`` (:class:`~changeflow.kernels.chain.ChainRunner`);
 - a keyed operator in streaming mode runs its kernel through the engine's
   stateful path: the fused chain runs as the ``local`` step of
   :class:`~.packing.Packer` before the shuffle, then
@@ -24,7 +24,7 @@ hands them to the sinks in order.
 
 A cache node (``DataStream.cache()``, batch mode) is the persisted records of
 its input, or, once an earlier job of the environment created it, those
-records read back (:mod:`.cache`).
+records read back (:mod:`.stream_cache`).
 
 **Flush interval (FLIP-365).** With ``execution.max-flush-interval`` set, a
 streaming job carries control records (an empty ``_value``, the signal in
@@ -55,19 +55,19 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from changeflow.common.row import Row
-from changeflow.datastream import graph
-from changeflow.datastream.cache import CacheNode, CacheRegistry
-from changeflow.datastream.chain import ChainRunner, Op
-from changeflow.datastream.side_output import SideOutputNode, side_output_ops
-from changeflow.datastream.window_graph import check_end_of_stream_inputs
+from changeflow.kernels.chain import ChainRunner
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.keyed.buffered import KEY_COLUMNS, OUTPUT_COLUMNS, ChangelogRecords
 from changeflow.kernels.keyed.process import KeyedProcess
 from changeflow.kernels.keyed.records import (CONTROL_VALUE, KEY, ORD, VALUE, control_mask, control_stamp, dumps, loads,
                                               parse_control_stamp, source_stamp)
 from changeflow.kernels.keyed.reduce import KeyedReduce
+from changeflow.plan.streams import nodes as graph
+from changeflow.plan.streams.cache import CacheNode, CacheRegistry
+from changeflow.plan.streams.nodes import SideOutputNode, all_nodes, chain_under, key_op, side_output_ops
+from changeflow.plan.streams.rules import buffer_reason, check_end_of_stream_inputs, runs_as_batch, runs_at_end_of_stream
 from changeflow.runtime.spark import end_of_stream
-from changeflow.runtime.spark.cache import JobCaches
+from changeflow.runtime.spark.stream_cache import JobCaches
 from changeflow.runtime.spark.end_of_input import CONTROL, END_OF_INPUT, FLUSH, ControlFanOut, control_of
 from changeflow.runtime.spark.errors import readable_errors, worker_note
 from changeflow.runtime.spark.flush import BucketBuffer, BucketFlusher, FlushPolicy, MemoryFlusher, flushes_from_timers
@@ -101,7 +101,7 @@ class DataStreamJob:
     def __init__(self, spark: SparkSession, settings: DataStreamSettings, caches: CacheRegistry | None = None) -> None:
         self.spark = spark
         self.settings = settings
-        self.caches = JobCaches(caches)  # DataStream.cache(): see .cache
+        self.caches = JobCaches(caches)  # DataStream.cache(): see .stream_cache
         self._source_numbers: dict[int, int] = {}
         self._frames: dict[int, DataFrame] = {}
         self.control = False
@@ -114,13 +114,13 @@ class DataStreamJob:
         """
         if not outputs:
             raise RuntimeError("No operators defined in streaming topology. Cannot execute.")
-        if self.settings.streaming and end_of_stream.runs_as_batch([node for node, _ in outputs]):
+        if self.settings.streaming and runs_as_batch([node for node, _ in outputs]):
             self.settings = replace(self.settings, streaming=False, flush=None)
         resumable = job_name if self.settings.streaming else None
         roots = [node for node, _ in outputs]
         # A failure in Spark is raised as the changeflow error inside it (.errors).
         with job_directory(self.settings.checkpoint_root, resumable, prefix="changeflow-ds-") as workdir, \
-                readable_errors(lambda: [n.name for n in _all_nodes(roots) if not isinstance(n, graph.SourceNode)]):
+                readable_errors(lambda: [n.name for n in all_nodes(roots) if not isinstance(n, graph.SourceNode)]):
             try:
                 frame = self.frame([node for node, _ in outputs], workdir)
                 sinks = [sink for _, sink in outputs]
@@ -147,7 +147,7 @@ class DataStreamJob:
                 self._source_numbers.setdefault(source.id, len(self._source_numbers))
         # Control records flow through the query only when some operator buffers its output.
         self.control = self.settings.streaming and any(
-            buffering(n, self.settings.flush) is not None for n in _all_nodes(nodes))
+            buffering(n, self.settings.flush) is not None for n in all_nodes(nodes))
         self.flush_signal_dirs: list[str] = []  # of unbounded Spark streams (.flush_signals)
         frames = [self._records(self.translate(node)).select(VALUE, ORD, F.lit(i).alias(SINK))
                   for i, node in enumerate(nodes)]
@@ -183,12 +183,12 @@ class DataStreamJob:
         return self._frames[node.id]
 
     def _translate(self, node: graph.Node) -> DataFrame:
-        if end_of_stream.runs_at_end_of_stream(node):  # FLIP-331: batch algorithms, also in streaming jobs
+        if runs_at_end_of_stream(node):  # FLIP-331: batch algorithms, also in streaming jobs
             return end_of_stream.translate(self, node)
         if isinstance(node, graph.SourceNode):
             return self._source(node)
         if isinstance(node, graph.Stateless):
-            base, ops = _chain(node)
+            base, ops = chain_under(node)
             return self.translate(base).mapInPandas(ChainRunner(ops, worker_note), _RECORDS)
         if isinstance(node, graph.UnionNode):
             frames = [self.translate(s) for s in node.streams]
@@ -199,7 +199,7 @@ class DataStreamJob:
         if isinstance(node, graph.KeyedNode):
             return self._keyed(node)
         if isinstance(node, SideOutputNode):
-            base, ops = _chain(node.input)
+            base, ops = chain_under(node.input)
             return self.translate(base).mapInPandas(ChainRunner(side_output_ops(ops, node.tag), worker_note), _RECORDS)
         if isinstance(node, CacheNode):
             if self.settings.streaming:
@@ -208,8 +208,8 @@ class DataStreamJob:
         raise TypeError(f"no Spark translation for {type(node).__name__}")
 
     def _keyed(self, node: graph.Node) -> DataFrame:
-        base, ops = _chain(node.input)
-        runner = ChainRunner(ops + [Op("key", node.key_selector, f"KeySelector of {node.name}")], worker_note)
+        base, ops = chain_under(node.input)
+        runner = ChainRunner(ops + [key_op(node.key_selector, node.name)], worker_note)
         control = self.control
         kernel_type = KeyedReduce if isinstance(node, graph.KeyedReduceNode) else KeyedProcess
         kernel = kernel_type(node.function, node.name, with_keys=control)
@@ -318,31 +318,8 @@ class DataStreamJob:
         return self.spark.readStream.schema(_RECORDS).option("maxFilesPerTrigger", 1).parquet(directory)
 
 
-def _chain(node: graph.Node) -> tuple[graph.Node, list[Op]]:
-    """The first non-stateless node under ``node`` and the stateless ops above it, bottom up."""
-    ops: list[Op] = []
-    while isinstance(node, graph.Stateless):
-        ops.append(node.op)
-        node = node.input
-    return node, ops[::-1]
-
-
-def _all_nodes(roots: list[graph.Node]) -> list[graph.Node]:
-    """Every node under ``roots``, each once."""
-    seen: dict[int, graph.Node] = {}
-    stack = list(roots)
-    while stack:
-        n = stack.pop()
-        if n.id not in seen:
-            seen[n.id] = n
-            stack.extend(n.inputs)
-    return list(seen.values())
-
-
 def buffering(node: graph.Node, policy: FlushPolicy | None) -> FlushPolicy | None:
     """The flush policy ``node`` runs with: ``policy`` if the operator is keyed and its output idempotent."""
-    from changeflow.datastream.plan import buffer_reason
-
     return policy if policy is not None and buffer_reason(node) is not None else None
 
 

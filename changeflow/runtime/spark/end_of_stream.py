@@ -7,7 +7,7 @@ before it emits anything, so, as FLIP-331 prescribes, its input edge is
 *blocking* and the operator runs in batch mode even inside a streaming job:
 
 1. **Input, consumed completely.** The operator's input is bounded (checked at
-   planning: :func:`~changeflow.datastream.window_graph.check_end_of_stream_inputs`).
+   planning: :func:`~changeflow.plan.streams.rules.check_end_of_stream_inputs`).
    When everything upstream behaves the same in batch and streaming mode
    (sources, stateless chains, unions, other end-of-input operators), the input
    is simply translated as a Spark batch DataFrame. When upstream has streaming
@@ -50,14 +50,16 @@ from pyspark.sql import types as T
 
 from changeflow.common.row import Row
 from changeflow.common.row_kind import RowKind
-from changeflow.datastream import chain, graph
-from changeflow.datastream.chain import ChainRunner, Op
-from changeflow.datastream.window_graph import CoGroupNode, WindowNode, is_bounded, is_end_of_stream, never_fires
+from changeflow.kernels import chain
+from changeflow.kernels.chain import ChainRunner
 from changeflow.kernels.keyed.process import KeyedProcess
 from changeflow.kernels.keyed.records import (CONTROL_VALUE, KEY, ORD, VALUE, control_mask, control_stamp, dumps,
                                               loads, source_stamp)
 from changeflow.kernels.window.evaluate import LAST, SIDE, CoGroupKernel, PartialFold, WindowKernel, WindowSpec
 from changeflow.kernels.window.groups import complete_groups
+from changeflow.plan.streams import nodes as graph
+from changeflow.plan.streams.nodes import CoGroupNode, WindowNode, chain_under, key_op
+from changeflow.plan.streams.rules import has_streaming_state, never_fires
 from changeflow.runtime.spark.end_of_input import END_OF_INPUT
 from changeflow.runtime.spark.query_start import start_query
 
@@ -68,26 +70,6 @@ _BIN = T.BinaryType()
 _RECORDS = T.StructType([T.StructField(VALUE, _BIN, False), T.StructField(ORD, _BIN, False)])
 _KEYED = T.StructType([T.StructField(KEY, _BIN, False)] + _RECORDS.fields)
 _PARTIALS = T.StructType(_KEYED.fields + [T.StructField(LAST, _BIN, False)])
-
-
-def runs_at_end_of_stream(node: graph.Node) -> bool:
-    """Whether :func:`translate` handles ``node``: an end-of-input operator or a window that never fires."""
-    return is_end_of_stream(node) or never_fires(node)
-
-
-def runs_as_batch(roots: list[graph.Node]) -> bool:
-    """Whether a streaming job over ``roots`` may run as one Spark batch job, with the same output.
-
-    So it may when it has an end-of-input operator, every source is bounded,
-    and every other operator behaves the same in batch and streaming mode
-    (stateless chains, unions, windows): its output then comes after end of
-    input anyway and no operator emits running values.
-    """
-    from changeflow.runtime.spark.datastream import _all_nodes
-
-    nodes = _all_nodes(roots)
-    return (any(is_end_of_stream(n) for n in nodes) and all(is_bounded(s) for r in roots for s in graph.sources(r))
-            and not any(isinstance(n, graph.KeyedNode) and not runs_at_end_of_stream(n) for n in nodes))
 
 
 def translate(job: "DataStreamJob", node: graph.Node) -> DataFrame:
@@ -106,20 +88,6 @@ def translate(job: "DataStreamJob", node: graph.Node) -> DataFrame:
 # --- step 1: the whole input as a batch DataFrame ------------------------------------------------
 
 
-def _streaming_state(node: graph.Node) -> bool:
-    """Whether the subgraph under ``node`` has operators whose streaming output differs from their batch output."""
-    stack, seen = [node], set()
-    while stack:
-        n = stack.pop()
-        if n.id in seen or runs_at_end_of_stream(n):
-            continue
-        seen.add(n.id)
-        if isinstance(n, graph.KeyedNode):
-            return True
-        stack.extend(n.inputs)
-    return False
-
-
 def _bounded(job: "DataStreamJob", node: graph.Node, key_selector: Any, name: str) -> tuple[DataFrame, "_Prepare"]:
     """``node``'s whole output as a batch DataFrame, and the :class:`_Prepare` that turns it into keyed values.
 
@@ -128,17 +96,17 @@ def _bounded(job: "DataStreamJob", node: graph.Node, key_selector: Any, name: st
     they are never pickled and unpickled in between. Other inputs are record
     frames (``_value``, ``_ord``).
     """
-    from changeflow.runtime.spark.datastream import DataStreamJob, _chain
+    from changeflow.runtime.spark.datastream import DataStreamJob
 
-    base, ops = _chain(node)
-    ops = ops + [Op("key", key_selector, f"KeySelector of {name}")]
+    base, ops = chain_under(node)
+    ops = ops + [key_op(key_selector, name)]
     if isinstance(base, graph.SourceNode) and base.kind == "dataframe":
         df = base.payload
         positioned = df.withColumn("__position", F.monotonically_increasing_id())
         return positioned, _Prepare(ops, df.columns, job._source_numbers[base.id])
     if not job.settings.streaming:
         return job.translate(base), _Prepare(ops)
-    if _streaming_state(base):
+    if has_streaming_state(base):
         return _run_to_completion(job, base), _Prepare(ops)
     batch = DataStreamJob(job.spark, replace(job.settings, streaming=False, flush=None))
     batch._source_numbers = job._source_numbers  # the same stamps as the streaming job's
@@ -326,16 +294,14 @@ class _Discard:
 
 
 def _discard(job: "DataStreamJob", node: graph.Node) -> DataFrame:
-    from changeflow.runtime.spark.datastream import _chain
-
     if isinstance(node, CoGroupNode):
         inputs = [(node.first, node.first_key), (node.second, node.second_key)]
     else:
         inputs = [(node.input, node.key_selector)]
     frames = []
     for input_node, key in inputs:
-        base, ops = _chain(input_node)
-        runner = ChainRunner(ops + [Op("key", key, f"KeySelector of {node.name}")])
+        base, ops = chain_under(input_node)
+        runner = ChainRunner(ops + [key_op(key, node.name)])
         frames.append(job.translate(base).mapInPandas(_Discard([runner]), _RECORDS))
     return frames[0] if len(frames) == 1 else frames[0].unionAll(frames[1])
 

@@ -18,7 +18,7 @@ from changeflow.kernels.keyed.records import (CONTROL_VALUE, KEY, ORD, VALUE, co
 from changeflow.kernels.keyed.reduce import KeyedReduce
 from changeflow.kernels.state import InMemoryKeyedState
 from changeflow.runtime.spark.datastream import RecordControlFanOut, buffering, to_records
-from changeflow.runtime.spark.end_of_input import END_OF_INPUT, FLUSH, Control, control_rows
+from changeflow.runtime.spark.control_rows import END_OF_INPUT, FLUSH, Control, control_rows
 from changeflow.runtime.spark.flush import BucketBuffer, BucketFlusher, FlushPolicy
 from changeflow.runtime.spark.packing import PAYLOAD
 

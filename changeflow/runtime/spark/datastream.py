@@ -68,7 +68,7 @@ from changeflow.plan.streams.nodes import SideOutputNode, all_nodes, chain_under
 from changeflow.plan.streams.rules import buffer_reason, check_end_of_stream_inputs, runs_as_batch, runs_at_end_of_stream
 from changeflow.runtime.spark import end_of_stream
 from changeflow.runtime.spark.stream_cache import JobCaches
-from changeflow.runtime.spark.end_of_input import CONTROL, END_OF_INPUT, FLUSH, ControlFanOut, control_of
+from changeflow.runtime.spark.control_rows import CONTROL, END_OF_INPUT, FLUSH, ControlFanOut, control_of
 from changeflow.runtime.spark.errors import readable_errors, worker_note
 from changeflow.runtime.spark.flush import BucketBuffer, BucketFlusher, FlushPolicy, MemoryFlusher, flushes_from_timers
 from changeflow.runtime.spark.flush_signals import run_to_end, signal_stream
@@ -326,7 +326,7 @@ def buffering(node: graph.Node, policy: FlushPolicy | None) -> FlushPolicy | Non
 def to_records(frame: pd.DataFrame) -> pd.DataFrame:
     """A processor's output as ``(_value, _ord)`` records; control rows become control records.
 
-    >>> from changeflow.runtime.spark.end_of_input import Control, control_rows
+    >>> from changeflow.runtime.spark.control_rows import Control, control_rows
     >>> rows = control_rows([KEY, VALUE, ORD], Control(frozenset({3})))
     >>> [parse_control_stamp(s) for s in to_records(rows)[ORD]], to_records(rows)[VALUE].tolist()
     ([(-1, 3)], [b''])
@@ -393,7 +393,7 @@ class TimerKernelProcessor(RecordKernelProcessor):
         self._schedule()
 
     def handleExpiredTimer(self, key, timerValues, expiredTimerInfo):
-        from changeflow.runtime.spark.end_of_input import Control, control_rows
+        from changeflow.runtime.spark.control_rows import Control, control_rows
         from changeflow.state.paged import PagedKeyedState
 
         now = timerValues.getCurrentProcessingTimeInMs()

@@ -60,7 +60,7 @@ from changeflow.kernels.window.groups import complete_groups
 from changeflow.plan.streams import nodes as graph
 from changeflow.plan.streams.nodes import CoGroupNode, WindowNode, chain_under, key_op
 from changeflow.plan.streams.rules import has_streaming_state, never_fires
-from changeflow.runtime.spark.end_of_input import END_OF_INPUT
+from changeflow.runtime.spark.control_rows import END_OF_INPUT
 from changeflow.runtime.spark.query_start import start_query
 
 if TYPE_CHECKING:

@@ -29,7 +29,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
 from changeflow.connectors import filestore
-from changeflow.runtime.spark.end_of_input import FLUSH
+from changeflow.runtime.spark.control_rows import FLUSH
 from changeflow.runtime.spark.query_start import await_query
 
 SIGNAL_COLUMN = "signal"

@@ -77,7 +77,7 @@ def stream_frame(spark: SparkSession, node: Source, directory: str, rows_per_bat
     """The source as a streaming DataFrame of ``+I`` changes, one file per micro-batch.
 
     With ``end_of_input`` a bounded source ends with a marker micro-batch: one
-    more file holding its end-of-input control row (:mod:`.end_of_input`).
+    more file holding its end-of-input control row (:mod:`.control_rows`).
     """
     if node.kind == "connector":  # a DDL table's connector
         from changeflow.runtime.spark.connector_sources import connector_stream_frame
@@ -99,7 +99,7 @@ def bounded_changes(stream: DataFrame, node: Source, end_of_input: bool) -> Data
     """
     kind, sub = F.lit(0).cast("byte"), F.lit(0).cast("long")
     if end_of_input:
-        from changeflow.runtime.spark.end_of_input import CONTROL, END_OF_INPUT, source_id
+        from changeflow.runtime.spark.control_rows import CONTROL, END_OF_INPUT, source_id
 
         marker = F.col(SEQ) == END_OF_INPUT
         kind = F.when(marker, F.lit(CONTROL)).otherwise(F.lit(0)).cast("byte")
@@ -134,7 +134,7 @@ def _write_end_marker(node: Source, directory: str) -> None:
 
     Its name sorts after every data file's (``part-0…`` and Spark's ``part-00000-…``).
     """
-    from changeflow.runtime.spark.end_of_input import END_OF_INPUT
+    from changeflow.runtime.spark.control_rows import END_OF_INPUT
 
     arrays = [pa.nulls(1, type=_arrow_type(t)) for _, t in node.schema]
     arrays.append(pa.array([END_OF_INPUT], type=pa.int64()))
@@ -144,7 +144,7 @@ def _write_end_marker(node: Source, directory: str) -> None:
 
 def flush_signal_rows(spark: SparkSession, node: Source, directory: str) -> DataFrame:
     """The flush signals of a job over ``node``'s unbounded stream as control rows (:mod:`.flush_signals`)."""
-    from changeflow.runtime.spark.end_of_input import CONTROL
+    from changeflow.runtime.spark.control_rows import CONTROL
     from changeflow.runtime.spark.flush_signals import SIGNAL_COLUMN, signal_stream
 
     types = {f.name: f.dataType for f in struct(node.schema).fields}

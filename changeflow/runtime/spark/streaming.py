@@ -14,7 +14,7 @@ row per key and partition is packed.
 
 With ``execution.max-flush-interval`` set, operators whose output is idempotent
 (the group aggregation) buffer their latest output per key (:mod:`.flush`), and
-the query carries control rows (end of input, flush signals: :mod:`.end_of_input`)
+the query carries control rows (end of input, flush signals: :mod:`.control_rows`)
 that the translator drops before the sink.
 """
 
@@ -37,7 +37,7 @@ from changeflow.plan.state_ttl import operator_ttl_ms
 from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Source, Union,
                                    UpsertMaterialize)
 from changeflow.runtime.spark.columns import compile_expr
-from changeflow.runtime.spark.end_of_input import CONTROL, ControlFanOut, source_id
+from changeflow.runtime.spark.control_rows import CONTROL, ControlFanOut, source_id
 from changeflow.runtime.spark.flush import FlushPolicy, flushes_from_timers
 from changeflow.runtime.spark.packing import BUCKET, PACKED, Packer
 from changeflow.runtime.spark.processor import KernelProcessor

@@ -42,8 +42,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -53,23 +51,21 @@ from changeflow.common.row_kind import RowKind
 from changeflow.kernels import chain
 from changeflow.kernels.chain import ChainRunner
 from changeflow.kernels.keyed.process import KeyedProcess
-from changeflow.kernels.keyed.records import (CONTROL_VALUE, KEY, ORD, VALUE, control_mask, control_stamp, dumps,
-                                              loads, source_stamp)
+from changeflow.kernels.keyed.records import KEY, ORD, VALUE, control_mask, dumps, loads, source_stamp
 from changeflow.kernels.window.evaluate import LAST, SIDE, CoGroupKernel, PartialFold, WindowKernel, WindowSpec
 from changeflow.kernels.window.groups import complete_groups
 from changeflow.plan.streams import nodes as graph
-from changeflow.plan.streams.nodes import CoGroupNode, WindowNode, chain_under, key_op
+from changeflow.plan.streams.nodes import CoGroupNode, Op, WindowNode, chain_under, key_op
 from changeflow.plan.streams.rules import has_streaming_state, never_fires
-from changeflow.runtime.spark.control_rows import END_OF_INPUT
+from changeflow.runtime.spark.control_rows import end_of_input_records
 from changeflow.runtime.spark.query_start import start_query
+from changeflow.runtime.spark.record_sources import KEYED, RECORDS
+from changeflow.runtime.spark.source_files import file_stream, write_end_marker, write_frame_files
 
 if TYPE_CHECKING:
     from changeflow.runtime.spark.datastream import DataStreamJob
 
-_BIN = T.BinaryType()
-_RECORDS = T.StructType([T.StructField(VALUE, _BIN, False), T.StructField(ORD, _BIN, False)])
-_KEYED = T.StructType([T.StructField(KEY, _BIN, False)] + _RECORDS.fields)
-_PARTIALS = T.StructType(_KEYED.fields + [T.StructField(LAST, _BIN, False)])
+_PARTIALS = T.StructType(KEYED.fields + [T.StructField(LAST, T.BinaryType(), False)])
 
 
 def translate(job: "DataStreamJob", node: graph.Node) -> DataFrame:
@@ -127,7 +123,7 @@ def _run_to_completion(job: "DataStreamJob", node: graph.Node) -> DataFrame:
                         .option("checkpointLocation", os.path.join(workdir, "checkpoint"))
                         .trigger(availableNow=True))
     query.awaitTermination()  # raises the query's error (a user function's, named) if it failed
-    return job.spark.read.schema(_RECORDS).parquet(output)
+    return job.spark.read.schema(RECORDS).parquet(output)
 
 
 class _Prepare:
@@ -196,8 +192,8 @@ def _python_values(column: pd.Series) -> list:
 def _keyed(job: "DataStreamJob", node: graph.KeyedNode) -> DataFrame:
     frame, prepare = _bounded(job, node.input, node.key_selector, node.name)
     if isinstance(node, graph.KeyedProcessNode):
-        return _sorted_groups(frame.mapInPandas(prepare.keyed_records, _KEYED), [KEY, ORD]).mapInPandas(
-            _ProcessGroups(KeyedProcess(node.function, node.name)), _RECORDS)
+        return _sorted_groups(frame.mapInPandas(prepare.keyed_records, KEYED), [KEY, ORD]).mapInPandas(
+            _ProcessGroups(KeyedProcess(node.function, node.name)), RECORDS)
     if isinstance(node, WindowNode):
         spec = node.spec
     else:  # a keyed reduce declaring output only after end of input: Flink's batch reduce, one value per key
@@ -206,18 +202,18 @@ def _keyed(job: "DataStreamJob", node: graph.KeyedNode) -> DataFrame:
     if spec.combinable:
         grouped = _sorted_groups(frame.mapInPandas(_Combine(prepare, kernel), _PARTIALS), [KEY, ORD])
     else:
-        grouped = _sorted_groups(frame.mapInPandas(prepare.keyed_records, _KEYED), [KEY, ORD])
-    return grouped.mapInPandas(_FireGroups(kernel, grouped.columns), _RECORDS)
+        grouped = _sorted_groups(frame.mapInPandas(prepare.keyed_records, KEYED), [KEY, ORD])
+    return grouped.mapInPandas(_FireGroups(kernel, grouped.columns), RECORDS)
 
 
 def _co_group(job: "DataStreamJob", node: CoGroupNode) -> DataFrame:
     sides = []
     for side, (input_node, key) in enumerate(((node.first, node.first_key), (node.second, node.second_key))):
         frame, prepare = _bounded(job, input_node, key, f"{node.name} (input {side + 1})")
-        sides.append(frame.mapInPandas(prepare.keyed_records, _KEYED).withColumn(SIDE, F.lit(side).cast("byte")))
+        sides.append(frame.mapInPandas(prepare.keyed_records, KEYED).withColumn(SIDE, F.lit(side).cast("byte")))
     grouped = _sorted_groups(sides[0].unionByName(sides[1]), [KEY, SIDE, ORD])
     kernel = CoGroupKernel(node.kind, node.function, node.name, node.output_type)
-    return grouped.mapInPandas(_FireGroups(kernel, grouped.columns), _RECORDS)
+    return grouped.mapInPandas(_FireGroups(kernel, grouped.columns), RECORDS)
 
 
 def _sorted_groups(frame: DataFrame, order: list[str]) -> DataFrame:
@@ -302,7 +298,7 @@ def _discard(job: "DataStreamJob", node: graph.Node) -> DataFrame:
     for input_node, key in inputs:
         base, ops = chain_under(input_node)
         runner = ChainRunner(ops + [key_op(key, node.name)])
-        frames.append(job.translate(base).mapInPandas(_Discard([runner]), _RECORDS))
+        frames.append(job.translate(base).mapInPandas(_Discard([runner]), RECORDS))
     return frames[0] if len(frames) == 1 else frames[0].unionAll(frames[1])
 
 
@@ -312,13 +308,8 @@ def _discard(job: "DataStreamJob", node: graph.Node) -> DataFrame:
 def _as_bounded_stream(job: "DataStreamJob", node: graph.Node, output: DataFrame) -> DataFrame:
     """The operator's batch output as a bounded file stream of the job's streaming query."""
     directory = os.path.join(job.workdir, f"end-of-stream-{node.id}")
-    output.write.mode("overwrite").option("maxRecordsPerFile", job.settings.rows_per_batch).parquet(directory)
+    write_frame_files(output, directory, job.settings.rows_per_batch)
     if job.control:
         # The operator's input ended: so did every source upstream of it, as far as downstream can tell.
-        numbers = sorted(job._source_numbers[s.id] for s in graph.sources(node))
-        marker = pa.table({VALUE: pa.array([CONTROL_VALUE] * len(numbers), pa.binary()),
-                           ORD: pa.array([control_stamp(END_OF_INPUT, n) for n in numbers], pa.binary())})
-        # The name sorts after every data file: the file stream reads it last.
-        pq.write_table(marker, os.path.join(directory, "zz-end-of-input.parquet"))
-    return job._file_stream(directory)
-
+        write_end_marker(directory, end_of_input_records(sorted(job._source_numbers[s.id] for s in graph.sources(node))))
+    return file_stream(job.spark, directory, RECORDS)

@@ -37,7 +37,7 @@ from changeflow.plan.state_ttl import operator_ttl_ms
 from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Source, Union,
                                    UpsertMaterialize)
 from changeflow.runtime.spark.columns import compile_expr
-from changeflow.runtime.spark.control_rows import CONTROL, ControlFanOut, source_id
+from changeflow.runtime.spark.control_rows import CONTROL, ControlFanOut, source_id, without_control
 from changeflow.runtime.spark.flush import FlushPolicy, flushes_from_timers
 from changeflow.runtime.spark.packing import BUCKET, PACKED, Packer
 from changeflow.runtime.spark.processor import KernelProcessor
@@ -93,7 +93,7 @@ class StreamingTranslator:
         self._source_count = _count_sources(node)
         self.flush_signal_dirs: list[str] = []  # signal directories of unbounded Spark streams (.flush_signals)
         frame = self._translate(node)
-        return frame.where(F.col(KIND) != CONTROL) if self.control else frame
+        return without_control(frame) if self.control else frame
 
     def _translate(self, node: PlanNode) -> DataFrame:
         if isinstance(node, Source):

@@ -23,15 +23,13 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
 import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from changeflow.common.row import Row
 from changeflow.kernels.keyed.records import KEY, ORD, VALUE, dumps, source_stamp
+from changeflow.kernels.source_records import LineEncoder, RowEncoder
 from changeflow.plan.streams.nodes import SourceNode
 from changeflow.runtime.spark.control_rows import end_of_input_records
 from changeflow.runtime.spark.flush import flushes_from_timers
@@ -55,12 +53,12 @@ def source_records(job: "DataStreamJob", node: SourceNode) -> DataFrame:
         return _bounded(job, table, node)
     if node.kind == "text":
         df = job.spark.read.text(node.payload)
-        return _bounded_spark(job, df.select(F.col("value").alias("line")), node, _LineEncoder(number))
+        return _bounded_spark(job, df.select(F.col("value").alias("line")), node, LineEncoder(number))
     if node.kind == "dataframe":
         df = node.payload
         if df.isStreaming:
             return _unbounded(job, df, node, number)
-        return _bounded_spark(job, df, node, _RowEncoder(df.columns, number, ordered=True))
+        return _bounded_spark(job, df, node, RowEncoder(df.columns, number, ordered=True))
     raise TypeError(f"unknown source kind {node.kind}")
 
 
@@ -68,7 +66,7 @@ def _unbounded(job: "DataStreamJob", df: DataFrame, node: SourceNode, number: in
     if not job.settings.streaming:
         raise ValueError(f"source {node.name} is an unbounded (streaming) DataFrame: it needs "
                          "RuntimeExecutionMode.STREAMING")
-    records = df.mapInPandas(_RowEncoder(df.columns, number, ordered=False), RECORDS)
+    records = df.mapInPandas(RowEncoder(df.columns, number, ordered=False), RECORDS)
     if job.control and flushes_from_timers(job.settings.flush):
         # Read up to what is available, it would end with the last records buffered.
         signals = os.path.join(job.workdir, f"flush-signals-{number}")
@@ -115,38 +113,3 @@ def _end_of_input(job: "DataStreamJob", directory: str, node: SourceNode) -> Non
     """With control records, a bounded source ends with a file (a micro-batch) holding its end-of-input record."""
     if job.control:
         write_end_marker(directory, end_of_input_records([job._source_numbers[node.id]]))
-
-
-class _LineEncoder:
-    """Text lines (with their position) to records."""
-
-    def __init__(self, number: int) -> None:
-        self.number = number
-
-    def __call__(self, frames):
-        for f in frames:
-            if len(f):
-                yield pd.DataFrame({
-                    VALUE: np.asarray([dumps(v) for v in f.iloc[:, 0]], dtype=object),
-                    ORD: np.asarray([source_stamp(int(p), self.number) for p in f.iloc[:, 1]], dtype=object)})
-
-
-class _RowEncoder:
-    """Spark rows to named :class:`Row` records."""
-
-    def __init__(self, columns: list[str], number: int, ordered: bool) -> None:
-        self.columns = list(columns)
-        self.number = number
-        self.ordered = ordered
-
-    def __call__(self, frames):
-        n = len(self.columns)
-        for f in frames:
-            if not len(f):
-                continue
-            data = f.iloc[:, :n].astype(object).where(f.iloc[:, :n].notna(), None)
-            values = [dumps(Row(**dict(zip(self.columns, r)))) for r in data.itertuples(index=False, name=None)]
-            positions = f.iloc[:, n] if self.ordered else [0] * len(f)
-            yield pd.DataFrame({VALUE: np.asarray(values, dtype=object),
-                                ORD: np.asarray([source_stamp(int(p), self.number) for p in positions],
-                                                dtype=object)})

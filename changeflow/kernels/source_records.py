@@ -12,9 +12,35 @@ import numpy as np
 import pandas as pd
 
 from changeflow.common.row import Row
+from changeflow.common.row_kind import RowKind
 from changeflow.kernels.keyed.records import ORD, VALUE, dumps, source_stamp
 
-__all__ = ["LineEncoder", "RowEncoder"]
+__all__ = ["LineEncoder", "RowEncoder", "named_rows", "python_values"]
+
+
+def named_rows(frame: pd.DataFrame, fields: tuple[str, ...]) -> list[Row]:
+    """The first ``len(fields)`` columns of ``frame`` as ``+I`` rows named ``fields``, nulls as None.
+
+    >>> named_rows(pd.DataFrame({"a": [1.5, None], "b": ["x", "y"]}), ("a", "b"))
+    [Row(a=1.5, b='x'), Row(a=None, b='y')]
+    """
+    columns = [python_values(frame.iloc[:, i]) for i in range(len(fields))]
+    return [_row(values, fields) for values in zip(*columns)]
+
+
+def python_values(column: pd.Series) -> list:
+    """A column's values as Python objects, nulls (NaN/NaT/None) as None, as a DataFrame source's records hold them."""
+    if column.hasnans:
+        return column.astype(object).where(column.notna(), None).tolist()
+    return column.tolist()
+
+
+def _row(values: tuple, fields: tuple[str, ...]) -> Row:
+    # Row(**dict(zip(...))) per row costs twice as much: build the named row directly.
+    row = tuple.__new__(Row, values)
+    row._fields = fields
+    row._row_kind = RowKind.INSERT
+    return row
 
 
 class LineEncoder:
@@ -35,7 +61,7 @@ class RowEncoder:
     """Spark rows to named :class:`Row` records."""
 
     def __init__(self, columns: list[str], number: int, ordered: bool) -> None:
-        self.columns = list(columns)
+        self.columns = tuple(columns)
         self.number = number
         self.ordered = ordered
 
@@ -44,8 +70,7 @@ class RowEncoder:
         for f in frames:
             if not len(f):
                 continue
-            data = f.iloc[:, :n].astype(object).where(f.iloc[:, :n].notna(), None)
-            values = [dumps(Row(**dict(zip(self.columns, r)))) for r in data.itertuples(index=False, name=None)]
+            values = [dumps(r) for r in named_rows(f, self.columns)]
             positions = f.iloc[:, n] if self.ordered else [0] * len(f)
             yield pd.DataFrame({VALUE: np.asarray(values, dtype=object),
                                 ORD: np.asarray([source_stamp(int(p), self.number) for p in positions],

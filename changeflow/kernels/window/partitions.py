@@ -17,12 +17,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from changeflow.common.row import Row
-from changeflow.common.row_kind import RowKind
 from changeflow.kernels import chain
 from changeflow.kernels.chain import ChainRunner
 from changeflow.kernels.keyed.process import KeyedProcess
 from changeflow.kernels.keyed.records import KEY, ORD, VALUE, control_mask, dumps, loads, source_stamp
+from changeflow.kernels.source_records import named_rows
 from changeflow.kernels.window.evaluate import PartialFold, WindowKernel
 from changeflow.kernels.window.groups import complete_groups
 
@@ -57,20 +56,12 @@ class Prepare:
             values, stamps = [loads(v) for v in frame.iloc[:, 0]], frame.iloc[:, 1].tolist()
         else:
             n = len(self.fields)
-            columns = [python_values(frame.iloc[:, i]) for i in range(n)]
-            values = [self._row(r) for r in zip(*columns)]
+            values = named_rows(frame, self.fields)
             stamps = frame.iloc[:, n].tolist()
             if not self.positions:
                 stamps = [source_stamp(p, self.source) for p in stamps]
         values, stamps, keys = chain.run(self.ops, values, stamps)
         return [dumps(k) for k in keys], values, stamps
-
-    def _row(self, values: tuple) -> Row:
-        # Row(**dict(zip(...))) per row costs twice as much: build the named row directly.
-        row = tuple.__new__(Row, values)
-        row._fields = self.fields
-        row._row_kind = RowKind.INSERT
-        return row
 
     def keyed_records(self, frames):
         """``mapInPandas``: keyed record frames (``_key``, ``_value``, ``_ord``)."""
@@ -80,13 +71,6 @@ class Prepare:
                 yield pd.DataFrame({KEY: np.asarray(keys, dtype=object),
                                     VALUE: np.asarray([dumps(v) for v in values], dtype=object),
                                     ORD: np.asarray([self.stamp(s) for s in stamps], dtype=object)})
-
-
-def python_values(column: pd.Series) -> list:
-    """A column's values as Python objects, nulls (NaN/NaT/None) as None, as a DataFrame source's records hold them."""
-    if column.hasnans:
-        return column.astype(object).where(column.notna(), None).tolist()
-    return column.tolist()
 
 
 class Combine:

@@ -204,7 +204,7 @@ class DataStreamJob:
             return self.caches.translate(node, lambda: self.translate(node.input))
         raise TypeError(f"no Spark translation for {type(node).__name__}")
 
-    def _keyed(self, node: graph.Node) -> DataFrame:
+    def _keyed(self, node: graph.KeyedNode) -> DataFrame:
         base, ops = chain_under(node.input)
         runner = ChainRunner(ops + [key_op(node.key_selector, node.name)], worker_note)
         control = self.control

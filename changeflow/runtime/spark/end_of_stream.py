@@ -70,6 +70,7 @@ def translate(job: "DataStreamJob", node: graph.Node) -> DataFrame:
     if isinstance(node, CoGroupNode):
         output = _co_group(job, node)
     else:
+        assert isinstance(node, graph.KeyedNode), node  # runs_at_end_of_stream: a window or a keyed operator
         output = _keyed(job, node)
     if not job.settings.streaming:
         return output
@@ -160,6 +161,7 @@ def _discard(job: "DataStreamJob", node: graph.Node) -> DataFrame:
     if isinstance(node, CoGroupNode):
         inputs = [(node.first, node.first_key), (node.second, node.second_key)]
     else:
+        assert isinstance(node, WindowNode), node  # never_fires
         inputs = [(node.input, node.key_selector)]
     frames = []
     for input_node, key in inputs:

@@ -21,7 +21,7 @@ operators buffer (:mod:`.flush_signals`).
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 from pyspark.sql import DataFrame
@@ -75,7 +75,7 @@ def _unbounded(job: "DataStreamJob", df: DataFrame, node: SourceNode, number: in
     return records
 
 
-def _bounded_spark(job: "DataStreamJob", df: DataFrame, node: SourceNode, encoder: object) -> DataFrame:
+def _bounded_spark(job: "DataStreamJob", df: DataFrame, node: SourceNode, encoder: Any) -> DataFrame:
     """A bounded Spark DataFrame as records, positioned in the DataFrame's order."""
     # monotonically_increasing_id grows with the partition index and within a partition:
     # the DataFrame's (and a text file's line) order.

@@ -59,7 +59,7 @@ from changeflow.kernels.changelog import KIND  # noqa: E402
 from changeflow.plan.rules.buffering import micro_batch_interval_ms  # noqa: E402
 from changeflow.plan.nodes import Aggregate  # noqa: E402
 from changeflow.runtime.spark import session  # noqa: E402
-from changeflow.runtime.spark.end_of_input import CONTROL  # noqa: E402
+from changeflow.runtime.spark.control_rows import CONTROL  # noqa: E402
 from changeflow.plan.flush_policy import flush_policy  # noqa: E402
 from changeflow.runtime.spark.streaming import StreamingTranslator  # noqa: E402
 from changeflow.table import EnvironmentSettings, TableEnvironment  # noqa: E402

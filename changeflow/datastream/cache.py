@@ -16,7 +16,7 @@ The cache is created lazily, by the first job (``execute()``,
 ``CachedDataStream.invalidate()`` releases it (a later job recomputes and
 caches it again); ``StreamExecutionEnvironment.close()`` releases every cache
 of the environment. How the records are kept, and how a lost cache is
-recomputed, is the runtime's business (:mod:`changeflow.runtime.spark.cache`).
+recomputed, is the runtime's business (:mod:`changeflow.runtime.spark.stream_cache`).
 
 The seed's rules, as Flink applies them:
 
@@ -32,11 +32,11 @@ the runtime stores (an object with ``release()``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from changeflow.datastream import graph
 from changeflow.datastream.data_stream import DataStream, KeyedStream
+from changeflow.plan.streams.cache import CacheNode, CacheRegistry
 
 if TYPE_CHECKING:
     from changeflow.datastream.environment import StreamExecutionEnvironment
@@ -46,67 +46,6 @@ __all__ = ["CacheNode", "CacheRegistry", "CachedDataStream", "cache"]
 # Flink's operator names of a cache's producer and consumer (CacheTransformationTranslator).
 CACHE_WRITE = "CacheWrite"
 CACHE_READ = "CacheRead"
-
-
-@dataclass(eq=False)
-class CacheNode(graph.Node):
-    """``input``'s records, kept after the first job computing them and read by later jobs."""
-
-    input: graph.Node = None
-
-    @property
-    def inputs(self) -> list[graph.Node]:
-        return [self.input]
-
-
-class CacheRegistry:
-    """The created caches of one environment: node id -> (node, the runtime's handle with ``release()``).
-
-    >>> class Handle:
-    ...     released = False
-    ...     def release(self):
-    ...         self.released = True
-    >>> registry, node, handle = CacheRegistry(), CacheNode("CacheWrite", None), Handle()
-    >>> registry.put(node, handle)
-    >>> registry.get(node) is handle, registry.is_cached(node)
-    (True, True)
-    >>> registry.invalidate(node)
-    >>> handle.released, registry.get(node)
-    (True, None)
-    """
-
-    def __init__(self) -> None:
-        self._entries: dict[int, tuple[graph.Node, Any]] = {}
-
-    def get(self, node: graph.Node) -> Any:
-        entry = self._entries.get(node.id)
-        return None if entry is None else entry[1]
-
-    def is_cached(self, node: graph.Node) -> bool:
-        return node.id in self._entries
-
-    def cached_ids(self) -> frozenset[int]:
-        return frozenset(self._entries)
-
-    def put(self, node: graph.Node, handle: Any) -> None:
-        """Records ``node``'s cache as created (its job succeeded); an earlier handle is released."""
-        old = self._entries.get(node.id)
-        self._entries[node.id] = (node, handle)
-        if old is not None and old[1] is not handle:
-            old[1].release()
-
-    def invalidate(self, node: graph.Node) -> None:
-        entry = self._entries.pop(node.id, None)
-        if entry is not None:
-            entry[1].release()
-
-    def release_all(self) -> None:
-        entries, self._entries = self._entries, {}
-        for _, handle in entries.values():
-            handle.release()
-
-    def __len__(self) -> int:
-        return len(self._entries)
 
 
 class CachedDataStream(DataStream):

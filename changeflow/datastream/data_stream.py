@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from changeflow.common.typeinfo import PickledBytesTypeInfo, TypeInformation, Types, conform
 from changeflow.datastream import graph
-from changeflow.datastream.chain import Op
+from changeflow.plan.streams.nodes import Op
 from changeflow.datastream.functions import (FilterFunction, FlatMapFunction, KeyedProcessFunction, KeySelector,
                                              MapFunction, ProcessFunction, ReduceFunction, describe)
 

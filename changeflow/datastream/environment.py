@@ -31,7 +31,8 @@ from changeflow.plan.flush_policy import flush_policy
 from changeflow.datastream import graph
 from changeflow.datastream.cache import CacheRegistry, cache_nodes, check_batch
 from changeflow.datastream.data_stream import DataStream
-from changeflow.datastream.plan import execution_plan
+from changeflow.datastream.execution_plan import execution_plan
+from changeflow.datastream.functions import RuntimeContext
 from changeflow.datastream.sinks import CollectSink
 from changeflow.runtime.engine import Engine, spark_engine
 
@@ -149,7 +150,7 @@ class StreamExecutionEnvironment:
         return JobExecutionResult(name or "Flink Streaming Job")
 
     def get_execution_plan(self) -> str:
-        """The JSON plan of the sinks added since the last execution (Flink's shape, see :mod:`.plan`).
+        """The JSON plan of the sinks added since the last execution (Flink's shape, see :mod:`.execution_plan`).
 
         Operators that buffer their output under ``execution.max-flush-interval``
         (FLIP-365) carry an ``output_buffer`` entry saying why.
@@ -195,7 +196,7 @@ class StreamExecutionEnvironment:
         if cache_nodes([n for n, _ in outputs]):  # before starting Spark: the mode may have changed since cache()
             check_batch(self, [n for n, _ in outputs])
         streaming = self.is_streaming([n for n, _ in outputs])
-        self._engine().run_datastream(outputs, streaming, job_name, self._caches)
+        self._engine().run_datastream(outputs, streaming, job_name, self._caches, RuntimeContext)
 
 
 def _duration_text(ms: int) -> str:

@@ -17,23 +17,22 @@ from ``process_element``; everything else it yields is its main output::
 A side output is a stream like any other: it can be transformed, collected
 and ``cache()``d (FLIP-205 caches side outputs as well). On Spark, a side
 output runs the chain up to its ``ProcessFunction`` keeping that tag's values
-only (:func:`side_output_ops`), as a second consumer of a stateless operator
+only (:func:`~changeflow.plan.streams.nodes.side_output_ops`), as a second consumer of a stateless operator
 recomputes it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Iterable
 
 from changeflow.common.typeinfo import PickledBytesTypeInfo, TypeInformation
 from changeflow.datastream import graph
-from changeflow.datastream.chain import Op
+from changeflow.plan.streams.nodes import SideOutputNode
 
 if TYPE_CHECKING:
     from changeflow.datastream.data_stream import DataStream
 
-__all__ = ["OutputTag", "SideOutputNode", "select_outputs", "side_output", "side_output_ops"]
+__all__ = ["OutputTag", "SideOutputNode", "select_outputs", "side_output"]
 
 
 class OutputTag:
@@ -53,18 +52,6 @@ class OutputTag:
 
     def __repr__(self) -> str:
         return f"OutputTag({self.tag_id!r}, {self.type_info!r})"
-
-
-@dataclass(eq=False)
-class SideOutputNode(graph.Node):
-    """The records ``input``'s ProcessFunction yielded as ``(tag, value)``."""
-
-    input: graph.Node = None
-    tag: OutputTag = None
-
-    @property
-    def inputs(self) -> list[graph.Node]:
-        return [self.input]
 
 
 def side_output(stream: "DataStream", output_tag: OutputTag) -> "DataStream":
@@ -98,10 +85,3 @@ def select_outputs(produced: Iterable[Any] | None, side_tag: str | None) -> list
         elif side_tag is not None and tagged and item[0].tag_id == side_tag:
             selected.append(item[1])
     return selected
-
-
-def side_output_ops(ops: list[Op], tag: OutputTag) -> list[Op]:
-    """The chain ``ops`` (ending with the ProcessFunction) rewritten to yield ``tag``'s values, typed by the tag."""
-    last = ops[-1]
-    side = [replace(last, side_tag=tag.tag_id, output_type=tag.type_info, name=f"{last.name} side output {tag.tag_id}")]
-    return ops[:-1] + side

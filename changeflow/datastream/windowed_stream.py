@@ -32,14 +32,26 @@ from changeflow.common.typeinfo import PickledBytesTypeInfo
 from changeflow.datastream.functions import (AggregateFunction, AllWindowFunction, CoGroupFunction, FlatJoinFunction,
                                              JoinFunction, KeySelector, ProcessAllWindowFunction,
                                              ProcessWindowFunction, ReduceFunction, WindowFunction, describe)
-from changeflow.datastream.window import Trigger, check_assigner, check_trigger
-from changeflow.datastream.window_graph import CoGroupNode, WindowNode, window_all_key
-from changeflow.kernels.window.evaluate import WindowSpec
+from changeflow.datastream.window import GlobalWindow, Trigger, check_assigner, check_trigger
+# The module, not the name: changeflow.kernels.window imports the keyed kernels, which import this
+# package's functions, so a worker that loads a window kernel first meets this module mid-import.
+from changeflow.kernels.window import evaluate as window_kernels
+from changeflow.plan.streams.nodes import CoGroupNode, WindowNode
 
 if TYPE_CHECKING:
     from changeflow.datastream.data_stream import DataStream, KeyedStream
 
 __all__ = ["AllWindowedStream", "CoGroupedStreams", "JoinedStreams", "WindowedStream"]
+
+
+def _spec(*args: Any) -> "window_kernels.WindowSpec":
+    # Only global windows exist here: the window that fires is GlobalWindow's one instance.
+    return window_kernels.WindowSpec(*args, window=GlobalWindow.get())
+
+
+def window_all_key(value: Any) -> None:
+    """The key of ``window_all``: every element in one group (Flink runs it at parallelism 1)."""
+    return None
 
 
 def _require(value: Any, kinds: tuple, what: str) -> None:
@@ -83,7 +95,7 @@ class _Windowed:
         self._check_window_function(window_function)
         if window_function is None and output_type is None:
             output_type = self.get_input_type()
-        return self._build(WindowSpec("reduce", reduce_function, window_function, self.keyed, output_type),
+        return self._build(_spec("reduce", reduce_function, window_function, self.keyed, output_type),
                            describe(reduce_function), output_type)
 
     def aggregate(self, aggregate_function: AggregateFunction, window_function: Any = None,
@@ -91,26 +103,26 @@ class _Windowed:
         """Aggregates each window with an ``AggregateFunction``, then the optional window function."""
         _require(aggregate_function, (AggregateFunction,), "aggregate()")
         self._check_window_function(window_function)
-        return self._build(WindowSpec("aggregate", aggregate_function, window_function, self.keyed, output_type),
+        return self._build(_spec("aggregate", aggregate_function, window_function, self.keyed, output_type),
                            describe(aggregate_function), output_type)
 
     def apply(self, window_function: Any, output_type: Any = None) -> "DataStream":
         """Evaluates each window with ``window_function.apply(...)`` over all its elements."""
         _require(window_function, self._window_functions[:1], "apply()")
-        return self._build(WindowSpec("apply", window_function, None, self.keyed, output_type),
+        return self._build(_spec("apply", window_function, None, self.keyed, output_type),
                            describe(window_function), output_type)
 
     def process(self, process_window_function: Any, output_type: Any = None) -> "DataStream":
         """Evaluates each window with ``process(...)`` over all its elements and a context."""
         _require(process_window_function, self._window_functions[1:], "process()")
-        return self._build(WindowSpec("process", process_window_function, None, self.keyed, output_type),
+        return self._build(_spec("process", process_window_function, None, self.keyed, output_type),
                            describe(process_window_function), output_type)
 
     def _check_window_function(self, window_function: Any) -> None:
         if window_function is not None:
             _require(window_function, self._window_functions, "the window_function argument")
 
-    def _build(self, spec: WindowSpec, function_name: str, output_type: Any) -> "DataStream":
+    def _build(self, spec: "window_kernels.WindowSpec", function_name: str, output_type: Any) -> "DataStream":
         from changeflow.datastream.data_stream import DataStream
 
         name = f"{'Window' if self.keyed else 'WindowAll'}({self._assigner!r}, {spec.kind}({function_name}))"

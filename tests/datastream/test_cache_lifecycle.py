@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from pyspark import StorageLevel
 
 from changeflow.datastream.cache import CacheNode, CacheRegistry
-from changeflow.runtime.spark.cache import JobCaches
+from changeflow.runtime.spark.stream_cache import JobCaches
 
 NONE = StorageLevel(False, False, False, False)
 

@@ -4,7 +4,8 @@ import pytest
 
 from changeflow.common import Types
 from changeflow.datastream import FlatMapFunction, MapFunction, ProcessFunction
-from changeflow.datastream.chain import ChainRunner, Op, run
+from changeflow.kernels.chain import ChainRunner, run
+from changeflow.plan.streams.nodes import Op
 from changeflow.kernels.keyed import UserFunctionError
 from changeflow.kernels.keyed.records import KEY, ORD, VALUE, dumps, loads, source_stamp
 import pandas as pd

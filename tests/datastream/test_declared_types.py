@@ -15,7 +15,8 @@ from changeflow.common import Row, Types
 from changeflow.datastream import (AggregateFunction, AggregatingStateDescriptor, KeyedProcessFunction,
                                    ListStateDescriptor, MapStateDescriptor, ReducingStateDescriptor,
                                    StreamExecutionEnvironment, ValueStateDescriptor)
-from changeflow.datastream.chain import ChainRunner, Op
+from changeflow.kernels.chain import ChainRunner
+from changeflow.plan.streams.nodes import Op
 from changeflow.datastream.accumulate import AccumulateReduce
 from changeflow.kernels.keyed import KeyedProcess, KeyedReduce, UserFunctionError
 from changeflow.kernels.keyed.records import ORD, VALUE, dumps, source_stamp

@@ -9,7 +9,8 @@ import pytest
 from changeflow.datastream.functions import RuntimeContext
 from changeflow.common import Configuration, Types
 from changeflow.datastream import KeyedProcessFunction, StreamExecutionEnvironment, ValueStateDescriptor
-from changeflow.datastream.chain import ChainRunner, Op
+from changeflow.kernels.chain import ChainRunner
+from changeflow.plan.streams.nodes import Op
 from changeflow.kernels.flush import LatestPerKey
 from changeflow.kernels.keyed.buffered import KEY_COLUMNS, ChangelogRecords, as_changelog
 from changeflow.kernels.keyed.process import KeyedProcess
@@ -17,8 +18,8 @@ from changeflow.kernels.keyed.records import (CONTROL_VALUE, KEY, ORD, VALUE, co
                                               parse_control_stamp, source_stamp)
 from changeflow.kernels.keyed.reduce import KeyedReduce
 from changeflow.kernels.state import InMemoryKeyedState
-from changeflow.runtime.spark.datastream import RecordControlFanOut, buffering, to_records
-from changeflow.runtime.spark.end_of_input import END_OF_INPUT, FLUSH, Control, control_rows
+from changeflow.runtime.spark.control_rows import END_OF_INPUT, FLUSH, Control, ControlFanOut, control_rows, to_records
+from changeflow.runtime.spark.datastream import buffering
 from changeflow.runtime.spark.flush import BucketBuffer, BucketFlusher, FlushPolicy
 from changeflow.runtime.spark.packing import PAYLOAD
 
@@ -91,7 +92,7 @@ def test_control_rows_travel_as_control_records_and_fan_out_to_every_bucket():
             seen.append(f)
         return iter(())
 
-    out = list(RecordControlFanOut(packer, buckets=3, ticks=False)(iter([frame])))
+    out = list(ControlFanOut(packer, [VALUE, ORD], buckets=3, ticks=False)(iter([frame])))
     assert [values_of(f) for f in seen] == [[("a", 1)]]  # the packer sees the records only
     assert len(out) == 1 and len(out[0]) == 3  # one control payload per bucket
     assert {pickle.loads(p) for p in out[0][PAYLOAD]} == {Control(frozenset({3}), flush=True)}
@@ -102,7 +103,7 @@ def values_of(frame):
 
 
 def test_ticks_tell_every_bucket_that_the_operator_had_input():
-    out = list(RecordControlFanOut(lambda frames: iter(list(frames)[:0]), buckets=2, ticks=True)(
+    out = list(ControlFanOut(lambda frames: iter(list(frames)[:0]), [VALUE, ORD], buckets=2, ticks=True)(
         iter([records([("a", 1)])[[VALUE, ORD]]])))
     assert {pickle.loads(p) for p in out[-1][PAYLOAD]} == {Control()}
 

@@ -4,8 +4,8 @@ import pytest
 
 from changeflow.common import Types
 from changeflow.datastream import OutputTag, ProcessFunction, RuntimeExecutionMode, StreamExecutionEnvironment
-from changeflow.datastream.chain import Op, run
-from changeflow.datastream.side_output import side_output_ops
+from changeflow.kernels.chain import run
+from changeflow.plan.streams.nodes import Op, side_output_ops
 
 EVEN = OutputTag("even", Types.STRING())
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from changeflow.runtime.spark.end_of_input import CONTROL, Control, control_of, control_rows
+from changeflow.runtime.spark.control_rows import CONTROL, Control, control_of, control_rows
 from changeflow.plan.flush_policy import FlushPolicy
 from changeflow.runtime.spark.flush import BucketBuffer, BucketFlusher, MemoryFlusher
 from changeflow.testing.harness import KernelHarness, format_changes, insert_record, rows_of, update_after_record, \

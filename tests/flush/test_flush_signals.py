@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pyarrow.parquet as pq
 
-from changeflow.runtime.spark.end_of_input import FLUSH
+from changeflow.runtime.spark.control_rows import FLUSH
 from changeflow.runtime.spark.flush_signals import SIGNAL_COLUMN, run_to_end, send_flush
 
 

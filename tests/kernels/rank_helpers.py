@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from changeflow.kernels.rank import Deduplicate, RetractingDeduplicate, TopN
+from changeflow.kernels.rank import InsertOnlyDeduplicate, RetractingDeduplicate, TopN
 from changeflow.testing import KernelHarness, assert_changelog
 
 DTYPES = {"k": object, "name": object, "v": "Int64"}
@@ -19,7 +19,7 @@ def top_n(end=3, *, start=1, rank_column="rn", insert_only=True, mini_batch=Fals
 
 def dedup(keep_last, mini_batch=False, retracting=False):
     """Deduplication per ``k``: the insert-only kernel, or with ``retracting`` the one over retracting input."""
-    kernel = RetractingDeduplicate if retracting else Deduplicate
+    kernel = RetractingDeduplicate if retracting else InsertOnlyDeduplicate
     return kernel(["k", "name", "v"], ["k"], keep_last=keep_last, mini_batch=mini_batch)
 
 

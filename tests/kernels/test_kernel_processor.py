@@ -18,7 +18,7 @@ from changeflow.kernels.contract import HostClock, KernelBase
 from changeflow.kernels.keyed import KeyedProcess
 from changeflow.kernels.keyed.records import KEY, ORD, VALUE, dumps, loads, source_stamp
 from changeflow.kernels.ttl import KeyStateTtl
-from changeflow.runtime.spark.end_of_input import CONTROL, Control
+from changeflow.runtime.spark.control_rows import CONTROL, Control
 from changeflow.runtime.spark.processor import KernelProcessor
 from changeflow.runtime.spark.record_processor import RecordKernelProcessor
 from changeflow.state.paged import DictPageStore

@@ -25,7 +25,7 @@ import pytest
 from changeflow.common.types import DataTypes
 from changeflow.kernels.aggregate import AggCall, GroupAggregate
 from changeflow.kernels.changelog import KIND, SEQ, SUB
-from changeflow.kernels.rank import Deduplicate, TopN
+from changeflow.kernels.rank import InsertOnlyDeduplicate, TopN
 from changeflow.kernels.state import InMemoryKeyedState
 from changeflow.testing import format_changes, materialize, row_of_kind, rows_of
 
@@ -62,7 +62,7 @@ def run_kernels(golden):
         insert_only = False
     columns = [c for c in frame.columns if c not in (KIND, SEQ, SUB)]
     if op["node"] == "deduplicate":
-        kernel = Deduplicate(columns, op["keys"], keep_last=op["keep_last"], mini_batch=mini_batch)
+        kernel = InsertOnlyDeduplicate(columns, op["keys"], keep_last=op["keep_last"], mini_batch=mini_batch)
     else:
         kernel = TopN(columns, op["partition"], [tuple(o) for o in op["order"]], op["start"], op["end"],
                       op["rank_column"], input_insert_only=insert_only, mini_batch=mini_batch)

@@ -74,7 +74,7 @@ def test_deduplicate_keep_first_and_last_on_proctime(catalog):
 
 
 def test_deduplicate_over_an_updating_input_retracts_and_runs_the_retracting_kernel(catalog):
-    from changeflow.kernels.rank import Deduplicate as InsertOnlyKernel
+    from changeflow.kernels.rank import InsertOnlyDeduplicate as InsertOnlyKernel
     from changeflow.kernels.rank import RetractingDeduplicate, deduplicate_kernel
     from changeflow.plan.rules.changelog_mode import RETRACT, infer
 

@@ -22,7 +22,7 @@ from changeflow.kernels.keyed import KeyedProcess, KeyedReduce
 from changeflow.kernels.keyed.buffered import ChangelogRecords
 from changeflow.kernels.keyed.records import KEY, ORD, VALUE, dumps, loads, source_stamp
 from changeflow.kernels.materializer import SinkUpsertMaterializer
-from changeflow.kernels.rank import Deduplicate, RetractingDeduplicate, TopN
+from changeflow.kernels.rank import InsertOnlyDeduplicate, RetractingDeduplicate, TopN
 from changeflow.kernels.ttl import KeyStateTtl
 from changeflow.kernels.window import CoGroupKernel, PartialFold, WindowKernel, WindowSpec
 from changeflow.kernels.window.evaluate import SIDE
@@ -52,7 +52,7 @@ TABLE_KERNELS = {
     "group_agg_ttl": lambda: KeyStateTtl(count_per_key(), ["k"], ttl_ms=1000),
     "top_n": lambda: TopN(["k", "v"], ["k"], [("v", False, False)], 1, 2, None, input_insert_only=False,
                           mini_batch=False),
-    "dedup": lambda: Deduplicate(["k", "v"], ["k"], keep_last=True, mini_batch=False),
+    "dedup": lambda: InsertOnlyDeduplicate(["k", "v"], ["k"], keep_last=True, mini_batch=False),
     "dedup_retract": lambda: RetractingDeduplicate(["k", "v"], ["k"], keep_last=True, mini_batch=False, ttl_ms=1000),
     "materializer": lambda: SinkUpsertMaterializer(["k"], ["k", "v"], strategy="ADAPTIVE", threshold_high=3,
                                                    threshold_low=1, ttl_ms=1000),
@@ -84,7 +84,7 @@ def test_a_fresh_kernel_restored_every_batch_emits_the_same_changelog(name):
     for _ in range(12):
         batch = []
         for _ in range(rng.randint(1, 4)):
-            if live and rng.random() < 0.3 and name != "dedup":  # Deduplicate takes insert-only input
+            if live and rng.random() < 0.3 and name != "dedup":  # InsertOnlyDeduplicate takes insert-only input
                 batch.append(delete_record(*live.pop(rng.randrange(len(live)))))
             else:
                 row = (rng.choice("abc"), rng.randint(0, 5))

@@ -68,7 +68,7 @@ def fail(function: str, record: Any, error: BaseException, key: Any = None) -> U
 
 
 # --- control records -------------------------------------------------------------------------
-# With a flush policy, end-of-input and flush signals (changeflow.runtime.spark.end_of_input)
+# With a flush policy, end-of-input and flush signals (changeflow.runtime.spark.control_rows)
 # travel in band as control records: an empty ``_value`` (no pickled record is empty) and an
 # ``_ord`` holding the signal's ``_seq`` and ``_sub`` (16 bytes, big-endian, signed).
 CONTROL_VALUE = b""

@@ -1,6 +1,6 @@
 """Deduplication and Top-N kernels (Flink's ``runtime/operators/deduplicate`` and ``rank``).
 
-:class:`Deduplicate` keeps the first or last row per key on processing time
+:class:`InsertOnlyDeduplicate` keeps the first or last row per key on processing time
 over insert-only input (vectorised); :class:`RetractingDeduplicate` does the
 same over retracting input, keeping each key's live rows in an ordered
 multiset; :class:`TopN` is ``ROW_NUMBER() ... BETWEEN start AND end`` over
@@ -8,18 +8,18 @@ insert-only or retracting input. All take a ``mini_batch`` flag that folds a
 batch per key.
 """
 
-from changeflow.kernels.rank.deduplicate import Deduplicate
+from changeflow.kernels.rank.deduplicate import InsertOnlyDeduplicate
 from changeflow.kernels.rank.deduplicate_retract import RetractingDeduplicate
 from changeflow.kernels.rank.top_n import TopN
 
-__all__ = sorted(["Deduplicate", "RetractingDeduplicate", "TopN", "deduplicate_kernel"])
+__all__ = sorted(["InsertOnlyDeduplicate", "RetractingDeduplicate", "TopN", "deduplicate_kernel"])
 
 
 def deduplicate_kernel(columns: list[str], keys: list[str], *, keep_last: bool, mini_batch: bool,
                        input_insert_only: bool, ttl_ms: int = 0):
     """The deduplication kernel for an input of this changelog mode.
 
-    Insert-only input keeps the vectorised :class:`Deduplicate` (Flink's
+    Insert-only input keeps the vectorised :class:`InsertOnlyDeduplicate` (Flink's
     functions); an input that retracts gets :class:`RetractingDeduplicate`.
 
     >>> type(deduplicate_kernel(["k", "v"], ["k"], keep_last=True, mini_batch=False, input_insert_only=False)).__name__
@@ -32,7 +32,7 @@ def deduplicate_kernel(columns: list[str], keys: list[str], *, keep_last: bool, 
     """
     if not input_insert_only:
         return RetractingDeduplicate(columns, keys, keep_last=keep_last, mini_batch=mini_batch, ttl_ms=ttl_ms)
-    kernel = Deduplicate(columns, keys, keep_last=keep_last, mini_batch=mini_batch)
+    kernel = InsertOnlyDeduplicate(columns, keys, keep_last=keep_last, mini_batch=mini_batch)
     if ttl_ms > 0:
         from changeflow.kernels.ttl import KeyStateTtl
 

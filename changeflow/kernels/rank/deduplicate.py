@@ -26,7 +26,7 @@ instead, which keeps every live row per key.
 Everything is vectorised: one state load and store per batch, no per-key Python.
 
 >>> from changeflow.kernels.state import InMemoryKeyedState
->>> dedup = Deduplicate(["k", "v"], ["k"], keep_last=True, mini_batch=False)
+>>> dedup = InsertOnlyDeduplicate(["k", "v"], ["k"], keep_last=True, mini_batch=False)
 >>> batch = pd.DataFrame({"k": ["a", "b", "a"], "v": pd.array([1, 2, 3], dtype="Int64"),
 ...                       "_kind": pd.array([0, 0, 0], dtype="int8"), "_seq": [0, 1, 2], "_sub": [0, 0, 0]})
 >>> print(dedup.process(batch, InMemoryKeyedState()).to_string(index=False))
@@ -54,7 +54,7 @@ LAST_TABLE = "dedup_last"
 SEEN = "_seen"
 
 
-class Deduplicate(KernelBase):
+class InsertOnlyDeduplicate(KernelBase):
     """Keep the first (``keep_last=False``) or last row per key in arrival order.
 
     ``columns`` are the input's (and output's) columns in order; ``keys`` the

@@ -18,7 +18,7 @@ number has over the input's live rows in arrival order:
   last: an equal row arrives; keep first: the shown row is retracted while an
   equal one follows it) nothing is emitted, since the visible result did not
   change. (The insert-only keep-last kernel,
-  :class:`~changeflow.kernels.rank.deduplicate.Deduplicate`, emits ``-U``/``+U``
+  :class:`~changeflow.kernels.rank.deduplicate.InsertOnlyDeduplicate`, emits ``-U``/``+U``
   for an equal row, as Flink does; that is unchanged.)
 * Without mini-batch ``before``/``after`` are taken around every record, so
   every record emits its own changes (at most two). With mini-batch they are
@@ -71,7 +71,7 @@ HISTORY = "dedup_history"
 class RetractingDeduplicate(KernelBase):
     """Keep the first (``keep_last=False``) or last surviving row per key of a retracting changelog.
 
-    Same constructor as :class:`~changeflow.kernels.rank.deduplicate.Deduplicate`;
+    Same constructor as :class:`~changeflow.kernels.rank.deduplicate.InsertOnlyDeduplicate`;
     see the module docstring for the semantics.
     """
 

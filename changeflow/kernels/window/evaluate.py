@@ -55,7 +55,9 @@ class WindowSpec:
     AggregateFunction, (Process)WindowFunction or its ``All`` form;
     ``window_function``: applied to the result of a reduce/aggregate, or None;
     ``keyed``: False for ``window_all`` (functions get no key);
-    ``output_type``: TypeInformation outputs are converted to, or None.
+    ``output_type``: TypeInformation outputs are converted to, or None;
+    ``window``: the window that fires, as window functions see it (the API's
+    ``GlobalWindow``, given by the front end that builds the spec), or None.
     """
 
     kind: str
@@ -63,6 +65,7 @@ class WindowSpec:
     window_function: Any = None
     keyed: bool = True
     output_type: Any = None
+    window: Any = None
 
     @property
     def combinable(self) -> bool:
@@ -163,7 +166,8 @@ class WindowKernel(KernelBase):
         self.spec = spec
         self.name = name
         self.runtime_context = runtime_context  # builds the context user functions' open() gets (keyed.user)
-        self.window = window  # the window that fires (the API's GlobalWindow), given to window functions
+        # The window that fires (the API's GlobalWindow), given to window functions.
+        self.window = window if window is not None else spec.window
 
     # --- the kernel contract: a streaming host keeps the window in state until end of input --
     def process(self, batch: pd.DataFrame, state: KeyedState) -> pd.DataFrame:

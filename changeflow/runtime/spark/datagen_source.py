@@ -11,7 +11,7 @@ task, whatever ``number-of-rows`` says.
   file-backed bounded sources of :mod:`.sources` take one file of that many rows,
   so micro-batch boundaries (mini-batch bundles) and ``_seq`` (the index) are the
   same as there. With ``end_of_input`` one more micro-batch holds the source's
-  end-of-input control row (:mod:`.end_of_input`). A resumed query regenerates
+  end-of-input control row (:mod:`.control_rows`). A resumed query regenerates
   its rows from the checkpointed offset.
 """
 
@@ -130,7 +130,7 @@ class _Reader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return [_Range(a, min(a + size, last)) for a in range(first, last, size)]
 
     def read(self, partition: _Range):
-        from changeflow.runtime.spark.end_of_input import END_OF_INPUT
+        from changeflow.runtime.spark.control_rows import END_OF_INPUT
 
         n = self.connector.row_count
         yield from _batches(self.connector, self.physical, partition.start, min(partition.end, n), self.end_of_input)

@@ -7,7 +7,7 @@ require. Every Python call handles a whole partition or hash bucket of a
 micro-batch:
 
 - consecutive stateless operators (and the key selector of a following keyed
-  operator) run fused in one ``mapInPandas`` (:class:`~changeflow.datastream.chain.ChainRunner`);
+  operator) run fused in one ``mapInPandas`` (:class:`~changeflow.kernels.chain.ChainRunner`);
 - a keyed operator in streaming mode runs its kernel through the engine's
   stateful path: the fused chain runs as the ``local`` step of
   :class:`~.packing.Packer` before the shuffle, then
@@ -24,15 +24,19 @@ hands them to the sinks in order.
 
 A cache node (``DataStream.cache()``, batch mode) is the persisted records of
 its input, or, once an earlier job of the environment created it, those
-records read back (:mod:`.cache`).
+records read back (:mod:`.stream_cache`).
+
+Sources become records in :mod:`.record_sources`; keyed operators run in the
+processors of :mod:`.record_processor`; operators that output only after end
+of input (FLIP-331) in :mod:`.end_of_stream`.
 
 **Flush interval (FLIP-365).** With ``execution.max-flush-interval`` set, a
-streaming job carries control records (an empty ``_value``, the signal in
-``_ord``: :mod:`changeflow.kernels.keyed.records`): every bounded source ends
+streaming job carries control records, the record encoding of the Table
+runtime's control rows (:mod:`.control_rows`): every bounded source ends
 with an end-of-input control record in a micro-batch of its own, stateless
 chains pass them through, every keyed operator's packing stage fans them out to
-all its buckets (:class:`RecordControlFanOut`), and they are dropped before the
-sinks. A keyed operator whose output is idempotent (``node.attributes()``: keyed
+all its buckets (the same :class:`~.control_rows.ControlFanOut` as a Table
+job's), and they are dropped before the sinks. A keyed operator whose output is idempotent (``node.attributes()``: keyed
 ``reduce``/``sum``/``min``/``max``/``min_by``/``max_by``, a function whose
 ``is_output_idempotent()`` is True) runs its kernel through
 :class:`~changeflow.kernels.keyed.buffered.ChangelogRecords` with the engine's
@@ -48,42 +52,34 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
-from changeflow.common.row import Row
-from changeflow.datastream import graph
-from changeflow.datastream.cache import CacheNode, CacheRegistry
-from changeflow.datastream.chain import ChainRunner, Op
-from changeflow.datastream.functions import RuntimeContext
-from changeflow.datastream.side_output import SideOutputNode, side_output_ops
-from changeflow.datastream.window_graph import check_end_of_stream_inputs
+from changeflow.connectors.sink_job import SinkJob
+from changeflow.kernels.chain import ChainRunner
 from changeflow.kernels.keyed.buffered import KEY_COLUMNS, OUTPUT_COLUMNS, ChangelogRecords
 from changeflow.kernels.keyed.process import KeyedProcess
-from changeflow.kernels.keyed.records import (CONTROL_VALUE, KEY, ORD, VALUE, control_mask, control_stamp, dumps, loads,
-                                              parse_control_stamp, source_stamp)
+from changeflow.kernels.keyed.records import KEY, ORD, VALUE, loads
 from changeflow.kernels.keyed.reduce import KeyedReduce
+from changeflow.plan.streams import nodes as graph
+from changeflow.plan.streams.cache import CacheNode, CacheRegistry
+from changeflow.plan.streams.nodes import SideOutputNode, all_nodes, chain_under, key_op, side_output_ops
+from changeflow.plan.streams.rules import buffer_reason, check_end_of_stream_inputs, runs_as_batch, runs_at_end_of_stream
 from changeflow.runtime.spark import end_of_stream
-from changeflow.runtime.spark.cache import JobCaches
-from changeflow.runtime.spark.end_of_input import CONTROL, END_OF_INPUT, FLUSH, ControlFanOut, control_of
+from changeflow.runtime.spark.control_rows import ControlFanOut, without_control
 from changeflow.runtime.spark.errors import readable_errors, worker_note
 from changeflow.runtime.spark.flush import FlushPolicy, flushes_from_timers
-from changeflow.runtime.spark.flush_signals import run_to_end, signal_stream
-from changeflow.connectors import filestore
-from changeflow.connectors.sink_job import SinkJob
-from changeflow.runtime.spark.job_directory import already_written, committed_batches, job_directory, require_shared
+from changeflow.runtime.spark.flush_signals import run_to_end
+from changeflow.runtime.spark.job_directory import committed_batches, job_directory
 from changeflow.runtime.spark.packing import BUCKET, PACKED, Packer
-from changeflow.runtime.spark.record_processor import BatchKeyed
-from changeflow.runtime.spark.record_processor import RecordKernelProcessor, to_records  # noqa: F401 (re-exported)
 from changeflow.runtime.spark.query_settings import for_job
 from changeflow.runtime.spark.query_start import start_query
+from changeflow.runtime.spark.record_processor import BatchKeyed, RecordKernelProcessor
+from changeflow.runtime.spark.record_sources import KEYED, RECORDS, source_records
+from changeflow.runtime.spark.stream_cache import JobCaches
 
 SINK = "_sink"
-_RECORDS = T.StructType([T.StructField(VALUE, T.BinaryType(), False), T.StructField(ORD, T.BinaryType(), False)])
-_KEYED = T.StructType([T.StructField(KEY, T.BinaryType(), False)] + _RECORDS.fields)
 _OBJECT = {KEY: "object", VALUE: "object", ORD: "object"}
 
 
@@ -95,6 +91,8 @@ class DataStreamSettings:
     pages: int = 64       # state pages per bucket
     checkpoint_root: str | None = None
     flush: FlushPolicy | None = None  # execution.max-flush-interval & co (streaming only)
+    # Builds the context user functions' open() gets: the API's RuntimeContext, given by the front end.
+    runtime_context: Any = None
 
 
 class DataStreamJob:
@@ -103,7 +101,7 @@ class DataStreamJob:
     def __init__(self, spark: SparkSession, settings: DataStreamSettings, caches: CacheRegistry | None = None) -> None:
         self.spark = spark
         self.settings = settings
-        self.caches = JobCaches(caches)  # DataStream.cache(): see .cache
+        self.caches = JobCaches(caches)  # DataStream.cache(): see .stream_cache
         self._source_numbers: dict[int, int] = {}
         self._frames: dict[int, DataFrame] = {}
         self.control = False
@@ -116,13 +114,13 @@ class DataStreamJob:
         """
         if not outputs:
             raise RuntimeError("No operators defined in streaming topology. Cannot execute.")
-        if self.settings.streaming and end_of_stream.runs_as_batch([node for node, _ in outputs]):
+        if self.settings.streaming and runs_as_batch([node for node, _ in outputs]):
             self.settings = replace(self.settings, streaming=False, flush=None)
         resumable = job_name if self.settings.streaming else None
         roots = [node for node, _ in outputs]
         # A failure in Spark is raised as the changeflow error inside it (.errors).
         with job_directory(self.settings.checkpoint_root, resumable, prefix="changeflow-ds-") as workdir, \
-                readable_errors(lambda: [n.name for n in _all_nodes(roots) if not isinstance(n, graph.SourceNode)]):
+                readable_errors(lambda: [n.name for n in all_nodes(roots) if not isinstance(n, graph.SourceNode)]):
             try:
                 with for_job(self.spark, starts_queries=True):  # changeflow's settings on a user's session
                     frame = self.frame([node for node, _ in outputs], workdir)
@@ -151,7 +149,7 @@ class DataStreamJob:
                 self._source_numbers.setdefault(source.id, len(self._source_numbers))
         # Control records flow through the query only when some operator buffers its output.
         self.control = self.settings.streaming and any(
-            buffering(n, self.settings.flush) is not None for n in _all_nodes(nodes))
+            buffering(n, self.settings.flush) is not None for n in all_nodes(nodes))
         self.flush_signal_dirs: list[str] = []  # of unbounded Spark streams (.flush_signals)
         frames = [self._records(self.translate(node)).select(VALUE, ORD, F.lit(i).alias(SINK))
                   for i, node in enumerate(nodes)]
@@ -162,7 +160,7 @@ class DataStreamJob:
 
     def _records(self, frame: DataFrame) -> DataFrame:
         """``frame`` without control records (they never reach a sink)."""
-        return frame.where(F.length(VALUE) > 0) if self.control else frame
+        return without_control(frame) if self.control else frame
 
     def _run_streaming(self, frame: DataFrame, sinks: list[Any]) -> None:
         delivered = SinkJob.in_directory(self.workdir, resumed=bool(committed_batches(self.workdir)))
@@ -187,13 +185,13 @@ class DataStreamJob:
         return self._frames[node.id]
 
     def _translate(self, node: graph.Node) -> DataFrame:
-        if end_of_stream.runs_at_end_of_stream(node):  # FLIP-331: batch algorithms, also in streaming jobs
+        if runs_at_end_of_stream(node):  # FLIP-331: batch algorithms, also in streaming jobs
             return end_of_stream.translate(self, node)
         if isinstance(node, graph.SourceNode):
-            return self._source(node)
+            return source_records(self, node)
         if isinstance(node, graph.Stateless):
-            base, ops = _chain(node)
-            return self.translate(base).mapInPandas(ChainRunner(ops, worker_note), _RECORDS)
+            base, ops = chain_under(node)
+            return self.translate(base).mapInPandas(ChainRunner(ops, worker_note), RECORDS)
         if isinstance(node, graph.UnionNode):
             frames = [self.translate(s) for s in node.streams]
             out = frames[0]
@@ -203,204 +201,40 @@ class DataStreamJob:
         if isinstance(node, graph.KeyedNode):
             return self._keyed(node)
         if isinstance(node, SideOutputNode):
-            base, ops = _chain(node.input)
-            return self.translate(base).mapInPandas(ChainRunner(side_output_ops(ops, node.tag), worker_note), _RECORDS)
+            base, ops = chain_under(node.input)
+            return self.translate(base).mapInPandas(ChainRunner(side_output_ops(ops, node.tag), worker_note), RECORDS)
         if isinstance(node, CacheNode):
             if self.settings.streaming:
                 raise RuntimeError(f"{node.name}: DataStream.cache() is supported in batch mode only")
             return self.caches.translate(node, lambda: self.translate(node.input))
         raise TypeError(f"no Spark translation for {type(node).__name__}")
 
-    def _keyed(self, node: graph.Node) -> DataFrame:
-        base, ops = _chain(node.input)
-        runner = ChainRunner(ops + [Op("key", node.key_selector, f"KeySelector of {node.name}")], worker_note)
+    def _keyed(self, node: graph.KeyedNode) -> DataFrame:
+        base, ops = chain_under(node.input)
+        runner = ChainRunner(ops + [key_op(node.key_selector, node.name)], worker_note)
         control = self.control
         kernel_type = KeyedReduce if isinstance(node, graph.KeyedReduceNode) else KeyedProcess
-        kernel = kernel_type(node.function, node.name, with_keys=control, runtime_context=RuntimeContext)
+        kernel = kernel_type(node.function, node.name, with_keys=control, runtime_context=self.settings.runtime_context)
         child = self.translate(base)
         if not self.settings.streaming:
-            keyed = child.mapInPandas(runner, _KEYED).repartition(F.col(KEY))
-            return keyed.mapInPandas(BatchKeyed(kernel), _RECORDS)
+            keyed = child.mapInPandas(runner, KEYED).repartition(F.col(KEY))
+            return keyed.mapInPandas(BatchKeyed(kernel), RECORDS)
         packer = Packer([KEY], self.settings.buckets, child.columns, _OBJECT, local=runner)
         flush = buffering(node, self.settings.flush) if control else None
         if control:
-            packer = RecordControlFanOut(packer, self.settings.buckets,
-                                         ticks=flushes_from_timers(flush))
+            packer = ControlFanOut(packer, child.columns, self.settings.buckets, ticks=flushes_from_timers(flush))
             kernel = ChangelogRecords(kernel)
         packed = child.mapInPandas(packer, PACKED)
         sources = frozenset(self._source_numbers[s.id] for s in graph.sources(node))
         processor = RecordKernelProcessor(kernel, KEY_COLUMNS, self.settings.pages, OUTPUT_COLUMNS, flush, sources,
                                           changelog=False, control=control)
         return packed.groupBy(BUCKET).transformWithStateInPandas(
-            statefulProcessor=processor, outputStructType=_RECORDS, outputMode="Append",
-            timeMode=processor.time_mode)
-
-    # --- sources ------------------------------------------------------------------------
-    def _source(self, node: graph.SourceNode) -> DataFrame:
-        number = self._source_numbers[node.id]
-        if node.kind == "collection":
-            values = [dumps(v) for v in node.payload]
-            frame = pd.DataFrame({VALUE: np.asarray(values, dtype=object),
-                                  ORD: np.asarray([source_stamp(i, number) for i in range(len(values))],
-                                                  dtype=object)})
-            return self._bounded(pa.Table.from_pandas(frame, schema=pa.schema(
-                [(VALUE, pa.binary()), (ORD, pa.binary())]), preserve_index=False), node)
-        if node.kind == "text":
-            df = self.spark.read.text(node.payload)
-            return self._bounded_spark(df.select(F.col("value").alias("line")), node, _LineEncoder(number))
-        if node.kind == "dataframe":
-            df = node.payload
-            if df.isStreaming:
-                if not self.settings.streaming:
-                    raise ValueError(f"source {node.name} is an unbounded (streaming) DataFrame: it needs "
-                                     "RuntimeExecutionMode.STREAMING")
-                records = df.mapInPandas(_RowEncoder(df.columns, number, ordered=False), _RECORDS)
-                if self.control and flushes_from_timers(self.settings.flush):
-                    # Read up to what is available, it would end with the last records buffered.
-                    signals = os.path.join(self.workdir, f"flush-signals-{number}")
-                    records = records.unionByName(signal_stream(self.spark, signals).select(
-                        F.lit(CONTROL_VALUE).cast("binary").alias(VALUE),
-                        F.lit(bytearray(control_stamp(FLUSH, 0))).alias(ORD)))
-                    self.flush_signal_dirs.append(signals)
-                return records
-            return self._bounded_spark(df, node, _RowEncoder(df.columns, number, ordered=True))
-        raise TypeError(f"unknown source kind {node.kind}")
-
-    def _bounded_spark(self, df: DataFrame, node: graph.SourceNode, encoder: Any) -> DataFrame:
-        """A bounded Spark DataFrame as records, positioned in the DataFrame's order."""
-        # monotonically_increasing_id grows with the partition index and within a partition:
-        # the DataFrame's (and a text file's line) order.
-        positioned = df.withColumn("__position", F.monotonically_increasing_id())
-        records = positioned.mapInPandas(encoder, _RECORDS)
-        if not self.settings.streaming:
-            return records
-        directory = self._source_directory(node)
-        require_shared(self.spark.sparkContext.master, directory, f"source {node.name}")
-        if not already_written(directory):  # a resumed job reads the files its first run wrote
-            records.orderBy(ORD).write.mode("overwrite").option(
-                "maxRecordsPerFile", self.settings.rows_per_batch).parquet(directory)
-            self._end_of_input(directory, node)
-        return self._file_stream(directory)
-
-    def _bounded(self, table: pa.Table, node: graph.SourceNode) -> DataFrame:
-        if not self.settings.streaming:
-            if table.num_rows == 0:
-                return self.spark.createDataFrame([], _RECORDS)
-            return self.spark.createDataFrame(table.to_pandas(), schema=_RECORDS)
-        directory = self._source_directory(node)
-        require_shared(self.spark.sparkContext.master, directory, f"source {node.name}")
-        if not already_written(directory):  # a local path or a Hadoop URI (connectors/filestore.py)
-            filestore.store_for(directory).makedirs(directory)
-            rows = self.settings.rows_per_batch
-            for i, start in enumerate(range(0, max(table.num_rows, 1), rows)):
-                filestore.write_parquet(filestore.join(directory, f"part-{i:08d}.parquet"), table.slice(start, rows))
-            self._end_of_input(directory, node)
-        return self._file_stream(directory)
-
-    def _source_directory(self, node: graph.SourceNode) -> str:
-        # Named by the source's position in the job, not its node id: a resumed job is the same
-        # program built again, whose nodes may have other ids.
-        return os.path.join(self.workdir, f"source-{self._source_numbers[node.id]}")
-
-    def _end_of_input(self, directory: str, node: graph.SourceNode) -> None:
-        """With control records, a bounded source ends with a file (a micro-batch) holding its end-of-input record."""
-        if not self.control:
-            return
-        marker = pa.table({VALUE: pa.array([CONTROL_VALUE], pa.binary()),
-                           ORD: pa.array([control_stamp(END_OF_INPUT, self._source_numbers[node.id])], pa.binary())})
-        # The name sorts after every data file: the file source reads it last (see _file_stream).
-        filestore.write_parquet(filestore.join(directory, "zz-end-of-input.parquet"), marker)
-
-    def _file_stream(self, directory: str) -> DataFrame:
-        # The file source takes files oldest first: give them increasing times in name order so
-        # micro-batches are prefixes of the input.
-        store = filestore.store_for(directory)
-        names = sorted(n for n, _ in store.entries(directory) if n.endswith(".parquet"))
-        for i, name in enumerate(names):
-            store.set_modified_ms(filestore.join(directory, name), (1_000_000_000 + i) * 1000)
-        return self.spark.readStream.schema(_RECORDS).option("maxFilesPerTrigger", 1).parquet(directory)
-
-
-def _chain(node: graph.Node) -> tuple[graph.Node, list[Op]]:
-    """The first non-stateless node under ``node`` and the stateless ops above it, bottom up."""
-    ops: list[Op] = []
-    while isinstance(node, graph.Stateless):
-        ops.append(node.op)
-        node = node.input
-    return node, ops[::-1]
-
-
-def _all_nodes(roots: list[graph.Node]) -> list[graph.Node]:
-    """Every node under ``roots``, each once."""
-    seen: dict[int, graph.Node] = {}
-    stack = list(roots)
-    while stack:
-        n = stack.pop()
-        if n.id not in seen:
-            seen[n.id] = n
-            stack.extend(n.inputs)
-    return list(seen.values())
+            statefulProcessor=processor, outputStructType=RECORDS, outputMode="Append", timeMode=processor.time_mode)
 
 
 def buffering(node: graph.Node, policy: FlushPolicy | None) -> FlushPolicy | None:
     """The flush policy ``node`` runs with: ``policy`` if the operator is keyed and its output idempotent."""
-    from changeflow.datastream.plan import buffer_reason
-
     return policy if policy is not None and buffer_reason(node) is not None else None
-
-
-class RecordControlFanOut(ControlFanOut):
-    """:class:`ControlFanOut` over record frames: control records are those with an empty ``_value``."""
-
-    def __init__(self, packer: Any, buckets: int, ticks: bool) -> None:
-        self.packer = packer
-        self.buckets = buckets
-        self.ticks = ticks
-
-    def split(self, frame: pd.DataFrame):
-        # Columns by position (_value, _ord): Spark may rename columns starting with "_".
-        mask = control_mask(frame.iloc[:, 0].to_numpy())
-        if not mask.any():
-            return mask, control_of(np.zeros(0, np.int8), np.zeros(0, np.int64), np.zeros(0, np.int64))[1]
-        pairs = [parse_control_stamp(s) for s in frame.iloc[:, 1].to_numpy()[mask]]
-        seqs = np.asarray([p[0] for p in pairs], dtype=np.int64)
-        subs = np.asarray([p[1] for p in pairs], dtype=np.int64)
-        return mask, control_of(np.full(len(pairs), CONTROL, dtype=np.int8), seqs, subs)[1]
-
-
-class _LineEncoder:
-    """Text lines (with their position) to records."""
-
-    def __init__(self, number: int) -> None:
-        self.number = number
-
-    def __call__(self, frames):
-        for f in frames:
-            if len(f):
-                yield pd.DataFrame({
-                    VALUE: np.asarray([dumps(v) for v in f.iloc[:, 0]], dtype=object),
-                    ORD: np.asarray([source_stamp(int(p), self.number) for p in f.iloc[:, 1]], dtype=object)})
-
-
-class _RowEncoder:
-    """Spark rows to named :class:`Row` records."""
-
-    def __init__(self, columns: list[str], number: int, ordered: bool) -> None:
-        self.columns = list(columns)
-        self.number = number
-        self.ordered = ordered
-
-    def __call__(self, frames):
-        n = len(self.columns)
-        for f in frames:
-            if not len(f):
-                continue
-            data = f.iloc[:, :n].astype(object).where(f.iloc[:, :n].notna(), None)
-            values = [dumps(Row(**dict(zip(self.columns, r)))) for r in data.itertuples(index=False, name=None)]
-            positions = f.iloc[:, n] if self.ordered else [0] * len(f)
-            yield pd.DataFrame({VALUE: np.asarray(values, dtype=object),
-                                ORD: np.asarray([source_stamp(int(p), self.number) for p in positions],
-                                                dtype=object)})
 
 
 def _deliver(table: pa.Table, sinks: list[Any]) -> None:

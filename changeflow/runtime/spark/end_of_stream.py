@@ -7,7 +7,7 @@ before it emits anything, so, as FLIP-331 prescribes, its input edge is
 *blocking* and the operator runs in batch mode even inside a streaming job:
 
 1. **Input, consumed completely.** The operator's input is bounded (checked at
-   planning: :func:`~changeflow.datastream.window_graph.check_end_of_stream_inputs`).
+   planning: :func:`~changeflow.plan.streams.rules.check_end_of_stream_inputs`).
    When everything upstream behaves the same in batch and streaming mode
    (sources, stateless chains, unions, other end-of-input operators), the input
    is simply translated as a Spark batch DataFrame. When upstream has streaming
@@ -15,7 +15,7 @@ before it emits anything, so, as FLIP-331 prescribes, its input edge is
    part runs first as its own Structured Streaming query to completion
    (``availableNow``) into Parquet files, which are then read as a batch.
 2. **Batch algorithm.** The fused stateless chain and key selector run in one
-   ``mapInPandas``; ``reduce``/``aggregate`` fold each partition into one
+   ``mapInPandas`` (the per-partition steps are in :mod:`changeflow.kernels.window.partitions`); ``reduce``/``aggregate`` fold each partition into one
    partial per key there (a map-side combine, as ``reduceByKey``); then Spark
    shuffles by key and sorts each partition by key and stamp
    (``sortWithinPartitions``), and one ``mapInPandas`` per partition evaluates
@@ -40,57 +40,28 @@ import os
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from changeflow.common.row import Row
-from changeflow.common.row_kind import RowKind
-from changeflow.datastream import chain, graph
-from changeflow.datastream.chain import ChainRunner, Op
-from changeflow.datastream.functions import RuntimeContext
-from changeflow.datastream.window import GlobalWindow
-from changeflow.datastream.window_graph import CoGroupNode, WindowNode, is_bounded, is_end_of_stream, never_fires
+from changeflow.kernels.chain import ChainRunner
 from changeflow.kernels.keyed.process import KeyedProcess
-from changeflow.kernels.keyed.records import (CONTROL_VALUE, KEY, ORD, VALUE, control_mask, control_stamp, dumps,
-                                              loads, source_stamp)
+from changeflow.kernels.keyed.records import KEY, ORD, VALUE
 from changeflow.kernels.window.co_group import CoGroupKernel
-from changeflow.kernels.window.evaluate import LAST, SIDE, PartialFold, WindowKernel, WindowSpec
-from changeflow.kernels.window.groups import complete_groups
-from changeflow.runtime.spark.end_of_input import END_OF_INPUT
+from changeflow.kernels.window.evaluate import LAST, SIDE, WindowKernel, WindowSpec
+from changeflow.kernels.window.partitions import Combine, Discard, FireGroups, Prepare, ProcessGroups
+from changeflow.plan.streams import nodes as graph
+from changeflow.plan.streams.nodes import CoGroupNode, WindowNode, chain_under, key_op
+from changeflow.plan.streams.rules import has_streaming_state, never_fires
+from changeflow.runtime.spark.control_rows import end_of_input_records
 from changeflow.runtime.spark.query_start import start_query
+from changeflow.runtime.spark.record_sources import KEYED, RECORDS
+from changeflow.runtime.spark.source_files import file_stream, write_end_marker, write_frame_files
 
 if TYPE_CHECKING:
     from changeflow.runtime.spark.datastream import DataStreamJob
 
-_BIN = T.BinaryType()
-_RECORDS = T.StructType([T.StructField(VALUE, _BIN, False), T.StructField(ORD, _BIN, False)])
-_KEYED = T.StructType([T.StructField(KEY, _BIN, False)] + _RECORDS.fields)
-_PARTIALS = T.StructType(_KEYED.fields + [T.StructField(LAST, _BIN, False)])
-
-
-def runs_at_end_of_stream(node: graph.Node) -> bool:
-    """Whether :func:`translate` handles ``node``: an end-of-input operator or a window that never fires."""
-    return is_end_of_stream(node) or never_fires(node)
-
-
-def runs_as_batch(roots: list[graph.Node]) -> bool:
-    """Whether a streaming job over ``roots`` may run as one Spark batch job, with the same output.
-
-    So it may when it has an end-of-input operator, every source is bounded,
-    and every other operator behaves the same in batch and streaming mode
-    (stateless chains, unions, windows): its output then comes after end of
-    input anyway and no operator emits running values.
-    """
-    from changeflow.runtime.spark.datastream import _all_nodes
-
-    nodes = _all_nodes(roots)
-    return (any(is_end_of_stream(n) for n in nodes) and all(is_bounded(s) for r in roots for s in graph.sources(r))
-            and not any(isinstance(n, graph.KeyedNode) and not runs_at_end_of_stream(n) for n in nodes))
+_PARTIALS = T.StructType(KEYED.fields + [T.StructField(LAST, T.BinaryType(), False)])
 
 
 def translate(job: "DataStreamJob", node: graph.Node) -> DataFrame:
@@ -100,6 +71,7 @@ def translate(job: "DataStreamJob", node: graph.Node) -> DataFrame:
     if isinstance(node, CoGroupNode):
         output = _co_group(job, node)
     else:
+        assert isinstance(node, graph.KeyedNode), node  # runs_at_end_of_stream: a window or a keyed operator
         output = _keyed(job, node)
     if not job.settings.streaming:
         return output
@@ -109,44 +81,30 @@ def translate(job: "DataStreamJob", node: graph.Node) -> DataFrame:
 # --- step 1: the whole input as a batch DataFrame ------------------------------------------------
 
 
-def _streaming_state(node: graph.Node) -> bool:
-    """Whether the subgraph under ``node`` has operators whose streaming output differs from their batch output."""
-    stack, seen = [node], set()
-    while stack:
-        n = stack.pop()
-        if n.id in seen or runs_at_end_of_stream(n):
-            continue
-        seen.add(n.id)
-        if isinstance(n, graph.KeyedNode):
-            return True
-        stack.extend(n.inputs)
-    return False
-
-
-def _bounded(job: "DataStreamJob", node: graph.Node, key_selector: Any, name: str) -> tuple[DataFrame, "_Prepare"]:
-    """``node``'s whole output as a batch DataFrame, and the :class:`_Prepare` that turns it into keyed values.
+def _bounded(job: "DataStreamJob", node: graph.Node, key_selector: Any, name: str) -> tuple[DataFrame, "Prepare"]:
+    """``node``'s whole output as a batch DataFrame, and the :class:`Prepare` that turns it into keyed values.
 
     A bounded Spark DataFrame source is read as its own rows: they become
     records (``Row`` values) inside the operator's first ``mapInPandas``, so
     they are never pickled and unpickled in between. Other inputs are record
     frames (``_value``, ``_ord``).
     """
-    from changeflow.runtime.spark.datastream import DataStreamJob, _chain
+    from changeflow.runtime.spark.datastream import DataStreamJob
 
-    base, ops = _chain(node)
-    ops = ops + [Op("key", key_selector, f"KeySelector of {name}")]
+    base, ops = chain_under(node)
+    ops = ops + [key_op(key_selector, name)]
     if isinstance(base, graph.SourceNode) and base.kind == "dataframe":
         df = base.payload
         positioned = df.withColumn("__position", F.monotonically_increasing_id())
-        return positioned, _Prepare(ops, df.columns, job._source_numbers[base.id])
+        return positioned, Prepare(ops, df.columns, job._source_numbers[base.id])
     if not job.settings.streaming:
-        return job.translate(base), _Prepare(ops)
-    if _streaming_state(base):
-        return _run_to_completion(job, base), _Prepare(ops)
+        return job.translate(base), Prepare(ops)
+    if has_streaming_state(base):
+        return _run_to_completion(job, base), Prepare(ops)
     batch = DataStreamJob(job.spark, replace(job.settings, streaming=False, flush=None))
     batch._source_numbers = job._source_numbers  # the same stamps as the streaming job's
     batch.workdir = job.workdir
-    return batch.translate(base), _Prepare(ops)
+    return batch.translate(base), Prepare(ops)
 
 
 def _run_to_completion(job: "DataStreamJob", node: graph.Node) -> DataFrame:
@@ -162,67 +120,7 @@ def _run_to_completion(job: "DataStreamJob", node: graph.Node) -> DataFrame:
                         .option("checkpointLocation", os.path.join(workdir, "checkpoint"))
                         .trigger(availableNow=True))
     query.awaitTermination()  # raises the query's error (a user function's, named) if it failed
-    return job.spark.read.schema(_RECORDS).parquet(output)
-
-
-class _Prepare:
-    """A partition's input as Python values, through the fused stateless chain and the key selector.
-
-    ``columns``/``source`` describe a bounded Spark DataFrame read directly (its
-    columns, then ``__position``; the source's number for the stamps); without
-    them the input is a record frame.
-    """
-
-    def __init__(self, ops: list[Op], columns: list[str] | None = None, source: int = 0) -> None:
-        self.ops = ops
-        self.fields = tuple(columns) if columns is not None else None
-        self.source = source
-
-    @property
-    def positions(self) -> bool:
-        """Whether stamps may stay plain source positions (ints) until :meth:`stamp`: a DataFrame
-        source and no fan-out in the chain (a fan-out extends byte stamps)."""
-        return self.fields is not None and all(op.kind in ("map", "filter", "key") for op in self.ops)
-
-    def stamp(self, stamp: Any) -> bytes:
-        return source_stamp(stamp, self.source) if isinstance(stamp, int) else stamp
-
-    def __call__(self, frame: pd.DataFrame) -> tuple[list[bytes], list, list]:
-        """``(pickled keys, values, stamps)`` of ``frame``'s records after the chain (stamps: see :attr:`positions`)."""
-        if self.fields is None:
-            values, stamps = [loads(v) for v in frame.iloc[:, 0]], frame.iloc[:, 1].tolist()
-        else:
-            n = len(self.fields)
-            columns = [_python_values(frame.iloc[:, i]) for i in range(n)]
-            values = [self._row(r) for r in zip(*columns)]
-            stamps = frame.iloc[:, n].tolist()
-            if not self.positions:
-                stamps = [source_stamp(p, self.source) for p in stamps]
-        values, stamps, keys = chain.run(self.ops, values, stamps)
-        return [dumps(k) for k in keys], values, stamps
-
-    def _row(self, values: tuple) -> Row:
-        # Row(**dict(zip(...))) per row costs twice as much: build the named row directly.
-        row = tuple.__new__(Row, values)
-        row._fields = self.fields
-        row._row_kind = RowKind.INSERT
-        return row
-
-    def keyed_records(self, frames):
-        """``mapInPandas``: keyed record frames (``_key``, ``_value``, ``_ord``)."""
-        for frame in frames:
-            if len(frame):
-                keys, values, stamps = self(frame)
-                yield pd.DataFrame({KEY: np.asarray(keys, dtype=object),
-                                    VALUE: np.asarray([dumps(v) for v in values], dtype=object),
-                                    ORD: np.asarray([self.stamp(s) for s in stamps], dtype=object)})
-
-
-def _python_values(column: pd.Series) -> list:
-    """A column's values as Python objects, nulls (NaN/NaT/None) as None, as a DataFrame source's records hold them."""
-    if column.hasnans:
-        return column.astype(object).where(column.notna(), None).tolist()
-    return column.tolist()
+    return job.spark.read.schema(RECORDS).parquet(output)
 
 
 # --- step 2: batch algorithms ----------------------------------------------------------------------
@@ -231,28 +129,30 @@ def _python_values(column: pd.Series) -> list:
 def _keyed(job: "DataStreamJob", node: graph.KeyedNode) -> DataFrame:
     frame, prepare = _bounded(job, node.input, node.key_selector, node.name)
     if isinstance(node, graph.KeyedProcessNode):
-        return _sorted_groups(frame.mapInPandas(prepare.keyed_records, _KEYED), [KEY, ORD]).mapInPandas(
-            _ProcessGroups(KeyedProcess(node.function, node.name, runtime_context=RuntimeContext)), _RECORDS)
+        return _sorted_groups(frame.mapInPandas(prepare.keyed_records, KEYED), [KEY, ORD]).mapInPandas(
+            ProcessGroups(KeyedProcess(node.function, node.name, runtime_context=job.settings.runtime_context)),
+            RECORDS)
     if isinstance(node, WindowNode):
         spec = node.spec
     else:  # a keyed reduce declaring output only after end of input: Flink's batch reduce, one value per key
         spec = WindowSpec("reduce", node.function)
-    kernel = WindowKernel(spec, node.name, runtime_context=RuntimeContext, window=GlobalWindow.get())
+    kernel = WindowKernel(spec, node.name, runtime_context=job.settings.runtime_context)
     if spec.combinable:
-        grouped = _sorted_groups(frame.mapInPandas(_Combine(prepare, kernel), _PARTIALS), [KEY, ORD])
+        grouped = _sorted_groups(frame.mapInPandas(Combine(prepare, kernel), _PARTIALS), [KEY, ORD])
     else:
-        grouped = _sorted_groups(frame.mapInPandas(prepare.keyed_records, _KEYED), [KEY, ORD])
-    return grouped.mapInPandas(_FireGroups(kernel, grouped.columns), _RECORDS)
+        grouped = _sorted_groups(frame.mapInPandas(prepare.keyed_records, KEYED), [KEY, ORD])
+    return grouped.mapInPandas(FireGroups(kernel, grouped.columns), RECORDS)
 
 
 def _co_group(job: "DataStreamJob", node: CoGroupNode) -> DataFrame:
     sides = []
     for side, (input_node, key) in enumerate(((node.first, node.first_key), (node.second, node.second_key))):
         frame, prepare = _bounded(job, input_node, key, f"{node.name} (input {side + 1})")
-        sides.append(frame.mapInPandas(prepare.keyed_records, _KEYED).withColumn(SIDE, F.lit(side).cast("byte")))
+        sides.append(frame.mapInPandas(prepare.keyed_records, KEYED).withColumn(SIDE, F.lit(side).cast("byte")))
     grouped = _sorted_groups(sides[0].unionByName(sides[1]), [KEY, SIDE, ORD])
-    kernel = CoGroupKernel(node.kind, node.function, node.name, node.output_type, runtime_context=RuntimeContext)
-    return grouped.mapInPandas(_FireGroups(kernel, grouped.columns), _RECORDS)
+    kernel = CoGroupKernel(node.kind, node.function, node.name, node.output_type,
+                           runtime_context=job.settings.runtime_context)
+    return grouped.mapInPandas(FireGroups(kernel, grouped.columns), RECORDS)
 
 
 def _sorted_groups(frame: DataFrame, order: list[str]) -> DataFrame:
@@ -260,86 +160,17 @@ def _sorted_groups(frame: DataFrame, order: list[str]) -> DataFrame:
     return frame.repartition(F.col(KEY)).sortWithinPartitions(*order)
 
 
-class _Combine:
-    """``mapInPandas``: the fused chain and key selector, then one partial per key of the partition."""
-
-    def __init__(self, prepare: _Prepare, kernel: WindowKernel) -> None:
-        self.prepare = prepare
-        self.kernel = kernel
-
-    def __call__(self, frames):
-        fold = PartialFold(self.kernel)
-        for frame in frames:
-            if len(frame):
-                fold.add_values(*self.prepare(frame))
-        if fold.partials:
-            yield fold.result(self.prepare.stamp)
-
-
-class _FireGroups:
-    """``mapInPandas`` over a partition sorted by key: the kernel fires each complete key group."""
-
-    def __init__(self, kernel: Any, columns: list[str]) -> None:
-        self.kernel = kernel
-        self.columns = list(columns)
-
-    def __call__(self, frames):
-        for groups in complete_groups(self._named(frames), KEY):
-            out = self.kernel.fire(groups)
-            if len(out):
-                yield out
-
-    def _named(self, frames):
-        # Spark may rename columns starting with "_": restore the names by position.
-        for frame in frames:
-            frame.columns = self.columns
-            yield frame
-
-
-class _ProcessGroups(_FireGroups):
-    """A KeyedProcessFunction in batch: each key's input, then every timer of the key (Flink's batch execution)."""
-
-    def __init__(self, kernel: KeyedProcess) -> None:
-        super().__init__(kernel, [KEY, VALUE, ORD])
-
-    def __call__(self, frames):
-        for groups in complete_groups(self._named(frames), KEY):
-            out = self.kernel.process_bounded(groups)
-            if len(out):
-                yield out[[VALUE, ORD]]
-
-
-class _Discard:
-    """``mapInPandas`` of a window that never fires: runs the chain and key selector, emits only control records."""
-
-    def __init__(self, runners: list[ChainRunner]) -> None:
-        self.runners = runners
-
-    def __call__(self, frames):
-        for frame in frames:
-            if not len(frame):
-                continue
-            for runner in self.runners:
-                runner.process(frame)
-            control = control_mask(frame.iloc[:, 0].to_numpy())
-            if control.any():
-                passed = frame.loc[control].iloc[:, :2]
-                passed.columns = [VALUE, ORD]
-                yield passed
-
-
 def _discard(job: "DataStreamJob", node: graph.Node) -> DataFrame:
-    from changeflow.runtime.spark.datastream import _chain
-
     if isinstance(node, CoGroupNode):
         inputs = [(node.first, node.first_key), (node.second, node.second_key)]
     else:
+        assert isinstance(node, WindowNode), node  # never_fires
         inputs = [(node.input, node.key_selector)]
     frames = []
     for input_node, key in inputs:
-        base, ops = _chain(input_node)
-        runner = ChainRunner(ops + [Op("key", key, f"KeySelector of {node.name}")])
-        frames.append(job.translate(base).mapInPandas(_Discard([runner]), _RECORDS))
+        base, ops = chain_under(input_node)
+        runner = ChainRunner(ops + [key_op(key, node.name)])
+        frames.append(job.translate(base).mapInPandas(Discard([runner]), RECORDS))
     return frames[0] if len(frames) == 1 else frames[0].unionAll(frames[1])
 
 
@@ -349,13 +180,8 @@ def _discard(job: "DataStreamJob", node: graph.Node) -> DataFrame:
 def _as_bounded_stream(job: "DataStreamJob", node: graph.Node, output: DataFrame) -> DataFrame:
     """The operator's batch output as a bounded file stream of the job's streaming query."""
     directory = os.path.join(job.workdir, f"end-of-stream-{node.id}")
-    output.write.mode("overwrite").option("maxRecordsPerFile", job.settings.rows_per_batch).parquet(directory)
+    write_frame_files(output, directory, job.settings.rows_per_batch)
     if job.control:
         # The operator's input ended: so did every source upstream of it, as far as downstream can tell.
-        numbers = sorted(job._source_numbers[s.id] for s in graph.sources(node))
-        marker = pa.table({VALUE: pa.array([CONTROL_VALUE] * len(numbers), pa.binary()),
-                           ORD: pa.array([control_stamp(END_OF_INPUT, n) for n in numbers], pa.binary())})
-        # The name sorts after every data file: the file stream reads it last.
-        pq.write_table(marker, os.path.join(directory, "zz-end-of-input.parquet"))
-    return job._file_stream(directory)
-
+        write_end_marker(directory, end_of_input_records(sorted(job._source_numbers[s.id] for s in graph.sources(node))))
+    return file_stream(job.spark, directory, RECORDS)

@@ -23,7 +23,7 @@ from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.plan.nodes import PlanNode, Sink
 from changeflow.runtime.changes import QueryRun
 from changeflow.runtime.spark import session
-from changeflow.runtime.spark.cache import SparkCache
+from changeflow.runtime.spark.stream_cache import SparkCache
 from changeflow.runtime.spark.connector_sources import trigger_interval_ms
 from changeflow.runtime.spark.datastream import DataStreamJob, DataStreamSettings
 from changeflow.runtime.spark.job_directory import temporary_directory
@@ -117,12 +117,13 @@ class SparkEngine:
             raise TypeError(f"{what} takes a Spark DataFrame here, got {type(frame).__name__}")
 
     def run_datastream(self, outputs: list[tuple[Any, Any]], streaming: bool, job_name: str | None,
-                       caches: Any) -> None:
+                       caches: Any, runtime_context: Any) -> None:
         spark = self.session()
         settings = DataStreamSettings(
             streaming=streaming,
             flush=flush_policy(self._conf) if streaming else None,
             rows_per_batch=int(self._conf.get("changeflow.source.rows-per-batch")),
             buckets=int(self._conf.get("changeflow.state.buckets")),
-            checkpoint_root=self._conf.get("changeflow.checkpoint-dir"))
+            checkpoint_root=self._conf.get("changeflow.checkpoint-dir"),
+            runtime_context=runtime_context)
         DataStreamJob(spark, settings, caches).run(outputs, job_name)

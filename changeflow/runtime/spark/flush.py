@@ -15,9 +15,9 @@ bucket flushes the buffer, one consistent change per updated key, when
     timestamp, so they flush in the same micro-batch;
 (b) **its input is idle**: a micro-batch brought the operator no input while the
     bucket holds records (the packing stage sends every bucket a tick when the
-    operator had input, see :mod:`.end_of_input`);
+    operator had input, see :mod:`.control_rows`);
 (c) **the input ended** or **an upstream buffering operator flushed**: control
-    rows of :mod:`.end_of_input`.
+    rows of :mod:`.control_rows`.
 
 (a) and (b) run from a processing-time timer per bucket, registered for the
 next micro-batch whenever the bucket holds records: transformWithState fires

@@ -27,9 +27,13 @@ from typing import Callable, Sequence
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from changeflow.connectors import filestore
-from changeflow.runtime.spark.end_of_input import FLUSH
+from changeflow.kernels.changelog import KIND, SEQ, SUB
+from changeflow.kernels.keyed.records import CONTROL_VALUE, ORD, VALUE, control_stamp
+from changeflow.runtime.spark.control_rows import CONTROL, FLUSH
 from changeflow.runtime.spark.query_start import await_query
 
 SIGNAL_COLUMN = "signal"
@@ -45,6 +49,22 @@ def signal_stream(spark: SparkSession, directory: str) -> DataFrame:
     require_shared(spark.sparkContext.master, directory, "the flush signal stream of an unbounded source")
     filestore.store_for(directory).makedirs(directory)
     return spark.readStream.schema(f"{SIGNAL_COLUMN} long").parquet(directory)
+
+
+def signal_rows(spark: SparkSession, directory: str, fields: list[T.StructField] | None) -> DataFrame:
+    """The flush signals written into ``directory`` as control rows, to union with the source they follow.
+
+    ``fields`` are a Table source's columns (the signals become change rows:
+    values null, ``_kind`` CONTROL, ``_seq`` FLUSH); None gives DataStream
+    control records (:mod:`.control_rows`, *Encodings*).
+    """
+    signals = signal_stream(spark, directory)
+    if fields is None:
+        return signals.select(F.lit(CONTROL_VALUE).cast("binary").alias(VALUE),
+                              F.lit(bytearray(control_stamp(FLUSH, 0))).alias(ORD))
+    return signals.select(*[F.lit(None).cast(f.dataType).alias(f.name) for f in fields],
+                          F.lit(CONTROL).cast("byte").alias(KIND), F.col(SIGNAL_COLUMN).alias(SEQ),
+                          F.lit(0).cast("long").alias(SUB))
 
 
 def send_flush(directories: Sequence[str]) -> None:

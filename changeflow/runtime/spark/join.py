@@ -35,7 +35,7 @@ from changeflow.kernels.join import SIDE, StreamingJoin, key_column
 from changeflow.plan.join_builder import join_key_type
 from changeflow.plan.nodes import Join
 from changeflow.runtime.spark.columns import compile_expr
-from changeflow.runtime.spark.end_of_input import Control, ControlFanOut, control_rows
+from changeflow.runtime.spark.control_rows import Control, ControlFanOut, control_rows
 from changeflow.runtime.spark.packing import BUCKET, PACKED, Packer
 from changeflow.runtime.spark.processor import PAGE_KEY, PAGE_VALUE, TtlSweep, operator_name
 from changeflow.runtime.spark.sources import kernel_input_dtype
@@ -120,7 +120,7 @@ class JoinProcessor(StatefulProcessor):
     """Feeds each bucket's rows of both inputs in a micro-batch to ``kernel.process_sides``.
 
     A join neither buffers nor acts on end of input: control payloads (end of
-    input, upstream flush; :mod:`.end_of_input`) only pass through, as control
+    input, upstream flush; :mod:`.control_rows`) only pass through, as control
     rows after the bucket's changes, so a buffering operator downstream still
     flushes when a source ends or an operator below the join flushes.
     ``output_columns`` are the join's output columns (to write control rows).

@@ -6,7 +6,7 @@ folds thousands of keys vectorised, and keeps the kernel's per-key state in
 pages (:mod:`changeflow.state.paged`) in a ``MapState`` of the bucket. The
 bucket's rows arrive packed (:mod:`.packing`): a few pickled frames, already in
 the dtypes the kernel reads, and possibly a control payload (end of input,
-upstream flush, tick: :mod:`.end_of_input`), which the kernel never sees.
+upstream flush, tick: :mod:`.control_rows`), which the kernel never sees.
 
 With a flush policy (:mod:`.flush`) the kernel's output goes through the
 bucket's flush buffer: kept in a ``ValueState`` and flushed from a
@@ -53,7 +53,7 @@ from pyspark.sql.streaming.stateful_processor import StatefulProcessor, Stateful
 from pyspark.sql.types import BinaryType, LongType, StructField, StructType
 
 from changeflow.kernels.contract import HostClock, Kernel, concat_outputs
-from changeflow.runtime.spark.end_of_input import Control, control_rows, split_payloads
+from changeflow.runtime.spark.control_rows import Control, control_rows, split_payloads
 from changeflow.plan.flush_policy import FlushPolicy, flushes_from_timers
 from changeflow.runtime.spark.flush import BucketBuffer, BucketFlusher, MemoryFlusher
 from changeflow.state.paged import PagedKeyedState

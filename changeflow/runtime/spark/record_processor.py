@@ -14,35 +14,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.contract import Kernel
-from changeflow.kernels.keyed.records import CONTROL_VALUE, KEY, ORD, VALUE, control_stamp
-from changeflow.runtime.spark.end_of_input import CONTROL
+from changeflow.kernels.keyed.records import KEY, ORD, VALUE
+from changeflow.runtime.spark.control_rows import to_records
 from changeflow.runtime.spark.processor import KernelProcessor
-
-
-def to_records(frame: pd.DataFrame) -> pd.DataFrame:
-    """A processor's output as ``(_value, _ord)`` records; control rows become control records.
-
-    >>> from changeflow.kernels.keyed.records import parse_control_stamp
-    >>> from changeflow.runtime.spark.end_of_input import Control, control_rows
-    >>> rows = control_rows([KEY, VALUE, ORD], Control(frozenset({3})))
-    >>> [parse_control_stamp(s) for s in to_records(rows)[ORD]], to_records(rows)[VALUE].tolist()
-    ([(-1, 3)], [b''])
-    """
-    if KIND not in frame.columns:
-        return frame[[VALUE, ORD]]
-    control = frame[KIND].to_numpy() == CONTROL
-    values = frame[VALUE].to_numpy(dtype=object).copy()
-    stamps = frame[ORD].to_numpy(dtype=object).copy()
-    seqs, subs = frame[SEQ].to_numpy(), frame[SUB].to_numpy()
-    for i in np.flatnonzero(control):
-        values[i] = CONTROL_VALUE
-        stamps[i] = control_stamp(int(seqs[i]), int(subs[i]))
-    return pd.DataFrame({VALUE: values, ORD: stamps})
 
 
 class RecordKernelProcessor(KernelProcessor):

@@ -2,9 +2,10 @@
 
 A bounded source read as a stream is written once to Parquet files of at most
 ``rows_per_batch`` rows each; Structured Streaming then reads one file per
-micro-batch. That fixes micro-batch boundaries (the mini-batch bundles) and
-stamps every row with its source position ``_seq`` so operators can restore
-input order after Spark's shuffles.
+micro-batch (:mod:`.source_files`, shared with the DataStream runtime). That
+fixes micro-batch boundaries (the mini-batch bundles) and stamps every row
+with its source position ``_seq`` so operators can restore input order after
+Spark's shuffles.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from changeflow.connectors import filestore
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.plan.nodes import Source
 from changeflow.runtime.spark.job_directory import already_written, require_shared
+from changeflow.runtime.spark.source_files import file_stream, write_end_marker, write_frame_files, write_table_files
 from changeflow.runtime.spark.spark_types import struct
 
 _ARROW = {
@@ -77,7 +79,7 @@ def stream_frame(spark: SparkSession, node: Source, directory: str, rows_per_bat
     """The source as a streaming DataFrame of ``+I`` changes, one file per micro-batch.
 
     With ``end_of_input`` a bounded source ends with a marker micro-batch: one
-    more file holding its end-of-input control row (:mod:`.end_of_input`).
+    more file holding its end-of-input control row (:mod:`.control_rows`).
     """
     if node.kind == "connector":  # a DDL table's connector
         from changeflow.runtime.spark.connector_sources import connector_stream_frame
@@ -87,8 +89,7 @@ def stream_frame(spark: SparkSession, node: Source, directory: str, rows_per_bat
     if not already_written(directory):  # a resumed job reads the files its first run wrote
         _write_stream_files(spark, node, directory, rows_per_batch, end_of_input)
     schema = struct(node.schema).add(SEQ, T.LongType(), True)
-    stream = spark.readStream.schema(schema).option("maxFilesPerTrigger", 1).parquet(directory)
-    return bounded_changes(stream, node, end_of_input)
+    return bounded_changes(file_stream(spark, directory, schema), node, end_of_input)
 
 
 def bounded_changes(stream: DataFrame, node: Source, end_of_input: bool) -> DataFrame:
@@ -99,7 +100,7 @@ def bounded_changes(stream: DataFrame, node: Source, end_of_input: bool) -> Data
     """
     kind, sub = F.lit(0).cast("byte"), F.lit(0).cast("long")
     if end_of_input:
-        from changeflow.runtime.spark.end_of_input import CONTROL, END_OF_INPUT, source_id
+        from changeflow.runtime.spark.control_rows import CONTROL, END_OF_INPUT, source_id
 
         marker = F.col(SEQ) == END_OF_INPUT
         kind = F.when(marker, F.lit(CONTROL)).otherwise(F.lit(0)).cast("byte")
@@ -116,41 +117,25 @@ def _write_stream_files(spark: SparkSession, node: Source, directory: str, rows_
     require_shared(spark.sparkContext.master, directory, f"source {node.name}")
     filestore.store_for(directory).makedirs(directory)
     if node.kind == "spark":
-        df = node.payload.withColumn(SEQ, F.monotonically_increasing_id())
-        df.write.mode("overwrite").option("maxRecordsPerFile", rows_per_batch).parquet(directory)
+        write_frame_files(node.payload.withColumn(SEQ, F.monotonically_increasing_id()), directory, rows_per_batch)
     else:
         table = arrow_table(node)
-        table = table.append_column(SEQ, pa.array(range(table.num_rows), type=pa.int64()))
-        for i, start in enumerate(range(0, max(table.num_rows, 1), rows_per_batch)):
-            # Zero-padded names: the file source orders files of one listing by name.
-            filestore.write_parquet(filestore.join(directory, f"part-{i:08d}.parquet"), table.slice(start, rows_per_batch))
-    if end_of_input:
-        _write_end_marker(node, directory)
-    _order_by_name(directory)
+        write_table_files(directory, table.append_column(SEQ, pa.array(range(table.num_rows), type=pa.int64())),
+                          rows_per_batch)
+    if end_of_input:  # one row with _seq = END_OF_INPUT, values null (bounded_changes makes it a control row)
+        from changeflow.runtime.spark.control_rows import END_OF_INPUT
 
-
-def _write_end_marker(node: Source, directory: str) -> None:
-    """The file after the source's last: one row with ``_seq`` = END_OF_INPUT, values null.
-
-    Its name sorts after every data file's (``part-0…`` and Spark's ``part-00000-…``).
-    """
-    from changeflow.runtime.spark.end_of_input import END_OF_INPUT
-
-    arrays = [pa.nulls(1, type=_arrow_type(t)) for _, t in node.schema]
-    arrays.append(pa.array([END_OF_INPUT], type=pa.int64()))
-    filestore.write_parquet(filestore.join(directory, "part-zzzzzzzz-end-of-input.parquet"),
-                            pa.Table.from_arrays(arrays, names=node.field_names + [SEQ]))
+        arrays = [pa.nulls(1, type=_arrow_type(t)) for _, t in node.schema]
+        arrays.append(pa.array([END_OF_INPUT], type=pa.int64()))
+        write_end_marker(directory, pa.Table.from_arrays(arrays, names=node.field_names + [SEQ]))
 
 
 def flush_signal_rows(spark: SparkSession, node: Source, directory: str) -> DataFrame:
     """The flush signals of a job over ``node``'s unbounded stream as control rows (:mod:`.flush_signals`)."""
-    from changeflow.runtime.spark.end_of_input import CONTROL
-    from changeflow.runtime.spark.flush_signals import SIGNAL_COLUMN, signal_stream
+    from changeflow.runtime.spark.flush_signals import signal_rows
 
-    types = {f.name: f.dataType for f in struct(node.schema).fields}
-    return signal_stream(spark, directory).select(
-        *[F.lit(None).cast(types[n]).alias(n) for n in node.field_names], F.lit(CONTROL).cast("byte").alias(KIND),
-        F.col(SIGNAL_COLUMN).alias(SEQ), F.lit(0).cast("long").alias(SUB))
+    types = {f.name: f for f in struct(node.schema).fields}
+    return signal_rows(spark, directory, [types[n] for n in node.field_names])
 
 
 def _ordered_stream(node: Source) -> DataFrame:
@@ -171,19 +156,6 @@ def _ordered_stream(node: Source) -> DataFrame:
     return stamped.select(*[F.col(f"`{n}`") for n in node.field_names],
                           F.lit(0).cast("byte").alias(KIND), F.col(SEQ).cast("long"),
                           F.lit(0).cast("long").alias(SUB))
-
-
-def _order_by_name(directory: str) -> None:
-    """Give the files increasing modification times in name order.
-
-    The file source takes files oldest first; files written within the same
-    second would otherwise be taken in an arbitrary order, and micro-batches
-    would no longer be prefixes of the input.
-    """
-    store = filestore.store_for(directory)
-    names = sorted(n for n, _ in store.entries(directory) if n.endswith(".parquet"))
-    for i, name in enumerate(names):
-        store.set_modified_ms(filestore.join(directory, name), (1_000_000_000 + i) * 1000)
 
 
 def _arrow_type(t: DataType) -> pa.DataType:

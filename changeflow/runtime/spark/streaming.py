@@ -16,7 +16,7 @@ annotations; the translator decides nothing the planner decides.
 
 With ``execution.max-flush-interval`` set, the operators the planner marks as
 buffering (the group aggregation) buffer their latest output per key (:mod:`.flush`), and
-the query carries control rows (end of input, flush signals: :mod:`.end_of_input`)
+the query carries control rows (end of input, flush signals: :mod:`.control_rows`)
 that the translator drops before the sink.
 """
 
@@ -38,7 +38,7 @@ from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNod
                                    UpsertMaterialize)
 from changeflow.plan.optimizer import N, PlannerSettings, planned
 from changeflow.runtime.spark.columns import compile_expr
-from changeflow.runtime.spark.end_of_input import CONTROL, ControlFanOut, source_id
+from changeflow.runtime.spark.control_rows import CONTROL, ControlFanOut, source_id, without_control
 from changeflow.runtime.spark.packing import BUCKET, PACKED, Packer
 from changeflow.runtime.spark.processor import KernelProcessor
 from changeflow.runtime.spark.sources import flush_signal_rows, kernel_input_dtype, stream_frame
@@ -98,7 +98,7 @@ class StreamingTranslator:
         self._source_count = _count_sources(node)
         self.flush_signal_dirs: list[str] = []  # signal directories of unbounded Spark streams (.flush_signals)
         frame = self._translate(node)
-        return frame.where(F.col(KIND) != CONTROL) if self.control else frame
+        return without_control(frame) if self.control else frame
 
     def _translate(self, node: PlanNode) -> DataFrame:
         if isinstance(node, Source):

@@ -1,5 +1,12 @@
 """Control rows: end of input and flush signals that reach every bucket of every stateful operator.
 
+One mechanism for both APIs: Table jobs carry changes (typed columns and
+``_kind/_seq/_sub``), DataStream jobs carry records (``_value``, ``_ord``:
+:mod:`changeflow.kernels.keyed.records`). A signal is the same pair
+``(_seq, _sub)`` in both; only its encoding differs (see *Encodings* below),
+and the pieces here (fan-out, filtering before sinks, end-of-input markers,
+processor output) take either.
+
 Structured Streaming has no end-of-input event: an ``availableNow`` query just
 stops after its last data batch, and a stateful operator only runs for hash
 buckets that received rows. Operators that must act when input ends (the flush
@@ -38,6 +45,12 @@ How a signal travels:
 
 Signals are idempotent (a bucket may receive the same one from several upstream
 partitions), so duplicates are harmless.
+
+*Encodings.* A change row is a control row when ``_kind`` is :data:`CONTROL`
+(values null). A record is a control record when its ``_value`` is empty (no
+pickled record is) and its ``_ord`` packs the signal's ``_seq`` and ``_sub``
+(:func:`~changeflow.kernels.keyed.records.control_stamp`). Which encoding a
+frame has is told by its columns (:func:`is_records`).
 """
 
 from __future__ import annotations
@@ -50,7 +63,13 @@ from typing import Any, Iterator
 import numpy as np
 import pandas as pd
 
+import pyarrow as pa
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
 from changeflow.kernels.changelog import KIND, SEQ, SUB
+from changeflow.kernels.keyed.records import (CONTROL_VALUE, ORD, VALUE, control_mask, control_stamp,
+                                              parse_control_stamp)
 from changeflow.runtime.spark.buckets import bucket_ids
 from changeflow.runtime.spark.packing import BUCKET, PAYLOAD
 
@@ -111,29 +130,75 @@ def control_rows(columns: list[str], control: Control) -> pd.DataFrame:
     return pd.DataFrame(data)
 
 
+def is_records(columns: list[str]) -> bool:
+    """Whether frames with ``columns`` are DataStream records (``_value``, ``_ord``) rather than changes."""
+    return KIND not in columns and VALUE in columns
+
+
+def record_controls(values: np.ndarray, stamps: np.ndarray) -> tuple[np.ndarray, Control]:
+    """Which records are control records (a mask), and the signals they carry (records' :func:`control_of`)."""
+    mask = control_mask(values)
+    if not mask.any():
+        return mask, Control()
+    pairs = [parse_control_stamp(s) for s in stamps[mask]]
+    seqs = np.asarray([p[0] for p in pairs], dtype=np.int64)
+    return mask, control_of(np.full(len(pairs), CONTROL, dtype=np.int8), seqs,
+                            np.asarray([p[1] for p in pairs], dtype=np.int64))[1]
+
+
+def to_records(frame: pd.DataFrame) -> pd.DataFrame:
+    """A processor's output as ``(_value, _ord)`` records; its control rows become control records.
+
+    >>> rows = control_rows(["_key", VALUE, ORD], Control(frozenset({3})))
+    >>> [parse_control_stamp(s) for s in to_records(rows)[ORD]], to_records(rows)[VALUE].tolist()
+    ([(-1, 3)], [b''])
+    """
+    if KIND not in frame.columns:
+        return frame[[VALUE, ORD]]
+    control = frame[KIND].to_numpy() == CONTROL
+    values = frame[VALUE].to_numpy(dtype=object).copy()
+    stamps = frame[ORD].to_numpy(dtype=object).copy()
+    seqs, subs = frame[SEQ].to_numpy(), frame[SUB].to_numpy()
+    for i in np.flatnonzero(control):
+        values[i] = CONTROL_VALUE
+        stamps[i] = control_stamp(int(seqs[i]), int(subs[i]))
+    return pd.DataFrame({VALUE: values, ORD: stamps})
+
+
+def without_control(frame: DataFrame) -> DataFrame:
+    """``frame`` (changes or records) without its control rows: they never reach a sink."""
+    if is_records(frame.columns):
+        return frame.where(F.length(VALUE) > 0)
+    return frame.where(F.col(KIND) != CONTROL)
+
+
+def end_of_input_records(sources: list[int]) -> pa.Table:
+    """The end-of-input control records of the DataStream sources numbered ``sources`` (a marker file's rows)."""
+    return pa.table({VALUE: pa.array([CONTROL_VALUE] * len(sources), pa.binary()),
+                     ORD: pa.array([control_stamp(END_OF_INPUT, n) for n in sources], pa.binary())})
+
+
 class ControlFanOut:
     """Wraps a packer (``mapInPandas`` function): control rows out of the data, a :class:`Control` to every bucket.
 
-    ``input_columns`` names the columns Spark sends, in order; ``ticks`` sends
-    an empty control to every bucket whenever the partition had input (for
-    operators that flush on idle input).
+    ``input_columns`` names the columns Spark sends, in order: changes or
+    records (:func:`is_records`); ``ticks`` sends an empty control to every
+    bucket whenever the partition had input (for operators that flush on idle input).
     """
 
     def __init__(self, packer: Any, input_columns: list[str], buckets: int, ticks: bool) -> None:
         self.packer = packer
         self.buckets = buckets
         self.ticks = ticks
-        self._kind = input_columns.index(KIND)
-        self._seq = input_columns.index(SEQ)
-        self._sub = input_columns.index(SUB)
+        columns = list(input_columns)
+        # By position: Spark may rename columns starting with "_" on the way to the worker.
+        self._fields = ((columns.index(VALUE), columns.index(ORD)) if is_records(columns)
+                        else (columns.index(KIND), columns.index(SEQ), columns.index(SUB)))
 
     def split(self, frame: pd.DataFrame) -> tuple[np.ndarray, Control]:
-        """Which rows of ``frame`` are control rows (a mask), and the signals they carry.
-
-        Other row formats (the DataStream runtime's records) override this.
-        """
-        return control_of(frame.iloc[:, self._kind].to_numpy(), frame.iloc[:, self._seq].to_numpy(),
-                          frame.iloc[:, self._sub].to_numpy())
+        """Which rows of ``frame`` are control rows (a mask), and the signals they carry."""
+        fields = [frame.iloc[:, i].to_numpy() for i in self._fields]
+        return record_controls(*fields) if len(fields) == 2 else control_of(*fields)
 
     def __call__(self, frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         seen = {"rows": False, "control": Control()}

@@ -19,6 +19,7 @@ from typing import Any
 
 from changeflow.datastream import graph
 from changeflow.datastream.cache import CacheNode, plan_entry as cache_plan_entry
+from changeflow.plan.streams.rules import buffer_reason, describe_execution
 
 
 def execution_plan(sinks: list[tuple[graph.Node, Any]], parallelism: int, flushes: str | None,
@@ -80,15 +81,6 @@ def execution_plan(sinks: list[tuple[graph.Node, Any]], parallelism: int, flushe
 _SINK_NAMES = {"PrintSink": "Print to Std. Out"}
 
 
-def buffer_reason(node: graph.Node) -> str | None:
-    """Why ``node`` buffers under a flush interval (FLIP-365's conditions), or None when it does not."""
-    attributes = node.attributes()
-    # An operator that outputs only after end of input runs in batch (FLIP-331): nothing to buffer.
-    if not node.keyed or not attributes.is_output_idempotent() or attributes.is_output_only_after_end_of_stream():
-        return None
-    return "output idempotent, keyed"
-
-
 def end_of_stream_entry(node: graph.Node) -> dict[str, Any]:
     """FLIP-331's plan entries of ``node``: ``output_only_after_end_of_stream`` and how it ``execution`` runs.
 
@@ -102,8 +94,6 @@ def end_of_stream_entry(node: graph.Node) -> dict[str, Any]:
     >>> entry["output_only_after_end_of_stream"], entry["execution"].split(" (")[0]
     (True, 'batch algorithm after end of input')
     """
-    from changeflow.datastream.window_graph import describe_execution
-
     how = describe_execution(node)
     if how is None:
         return {}

@@ -25,7 +25,7 @@ Immutability holds while the blocks live; a recompute reruns the original
 plan, so a source that changed since (a text file rewritten) or a
 non-deterministic function can give different records, as in Flink.
 
-Only batch jobs cache (:func:`changeflow.datastream.cache.check_batch`): a
+Only batch jobs cache (``changeflow.datastream.cache.check_batch``): a
 cache needs a bounded job's complete result.
 """
 
@@ -36,7 +36,7 @@ from typing import Callable
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 
-from changeflow.datastream.cache import CacheNode, CacheRegistry
+from changeflow.plan.streams.cache import CacheNode, CacheRegistry
 
 __all__ = ["JobCaches", "SparkCache"]
 
@@ -45,7 +45,7 @@ STORAGE_LEVEL = StorageLevel.MEMORY_AND_DISK
 
 
 class SparkCache:
-    """The handle a :class:`~changeflow.datastream.cache.CacheRegistry` keeps: the persisted records."""
+    """The handle a :class:`~changeflow.plan.streams.cache.CacheRegistry` keeps: the persisted records."""
 
     def __init__(self, frame: DataFrame) -> None:
         self.frame = frame

@@ -1,4 +1,4 @@
-"""Runs a chain of stateless user functions over a frame of records (no Spark import).
+"""Runs a chain of stateless user functions over a frame of records (no Spark import, no API import at load).
 
 Consecutive ``map``/``flat_map``/``filter``/``process`` operators, and the key
 selector of a following keyed operator, run fused in one Python call over a
@@ -7,42 +7,34 @@ Each operator runs over the whole list of records before the next (one
 Python loop per operator, no per-record dispatch between operators); a
 fan-out operator extends each output's stamp with its index
 (:mod:`changeflow.kernels.keyed.records`).
+
+The chain's ops are the job graph's (:class:`changeflow.plan.streams.nodes.Op`);
+this module only reads their fields. The user functions they hold are the DataStream API's: this module
+reads the API's function classes only when it runs them (function-local
+imports, as the keyed kernels do).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from changeflow.common.typeinfo import conform
-from changeflow.datastream.functions import (FilterFunction, FlatMapFunction, Function, KeySelector, MapFunction,
-                                             ProcessFunction, RuntimeContext, as_callable)
 from changeflow.kernels.keyed.records import KEY, ORD, VALUE, child_stamp, control_mask, dumps, fail, loads
 
-_KINDS = {"map": MapFunction, "flat_map": FlatMapFunction, "filter": FilterFunction, "key": KeySelector}
+__all__ = ["ChainRunner", "run"]
 
 
-@dataclass(frozen=True)
-class Op:
-    """One stateless operator: ``kind`` (map, flat_map, filter, process, key), the user function, its name."""
-
-    kind: str
-    function: Any
-    name: str
-    output_type: Any = None  # TypeInformation the outputs are converted to, or None
-    side_tag: str | None = None  # process only: yield this side output's values instead of the main output
-
-
-def run(ops: list[Op], values: list[Any], stamps: list[bytes],
+def run(ops: list[Any], values: list[Any], stamps: list[bytes],
         announce: Any = None) -> tuple[list[Any], list[bytes], list[Any] | None]:
     """The records after ``ops``: (values, stamps, keys or None when the last op is not a key selector).
 
     ``announce(what)``, if given, is told which function runs before each op runs over the records,
     and ``announce(None)`` after the last (the runtime records it where a dying worker's error can name it).
 
+    >>> from changeflow.plan.streams.nodes import Op
     >>> ops = [Op("flat_map", lambda s: s.split(), "split"), Op("filter", lambda w: w != "b", "not b"),
     ...        Op("map", str.upper, "upper")]
     >>> values, stamps, _ = run(ops, ["a b", "c"], [b"0", b"1"])
@@ -53,6 +45,10 @@ def run(ops: list[Op], values: list[Any], stamps: list[bytes],
     ...
     changeflow.kernels.keyed.records.UserFunctionError: user function inverse failed on record 0: ZeroDivisionError: integer division or modulo by zero
     """
+    from changeflow.datastream.functions import (FilterFunction, FlatMapFunction, Function, KeySelector, MapFunction,
+                                                 RuntimeContext, as_callable)
+
+    kinds = {"map": MapFunction, "flat_map": FlatMapFunction, "filter": FilterFunction, "key": KeySelector}
     keys = None
     for op in ops:
         function = op.function
@@ -64,7 +60,7 @@ def run(ops: list[Op], values: list[Any], stamps: list[bytes],
             if op.kind == "process":
                 values, stamps = _process(op, values, stamps)
             else:
-                call = as_callable(function, _KINDS[op.kind])
+                call = as_callable(function, kinds[op.kind])
                 if op.kind == "key":
                     keys = _apply(op, call, values)
                 elif op.kind == "map":
@@ -83,7 +79,7 @@ def run(ops: list[Op], values: list[Any], stamps: list[bytes],
     return values, stamps, keys
 
 
-def _apply(op: Op, call: Any, values: list[Any]) -> list[Any]:
+def _apply(op: Any, call: Any, values: list[Any]) -> list[Any]:
     out = []
     for v in values:
         try:
@@ -93,7 +89,7 @@ def _apply(op: Op, call: Any, values: list[Any]) -> list[Any]:
     return out
 
 
-def _fan_out(op: Op, call: Any, values: list[Any], stamps: list[bytes]) -> tuple[list[Any], list[bytes]]:
+def _fan_out(op: Any, call: Any, values: list[Any], stamps: list[bytes]) -> tuple[list[Any], list[bytes]]:
     out_values: list[Any] = []
     out_stamps: list[bytes] = []
     for v, stamp in zip(values, stamps):
@@ -107,19 +103,19 @@ def _fan_out(op: Op, call: Any, values: list[Any], stamps: list[bytes]) -> tuple
     return _convert(op, out_values), out_stamps
 
 
-def _process(op: Op, values: list[Any], stamps: list[bytes]) -> tuple[list[Any], list[bytes]]:
+def _process(op: Any, values: list[Any], stamps: list[bytes]) -> tuple[list[Any], list[bytes]]:
+    from changeflow.datastream.functions import ProcessFunction
+    from changeflow.datastream.side_output import select_outputs
+    from changeflow.kernels.keyed.process import _Context
+
     function = op.function
     if not isinstance(function, ProcessFunction):
         raise TypeError(f"process() takes a ProcessFunction, got {type(function).__name__}")
-    from changeflow.kernels.keyed.process import _Context
-
-    from changeflow.datastream.side_output import select_outputs
-
     ctx = _Context(None)
     return _fan_out(op, lambda v: select_outputs(function.process_element(v, ctx), op.side_tag), values, stamps)
 
 
-def _convert(op: Op, values: list[Any]) -> list[Any]:
+def _convert(op: Any, values: list[Any]) -> list[Any]:
     """The operator's outputs converted to its declared ``output_type``; a misfit names the operator."""
     if op.output_type is None or not op.output_type.is_declared():
         return values
@@ -139,7 +135,7 @@ def _convert(op: Op, values: list[Any]) -> list[Any]:
 class ChainRunner:
     """The function given to ``mapInPandas``: record frames in, record frames (with ``_key`` when keyed) out."""
 
-    def __init__(self, ops: list[Op], announce: Any = None) -> None:
+    def __init__(self, ops: list[Any], announce: Any = None) -> None:
         self.ops = list(ops)
         self.keyed = bool(ops) and ops[-1].kind == "key"
         self.announce = announce  # see run()

@@ -1,0 +1,61 @@
+"""Bounded input read as a stream: Parquet files read one per micro-batch, then an end-of-input marker file.
+
+One mechanism for every bounded input of a streaming query (a Table source,
+a DataStream source, the output of a DataStream end-of-input operator):
+
+- the rows are written once, in input order, as Parquet files of at most
+  ``rows_per_batch`` rows (:func:`write_table_files` for local rows,
+  :func:`write_frame_files` for a Spark DataFrame), so micro-batch boundaries
+  (the mini-batch bundles) are fixed and a resumed job reads the same files;
+- with control rows flowing (:mod:`.control_rows`), one more file holds the
+  input's end-of-input rows (:func:`write_end_marker`): its name sorts after
+  every data file's (``part-0…`` and Spark's ``part-00000-…``);
+- :func:`file_stream` gives the files increasing modification times in name
+  order (the file source takes files oldest first; files written within one
+  second would otherwise come in any order, and micro-batches would no longer
+  be prefixes of the input) and reads them one per micro-batch.
+
+``directory`` is a local path or a Hadoop URI (:mod:`changeflow.connectors.filestore`).
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import types as T
+
+from changeflow.connectors import filestore
+
+END_MARKER = "part-zzzzzzzz-end-of-input.parquet"
+
+
+def write_table_files(directory: str, table: pa.Table, rows_per_batch: int) -> None:
+    """``table``'s rows as files of ``rows_per_batch`` rows (at least one file, maybe empty), named in order."""
+    filestore.store_for(directory).makedirs(directory)
+    for i, start in enumerate(range(0, max(table.num_rows, 1), rows_per_batch)):
+        # Zero-padded names: the file source orders files of one listing by name.
+        filestore.write_parquet(filestore.join(directory, f"part-{i:08d}.parquet"), table.slice(start, rows_per_batch))
+
+
+def write_frame_files(frame: DataFrame, directory: str, rows_per_batch: int) -> None:
+    """A Spark DataFrame's rows as files of at most ``rows_per_batch`` rows, in its partitions' order."""
+    frame.write.mode("overwrite").option("maxRecordsPerFile", rows_per_batch).parquet(directory)
+
+
+def write_end_marker(directory: str, rows: pa.Table) -> None:
+    """The file read after the input's last: its end-of-input control rows (:mod:`.control_rows`)."""
+    filestore.write_parquet(filestore.join(directory, END_MARKER), rows)
+
+
+def file_stream(spark: SparkSession, directory: str, schema: T.StructType | str) -> DataFrame:
+    """The files under ``directory`` as a stream, one file per micro-batch, in name order."""
+    order_by_name(directory)
+    return spark.readStream.schema(schema).option("maxFilesPerTrigger", 1).parquet(directory)
+
+
+def order_by_name(directory: str) -> None:
+    """Give the files increasing modification times in name order (see the module docstring)."""
+    store = filestore.store_for(directory)
+    names = sorted(n for n, _ in store.entries(directory) if n.endswith(".parquet"))
+    for i, name in enumerate(names):
+        store.set_modified_ms(filestore.join(directory, name), (1_000_000_000 + i) * 1000)

@@ -225,7 +225,7 @@ def _materialize(arrivals, lock) -> dict[int, int]:
     with lock:
         frames = [pdf for _, pdf in arrivals if len(pdf)]
     for pdf in frames:
-        for g, total, kind in zip(pdf["g"], pdf["total"], pdf[KIND]):
+        for g, total, kind in zip(pdf["g"], pdf["total"], pdf[KIND], strict=True):
             if kind in (0, 2):
                 table[int(g)] = int(total)
             elif kind == 3:

@@ -83,7 +83,7 @@ def _printed_changes(lines: list[str], types) -> list:
         m = _PRINTED.match(line.strip())
         if m:
             fields = m.group(2).split(", ") if m.group(2) else []
-            changes.append([m.group(1), [_parse_value(v, t) for v, t in zip(fields, types)]])
+            changes.append([m.group(1), [_parse_value(v, t) for v, t in zip(fields, types, strict=True)]])
     return changes
 
 

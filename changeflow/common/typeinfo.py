@@ -181,7 +181,7 @@ class RowTypeInfo(TypeInformation):
             raise _fail(value, self, f"expected a Row, tuple, list or dict, got {type(value).__name__}")
         if len(values) != len(self.field_types):
             raise _fail(value, self, f"{len(values)} fields for {len(self.field_types)} field types")
-        converted = [t.from_value(v) for t, v in zip(self.field_types, values)]
+        converted = [t.from_value(v) for t, v in zip(self.field_types, values, strict=True)]
         kind = value.get_row_kind() if isinstance(value, Row) else RowKind.INSERT
         return Row.of(kind, converted, names)
 
@@ -207,7 +207,7 @@ class TupleTypeInfo(TypeInformation):
             raise _fail(value, self, f"expected a tuple or list, got {type(value).__name__}")
         if len(value) != len(self.field_types):
             raise _fail(value, self, f"{len(value)} fields for {len(self.field_types)} field types")
-        return tuple(t.from_value(v) for t, v in zip(self.field_types, value))
+        return tuple(t.from_value(v) for t, v in zip(self.field_types, value, strict=True))
 
     def converter(self) -> Callable[[Any], Any]:
         slow = self.from_value
@@ -232,7 +232,7 @@ class TupleTypeInfo(TypeInformation):
         def to_tuple(value: Any) -> Any:
             if type(value) is tuple and len(value) == size:
                 try:
-                    return tuple([convert(v) for convert, v in zip(fields, value)])
+                    return tuple([convert(v) for convert, v in zip(fields, value, strict=True)])
                 except ValueError:
                     pass  # from_value names the field that does not fit
             return slow(value)

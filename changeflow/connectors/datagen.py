@@ -133,7 +133,7 @@ class _Field:
             raise ConnectorError(f"datagen cannot generate values of type {self.type} (field '{self.name}')")
         if self.null_rate > 0:
             nulls = rng.random(count) < self.null_rate
-            values = [None if n else v for v, n in zip(values, nulls)]
+            values = [None if n else v for v, n in zip(values, nulls, strict=True)]
         return values
 
 
@@ -180,7 +180,7 @@ class DataGenSource:
             first = block * BLOCK
             rng = np.random.default_rng([_SEED, block])
             cut = slice(max(start, first) - first, min(end, first + BLOCK) - first)
-            for column, f in zip(columns, self.fields):
+            for column, f in zip(columns, self.fields, strict=True):
                 column.extend(f.values(first, BLOCK, rng)[cut])
             block += 1
         return columns
@@ -188,7 +188,7 @@ class DataGenSource:
     def generate(self, start: int, count: int) -> list[tuple]:
         """Rows ``start .. start + count - 1``."""
         columns = self.columns(start, count)
-        return list(zip(*columns)) if columns else [()] * count
+        return list(zip(*columns, strict=True)) if columns else [()] * count
 
     def rows(self) -> list[tuple]:
         """Every row of a bounded source, in memory (small sources; Spark generates by range instead)."""

@@ -25,7 +25,6 @@ Hidden files (names starting with ``.`` or ``_``) are not read, as in Flink.
 
 from __future__ import annotations
 
-import os
 import re
 
 from changeflow.catalog import CatalogTable
@@ -95,7 +94,7 @@ def data_files(path: str) -> list[str]:
     across restarts and jobs; other files come first, in natural order
     (``2.csv`` before ``10.csv``).
 
-    >>> import tempfile
+    >>> import os, tempfile
     >>> d = tempfile.mkdtemp()
     >>> for name in ["part-00000000000000000010-ab12-3", "part-00000000000000000002-cd34-0", "b10.csv", "b9.csv"]:
     ...     open(os.path.join(d, name), "w").close()

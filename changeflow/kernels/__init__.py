@@ -7,4 +7,4 @@ without Spark; ``changeflow.runtime.spark`` calls them inside
 
 from changeflow.kernels.state import InMemoryKeyedState, KeyedState
 
-__all__ = sorted(["InMemoryKeyedState", "KeyedState"])
+__all__ = ["InMemoryKeyedState", "KeyedState"]

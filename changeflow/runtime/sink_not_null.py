@@ -57,7 +57,7 @@ def enforce(changes: Iterable[Change], schema, mode: str, table: str | None = No
         if missing is None:
             kept.append(change)
         elif mode != "DROP":
-            shown = ", ".join(f"{n}={'NULL' if v is None else v}" for n, v in zip(names, change.values))
+            shown = ", ".join(f"{n}={'NULL' if v is None else v}" for n, v in zip(names, change.values, strict=True))
             where = f"sink table {table}, " if table else ""
             raise NotNullViolation(
                 f"Column '{names[missing]}' is NOT NULL, however, a null value is being written into it. "

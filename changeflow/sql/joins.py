@@ -75,7 +75,7 @@ def plan_join(planner: "QueryPlanner", left: PlanNode, left_scope: Scope, join: 
     join_type = JOIN_TYPES[side]
 
     names = _output_names(left.field_names + right.field_names)
-    right_names = dict(zip(right.field_names, names[len(left.field_names):]))
+    right_names = dict(zip(right.field_names, names[len(left.field_names):], strict=True))
     scope = Scope(left_scope.columns + [ScopeColumn(c.qualifier, c.name, right_names[c.plan_name])
                                         for c in right_scope.columns])
     left_cols = {c.plan_name for c in left_scope.columns}
@@ -101,7 +101,7 @@ def plan_join(planner: "QueryPlanner", left: PlanNode, left_scope: Scope, join: 
             right_keys.append({v: k for k, v in right_names.items()}[pair[1]])
 
     left_types, right_types = left.type_map(), right.type_map()
-    for lk, rk in zip(left_keys, right_keys):
+    for lk, rk in zip(left_keys, right_keys, strict=True):
         lt, rt = left_types[lk], right_types[rk]
         comparable = (lt.is_numeric and rt.is_numeric) or (lt.is_string and rt.is_string) or lt.root == rt.root
         if not comparable:
@@ -109,8 +109,9 @@ def plan_join(planner: "QueryPlanner", left: PlanNode, left_scope: Scope, join: 
 
     pad_left = join_type in ("RIGHT", "FULL")
     pad_right = join_type in ("LEFT", "FULL")
+    left_names = names[: len(left.field_names)]  # the output names start with the left columns'
     schema = tuple(
-        (n, t.with_nullable(True) if pad_left else t) for n, t in zip(names, [t for _, t in left.schema])
+        (n, t.with_nullable(True) if pad_left else t) for n, (_, t) in zip(left_names, left.schema, strict=True)
     ) + tuple((right_names[n], t.with_nullable(True) if pad_right else t) for n, t in right.schema)
 
     condition: Expression | None = None

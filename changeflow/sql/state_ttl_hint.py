@@ -155,7 +155,7 @@ def _rebuild(node: PlanNode, changes: dict[int, dict], done: dict[int, PlanNode]
                 updates[f.name] = new
         elif isinstance(value, tuple) and value and all(isinstance(v, PlanNode) for v in value):
             new_values = tuple(_rebuild(v, changes, done) for v in value)
-            if any(a is not b for a, b in zip(new_values, value)):
+            if any(a is not b for a, b in zip(new_values, value, strict=True)):
                 updates[f.name] = new_values
     result = dataclasses.replace(node, **updates) if updates else node
     done[id(node)] = result

@@ -241,7 +241,7 @@ def _split_by_page(frame: pd.DataFrame, pages: np.ndarray) -> dict[int, pd.DataF
     bounds = np.flatnonzero(np.diff(sorted_pages)) + 1
     starts = np.concatenate([[0], bounds])
     ends = np.concatenate([bounds, [len(frame)]])
-    return {int(sorted_pages[a]): frame.iloc[a:b].reset_index(drop=True) for a, b in zip(starts, ends)}
+    return {int(sorted_pages[a]): frame.iloc[a:b].reset_index(drop=True) for a, b in zip(starts, ends, strict=True)}
 
 
 def _rows_of(rows: pd.DataFrame, keys: pd.DataFrame, key_columns: list[str], keep: bool) -> pd.DataFrame:

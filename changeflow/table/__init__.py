@@ -6,7 +6,7 @@ from changeflow.table.descriptor import Schema, TableDescriptor
 from changeflow.table.result import CloseableIterator, ResultKind, TableResult
 from changeflow.table.table import GroupedTable, Table, TableSchema
 
-__all__ = sorted([
-    "CloseableIterator", "EnvironmentSettings", "GroupedTable", "InsertConflictStrategy", "ResultKind", "Schema", "Table",
-    "TableConfig", "TableDescriptor", "TableEnvironment", "TableResult", "TableSchema",
-])
+__all__ = [
+    "CloseableIterator", "EnvironmentSettings", "GroupedTable", "InsertConflictStrategy", "ResultKind", "Schema",
+    "Table", "TableConfig", "TableDescriptor", "TableEnvironment", "TableResult", "TableSchema",
+]

@@ -18,19 +18,17 @@ from changeflow.testing.harness import (
     update_before_record,
 )
 
-__all__ = sorted(
-    [
-        "KernelHarness",
-        "assert_changelog",
-        "delete_record",
-        "format_change",
-        "format_changes",
-        "insert_record",
-        "materialize",
-        "materialize_table",
-        "row_of_kind",
-        "rows_of",
-        "update_after_record",
-        "update_before_record",
-    ]
-)
+__all__ = [
+    "KernelHarness",
+    "assert_changelog",
+    "delete_record",
+    "format_change",
+    "format_changes",
+    "insert_record",
+    "materialize",
+    "materialize_table",
+    "row_of_kind",
+    "rows_of",
+    "update_after_record",
+    "update_before_record",
+]

@@ -1,9 +1,7 @@
 """The flush interval (FLIP-365) for DataStream keyed operators end to end on Spark (few queries: each costs seconds)."""
 
 import sys
-from collections import Counter
 
-import pytest
 from pyspark import cloudpickle
 
 from changeflow.common import Configuration, Types
@@ -112,7 +110,6 @@ def test_a_streaming_source_fed_over_time_shows_output_only_at_flush_points(spar
     import os
     import shutil
     import tempfile
-    import time
 
     import pandas as pd
 

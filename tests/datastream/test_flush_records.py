@@ -2,14 +2,12 @@
 
 import pickle
 
-import numpy as np
 import pandas as pd
 import pytest
 
 from changeflow.common import Configuration, Types
 from changeflow.datastream import KeyedProcessFunction, StreamExecutionEnvironment, ValueStateDescriptor
 from changeflow.datastream.chain import ChainRunner, Op
-from changeflow.kernels.flush import LatestPerKey
 from changeflow.kernels.keyed.buffered import KEY_COLUMNS, ChangelogRecords, as_changelog
 from changeflow.kernels.keyed.process import KeyedProcess
 from changeflow.kernels.keyed.records import (CONTROL_VALUE, KEY, ORD, VALUE, control_stamp, dumps, loads,
@@ -61,12 +59,12 @@ def test_a_keyed_process_function_names_the_key_of_every_output_timers_included(
 
     kernel, state = ChangelogRecords(KeyedProcess(EchoTwice(), "echo", with_keys=True)), InMemoryKeyedState()
     out = kernel.process(records([("a", 1), ("b", 2)]), state)
-    assert [(loads(k), loads(v)) for k, v in zip(out[KEY], out[VALUE])] == [
+    assert [(loads(k), loads(v)) for k, v in zip(out[KEY], out[VALUE], strict=True)] == [
         ("a", ("a", 1)), ("a", ("a", -1)), ("b", ("b", 2)), ("b", ("b", -1))]
     assert out["_kind"].tolist() == [0] * 4 and out["_seq"].tolist() == [0, 1, 2, 3]
     assert kernel.next_timer(state) == 5
     fired = kernel.fire(10, state)
-    assert sorted((loads(k), loads(v)) for k, v in zip(fired[KEY], fired[VALUE])) == [("a", ("a", 5)), ("b", ("b", 5))]
+    assert sorted((loads(k), loads(v)) for k, v in zip(fired[KEY], fired[VALUE], strict=True)) == [("a", ("a", 5)), ("b", ("b", 5))]
 
 
 def test_buffering_needs_a_kernel_that_names_its_keys():

@@ -22,7 +22,7 @@ def src(t_env):
 
 def types(table):
     return {n: str(t) for n, t in zip(table.get_schema().get_field_names(),
-                                       table.get_schema().get_field_data_types())}
+                                       table.get_schema().get_field_data_types(), strict=True)}
 
 
 def test_from_elements_infers_pyflink_types(src):

@@ -116,7 +116,7 @@ def changes_per_key(fold: Fold, results: list[Folded]) -> Changes:
     candidates = np.flatnonzero(update)
     same = np.ones(len(candidates), dtype=bool)
     for r in results:
-        for before_value, after_value in zip(r.compared("before"), r.compared("after")):
+        for before_value, after_value in zip(r.compared("before"), r.compared("after"), strict=True):
             same &= equal(before_value.take(candidates), after_value.take(candidates))
     update[candidates[same]] = False
 
@@ -143,7 +143,7 @@ def _same_as_previous(result: Folded, code: np.ndarray, key_start: np.ndarray) -
     """Per fold row: what the emission check compares is equal after and before the row."""
     same = np.ones(len(code), dtype=bool)
     starts = np.flatnonzero(key_start)
-    for running, before in zip(result.compared("running"), result.compared("before")):
+    for running, before in zip(result.compared("running"), result.compared("before"), strict=True):
         # Within a key the previous value is the previous row's: compare shifted views.
         same[1:] &= equal(Values(running.data[1:], running.valid[1:]), Values(running.data[:-1], running.valid[:-1]))
         same[starts] &= equal(running.take(starts), before.take(code[starts]))

@@ -166,7 +166,7 @@ class GroupAggregate:
             column = args[(arg, distinct.arg_type)]
             distinct_signs[arg], distinct_rows[distinct.table] = distinct.fold(fold, column, view)
         results = []
-        for call, acc in zip(self.calls, self._accumulators):
+        for call, acc in zip(self.calls, self._accumulators, strict=True):
             sign = distinct_signs[call.arg] if call.distinct else fold.sign
             results.append(acc.fold(fold, args.get((call.arg, call.arg_type)), sign, view))
         changes = changes_per_key(fold, results) if self.mini_batch else \
@@ -206,7 +206,7 @@ class GroupAggregate:
     def _output(self, keys: KeyIndex, changes: Changes) -> pd.DataFrame:
         key_part = keys.frame.take(changes.code).reset_index(drop=True)
         data = {name: key_part[name] for name in self.keys}
-        for call, values in zip(self.calls, changes.values):
+        for call, values in zip(self.calls, changes.values, strict=True):
             data[call.output] = to_array(values, call.result_type)
         data[KIND] = changes.kind.astype(np.int8)
         data[SEQ] = changes.seq.astype(np.int64)
@@ -262,7 +262,7 @@ def _check_mergeable(calls: list[AggCall], accumulators: list[Accumulator], mini
     # kernel states them again rather than merge partials wrongly.
     if not (mini_batch and input_insert_only):
         raise ValueError("partial input (two-phase aggregation) needs mini_batch and insert-only input")
-    bad = [c.output for c, a in zip(calls, accumulators) if c.distinct or not a.mergeable]
+    bad = [c.output for c, a in zip(calls, accumulators, strict=True) if c.distinct or not a.mergeable]
     if bad:
         raise ValueError(f"aggregate calls {bad} cannot merge partial accumulators (two-phase aggregation)")
 

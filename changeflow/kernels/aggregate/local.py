@@ -126,7 +126,7 @@ class LocalGroupAggregate:
                          mini_batch=True, needs_order=False, needs_grouping=False)
         fields = {COUNT_COLUMN: Values(fold.count_after, np.ones(keys.size, dtype=bool))}
         args: dict[tuple, Values] = {}
-        for call, acc in zip(self.calls, self._accumulators):
+        for call, acc in zip(self.calls, self._accumulators, strict=True):
             arg = None
             if call.arg is not None:
                 if (call.arg, call.arg_type) not in args:

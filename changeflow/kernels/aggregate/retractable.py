@@ -188,14 +188,14 @@ class PerKeyAccumulator(Accumulator):
         out: dict[int, Any] = {}
         if self._multiset:
             counts: dict[int, dict] = {}
-            for code, value, count in zip(codes.tolist(), _plain(values), frame["_count"].tolist()):
+            for code, value, count in zip(codes.tolist(), _plain(values), frame["_count"].tolist(), strict=True):
                 counts.setdefault(code, {})[value] = int(count)
             for code, content in counts.items():
                 out[code] = self._new(content)
         else:
             order = np.lexsort((frame["_pos"].to_numpy(), codes))
             lists: dict[int, list] = {}
-            for code, value in zip(codes[order].tolist(), _plain(values[order])):
+            for code, value in zip(codes[order].tolist(), _plain(values[order]), strict=True):
                 lists.setdefault(code, []).append(value)
             for code, content in lists.items():
                 out[code] = self._new(content)

@@ -106,7 +106,7 @@ def equal(a: Values, b: Values) -> np.ndarray:
         idx = np.flatnonzero(both)
         # Python == per element: values may be lists or dicts (COLLECT), which
         # numpy's vectorised comparison would try to broadcast.
-        same[idx] = [x == y for x, y in zip(a.data[idx], b.data[idx])]
+        same[idx] = [x == y for x, y in zip(a.data[idx], b.data[idx], strict=True)]
     else:
         same = both & (a.data == b.data)
     return same | (~a.valid & ~b.valid)

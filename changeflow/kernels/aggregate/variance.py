@@ -65,7 +65,7 @@ class WelfordAccumulator(Accumulator):
             before=before,
             after=after,
             running=None,
-            acc={self.column(name): f for name, f in zip(self.acc_fields, final)},
+            acc={self.column(name): f for name, f in zip(self.acc_fields, final, strict=True)},
             before_hidden=before_hidden,
             after_hidden=after_hidden,
         )
@@ -105,7 +105,7 @@ def welford_scan(
         for j in range(block.width):
             n, mean, m2 = _welford_step(n, mean, m2, xs[:, j], steps[:, j])
             seen[0][:, j], seen[1][:, j], seen[2][:, j] = n, mean, m2
-        for target, matrix in zip(out, seen):
+        for target, matrix in zip(out, seen, strict=True):
             target[block.rows] = matrix[block.slot, block.rank]
     return out
 

@@ -298,11 +298,11 @@ class StreamingJoin:
             if self.key_dtypes is not None and str(column.dtype) != str(self.key_dtypes[i]):
                 column = column.astype(self.key_dtypes[i])
             key_values.append(_python_values(column))
-        keys = list(zip(*key_values)) if key_values else [()] * len(frame)
+        keys = list(zip(*key_values, strict=True)) if key_values else [()] * len(frame)
         seqs = frame[SEQ].to_numpy(dtype=np.int64).tolist()
         nulls = (frame[self.keys[side]].isna().any(axis=1).tolist() if self.keys[side]
                  else [False] * len(frame))
-        return [Record(k, key, row, s, n) for k, key, row, s, n in zip(kinds.tolist(), keys, rows, seqs, nulls)]
+        return [Record(k, key, row, s, n) for k, key, row, s, n in zip(kinds.tolist(), keys, rows, seqs, nulls, strict=True)]
 
     def _key_frame(self, keys: list[tuple]) -> pd.DataFrame:
         if not self.key_columns:
@@ -322,14 +322,14 @@ class StreamingJoin:
         if not len(frame) or COUNT not in frame.columns:
             return stores
         key_values = [_python_values(frame[c]) for c in self.key_columns]
-        keys = list(zip(*key_values)) if key_values else [()] * len(frame)
+        keys = list(zip(*key_values, strict=True)) if key_values else [()] * len(frame)
         rows = _tuples(frame, self.columns[side])
         counts = frame[COUNT].to_numpy(dtype=np.int64).tolist()
         assocs = frame[ASSOC].to_numpy(dtype=np.int64).tolist()
         ttl = self.ttl_ms[side]
         stamps = frame[TS].to_numpy(dtype=np.int64).tolist() if TS in frame.columns else [0] * len(frame)
         cutoff = self._now - ttl
-        for key, row, count, assoc, ts in zip(keys, rows, counts, assocs, stamps):
+        for key, row, count, assoc, ts in zip(keys, rows, counts, assocs, stamps, strict=True):
             if ttl > 0 and ts <= cutoff:
                 continue  # expired: never returned (the store after the batch drops it)
             stores.setdefault(key, {})[row] = [count, assoc, ts]
@@ -369,8 +369,8 @@ class StreamingJoin:
             expired = stamps <= now - ttl
             if expired.any():
                 key_values = [_python_values(rows[c]) for c in self.key_columns]
-                row_keys = list(zip(*key_values)) if key_values else [()] * len(rows)
-                gone = {k for k, e in zip(row_keys, expired.tolist()) if e}
+                row_keys = list(zip(*key_values, strict=True)) if key_values else [()] * len(rows)
+                gone = {k for k, e in zip(row_keys, expired.tolist(), strict=True) if e}
                 touched = np.array([k in gone for k in row_keys], dtype=bool)
                 keep = touched & ~expired
                 if self.key_columns:
@@ -457,7 +457,7 @@ def _python_values(column: pd.Series) -> list[Any]:
 def _tuples(frame: pd.DataFrame, columns: list[str]) -> list[tuple]:
     if not columns:
         return [()] * len(frame)
-    return list(zip(*[_python_values(frame[c]) for c in columns]))
+    return list(zip(*[_python_values(frame[c]) for c in columns], strict=True))
 
 
 def _array(values: list[Any], dtype: Any) -> Any:

@@ -149,7 +149,7 @@ class SinkUpsertMaterializer:
         if maps is not None:
             in_map = keys if self.strategy == "MAP" else [k for k in keys if not values.has(k)]
             in_map_set = set(in_map)
-            maps.prefetch(in_map, [(p, i) for p, i in zip(pks, idents) if p in in_map_set])
+            maps.prefetch(in_map, [(p, i) for p, i in zip(pks, idents, strict=True) if p in in_map_set])
         hist = _Histories(self, values, maps)
 
         out_rows: list[tuple] = []
@@ -168,7 +168,7 @@ class SinkUpsertMaterializer:
                 hist.expire(k, now)
         shown = {k: hist.first(k) for k in keys} if self.conflict != "DEDUPLICATE" else {}
         last_of: dict[tuple, tuple[int, int]] = {}  # key -> (seq, child stamp) of its last record
-        for row, kind, pk, ident, seq, child in zip(rows, kinds, pks, idents, seqs, children):
+        for row, kind, pk, ident, seq, child in zip(rows, kinds, pks, idents, seqs, children, strict=True):
             last_of[pk] = (seq, child)
             if kind == _INSERT or kind == _UPDATE_AFTER:
                 was_empty = hist.size(pk) == 0
@@ -188,7 +188,7 @@ class SinkUpsertMaterializer:
                 if self.conflict == "ERROR" and hist.size(k) > 1:
                     a, b = hist.first_two(k)
                     raise ValueError(
-                        f"ON CONFLICT DO ERROR: primary key {dict(zip(self.primary_key, k))} has more than one "
+                        f"ON CONFLICT DO ERROR: primary key {dict(zip(self.primary_key, k, strict=True))} has more than one "
                         f"row: {a!r} and {b!r}")
                 before, after = shown[k], hist.first(k)
                 seq, child = last_of[k]
@@ -228,7 +228,7 @@ class SinkUpsertMaterializer:
             values = _ValueStore(state, self._value_table, self.primary_key, dtypes)
             if len(got):
                 kcols = [_python_values(got[c]) for c in self.primary_key]
-                for k, h in zip(zip(*kcols), got["history"]):
+                for k, h in zip(zip(*kcols, strict=True), got["history"], strict=True):
                     lst = [tuple(e) for e in h]
                     if _drop_expired(lst, cutoff):
                         values.dirty.add(k)
@@ -288,7 +288,7 @@ class _ValueStore:
         got = self.state.load(self.table, self._keys(keys))
         if len(got):
             kcols = [_python_values(got[c]) for c in self.key_columns]
-            for k, h in zip(zip(*kcols), got["history"]):
+            for k, h in zip(zip(*kcols, strict=True), got["history"], strict=True):
                 self.lists[k] = [tuple(e) for e in h]
 
     def has(self, key: tuple) -> bool:

@@ -59,9 +59,9 @@ def row_tuples(frame: pd.DataFrame, columns: list[str]) -> list[tuple]:
         values = series.astype(object).tolist()
         if series.isna().any():
             nulls = series.isna().tolist()
-            values = [None if n else v for v, n in zip(values, nulls)]
+            values = [None if n else v for v, n in zip(values, nulls, strict=True)]
         cols.append([_plain(v) for v in values] if series.dtype == object else values)
-    return list(zip(*cols))
+    return list(zip(*cols, strict=True))
 
 
 def _plain(value):

@@ -145,7 +145,7 @@ class TopN:
             top = within < self.rank_end
             for key in touched.tolist():
                 parts[key] = Partition([], [])
-            for key, row in zip(owner[top].tolist(), order[top].tolist()):
+            for key, row in zip(owner[top].tolist(), order[top].tolist(), strict=True):
                 if key in before:
                     parts[key].codes.append(codes[row])
                     parts[key].rows.append(row)

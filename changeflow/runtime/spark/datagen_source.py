@@ -52,7 +52,7 @@ def _arrow_schema(physical, all_nullable: bool) -> pa.Schema:
     # Nullability as in the Spark schema: a Python data source's batches must match it exactly.
     spark = _spark_schema(physical, all_nullable)
     types = [arrow_type(t) for _, t in physical] + [pa.int64()]
-    return pa.schema([pa.field(f.name, a, f.nullable) for f, a in zip(spark.fields, types)])
+    return pa.schema([pa.field(f.name, a, f.nullable) for f, a in zip(spark.fields, types, strict=True)])
 
 
 def _batches(connector: DataGenSource, physical, start: int, end: int, all_nullable: bool = False):
@@ -60,7 +60,7 @@ def _batches(connector: DataGenSource, physical, start: int, end: int, all_nulla
     schema = _arrow_schema(physical, all_nullable)
     for first in range(start, end, ROWS_PER_ARROW_BATCH):
         count = min(ROWS_PER_ARROW_BATCH, end - first)
-        arrays = [pa.array(c, type=arrow_type(t)) for c, (_, t) in zip(connector.columns(first, count), physical)]
+        arrays = [pa.array(c, type=arrow_type(t)) for c, (_, t) in zip(connector.columns(first, count), physical, strict=True)]
         arrays.append(pa.array(range(first, first + count), type=pa.int64()))
         yield pa.RecordBatch.from_arrays(arrays, schema=schema)
 

@@ -47,8 +47,8 @@ def arrow_table(node: Source) -> pa.Table:
     """The source's rows as an Arrow table typed by the source schema."""
     names = node.field_names
     if node.kind == "elements":
-        columns = list(zip(*node.payload)) if node.payload else [()] * len(names)
-        arrays = [pa.array(list(c), type=_arrow_type(t)) for c, (_, t) in zip(columns, node.schema)]
+        columns = list(zip(*node.payload, strict=True)) if node.payload else [()] * len(names)
+        arrays = [pa.array(list(c), type=_arrow_type(t)) for c, (_, t) in zip(columns, node.schema, strict=True)]
         return pa.Table.from_arrays(arrays, names=names)
     if node.kind == "pandas":
         frame: pd.DataFrame = node.payload

@@ -61,7 +61,8 @@ def main() -> None:
         axes[1][col].set_title(f"Spark end to end, {suffix}")
     for row in axes:
         row[0].legend(fontsize=8)
-    fig.suptitle("Sink upsert materializer: 10k records under one key, payload 250 bytes (machine load per run: see README)")
+    fig.suptitle("Sink upsert materializer: 10k records under one key, payload 250 bytes "
+                 "(machine load per run: see README)")
     fig.tight_layout()
     out = os.path.join(os.path.dirname(HERE), "docs", "materializer_throughput.png")
     os.makedirs(os.path.dirname(out), exist_ok=True)

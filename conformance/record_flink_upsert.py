@@ -50,7 +50,7 @@ class StdoutCapture:
 
     def __init__(self) -> None:
         self.path = tempfile.mktemp(prefix="flink_stdout_", suffix=".txt")
-        self.file = open(self.path, "w+b")
+        self.file = open(self.path, "w+b")  # noqa: SIM115 - fd 1 for the rest of the process's life
         os.dup2(self.file.fileno(), 1)
         sys.stdout = sys.stderr  # Python's own prints stay visible
 

@@ -49,11 +49,13 @@ class Configuration:
     >>> conf.set_string("table.exec.mini-batch.enable", "true")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: Unknown configuration key 'table.exec.mini-batch.enable'. Did you mean 'table.exec.mini-batch.enabled'? ...
+    ValueError: Unknown configuration key 'table.exec.mini-batch.enable'. Did you mean
+    'table.exec.mini-batch.enabled'? ...
     >>> conf.set_string("table.exec.mini-batch.enabled", "yes")
     Traceback (most recent call last):
     ...
-    ValueError: Invalid value 'yes' for configuration key 'table.exec.mini-batch.enabled': expected a boolean: true or false (case-insensitive).
+    ValueError: Invalid value 'yes' for configuration key 'table.exec.mini-batch.enabled': expected a boolean: true or
+    false (case-insensitive).
     >>> conf.set_string("spark.sql.shuffle.partitions", "4").get_integer("spark.sql.shuffle.partitions", 200)
     4
     """

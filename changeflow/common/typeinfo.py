@@ -410,7 +410,8 @@ def conform(type_info: Any, value: Any, where: str, convert: Callable[[Any], Any
     >>> conform(Types.LONG(), "3", "state 'n' of Count")
     Traceback (most recent call last):
     ...
-    ValueError: state 'n' of Count is declared Types.LONG(), but the value '3' (str) does not fit it: value '3' does not fit Types.LONG(): expected an int, got str
+    ValueError: state 'n' of Count is declared Types.LONG(), but the value '3' (str) does not fit it: value '3' does
+    not fit Types.LONG(): expected an int, got str
     """
     try:
         return (convert or type_info.from_value)(value)

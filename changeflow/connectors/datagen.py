@@ -91,9 +91,8 @@ class _Field:
             self.max = high if found_max is None else found_max
         self.length = integer(table, False, key + "length", 100)
         self.max_past_ms = integer(table, False, key + "max-past", 0)
-        if root in _INTEGRAL_BITS or root in _FLOAT_LIMITS or root == "DECIMAL":
-            if self.min > self.max:
-                raise failure(table, False, f"'{key}min' ({self.min}) is greater than '{key}max' ({self.max})")
+        if (root in _INTEGRAL_BITS or root in _FLOAT_LIMITS or root == "DECIMAL") and self.min > self.max:
+            raise failure(table, False, f"'{key}min' ({self.min}) is greater than '{key}max' ({self.max})")
 
     @property
     def size(self) -> int | None:

@@ -37,7 +37,8 @@ from changeflow.connectors.sink_job import SinkJob
 from changeflow.runtime.changes import Change
 
 _OPTIONS = {"connector", "path", "format", "source.monitor-interval", "source.path.regex-pattern",
-            "sink.changelog-mode", "sink.parallelism", "sink.rolling-policy.file-size", "sink.rolling-policy.rollover-interval",
+            "sink.changelog-mode", "sink.parallelism", "sink.rolling-policy.file-size",
+            "sink.rolling-policy.rollover-interval",
             "sink.rolling-policy.check-interval", "sink.rolling-policy.inactivity-interval", "partition.default-name",
             "auto-compaction", "compaction.file-size", "property-version"}
 

@@ -23,7 +23,8 @@ size limit.
 >>> JsonFormat(ignore_parse_errors=False).decode('{"a": "zz"}\\n', "f.json", schema)
 Traceback (most recent call last):
 ...
-changeflow.connectors.formats.BadRecordError: Failed to deserialize JSON '{"a": "zz"}' (file f.json, line 1): column 'a' of type INT: For input string: "zz"
+changeflow.connectors.formats.BadRecordError: Failed to deserialize JSON '{"a": "zz"}' (file f.json, line 1): column
+'a' of type INT: For input string: "zz"
 """
 
 from __future__ import annotations
@@ -143,7 +144,8 @@ class JsonFormat:
                     raise BadRecordError(f"Failed to deserialize JSON '{_shown(line)}' (file {path}, line {number}): "
                                          f"Could not find field with name '{name}'.")
                 row.append(_field(record.get(name), name, t, False, self.ignore_parse_errors,
-                                  lambda: f"Failed to deserialize JSON '{_shown(line)}' (file {path}, line {number})"))
+                                  lambda line=line, number=number:
+                                  f"Failed to deserialize JSON '{_shown(line)}' (file {path}, line {number})"))
             rows.append(tuple(row))
         return rows
 
@@ -301,7 +303,8 @@ class ParquetFormat:
         import pyarrow.parquet as pq
 
         columns = list(zip(*rows, strict=True)) if rows else [()] * len(schema)
-        table = pa.Table.from_arrays([pa.array(list(c), type=arrow_type(t)) for c, (_, t) in zip(columns, schema, strict=True)],
+        table = pa.Table.from_arrays([pa.array(list(c), type=arrow_type(t))
+                                      for c, (_, t) in zip(columns, schema, strict=True)],
                                      names=[n for n, _ in schema])
         sink = pa.BufferOutputStream()
         pq.write_table(table, sink)

@@ -136,7 +136,7 @@ class _Table:
         data = {}
         for name, values in zip(self.columns, columns, strict=True):
             dtype = self.dtypes[name]
-            if dtype == object:
+            if dtype == np.dtype(object):
                 # Build object columns by hand: pandas would try to unpack list values.
                 series = pd.Series([None] * len(values), dtype=object)
                 series[:] = _object_array(values)

@@ -12,7 +12,8 @@ columns when the table is read.
 ...     "CREATE TABLE t (id INT, v DECIMAL(10, 2), pt AS PROCTIME(), PRIMARY KEY (id) NOT ENFORCED) "
 ...     "WITH ('connector' = 'datagen')")
 >>> [(r[0], r[1], r[2], r[3]) for r in table.schema.describe_rows()]
-[('id', 'INT', False, 'PRI(id)'), ('v', 'DECIMAL(10, 2)', True, None), ('pt', 'TIMESTAMP_LTZ(3) *PROCTIME*', False, None)]
+[('id', 'INT', False, 'PRI(id)'), ('v', 'DECIMAL(10, 2)', True, None), ('pt', 'TIMESTAMP_LTZ(3) *PROCTIME*', False,
+None)]
 >>> table.options
 {'connector': 'datagen'}
 """

@@ -178,7 +178,8 @@ class QueryPlanner:
                 items.append((e, e.sql_name()))
             else:
                 items.append((e, None))
-        return list(zip([e for e, _ in items], uniquify([n or f"EXPR${i}" for i, (_, n) in enumerate(items)]), strict=True))
+        names = uniquify([n or f"EXPR${i}" for i, (_, n) in enumerate(items)])
+        return list(zip([e for e, _ in items], names, strict=True))
 
     def aggregate(self, plan: PlanNode, scope: Scope, items: list[tuple[exp.Expression, str]],
                   group: exp.Group | None, having: exp.Having | None) -> PlanNode:

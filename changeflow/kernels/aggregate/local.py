@@ -49,7 +49,8 @@ def mergeable(call: AggCall) -> bool:
     >>> from changeflow.common.types import DataTypes
     >>> mergeable(AggCall("sum", "v", DataTypes.INT(), "s")), mergeable(AggCall("sum", "v", DataTypes.DOUBLE(), "s"))
     (True, False)
-    >>> mergeable(AggCall("max", "v", DataTypes.STRING(), "m")), mergeable(AggCall("count", "v", DataTypes.INT(), "c", distinct=True))
+    >>> mergeable(AggCall("max", "v", DataTypes.STRING(), "m")), mergeable(
+    ...     AggCall("count", "v", DataTypes.INT(), "c", distinct=True))
     (True, False)
     """
     if call.distinct:

@@ -15,6 +15,7 @@ one row per multiset entry (``_value``, ``_count``) or list element
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import numpy as np
@@ -98,10 +99,10 @@ class _Arrivals:
         self.values.append(value)
 
     def retract(self, value: Any) -> None:
-        try:
-            self.values.remove(value)  # the earliest surviving occurrence
-        except ValueError:
-            pass  # retracting a value never accumulated changes nothing (Flink keeps it aside)
+        # The earliest surviving occurrence; retracting a value never accumulated changes nothing here
+        # (Flink keeps it aside).
+        with contextlib.suppress(ValueError):
+            self.values.remove(value)
 
     def value(self) -> Any:
         if not self.values:

@@ -196,7 +196,8 @@ def _rows_equal(frame: pd.DataFrame, a: np.ndarray, b: np.ndarray, columns: list
         left_null, right_null = left.isna().to_numpy(), right.isna().to_numpy()
         if col.dtype == object:
             # Lists, dicts and other objects: Python equality, element by element.
-            equal = np.fromiter((x == y for x, y in zip(left.tolist(), right.tolist(), strict=True)), dtype=bool, count=len(a))
+            pairs = zip(left.tolist(), right.tolist(), strict=True)
+            equal = np.fromiter((x == y for x, y in pairs), dtype=bool, count=len(a))
         else:
             equal = (left == right).fillna(False).to_numpy(dtype=bool)
         same &= np.where(left_null | right_null, left_null & right_null, equal)

@@ -227,7 +227,8 @@ class StreamingJoin:
         null_key = record.null_key
         mine = None if null_key else stores[side].setdefault(record.key, {})
         theirs = {} if null_key else stores[other].get(record.key, {})
-        matches = [(other_row, entry[1], entry[0]) for other_row, entry in theirs.items() if self._match(side, row, other_row)]
+        matches = [(other_row, entry[1], entry[0]) for other_row, entry in theirs.items()
+                   if self._match(side, row, other_row)]
         if not record.retracts:
             if not matches:
                 if input_outer:
@@ -302,7 +303,8 @@ class StreamingJoin:
         seqs = frame[SEQ].to_numpy(dtype=np.int64).tolist()
         nulls = (frame[self.keys[side]].isna().any(axis=1).tolist() if self.keys[side]
                  else [False] * len(frame))
-        return [Record(k, key, row, s, n) for k, key, row, s, n in zip(kinds.tolist(), keys, rows, seqs, nulls, strict=True)]
+        return [Record(k, key, row, s, n)
+                for k, key, row, s, n in zip(kinds.tolist(), keys, rows, seqs, nulls, strict=True)]
 
     def _key_frame(self, keys: list[tuple]) -> pd.DataFrame:
         if not self.key_columns:
@@ -471,7 +473,7 @@ def _array(values: list[Any], dtype: Any) -> Any:
             dtype = "float64"
         else:
             dtype = object
-    if dtype == object or str(dtype) == "object":
+    if dtype is object or str(dtype) == "object":
         out = np.empty(len(values), dtype=object)
         for i, v in enumerate(values):  # one by one: list values must not be unpacked
             out[i] = v

@@ -170,7 +170,7 @@ class SinkUpsertMaterializer:
         last_of: dict[tuple, tuple[int, int]] = {}  # key -> (seq, child stamp) of its last record
         for row, kind, pk, ident, seq, child in zip(rows, kinds, pks, idents, seqs, children, strict=True):
             last_of[pk] = (seq, child)
-            if kind == _INSERT or kind == _UPDATE_AFTER:
+            if kind in (_INSERT, _UPDATE_AFTER):
                 was_empty = hist.size(pk) == 0
                 hist.add(pk, ident, row, now)
                 if self.conflict == "DEDUPLICATE":
@@ -188,7 +188,8 @@ class SinkUpsertMaterializer:
                 if self.conflict == "ERROR" and hist.size(k) > 1:
                     a, b = hist.first_two(k)
                     raise ValueError(
-                        f"ON CONFLICT DO ERROR: primary key {dict(zip(self.primary_key, k, strict=True))} has more than one "
+                        "ON CONFLICT DO ERROR: primary key "
+                        f"{dict(zip(self.primary_key, k, strict=True))} has more than one "
                         f"row: {a!r} and {b!r}")
                 before, after = shown[k], hist.first(k)
                 seq, child = last_of[k]
@@ -359,7 +360,7 @@ class _Histories:
         self.values.dirty.add(key)
         if self.k.upsert_key:
             # Flink's findFirst: a linear scan comparing the upsert key of every row.
-            for i, (r, idn, _) in enumerate(lst):
+            for i, (_, idn, _) in enumerate(lst):
                 if idn == ident:
                     lst[i] = (row, ident, ts)
                     return
@@ -372,7 +373,7 @@ class _Histories:
         if not lst:
             return False, False
         # Flink's removeFirst: walk from the oldest row, compare, drop the first equal one.
-        for i, (r, idn, _) in enumerate(lst):
+        for i, (_, idn, _) in enumerate(lst):
             if idn == ident:
                 del lst[i]
                 self.values.dirty.add(key)

@@ -112,7 +112,8 @@ def _unbounded_stream(spark: SparkSession, node: Source) -> DataFrame:
     if hasattr(connector, "monitor_interval_ms"):
         def decode(batches):
             for files in batches:
-                for path, content in zip(files.column("path").to_pylist(), files.column("content").to_pylist(), strict=True):
+                paths, contents = files.column("path").to_pylist(), files.column("content").to_pylist()
+                for path, content in zip(paths, contents, strict=True):
                     local = path[len("file:"):] if path.startswith("file:") else path
                     rows = connector.decode(content, local)
                     yield batch(rows, list(range(len(rows))))

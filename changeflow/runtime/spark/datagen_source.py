@@ -60,7 +60,8 @@ def _batches(connector: DataGenSource, physical, start: int, end: int, all_nulla
     schema = _arrow_schema(physical, all_nullable)
     for first in range(start, end, ROWS_PER_ARROW_BATCH):
         count = min(ROWS_PER_ARROW_BATCH, end - first)
-        arrays = [pa.array(c, type=arrow_type(t)) for c, (_, t) in zip(connector.columns(first, count), physical, strict=True)]
+        arrays = [pa.array(c, type=arrow_type(t))
+                  for c, (_, t) in zip(connector.columns(first, count), physical, strict=True)]
         arrays.append(pa.array(range(first, first + count), type=pa.int64()))
         yield pa.RecordBatch.from_arrays(arrays, schema=schema)
 

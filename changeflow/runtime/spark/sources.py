@@ -123,7 +123,8 @@ def _write_stream_files(spark: SparkSession, node: Source, directory: str, rows_
         table = table.append_column(SEQ, pa.array(range(table.num_rows), type=pa.int64()))
         for i, start in enumerate(range(0, max(table.num_rows, 1), rows_per_batch)):
             # Zero-padded names: the file source orders files of one listing by name.
-            filestore.write_parquet(filestore.join(directory, f"part-{i:08d}.parquet"), table.slice(start, rows_per_batch))
+            name = filestore.join(directory, f"part-{i:08d}.parquet")
+            filestore.write_parquet(name, table.slice(start, rows_per_batch))
     if end_of_input:
         _write_end_marker(node, directory)
     _order_by_name(directory)

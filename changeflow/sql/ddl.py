@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 import sqlglot
 from sqlglot.dialects.spark import Spark
-from sqlglot.tokens import Token, TokenType
+from sqlglot.tokenizer_core import Token, TokenType
 
 from changeflow.catalog import (PROCTIME_TYPE, CatalogTable, DeclaredColumn, DeclaredSchema, Watermark,
                                 object_name)

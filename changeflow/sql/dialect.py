@@ -55,7 +55,7 @@ class Flink(Dialect):
         pass
 
 
-def parse(sql: str) -> list[exp.Expression]:
+def parse(sql: str) -> list[exp.Expr]:
     """The statements of ``sql`` (split on ``;``), parsed with the :class:`Flink` dialect.
 
     A syntax error raises :class:`~changeflow.sql.errors.SqlError` naming the

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from changeflow.sql.planner import QueryPlanner
 
 
-def plan_relation(planner: "QueryPlanner", node: exp.Expression) -> tuple[PlanNode, Scope]:
+def plan_relation(planner: "QueryPlanner", node: exp.Expr) -> tuple[PlanNode, Scope]:
     """A table or subquery of a FROM clause, and its scope."""
     if isinstance(node, exp.Table):
         if node.args.get("joins") or node.args.get("pivots") or node.args.get("laterals"):
@@ -56,8 +56,8 @@ def _renamed(planner, plan: PlanNode, alias: str | None, names: list[str], node)
     return plan, Scope([ScopeColumn(alias, n, n) for n in plan.field_names])
 
 
-def plan_from(planner: "QueryPlanner", first: exp.Expression, joins: list[exp.Join],
-              where: exp.Expression | None) -> tuple[PlanNode, Scope, exp.Expression | None]:
+def plan_from(planner: "QueryPlanner", first: exp.Expr, joins: list[exp.Join],
+              where: exp.Expr | None) -> tuple[PlanNode, Scope, exp.Expr | None]:
     """Plan ``FROM first JOIN ...``; returns the plan, its scope and the unused WHERE condition."""
     from changeflow.sql.joins import plan_join
 

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 JOIN_TYPES = {"": "INNER", "INNER": "INNER", "LEFT": "LEFT", "RIGHT": "RIGHT", "FULL": "FULL"}
 
 
-def conjuncts(node: exp.Expression | None) -> list[exp.Expression]:
+def conjuncts(node: exp.Expr | None) -> list[exp.Expr]:
     """``a AND (b AND c)`` -> ``[a, b, c]``."""
     if node is None:
         return []
@@ -40,7 +40,7 @@ def conjuncts(node: exp.Expression | None) -> list[exp.Expression]:
     return [node]
 
 
-def conjunction(parts: list[exp.Expression]) -> exp.Expression | None:
+def conjunction(parts: list[exp.Expr]) -> exp.Expr | None:
     if not parts:
         return None
     result = parts[0]
@@ -50,7 +50,7 @@ def conjunction(parts: list[exp.Expression]) -> exp.Expression | None:
 
 
 def plan_join(planner: "QueryPlanner", left: PlanNode, left_scope: Scope, join: exp.Join,
-              where: exp.Expression | None) -> tuple[PlanNode, Scope, exp.Expression | None]:
+              where: exp.Expr | None) -> tuple[PlanNode, Scope, exp.Expr | None]:
     """Join the plan so far with ``join``'s relation; returns the unused part of ``where``."""
     sql = planner.sql
     side = (join.side or "").upper()
@@ -82,7 +82,7 @@ def plan_join(planner: "QueryPlanner", left: PlanNode, left_scope: Scope, join: 
     right_cols = {right_names[c.plan_name] for c in right_scope.columns}
 
     # Conditions: all of ON; for a comma join, the WHERE conjuncts that relate both sides.
-    remaining_where: list[exp.Expression] = []
+    remaining_where: list[exp.Expr] = []
     if comma:
         candidates = []
         for c in conjuncts(where):
@@ -134,7 +134,7 @@ def _output_names(names: list[str]) -> list[str]:
     return uniquify(names)
 
 
-def _equi_pair(node: exp.Expression, scope: Scope, sql: str | None, left_cols: set[str],
+def _equi_pair(node: exp.Expr, scope: Scope, sql: str | None, left_cols: set[str],
                right_cols: set[str]) -> tuple[str, str] | None:
     """(left output column, right output column) when ``node`` is ``left_col = right_col``."""
     while isinstance(node, exp.Paren):

@@ -18,7 +18,7 @@ it cannot stand (in a plain query, a view, a subquery, before the query).
 
 from __future__ import annotations
 
-from sqlglot.tokens import Token, TokenType
+from sqlglot.tokenizer_core import Token, TokenType
 
 from changeflow.sql.ddl import Cursor, DdlError, position
 

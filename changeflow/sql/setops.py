@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from changeflow.sql.planner import QueryPlanner
 
 
-def _branches(node: exp.Expression) -> list[exp.Expression]:
+def _branches(node: exp.Expr) -> list[exp.Expr]:
     if isinstance(node, exp.Union) and not node.args.get("distinct") and not _has_modifiers(node):
         return _branches(node.this) + _branches(node.expression)
     return [node]

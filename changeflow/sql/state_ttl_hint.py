@@ -115,7 +115,7 @@ def _relation_names(select: exp.Select) -> list[str | None]:
     return [_name(r) for r in relations]
 
 
-def _name(relation: exp.Expression) -> str | None:
+def _name(relation: exp.Expr) -> str | None:
     if isinstance(relation, exp.Table):
         return relation.alias or ".".join(p.name for p in relation.parts)
     return relation.alias or None  # a subquery is named by its alias only

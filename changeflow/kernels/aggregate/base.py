@@ -132,6 +132,11 @@ class Accumulator:
         """Names of the state tables this accumulator owns."""
         return ()
 
+    @property
+    def arg_type(self) -> DataType:
+        """The argument's type (an accumulator of ``count_star`` never asks)."""
+        return self.call.typed_arg[1]
+
     def column(self, field_name: str) -> str:
         """Name of one of this accumulator's fields in the shared ``acc`` table."""
         return f"{self.call.output}.{field_name}"

@@ -44,7 +44,8 @@ class DistinctFilter:
         stored_vcode, row_vcode = value_codes[: len(stored_values)], value_codes[len(stored_values) :]
 
         # Group the active rows by (lifetime, value), keeping source order inside a group.
-        life = fold.lifetimes.of_row[active]
+        g = fold.grouping()
+        life = g.lifetimes.of_row[active]
         pair = life.astype(np.int64) * n_values + row_vcode
         pair_codes, pairs = pd.factorize(pair)
         order = group_order(pair_codes, len(pairs))
@@ -52,12 +53,12 @@ class DistinctFilter:
         groups = Segments.from_sorted_ids(pair_codes[order])
         group_life = life[order][groups.starts]
         group_vcode = row_vcode[order][groups.starts]
-        group_key = fold.life_key[group_life]
+        group_key = g.life_key[group_life]
 
         # A group continuing the stored accumulator starts from the stored count.
         stored_pair = stored_codes.astype(np.int64) * n_values + stored_vcode
         where = pd.Index(stored_pair).get_indexer(group_key.astype(np.int64) * n_values + group_vcode)
-        continues = (where >= 0) & fold.life_from_state[group_life]
+        continues = (where >= 0) & g.life_from_state[group_life]
         base = np.zeros(groups.count, dtype=np.int64)
         base[continues] = stored_counts[where[continues]]
 
@@ -82,7 +83,7 @@ class DistinctFilter:
         new_vcodes = group_vcode[in_final]
         new_counts = groups.last(count)[in_final]
         # ...plus stored entries the batch did not touch, if that lifetime is the stored one.
-        keep = alive[stored_codes] & fold.life_from_state[final_life[stored_codes]]
+        keep = alive[stored_codes] & fold.grouping().life_from_state[final_life[stored_codes]]
         keep &= ~np.isin(stored_pair, new_codes.astype(np.int64) * n_values + new_vcodes)
         codes = np.concatenate([new_codes, stored_codes[keep]])
         vcodes = np.concatenate([new_vcodes, stored_vcode[keep]])

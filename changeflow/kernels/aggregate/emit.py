@@ -156,7 +156,7 @@ def last_stamps(fold: Fold, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, n
     A mini-batch key's changes are stamped from its last row in the bundle.
     """
     if fold.grouped:
-        position = fold.source_position()[fold.key_last_row[keys]]
+        position = fold.source_position()[fold.grouping().key_last_row[keys]]
     elif fold.ordered:  # fold order is source order
         last = np.full(fold.keys.size, -1, dtype=np.int64)
         np.maximum.at(last, fold.code, np.arange(fold.size, dtype=np.int64))

@@ -103,8 +103,9 @@ class GroupAggregate:
         self._distinct: dict[str, DistinctFilter] = {}
         for call in self.calls:
             if call.distinct:
-                known = self._distinct.setdefault(call.arg, DistinctFilter(call.arg, call.arg_type))
-                if known.arg_type.with_nullable(True) != call.arg_type.with_nullable(True):
+                arg, arg_type = call.typed_arg
+                known = self._distinct.setdefault(arg, DistinctFilter(arg, arg_type))
+                if known.arg_type.with_nullable(True) != arg_type.with_nullable(True):
                     raise ValueError(f"DISTINCT calls on {call.arg!r} disagree on its type")
         self._tables = [ACC_TABLE] + [t for a in self._accumulators for t in a.tables] + [
             d.table for d in self._distinct.values()

@@ -143,12 +143,13 @@ class PerKeyAccumulator(Accumulator):
         record = not fold.mini_batch
         running: list[Any] = [None] * fold.size if record else []
         finals: dict[int, Any] = {}
-        life = fold.lifetimes
+        g = fold.grouping()
+        life = g.lifetimes
         # Python lists: indexing them is several times faster than numpy scalars.
         data, valid, signs = arg.data.tolist(), arg.valid.tolist(), sign.tolist()
         for seg in range(life.count):
-            key = int(fold.life_key[seg])
-            if fold.life_from_state[seg] and key in loaded:
+            key = int(g.life_key[seg])
+            if g.life_from_state[seg] and key in loaded:
                 acc = loaded[key]
             else:
                 acc = self._new()
@@ -179,13 +180,13 @@ class PerKeyAccumulator(Accumulator):
         valid = np.fromiter((v is not None for v in items), dtype=bool, count=len(items))
         if self.call.function == "listagg":
             return Values(data, valid)
-        return _typed(data, valid, self.call.arg_type)
+        return _typed(data, valid, self.arg_type)
 
     def _load(self, state: StateView) -> dict[int, Any]:
         frame, codes = state.table(self._table)
         if len(frame) == 0:
             return {}
-        values = from_series(frame["_value"], self.call.arg_type).data
+        values = from_series(frame["_value"], self.arg_type).data
         out: dict[int, Any] = {}
         if self._multiset:
             counts: dict[int, dict] = {}
@@ -217,7 +218,7 @@ class PerKeyAccumulator(Accumulator):
                     codes.append(code)
                     values.append(value)
                     extra.append(pos)
-        type_ = self.call.arg_type
+        type_ = self.arg_type
         column = to_array(_typed(_objects(values), np.ones(len(values), dtype=bool), type_), type_)
         codes, extra = np.asarray(codes, dtype=np.intp), np.asarray(extra, dtype=np.int64)
         if self._multiset:

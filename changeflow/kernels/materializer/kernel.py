@@ -314,6 +314,12 @@ class _Histories:
     def __init__(self, kernel: SinkUpsertMaterializer, values: _ValueStore | None, maps) -> None:
         self.k, self.values, self.maps = kernel, values, maps
 
+    @property
+    def _store(self) -> _ValueStore:
+        # Only called for a key _in_map says is not in the multiset, and without a value store (MAP) every key is.
+        assert self.values is not None, "a key outside the multiset needs the value store"
+        return self.values
+
     def _in_map(self, key: tuple) -> bool:
         if self.values is None:
             return True
@@ -324,26 +330,29 @@ class _Histories:
     def size(self, key: tuple) -> int:
         if self._in_map(key):
             return self.maps.size(key)
-        return len(self.values.lists.get(key) or ())
+        return len(self._store.lists.get(key) or ())
 
     def first(self, key: tuple):
         if self._in_map(key):
             f = self.maps.first(key)
             return f[0] if f else None
-        lst = self.values.lists.get(key)
+        lst = self._store.lists.get(key)
         return lst[0][0] if lst else None
 
     def first_two(self, key: tuple):
         if self._in_map(key):
             items = self.maps.items(key)
             return items[0][0], items[1][0]
-        lst = self.values.lists[key]
+        lst = self._store.lists[key]
+        assert lst is not None, "first_two is asked for keys holding two rows"
         return lst[0][0], lst[1][0]
 
     def last(self, key: tuple) -> tuple:
         if self._in_map(key):
             return self.maps.last(key)[0]
-        return self.values.lists[key][-1][0]
+        lst = self._store.lists[key]
+        assert lst is not None, "last is asked for keys holding a row"
+        return lst[-1][0]
 
     def add(self, key: tuple, ident: str, row: tuple, ts: int) -> None:
         if self._in_map(key) or (self.values is None):
@@ -353,11 +362,11 @@ class _Histories:
             else:
                 self.maps.append(key, ident, row, ts)
             return
-        lst = self.values.lists.get(key)
+        lst = self._store.lists.get(key)
         if lst is None:
             lst = []
-            self.values.lists[key] = lst
-        self.values.dirty.add(key)
+            self._store.lists[key] = lst
+        self._store.dirty.add(key)
         if self.k.upsert_key:
             # Flink's findFirst: a linear scan comparing the upsert key of every row.
             for i, (_, idn, _) in enumerate(lst):
@@ -369,14 +378,14 @@ class _Histories:
     def remove(self, key: tuple, ident: str) -> tuple[bool, bool]:
         if self._in_map(key):
             return self.maps.remove_value(key, ident)
-        lst = self.values.lists.get(key)
+        lst = self._store.lists.get(key)
         if not lst:
             return False, False
         # Flink's removeFirst: walk from the oldest row, compare, drop the first equal one.
         for i, (_, idn, _) in enumerate(lst):
             if idn == ident:
                 del lst[i]
-                self.values.dirty.add(key)
+                self._store.dirty.add(key)
                 return True, i == len(lst)
         return False, False
 
@@ -385,9 +394,9 @@ class _Histories:
         if self._in_map(key):
             self.maps.expire(key, cutoff)
         else:
-            lst = self.values.lists.get(key)
+            lst = self._store.lists.get(key)
             if lst and _drop_expired(lst, cutoff):
-                self.values.dirty.add(key)
+                self._store.dirty.add(key)
         self.rebalance(key)
 
     def rebalance(self, key: tuple) -> None:
@@ -398,12 +407,12 @@ class _Histories:
             if self.maps.size(key) <= self.k.threshold_low:
                 items = self.maps.items(key)
                 self.maps.clear(key)
-                self.values.lists[key] = [(r, self.k._ident(r), ts) for r, ts in items]
-                self.values.dirty.add(key)
+                self._store.lists[key] = [(r, self.k._ident(r), ts) for r, ts in items]
+                self._store.dirty.add(key)
         else:
-            lst = self.values.lists.get(key)
+            lst = self._store.lists.get(key)
             if lst and len(lst) >= self.k.threshold_high:
                 for r, idn, ts in lst:
                     self.maps.append(key, idn, r, ts)
-                self.values.lists[key] = None
-                self.values.dirty.add(key)
+                self._store.lists[key] = None
+                self._store.dirty.add(key)

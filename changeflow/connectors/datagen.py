@@ -71,8 +71,9 @@ class _Field:
                 if key + bound not in table.options:
                     raise failure(table, False, f"Could not find required property '{key}{bound}' for sequence "
                                                 "generator.")
-            self.start = integer(table, False, key + "start")
-            self.end = integer(table, False, key + "end")
+            start, end = integer(table, False, key + "start"), integer(table, False, key + "end")
+            assert start is not None and end is not None  # both present: checked above
+            self.start, self.end = start, end
             if self.end < self.start:
                 raise failure(table, False, f"'{key}end' ({self.end}) is less than '{key}start' ({self.start})")
             return
@@ -109,7 +110,8 @@ class _Field:
             elif root in ("STRING", "VARCHAR", "CHAR"):
                 values = [str(v) for v in values]
         elif root in _INTEGRAL_BITS:
-            values = [int(v) for v in rng.integers(self.min, self.max, size=count, endpoint=True, dtype=np.int64)]
+            low, high = int(self.min), int(self.max)  # integers: both set from integer options
+            values = [int(v) for v in rng.integers(low, high, size=count, endpoint=True, dtype=np.int64)]
         elif root in _FLOAT_LIMITS:
             values = [float(v) for v in rng.uniform(self.min, self.max, size=count)]
         elif root == "DECIMAL":
@@ -166,6 +168,13 @@ class DataGenSource:
     def bounded(self) -> bool:
         return self.row_count is not None
 
+    @property
+    def total_rows(self) -> int:
+        """``row_count`` of a bounded source (an unbounded one has no total: an error)."""
+        if self.row_count is None:
+            raise ValueError(f"the datagen source '{self.table.name}' is unbounded: it has no total row count")
+        return self.row_count
+
     def columns(self, start: int, count: int) -> list[list]:
         """The values of rows ``start .. start + count - 1``, one list per field (``None`` for null).
 
@@ -191,4 +200,4 @@ class DataGenSource:
 
     def rows(self) -> list[tuple]:
         """Every row of a bounded source, in memory (small sources; Spark generates by range instead)."""
-        return self.generate(0, self.row_count)
+        return self.generate(0, self.total_rows)

@@ -52,7 +52,10 @@ def _compile(expr: Expression, positions: dict[str, tuple[int, int]]) -> _Eval:
         raise ValueError(f"join condition cannot contain {expr}")
     f = expr.function
     if f == "cast":
-        return _cast(_compile(expr.args[0], positions), expr.args[1].value.root, expr)
+        target = expr.args[1]
+        if not isinstance(target, Literal):  # the planner gives CAST its type as a literal
+            raise ValueError(f"join condition has a CAST without a literal type: {expr}")
+        return _cast(_compile(expr.args[0], positions), target.value.root, expr)
     args = [_compile(a, positions) for a in expr.args]
     if f == "and":
         a, b = args

@@ -68,7 +68,7 @@ def _batches(connector: DataGenSource, physical, start: int, end: int, all_nulla
 
 def datagen_batch_frame(spark: SparkSession, connector: DataGenSource, physical) -> DataFrame:
     """The bounded datagen table as a batch DataFrame of its connector's columns and ``_seq``."""
-    n = connector.row_count
+    n = connector.total_rows
     parallelism = spark.sparkContext.defaultParallelism
     partitions = max(1, min(max(math.ceil(n / _ROWS_PER_PARTITION), min(parallelism, math.ceil(n / 10_000))),
                             _MAX_PARTITIONS))
@@ -111,7 +111,7 @@ class _Reader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return ReadMaxRows(self.rows_per_batch)
 
     def latestOffset(self, start: dict, limit) -> dict:
-        row, n = start["row"], self.connector.row_count
+        row, n = start["row"], self.connector.total_rows
         if row < n:
             # At most rows_per_batch rows whatever the limit: a micro-batch is a bundle.
             step = min(self.rows_per_batch, limit.max_rows) if isinstance(limit, ReadMaxRows) else self.rows_per_batch
@@ -133,7 +133,7 @@ class _Reader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def read(self, partition: _Range):
         from changeflow.runtime.spark.end_of_input import END_OF_INPUT
 
-        n = self.connector.row_count
+        n = self.connector.total_rows
         yield from _batches(self.connector, self.physical, partition.start, min(partition.end, n), self.end_of_input)
         if partition.end > n:  # the end-of-input marker: every column null
             schema = _arrow_schema(self.physical, True)

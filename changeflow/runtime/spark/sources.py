@@ -23,6 +23,7 @@ from changeflow.connectors import filestore
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.plan.nodes import Source
 from changeflow.runtime.spark.job_directory import already_written, require_shared
+from changeflow.runtime.spark.shipping import master_url
 from changeflow.runtime.spark.spark_types import struct
 
 _ARROW = {
@@ -113,7 +114,7 @@ def _write_stream_files(spark: SparkSession, node: Source, directory: str, rows_
 
     ``directory`` is a local path or a Hadoop URI (:mod:`changeflow.connectors.filestore`).
     """
-    require_shared(spark.sparkContext.master, directory, f"source {node.name}")
+    require_shared(master_url(spark.sparkContext), directory, f"source {node.name}")
     filestore.store_for(directory).makedirs(directory)
     if node.kind == "spark":
         df = node.payload.withColumn(SEQ, F.monotonically_increasing_id())

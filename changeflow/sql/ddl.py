@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 import sqlglot
 from sqlglot.dialects.spark import Spark
+from sqlglot.errors import SqlglotError, TokenError
 from sqlglot.tokenizer_core import Token, TokenType
 
 from changeflow.catalog import (PROCTIME_TYPE, CatalogTable, DeclaredColumn, DeclaredSchema, Watermark,
@@ -44,7 +45,7 @@ def tokenize(sql: str) -> list[Token]:
     """sqlglot tokens of a Flink statement (backquoted identifiers, ``''`` escapes in strings)."""
     try:
         tokens = _StatementTokenizer().tokenize(sql)
-    except sqlglot.errors.TokenError as e:
+    except TokenError as e:
         raise DdlError(f"cannot read the statement: {e}") from None
     merged: list[Token] = []
     for t in tokens:
@@ -117,7 +118,7 @@ class Cursor:
 
     def qualified_name(self) -> str:
         parts = [self.name()]
-        while self.peek() is not None and self.peek().token_type == TokenType.DOT:
+        while (t := self.peek()) is not None and t.token_type == TokenType.DOT:
             self.i += 1
             parts.append(self.name())
         return object_name(parts)
@@ -201,6 +202,7 @@ def parse_options(cur: Cursor) -> dict[str, str]:
     while cur.i < close:
         key_token = cur.peek()
         key = cur.string()
+        assert key_token is not None  # string() has just read it
         cur.expect("=")
         value = cur.string()
         if key in options:
@@ -327,7 +329,7 @@ def display_expression(text: str) -> str:
     """An expression as Flink prints it in DESCRIBE: identifiers backquoted (``ts - INTERVAL ...``)."""
     try:
         return sqlglot.parse_one(text, read="spark").sql(dialect="spark", identify=True)
-    except sqlglot.errors.SqlglotError:
+    except SqlglotError:
         return text
 
 

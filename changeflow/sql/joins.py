@@ -37,12 +37,15 @@ def conjuncts(node: exp.Expr | None) -> list[exp.Expr]:
         node = node.this
     if isinstance(node, exp.And):
         return conjuncts(node.this) + conjuncts(node.expression)
-    return [node]
+    return [node] if node is not None else []
 
 
 def conjunction(parts: list[exp.Expr]) -> exp.Expr | None:
-    if not parts:
-        return None
+    return _and_all(parts) if parts else None
+
+
+def _and_all(parts: list[exp.Expr]) -> exp.Expr:
+    """``parts`` (at least one) joined by AND."""
     result = parts[0]
     for p in parts[1:]:
         result = exp.And(this=result, expression=p)
@@ -116,13 +119,13 @@ def plan_join(planner: "QueryPlanner", left: PlanNode, left_scope: Scope, join: 
 
     condition: Expression | None = None
     if rest:
-        condition = planner.expression(conjunction(rest), scope, aggregates=False)
+        condition = planner.expression(_and_all(rest), scope, aggregates=False)
         try:
             t = type_of(condition, dict(schema))
         except PlanError as e:
             raise SqlError(located(str(e), rest[0], sql)) from None
         if t.root != "BOOLEAN":
-            raise SqlError(located(f"join condition {conjunction(rest).sql()} must be BOOLEAN, but it is {t}",
+            raise SqlError(located(f"join condition {_and_all(rest).sql()} must be BOOLEAN, but it is {t}",
                                    rest[0], sql))
     node = Join(left, right, join_type, tuple(left_keys), tuple(right_keys), condition, schema)
     return node, scope, conjunction(remaining_where)

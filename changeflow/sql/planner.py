@@ -146,10 +146,10 @@ class QueryPlanner:
         if group is not None or having is not None or any(contains_aggregate(e) for e, _ in items):
             plan = self.aggregate(plan, scope, items, group, having)
         else:
-            exprs = [Alias(self.expression(e, scope, aggregates=False), name) for e, name in items]
+            exprs: list[Expression] = [Alias(self.expression(e, scope, aggregates=False), name) for e, name in items]
             plan = merge_projections(self.guard(lambda: builder.project(plan, exprs), node))
         if distinct is not None:
-            keys = [Column(n) for n in plan.field_names]
+            keys: list[Expression] = [Column(n) for n in plan.field_names]
             plan = _without_identity(builder.aggregate(plan, keys, list(keys)))
             plan = Aggregate(merge_projections(plan.input), plan.keys, plan.calls, plan.out_schema)
         from changeflow.sql.state_ttl_hint import apply_query_hints
@@ -198,7 +198,7 @@ class QueryPlanner:
                             f"$f{i}")
                 key = Alias(key, name)
             keys.append(key)
-        select = [Alias(self.expression(e, scope, aggregates=True), name) for e, name in items]
+        select: list[Expression] = [Alias(self.expression(e, scope, aggregates=True), name) for e, name in items]
         having_name = "$having"
         if having is not None:
             select.append(Alias(self.expression(having.this, scope, aggregates=True), having_name))

@@ -111,7 +111,7 @@ def _options(planner: "QueryPlanner", hint: exp.Hint) -> dict[str, int]:
 def _relation_names(select: exp.Select) -> list[str | None]:
     """The name of each relation of the FROM clause in order: the first, then each join's."""
     from_ = select.args.get("from") or select.args.get("from_")
-    relations = [from_.this] + [j.this for j in select.args.get("joins") or []]
+    relations = ([from_.this] if from_ is not None else []) + [j.this for j in select.args.get("joins") or []]
     return [_name(r) for r in relations]
 
 

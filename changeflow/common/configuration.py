@@ -247,7 +247,7 @@ class Configuration:
             return NotImplemented
         return self._values == other._values
 
-    __hash__ = None  # mutable
+    __hash__ = None  # pyright: ignore[reportAssignmentType] - mutable: the data model's way to say unhashable
 
     def __copy__(self) -> Configuration:
         return Configuration(self)

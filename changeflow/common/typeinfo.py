@@ -99,7 +99,7 @@ class BasicTypeInfo(TypeInformation):
                                      f"got {type(value).__name__}")
         if self.name in ("FLOAT", "DOUBLE"):
             return float(value)
-        if self.name == "CHAR" and len(value) != 1:
+        if self.name == "CHAR" and isinstance(value, str) and len(value) != 1:
             raise _fail(value, self, "expected a single character")
         return value
 
@@ -211,8 +211,9 @@ class TupleTypeInfo(TypeInformation):
 
     def converter(self) -> Callable[[Any], Any]:
         slow = self.from_value
-        exact = [_exact_type(t) for t in self.field_types]
-        if all(e is not None for e in exact):
+        found = [_exact_type(t) for t in self.field_types]
+        exact = [e for e in found if e is not None]
+        if len(exact) == len(found):
             # Every field has one Python type that needs no conversion: a value whose field
             # types are exactly those (and whose ints are in range) is returned as it is.
             types = tuple(e[0] for e in exact)

@@ -65,6 +65,7 @@ import pandas as pd
 
 from changeflow.kernels.aggregate.keys import KeyIndex
 from changeflow.kernels.state import KeyedState
+from changeflow.kernels.frames import select
 
 TTL_TABLE = "_ttl"
 WRITTEN = "_written"
@@ -116,7 +117,7 @@ class KeyStateTtl:
         written_at = self._stamps(state, keys)
         expired = (written_at >= 0) & (written_at <= now - self.ttl_ms)
         if expired.any():
-            self._delete(state, keys.frame[expired].reset_index(drop=True))
+            self._delete(state, select(keys.frame, expired).reset_index(drop=True))
             written_at[expired] = -1
         view = _RecordingState(state, keys, self.tables[0])
         out = self.kernel.process(batch, view)

@@ -22,6 +22,7 @@ from changeflow.kernels.aggregate.base import CODE, StateView
 from changeflow.kernels.aggregate.fold import Fold
 from changeflow.kernels.aggregate.segments import Segments, group_order
 from changeflow.kernels.aggregate.values import Values, from_series, to_array
+from changeflow.kernels.frames import column
 
 
 class DistinctFilter:
@@ -35,7 +36,7 @@ class DistinctFilter:
     def fold(self, fold: Fold, arg: Values, state: StateView) -> tuple[np.ndarray, pd.DataFrame]:
         """The sign each row applies to the inner aggregates, and the map's new state rows."""
         stored, stored_codes = state.table(self.table)
-        stored_values = from_series(stored["_value"], self.arg_type).data if len(stored) else arg.data[:0]
+        stored_values = from_series(column(stored, "_value"), self.arg_type).data if len(stored) else arg.data[:0]
         stored_counts = stored["_count"].to_numpy(dtype=np.int64) if len(stored) else np.empty(0, np.int64)
 
         active = np.flatnonzero((fold.sign != 0) & arg.valid)

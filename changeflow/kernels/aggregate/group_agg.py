@@ -52,6 +52,7 @@ from changeflow.kernels.aggregate.values import Values, from_series, to_array
 from changeflow.kernels.aggregate.variance import WelfordAccumulator
 from changeflow.kernels.changelog import BOOKKEEPING, DELETE, INSERT, KIND, SEQ, SUB, is_retraction
 from changeflow.kernels.state import KeyedState
+from changeflow.kernels.frames import column
 
 
 class GroupAggregate:
@@ -190,8 +191,8 @@ class GroupAggregate:
         alive = fold.alive
         acc = {COUNT_COLUMN: fold.count_after[alive]}
         for result in results:
-            for name, column in result.acc.items():
-                acc[name] = column[alive]
+            for name, values in result.acc.items():
+                acc[name] = values[alive]
         key_rows = keys.frame[alive].reset_index(drop=True)
         state.store(ACC_TABLE, keys.frame, pd.concat([key_rows, pd.DataFrame(acc)], axis=1))
         tables = dict(distinct_rows)
@@ -252,7 +253,7 @@ def _partials(batch: pd.DataFrame, fold, acc: Accumulator) -> dict[str, Values]:
     """One accumulator's partial fields, read from the batch in fold order."""
     out = {}
     for name, type_ in acc.field_types().items():
-        values = from_series(batch[acc.column(name)], type_)
+        values = from_series(column(batch, acc.column(name)), type_)
         out[name] = values if fold.rows is None else values.take(fold.rows)
     return out
 

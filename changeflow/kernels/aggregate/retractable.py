@@ -24,6 +24,7 @@ import pandas as pd
 from changeflow.kernels.aggregate.base import CODE, Accumulator, Folded, StateView
 from changeflow.kernels.aggregate.fold import Fold
 from changeflow.kernels.aggregate.values import Values, from_series, to_array
+from changeflow.kernels.frames import column
 
 
 class _Multiset:
@@ -186,7 +187,7 @@ class PerKeyAccumulator(Accumulator):
         frame, codes = state.table(self._table)
         if len(frame) == 0:
             return {}
-        values = from_series(frame["_value"], self.arg_type).data
+        values = from_series(column(frame, "_value"), self.arg_type).data
         out: dict[int, Any] = {}
         if self._multiset:
             counts: dict[int, dict] = {}

@@ -72,6 +72,7 @@ from changeflow.kernels.join.bundle import Record, fold_bundle
 from changeflow.kernels.join.condition import compile_pair_condition
 from changeflow.kernels.state import KeyedState
 from changeflow.plan.expressions import Expression
+from changeflow.kernels.frames import column
 
 JOIN_TYPES = ("INNER", "LEFT", "RIGHT", "FULL")
 SIDE = "_side"
@@ -323,7 +324,7 @@ class StreamingJoin:
         frame = state.load(TABLES[side], key_frame)
         if not len(frame) or COUNT not in frame.columns:
             return stores
-        key_values = [_python_values(frame[c]) for c in self.key_columns]
+        key_values = [_python_values(column(frame, c)) for c in self.key_columns]
         keys = list(zip(*key_values, strict=True)) if key_values else [()] * len(frame)
         rows = _tuples(frame, self.columns[side])
         counts = frame[COUNT].to_numpy(dtype=np.int64).tolist()
@@ -370,7 +371,7 @@ class StreamingJoin:
             stamps = rows[TS].to_numpy(dtype=np.int64)
             expired = stamps <= now - ttl
             if expired.any():
-                key_values = [_python_values(rows[c]) for c in self.key_columns]
+                key_values = [_python_values(column(rows, c)) for c in self.key_columns]
                 row_keys = list(zip(*key_values, strict=True)) if key_values else [()] * len(rows)
                 gone = {k for k, e in zip(row_keys, expired.tolist(), strict=True) if e}
                 touched = np.array([k in gone for k in row_keys], dtype=bool)
@@ -459,7 +460,7 @@ def _python_values(column: pd.Series) -> list[Any]:
 def _tuples(frame: pd.DataFrame, columns: list[str]) -> list[tuple]:
     if not columns:
         return [()] * len(frame)
-    return list(zip(*[_python_values(frame[c]) for c in columns], strict=True))
+    return list(zip(*[_python_values(column(frame, c)) for c in columns], strict=True))
 
 
 def _array(values: list[Any], dtype: Any) -> Any:

@@ -59,6 +59,7 @@ from changeflow.kernels.multiset import OrderedMultiset, identity_of
 from changeflow.kernels.multiset.ordered import _python_values
 from changeflow.kernels.multiset.rows import changes_frame, plain_rows
 from changeflow.kernels.state import KeyedState
+from changeflow.kernels.frames import column
 
 STRATEGIES = ("LEGACY", "VALUE", "MAP", "ADAPTIVE")
 CONFLICTS = ("DEDUPLICATE", "NOTHING", "ERROR")
@@ -228,7 +229,7 @@ class SinkUpsertMaterializer:
             dtypes = {c: got[c].dtype for c in self.primary_key} if len(got) else {}
             values = _ValueStore(state, self._value_table, self.primary_key, dtypes)
             if len(got):
-                kcols = [_python_values(got[c]) for c in self.primary_key]
+                kcols = [_python_values(column(got, c)) for c in self.primary_key]
                 for k, h in zip(zip(*kcols, strict=True), got["history"], strict=True):
                     lst = [tuple(e) for e in h]
                     if _drop_expired(lst, cutoff):
@@ -288,7 +289,7 @@ class _ValueStore:
             self.lists[k] = None
         got = self.state.load(self.table, self._keys(keys))
         if len(got):
-            kcols = [_python_values(got[c]) for c in self.key_columns]
+            kcols = [_python_values(column(got, c)) for c in self.key_columns]
             for k, h in zip(zip(*kcols, strict=True), got["history"], strict=True):
                 self.lists[k] = [tuple(e) for e in h]
 

@@ -123,7 +123,7 @@ class KeyStateTtl:
         out = self.kernel.process(batch, view)
         stamp = np.where(view.written, now, np.where(view.removed, -1, written_at))
         live = stamp >= 0
-        rows = keys.frame[live].reset_index(drop=True)
+        rows = select(keys.frame, live).reset_index(drop=True)
         rows[WRITTEN] = stamp[live].astype(np.int64)
         state.store(TTL_TABLE, keys.frame, rows)
         return out

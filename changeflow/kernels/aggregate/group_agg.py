@@ -183,7 +183,8 @@ class GroupAggregate:
         args = {}
         for call in self.calls:
             if call.arg is not None and (call.arg, call.arg_type) not in args:
-                values = from_series(batch[call.arg], call.arg_type)
+                name, arg_type = call.typed_arg
+                values = from_series(column(batch, name), arg_type)
                 args[(call.arg, call.arg_type)] = values if fold.rows is None else values.take(fold.rows)
         return args
 

@@ -41,6 +41,7 @@ from changeflow.kernels.aggregate.group_agg import accumulator_for
 from changeflow.kernels.aggregate.keys import KeyIndex
 from changeflow.kernels.aggregate.values import Values, from_series, numpy_dtype, to_array
 from changeflow.kernels.changelog import BOOKKEEPING, INSERT, KIND, SEQ, SUB
+from changeflow.kernels.frames import column
 
 
 def mergeable(call: AggCall) -> bool:
@@ -131,7 +132,8 @@ class LocalGroupAggregate:
             arg = None
             if call.arg is not None:
                 if (call.arg, call.arg_type) not in args:
-                    values = from_series(batch[call.arg], call.arg_type)
+                    name, arg_type = call.typed_arg
+                    values = from_series(column(batch, name), arg_type)
                     args[(call.arg, call.arg_type)] = values if fold.rows is None else values.take(fold.rows)
                 arg = args[(call.arg, call.arg_type)]
             folded = acc.fold(fold, arg, fold.sign, nothing)

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from changeflow.kernels.changelog import BOOKKEEPING, DELETE, INSERT, KIND, SEQ, SUB, is_retraction
+from changeflow.kernels.frames import select
 
 
 def check_dedup_columns(columns: list[str], keys: list[str], state_columns: set[str] = frozenset()) -> None:
@@ -93,10 +94,10 @@ def stamped_output(rows: pd.DataFrame, columns: list[str], ids: np.ndarray, kind
 
 def rows_at_hand(stored: pd.DataFrame, batch: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     """Stored rows then batch rows, ``columns`` only, with the batch's dtypes."""
-    part = batch[columns].reset_index(drop=True)
+    part = select(batch, columns).reset_index(drop=True)
     if len(stored) == 0:
         return part
-    stored = stored[columns].reset_index(drop=True)
+    stored = select(stored, columns).reset_index(drop=True)
     for name in columns:
         if stored[name].dtype != part[name].dtype:
             stored[name] = stored[name].astype(part[name].dtype)

@@ -44,6 +44,7 @@ from changeflow.kernels.rank.partition import Change, Partition, TopNRules
 from changeflow.kernels.rank.rows import check_input, row_tuples, rows_at_hand, stamped_output
 from changeflow.kernels.rank.sort_codes import sort_codes
 from changeflow.kernels.state import KeyedState
+from changeflow.kernels.frames import select
 
 TABLE = "topn"
 POS = "_pos"
@@ -232,7 +233,7 @@ class TopN:
     def _store(self, state: KeyedState, keys: KeyIndex, rows: pd.DataFrame, parts: list[Partition]) -> None:
         ids = [r for part in parts for r in part.rows]
         positions = [p for part in parts for p in range(len(part))]
-        frame = rows.take(np.asarray(ids, dtype=np.intp)).reset_index(drop=True)[self._stored]
+        frame = select(rows.take(np.asarray(ids, dtype=np.intp)).reset_index(drop=True), self._stored)
         frame[POS] = np.asarray(positions, dtype=np.int64)
         state.store(TABLE, keys.frame, frame)
 

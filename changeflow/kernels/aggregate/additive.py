@@ -107,7 +107,7 @@ class AdditiveAccumulator(Accumulator):
         if sign is fold.sign and fold.all_accumulate and arg.valid.all():
             # Fast path: every row adds its value, no masking needed.
             weight = None
-            out = {"non_null": np.ones(fold.size, dtype=np.int64)}
+            out: dict[str, np.ndarray] = {"non_null": np.ones(fold.size, dtype=np.int64)}
         else:
             weight = np.where(arg.valid, sign, 0)
             out = {"non_null": weight}

@@ -47,6 +47,8 @@ def changes_per_row(fold: Fold, results: list[Folded], emit_unchanged: bool = Fa
     """
     n = fold.size
     before, after = fold.row_count_before, fold.row_count_after
+    if before is None or after is None:
+        raise ValueError("per-row emission needs the per-row counts of a fold without mini-batch")
     applied = fold.sign != 0
     insert = applied & (before == 0)
     delete = applied & (before > 0) & (after == 0)
@@ -92,6 +94,8 @@ def changes_per_row(fold: Fold, results: list[Folded], emit_unchanged: bool = Fa
     value_row -= shows_prev  # in place: these arrays are the size of the output
     values = []
     for r in results:
+        if r.running is None:
+            raise ValueError("per-row emission needs every accumulator's running values")
         v = r.running.take(value_row)
         v.data[stored] = r.before.data[stored_code]
         v.valid[stored] = r.before.valid[stored_code]

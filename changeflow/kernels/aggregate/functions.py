@@ -101,10 +101,10 @@ def result_type(function: str, arg_type: DataType | None) -> DataType:
         return DataTypes.BIGINT(nullable=False)
     if function == "listagg":
         return DataTypes.STRING()
-    if function == "collect":
-        return DataTypes.MULTISET(arg_type, nullable=False)
     if arg_type is None:
         raise ValueError(f"{function} needs an argument type")
+    if function == "collect":
+        return DataTypes.MULTISET(arg_type, nullable=False)
     if function in ("sum", "sum0"):
         if arg_type.root == "DECIMAL":
             # Flink widens a DECIMAL sum to the maximum precision, keeping the scale.

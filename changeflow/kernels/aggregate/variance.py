@@ -54,11 +54,12 @@ class WelfordAccumulator(Accumulator):
         )
         g = fold.grouping()
         life = g.lifetimes
-        base = tuple(np.where(g.life_from_state, f[g.life_key], 0).astype(f.dtype) for f in stored)
+        n0, mean0, m2_0 = (np.where(g.life_from_state, f[g.life_key], 0).astype(f.dtype) for f in stored)
         x = arg.data.astype(np.float64)  # Java's (double) conversion of the value
         step = np.where(arg.valid, sign, 0)
-        running = welford_scan(life, x, step, base)
-        final = tuple(f[g.key_last_row] for f in running)
+        running = welford_scan(life, x, step, (n0, mean0, m2_0))
+        n1, mean1, m2_1 = (f[g.key_last_row] for f in running)
+        final = (n1, mean1, m2_1)
         before, before_hidden = self._result(stored)
         after, after_hidden = self._result(final)
         result = Folded(

@@ -148,7 +148,7 @@ class SinkUpsertMaterializer:
         if values is not None:
             values.load(keys)
         if maps is not None:
-            in_map = keys if self.strategy == "MAP" else [k for k in keys if not values.has(k)]
+            in_map = keys if values is None else [k for k in keys if not values.has(k)]  # None: MAP
             in_map_set = set(in_map)
             maps.prefetch(in_map, [(p, i) for p, i in zip(pks, idents, strict=True) if p in in_map_set])
         hist = _Histories(self, values, maps)
@@ -198,7 +198,7 @@ class SinkUpsertMaterializer:
                     emit(_DELETE, before, seq, child)
                 elif after is not None and before is None:
                     emit(_INSERT, after, seq, child)
-                elif after is not None and identity_of(after) != identity_of(before):
+                elif after is not None and before is not None and identity_of(after) != identity_of(before):
                     emit(_UPDATE_AFTER, after, seq, child)
         if values is not None:
             values.flush()
@@ -304,7 +304,7 @@ class _ValueStore:
         frame = self._keys(live)
         col = np.empty(len(live), dtype=object)
         for j, k in enumerate(live):
-            col[j] = list(self.lists[k])
+            col[j] = list(self.lists[k] or ())  # live keys have a list
         frame["history"] = col
         self.state.store(self.table, self._keys(keys), frame)
 

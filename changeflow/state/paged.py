@@ -17,6 +17,7 @@ from typing import Protocol
 
 import numpy as np
 import pandas as pd
+from pandas.util import hash_pandas_object
 
 
 # Rows per page of growing paged state (the materializer's multiset tables): large
@@ -217,7 +218,7 @@ class PagedKeyedState:
             # instead of one page each. (State written before blocks has none in its
             # directory and keeps hashing every sequence number on its own.)
             hashed = hashed.assign(**{SEQUENCE_COLUMN: hashed[SEQUENCE_COLUMN].to_numpy() // block})
-        hashes = pd.util.hash_pandas_object(hashed, index=False).to_numpy()
+        hashes = hash_pandas_object(hashed, index=False).to_numpy()
         return (hashes % np.uint64(self.page_count)).astype(np.int64)
 
 

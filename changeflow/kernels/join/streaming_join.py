@@ -296,10 +296,10 @@ class StreamingJoin:
         rows = _tuples(frame, self.columns[side])
         key_values = []
         for i, k in enumerate(self.keys[side]):
-            column = frame[k]
-            if self.key_dtypes is not None and str(column.dtype) != str(self.key_dtypes[i]):
-                column = column.astype(self.key_dtypes[i])
-            key_values.append(_python_values(column))
+            key_column = column(frame, k)
+            if self.key_dtypes is not None and str(key_column.dtype) != str(self.key_dtypes[i]):
+                key_column = key_column.astype(self.key_dtypes[i])
+            key_values.append(_python_values(key_column))
         keys = list(zip(*key_values, strict=True)) if key_values else [()] * len(frame)
         seqs = frame[SEQ].to_numpy(dtype=np.int64).tolist()
         nulls = (frame[self.keys[side]].isna().any(axis=1).tolist() if self.keys[side]
@@ -450,8 +450,7 @@ class _Output:
 
 def _python_values(column: pd.Series) -> list[Any]:
     """A column's values as plain Python objects, every kind of null as None."""
-    values = column.to_numpy(dtype=object, na_value=None) if hasattr(column, "to_numpy") else list(column)
-    out = values.tolist()
+    out = column.to_numpy(dtype=object, na_value=None).tolist() if hasattr(column, "to_numpy") else list(column)
     if column.dtype.kind == "f":  # numpy floats use NaN for null
         out = [None if v is None or v != v else v for v in out]
     return out

@@ -31,7 +31,7 @@ class HadoopFileStore:
         # py4j resolves Java packages, classes and methods by attribute at run time: no static types.
         self._jvm: Any = context._jvm
         self._gateway: Any = context._gateway
-        self._conf: Any = context._jsc.hadoopConfiguration()
+        self._conf: Any = context._jsc.hadoopConfiguration()  # pyright: ignore[reportOptionalCall] - a py4j method
 
     def _resolve(self, path: str):
         jpath = self._jvm.org.apache.hadoop.fs.Path(path)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Sets up .venv at the repository root with changeflow and its test tools, then
-# runs the demo. Spark needs a Java runtime: installed from Debian when missing.
+# Sets up .venv at the repository root with changeflow, its test tools and its linters,
+# then runs the demo. Spark needs a Java runtime: installed from Debian when missing.
 set -euo pipefail
 cd "$(dirname "$0")"
 if ! command -v java >/dev/null 2>&1; then
@@ -8,5 +8,8 @@ if ! command -v java >/dev/null 2>&1; then
 fi
 python3 -m venv .venv
 .venv/bin/pip install -q --upgrade pip
-.venv/bin/pip install -q -e '.[test]'
+.venv/bin/pip install -q -e '.[test,lint]'
+# pyright's first run may fetch what it is missing; it runs here, on the Node.js wheel installed
+# above (as .ci/lint does), so the linters later run offline.
+PYRIGHT_PYTHON_GLOBAL_NODE=0 .venv/bin/pyright --version >/dev/null
 .venv/bin/python examples/daily_uv.py

@@ -109,7 +109,7 @@ def daily_uv(spark, rows: int) -> dict:
         checkpoint = tempfile.mkdtemp(prefix="uv-ck-")
         start = time.perf_counter()
         query = (result.to_spark().writeStream
-                 .foreachBatch(lambda df, _: emitted.append(df.count()))
+                 .foreachBatch(lambda df, _, emitted=emitted: emitted.append(df.count()))
                  .option("checkpointLocation", checkpoint).trigger(availableNow=True).start())
         query.awaitTermination()
         elapsed = time.perf_counter() - start
@@ -143,7 +143,10 @@ def main() -> None:
         # Keep the figures of the parts not rerun (--skip), replace the others.
         path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "engine.json")
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        previous = json.load(open(path)) if os.path.exists(path) else {}
+        previous = {}
+        if os.path.exists(path):
+            with open(path) as f:
+                previous = json.load(f)
         with open(path, "w") as f:
             json.dump({**previous, **report}, f, indent=1)
     finally:

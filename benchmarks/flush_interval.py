@@ -135,7 +135,8 @@ def run(spark, t_env, files, interval: str | None, workdir: str, files_per_batch
     want = expected(files)
     if files_per_batch:
         return capacity(writer, arrivals, lock, want, sum(len(f) for f in files), interval, files_per_batch)
-    trigger_ms = micro_batch_interval_ms(query_plan, SOURCE_PACE_MS, settings.flush.interval_ms if settings.flush else None)
+    flush_ms = settings.flush.interval_ms if settings.flush else None
+    trigger_ms = micro_batch_interval_ms(query_plan, SOURCE_PACE_MS, flush_ms)
     query = writer.trigger(processingTime=f"{trigger_ms} milliseconds").start()
     written = []
     try:
@@ -225,7 +226,7 @@ def _materialize(arrivals, lock) -> dict[int, int]:
     with lock:
         frames = [pdf for _, pdf in arrivals if len(pdf)]
     for pdf in frames:
-        for g, total, kind in zip(pdf["g"], pdf["total"], pdf[KIND]):
+        for g, total, kind in zip(pdf["g"], pdf["total"], pdf[KIND], strict=True):
             if kind in (0, 2):
                 table[int(g)] = int(total)
             elif kind == 3:
@@ -282,7 +283,8 @@ def main() -> None:
     interval_s = float(args.interval.split()[0]) if args.interval.split()[-1] in ("s", "sec") else None
     updates_per_key_interval = (args.rows / args.keys) / args.seconds * interval_s if interval_s else None
     results["comparison"] = {
-        "first_operator_records_ratio": round(plain["first_operator_records"] / max(1, buffered["first_operator_records"]), 1),
+        "first_operator_records_ratio":
+            round(plain["first_operator_records"] / max(1, buffered["first_operator_records"]), 1),
         "target_ratio": round(0.9 * updates_per_key_interval, 1) if updates_per_key_interval else None,
         "busy_time_throughput_ratio": round(buffered["throughput_rows_per_s"] / plain["throughput_rows_per_s"], 2),
         **{f"capacity_throughput_ratio_{n}_files_per_batch": round(

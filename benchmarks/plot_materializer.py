@@ -37,7 +37,7 @@ def curves(ax, doc: dict, with_uk: bool) -> None:
         points = sorted((r["retract_delay"], r["ops_per_ms"]) for r in doc["results"]
                         if r["strategy"] == strategy and r["has_upsert_key"] == with_uk)
         if points:
-            ax.plot(*zip(*points), marker="o", label=strategy)
+            ax.plot(*zip(*points, strict=True), marker="o", label=strategy)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("retract delay (history length)")
@@ -56,12 +56,13 @@ def main() -> None:
         if spark:
             curves(axes[1][col], spark, with_uk)
             base = sorted((int(d), b["ops_per_ms"]) for d, b in spark["pass_through_baseline"].items())
-            axes[1][col].plot(*zip(*base), color="grey", linestyle="--", label="pass-through (no state)")
+            axes[1][col].plot(*zip(*base, strict=True), color="grey", linestyle="--", label="pass-through (no state)")
             axes[1][col].axhline(22, color="red", linestyle=":", label="target 22 ops/ms")
         axes[1][col].set_title(f"Spark end to end, {suffix}")
     for row in axes:
         row[0].legend(fontsize=8)
-    fig.suptitle("Sink upsert materializer: 10k records under one key, payload 250 bytes (machine load per run: see README)")
+    fig.suptitle("Sink upsert materializer: 10k records under one key, payload 250 bytes "
+                 "(machine load per run: see README)")
     fig.tight_layout()
     out = os.path.join(os.path.dirname(HERE), "docs", "materializer_throughput.png")
     os.makedirs(os.path.dirname(out), exist_ok=True)

@@ -85,7 +85,10 @@ def ratios(results: dict, flink: dict) -> dict:
 
 def write_report(results: dict, fmt: str) -> dict:
     """Write ``sql.json`` with ``results`` and the ratios they give; return the report."""
-    flink = json.load(open(FLINK_RESULT)) if os.path.exists(FLINK_RESULT) else {}
+    flink = {}
+    if os.path.exists(FLINK_RESULT):
+        with open(FLINK_RESULT) as f:
+            flink = json.load(f)
     report = {"engine": "changeflow on Spark local[2]", "source_format": fmt,
               "sink": "blackhole", "seed": W.SEED, "sizes": dict(W.SIZES),
               "users_distinct": W.users_layout()[0],
@@ -116,7 +119,10 @@ def main(argv=None) -> int:
     data = args.data or tempfile.mkdtemp(prefix="changeflow-sql-bench-")
     try:
         paths = W.write(data)
-        previous = json.load(open(RESULT)) if os.path.exists(RESULT) else {}
+        previous = {}
+        if os.path.exists(RESULT):
+            with open(RESULT) as f:
+                previous = json.load(f)
         results = dict(previous.get("results", {}))
         for workload in args.workloads:
             rows = W.input_rows(workload)

@@ -126,7 +126,8 @@ def main() -> None:
     parser.add_argument("--sample-every", type=float, default=15)
     parser.add_argument("--trigger-ms", type=int, default=2000)
     parser.add_argument("--without-ttl-run", action=argparse.BooleanOptionalAction, default=True,
-                        help="also run the query without TTL after the TTL run (--no-without-ttl-run: only the TTL run)")
+                        help="also run the query without TTL after the TTL run "
+                             "(--no-without-ttl-run: only the TTL run)")
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "ttl_soak.json"))
     args = parser.parse_args()
     spark = session.get_or_create("local[2]", {"spark.sql.shuffle.partitions": "2"})

@@ -220,7 +220,7 @@ def main(argv=None):
                   f"{err['message']} | {err['root_class']}: {err['root_message']}")
             continue
         print(f"recorded {c.name} ({c.mode}, {c.compare}): {len(golden['changes'])} changes"
-              f"  {list(zip(golden['columns'], golden['types']))}")
+              f"  {list(zip(golden['columns'], golden['types'], strict=True))}")
         for kind, values in golden["changes"]:
             print(f"    {kind} {json.dumps(values, ensure_ascii=False)}")
 

@@ -50,7 +50,7 @@ class StdoutCapture:
 
     def __init__(self) -> None:
         self.path = tempfile.mktemp(prefix="flink_stdout_", suffix=".txt")
-        self.file = open(self.path, "w+b")
+        self.file = open(self.path, "w+b")  # noqa: SIM115 - fd 1 for the rest of the process's life
         os.dup2(self.file.fileno(), 1)
         sys.stdout = sys.stderr  # Python's own prints stay visible
 
@@ -83,7 +83,7 @@ def _printed_changes(lines: list[str], types) -> list:
         m = _PRINTED.match(line.strip())
         if m:
             fields = m.group(2).split(", ") if m.group(2) else []
-            changes.append([m.group(1), [_parse_value(v, t) for v, t in zip(fields, types)]])
+            changes.append([m.group(1), [_parse_value(v, t) for v, t in zip(fields, types, strict=True)]])
     return changes
 
 

@@ -725,7 +725,8 @@ def top2_over_retracting_input_with_row_number(t_env, E):
 
 
 @case("top2_minibatch", config=MINIBATCH, compare="materialized",
-      why="changeflow folds Top-N per bundle (the mini-batch seed); Flink 2.3's append-only Top-N does not, so only the materialized result is Flink's")
+      why="changeflow folds Top-N per bundle (the mini-batch seed); Flink 2.3's append-only Top-N does not, "
+          "so only the materialized result is Flink's")
 def top2_minibatch(t_env, E):
     """Top-2 without row number with mini-batch on. Flink's append-only Top-N does not
     buffer bundles (its changelog is the one without mini-batch); changeflow folds each

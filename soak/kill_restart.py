@@ -163,8 +163,9 @@ def read_back(work: str, logs: list[str]) -> dict:
 
 def start_child(work: str, run: int) -> tuple[subprocess.Popen, str]:
     log = os.path.join(work, f"stdout-{run:03d}.log")
-    err = open(os.path.join(work, f"stderr-{run:03d}.log"), "w")
-    process = subprocess.Popen([sys.executable, __file__, "--child", work], stdout=open(log, "w"), stderr=err)
+    # The child gets its own copies of the descriptors: this process closes its ones.
+    with open(log, "w") as out, open(os.path.join(work, f"stderr-{run:03d}.log"), "w") as err:
+        process = subprocess.Popen([sys.executable, __file__, "--child", work], stdout=out, stderr=err)
     return process, log
 
 
@@ -254,7 +255,8 @@ def _difference(got, want) -> dict:
     if isinstance(want, Counter):
         return {"missing": list((want - got).items())[:10], "extra": list((got - want).items())[:10]}
     keys = set(got) | set(want)
-    return {str(k): {"got": got.get(k), "want": want.get(k)} for k in sorted(keys, key=str) if got.get(k) != want.get(k)}
+    return {str(k): {"got": got.get(k), "want": want.get(k)}
+            for k in sorted(keys, key=str) if got.get(k) != want.get(k)}
 
 
 if __name__ == "__main__":

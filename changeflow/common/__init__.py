@@ -6,4 +6,4 @@ from changeflow.common.row_kind import RowKind
 from changeflow.common.typeinfo import Types
 from changeflow.common.types import DataType, DataTypes
 
-__all__ = sorted(["Configuration", "DataType", "DataTypes", "Row", "RowKind", "Types"])
+__all__ = ["Configuration", "DataType", "DataTypes", "Row", "RowKind", "Types"]

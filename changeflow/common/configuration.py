@@ -49,11 +49,13 @@ class Configuration:
     >>> conf.set_string("table.exec.mini-batch.enable", "true")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: Unknown configuration key 'table.exec.mini-batch.enable'. Did you mean 'table.exec.mini-batch.enabled'? ...
+    ValueError: Unknown configuration key 'table.exec.mini-batch.enable'. Did you mean
+    'table.exec.mini-batch.enabled'? ...
     >>> conf.set_string("table.exec.mini-batch.enabled", "yes")
     Traceback (most recent call last):
     ...
-    ValueError: Invalid value 'yes' for configuration key 'table.exec.mini-batch.enabled': expected a boolean: true or false (case-insensitive).
+    ValueError: Invalid value 'yes' for configuration key 'table.exec.mini-batch.enabled': expected a boolean: true or
+    false (case-insensitive).
     >>> conf.set_string("spark.sql.shuffle.partitions", "4").get_integer("spark.sql.shuffle.partitions", 200)
     4
     """
@@ -245,7 +247,7 @@ class Configuration:
             return NotImplemented
         return self._values == other._values
 
-    __hash__ = None  # mutable
+    __hash__ = None  # pyright: ignore[reportAssignmentType] - mutable: the data model's way to say unhashable
 
     def __copy__(self) -> Configuration:
         return Configuration(self)

@@ -46,7 +46,7 @@ class Row(tuple):
         if names is None:
             row = cls(*values)
         else:
-            row = cls(**dict(zip(names, values)))
+            row = cls(**dict(zip(names, values, strict=True)))
             if len(row) != len(values):
                 raise ValueError(f"duplicate field names in {list(names)}")
         row._row_kind = kind
@@ -64,7 +64,7 @@ class Row(tuple):
     def as_dict(self) -> dict[str, Any]:
         if self._fields is None:
             raise TypeError("a positional Row has no field names")
-        return dict(zip(self._fields, self))
+        return dict(zip(self._fields, self, strict=True))
 
     def __getattr__(self, name: str) -> Any:
         fields = object.__getattribute__(self, "_fields")
@@ -79,7 +79,7 @@ class Row(tuple):
 
     def __repr__(self) -> str:
         if self._fields is not None:
-            inner = ", ".join(f"{n}={v!r}" for n, v in zip(self._fields, self))
+            inner = ", ".join(f"{n}={v!r}" for n, v in zip(self._fields, self, strict=True))
             return f"Row({inner})"
         # PyFlink writes a positional row in angle brackets.
         return f"<Row({', '.join(repr(v) for v in self)})>"

@@ -99,7 +99,7 @@ class BasicTypeInfo(TypeInformation):
                                      f"got {type(value).__name__}")
         if self.name in ("FLOAT", "DOUBLE"):
             return float(value)
-        if self.name == "CHAR" and len(value) != 1:
+        if self.name == "CHAR" and isinstance(value, str) and len(value) != 1:
             raise _fail(value, self, "expected a single character")
         return value
 
@@ -181,7 +181,7 @@ class RowTypeInfo(TypeInformation):
             raise _fail(value, self, f"expected a Row, tuple, list or dict, got {type(value).__name__}")
         if len(values) != len(self.field_types):
             raise _fail(value, self, f"{len(values)} fields for {len(self.field_types)} field types")
-        converted = [t.from_value(v) for t, v in zip(self.field_types, values)]
+        converted = [t.from_value(v) for t, v in zip(self.field_types, values, strict=True)]
         kind = value.get_row_kind() if isinstance(value, Row) else RowKind.INSERT
         return Row.of(kind, converted, names)
 
@@ -207,12 +207,13 @@ class TupleTypeInfo(TypeInformation):
             raise _fail(value, self, f"expected a tuple or list, got {type(value).__name__}")
         if len(value) != len(self.field_types):
             raise _fail(value, self, f"{len(value)} fields for {len(self.field_types)} field types")
-        return tuple(t.from_value(v) for t, v in zip(self.field_types, value))
+        return tuple(t.from_value(v) for t, v in zip(self.field_types, value, strict=True))
 
     def converter(self) -> Callable[[Any], Any]:
         slow = self.from_value
-        exact = [_exact_type(t) for t in self.field_types]
-        if all(e is not None for e in exact):
+        found = [_exact_type(t) for t in self.field_types]
+        exact = [e for e in found if e is not None]
+        if len(exact) == len(found):
             # Every field has one Python type that needs no conversion: a value whose field
             # types are exactly those (and whose ints are in range) is returned as it is.
             types = tuple(e[0] for e in exact)
@@ -232,7 +233,7 @@ class TupleTypeInfo(TypeInformation):
         def to_tuple(value: Any) -> Any:
             if type(value) is tuple and len(value) == size:
                 try:
-                    return tuple([convert(v) for convert, v in zip(fields, value)])
+                    return tuple([convert(v) for convert, v in zip(fields, value, strict=True)])
                 except ValueError:
                     pass  # from_value names the field that does not fit
             return slow(value)
@@ -410,7 +411,8 @@ def conform(type_info: Any, value: Any, where: str, convert: Callable[[Any], Any
     >>> conform(Types.LONG(), "3", "state 'n' of Count")
     Traceback (most recent call last):
     ...
-    ValueError: state 'n' of Count is declared Types.LONG(), but the value '3' (str) does not fit it: value '3' does not fit Types.LONG(): expected an int, got str
+    ValueError: state 'n' of Count is declared Types.LONG(), but the value '3' (str) does not fit it: value '3' does
+    not fit Types.LONG(): expected an int, got str
     """
     try:
         return (convert or type_info.from_value)(value)

@@ -25,6 +25,13 @@ class DataType:
     params: tuple = ()
     element: "DataType | None" = None  # ARRAY / MULTISET element type
 
+    @property
+    def element_type(self) -> "DataType":
+        """The element type of an ARRAY or MULTISET (an error for any other type)."""
+        if self.element is None:
+            raise ValueError(f"{self} has no element type")
+        return self.element
+
     def __str__(self) -> str:
         """The type as Flink prints it: ``VARCHAR(5) NOT NULL``, ``TIMESTAMP_LTZ(3) NOT NULL *PROCTIME*``.
 

@@ -71,8 +71,9 @@ class _Field:
                 if key + bound not in table.options:
                     raise failure(table, False, f"Could not find required property '{key}{bound}' for sequence "
                                                 "generator.")
-            self.start = integer(table, False, key + "start")
-            self.end = integer(table, False, key + "end")
+            start, end = integer(table, False, key + "start"), integer(table, False, key + "end")
+            assert start is not None and end is not None  # both present: checked above
+            self.start, self.end = start, end
             if self.end < self.start:
                 raise failure(table, False, f"'{key}end' ({self.end}) is less than '{key}start' ({self.start})")
             return
@@ -91,9 +92,8 @@ class _Field:
             self.max = high if found_max is None else found_max
         self.length = integer(table, False, key + "length", 100)
         self.max_past_ms = integer(table, False, key + "max-past", 0)
-        if root in _INTEGRAL_BITS or root in _FLOAT_LIMITS or root == "DECIMAL":
-            if self.min > self.max:
-                raise failure(table, False, f"'{key}min' ({self.min}) is greater than '{key}max' ({self.max})")
+        if (root in _INTEGRAL_BITS or root in _FLOAT_LIMITS or root == "DECIMAL") and self.min > self.max:
+            raise failure(table, False, f"'{key}min' ({self.min}) is greater than '{key}max' ({self.max})")
 
     @property
     def size(self) -> int | None:
@@ -110,7 +110,8 @@ class _Field:
             elif root in ("STRING", "VARCHAR", "CHAR"):
                 values = [str(v) for v in values]
         elif root in _INTEGRAL_BITS:
-            values = [int(v) for v in rng.integers(self.min, self.max, size=count, endpoint=True, dtype=np.int64)]
+            low, high = int(self.min), int(self.max)  # integers: both set from integer options
+            values = [int(v) for v in rng.integers(low, high, size=count, endpoint=True, dtype=np.int64)]
         elif root in _FLOAT_LIMITS:
             values = [float(v) for v in rng.uniform(self.min, self.max, size=count)]
         elif root == "DECIMAL":
@@ -133,7 +134,7 @@ class _Field:
             raise ConnectorError(f"datagen cannot generate values of type {self.type} (field '{self.name}')")
         if self.null_rate > 0:
             nulls = rng.random(count) < self.null_rate
-            values = [None if n else v for v, n in zip(values, nulls)]
+            values = [None if n else v for v, n in zip(values, nulls, strict=True)]
         return values
 
 
@@ -167,6 +168,13 @@ class DataGenSource:
     def bounded(self) -> bool:
         return self.row_count is not None
 
+    @property
+    def total_rows(self) -> int:
+        """``row_count`` of a bounded source (an unbounded one has no total: an error)."""
+        if self.row_count is None:
+            raise ValueError(f"the datagen source '{self.table.name}' is unbounded: it has no total row count")
+        return self.row_count
+
     def columns(self, start: int, count: int) -> list[list]:
         """The values of rows ``start .. start + count - 1``, one list per field (``None`` for null).
 
@@ -180,7 +188,7 @@ class DataGenSource:
             first = block * BLOCK
             rng = np.random.default_rng([_SEED, block])
             cut = slice(max(start, first) - first, min(end, first + BLOCK) - first)
-            for column, f in zip(columns, self.fields):
+            for column, f in zip(columns, self.fields, strict=True):
                 column.extend(f.values(first, BLOCK, rng)[cut])
             block += 1
         return columns
@@ -188,8 +196,8 @@ class DataGenSource:
     def generate(self, start: int, count: int) -> list[tuple]:
         """Rows ``start .. start + count - 1``."""
         columns = self.columns(start, count)
-        return list(zip(*columns)) if columns else [()] * count
+        return list(zip(*columns, strict=True)) if columns else [()] * count
 
     def rows(self) -> list[tuple]:
         """Every row of a bounded source, in memory (small sources; Spark generates by range instead)."""
-        return self.generate(0, self.row_count)
+        return self.generate(0, self.total_rows)

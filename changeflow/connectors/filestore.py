@@ -33,7 +33,7 @@ import os
 import posixpath
 import re
 import shutil
-from typing import Callable, Iterator, Protocol
+from typing import Any, Callable, Iterator, Protocol
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 
@@ -50,6 +50,7 @@ class FileStore(Protocol):
 
     def entries(self, path: str) -> list[tuple[str, bool]]:
         """``(name, is_directory)`` of each entry of directory ``path``; [] when it does not exist."""
+        ...
 
     def read_bytes(self, path: str) -> bytes: ...
 
@@ -61,6 +62,7 @@ class FileStore(Protocol):
 
     def publish(self, source: str, target: str) -> bool:
         """Rename ``source`` to ``target`` unless ``target`` exists (then False, ``source`` kept)."""
+        ...
 
     def delete(self, path: str, recursive: bool = False) -> None:
         """Remove a file (or, with ``recursive``, a directory tree); nothing when it does not exist."""
@@ -195,8 +197,8 @@ def store_for(path: str) -> FileStore:
     return factory(path)
 
 
-def walk_files(path: str, keep: Callable[[str], bool], file_order: Callable[[str], object],
-               dir_order: Callable[[str], object]) -> Iterator[str]:
+def walk_files(path: str, keep: Callable[[str], bool], file_order: Callable[[str], Any],
+               dir_order: Callable[[str], Any]) -> Iterator[str]:
     """The files below directory ``path`` whose names ``keep`` accepts: a directory's files (in
     ``file_order``), then its subdirectories (in ``dir_order``) one after another, as ``os.walk`` goes.
 

@@ -25,7 +25,6 @@ Hidden files (names starting with ``.`` or ``_``) are not read, as in Flink.
 
 from __future__ import annotations
 
-import os
 import re
 
 from changeflow.catalog import CatalogTable
@@ -38,7 +37,8 @@ from changeflow.connectors.sink_job import SinkJob
 from changeflow.common.change import Change
 
 _OPTIONS = {"connector", "path", "format", "source.monitor-interval", "source.path.regex-pattern",
-            "sink.changelog-mode", "sink.parallelism", "sink.rolling-policy.file-size", "sink.rolling-policy.rollover-interval",
+            "sink.changelog-mode", "sink.parallelism", "sink.rolling-policy.file-size",
+            "sink.rolling-policy.rollover-interval",
             "sink.rolling-policy.check-interval", "sink.rolling-policy.inactivity-interval", "partition.default-name",
             "auto-compaction", "compaction.file-size", "property-version"}
 
@@ -95,7 +95,7 @@ def data_files(path: str) -> list[str]:
     across restarts and jobs; other files come first, in natural order
     (``2.csv`` before ``10.csv``).
 
-    >>> import tempfile
+    >>> import os, tempfile
     >>> d = tempfile.mkdtemp()
     >>> for name in ["part-00000000000000000010-ab12-3", "part-00000000000000000002-cd34-0", "b10.csv", "b9.csv"]:
     ...     open(os.path.join(d, name), "w").close()

@@ -23,7 +23,8 @@ size limit.
 >>> JsonFormat(ignore_parse_errors=False).decode('{"a": "zz"}\\n', "f.json", schema)
 Traceback (most recent call last):
 ...
-changeflow.connectors.formats.BadRecordError: Failed to deserialize JSON '{"a": "zz"}' (file f.json, line 1): column 'a' of type INT: For input string: "zz"
+changeflow.connectors.formats.BadRecordError: Failed to deserialize JSON '{"a": "zz"}' (file f.json, line 1): column
+'a' of type INT: For input string: "zz"
 """
 
 from __future__ import annotations
@@ -143,13 +144,14 @@ class JsonFormat:
                     raise BadRecordError(f"Failed to deserialize JSON '{_shown(line)}' (file {path}, line {number}): "
                                          f"Could not find field with name '{name}'.")
                 row.append(_field(record.get(name), name, t, False, self.ignore_parse_errors,
-                                  lambda: f"Failed to deserialize JSON '{_shown(line)}' (file {path}, line {number})"))
+                                  lambda line=line, number=number:
+                                  f"Failed to deserialize JSON '{_shown(line)}' (file {path}, line {number})"))
             rows.append(tuple(row))
         return rows
 
     def encode(self, rows: list[tuple], schema: Schema) -> bytes:
         """Rows as JSON lines."""
-        lines = [dump_json({n: json_value(v, t) for (n, t), v in zip(schema, row)}) for row in rows]
+        lines = [dump_json({n: json_value(v, t) for (n, t), v in zip(schema, row, strict=True)}) for row in rows]
         return "".join(line + "\n" for line in lines).encode()
 
 
@@ -245,7 +247,7 @@ class CsvFormat:
         out = io.StringIO()
         writer = csv.writer(out, delimiter=self.delimiter, quotechar=self.quote, lineterminator="\n")
         for row in rows:
-            fields = [csv_field(v, t) for (_, t), v in zip(schema, row)]
+            fields = [csv_field(v, t) for (_, t), v in zip(schema, row, strict=True)]
             writer.writerow(["" if f is None else f for f in fields] if self.null_literal is None
                             else [self.null_literal if f is None else f for f in fields])
         return out.getvalue().encode()
@@ -294,14 +296,15 @@ class ParquetFormat:
                 columns.append([to_python(v, t, from_text=False) if not _native(v, t) else v for v in values])
             except ValueError as e:
                 raise BadRecordError(f"Failed to read Parquet file {path}: column '{name}' of type {t}: {e}") from None
-        return list(zip(*columns)) if columns else []
+        return list(zip(*columns, strict=True)) if columns else []
 
     def encode(self, rows: list[tuple], schema: Schema) -> bytes:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        columns = list(zip(*rows)) if rows else [()] * len(schema)
-        table = pa.Table.from_arrays([pa.array(list(c), type=arrow_type(t)) for c, (_, t) in zip(columns, schema)],
+        columns = list(zip(*rows, strict=True)) if rows else [()] * len(schema)
+        table = pa.Table.from_arrays([pa.array(list(c), type=arrow_type(t))
+                                      for c, (_, t) in zip(columns, schema, strict=True)],
                                      names=[n for n, _ in schema])
         sink = pa.BufferOutputStream()
         pq.write_table(table, sink)

@@ -8,6 +8,8 @@ and the offending key, and listing the supported keys.
 
 from __future__ import annotations
 
+from typing import overload
+
 from changeflow.catalog import CatalogTable, identifier
 from changeflow.config.durations import parse_duration
 from changeflow.plan.type_inference import PlanError
@@ -35,6 +37,14 @@ def check_keys(table: CatalogTable, as_sink: bool, connector: str, supported: se
     if unknown:
         raise failure(table, as_sink, f"Unsupported options found for '{connector}'.\n\nUnsupported options:\n\n"
                       + "\n".join(unknown) + "\n\nSupported options:\n\n" + "\n".join(sorted(supported)))
+
+
+@overload
+def integer(table: CatalogTable, as_sink: bool, key: str, default: int) -> int: ...
+
+
+@overload
+def integer(table: CatalogTable, as_sink: bool, key: str, default: None = None) -> int | None: ...
 
 
 def integer(table: CatalogTable, as_sink: bool, key: str, default: int | None = None) -> int | None:

@@ -30,7 +30,7 @@ class PrintSink:
         self.types = [c.data_type for c in table.schema.physical_columns()]
 
     def format(self, change: Change) -> str:
-        values = ", ".join(flink_string(v, t) for v, t in zip(change.values, self.types))
+        values = ", ".join(flink_string(v, t) for v, t in zip(change.values, self.types, strict=True))
         line = f"{change.kind}[{values}]"
         return f"{self.identifier}> {line}" if self.identifier else line
 

@@ -108,7 +108,7 @@ def to_python(value: Any, t: DataType, from_text: bool) -> Any:
     if root == "ARRAY":
         if not isinstance(value, list):
             raise ValueError(f"{_json_text(value)} is not an array")
-        return [to_python(v, t.element, from_text) for v in value]
+        return [to_python(v, t.element_type, from_text) for v in value]
     raise ValueError(f"type {t} is not supported by this format")
 
 
@@ -140,12 +140,14 @@ def json_value(value: Any, t: DataType) -> Any:
     if t.root == "DATE":
         return value.isoformat()
     if t.root == "ARRAY":
-        return [json_value(v, t.element) for v in value]
+        return [json_value(v, t.element_type) for v in value]
     return value
 
 
 class _JsonNumber(float):
     """A decimal written verbatim by :func:`dump_json` (Jackson writes BigDecimal digits, not a double)."""
+
+    text: str
 
     def __new__(cls, text: str):
         obj = super().__new__(cls, float(text))
@@ -201,6 +203,7 @@ def java_double(value: float) -> str:
     shortest = repr(value)
     sign = "-" if value < 0 else ""
     m = re.match(r"-?(\d+)(?:\.(\d+))?(?:e([+-]?\d+))?$", shortest)
+    assert m is not None, f"repr of a finite float: {shortest}"
     whole, frac, exp = m.group(1), m.group(2) or "", int(m.group(3) or 0)
     all_digits = (whole + frac).lstrip("0")
     point = len(whole) + exp - (len(whole + frac) - len((whole + frac).lstrip("0")))
@@ -243,7 +246,7 @@ def flink_string(value: Any, t: DataType) -> str:
     if root == "DATE":
         return value.isoformat()
     if root == "ARRAY":
-        return "[" + ", ".join(flink_string(v, t.element) for v in value) + "]"
+        return "[" + ", ".join(flink_string(v, t.element_type) for v in value) + "]"
     if root == "MULTISET":
-        return "{" + ", ".join(f"{flink_string(k, t.element)}={v}" for k, v in dict(value).items()) + "}"
+        return "{" + ", ".join(f"{flink_string(k, t.element_type)}={v}" for k, v in dict(value).items()) + "}"
     return str(value)

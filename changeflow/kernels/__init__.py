@@ -9,4 +9,4 @@ them inside ``transformWithStateInPandas``, ``changeflow.testing`` in memory.
 from changeflow.kernels.contract import HostClock, Kernel, KernelBase
 from changeflow.kernels.state import InMemoryKeyedState, KeyedState
 
-__all__ = sorted(["HostClock", "InMemoryKeyedState", "Kernel", "KernelBase", "KeyedState"])
+__all__ = ["HostClock", "InMemoryKeyedState", "Kernel", "KernelBase", "KeyedState"]

@@ -132,11 +132,11 @@ class _Table:
         self.rows = rows
 
     def frame(self, records: list[tuple]) -> pd.DataFrame:
-        columns = list(zip(*records)) if records else [()] * len(self.columns)
+        columns = list(zip(*records, strict=True)) if records else [()] * len(self.columns)
         data = {}
-        for name, values in zip(self.columns, columns):
+        for name, values in zip(self.columns, columns, strict=True):
             dtype = self.dtypes[name]
-            if dtype == object:
+            if dtype == np.dtype(object):
                 # Build object columns by hand: pandas would try to unpack list values.
                 series = pd.Series([None] * len(values), dtype=object)
                 series[:] = _object_array(values)
@@ -170,7 +170,7 @@ def _key_tuples(frame: pd.DataFrame) -> list[tuple]:
         values = col.astype(object).tolist()
         if col.hasnans:
             nulls = col.isna().tolist()
-            values = [None if null else v for v, null in zip(values, nulls)]
+            values = [None if null else v for v, null in zip(values, nulls, strict=True)]
         columns.append(values)
-    return list(zip(*columns))
+    return list(zip(*columns, strict=True))
 

@@ -67,6 +67,7 @@ import pandas as pd
 from changeflow.kernels.aggregate.keys import KeyIndex
 from changeflow.kernels.contract import Clock, KernelBase, wall_clock
 from changeflow.kernels.state import KeyedState
+from changeflow.kernels.frames import select
 
 TTL_TABLE = "_ttl"
 WRITTEN = "_written"
@@ -144,13 +145,13 @@ class KeyStateTtl(KernelBase):
         written_at = self._stamps(state, keys)
         expired = (written_at >= 0) & (written_at <= now - self.ttl_ms)
         if expired.any():
-            self._delete(state, keys.frame[expired].reset_index(drop=True))
+            self._delete(state, select(keys.frame, expired).reset_index(drop=True))
             written_at[expired] = -1
         view = _RecordingState(state, keys, self.tables[0])
         out = self.kernel.process(batch, view)
         stamp = np.where(view.written, now, np.where(view.removed, -1, written_at))
         live = stamp >= 0
-        rows = keys.frame[live].reset_index(drop=True)
+        rows = select(keys.frame, live).reset_index(drop=True)
         rows[WRITTEN] = stamp[live].astype(np.int64)
         state.store(TTL_TABLE, keys.frame, rows)
         return out

@@ -44,7 +44,9 @@ def enforce(changes: Iterable[Change], schema, mode: str, table: str | None = No
     >>> enforce(rows, schema, "ERROR", "snk")
     Traceback (most recent call last):
     ...
-    changeflow.runtime.sink_not_null.NotNullViolation: Column 'id' is NOT NULL, however, a null value is being written into it. You can set job configuration 'table.exec.sink.not-null-enforcer'='DROP' to suppress this exception and drop such records silently. (sink table snk, change +I[id=NULL, name=b])
+    changeflow.runtime.sink_not_null.NotNullViolation: Column 'id' is NOT NULL, however, a null value is being written
+    into it. You can set job configuration 'table.exec.sink.not-null-enforcer'='DROP' to suppress this exception and
+    drop such records silently. (sink table snk, change +I[id=NULL, name=b])
     """
     checked = not_null_columns(schema)
     changes = list(changes)
@@ -57,7 +59,7 @@ def enforce(changes: Iterable[Change], schema, mode: str, table: str | None = No
         if missing is None:
             kept.append(change)
         elif mode != "DROP":
-            shown = ", ".join(f"{n}={'NULL' if v is None else v}" for n, v in zip(names, change.values))
+            shown = ", ".join(f"{n}={'NULL' if v is None else v}" for n, v in zip(names, change.values, strict=True))
             where = f"sink table {table}, " if table else ""
             raise NotNullViolation(
                 f"Column '{names[missing]}' is NOT NULL, however, a null value is being written into it. "

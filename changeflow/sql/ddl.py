@@ -12,7 +12,8 @@ columns when the table is read.
 ...     "CREATE TABLE t (id INT, v DECIMAL(10, 2), pt AS PROCTIME(), PRIMARY KEY (id) NOT ENFORCED) "
 ...     "WITH ('connector' = 'datagen')")
 >>> [(r[0], r[1], r[2], r[3]) for r in table.schema.describe_rows()]
-[('id', 'INT', False, 'PRI(id)'), ('v', 'DECIMAL(10, 2)', True, None), ('pt', 'TIMESTAMP_LTZ(3) *PROCTIME*', False, None)]
+[('id', 'INT', False, 'PRI(id)'), ('v', 'DECIMAL(10, 2)', True, None), ('pt', 'TIMESTAMP_LTZ(3) *PROCTIME*', False,
+None)]
 >>> table.options
 {'connector': 'datagen'}
 """
@@ -22,7 +23,8 @@ from __future__ import annotations
 import re
 import sqlglot
 from sqlglot.dialects.spark import Spark
-from sqlglot.tokens import Token, TokenType
+from sqlglot.errors import SqlglotError, TokenError
+from sqlglot.tokenizer_core import Token, TokenType
 
 from changeflow.catalog import (PROCTIME_TYPE, CatalogTable, DeclaredColumn, DeclaredSchema, Watermark,
                                 object_name)
@@ -43,7 +45,7 @@ def tokenize(sql: str) -> list[Token]:
     """sqlglot tokens of a Flink statement (backquoted identifiers, ``''`` escapes in strings)."""
     try:
         tokens = _StatementTokenizer().tokenize(sql)
-    except sqlglot.errors.TokenError as e:
+    except TokenError as e:
         raise DdlError(f"cannot read the statement: {e}") from None
     merged: list[Token] = []
     for t in tokens:
@@ -116,7 +118,7 @@ class Cursor:
 
     def qualified_name(self) -> str:
         parts = [self.name()]
-        while self.peek() is not None and self.peek().token_type == TokenType.DOT:
+        while (t := self.peek()) is not None and t.token_type == TokenType.DOT:
             self.i += 1
             parts.append(self.name())
         return object_name(parts)
@@ -200,6 +202,7 @@ def parse_options(cur: Cursor) -> dict[str, str]:
     while cur.i < close:
         key_token = cur.peek()
         key = cur.string()
+        assert key_token is not None  # string() has just read it
         cur.expect("=")
         value = cur.string()
         if key in options:
@@ -326,7 +329,7 @@ def display_expression(text: str) -> str:
     """An expression as Flink prints it in DESCRIBE: identifiers backquoted (``ts - INTERVAL ...``)."""
     try:
         return sqlglot.parse_one(text, read="spark").sql(dialect="spark", identify=True)
-    except sqlglot.errors.SqlglotError:
+    except SqlglotError:
         return text
 
 

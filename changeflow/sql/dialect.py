@@ -23,6 +23,11 @@ from changeflow.sql.errors import SqlError
 
 
 
+
+def _unit(arg: exp.Expr | None) -> exp.Expr | None:
+    """TIMESTAMPDIFF's unit argument as the variable Spark's generator expects."""
+    return exp.var(arg.name.upper()) if arg is not None else None
+
 class Flink(Dialect):
     """sqlglot dialect of Flink SQL.
 
@@ -48,14 +53,14 @@ class Flink(Dialect):
             # parser reads the arguments in another order and would upper-case t2's name.
             "TIMESTAMPDIFF": lambda args: exp.TimestampDiff(
                 this=seq_get(args, 2), expression=seq_get(args, 1),
-                unit=exp.var(seq_get(args, 0).name.upper()) if seq_get(args, 0) is not None else None),
+                unit=_unit(seq_get(args, 0))),
         }
 
     class Generator(generator.Generator):
         pass
 
 
-def parse(sql: str) -> list[exp.Expression]:
+def parse(sql: str) -> list[exp.Expr]:
     """The statements of ``sql`` (split on ``;``), parsed with the :class:`Flink` dialect.
 
     A syntax error raises :class:`~changeflow.sql.errors.SqlError` naming the

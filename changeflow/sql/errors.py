@@ -16,7 +16,7 @@ class SqlError(PlanError):
     """SQL that cannot be planned: names the construct and its line and column."""
 
 
-def position(node: exp.Expression, sql: str | None) -> tuple[int, int] | None:
+def position(node: exp.Expr, sql: str | None) -> tuple[int, int] | None:
     """(line, column), both from 1, where ``node`` starts in ``sql``, if known."""
     starts = [(n.meta["start"], n.meta) for n in node.walk() if "start" in n.meta]
     if not starts:
@@ -28,18 +28,18 @@ def position(node: exp.Expression, sql: str | None) -> tuple[int, int] | None:
     return line, start - (sql.rfind("\n", 0, start) + 1) + 1
 
 
-def located(message: str, node: exp.Expression | None, sql: str | None) -> str:
+def located(message: str, node: exp.Expr | None, sql: str | None) -> str:
     """``message`` followed by where ``node`` is in the statement."""
     where = position(node, sql) if node is not None else None
     return message if where is None else f"{message} (at line {where[0]}, column {where[1]})"
 
 
-def unsupported(what: str, node: exp.Expression, sql: str | None) -> SqlError:
+def unsupported(what: str, node: exp.Expr, sql: str | None) -> SqlError:
     """The error for a construct the planner does not support."""
     return SqlError(located(f"unsupported SQL: {what} `{snippet(node)}`", node, sql))
 
 
-def snippet(node: exp.Expression, limit: int = 60) -> str:
+def snippet(node: exp.Expr, limit: int = 60) -> str:
     """``node``'s SQL text, cut to ``limit`` characters, for an error message."""
     # Imported on use: dialect.py raises this module's SqlError (a cycle inside this package).
     from changeflow.sql.dialect import Flink

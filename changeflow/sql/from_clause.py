@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from changeflow.sql.planner import QueryPlanner
 
 
-def plan_relation(planner: "QueryPlanner", node: exp.Expression) -> tuple[PlanNode, Scope]:
+def plan_relation(planner: "QueryPlanner", node: exp.Expr) -> tuple[PlanNode, Scope]:
     """A table or subquery of a FROM clause, and its scope."""
     if isinstance(node, exp.Table):
         if node.args.get("joins") or node.args.get("pivots") or node.args.get("laterals"):
@@ -30,7 +30,8 @@ def plan_relation(planner: "QueryPlanner", node: exp.Expression) -> tuple[PlanNo
         name = ".".join(p.name for p in node.parts)
         plan = planner.table(name, node)
         alias = node.alias or node.name
-        columns = node.args.get("alias").columns if node.args.get("alias") is not None else []
+        alias_node = node.args.get("alias")
+        columns = alias_node.columns if alias_node is not None else []
         scope = Scope([ScopeColumn(alias, n, n) for n in plan.field_names])
         if columns:
             return _renamed(planner, plan, alias, [c.name for c in columns], node)

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 JOIN_TYPES = {"": "INNER", "INNER": "INNER", "LEFT": "LEFT", "RIGHT": "RIGHT", "FULL": "FULL"}
 
 
-def conjuncts(node: exp.Expression | None) -> list[exp.Expression]:
+def conjuncts(node: exp.Expr | None) -> list[exp.Expr]:
     """``a AND (b AND c)`` -> ``[a, b, c]``."""
     if node is None:
         return []
@@ -38,12 +38,15 @@ def conjuncts(node: exp.Expression | None) -> list[exp.Expression]:
         node = node.this
     if isinstance(node, exp.And):
         return conjuncts(node.this) + conjuncts(node.expression)
-    return [node]
+    return [node] if node is not None else []
 
 
-def conjunction(parts: list[exp.Expression]) -> exp.Expression | None:
-    if not parts:
-        return None
+def conjunction(parts: list[exp.Expr]) -> exp.Expr | None:
+    return _and_all(parts) if parts else None
+
+
+def _and_all(parts: list[exp.Expr]) -> exp.Expr:
+    """``parts`` (at least one) joined by AND."""
     result = parts[0]
     for p in parts[1:]:
         result = exp.And(this=result, expression=p)
@@ -64,7 +67,7 @@ def plan_from(planner: "QueryPlanner", first: exp.Expression, joins: list[exp.Jo
 
 
 def plan_join(planner: "QueryPlanner", left: PlanNode, left_scope: Scope, join: exp.Join,
-              where: exp.Expression | None) -> tuple[PlanNode, Scope, exp.Expression | None]:
+              where: exp.Expr | None) -> tuple[PlanNode, Scope, exp.Expr | None]:
     """Join the plan so far with ``join``'s relation; returns the unused part of ``where``."""
     sql = planner.sql
     side = (join.side or "").upper()
@@ -89,14 +92,14 @@ def plan_join(planner: "QueryPlanner", left: PlanNode, left_scope: Scope, join: 
     join_type = JOIN_TYPES[side]
 
     names = _output_names(left.field_names + right.field_names)
-    right_names = dict(zip(right.field_names, names[len(left.field_names):]))
+    right_names = dict(zip(right.field_names, names[len(left.field_names):], strict=True))
     scope = Scope(left_scope.columns + [ScopeColumn(c.qualifier, c.name, right_names[c.plan_name])
                                         for c in right_scope.columns])
     left_cols = {c.plan_name for c in left_scope.columns}
     right_cols = {right_names[c.plan_name] for c in right_scope.columns}
 
     # Conditions: all of ON; for a comma join, the WHERE conjuncts that relate both sides.
-    remaining_where: list[exp.Expression] = []
+    remaining_where: list[exp.Expr] = []
     if comma:
         candidates = []
         for c in conjuncts(where):
@@ -115,7 +118,7 @@ def plan_join(planner: "QueryPlanner", left: PlanNode, left_scope: Scope, join: 
             right_keys.append({v: k for k, v in right_names.items()}[pair[1]])
 
     left_types, right_types = left.type_map(), right.type_map()
-    for lk, rk in zip(left_keys, right_keys):
+    for lk, rk in zip(left_keys, right_keys, strict=True):
         lt, rt = left_types[lk], right_types[rk]
         comparable = (lt.is_numeric and rt.is_numeric) or (lt.is_string and rt.is_string) or lt.root == rt.root
         if not comparable:
@@ -123,19 +126,20 @@ def plan_join(planner: "QueryPlanner", left: PlanNode, left_scope: Scope, join: 
 
     pad_left = join_type in ("RIGHT", "FULL")
     pad_right = join_type in ("LEFT", "FULL")
+    left_names = names[: len(left.field_names)]  # the output names start with the left columns'
     schema = tuple(
-        (n, t.with_nullable(True) if pad_left else t) for n, t in zip(names, [t for _, t in left.schema])
+        (n, t.with_nullable(True) if pad_left else t) for n, (_, t) in zip(left_names, left.schema, strict=True)
     ) + tuple((right_names[n], t.with_nullable(True) if pad_right else t) for n, t in right.schema)
 
     condition: Expression | None = None
     if rest:
-        condition = planner.expression(conjunction(rest), scope, aggregates=False)
+        condition = planner.expression(_and_all(rest), scope, aggregates=False)
         try:
             t = type_of(condition, dict(schema))
         except PlanError as e:
             raise SqlError(located(str(e), rest[0], sql)) from None
         if t.root != "BOOLEAN":
-            raise SqlError(located(f"join condition {conjunction(rest).sql()} must be BOOLEAN, but it is {t}",
+            raise SqlError(located(f"join condition {_and_all(rest).sql()} must be BOOLEAN, but it is {t}",
                                    rest[0], sql))
     node = Join(left, right, join_type, tuple(left_keys), tuple(right_keys), condition, schema)
     return node, scope, conjunction(remaining_where)
@@ -145,7 +149,7 @@ def _output_names(names: list[str]) -> list[str]:
     return uniquify(names)
 
 
-def _equi_pair(node: exp.Expression, scope: Scope, sql: str | None, left_cols: set[str],
+def _equi_pair(node: exp.Expr, scope: Scope, sql: str | None, left_cols: set[str],
                right_cols: set[str]) -> tuple[str, str] | None:
     """(left output column, right output column) when ``node`` is ``left_col = right_col``."""
     while isinstance(node, exp.Paren):

@@ -18,7 +18,7 @@ it cannot stand (in a plain query, a view, a subquery, before the query).
 
 from __future__ import annotations
 
-from sqlglot.tokens import Token, TokenType
+from sqlglot.tokenizer_core import Token, TokenType
 
 from changeflow.sql.ddl import Cursor, DdlError, position
 
@@ -71,7 +71,7 @@ def split_on_conflict(cur: Cursor) -> tuple[int, str | None]:
         clause.fail("expected DO after ON CONFLICT (ON CONFLICT DO DEDUPLICATE, DO NOTHING or DO ERROR)")
     action = clause.word()
     if action not in ACTIONS:
-        clause.fail(f"unknown ON CONFLICT action {clause.peek().text if clause.peek() else ''!r}; expected "
+        clause.fail(f"unknown ON CONFLICT action {(p.text if (p := clause.peek()) else '')!r}; expected "
                     f"DO DEDUPLICATE, DO NOTHING or DO ERROR")
     clause.next()
     if not clause.at_end():

@@ -52,7 +52,7 @@ _UNSUPPORTED_CLAUSES = {
 }
 
 
-def plan_query(query: str | exp.Expression, resolve: Resolver, sql: str | None = None) -> PlanNode:
+def plan_query(query: str | exp.Expr, resolve: Resolver, sql: str | None = None) -> PlanNode:
     """The logical plan of a SQL query (``SELECT``, ``UNION ALL``, ``WITH``...).
 
     ``resolve(name)`` returns the plan of a table or view, or raises
@@ -74,7 +74,7 @@ class QueryPlanner:
         self.ctes = dict(ctes or {})
 
     # --- queries ------------------------------------------------------------------------------
-    def query(self, node: exp.Expression) -> PlanNode:
+    def query(self, node: exp.Expr) -> PlanNode:
         with_ = node.args.get("with") or node.args.get("with_")
         if with_ is not None:
             planner = QueryPlanner(self._resolve, self.sql, self.ctes)
@@ -96,7 +96,7 @@ class QueryPlanner:
             raise unsupported("VALUES", node, self.sql)
         raise unsupported(f"statement {type(node).__name__} where a query is expected", node, self.sql)
 
-    def table(self, name: str, node: exp.Expression) -> PlanNode:
+    def table(self, name: str, node: exp.Expr) -> PlanNode:
         if name in self.ctes:
             return self.ctes[name]
         try:
@@ -115,7 +115,7 @@ class QueryPlanner:
             value = node.args.get(clause)
             if value:
                 first = value[0] if isinstance(value, list) else value
-                raise unsupported(words, first if isinstance(first, exp.Expression) else node, self.sql)
+                raise unsupported(words, first if isinstance(first, exp.Expr) else node, self.sql)
         distinct = node.args.get("distinct")
         if distinct is not None and distinct.args.get("on"):
             raise unsupported("DISTINCT ON", distinct, self.sql)
@@ -145,17 +145,17 @@ class QueryPlanner:
         if group is not None or having is not None or any(contains_aggregate(e) for e, _ in items):
             plan = self.aggregate(plan, scope, items, group, having)
         else:
-            exprs = [Alias(self.expression(e, scope, aggregates=False), name) for e, name in items]
+            exprs: list[Expression] = [Alias(self.expression(e, scope, aggregates=False), name) for e, name in items]
             plan = merge_projections(self.guard(lambda: builder.project(plan, exprs), node))
         if distinct is not None:
-            keys = [Column(n) for n in plan.field_names]
+            keys: list[Expression] = [Column(n) for n in plan.field_names]
             plan = _without_identity(builder.aggregate(plan, keys, list(keys)))
             plan = Aggregate(merge_projections(plan.input), plan.keys, plan.calls, plan.out_schema)
         return apply_query_hints(self, node, from_plan, plan)
 
-    def select_items(self, node: exp.Select, scope: Scope) -> list[tuple[exp.Expression, str]]:
+    def select_items(self, node: exp.Select, scope: Scope) -> list[tuple[exp.Expr, str]]:
         """The select list with ``*`` expanded, each item with its output name."""
-        items: list[tuple[exp.Expression, str | None]] = []
+        items: list[tuple[exp.Expr, str | None]] = []
         for e in node.expressions:
             if isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star)):
                 _refuse_star_modifiers(e.this if isinstance(e, exp.Column) else e, e, self.sql)
@@ -175,9 +175,10 @@ class QueryPlanner:
                 items.append((e, e.sql_name()))
             else:
                 items.append((e, None))
-        return list(zip([e for e, _ in items], uniquify([n or f"EXPR${i}" for i, (_, n) in enumerate(items)])))
+        names = uniquify([n or f"EXPR${i}" for i, (_, n) in enumerate(items)])
+        return list(zip([e for e, _ in items], names, strict=True))
 
-    def aggregate(self, plan: PlanNode, scope: Scope, items: list[tuple[exp.Expression, str]],
+    def aggregate(self, plan: PlanNode, scope: Scope, items: list[tuple[exp.Expr, str]],
                   group: exp.Group | None, having: exp.Having | None) -> PlanNode:
         keys: list[Expression] = []
         for i, g in enumerate(group.expressions if group is not None else []):
@@ -194,7 +195,7 @@ class QueryPlanner:
                             f"$f{i}")
                 key = Alias(key, name)
             keys.append(key)
-        select = [Alias(self.expression(e, scope, aggregates=True), name) for e, name in items]
+        select: list[Expression] = [Alias(self.expression(e, scope, aggregates=True), name) for e, name in items]
         having_name = "$having"
         if having is not None:
             select.append(Alias(self.expression(having.this, scope, aggregates=True), having_name))
@@ -218,16 +219,16 @@ class QueryPlanner:
         return _without_identity(name_aggregates(result))
 
     # --- expressions --------------------------------------------------------------------------
-    def expression(self, node: exp.Expression, scope: Scope, aggregates: bool) -> Expression:
+    def expression(self, node: exp.Expr, scope: Scope, aggregates: bool) -> Expression:
         return ExpressionTranslator(scope, self.sql, aggregates).tr(node)
 
-    def expression_or_none(self, node: exp.Expression, scope: Scope) -> Expression | None:
+    def expression_or_none(self, node: exp.Expr, scope: Scope) -> Expression | None:
         try:
             return strip_alias(self.expression(node, scope, aggregates=False))
         except PlanError:
             return None
 
-    def guard(self, build: Callable[[], PlanNode], node: exp.Expression) -> PlanNode:
+    def guard(self, build: Callable[[], PlanNode], node: exp.Expr) -> PlanNode:
         """Run a builder step; its PlanError (a type error, an unknown column) gets the SQL position."""
         try:
             return build()
@@ -246,7 +247,7 @@ _STAR_MODIFIERS = {"except": "EXCEPT", "except_": "EXCEPT", "exclude": "EXCLUDE"
                    "replace": "REPLACE", "rename": "RENAME", "ilike": "ILIKE"}
 
 
-def _refuse_star_modifiers(star: exp.Star, item: exp.Expression, sql: str | None) -> None:
+def _refuse_star_modifiers(star: exp.Star, item: exp.Expr, sql: str | None) -> None:
     for arg, word in _STAR_MODIFIERS.items():
         if star.args.get(arg):
             raise unsupported(f"SELECT * {word} (not Flink SQL; list the columns to keep)", item, sql)

@@ -31,9 +31,9 @@ if TYPE_CHECKING:
     from changeflow.sql.planner import QueryPlanner
 
 
-def plan_ranked_subquery(planner: "QueryPlanner", outer: exp.Select, source: exp.Expression,
-                         where: exp.Expression | None
-                         ) -> tuple[PlanNode, Scope, exp.Expression | None] | None:
+def plan_ranked_subquery(planner: "QueryPlanner", outer: exp.Select, source: exp.Expr,
+                         where: exp.Expr | None
+                         ) -> tuple[PlanNode, Scope, exp.Expr | None] | None:
     """Plan ``source`` as a ranked subquery, or ``None`` if it does not number rows."""
     if not isinstance(source, exp.Subquery) or not isinstance(source.this, exp.Select):
         return None
@@ -99,29 +99,29 @@ def _output_position(planner: "QueryPlanner", inner: exp.Select, index: int, wid
     return len(planner.select(prefix).field_names)
 
 
-def _unaliased(e: exp.Expression) -> exp.Expression:
+def _unaliased(e: exp.Expr) -> exp.Expr:
     return e.this if isinstance(e, exp.Alias) else e
 
 
-def _column_of(e: exp.Expression, columns: list[str], clause: str, sql: str | None) -> str:
+def _column_of(e: exp.Expr, columns: list[str], clause: str, sql: str | None) -> str:
     if not isinstance(e, exp.Column) or e.name not in columns:
         raise SqlError(located(f"{clause} of ROW_NUMBER() must be a column the subquery selects "
                                f"({', '.join(columns)}), got {e.sql()}", e, sql))
     return e.name
 
 
-def _int(node: exp.Expression) -> int | None:
+def _int(node: exp.Expr) -> int | None:
     if isinstance(node, exp.Literal) and not node.is_string and node.this.lstrip("-").isdigit():
         return int(node.this)
     return None
 
 
-def _is_rn(node: exp.Expression, rn: str) -> bool:
+def _is_rn(node: exp.Expr, rn: str) -> bool:
     return isinstance(node, exp.Column) and node.name == rn
 
 
-def _rank_range(parts: list[exp.Expression], rn: str, window: exp.Expression, sql: str | None
-                ) -> tuple[int, int, list[exp.Expression]]:
+def _rank_range(parts: list[exp.Expr], rn: str, window: exp.Expr, sql: str | None
+                ) -> tuple[int, int, list[exp.Expr]]:
     """The [start, end] the conditions on ``rn`` give, and the other conditions."""
     start, end, rest = 1, None, []
     flipped = {exp.LT: exp.GT, exp.LTE: exp.GTE, exp.GT: exp.LT, exp.GTE: exp.LTE, exp.EQ: exp.EQ}
@@ -161,9 +161,9 @@ def _rank_range(parts: list[exp.Expression], rn: str, window: exp.Expression, sq
     return start, end, rest
 
 
-def _references(outer: exp.Select, rest: list[exp.Expression], rn: str, alias: str | None) -> bool:
+def _references(outer: exp.Select, rest: list[exp.Expr], rn: str, alias: str | None) -> bool:
     """Whether the outer query uses ``rn`` beyond bounding it (select list, other conditions...)."""
-    nodes: list[exp.Expression] = list(outer.expressions) + rest
+    nodes: list[exp.Expr] = list(outer.expressions) + rest
     for key in ("group", "having"):
         if outer.args.get(key) is not None:
             nodes.append(outer.args[key])

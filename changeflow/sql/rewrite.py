@@ -21,8 +21,10 @@ from changeflow.plan.nodes import Aggregate, Filter, PlanNode, Project
 def name_aggregates(plan: PlanNode) -> PlanNode:
     """``Project(Aggregate)`` (or ``Project(Filter(Aggregate))`` for HAVING) with calls renamed
     to the names the projection gives them."""
-    having = plan.input if isinstance(plan, Project) and isinstance(plan.input, Filter) else None
-    agg = having.input if having is not None else plan.input if isinstance(plan, Project) else None
+    if not isinstance(plan, Project):
+        return plan
+    having = plan.input if isinstance(plan.input, Filter) else None
+    agg = having.input if having is not None else plan.input
     if not isinstance(agg, Aggregate):
         return plan
     outputs = {c.output for c in agg.calls}
@@ -49,7 +51,8 @@ def name_aggregates(plan: PlanNode) -> PlanNode:
 
 
 def _rename_columns(expr: Expression, renames: dict[str, str]) -> Expression:
-    mapping = {id(n): Column(renames[n.name]) for n in expr.walk() if isinstance(n, Column) and n.name in renames}
+    mapping: dict[int, Expression] = {
+        id(n): Column(renames[n.name]) for n in expr.walk() if isinstance(n, Column) and n.name in renames}
     return replace(expr, mapping)
 
 

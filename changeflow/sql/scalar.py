@@ -67,7 +67,7 @@ _TYPES = {
 }
 
 
-def flink_type(node: exp.DataType, sql: str | None, at: exp.Expression | None = None) -> DataType:
+def flink_type(node: exp.DataType, sql: str | None, at: exp.Expr | None = None) -> DataType:
     """The Flink type a SQL type name denotes (``CAST(x AS DECIMAL(10, 2))``)."""
     kind = node.this.name if hasattr(node.this, "name") else str(node.this)
     params = [int(p.this.name) for p in node.expressions if isinstance(p, exp.DataTypeParam)]
@@ -90,7 +90,7 @@ def flink_type(node: exp.DataType, sql: str | None, at: exp.Expression | None = 
     raise error
 
 
-def literal(node: exp.Expression, sql: str | None) -> Literal:
+def literal(node: exp.Expr, sql: str | None) -> Literal:
     """A SQL literal with Flink's type: ``'abc'`` is CHAR(3) NOT NULL, ``2.5`` DECIMAL(2, 1) NOT NULL."""
     if isinstance(node, exp.Null):
         return Literal(None, DataType("NULL", True))
@@ -169,10 +169,10 @@ class ExpressionTranslator:
         self.sql = sql
         self.aggregates = aggregates
 
-    def __call__(self, node: exp.Expression) -> Expression:
+    def __call__(self, node: exp.Expr) -> Expression:
         return self.tr(node)
 
-    def tr(self, node: exp.Expression) -> Expression:
+    def tr(self, node: exp.Expr) -> Expression:
         if isinstance(node, exp.Paren):
             return self.tr(node.this)
         if isinstance(node, exp.Alias):
@@ -293,7 +293,7 @@ class ExpressionTranslator:
             return self._aggregate(node, "count_star", None)  # COUNT(1) counts rows, as COUNT(*)
         return self._aggregate(node, "count", arg)
 
-    def _aggregate(self, node: exp.Expression, function: str, arg: exp.Expression | None,
+    def _aggregate(self, node: exp.Expr, function: str, arg: exp.Expr | None,
                    separator: str | None = None) -> Agg:
         if not self.aggregates:
             raise SqlError(located(f"aggregate {node.sql()} is not allowed here", node, self.sql))
@@ -308,7 +308,7 @@ class ExpressionTranslator:
         agg = Agg(function, inner, False, separator)
         return agg.distinct if distinct else agg
 
-    def _function(self, node: exp.Expression) -> Expression:
+    def _function(self, node: exp.Expr) -> Expression:
         sql = self.sql
         if isinstance(node, exp.TimestampDiff):
             unit = node.args["unit"].name.upper() if node.args.get("unit") is not None else ""
@@ -387,13 +387,13 @@ class ExpressionTranslator:
         return Call(function, tuple(self.tr(a) for a in args))
 
 
-def _construct_name(node: exp.Expression) -> str:
+def _construct_name(node: exp.Expr) -> str:
     if isinstance(node, exp.Func):
         return f"function {node.sql_name()}"
     return f"expression {type(node).__name__}"
 
 
-def contains_aggregate(node: exp.Expression) -> bool:
+def contains_aggregate(node: exp.Expr) -> bool:
     """Whether a SQL expression has an aggregate call (outside window functions)."""
     for n in node.walk():
         if isinstance(n, exp.Window):
@@ -406,7 +406,7 @@ def contains_aggregate(node: exp.Expression) -> bool:
     return False
 
 
-def _inside_window(n: exp.Expression, root: exp.Expression) -> bool:
+def _inside_window(n: exp.Expr, root: exp.Expr) -> bool:
     p = n.parent
     while p is not None and p is not root.parent:
         if isinstance(p, exp.Window):

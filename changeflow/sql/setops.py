@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from changeflow.sql.planner import QueryPlanner
 
 
-def _branches(node: exp.Expression) -> list[exp.Expression]:
+def _branches(node: exp.Expr) -> list[exp.Expr]:
     if isinstance(node, exp.Union) and not node.args.get("distinct") and not _has_modifiers(node):
         return _branches(node.this) + _branches(node.expression)
     return [node]
@@ -42,7 +42,7 @@ def union_all(planner: "QueryPlanner", node: exp.Union) -> PlanNode:
     branches = _branches(node)
     plans = [planner.query(b) for b in branches]
     width = len(plans[0].schema)
-    for b, p in zip(branches[1:], plans[1:]):
+    for b, p in zip(branches[1:], plans[1:], strict=True):
         if len(p.schema) != width:
             raise SqlError(located(f"UNION ALL inputs have {width} and {len(p.schema)} columns", b, planner.sql))
     names = plans[0].field_names
@@ -53,17 +53,17 @@ def union_all(planner: "QueryPlanner", node: exp.Union) -> PlanNode:
             types.append(common_type(column_types, f"UNION ALL column {name!r}"))
         except PlanError as e:
             raise SqlError(located(str(e), node, planner.sql)) from None
-    schema = tuple(zip(names, types))
+    schema = tuple(zip(names, types, strict=True))
     inputs = tuple(_conform(p, schema) for p in plans)
     return Union(inputs, schema)
 
 
 def _conform(plan: PlanNode, schema) -> PlanNode:
     """``plan`` with its columns cast to ``schema``'s types (by position) where they differ."""
-    if all(t.root == u.root and t.params == u.params for (_, t), (_, u) in zip(plan.schema, schema)):
+    if all(t.root == u.root and t.params == u.params for (_, t), (_, u) in zip(plan.schema, schema, strict=True)):
         return plan
     exprs, out = [], []
-    for (name, t), (_, u) in zip(plan.schema, schema):
+    for (name, t), (_, u) in zip(plan.schema, schema, strict=True):
         same = t.root == u.root and t.params == u.params
         target = u.with_nullable(t.nullable)
         exprs.append((name, Column(name) if same else Call("cast", (Column(name), Literal(target, None)))))

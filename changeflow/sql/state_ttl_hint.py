@@ -111,11 +111,11 @@ def _options(planner: "QueryPlanner", hint: exp.Hint) -> dict[str, int]:
 def _relation_names(select: exp.Select) -> list[str | None]:
     """The name of each relation of the FROM clause in order: the first, then each join's."""
     from_ = select.args.get("from") or select.args.get("from_")
-    relations = [from_.this] + [j.this for j in select.args.get("joins") or []]
+    relations = ([from_.this] if from_ is not None else []) + [j.this for j in select.args.get("joins") or []]
     return [_name(r) for r in relations]
 
 
-def _name(relation: exp.Expression) -> str | None:
+def _name(relation: exp.Expr) -> str | None:
     if isinstance(relation, exp.Table):
         return relation.alias or ".".join(p.name for p in relation.parts)
     return relation.alias or None  # a subquery is named by its alias only
@@ -155,7 +155,7 @@ def _rebuild(node: PlanNode, changes: dict[int, dict], done: dict[int, PlanNode]
                 updates[f.name] = new
         elif isinstance(value, tuple) and value and all(isinstance(v, PlanNode) for v in value):
             new_values = tuple(_rebuild(v, changes, done) for v in value)
-            if any(a is not b for a, b in zip(new_values, value)):
+            if any(a is not b for a, b in zip(new_values, value, strict=True)):
                 updates[f.name] = new_values
     result = dataclasses.replace(node, **updates) if updates else node
     done[id(node)] = result

@@ -17,6 +17,7 @@ from typing import Protocol
 
 import numpy as np
 import pandas as pd
+from pandas.util import hash_pandas_object
 
 
 # Rows per page of growing paged state (the materializer's multiset tables): large
@@ -217,7 +218,7 @@ class PagedKeyedState:
             # instead of one page each. (State written before blocks has none in its
             # directory and keeps hashing every sequence number on its own.)
             hashed = hashed.assign(**{SEQUENCE_COLUMN: hashed[SEQUENCE_COLUMN].to_numpy() // block})
-        hashes = pd.util.hash_pandas_object(hashed, index=False).to_numpy()
+        hashes = hash_pandas_object(hashed, index=False).to_numpy()
         return (hashes % np.uint64(self.page_count)).astype(np.int64)
 
 
@@ -241,7 +242,7 @@ def _split_by_page(frame: pd.DataFrame, pages: np.ndarray) -> dict[int, pd.DataF
     bounds = np.flatnonzero(np.diff(sorted_pages)) + 1
     starts = np.concatenate([[0], bounds])
     ends = np.concatenate([bounds, [len(frame)]])
-    return {int(sorted_pages[a]): frame.iloc[a:b].reset_index(drop=True) for a, b in zip(starts, ends)}
+    return {int(sorted_pages[a]): frame.iloc[a:b].reset_index(drop=True) for a, b in zip(starts, ends, strict=True)}
 
 
 def _rows_of(rows: pd.DataFrame, keys: pd.DataFrame, key_columns: list[str], keep: bool) -> pd.DataFrame:

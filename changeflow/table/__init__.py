@@ -8,6 +8,6 @@ from changeflow.table.settings import EnvironmentSettings, TableConfig
 from changeflow.table.table import GroupedTable, Table, TableSchema
 
 __all__ = [
-    "CloseableIterator", "EnvironmentSettings", "GroupedTable", "InsertConflictStrategy", "ResultKind", "Schema", "Table",
-    "TableConfig", "TableDescriptor", "TableEnvironment", "TableResult", "TableSchema",
+    "CloseableIterator", "EnvironmentSettings", "GroupedTable", "InsertConflictStrategy", "ResultKind", "Schema",
+    "Table", "TableConfig", "TableDescriptor", "TableEnvironment", "TableResult", "TableSchema",
 ]

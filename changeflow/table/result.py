@@ -160,12 +160,12 @@ class TableResult:
         rule = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
 
         def line(cells: list[str]) -> str:
-            return "| " + " | ".join(_fit(c, w) for c, w in zip(cells, widths)) + " |"
+            return "| " + " | ".join(_fit(c, w) for c, w in zip(cells, widths, strict=True)) + " |"
 
         print(rule, line(["op"] + [n for n, _ in self._schema]), rule, sep="\n", flush=True)
         count = 0
         for c in self._live.changes():
-            print(line([str(c.kind)] + [format_value(v, t) for v, (_, t) in zip(c.values, self._schema)]),
+            print(line([str(c.kind)] + [format_value(v, t) for v, (_, t) in zip(c.values, self._schema, strict=True)]),
                   flush=True)
             count += 1
         print(rule, f"{count} row{'s' if count != 1 else ''} in set", sep="\n")
@@ -220,11 +220,11 @@ def format_tableau(schema, changes: list[Change], streaming: bool) -> str:
     rule = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
 
     def line(cells: list[str]) -> str:
-        return "| " + " | ".join(_fit(c, w) for c, w in zip(cells, widths)) + " |"
+        return "| " + " | ".join(_fit(c, w) for c, w in zip(cells, widths, strict=True)) + " |"
 
     out = [rule, line(names), rule]
     for c in changes:
-        cells = [format_value(v, t) for v, (_, t) in zip(c.values, schema)]
+        cells = [format_value(v, t) for v, (_, t) in zip(c.values, schema, strict=True)]
         out.append(line(([str(c.kind)] if streaming else []) + cells))
     out.append(rule)
     out.append(f"{len(changes)} row{'s' if len(changes) != 1 else ''} in set")
@@ -241,7 +241,7 @@ def format_content_tableau(names: list[str], rows: list[tuple]) -> str:
     rule = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
 
     def line(values: list[str]) -> str:
-        return "| " + " | ".join(v.rjust(w) for v, w in zip(values, widths)) + " |"
+        return "| " + " | ".join(v.rjust(w) for v, w in zip(values, widths, strict=True)) + " |"
 
     out = [rule, line(names), rule] + [line(row) for row in cells] + [rule]
     out.append(f"{len(rows)} row{'s' if len(rows) != 1 else ''} in set")

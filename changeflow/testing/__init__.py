@@ -18,20 +18,18 @@ from changeflow.testing.changelog import (
 )
 from changeflow.testing.harness import KernelHarness, Snapshot
 
-__all__ = sorted(
-    [
-        "KernelHarness",
-        "Snapshot",
-        "assert_changelog",
-        "delete_record",
-        "format_change",
-        "format_changes",
-        "insert_record",
-        "materialize",
-        "materialize_table",
-        "row_of_kind",
-        "rows_of",
-        "update_after_record",
-        "update_before_record",
-    ]
-)
+__all__ = [
+    "KernelHarness",
+    "Snapshot",
+    "assert_changelog",
+    "delete_record",
+    "format_change",
+    "format_changes",
+    "insert_record",
+    "materialize",
+    "materialize_table",
+    "row_of_kind",
+    "rows_of",
+    "update_after_record",
+    "update_before_record",
+]

@@ -60,7 +60,7 @@ def test_bad_csv_record_names_the_column():
 
 
 def test_values_print_as_flink_row_to_string():
-    printed = [flink_string(v, t) for v, (_, t) in zip(ROW, SCHEMA)]
+    printed = [flink_string(v, t) for v, (_, t) in zip(ROW, SCHEMA, strict=True)]
     assert flink_string(0.10000000149011612, DataTypes.FLOAT()) == "0.1"  # a FLOAT prints its float digits
     assert printed == ["1", "x,y", "1.50", "2024-01-02T03:04:05.123", "true", "2024-01-02"]
     assert [java_double(v) for v in (1.0, 1e10, 1.5e-5, 0.001, 123.25)] == ["1.0", "1.0E10", "1.5E-5", "0.001",
@@ -111,7 +111,8 @@ def test_json_non_numbers_and_huge_numbers_into_decimal_and_integers():
                                              ) as error:
         JsonFormat(False).decode(f'{{"a": {huge}}}\n', "f", schema)
     assert len(str(error.value)) < 1000  # the record is cut in the message
-    assert JsonFormat(False).decode('{"a": 1, "d": 12345678.125}\n', "f", schema) == [(1, decimal.Decimal("12345678.13"))]
+    decoded = JsonFormat(False).decode('{"a": 1, "d": 12345678.125}\n', "f", schema)
+    assert decoded == [(1, decimal.Decimal("12345678.13"))]
     wide = DataTypes.DECIMAL(38, 2)  # wider than Python's default 28-digit decimal context
     assert JsonFormat(False).decode(f'{{"d": "{"1" * 36}"}}\n', "f", (("d", wide),)) == [
         (decimal.Decimal("1" * 36 + ".00"),)]

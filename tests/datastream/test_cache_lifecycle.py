@@ -61,7 +61,7 @@ def test_a_cache_is_computed_only_when_no_earlier_successful_job_left_it(steps):
         node = nodes[i]
         if op in ("job", "failed_job"):
             caches = JobCaches(registry)
-            frame = caches.translate(node, lambda: FakeFrame(counters[i]))
+            frame = caches.translate(node, lambda i=i: FakeFrame(counters[i]))
             frame.execute()
             if not cached[i]:
                 expected[i] += 1

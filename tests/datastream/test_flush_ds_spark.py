@@ -1,9 +1,10 @@
-"""The flush interval (FLIP-365) for DataStream keyed operators end to end on Spark (few queries: each costs seconds)."""
+"""The flush interval (FLIP-365) for DataStream keyed operators end to end on Spark.
+
+Few queries: each costs seconds.
+"""
 
 import sys
-from collections import Counter
 
-import pytest
 from pyspark import cloudpickle
 
 from changeflow.common import Configuration, Types
@@ -112,7 +113,6 @@ def test_a_streaming_source_fed_over_time_shows_output_only_at_flush_points(spar
     import os
     import shutil
     import tempfile
-    import time
 
     import pandas as pd
 
@@ -149,7 +149,7 @@ def test_a_streaming_source_fed_over_time_shows_output_only_at_flush_points(spar
         for i, rows in enumerate(files):
             seen = len(outputs)
             pd.DataFrame(rows, columns=["k", "v"]).to_parquet(os.path.join(inbox, f"part-{i}.parquet"))
-            wait_for(lambda: len(outputs) > seen, query)
+            wait_for(lambda seen=seen: len(outputs) > seen, query)
         wait_for(lambda: outputs[-1][0] in {p["batchId"] for p in query.recentProgress}, query)
         progress = {p["batchId"]: p["numInputRows"] for p in query.recentProgress}
     finally:

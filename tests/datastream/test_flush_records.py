@@ -2,7 +2,6 @@
 
 import pickle
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -25,7 +24,9 @@ from changeflow.runtime.spark.packing import PAYLOAD
 
 from kernel_helpers import records, values
 
-ADD = (lambda x, y: (x[0], x[1] + y[1]))
+
+def ADD(x, y):  # the reduce function the tests share
+    return x[0], x[1] + y[1]
 
 
 def add_reduce():
@@ -63,12 +64,13 @@ def test_a_keyed_process_function_names_the_key_of_every_output_timers_included(
 
     kernel, state = ChangelogRecords(KeyedProcess(EchoTwice(), "echo", with_keys=True, runtime_context=RuntimeContext)), InMemoryKeyedState()
     out = kernel.process(records([("a", 1), ("b", 2)]), state)
-    assert [(loads(k), loads(v)) for k, v in zip(out[KEY], out[VALUE])] == [
+    assert [(loads(k), loads(v)) for k, v in zip(out[KEY], out[VALUE], strict=True)] == [
         ("a", ("a", 1)), ("a", ("a", -1)), ("b", ("b", 2)), ("b", ("b", -1))]
     assert out["_kind"].tolist() == [0] * 4 and out["_seq"].tolist() == [0, 1, 2, 3]
     assert kernel.next_timer(state) == 5
     fired = kernel.fire(10, state)
-    assert sorted((loads(k), loads(v)) for k, v in zip(fired[KEY], fired[VALUE])) == [("a", ("a", 5)), ("b", ("b", 5))]
+    fired_pairs = sorted((loads(k), loads(v)) for k, v in zip(fired[KEY], fired[VALUE], strict=True))
+    assert fired_pairs == [("a", ("a", 5)), ("b", ("b", 5))]
 
 
 def test_buffering_needs_a_kernel_that_names_its_keys():

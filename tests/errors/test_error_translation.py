@@ -10,7 +10,8 @@ from changeflow.runtime.spark.errors import PythonWorkerDied, SparkJobError, tra
 JVM = "\n".join(f"\tat org.apache.spark.Some$Frame.call(Some.scala:{i})" for i in range(60))
 
 # The shape of a streaming query's failure: foreachBatch proxy traceback, wrapper, worker traceback, JVM, plan.
-STREAMING = f"""[STREAM_FAILED] Query [id = f19d] terminated with exception: [FOREACH_BATCH_USER_FUNCTION_ERROR] An error \
+STREAMING = f"""[STREAM_FAILED] Query [id = f19d] terminated with exception: \
+[FOREACH_BATCH_USER_FUNCTION_ERROR] An error \
 occurred in the user provided function in foreach batch sink. Reason: An exception was raised by the Python Proxy. \
 Return Message: Traceback (most recent call last):
   File "py4j/clientserver.py", line 644, in _call_proxy
@@ -56,7 +57,8 @@ def test_a_multi_line_message_is_kept_whole_up_to_the_jvm_stack():
 
 def test_changeflow_and_builtin_types_are_rebuilt_and_others_named():
     text = "Traceback (most recent call last):\n  File \"x\", line 1\n{}\n SQLSTATE: 38000\n"
-    bad = translate(Exception(text.format("changeflow.connectors.formats.BadRecordError: CSV row 'zz' (file f, line 2)")))
+    bad = translate(Exception(text.format(
+        "changeflow.connectors.formats.BadRecordError: CSV row 'zz' (file f, line 2)")))
     assert type(bad) is BadRecordError and str(bad) == "CSV row 'zz' (file f, line 2)"
     assert type(translate(Exception(text.format("KeyError: 'v'")))) is KeyError
     # A class the driver has not loaded is never imported: its name leads the message.
@@ -97,20 +99,17 @@ def test_readable_errors_keeps_the_spark_error_and_chains_it_only_on_request(mon
 
     spark_error = FakeJavaError(STREAMING)
     monkeypatch.delenv(errors.TRACE_ENV, raising=False)
-    with pytest.raises(UserFunctionError) as raised:
-        with errors.readable_errors():
-            raise spark_error
+    with pytest.raises(UserFunctionError) as raised, errors.readable_errors():
+        raise spark_error
     assert raised.value.spark_error is spark_error
     assert raised.value.__cause__ is None and raised.value.__suppress_context__
     monkeypatch.setenv(errors.TRACE_ENV, "1")
-    with pytest.raises(UserFunctionError) as raised:
-        with errors.readable_errors():
-            raise spark_error
+    with pytest.raises(UserFunctionError) as raised, errors.readable_errors():
+        raise spark_error
     assert raised.value.__cause__ is spark_error
     # An error that is not Spark's passes untouched.
-    with pytest.raises(ZeroDivisionError):
-        with errors.readable_errors():
-            1 / 0
+    with pytest.raises(ZeroDivisionError), errors.readable_errors():
+        _ = 1 / 0
 
 
 def test_a_chain_announces_each_function_before_it_runs_and_none_after_the_last():
@@ -127,11 +126,10 @@ def test_worker_note_rewrites_the_fault_handler_log(tmp_path, monkeypatch):
     pytest.importorskip("pyspark")
     from pyspark import util
 
-    log = open(tmp_path / "log", "w+")
-    monkeypatch.setattr(util._faulthandler_helper, "_log_file", log)
-    errors.worker_note("map function Map(a)")
-    errors.worker_note("filter function Filter(b)")
-    assert (tmp_path / "log").read_text() == f"{errors.NOTE}filter function Filter(b)\n"
-    errors.worker_note(None)
-    assert (tmp_path / "log").read_text() == ""
-    log.close()
+    with open(tmp_path / "log", "w+") as log:
+        monkeypatch.setattr(util._faulthandler_helper, "_log_file", log)
+        errors.worker_note("map function Map(a)")
+        errors.worker_note("filter function Filter(b)")
+        assert (tmp_path / "log").read_text() == f"{errors.NOTE}filter function Filter(b)\n"
+        errors.worker_note(None)
+        assert (tmp_path / "log").read_text() == ""

@@ -45,7 +45,8 @@ def test_this_process_gets_an_owned_directory_for_its_session(root, monkeypatch)
     settings = temp_root.session_settings("-Xss4m")
     path = temp_root.process_dir()
     assert os.path.dirname(path) == str(root)
-    assert (open(os.path.join(path, temp_root.OWNER)).read().split()[0]) == str(os.getpid())
+    with open(os.path.join(path, temp_root.OWNER)) as owner:
+        assert owner.read().split()[0] == str(os.getpid())
     assert os.environ["SPARK_LOCAL_DIRS"] == os.path.join(path, "spark-local")
     assert settings["spark.driver.extraJavaOptions"] == f"-Xss4m -Djava.io.tmpdir={os.path.join(path, 'java-tmp')}"
     assert temp_root.clean_dead() == [] and os.path.isdir(path)  # its own directory is never removed

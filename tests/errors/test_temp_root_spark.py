@@ -10,6 +10,8 @@ import textwrap
 
 import pytest
 
+pytestmark = pytest.mark.spark  # Spark in child processes: no fixture to mark it by
+
 CRASH = textwrap.dedent("""
     import os, signal
     from changeflow.runtime.spark import session

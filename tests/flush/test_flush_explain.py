@@ -20,10 +20,10 @@ def test_explain_lists_each_buffering_operator_with_its_reason():
     # Buffering lets the per-key aggregation fold micro-batches, so it runs in two phases.
     assert "LocalGroupAggregate(groupBy=[k]" in text
     assert section == [
-        "GlobalGroupAggregate(groupBy=[k], select=[k, SUM(v) AS $agg0]): buffers the latest output per key, flushed every 5000ms, "
-        "on idle input and at end of input; output idempotent (group aggregation), keyed by [k]",
-        "GroupAggregate(select=[MAX(s) AS $agg0]): buffers the latest output per key, flushed every 5000ms, on idle input "
-        "and at end of input; output idempotent (group aggregation), parallelism 1 (no grouping key)",
+        "GlobalGroupAggregate(groupBy=[k], select=[k, SUM(v) AS $agg0]): buffers the latest output per key, "
+        "flushed every 5000ms, on idle input and at end of input; output idempotent (group aggregation), keyed by [k]",
+        "GroupAggregate(select=[MAX(s) AS $agg0]): buffers the latest output per key, flushed every 5000ms, "
+        "on idle input and at end of input; output idempotent (group aggregation), parallelism 1 (no grouping key)",
         "micro-batches of unbounded input: every 5000ms (every row reaching the sink is buffered)",
     ]
 

@@ -107,7 +107,7 @@ def test_input_arriving_over_time_flushes_on_idle_input_through_a_chain(spark, s
         for i, rows in enumerate([ROWS[:6], ROWS[6:]]):
             seen = len(outputs)
             pd.DataFrame(rows, columns=["k", "v"]).to_parquet(os.path.join(inbox, f"part-{i}.parquet"))
-            wait_for(lambda: len(outputs) > seen, query)
+            wait_for(lambda seen=seen: len(outputs) > seen, query)
         # A micro-batch's progress is posted after its sink ran.
         wait_for(lambda: outputs[-1][0] in {p["batchId"] for p in query.recentProgress}, query)
         progress = {p["batchId"]: p["numInputRows"] for p in query.recentProgress}

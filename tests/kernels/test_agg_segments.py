@@ -8,7 +8,7 @@ from changeflow.kernels.aggregate.segments import Segments, group_order
 
 def python_scan(op, x, starts, base):
     out, bounds = [], list(starts) + [len(x)]
-    for seg, (lo, hi) in enumerate(zip(bounds, bounds[1:])):
+    for seg, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:], strict=True)):
         acc = base[seg]
         for v in x[lo:hi]:
             acc = op(acc, v)

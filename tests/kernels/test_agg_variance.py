@@ -84,7 +84,7 @@ def test_vectorised_welford_matches_the_row_by_row_loop(data):
         looped = welford_scan(segments, x, step, base)
     finally:
         variance_module._VECTOR_MIN_SEGMENTS = saved
-    for a, b in zip(vectorised, looped):
+    for a, b in zip(vectorised, looped, strict=True):
         assert a.tolist() == b.tolist()
 
 

@@ -96,7 +96,7 @@ def changelogs(draw, max_records=24):
 def split(draw, records):
     cuts = sorted(draw(st.sets(st.integers(1, max(1, len(records) - 1)), max_size=5)))
     bounds = [0] + [c for c in cuts if c < len(records)] + [len(records)]
-    return [records[a:b] for a, b in zip(bounds, bounds[1:])]
+    return [records[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
 def run(calls, batches, mini_batch, insert_only=False):

@@ -54,7 +54,8 @@ def test_errors_name_the_problem():
 
 def test_unique_key_of_an_aggregation_is_its_grouping_key():
     t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
-    t = t_env.from_elements([(1, "a")], ["k", "w"]).group_by(col("k")).select(col("k").alias("kk"), col("w").count.alias("n"))
+    t = (t_env.from_elements([(1, "a")], ["k", "w"]).group_by(col("k"))
+         .select(col("k").alias("kk"), col("w").count.alias("n")))
     assert unique_key_of(t.plan) == ("kk",)
     assert unique_key_of(USERS) is None
 

@@ -104,7 +104,8 @@ def test_state_survives_between_batches_and_is_dropped_when_empty():
 def test_join_without_equi_keys_matches_every_pair_passing_the_condition():
     join = StreamingJoin("INNER", ["a"], ["b"], [], [], col("a") < col("b"))
     state = InMemoryKeyedState()
-    batch = pd.DataFrame({"_side": [0, 0, 1], "a": pd.array([1, 5, None], "Int64"), "b": pd.array([None, None, 3], "Int64"),
+    batch = pd.DataFrame({"_side": [0, 0, 1], "a": pd.array([1, 5, None], "Int64"),
+                          "b": pd.array([None, None, 3], "Int64"),
                           "_kind": pd.array([0, 0, 0], "int8"), "_seq": [0, 1, 0], "_sub": [0, 0, 0]})
     out = join.process(batch, state)
     assert out[["a", "b"]].astype(object).values.tolist() == [[1, 3]]

@@ -1,8 +1,6 @@
 """The ordered multiset: order, multiplicity, removal of the oldest occurrence, O(1) state per operation."""
 
-import random
 
-import pytest
 from hypothesis import given, settings, strategies as st
 
 from changeflow.kernels.multiset import OrderedMultiset, identity_of

@@ -163,7 +163,8 @@ def stored_primary_keys(spark, checkpoint: str, operator: int) -> set:
             continue
         for table, frame in pickle.loads(row.user_map_value.blob).items():
             if table in ("value", "legacy", "map_meta", "map_node", "map_index"):
-                keys |= {(int(t), None if pd.isna(p) else int(p)) for t, p in zip(frame["tag"], frame["pk"])}
+                keys |= {(int(t), None if pd.isna(p) else int(p))
+                         for t, p in zip(frame["tag"], frame["pk"], strict=True)}
     return keys
 
 

@@ -31,9 +31,9 @@ def test_packing_keeps_rows_and_dtypes_exactly():
 
 def test_a_key_has_one_bucket_whatever_its_partition():
     original = frame()
-    whole = dict(zip(original["_seq"], bucket_index(original, ["k"], 8)))
+    whole = dict(zip(original["_seq"], bucket_index(original, ["k"], 8), strict=True))
     for part in (original.iloc[[0, 2, 4]], original.iloc[[5, 3, 1]]):
-        assert dict(zip(part["_seq"], bucket_index(part.reset_index(drop=True), ["k"], 8))) == {
+        assert dict(zip(part["_seq"], bucket_index(part.reset_index(drop=True), ["k"], 8), strict=True)) == {
             s: whole[s] for s in part["_seq"]}
     assert bucket_index(pd.DataFrame({"d": [0.0, -0.0]}), ["d"], 8).tolist() == [
         bucket_index(pd.DataFrame({"d": [0.0]}), ["d"], 8)[0]] * 2

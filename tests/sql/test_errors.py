@@ -30,12 +30,14 @@ def test_unsupported_sql_names_the_construct_and_its_position(catalog, sql, mess
 @pytest.mark.parametrize("sql, message", [
     ("SELECT id FROM t WHERE name > 3",
      r"cannot compare name of type STRING with 3 of type INT NOT NULL .*\(at line 1, column 24\)"),
-    ("SELECT name + 1 FROM t", r"arithmetic \(name \+ 1\) needs numeric operands, but name is STRING and 1 is INT NOT NULL"),
+    ("SELECT name + 1 FROM t",
+     r"arithmetic \(name \+ 1\) needs numeric operands, but name is STRING and 1 is INT NOT NULL"),
     ("SELECT UPPER(v) FROM t", r"UPPER needs a string, but v is INT"),
     ("SELECT name IS NOT TRUE FROM t", r"IS NOT TRUE needs a BOOLEAN operand, but name is STRING"),
     ("SELECT id, v FROM t UNION ALL SELECT id, region FROM u", r"UNION ALL column 'v': incompatible types INT, STRING"),
     ("SELECT * FROM t JOIN u ON t.id = u.region", r"join key id of type BIGINT cannot equal region of type STRING"),
-    ("SELECT name FROM t GROUP BY name HAVING COUNT(*)", r"HAVING condition COUNT\(\*\) must be BOOLEAN, but it is BIGINT NOT NULL"),
+    ("SELECT name FROM t GROUP BY name HAVING COUNT(*)",
+     r"HAVING condition COUNT\(\*\) must be BOOLEAN, but it is BIGINT NOT NULL"),
 ])
 def test_type_errors_name_the_column_and_both_types(catalog, sql, message):
     with pytest.raises(SqlError, match=message):
@@ -43,7 +45,8 @@ def test_type_errors_name_the_column_and_both_types(catalog, sql, message):
 
 
 def test_missing_table_names_it_and_lists_the_known_ones(catalog):
-    with pytest.raises(SqlError, match=r"table 'nope' not found; known tables: src, t, tp, u, up \(at line 1, column 15\)"):
+    with pytest.raises(SqlError,
+                       match=r"table 'nope' not found; known tables: src, t, tp, u, up \(at line 1, column 15\)"):
         catalog.plan("SELECT * FROM nope")
 
 

@@ -71,7 +71,8 @@ def test_the_clause_follows_a_column_list_and_a_join_condition():
 
 def test_a_join_condition_on_a_column_named_conflict_is_not_the_clause():
     t_env = env()
-    t_env.execute_sql("CREATE TABLE c (`conflict` BIGINT, v INT) WITH ('connector' = 'datagen', 'number-of-rows' = '1')")
+    t_env.execute_sql("CREATE TABLE c (`conflict` BIGINT, v INT) "
+                      "WITH ('connector' = 'datagen', 'number-of-rows' = '1')")
     table = t_env.sql_query("SELECT v FROM src JOIN c ON conflict = b")
     assert table.get_schema().get_field_names() == ["v"]
 

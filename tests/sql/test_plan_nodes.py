@@ -16,8 +16,10 @@ def below(plan, node_type):
 
 @pytest.mark.parametrize("sql, join_type", [
     ("SELECT * FROM t JOIN u ON t.id = u.id", "INNER"), ("SELECT * FROM t INNER JOIN u ON t.id = u.id", "INNER"),
-    ("SELECT * FROM t LEFT JOIN u ON t.id = u.id", "LEFT"), ("SELECT * FROM t LEFT OUTER JOIN u ON t.id = u.id", "LEFT"),
-    ("SELECT * FROM t RIGHT JOIN u ON u.id = t.id", "RIGHT"), ("SELECT * FROM t FULL OUTER JOIN u ON t.id = u.id", "FULL"),
+    ("SELECT * FROM t LEFT JOIN u ON t.id = u.id", "LEFT"),
+    ("SELECT * FROM t LEFT OUTER JOIN u ON t.id = u.id", "LEFT"),
+    ("SELECT * FROM t RIGHT JOIN u ON u.id = t.id", "RIGHT"),
+    ("SELECT * FROM t FULL OUTER JOIN u ON t.id = u.id", "FULL"),
 ])
 def test_join_types_and_equi_keys(catalog, sql, join_type):
     join = catalog.plan(sql)

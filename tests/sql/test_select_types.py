@@ -75,7 +75,8 @@ def test_global_aggregate_having_and_expression_keys(catalog):
 def test_daily_uv_query_of_the_mini_batch_seed(catalog):
     assert catalog.types(
         "SELECT `day`, SUM(cnt) total FROM (SELECT `day`, MOD(user_id, 10), COUNT(DISTINCT user_id) as cnt "
-        "FROM src GROUP BY `day`, MOD(user_id, 10)) GROUP BY `day`") == [("day", "STRING"), ("total", "BIGINT NOT NULL")]
+        "FROM src GROUP BY `day`, MOD(user_id, 10)) GROUP BY `day`"
+    ) == [("day", "STRING"), ("total", "BIGINT NOT NULL")]
 
 
 def test_joins_rename_clashing_right_columns_and_pad_the_outer_side(catalog):

@@ -61,7 +61,8 @@ def test_string_numeric_and_null_functions(batch_env):
 
 def test_date_and_time_functions(batch_env):
     assert values(batch_env, (
-        "SELECT id, TO_TIMESTAMP(s), DATE_FORMAT(TO_TIMESTAMP(s), 'yyyy/MM/dd HH'), EXTRACT(YEAR FROM TO_TIMESTAMP(s)), "
+        "SELECT id, TO_TIMESTAMP(s), DATE_FORMAT(TO_TIMESTAMP(s), 'yyyy/MM/dd HH'), "
+        "EXTRACT(YEAR FROM TO_TIMESTAMP(s)), "
         "MONTH(TO_TIMESTAMP(s)), HOUR(TO_TIMESTAMP(s)), CAST(TO_TIMESTAMP(s) AS DATE), TO_DATE(SUBSTRING(s, 1, 10)), "
         "CAST(id AS STRING) || 'x', CONCAT_WS('-', TRIM(name), csv) FROM t")) == [
         (1, datetime.datetime(2024, 3, 5, 10, 20, 30), "2024/03/05 10", 2024, 3, 10, datetime.date(2024, 3, 5),

@@ -38,8 +38,8 @@ def test_paged_state_matches_a_dict_of_rows(ops, pages):
     everything = frame([(k, 0) for k in expected])[["k"]]
     loaded = state.load("t", everything)
     got: dict = {k: [] for k in expected}
-    values = loaded["v"] if "v" in loaded else []  # nothing stored: a key-only empty frame
-    for k, v in zip(loaded["k"], values):
+    values = loaded.get("v", [])  # nothing stored: a key-only empty frame
+    for k, v in zip(loaded["k"], values, strict=True):
         got[None if pd.isna(k) else int(k)].append(int(v))
     assert {k: sorted(v) for k, v in got.items()} == expected
 
@@ -93,10 +93,11 @@ def test_rows_are_matched_on_every_key_column(ops, rows_per_page):
     state = PagedKeyedState(store, ["k"], 2, rows_per_page=rows_per_page)
     probe = node_frame(sorted({e for op in ops for e in op}, key=repr))[["k", "n"]]
     loaded = state.load("node", probe)
-    got = {(None if pd.isna(k) else int(k), int(n)) for k, n in zip(loaded["k"], loaded["n"])}
+    got = {(None if pd.isna(k) else int(k), int(n)) for k, n in zip(loaded["k"], loaded["n"], strict=True)}
     assert got == expected
     if expected:
-        assert all(v == f"{None if pd.isna(k) else k}/{n}" for k, n, v in zip(loaded["k"], loaded["n"], loaded["v"]))
+        rows = zip(loaded["k"], loaded["n"], loaded["v"], strict=True)
+        assert all(v == f"{None if pd.isna(k) else k}/{n}" for k, n, v in rows)
 
 
 def test_growing_pages_keep_one_element_read_bounded_by_the_page_size_not_the_history():
@@ -137,7 +138,8 @@ def test_scan_returns_every_row_of_the_table_whatever_the_pages(ops, layout):
         for k, vs in op.items():
             expected[k] = vs
     scanned = PagedKeyedState(store, ["k"], pages, rows_per_page).scan("t")
-    got = [((None if pd.isna(k) else int(k)), int(v)) for k, v in zip(scanned.get("k", []), scanned.get("v", []))]
+    got = [((None if pd.isna(k) else int(k)), int(v))
+           for k, v in zip(scanned.get("k", []), scanned.get("v", []), strict=True)]
     assert sorted(got, key=repr) == sorted(((k, v) for k, vs in expected.items() for v in vs), key=repr)
 
 

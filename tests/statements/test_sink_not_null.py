@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+pytestmark = pytest.mark.spark  # its env fixture asks for the Spark envs by name
+
 ROWS = '{"k": "a", "v": 1}\n{"k": null, "v": 2}\n{"k": "c", "v": null}\n'
 
 

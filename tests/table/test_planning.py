@@ -22,7 +22,7 @@ def src(t_env):
 
 def types(table):
     return {n: str(t) for n, t in zip(table.get_schema().get_field_names(),
-                                       table.get_schema().get_field_data_types())}
+                                       table.get_schema().get_field_data_types(), strict=True)}
 
 
 def test_from_elements_infers_pyflink_types(src):
@@ -68,7 +68,8 @@ def test_non_key_column_in_aggregate_select_is_an_error(src):
 
 
 def test_type_errors_name_both_types(src):
-    with pytest.raises(PlanError, match=r"cannot compare name of type STRING with 3 of type INT NOT NULL in \(name > 3\)"):
+    with pytest.raises(PlanError,
+                       match=r"cannot compare name of type STRING with 3 of type INT NOT NULL in \(name > 3\)"):
         src.where(col("name") > 3)
     with pytest.raises(PlanError, match="must be BOOLEAN, but it is BIGINT"):
         src.where(col("id") + 1)

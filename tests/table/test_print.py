@@ -25,8 +25,9 @@ def _value(value, type_text: str):
 
 def tableau_of(case: str, streaming: bool) -> str:
     golden = json.loads((GOLDENS / f"{case}.json").read_text())
-    schema = [(n, _type(t)) for n, t in zip(golden["columns"], golden["types"])]
-    changes = [Change(RowKind.from_short_string(k), tuple(_value(x, t) for x, t in zip(v, golden["types"])))
+    schema = [(n, _type(t)) for n, t in zip(golden["columns"], golden["types"], strict=True)]
+    changes = [Change(RowKind.from_short_string(k),
+                      tuple(_value(x, t) for x, t in zip(v, golden["types"], strict=True)))
                for k, v in golden["changes"]]
     return format_tableau(schema, changes, streaming)
 

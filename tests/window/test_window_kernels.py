@@ -28,7 +28,7 @@ def fire(kernel, values, partitions=1):
     frame = records(values)
     if kernel.spec.combinable:
         cut = sorted(random.Random(7).sample(range(1, len(values)), partitions - 1)) if partitions > 1 else []
-        parts = [frame.iloc[a:b] for a, b in zip([0] + cut, cut + [len(values)])]
+        parts = [frame.iloc[a:b] for a, b in zip([0] + cut, cut + [len(values)], strict=True)]
         folded = []
         for part in parts:
             fold = PartialFold(kernel)
@@ -87,7 +87,7 @@ def test_outputs_are_stamped_after_their_keys_last_record():
     kernel = WindowKernel(WindowSpec("apply", _Twice(), keyed=True), "Twice", runtime_context=RuntimeContext, window=GlobalWindow.get())
     frame = records(ROWS).sort_values([KEY, ORD], ignore_index=True)
     out = kernel.fire(frame)
-    stamps = dict(zip([loads(v) for v in out[VALUE]], out[ORD]))
+    stamps = dict(zip([loads(v) for v in out[VALUE]], out[ORD], strict=True))
     assert stamps[("a", 0)].startswith(source_stamp(5, 0)) and stamps[("a", 0)] < stamps[("a", 1)]
 
 
@@ -146,7 +146,7 @@ def test_join_is_inner_with_first_input_outer_and_flat_join_may_emit_several():
 def test_complete_groups_cuts_only_between_keys(keys, cuts):
     frame = pd.DataFrame({"k": sorted(keys), "i": range(len(keys))})
     bounds = sorted({min(c * 3, len(keys)) for c in cuts} | {0, len(keys)})
-    parts = [frame.iloc[a:b] for a, b in zip(bounds, bounds[1:])]
+    parts = [frame.iloc[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
     groups = list(complete_groups(parts, "k"))
     assert [i for g in groups for i in g["i"]] == list(range(len(keys)))
     firsts = [g["k"].iloc[0] for g in groups]

@@ -7,4 +7,4 @@ from changeflow.kernels.aggregate.functions import FUNCTIONS, AggCall, result_ty
 from changeflow.kernels.aggregate.group_agg import GroupAggregate
 from changeflow.kernels.aggregate.local import LocalGroupAggregate
 
-__all__ = sorted(["FUNCTIONS", "AggCall", "GroupAggregate", "LocalGroupAggregate", "result_type"])
+__all__ = ["AggCall", "FUNCTIONS", "GroupAggregate", "LocalGroupAggregate", "result_type"]

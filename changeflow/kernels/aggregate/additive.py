@@ -86,13 +86,14 @@ class AdditiveAccumulator(Accumulator):
                 final[f] = total
             running = None
         else:
-            life = fold.lifetimes
+            g = fold.grouping()
+            life = g.lifetimes
             sums = {}
             for f in self.fields:
-                base = np.where(fold.life_from_state, stored[f][fold.life_key], 0).astype(self._dtypes[f])
+                base = np.where(g.life_from_state, stored[f][g.life_key], 0).astype(self._dtypes[f])
                 sums[f] = life.cumsum(contributions[f], base=base)
             running = self.value(sums)
-            final = {f: sums[f][fold.key_last_row] for f in self.fields}
+            final = {f: sums[f][g.key_last_row] for f in self.fields}
         return Folded(
             before=self.value(stored),
             after=self.value(final),
@@ -106,7 +107,7 @@ class AdditiveAccumulator(Accumulator):
         if sign is fold.sign and fold.all_accumulate and arg.valid.all():
             # Fast path: every row adds its value, no masking needed.
             weight = None
-            out = {"non_null": np.ones(fold.size, dtype=np.int64)}
+            out: dict[str, np.ndarray] = {"non_null": np.ones(fold.size, dtype=np.int64)}
         else:
             weight = np.where(arg.valid, sign, 0)
             out = {"non_null": weight}
@@ -124,15 +125,15 @@ class AdditiveAccumulator(Accumulator):
 
     def value(self, fields: dict[str, np.ndarray]) -> Values:
         """The aggregate's result from its fields (arrays of any common length)."""
-        function, arg_type = self.call.function, self.call.arg_type
+        function = self.call.function
         if function == "count_star":
             data, valid = fields["rows"], np.ones(len(fields["rows"]), dtype=bool)
         elif function == "count":
             data, valid = fields["non_null"], np.ones(len(fields["non_null"]), dtype=bool)
         elif function == "sum":
-            data, valid = sum_value(fields["sum"], fields["non_null"], arg_type)
+            data, valid = sum_value(fields["sum"], fields["non_null"], self.arg_type)
         elif function == "sum0":
-            data, valid = sum_value(fields["sum"], None, arg_type)
+            data, valid = sum_value(fields["sum"], None, self.arg_type)
         else:
-            data, valid = avg_value(fields["sum"], fields["non_null"], arg_type)
+            data, valid = avg_value(fields["sum"], fields["non_null"], self.arg_type)
         return Values(data, valid)

@@ -32,6 +32,7 @@ from changeflow.kernels.aggregate.fold import Fold
 from changeflow.kernels.aggregate.functions import AggCall
 from changeflow.kernels.aggregate.keys import KeyIndex
 from changeflow.kernels.aggregate.values import Values, from_series
+from changeflow.kernels.frames import column
 
 ACC_TABLE = "acc"
 COUNT_COLUMN = "_count"
@@ -65,7 +66,7 @@ class StateView:
         """A column of the ``acc`` table per key as :class:`Values`; null for keys without state."""
         out = Values.nulls(self.keys.size, type_)
         if name in self._acc.columns and len(self._acc):
-            loaded = from_series(self._acc[name], type_)
+            loaded = from_series(column(self._acc, name), type_)
             out.data[self._acc_codes] = loaded.data
             out.valid[self._acc_codes] = loaded.valid
         return out
@@ -131,6 +132,11 @@ class Accumulator:
     def tables(self) -> tuple[str, ...]:
         """Names of the state tables this accumulator owns."""
         return ()
+
+    @property
+    def arg_type(self) -> DataType:
+        """The argument's type (an accumulator of ``count_star`` never asks)."""
+        return self.call.typed_arg[1]
 
     def column(self, field_name: str) -> str:
         """Name of one of this accumulator's fields in the shared ``acc`` table."""

@@ -22,6 +22,7 @@ from changeflow.kernels.aggregate.base import CODE, StateView
 from changeflow.kernels.aggregate.fold import Fold
 from changeflow.kernels.aggregate.segments import Segments, group_order
 from changeflow.kernels.aggregate.values import Values, from_series, to_array
+from changeflow.kernels.frames import column
 
 
 class DistinctFilter:
@@ -35,7 +36,7 @@ class DistinctFilter:
     def fold(self, fold: Fold, arg: Values, state: StateView) -> tuple[np.ndarray, pd.DataFrame]:
         """The sign each row applies to the inner aggregates, and the map's new state rows."""
         stored, stored_codes = state.table(self.table)
-        stored_values = from_series(stored["_value"], self.arg_type).data if len(stored) else arg.data[:0]
+        stored_values = from_series(column(stored, "_value"), self.arg_type).data if len(stored) else arg.data[:0]
         stored_counts = stored["_count"].to_numpy(dtype=np.int64) if len(stored) else np.empty(0, np.int64)
 
         active = np.flatnonzero((fold.sign != 0) & arg.valid)
@@ -44,7 +45,8 @@ class DistinctFilter:
         stored_vcode, row_vcode = value_codes[: len(stored_values)], value_codes[len(stored_values) :]
 
         # Group the active rows by (lifetime, value), keeping source order inside a group.
-        life = fold.lifetimes.of_row[active]
+        g = fold.grouping()
+        life = g.lifetimes.of_row[active]
         pair = life.astype(np.int64) * n_values + row_vcode
         pair_codes, pairs = pd.factorize(pair)
         order = group_order(pair_codes, len(pairs))
@@ -52,12 +54,12 @@ class DistinctFilter:
         groups = Segments.from_sorted_ids(pair_codes[order])
         group_life = life[order][groups.starts]
         group_vcode = row_vcode[order][groups.starts]
-        group_key = fold.life_key[group_life]
+        group_key = g.life_key[group_life]
 
         # A group continuing the stored accumulator starts from the stored count.
         stored_pair = stored_codes.astype(np.int64) * n_values + stored_vcode
         where = pd.Index(stored_pair).get_indexer(group_key.astype(np.int64) * n_values + group_vcode)
-        continues = (where >= 0) & fold.life_from_state[group_life]
+        continues = (where >= 0) & g.life_from_state[group_life]
         base = np.zeros(groups.count, dtype=np.int64)
         base[continues] = stored_counts[where[continues]]
 
@@ -82,7 +84,7 @@ class DistinctFilter:
         new_vcodes = group_vcode[in_final]
         new_counts = groups.last(count)[in_final]
         # ...plus stored entries the batch did not touch, if that lifetime is the stored one.
-        keep = alive[stored_codes] & fold.life_from_state[final_life[stored_codes]]
+        keep = alive[stored_codes] & fold.grouping().life_from_state[final_life[stored_codes]]
         keep &= ~np.isin(stored_pair, new_codes.astype(np.int64) * n_values + new_vcodes)
         codes = np.concatenate([new_codes, stored_codes[keep]])
         vcodes = np.concatenate([new_vcodes, stored_vcode[keep]])

@@ -47,6 +47,8 @@ def changes_per_row(fold: Fold, results: list[Folded], emit_unchanged: bool = Fa
     """
     n = fold.size
     before, after = fold.row_count_before, fold.row_count_after
+    if before is None or after is None:
+        raise ValueError("per-row emission needs the per-row counts of a fold without mini-batch")
     applied = fold.sign != 0
     insert = applied & (before == 0)
     delete = applied & (before > 0) & (after == 0)
@@ -92,6 +94,8 @@ def changes_per_row(fold: Fold, results: list[Folded], emit_unchanged: bool = Fa
     value_row -= shows_prev  # in place: these arrays are the size of the output
     values = []
     for r in results:
+        if r.running is None:
+            raise ValueError("per-row emission needs every accumulator's running values")
         v = r.running.take(value_row)
         v.data[stored] = r.before.data[stored_code]
         v.valid[stored] = r.before.valid[stored_code]
@@ -116,7 +120,7 @@ def changes_per_key(fold: Fold, results: list[Folded]) -> Changes:
     candidates = np.flatnonzero(update)
     same = np.ones(len(candidates), dtype=bool)
     for r in results:
-        for before_value, after_value in zip(r.compared("before"), r.compared("after")):
+        for before_value, after_value in zip(r.compared("before"), r.compared("after"), strict=True):
             same &= equal(before_value.take(candidates), after_value.take(candidates))
     update[candidates[same]] = False
 
@@ -143,7 +147,7 @@ def _same_as_previous(result: Folded, code: np.ndarray, key_start: np.ndarray) -
     """Per fold row: what the emission check compares is equal after and before the row."""
     same = np.ones(len(code), dtype=bool)
     starts = np.flatnonzero(key_start)
-    for running, before in zip(result.compared("running"), result.compared("before")):
+    for running, before in zip(result.compared("running"), result.compared("before"), strict=True):
         # Within a key the previous value is the previous row's: compare shifted views.
         same[1:] &= equal(Values(running.data[1:], running.valid[1:]), Values(running.data[:-1], running.valid[:-1]))
         same[starts] &= equal(running.take(starts), before.take(code[starts]))
@@ -156,7 +160,7 @@ def last_stamps(fold: Fold, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, n
     A mini-batch key's changes are stamped from its last row in the bundle.
     """
     if fold.grouped:
-        position = fold.source_position()[fold.key_last_row[keys]]
+        position = fold.source_position()[fold.grouping().key_last_row[keys]]
     elif fold.ordered:  # fold order is source order
         last = np.full(fold.keys.size, -1, dtype=np.int64)
         np.maximum.at(last, fold.code, np.arange(fold.size, dtype=np.int64))

@@ -28,13 +28,13 @@ class InsertOnlyMinMax(Accumulator):
     mergeable = True
 
     def field_types(self) -> dict[str, DataType]:
-        return {"value": self.call.arg_type.with_nullable(True)}
+        return {"value": self.arg_type.with_nullable(True)}
 
     def merge(self, fold: Fold, partials: dict[str, Values], state: StateView) -> Folded:
         return self.fold(fold, partials["value"], fold.sign, state)
 
     def fold(self, fold: Fold, arg: Values, sign: np.ndarray, state: StateView) -> Folded:
-        stored = state.values(self.column("value"), self.call.arg_type)
+        stored = state.values(self.column("value"), self.arg_type)
         use = (sign != 0) & arg.valid
         # Rank the candidate values once so that any orderable type (strings,
         # dates...) reduces to an integer minimum. For MAX the ranks are
@@ -51,7 +51,7 @@ class InsertOnlyMinMax(Accumulator):
         def decode(rank: np.ndarray) -> Values:
             valid = rank != none
             original = rank if self.call.function == "min" else len(uniques) - 1 - rank
-            data = Values.nulls(len(rank), self.call.arg_type).data
+            data = Values.nulls(len(rank), self.arg_type).data
             data[valid] = uniques[original[valid]]
             return Values(data, valid)
 
@@ -60,12 +60,13 @@ class InsertOnlyMinMax(Accumulator):
             np.minimum.at(final, fold.code, row_rank)
             running = None
         else:
-            base = np.where(fold.life_from_state, stored_rank[fold.life_key], none)
-            scanned = fold.lifetimes.scan(np.minimum, row_rank, base=base)
+            g = fold.grouping()
+            base = np.where(g.life_from_state, stored_rank[g.life_key], none)
+            scanned = g.lifetimes.scan(np.minimum, row_rank, base=base)
             running = decode(scanned)
-            final = scanned[fold.key_last_row]
+            final = scanned[g.key_last_row]
         after = decode(final)
-        return Folded(stored, after, running, acc={self.column("value"): to_array(after, self.call.arg_type)})
+        return Folded(stored, after, running, acc={self.column("value"): to_array(after, self.arg_type)})
 
 
 class InsertOnlyFirstLast(Accumulator):
@@ -75,7 +76,7 @@ class InsertOnlyFirstLast(Accumulator):
     acc_fields = ("value",)
 
     def fold(self, fold: Fold, arg: Values, sign: np.ndarray, state: StateView) -> Folded:
-        stored = state.values(self.column("value"), self.call.arg_type)
+        stored = state.values(self.column("value"), self.arg_type)
         use = (sign != 0) & arg.valid
         positions = np.arange(fold.size, dtype=np.int64)
         first = self.call.function == "first_value"
@@ -90,11 +91,12 @@ class InsertOnlyFirstLast(Accumulator):
             running = None
             after = self._pick(chosen, stored, keep_stored, arg, first)
         else:
-            scanned = fold.lifetimes.scan(ufunc, candidate, base=np.full(fold.lifetimes.count, none))
-            from_state = fold.life_from_state[fold.lifetimes.of_row]
+            g = fold.grouping()
+            scanned = g.lifetimes.scan(ufunc, candidate, base=np.full(g.lifetimes.count, none))
+            from_state = g.life_from_state[g.lifetimes.of_row]
             running = self._pick(scanned, stored.take(fold.code), from_state, arg, first)
-            after = running.take(fold.key_last_row)
-        return Folded(stored, after, running, acc={self.column("value"): to_array(after, self.call.arg_type)})
+            after = running.take(g.key_last_row)
+        return Folded(stored, after, running, acc={self.column("value"): to_array(after, self.arg_type)})
 
     @staticmethod
     def _pick(chosen: np.ndarray, stored: Values, from_state: np.ndarray, arg: Values, first: bool) -> Values:

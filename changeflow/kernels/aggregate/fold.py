@@ -38,6 +38,16 @@ from changeflow.kernels.aggregate.segments import Segments, group_order
 from changeflow.kernels.changelog import DELETE, UPDATE_BEFORE
 
 
+@dataclass(frozen=True)
+class Grouping:
+    """The lifetimes of a grouped fold: runs of rows sharing one accumulator."""
+
+    lifetimes: Segments
+    life_key: np.ndarray  # key code of each lifetime
+    life_from_state: np.ndarray  # the lifetime continues the stored accumulator
+    key_last_row: np.ndarray  # fold position of each key's last row
+
+
 @dataclass
 class Fold:
     """A batch arranged for folding. Row arrays are in fold order; key arrays by key code."""
@@ -85,10 +95,18 @@ class Fold:
         """
         return self.touched & (self.count_after != 0)
 
+    def grouping(self) -> Grouping:
+        """The lifetimes of a grouped fold (``grouped``); asking any other fold is a bug."""
+        if self.lifetimes is None or self.life_key is None or self.life_from_state is None \
+                or self.key_last_row is None:
+            raise ValueError("this fold is not grouped: it has no lifetimes")
+        return Grouping(self.lifetimes, self.life_key, self.life_from_state, self.key_last_row)
+
     @property
     def key_final_life(self) -> np.ndarray:
         """Per key: index of its last lifetime (grouped folds only)."""
-        return self.lifetimes.of_row[self.key_last_row]
+        g = self.grouping()
+        return g.lifetimes.of_row[g.key_last_row]
 
     def source_position(self) -> np.ndarray:
         """The source position of every fold row."""

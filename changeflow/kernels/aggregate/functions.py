@@ -69,10 +69,17 @@ class AggCall:
             )
         if self.arg is not None and self.arg_type is None:
             raise ValueError(f"{self.function}({self.arg}): arg_type is required")
-        if self.function in _NEEDS_NUMERIC and not self.arg_type.is_numeric:
+        if self.function in _NEEDS_NUMERIC and not self.typed_arg[1].is_numeric:
             raise ValueError(f"{self.function}({self.arg}) needs a numeric argument, got {self.arg_type}")
-        if self.function == "listagg" and not self.arg_type.is_string:
+        if self.function == "listagg" and not self.typed_arg[1].is_string:
             raise ValueError(f"listagg({self.arg}) needs a string argument, got {self.arg_type}")
+
+    @property
+    def typed_arg(self) -> tuple[str, DataType]:
+        """The argument column and its type: every function but ``count_star`` has both (checked above)."""
+        if self.arg is None or self.arg_type is None:
+            raise ValueError(f"{self.function} takes no argument column")
+        return self.arg, self.arg_type
 
     @property
     def result_type(self) -> DataType:
@@ -94,10 +101,10 @@ def result_type(function: str, arg_type: DataType | None) -> DataType:
         return DataTypes.BIGINT(nullable=False)
     if function == "listagg":
         return DataTypes.STRING()
-    if function == "collect":
-        return DataTypes.MULTISET(arg_type, nullable=False)
     if arg_type is None:
         raise ValueError(f"{function} needs an argument type")
+    if function == "collect":
+        return DataTypes.MULTISET(arg_type, nullable=False)
     if function in ("sum", "sum0"):
         if arg_type.root == "DECIMAL":
             # Flink widens a DECIMAL sum to the maximum precision, keeping the scale.

@@ -53,6 +53,7 @@ from changeflow.kernels.aggregate.variance import WelfordAccumulator
 from changeflow.kernels.changelog import BOOKKEEPING, DELETE, INSERT, KIND, SEQ, SUB, is_retraction
 from changeflow.kernels.contract import KernelBase
 from changeflow.kernels.state import KeyedState
+from changeflow.kernels.frames import column
 
 
 class GroupAggregate(KernelBase):
@@ -104,8 +105,9 @@ class GroupAggregate(KernelBase):
         self._distinct: dict[str, DistinctFilter] = {}
         for call in self.calls:
             if call.distinct:
-                known = self._distinct.setdefault(call.arg, DistinctFilter(call.arg, call.arg_type))
-                if known.arg_type.with_nullable(True) != call.arg_type.with_nullable(True):
+                arg, arg_type = call.typed_arg
+                known = self._distinct.setdefault(arg, DistinctFilter(arg, arg_type))
+                if known.arg_type.with_nullable(True) != arg_type.with_nullable(True):
                     raise ValueError(f"DISTINCT calls on {call.arg!r} disagree on its type")
         self._tables = [ACC_TABLE] + [t for a in self._accumulators for t in a.tables] + [
             d.table for d in self._distinct.values()
@@ -167,7 +169,7 @@ class GroupAggregate(KernelBase):
             column = args[(arg, distinct.arg_type)]
             distinct_signs[arg], distinct_rows[distinct.table] = distinct.fold(fold, column, view)
         results = []
-        for call, acc in zip(self.calls, self._accumulators):
+        for call, acc in zip(self.calls, self._accumulators, strict=True):
             sign = distinct_signs[call.arg] if call.distinct else fold.sign
             results.append(acc.fold(fold, args.get((call.arg, call.arg_type)), sign, view))
         changes = changes_per_key(fold, results) if self.mini_batch else \
@@ -182,7 +184,8 @@ class GroupAggregate(KernelBase):
         args = {}
         for call in self.calls:
             if call.arg is not None and (call.arg, call.arg_type) not in args:
-                values = from_series(batch[call.arg], call.arg_type)
+                name, arg_type = call.typed_arg
+                values = from_series(column(batch, name), arg_type)
                 args[(call.arg, call.arg_type)] = values if fold.rows is None else values.take(fold.rows)
         return args
 
@@ -190,8 +193,8 @@ class GroupAggregate(KernelBase):
         alive = fold.alive
         acc = {COUNT_COLUMN: fold.count_after[alive]}
         for result in results:
-            for name, column in result.acc.items():
-                acc[name] = column[alive]
+            for name, values in result.acc.items():
+                acc[name] = values[alive]
         key_rows = keys.frame[alive].reset_index(drop=True)
         state.store(ACC_TABLE, keys.frame, pd.concat([key_rows, pd.DataFrame(acc)], axis=1))
         tables = dict(distinct_rows)
@@ -207,7 +210,7 @@ class GroupAggregate(KernelBase):
     def _output(self, keys: KeyIndex, changes: Changes) -> pd.DataFrame:
         key_part = keys.frame.take(changes.code).reset_index(drop=True)
         data = {name: key_part[name] for name in self.keys}
-        for call, values in zip(self.calls, changes.values):
+        for call, values in zip(self.calls, changes.values, strict=True):
             data[call.output] = to_array(values, call.result_type)
         data[KIND] = changes.kind.astype(np.int8)
         data[SEQ] = changes.seq.astype(np.int64)
@@ -252,7 +255,7 @@ def _partials(batch: pd.DataFrame, fold, acc: Accumulator) -> dict[str, Values]:
     """One accumulator's partial fields, read from the batch in fold order."""
     out = {}
     for name, type_ in acc.field_types().items():
-        values = from_series(batch[acc.column(name)], type_)
+        values = from_series(column(batch, acc.column(name)), type_)
         out[name] = values if fold.rows is None else values.take(fold.rows)
     return out
 
@@ -263,7 +266,7 @@ def _check_mergeable(calls: list[AggCall], accumulators: list[Accumulator], mini
     # kernel states them again rather than merge partials wrongly.
     if not (mini_batch and input_insert_only):
         raise ValueError("partial input (two-phase aggregation) needs mini_batch and insert-only input")
-    bad = [c.output for c, a in zip(calls, accumulators) if c.distinct or not a.mergeable]
+    bad = [c.output for c, a in zip(calls, accumulators, strict=True) if c.distinct or not a.mergeable]
     if bad:
         raise ValueError(f"aggregate calls {bad} cannot merge partial accumulators (two-phase aggregation)")
 

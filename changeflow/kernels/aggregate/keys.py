@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from changeflow.kernels.frames import column, select
+
 # A single integral key whose values span at most this many times the number
 # of rows is coded by offset from its minimum, which is several times faster
 # than hashing (pd.factorize) and dominates the cost of a large batch.
@@ -34,7 +36,7 @@ class KeyIndex:
         first = np.full(count, len(batch), dtype=np.int64)
         np.minimum.at(first, self.codes, np.arange(len(batch), dtype=np.int64))
         # One row per key, taken from the batch so key dtypes are kept exactly.
-        self.frame = batch[self.names].take(first).reset_index(drop=True)
+        self.frame = select(batch, self.names).take(first).reset_index(drop=True)
 
     def lookup(self, frame: pd.DataFrame) -> np.ndarray:
         """The code of each row of ``frame`` (whose keys must all be in this index)."""
@@ -44,7 +46,7 @@ class KeyIndex:
             return np.zeros(len(frame), dtype=np.intp)
         # Code the batch's keys and the loaded keys together: the first K rows are
         # distinct, so their joint codes are a permutation we can invert.
-        both = pd.concat([self.frame[self.names], frame[self.names]], ignore_index=True)
+        both = pd.concat([select(self.frame, self.names), select(frame, self.names)], ignore_index=True)
         joint, _ = _codes(both, self.names, dense=False)
         to_mine = np.full(joint.max() + 1, -1, dtype=np.intp)
         to_mine[joint[: self.size]] = np.arange(self.size)
@@ -58,9 +60,9 @@ class KeyIndex:
 def _codes(frame: pd.DataFrame, names: list[str], dense: bool = True) -> tuple[np.ndarray, int]:
     if not names:
         return np.zeros(len(frame), dtype=np.intp), (1 if len(frame) else 0)
-    codes, count = _column_codes(frame[names[0]], dense)
+    codes, count = _column_codes(column(frame, names[0]), dense)
     for name in names[1:]:
-        more, more_count = _column_codes(frame[name], dense)
+        more, more_count = _column_codes(column(frame, name), dense)
         combined = codes.astype(np.int64) * more_count + more
         codes, uniques = pd.factorize(combined)
         count = len(uniques)

@@ -41,6 +41,7 @@ from changeflow.kernels.aggregate.group_agg import accumulator_for
 from changeflow.kernels.aggregate.keys import KeyIndex
 from changeflow.kernels.aggregate.values import Values, from_series, numpy_dtype, to_array
 from changeflow.kernels.changelog import BOOKKEEPING, INSERT, KIND, SEQ, SUB
+from changeflow.kernels.frames import column
 
 
 def mergeable(call: AggCall) -> bool:
@@ -49,7 +50,8 @@ def mergeable(call: AggCall) -> bool:
     >>> from changeflow.common.types import DataTypes
     >>> mergeable(AggCall("sum", "v", DataTypes.INT(), "s")), mergeable(AggCall("sum", "v", DataTypes.DOUBLE(), "s"))
     (True, False)
-    >>> mergeable(AggCall("max", "v", DataTypes.STRING(), "m")), mergeable(AggCall("count", "v", DataTypes.INT(), "c", distinct=True))
+    >>> mergeable(AggCall("max", "v", DataTypes.STRING(), "m")), mergeable(
+    ...     AggCall("count", "v", DataTypes.INT(), "c", distinct=True))
     (True, False)
     """
     if call.distinct:
@@ -126,11 +128,12 @@ class LocalGroupAggregate:
                          mini_batch=True, needs_order=False, needs_grouping=False)
         fields = {COUNT_COLUMN: Values(fold.count_after, np.ones(keys.size, dtype=bool))}
         args: dict[tuple, Values] = {}
-        for call, acc in zip(self.calls, self._accumulators):
+        for call, acc in zip(self.calls, self._accumulators, strict=True):
             arg = None
             if call.arg is not None:
                 if (call.arg, call.arg_type) not in args:
-                    values = from_series(batch[call.arg], call.arg_type)
+                    name, arg_type = call.typed_arg
+                    values = from_series(column(batch, name), arg_type)
                     args[(call.arg, call.arg_type)] = values if fold.rows is None else values.take(fold.rows)
                 arg = args[(call.arg, call.arg_type)]
             folded = acc.fold(fold, arg, fold.sign, nothing)

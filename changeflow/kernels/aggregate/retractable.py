@@ -15,6 +15,7 @@ one row per multiset entry (``_value``, ``_count``) or list element
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,7 @@ import pandas as pd
 from changeflow.kernels.aggregate.base import CODE, Accumulator, Folded, StateView
 from changeflow.kernels.aggregate.fold import Fold
 from changeflow.kernels.aggregate.values import Values, from_series, to_array
+from changeflow.kernels.frames import column
 
 
 class _Multiset:
@@ -98,10 +100,10 @@ class _Arrivals:
         self.values.append(value)
 
     def retract(self, value: Any) -> None:
-        try:
-            self.values.remove(value)  # the earliest surviving occurrence
-        except ValueError:
-            pass  # retracting a value never accumulated changes nothing (Flink keeps it aside)
+        # The earliest surviving occurrence; retracting a value never accumulated changes nothing here
+        # (Flink keeps it aside).
+        with contextlib.suppress(ValueError):
+            self.values.remove(value)
 
     def value(self) -> Any:
         if not self.values:
@@ -142,12 +144,13 @@ class PerKeyAccumulator(Accumulator):
         record = not fold.mini_batch
         running: list[Any] = [None] * fold.size if record else []
         finals: dict[int, Any] = {}
-        life = fold.lifetimes
+        g = fold.grouping()
+        life = g.lifetimes
         # Python lists: indexing them is several times faster than numpy scalars.
         data, valid, signs = arg.data.tolist(), arg.valid.tolist(), sign.tolist()
         for seg in range(life.count):
-            key = int(fold.life_key[seg])
-            if fold.life_from_state[seg] and key in loaded:
+            key = int(g.life_key[seg])
+            if g.life_from_state[seg] and key in loaded:
                 acc = loaded[key]
             else:
                 acc = self._new()
@@ -178,24 +181,24 @@ class PerKeyAccumulator(Accumulator):
         valid = np.fromiter((v is not None for v in items), dtype=bool, count=len(items))
         if self.call.function == "listagg":
             return Values(data, valid)
-        return _typed(data, valid, self.call.arg_type)
+        return _typed(data, valid, self.arg_type)
 
     def _load(self, state: StateView) -> dict[int, Any]:
         frame, codes = state.table(self._table)
         if len(frame) == 0:
             return {}
-        values = from_series(frame["_value"], self.call.arg_type).data
+        values = from_series(column(frame, "_value"), self.arg_type).data
         out: dict[int, Any] = {}
         if self._multiset:
             counts: dict[int, dict] = {}
-            for code, value, count in zip(codes.tolist(), _plain(values), frame["_count"].tolist()):
+            for code, value, count in zip(codes.tolist(), _plain(values), frame["_count"].tolist(), strict=True):
                 counts.setdefault(code, {})[value] = int(count)
             for code, content in counts.items():
                 out[code] = self._new(content)
         else:
             order = np.lexsort((frame["_pos"].to_numpy(), codes))
             lists: dict[int, list] = {}
-            for code, value in zip(codes[order].tolist(), _plain(values[order])):
+            for code, value in zip(codes[order].tolist(), _plain(values[order]), strict=True):
                 lists.setdefault(code, []).append(value)
             for code, content in lists.items():
                 out[code] = self._new(content)
@@ -216,7 +219,7 @@ class PerKeyAccumulator(Accumulator):
                     codes.append(code)
                     values.append(value)
                     extra.append(pos)
-        type_ = self.call.arg_type
+        type_ = self.arg_type
         column = to_array(_typed(_objects(values), np.ones(len(values), dtype=bool), type_), type_)
         codes, extra = np.asarray(codes, dtype=np.intp), np.asarray(extra, dtype=np.int64)
         if self._multiset:

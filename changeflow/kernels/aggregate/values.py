@@ -66,7 +66,7 @@ def pandas_dtype(type_: DataType) -> str | np.dtype:
 def from_series(series: pd.Series, type_: DataType) -> Values:
     """Read a batch or state column of ``type_`` into numpy arrays."""
     kind = numpy_dtype(type_)
-    if kind == object:
+    if kind == np.dtype(object):
         data = series.to_numpy(dtype=object, copy=True)
         valid = ~pd.isna(data)
         data[~valid] = None
@@ -80,7 +80,7 @@ def from_series(series: pd.Series, type_: DataType) -> Values:
     target = {np.dtype(np.int64): "Int64", np.dtype(np.float64): "Float64", np.dtype(bool): "boolean"}[kind]
     array = series.array if str(series.dtype) == target else pd.array(series, dtype=target)
     valid = ~np.asarray(array.isna())
-    fill = False if kind == bool else 0
+    fill = False if kind == np.dtype(bool) else 0
     return Values(array.to_numpy(dtype=kind, na_value=fill), valid)
 
 
@@ -106,7 +106,7 @@ def equal(a: Values, b: Values) -> np.ndarray:
         idx = np.flatnonzero(both)
         # Python == per element: values may be lists or dicts (COLLECT), which
         # numpy's vectorised comparison would try to broadcast.
-        same[idx] = [x == y for x, y in zip(a.data[idx], b.data[idx])]
+        same[idx] = [x == y for x, y in zip(a.data[idx], b.data[idx], strict=True)]
     else:
         same = both & (a.data == b.data)
     return same | (~a.valid & ~b.valid)

@@ -43,7 +43,7 @@ class WelfordAccumulator(Accumulator):
 
     def __init__(self, call: AggCall) -> None:
         super().__init__(call)
-        if call.arg_type.root not in ("TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE"):
+        if self.arg_type.root not in ("TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE"):
             raise NotImplementedError(f"{call.function.upper()} over {call.arg_type} is not supported yet")
 
     def fold(self, fold: Fold, arg: Values, sign: np.ndarray, state: StateView) -> Folded:
@@ -52,20 +52,21 @@ class WelfordAccumulator(Accumulator):
             state.column(self.column("mean"), np.float64),
             state.column(self.column("m2"), np.float64),
         )
-        life = fold.lifetimes
-        from_state = fold.life_from_state
-        base = tuple(np.where(from_state, f[fold.life_key], 0).astype(f.dtype) for f in stored)
+        g = fold.grouping()
+        life = g.lifetimes
+        n0, mean0, m2_0 = (np.where(g.life_from_state, f[g.life_key], 0).astype(f.dtype) for f in stored)
         x = arg.data.astype(np.float64)  # Java's (double) conversion of the value
         step = np.where(arg.valid, sign, 0)
-        running = welford_scan(life, x, step, base)
-        final = tuple(f[fold.key_last_row] for f in running)
+        running = welford_scan(life, x, step, (n0, mean0, m2_0))
+        n1, mean1, m2_1 = (f[g.key_last_row] for f in running)
+        final = (n1, mean1, m2_1)
         before, before_hidden = self._result(stored)
         after, after_hidden = self._result(final)
         result = Folded(
             before=before,
             after=after,
             running=None,
-            acc={self.column(name): f for name, f in zip(self.acc_fields, final)},
+            acc={self.column(name): f for name, f in zip(self.acc_fields, final, strict=True)},
             before_hidden=before_hidden,
             after_hidden=after_hidden,
         )
@@ -78,7 +79,7 @@ class WelfordAccumulator(Accumulator):
         n, _, m2 = fields
         # WelfordM2AggFunction.getValue: NULL when n <= 0 or m2 < 0.
         m2_valid = (n > 0) & ~(m2 < 0)
-        data, valid = variance_value(self.call.function, m2, m2_valid, n, self.call.arg_type)
+        data, valid = variance_value(self.call.function, m2, m2_valid, n, self.arg_type)
         hidden = [Values(m2, m2_valid), Values(n, np.ones(len(n), dtype=bool))]
         return Values(data, valid), hidden
 
@@ -105,7 +106,7 @@ def welford_scan(
         for j in range(block.width):
             n, mean, m2 = _welford_step(n, mean, m2, xs[:, j], steps[:, j])
             seen[0][:, j], seen[1][:, j], seen[2][:, j] = n, mean, m2
-        for target, matrix in zip(out, seen):
+        for target, matrix in zip(out, seen, strict=True):
             target[block.rows] = matrix[block.slot, block.rank]
     return out
 

@@ -10,4 +10,4 @@ the operator's state and flushes it on processing-time timers
 from changeflow.kernels.flush.buffer import LatestPerKey
 from changeflow.kernels.flush.output import DEFAULT_MAX_ENTRIES, BufferOutput, Watermark
 
-__all__ = sorted(["BufferOutput", "DEFAULT_MAX_ENTRIES", "LatestPerKey", "Watermark"])
+__all__ = ["BufferOutput", "DEFAULT_MAX_ENTRIES", "LatestPerKey", "Watermark"]

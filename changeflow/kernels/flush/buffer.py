@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 from changeflow.kernels.changelog import BOOKKEEPING, DELETE, INSERT, KIND, SEQ, SUB, UPDATE_AFTER, UPDATE_BEFORE
+from changeflow.kernels.frames import select
 
 SLOT = "_slot"
 BEFORE, LATEST = 0, 1
@@ -89,7 +90,7 @@ class LatestPerKey:
             bad = changes.iloc[int(np.flatnonzero(kinds != INSERT)[0])].to_dict()
             raise ValueError(f"flush buffer of an append-only output got a change that is not +I: {bad}")
         n_old = len(buffered)
-        both = pd.concat([buffered[self.key_columns], changes[self.key_columns]], ignore_index=True)
+        both = pd.concat([select(buffered, self.key_columns), select(changes, self.key_columns)], ignore_index=True)
         codes = _key_codes(both, self.key_columns)
         old_codes, new_codes = codes[:n_old], codes[n_old:]
         changed = np.zeros(int(codes.max()) + 1 if len(codes) else 0, dtype=bool)
@@ -118,16 +119,15 @@ class LatestPerKey:
         if self.changelog:
             last = last[(kinds[last] == INSERT) | (kinds[last] == UPDATE_AFTER)]
         parts.append(self._slot_rows(changes, last, LATEST))
-        merged = pd.concat([p for p in parts if len(p)] or [parts[0]], ignore_index=True)
-        return merged
+        return pd.concat([p for p in parts if len(p)] or [parts[0]], ignore_index=True)
 
     def drain(self, buffered: pd.DataFrame) -> pd.DataFrame:
         """The changes a flush emits for ``buffered`` (output columns plus bookkeeping), in stamp order."""
         out_columns = self.columns + list(BOOKKEEPING)
         if not len(buffered):
-            return _with_kind(buffered, np.empty(0, dtype=np.int8))[out_columns]
+            return select(_with_kind(buffered, np.empty(0, dtype=np.int8)), out_columns)
         if not self.changelog:
-            return _with_kind(buffered, np.full(len(buffered), INSERT, dtype=np.int8))[out_columns]
+            return select(_with_kind(buffered, np.full(len(buffered), INSERT, dtype=np.int8)), out_columns)
         codes = _key_codes(buffered, self.key_columns)
         slot = buffered[SLOT].to_numpy()
         size = int(codes.max()) + 1
@@ -154,7 +154,7 @@ class LatestPerKey:
         after_rows = buffered.take(latest_at[updated])
         out.loc[pair_before, SEQ] = after_rows[SEQ].to_numpy()
         out.loc[pair_before, SUB] = after_rows[SUB].to_numpy()
-        return out.sort_values([SEQ, SUB], kind="stable", ignore_index=True)[out_columns]
+        return select(out.sort_values([SEQ, SUB], kind="stable", ignore_index=True), out_columns)
 
     def _slot_rows(self, changes: pd.DataFrame, rows: np.ndarray, slot: int) -> pd.DataFrame:
         picked = changes.take(rows)[self.columns + [SEQ, SUB]].reset_index(drop=True)
@@ -196,7 +196,8 @@ def _rows_equal(frame: pd.DataFrame, a: np.ndarray, b: np.ndarray, columns: list
         left_null, right_null = left.isna().to_numpy(), right.isna().to_numpy()
         if col.dtype == object:
             # Lists, dicts and other objects: Python equality, element by element.
-            equal = np.fromiter((x == y for x, y in zip(left.tolist(), right.tolist())), dtype=bool, count=len(a))
+            pairs = zip(left.tolist(), right.tolist(), strict=True)
+            equal = np.fromiter((x == y for x, y in pairs), dtype=bool, count=len(a))
         else:
             equal = (left == right).fillna(False).to_numpy(dtype=bool)
         same &= np.where(left_null | right_null, left_null & right_null, equal)

@@ -30,6 +30,7 @@ import pandas as pd
 
 from changeflow.kernels.changelog import KIND, SEQ, SUB, UPDATE_AFTER
 from changeflow.kernels.flush.buffer import LatestPerKey
+from changeflow.kernels.frames import column, select
 
 
 @dataclass(frozen=True)
@@ -122,26 +123,25 @@ class BufferOutput:
         if self._buffered is not None:
             self._buffered = self._buffered.iloc[:0]
         watermark, self._watermark = self._watermark, None
-        has_records = records is not None and len(records) > 0
+        if records is None or len(records) == 0:
+            return [] if watermark is None else [watermark]
         if watermark is None:
-            return [records] if has_records else []
-        if not has_records:
-            return [watermark]
+            return [records]
         if self.timestamp_column is None:
             raise ValueError("a watermark was buffered but the flush buffer knows no timestamp column "
                              "to order records around it")
-        ts = records[self.timestamp_column]
+        ts = column(records, self.timestamp_column)
         if ts.isna().any():
-            bad = records[ts.isna()].iloc[0].to_dict()
+            bad = records[ts.isna().to_numpy()].iloc[0].to_dict()
             raise ValueError(f"record without a timestamp in column {self.timestamp_column!r} cannot be "
                              f"ordered around watermark {watermark.timestamp}: {bad}")
         early = ts.to_numpy() <= watermark.timestamp
         out: list[Element] = []
         if early.any():
-            out.append(records[early].reset_index(drop=True))
+            out.append(select(records, early).reset_index(drop=True))
         out.append(watermark)
         if (~early).any():
-            out.append(records[~early].reset_index(drop=True))
+            out.append(select(records, ~early).reset_index(drop=True))
         return out
 
 

@@ -44,34 +44,37 @@ def _compile(expr: Expression, positions: dict[str, tuple[int, int]]) -> _Eval:
             raise ValueError(f"join condition refers to column {expr.name!r}, which is not a join output column; "
                              f"columns: {', '.join(positions)}")
         side, index = positions[expr.name]
-        return (lambda l, r: l[index]) if side == 0 else (lambda l, r: r[index])
+        return (lambda left, right: left[index]) if side == 0 else (lambda left, right: right[index])
     if isinstance(expr, Literal):
         value = expr.value
-        return lambda l, r: value
+        return lambda left, right: value
     if not isinstance(expr, Call):
         raise ValueError(f"join condition cannot contain {expr}")
     f = expr.function
     if f == "cast":
-        return _cast(_compile(expr.args[0], positions), expr.args[1].value.root, expr)
+        target = expr.args[1]
+        if not isinstance(target, Literal):  # the planner gives CAST its type as a literal
+            raise ValueError(f"join condition has a CAST without a literal type: {expr}")
+        return _cast(_compile(expr.args[0], positions), target.value.root, expr)
     args = [_compile(a, positions) for a in expr.args]
     if f == "and":
         a, b = args
-        return lambda l, r: _and(a(l, r), b(l, r))
+        return lambda left, right: _and(a(left, right), b(left, right))
     if f == "or":
         a, b = args
-        return lambda l, r: _or(a(l, r), b(l, r))
+        return lambda left, right: _or(a(left, right), b(left, right))
     if f == "not":
         (a,) = args
-        return lambda l, r: None if (v := a(l, r)) is None else not v
+        return lambda left, right: None if (v := a(left, right)) is None else not v
     if f == "is_null":
         (a,) = args
-        return lambda l, r: a(l, r) is None
+        return lambda left, right: a(left, right) is None
     if f == "is_not_null":
         (a,) = args
-        return lambda l, r: a(l, r) is not None
+        return lambda left, right: a(left, right) is not None
     if f == "negate":
         (a,) = args
-        return lambda l, r: None if (v := a(l, r)) is None else -v
+        return lambda left, right: None if (v := a(left, right)) is None else -v
     if f in _COMPARE:
         return _strict(_COMPARE[f], *args)
     if f in ("+", "-", "*"):
@@ -85,8 +88,8 @@ def _compile(expr: Expression, positions: dict[str, tuple[int, int]]) -> _Eval:
 
 def _strict(fn: Callable[[Any, Any], Any], a: _Eval, b: _Eval) -> _Eval:
     """A binary function that is NULL when either operand is NULL."""
-    def evaluate(l: tuple, r: tuple) -> Any:
-        x, y = a(l, r), b(l, r)
+    def evaluate(left: tuple, right: tuple) -> Any:
+        x, y = a(left, right), b(left, right)
         if x is None or y is None:
             return None
         return fn(x, y)
@@ -147,15 +150,19 @@ def _mod(x: Any, y: Any) -> Any:
     return math.fmod(x, y)
 
 
+def _to_string(v: Any) -> str:
+    return str(v).lower() if isinstance(v, bool) else str(v)
+
+
 def _cast(a: _Eval, root: str, expr: Expression) -> _Eval:
     if root in ("TINYINT", "SMALLINT", "INT", "BIGINT"):
-        convert: Callable[[Any], Any] = lambda v: int(v)
+        convert: Callable[[Any], Any] = int
     elif root in ("FLOAT", "DOUBLE"):
         convert = float
     elif root in ("STRING", "VARCHAR", "CHAR"):
-        convert = lambda v: str(v).lower() if isinstance(v, bool) else str(v)
+        convert = _to_string
     elif root == "BOOLEAN":
         convert = bool
     else:
         raise ValueError(f"CAST to {root} is not supported in a join condition: {expr}")
-    return lambda l, r: None if (v := a(l, r)) is None else convert(v)
+    return lambda left, right: None if (v := a(left, right)) is None else convert(v)

@@ -75,6 +75,7 @@ from changeflow.kernels.join.join_state import ASSOC, COUNT, LEFT, RIGHT, SIDE, 
 from changeflow.kernels.contract import KernelBase, wall_clock
 from changeflow.kernels.state import KeyedState
 from changeflow.plan.expressions import Expression
+from changeflow.kernels.frames import column
 
 JOIN_TYPES = ("INNER", "LEFT", "RIGHT", "FULL")
 __all__ = ["ASSOC", "COUNT", "JOIN_TYPES", "LEFT", "RIGHT", "SIDE", "StreamingJoin", "TABLES", "TS", "key_column"]
@@ -217,7 +218,8 @@ class StreamingJoin(SideStates, KernelBase):
         null_key = record.null_key
         mine = None if null_key else stores[side].setdefault(record.key, {})
         theirs = {} if null_key else stores[other].get(record.key, {})
-        matches = [(other_row, entry[1], entry[0]) for other_row, entry in theirs.items() if self._match(side, row, other_row)]
+        matches = [(other_row, entry[1], entry[0]) for other_row, entry in theirs.items()
+                   if self._match(side, row, other_row)]
         if not record.retracts:
             if not matches:
                 if input_outer:

@@ -59,6 +59,7 @@ from changeflow.kernels.multiset.rows import changes_frame, plain_rows
 from changeflow.kernels.contract import KernelBase, wall_clock
 from changeflow.kernels.multiset.rows import python_values as _python_values
 from changeflow.kernels.state import KeyedState
+from changeflow.kernels.frames import column
 
 STRATEGIES = ("LEGACY", "VALUE", "MAP", "ADAPTIVE")
 CONFLICTS = ("DEDUPLICATE", "NOTHING", "ERROR")
@@ -147,9 +148,9 @@ class SinkUpsertMaterializer(KernelBase):
         if values is not None:
             values.load(keys)
         if maps is not None:
-            in_map = keys if self.strategy == "MAP" else [k for k in keys if not values.has(k)]
+            in_map = keys if values is None else [k for k in keys if not values.has(k)]  # None: MAP
             in_map_set = set(in_map)
-            maps.prefetch(in_map, [(p, i) for p, i in zip(pks, idents) if p in in_map_set])
+            maps.prefetch(in_map, [(p, i) for p, i in zip(pks, idents, strict=True) if p in in_map_set])
         hist = _Histories(self, values, maps)
 
         out_rows: list[tuple] = []
@@ -168,9 +169,9 @@ class SinkUpsertMaterializer(KernelBase):
                 hist.expire(k, now)
         shown = {k: hist.first(k) for k in keys} if self.conflict != "DEDUPLICATE" else {}
         last_of: dict[tuple, tuple[int, int]] = {}  # key -> (seq, child stamp) of its last record
-        for row, kind, pk, ident, seq, child in zip(rows, kinds, pks, idents, seqs, children):
+        for row, kind, pk, ident, seq, child in zip(rows, kinds, pks, idents, seqs, children, strict=True):
             last_of[pk] = (seq, child)
-            if kind == _INSERT or kind == _UPDATE_AFTER:
+            if kind in (_INSERT, _UPDATE_AFTER):
                 was_empty = hist.size(pk) == 0
                 hist.add(pk, ident, row, now)
                 if self.conflict == "DEDUPLICATE":
@@ -188,7 +189,8 @@ class SinkUpsertMaterializer(KernelBase):
                 if self.conflict == "ERROR" and hist.size(k) > 1:
                     a, b = hist.first_two(k)
                     raise ValueError(
-                        f"ON CONFLICT DO ERROR: primary key {dict(zip(self.primary_key, k))} has more than one "
+                        "ON CONFLICT DO ERROR: primary key "
+                        f"{dict(zip(self.primary_key, k, strict=True))} has more than one "
                         f"row: {a!r} and {b!r}")
                 before, after = shown[k], hist.first(k)
                 seq, child = last_of[k]
@@ -196,7 +198,7 @@ class SinkUpsertMaterializer(KernelBase):
                     emit(_DELETE, before, seq, child)
                 elif after is not None and before is None:
                     emit(_INSERT, after, seq, child)
-                elif after is not None and identity_of(after) != identity_of(before):
+                elif after is not None and before is not None and identity_of(after) != identity_of(before):
                     emit(_UPDATE_AFTER, after, seq, child)
         if values is not None:
             values.flush()
@@ -227,8 +229,8 @@ class SinkUpsertMaterializer(KernelBase):
             dtypes = {c: got[c].dtype for c in self.primary_key} if len(got) else {}
             values = _ValueStore(state, self._value_table, self.primary_key, dtypes)
             if len(got):
-                kcols = [_python_values(got[c]) for c in self.primary_key]
-                for k, h in zip(zip(*kcols), got["history"]):
+                kcols = [_python_values(column(got, c)) for c in self.primary_key]
+                for k, h in zip(zip(*kcols, strict=True), got["history"], strict=True):
                     lst = [tuple(e) for e in h]
                     if _drop_expired(lst, cutoff):
                         values.dirty.add(k)
@@ -287,8 +289,8 @@ class _ValueStore:
             self.lists[k] = None
         got = self.state.load(self.table, self._keys(keys))
         if len(got):
-            kcols = [_python_values(got[c]) for c in self.key_columns]
-            for k, h in zip(zip(*kcols), got["history"]):
+            kcols = [_python_values(column(got, c)) for c in self.key_columns]
+            for k, h in zip(zip(*kcols, strict=True), got["history"], strict=True):
                 self.lists[k] = [tuple(e) for e in h]
 
     def has(self, key: tuple) -> bool:
@@ -302,7 +304,7 @@ class _ValueStore:
         frame = self._keys(live)
         col = np.empty(len(live), dtype=object)
         for j, k in enumerate(live):
-            col[j] = list(self.lists[k])
+            col[j] = list(self.lists[k] or ())  # live keys have a list
         frame["history"] = col
         self.state.store(self.table, self._keys(keys), frame)
 
@@ -312,6 +314,12 @@ class _Histories:
 
     def __init__(self, kernel: SinkUpsertMaterializer, values: _ValueStore | None, maps) -> None:
         self.k, self.values, self.maps = kernel, values, maps
+
+    @property
+    def _store(self) -> _ValueStore:
+        # Only called for a key _in_map says is not in the multiset, and without a value store (MAP) every key is.
+        assert self.values is not None, "a key outside the multiset needs the value store"
+        return self.values
 
     def _in_map(self, key: tuple) -> bool:
         if self.values is None:
@@ -323,26 +331,29 @@ class _Histories:
     def size(self, key: tuple) -> int:
         if self._in_map(key):
             return self.maps.size(key)
-        return len(self.values.lists.get(key) or ())
+        return len(self._store.lists.get(key) or ())
 
     def first(self, key: tuple):
         if self._in_map(key):
             f = self.maps.first(key)
             return f[0] if f else None
-        lst = self.values.lists.get(key)
+        lst = self._store.lists.get(key)
         return lst[0][0] if lst else None
 
     def first_two(self, key: tuple):
         if self._in_map(key):
             items = self.maps.items(key)
             return items[0][0], items[1][0]
-        lst = self.values.lists[key]
+        lst = self._store.lists[key]
+        assert lst is not None, "first_two is asked for keys holding two rows"
         return lst[0][0], lst[1][0]
 
     def last(self, key: tuple) -> tuple:
         if self._in_map(key):
             return self.maps.last(key)[0]
-        return self.values.lists[key][-1][0]
+        lst = self._store.lists[key]
+        assert lst is not None, "last is asked for keys holding a row"
+        return lst[-1][0]
 
     def add(self, key: tuple, ident: str, row: tuple, ts: int) -> None:
         if self._in_map(key) or (self.values is None):
@@ -352,14 +363,14 @@ class _Histories:
             else:
                 self.maps.append(key, ident, row, ts)
             return
-        lst = self.values.lists.get(key)
+        lst = self._store.lists.get(key)
         if lst is None:
             lst = []
-            self.values.lists[key] = lst
-        self.values.dirty.add(key)
+            self._store.lists[key] = lst
+        self._store.dirty.add(key)
         if self.k.upsert_key:
             # Flink's findFirst: a linear scan comparing the upsert key of every row.
-            for i, (r, idn, _) in enumerate(lst):
+            for i, (_, idn, _) in enumerate(lst):
                 if idn == ident:
                     lst[i] = (row, ident, ts)
                     return
@@ -368,14 +379,14 @@ class _Histories:
     def remove(self, key: tuple, ident: str) -> tuple[bool, bool]:
         if self._in_map(key):
             return self.maps.remove_value(key, ident)
-        lst = self.values.lists.get(key)
+        lst = self._store.lists.get(key)
         if not lst:
             return False, False
         # Flink's removeFirst: walk from the oldest row, compare, drop the first equal one.
-        for i, (r, idn, _) in enumerate(lst):
+        for i, (_, idn, _) in enumerate(lst):
             if idn == ident:
                 del lst[i]
-                self.values.dirty.add(key)
+                self._store.dirty.add(key)
                 return True, i == len(lst)
         return False, False
 
@@ -384,9 +395,9 @@ class _Histories:
         if self._in_map(key):
             self.maps.expire(key, cutoff)
         else:
-            lst = self.values.lists.get(key)
+            lst = self._store.lists.get(key)
             if lst and _drop_expired(lst, cutoff):
-                self.values.dirty.add(key)
+                self._store.dirty.add(key)
         self.rebalance(key)
 
     def rebalance(self, key: tuple) -> None:
@@ -397,12 +408,12 @@ class _Histories:
             if self.maps.size(key) <= self.k.threshold_low:
                 items = self.maps.items(key)
                 self.maps.clear(key)
-                self.values.lists[key] = [(r, self.k._ident(r), ts) for r, ts in items]
-                self.values.dirty.add(key)
+                self._store.lists[key] = [(r, self.k._ident(r), ts) for r, ts in items]
+                self._store.dirty.add(key)
         else:
-            lst = self.values.lists.get(key)
+            lst = self._store.lists.get(key)
             if lst and len(lst) >= self.k.threshold_high:
                 for r, idn, ts in lst:
                     self.maps.append(key, idn, r, ts)
-                self.values.lists[key] = None
-                self.values.dirty.add(key)
+                self._store.lists[key] = None
+                self._store.dirty.add(key)

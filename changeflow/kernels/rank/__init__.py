@@ -12,7 +12,7 @@ from changeflow.kernels.rank.deduplicate import InsertOnlyDeduplicate
 from changeflow.kernels.rank.deduplicate_retract import RetractingDeduplicate
 from changeflow.kernels.rank.top_n import TopN
 
-__all__ = sorted(["InsertOnlyDeduplicate", "RetractingDeduplicate", "TopN", "deduplicate_kernel"])
+__all__ = ["InsertOnlyDeduplicate", "RetractingDeduplicate", "TopN", "deduplicate_kernel"]
 
 
 def deduplicate_kernel(columns: list[str], keys: list[str], *, keep_last: bool, mini_batch: bool,

@@ -104,7 +104,7 @@ class RetractingDeduplicate(KernelBase):
 
         layout = OrderedMultiset(HISTORY, self.keys, {k: batch[k].dtype for k in self.keys})
         history = layout.session(state)
-        history.prefetch(keys, zip(keys, idents))
+        history.prefetch(keys, zip(keys, idents, strict=True))
         now = int(self.clock()) if self.ttl_ms > 0 else 0  # insertion time (0 without TTL: the old layout)
         if self.ttl_ms > 0:
             for key in dict.fromkeys(keys):
@@ -118,7 +118,7 @@ class RetractingDeduplicate(KernelBase):
         out = _Changes()
         before_bundle: dict[tuple, tuple | None] = {}  # mini-batch: each key's shown row before the bundle
         stamp_of: dict[tuple, tuple[int, int]] = {}  # mini-batch: each key's last record
-        for row, key, ident, retract, seq, sub in zip(rows, keys, idents, retracts, seqs, subs):
+        for row, key, ident, retract, seq, sub in zip(rows, keys, idents, retracts, seqs, subs, strict=True):
             before = shown(key)
             if self.mini_batch:
                 before_bundle.setdefault(key, before)

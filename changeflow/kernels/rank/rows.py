@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from changeflow.kernels.changelog import BOOKKEEPING, DELETE, INSERT, KIND, SEQ, SUB, is_retraction
+from changeflow.kernels.frames import select
 
 
 def check_dedup_columns(columns: list[str], keys: list[str], state_columns: set[str] = frozenset()) -> None:
@@ -59,9 +60,9 @@ def row_tuples(frame: pd.DataFrame, columns: list[str]) -> list[tuple]:
         values = series.astype(object).tolist()
         if series.isna().any():
             nulls = series.isna().tolist()
-            values = [None if n else v for v, n in zip(values, nulls)]
+            values = [None if n else v for v, n in zip(values, nulls, strict=True)]
         cols.append([_plain(v) for v in values] if series.dtype == object else values)
-    return list(zip(*cols))
+    return list(zip(*cols, strict=True))
 
 
 def _plain(value):
@@ -93,10 +94,10 @@ def stamped_output(rows: pd.DataFrame, columns: list[str], ids: np.ndarray, kind
 
 def rows_at_hand(stored: pd.DataFrame, batch: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     """Stored rows then batch rows, ``columns`` only, with the batch's dtypes."""
-    part = batch[columns].reset_index(drop=True)
+    part = select(batch, columns).reset_index(drop=True)
     if len(stored) == 0:
         return part
-    stored = stored[columns].reset_index(drop=True)
+    stored = select(stored, columns).reset_index(drop=True)
     for name in columns:
         if stored[name].dtype != part[name].dtype:
             stored[name] = stored[name].astype(part[name].dtype)

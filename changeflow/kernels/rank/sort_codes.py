@@ -19,6 +19,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from changeflow.kernels.frames import column
+
 
 def sort_codes(frame: pd.DataFrame, order_by) -> np.ndarray:
     """One int64 per row, ordered as ``ORDER BY`` orders the rows (equal keys, equal codes).
@@ -27,7 +29,7 @@ def sort_codes(frame: pd.DataFrame, order_by) -> np.ndarray:
     columns are combined into the dense rank of their code tuples, so a kernel
     compares plain ints.
     """
-    columns = [column_codes(frame[name], ascending, nulls_first) for name, ascending, nulls_first in order_by]
+    columns = [column_codes(column(frame, name), ascending, nulls_first) for name, ascending, nulls_first in order_by]
     if len(columns) == 1 or len(frame) == 0:
         return columns[0] if columns else np.zeros(len(frame), dtype=np.int64)
     order = np.lexsort(columns[::-1])

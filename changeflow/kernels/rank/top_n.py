@@ -45,6 +45,7 @@ from changeflow.kernels.rank.rows import check_input, row_tuples, rows_at_hand, 
 from changeflow.kernels.rank.sort_codes import sort_codes
 from changeflow.kernels.contract import KernelBase
 from changeflow.kernels.state import KeyedState
+from changeflow.kernels.frames import select
 
 TABLE = "topn"
 POS = "_pos"
@@ -146,7 +147,7 @@ class TopN(KernelBase):
             top = within < self.rank_end
             for key in touched.tolist():
                 parts[key] = Partition([], [])
-            for key, row in zip(owner[top].tolist(), order[top].tolist()):
+            for key, row in zip(owner[top].tolist(), order[top].tolist(), strict=True):
                 if key in before:
                     parts[key].codes.append(codes[row])
                     parts[key].rows.append(row)
@@ -233,7 +234,7 @@ class TopN(KernelBase):
     def _store(self, state: KeyedState, keys: KeyIndex, rows: pd.DataFrame, parts: list[Partition]) -> None:
         ids = [r for part in parts for r in part.rows]
         positions = [p for part in parts for p in range(len(part))]
-        frame = rows.take(np.asarray(ids, dtype=np.intp)).reset_index(drop=True)[self._stored]
+        frame = select(rows.take(np.asarray(ids, dtype=np.intp)).reset_index(drop=True), self._stored)
         frame[POS] = np.asarray(positions, dtype=np.int64)
         state.store(TABLE, keys.frame, frame)
 

@@ -38,6 +38,13 @@ _COMPARE = {
 }
 
 
+def _constant(expr: Expression):
+    """The value of a planner-made literal argument (a CAST's type, a time unit, an interval count)."""
+    if not isinstance(expr, Literal):
+        raise TypeError(f"expected a literal argument, got {expr}")
+    return expr.value
+
+
 def compile_expr(expr: Expression, schema: dict[str, DataType]) -> Column:
     """A Spark Column computing ``expr`` (typed as Flink types it) over ``schema``."""
     if isinstance(expr, Alias):
@@ -52,12 +59,12 @@ def compile_expr(expr: Expression, schema: dict[str, DataType]) -> Column:
     assert isinstance(expr, Call), expr
     f = expr.function
     if f == "cast":
-        return compile_expr(expr.args[0], schema).cast(to_spark(expr.args[1].value))
+        return compile_expr(expr.args[0], schema).cast(to_spark(_constant(expr.args[1])))
     if f == "try_cast":
-        return compile_expr(expr.args[0], schema).try_cast(to_spark(expr.args[1].value))
+        return compile_expr(expr.args[0], schema).try_cast(to_spark(_constant(expr.args[1])))
     if f == "timestampdiff":
         # Whole units from t1 to t2, truncated toward zero (Flink's TIMESTAMPDIFF).
-        unit = expr.args[0].value
+        unit = _constant(expr.args[0])
         t1, t2 = (compile_expr(a, schema).cast("timestamp") for a in expr.args[1:])
         if unit in ("YEAR", "MONTH"):
             months = F.months_between(t2, t1, roundOff=False)
@@ -66,11 +73,11 @@ def compile_expr(expr: Expression, schema: dict[str, DataType]) -> Column:
         micros = F.unix_micros(t2) - F.unix_micros(t1)
         return F.call_function("div", micros, F.lit(_UNIT_MICROS[unit])).cast("int")
     if f == "floor_to":
-        return F.date_trunc(expr.args[1].value, compile_expr(expr.args[0], schema)).cast(
+        return F.date_trunc(_constant(expr.args[1]), compile_expr(expr.args[0], schema)).cast(
             to_spark(type_of(expr.args[0], schema)))
     if f == "plus_interval":
         value = compile_expr(expr.args[0], schema)
-        count, unit = expr.args[1].value, expr.args[2].value
+        count, unit = _constant(expr.args[1]), _constant(expr.args[2])
         if unit == "DAY" and type_of(expr.args[0], schema).root == "DATE":
             return F.date_add(value, count)
         if unit in ("YEAR", "MONTH"):
@@ -209,7 +216,8 @@ _SCALAR = {
     "nullif": _call("nullif"), "abs": _call("abs"), "floor": _call("floor"), "ceil": _call("ceil"),
     "round": _call("round"), "power": _call("power"), "sqrt": _call("sqrt"), "ln": _call("ln"),
     "exp": _call("exp"), "log10": _call("log10"),
-    "current_timestamp": lambda e, a: _millis(F.current_timestamp()), "now": lambda e, a: _millis(F.current_timestamp()),
+    "current_timestamp": lambda e, a: _millis(F.current_timestamp()),
+    "now": lambda e, a: _millis(F.current_timestamp()),
     "proctime": lambda e, a: _millis(F.current_timestamp()), "localtimestamp": lambda e, a: _millis(F.localtimestamp()),
     "current_date": lambda e, a: F.current_date(), "to_timestamp": _to_timestamp, "to_date": _to_date,
     "date_format": lambda e, a: F.date_format(a[0], _literal_value(e.args[1], "DATE_FORMAT's format")),

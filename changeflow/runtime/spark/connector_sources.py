@@ -105,14 +105,15 @@ def _unbounded_stream(spark: SparkSession, node: Source) -> DataFrame:
     arrow_schema = pa.schema([(n, arrow_type(t)) for n, t in physical] + [(SEQ, pa.int64())])
 
     def batch(rows: list[tuple], seqs: list[int]) -> pa.RecordBatch:
-        columns = list(zip(*rows)) if rows else [()] * len(physical)
-        arrays = [pa.array(list(c), type=arrow_type(t)) for c, (_, t) in zip(columns, physical)]
+        columns = list(zip(*rows, strict=True)) if rows else [()] * len(physical)
+        arrays = [pa.array(list(c), type=arrow_type(t)) for c, (_, t) in zip(columns, physical, strict=True)]
         return pa.RecordBatch.from_arrays(arrays + [pa.array(seqs, type=pa.int64())], schema=arrow_schema)
 
     if hasattr(connector, "monitor_interval_ms"):
         def decode(batches):
             for files in batches:
-                for path, content in zip(files.column("path").to_pylist(), files.column("content").to_pylist()):
+                paths, contents = files.column("path").to_pylist(), files.column("content").to_pylist()
+                for path, content in zip(paths, contents, strict=True):
                     local = path[len("file:"):] if path.startswith("file:") else path
                     rows = connector.decode(content, local)
                     yield batch(rows, list(range(len(rows))))

@@ -52,7 +52,7 @@ def _arrow_schema(physical, all_nullable: bool) -> pa.Schema:
     # Nullability as in the Spark schema: a Python data source's batches must match it exactly.
     spark = _spark_schema(physical, all_nullable)
     types = [arrow_type(t) for _, t in physical] + [pa.int64()]
-    return pa.schema([pa.field(f.name, a, f.nullable) for f, a in zip(spark.fields, types)])
+    return pa.schema([pa.field(f.name, a, f.nullable) for f, a in zip(spark.fields, types, strict=True)])
 
 
 def _batches(connector: DataGenSource, physical, start: int, end: int, all_nullable: bool = False):
@@ -60,14 +60,15 @@ def _batches(connector: DataGenSource, physical, start: int, end: int, all_nulla
     schema = _arrow_schema(physical, all_nullable)
     for first in range(start, end, ROWS_PER_ARROW_BATCH):
         count = min(ROWS_PER_ARROW_BATCH, end - first)
-        arrays = [pa.array(c, type=arrow_type(t)) for c, (_, t) in zip(connector.columns(first, count), physical)]
+        arrays = [pa.array(c, type=arrow_type(t))
+                  for c, (_, t) in zip(connector.columns(first, count), physical, strict=True)]
         arrays.append(pa.array(range(first, first + count), type=pa.int64()))
         yield pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
 def datagen_batch_frame(spark: SparkSession, connector: DataGenSource, physical) -> DataFrame:
     """The bounded datagen table as a batch DataFrame of its connector's columns and ``_seq``."""
-    n = connector.row_count
+    n = connector.total_rows
     parallelism = spark.sparkContext.defaultParallelism
     partitions = max(1, min(max(math.ceil(n / _ROWS_PER_PARTITION), min(parallelism, math.ceil(n / 10_000))),
                             _MAX_PARTITIONS))
@@ -110,7 +111,7 @@ class _Reader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return ReadMaxRows(self.rows_per_batch)
 
     def latestOffset(self, start: dict, limit) -> dict:
-        row, n = start["row"], self.connector.row_count
+        row, n = start["row"], self.connector.total_rows
         if row < n:
             # At most rows_per_batch rows whatever the limit: a micro-batch is a bundle.
             step = min(self.rows_per_batch, limit.max_rows) if isinstance(limit, ReadMaxRows) else self.rows_per_batch
@@ -132,7 +133,7 @@ class _Reader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def read(self, partition: _Range):
         from changeflow.runtime.spark.control_rows import END_OF_INPUT
 
-        n = self.connector.row_count
+        n = self.connector.total_rows
         yield from _batches(self.connector, self.physical, partition.start, min(partition.end, n), self.end_of_input)
         if partition.end > n:  # the end-of-input marker: every column null
             schema = _arrow_schema(self.physical, True)

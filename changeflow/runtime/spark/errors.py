@@ -161,7 +161,7 @@ def _rebuild(type_name: str, message: str) -> BaseException | None:
     return rebuilt if str(rebuilt) == message or isinstance(rebuilt, KeyError) else None
 
 
-def _spark_exceptions() -> tuple[type, ...]:
+def _spark_exceptions() -> tuple[type[BaseException], ...]:
     from py4j.protocol import Py4JJavaError
     from pyspark.errors.exceptions.captured import CapturedException
 
@@ -205,7 +205,8 @@ def readable_errors(candidates: Callable[[], Sequence[str]] = lambda: ()) -> Ite
         readable = translate(error, candidates())
         if readable is None:
             raise
-        readable.spark_error = error
+        # Any exception class translate() rebuilds carries Spark's error (see the module docstring).
+        readable.spark_error = error  # pyright: ignore[reportAttributeAccessIssue]
         if show_spark_trace():
             raise readable from error
         raise readable from None

@@ -45,8 +45,9 @@ def signal_stream(spark: SparkSession, directory: str) -> DataFrame:
     ``directory`` is a local path or a Hadoop URI (:mod:`changeflow.connectors.filestore`).
     """
     from changeflow.runtime.spark.job_directory import require_shared
+    from changeflow.runtime.spark.shipping import master_url
 
-    require_shared(spark.sparkContext.master, directory, "the flush signal stream of an unbounded source")
+    require_shared(master_url(spark.sparkContext), directory, "the flush signal stream of an unbounded source")
     filestore.store_for(directory).makedirs(directory)
     return spark.readStream.schema(f"{SIGNAL_COLUMN} long").parquet(directory)
 

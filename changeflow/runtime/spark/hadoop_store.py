@@ -14,6 +14,8 @@ stores that keep no settable modification time (S3A).
 
 from __future__ import annotations
 
+from typing import Any
+
 from pyspark.sql import SparkSession
 
 from changeflow.connectors import filestore
@@ -23,9 +25,13 @@ class HadoopFileStore:
     """Files of any Hadoop-supported URI, through ``spark``'s JVM."""
 
     def __init__(self, spark: SparkSession) -> None:
-        self._jvm = spark.sparkContext._jvm
-        self._gateway = spark.sparkContext._gateway
-        self._conf = spark.sparkContext._jsc.hadoopConfiguration()
+        context = spark.sparkContext
+        if context._jvm is None or context._gateway is None or context._jsc is None:
+            raise RuntimeError("the SparkSession's context is stopped: its JVM is gone")
+        # py4j resolves Java packages, classes and methods by attribute at run time: no static types.
+        self._jvm: Any = context._jvm
+        self._gateway: Any = context._gateway
+        self._conf: Any = context._jsc.hadoopConfiguration()  # pyright: ignore[reportOptionalCall] - a py4j method
 
     def _resolve(self, path: str):
         jpath = self._jvm.org.apache.hadoop.fs.Path(path)

@@ -36,7 +36,7 @@ import os
 import re
 import tempfile
 import uuid
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Iterator
 
 from changeflow.connectors import filestore
@@ -102,10 +102,9 @@ def temporary_directory(checkpoint_root: str | None, prefix: str = "changeflow-"
 def remove_directory(path: str) -> None:
     """Remove a job's temporary directory and everything in it; a failure leaves it behind, unreported."""
     _driver_temporary.discard(path)
-    try:
+    # As rmtree(ignore_errors=True): a leftover directory is harmless.
+    with suppress(Exception):
         filestore.store_for(path).delete(path, recursive=True)
-    except Exception:  # noqa: BLE001 - as rmtree(ignore_errors=True): a leftover directory is harmless
-        pass
 
 
 def require_shared(master: str, directory: str, what: str) -> None:
@@ -121,7 +120,9 @@ def require_shared(master: str, directory: str, what: str) -> None:
     >>> require_shared("spark://h:7077", filestore.join(d, "source-1"), "source x")
     Traceback (most recent call last):
     ...
-    ValueError: source x is staged as files that the executors read, but this job's directory is a temporary directory on the driver's disk, which executors off the driver's machine cannot read (master spark://h:7077). Set changeflow.checkpoint-dir to storage every executor reads (an hdfs://, s3a:// or shared file:// URI).
+    ValueError: source x is staged as files that the executors read, but this job's directory is a temporary directory
+    on the driver's disk, which executors off the driver's machine cannot read (master spark://h:7077). Set
+    changeflow.checkpoint-dir to storage every executor reads (an hdfs://, s3a:// or shared file:// URI).
     >>> remove_directory(d)
     """
     if shares_driver_disk(master):
@@ -140,7 +141,8 @@ def committed_batches(workdir: str) -> list[int]:
     >>> d = tempfile.mkdtemp()
     >>> committed_batches(d)
     []
-    >>> os.makedirs(os.path.join(d, "checkpoint", "commits")); open(os.path.join(d, "checkpoint", "commits", "0"), "w").close()
+    >>> os.makedirs(os.path.join(d, "checkpoint", "commits"))
+    >>> open(os.path.join(d, "checkpoint", "commits", "0"), "w").close()
     >>> committed_batches(d)
     [0]
     >>> committed_batches("file://" + d)

@@ -36,6 +36,13 @@ _zip: str | None = None  # the package zip of this process
 _shipped: set[str] = set()  # application ids of the SparkContexts the zip was added to
 
 
+def master_url(context) -> str:
+    """The master URL of a running SparkContext (Spark starts none without one)."""
+    if context.master is None:
+        raise RuntimeError("the SparkContext has no master URL")
+    return context.master
+
+
 def is_local_master(master: str) -> bool:
     """True for ``local`` and ``local[...]``: executors are threads of the driver's process.
 
@@ -54,7 +61,7 @@ def prepare(session: SparkSession, ship_package: bool = True) -> None:
     """Register the session's Hadoop file store and, off ``local[...]``, ship the package (once per context)."""
     hadoop_store.register(session)
     context = session.sparkContext
-    if not ship_package or is_local_master(context.master):
+    if not ship_package or is_local_master(master_url(context)):
         return
     with _lock:
         app = context.applicationId

@@ -25,6 +25,7 @@ from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.plan.nodes import Source
 from changeflow.runtime.spark.job_directory import already_written, require_shared
 from changeflow.runtime.spark.source_files import file_stream, write_end_marker, write_frame_files, write_table_files
+from changeflow.runtime.spark.shipping import master_url
 from changeflow.runtime.spark.spark_types import struct
 
 _ARROW = {
@@ -49,8 +50,8 @@ def arrow_table(node: Source) -> pa.Table:
     """The source's rows as an Arrow table typed by the source schema."""
     names = node.field_names
     if node.kind == "elements":
-        columns = list(zip(*node.payload)) if node.payload else [()] * len(names)
-        arrays = [pa.array(list(c), type=_arrow_type(t)) for c, (_, t) in zip(columns, node.schema)]
+        columns = list(zip(*node.payload, strict=True)) if node.payload else [()] * len(names)
+        arrays = [pa.array(list(c), type=_arrow_type(t)) for c, (_, t) in zip(columns, node.schema, strict=True)]
         return pa.Table.from_arrays(arrays, names=names)
     if node.kind == "pandas":
         frame: pd.DataFrame = node.payload
@@ -114,7 +115,7 @@ def _write_stream_files(spark: SparkSession, node: Source, directory: str, rows_
 
     ``directory`` is a local path or a Hadoop URI (:mod:`changeflow.connectors.filestore`).
     """
-    require_shared(spark.sparkContext.master, directory, f"source {node.name}")
+    require_shared(master_url(spark.sparkContext), directory, f"source {node.name}")
     filestore.store_for(directory).makedirs(directory)
     if node.kind == "spark":
         write_frame_files(node.payload.withColumn(SEQ, F.monotonically_increasing_id()), directory, rows_per_batch)

@@ -23,10 +23,10 @@ def to_spark(t: DataType) -> T.DataType:
     if t.root == "DECIMAL":
         return T.DecimalType(*t.params)
     if t.root == "ARRAY":
-        return T.ArrayType(to_spark(t.element))
+        return T.ArrayType(to_spark(t.element_type))
     if t.root == "MULTISET":
         # Flink represents MULTISET<T> as MAP<T, INT NOT NULL>: element -> multiplicity.
-        return T.MapType(to_spark(t.element), T.IntegerType(), valueContainsNull=False)
+        return T.MapType(to_spark(t.element_type), T.IntegerType(), valueContainsNull=False)
     raise TypeError(f"type {t} has no Spark equivalent")
 
 

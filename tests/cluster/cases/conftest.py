@@ -61,7 +61,7 @@ def _wait_for_workers(ui_port: int, count: int, processes: list, limit_s: float 
     deadline = time.monotonic() + limit_s
     while time.monotonic() < deadline:
         for p, log in processes:
-            assert p.poll() is None, f"a cluster process exited: {open(log).read()[-3000:]}"
+            assert p.poll() is None, f"a cluster process exited: {_tail(log, 3000)}"
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{ui_port}/json/", timeout=2) as response:
                 state = json.load(response)
@@ -71,7 +71,12 @@ def _wait_for_workers(ui_port: int, count: int, processes: list, limit_s: float 
             pass
         time.sleep(0.5)
     raise AssertionError("the standalone cluster did not come up: "
-                         + "\n".join(open(log).read()[-2000:] for _, log in processes))
+                         + "\n".join(_tail(log, 2000) for _, log in processes))
+
+
+def _tail(path: str, chars: int) -> str:
+    with open(path) as f:
+        return f.read()[-chars:]
 
 
 def _stop(processes: list) -> None:

@@ -154,6 +154,6 @@ def test_from_elements_in_streaming_mode_under_the_checkpoint_dir(cluster):
 def test_from_elements_in_streaming_mode_without_checkpoint_dir_is_refused(cluster):
     t_env = table_env(cluster, checkpoint=False)
     table = t_env.from_elements([(1, 2)], ["k", "v"])
-    with pytest.raises(ValueError, match=r"executors read.*Set changeflow\.checkpoint-dir"):
-        with table.execute().collect() as rows:
-            list(rows)
+    with pytest.raises(ValueError, match=r"executors read.*Set changeflow\.checkpoint-dir"), \
+            table.execute().collect() as rows:
+        list(rows)

@@ -1,0 +1,33 @@
+"""Typed pandas look-ups for the kernels.
+
+pandas types ``frame[key]`` as a Series or a DataFrame whatever the key, so a type checker cannot
+tell a column from a sub-frame. These say which one the caller gets, and check it: a frame with
+two columns of one name would give a DataFrame for that name, which no kernel handles.
+
+>>> import pandas as pd
+>>> f = pd.DataFrame({"k": [1, 2], "v": ["a", "b"]})
+>>> column(f, "v").tolist(), select(f, ["k"]).columns.tolist(), len(select(f, f["k"] > 1))
+(['a', 'b'], ['k'], 1)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+
+def column(frame: pd.DataFrame, name: str) -> pd.Series:
+    """The column ``name`` of ``frame``."""
+    out = frame[name]
+    if not isinstance(out, pd.Series):
+        raise ValueError(f"column {name!r} appears more than once in the frame: {list(frame.columns)}")
+    return out
+
+
+def select(frame: pd.DataFrame, key: Any) -> pd.DataFrame:
+    """``frame[key]`` for a list of column names or a boolean mask: a DataFrame."""
+    out = frame[key]
+    if not isinstance(out, pd.DataFrame):
+        raise TypeError(f"selecting {key!r} from a frame gave a {type(out).__name__}, not a DataFrame")
+    return out

@@ -1,0 +1,59 @@
+"""Test markers for the whole run (tests/ and the doctests in changeflow/), and a guard that keeps a JVM out
+of every test that is not marked ``spark``.
+
+It sits at the repository root, not in tests/, because pytest only applies a conftest's hooks to the items
+under its directory, and the doctests in changeflow/ need the same marking and the same guard.
+
+- A test that requests the ``spark`` fixture (tests/conftest.py's shared SparkSession), directly or
+  through other fixtures, is marked ``spark``; one that requests ``cluster`` (tests/cluster) is marked
+  ``cluster``. A ``cluster`` test runs on Spark too, so it is marked ``spark`` as well:
+  ``pytest -m "not spark"`` is then the run that needs no Java.
+- Doctests that start Spark are listed in ``SPARK_DOCTESTS`` (they request no fixture).
+- A test that is not marked ``spark`` fails if it launches Spark's JVM (pyspark's gateway), with a message
+  naming the marker it lacks, so a Spark test cannot hide in the fast run.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+# Doctests (module-qualified names as pytest shows them) that start a SparkSession.
+SPARK_DOCTESTS: frozenset[str] = frozenset()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))  # the closure: fixtures of fixtures too
+        if "cluster" in fixtures:
+            item.add_marker(pytest.mark.cluster)
+        if "spark" in fixtures or item.name in SPARK_DOCTESTS:
+            item.add_marker(pytest.mark.spark)
+        if item.get_closest_marker("cluster") is not None and item.get_closest_marker("spark") is None:
+            item.add_marker(pytest.mark.spark)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    """Run a test not marked ``spark`` with pyspark's JVM launch replaced by an error."""
+    if item.get_closest_marker("spark") is not None:
+        yield
+        return
+    with pytest.MonkeyPatch.context() as patch:
+        _forbid_jvm(patch, item.nodeid)
+        yield
+
+
+def _forbid_jvm(patch: pytest.MonkeyPatch, nodeid: str) -> None:
+    try:
+        import pyspark.core.context as context
+        import pyspark.java_gateway as gateway
+    except ImportError:  # no pyspark, no JVM
+        return
+
+    def refuse(*args, **kwargs):
+        raise RuntimeError(
+            f"{nodeid} starts Spark's JVM but is not marked 'spark': request the 'spark' fixture "
+            "(tests/conftest.py), or mark it with @pytest.mark.spark (a doctest: SPARK_DOCTESTS in conftest.py)")
+
+    patch.setattr(gateway, "launch_gateway", refuse)
+    patch.setattr(context, "launch_gateway", refuse)

@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 from changeflow.common.typeinfo import PickledBytesTypeInfo, TypeInformation, Types, conform
 from changeflow.datastream import graph
 from changeflow.plan.streams.nodes import Op
-from changeflow.datastream.functions import (FilterFunction, FlatMapFunction, KeyedProcessFunction, KeySelector,
-                                             MapFunction, ProcessFunction, ReduceFunction, describe)
+from changeflow.datastream.functions import (FilterFunction, FlatMapFunction, Function, KeyedProcessFunction,
+                                             KeySelector, MapFunction, ProcessFunction, ReduceFunction,
+                                             RuntimeContext, describe)
 
 if TYPE_CHECKING:
     from changeflow.datastream.cache import CachedDataStream
@@ -24,7 +25,9 @@ __all__ = ["CloseableIterator", "DataStream", "DataStreamSink", "KeyedStream"]
 
 
 def _check(func: Any, kind: type) -> None:
-    if not isinstance(func, kind) and not callable(func):
+    # A function object of another kind (a FilterFunction given to map) is refused too: the kernels
+    # call it by ``kind``'s method (kernels/chain.py).
+    if not isinstance(func, kind) and (isinstance(func, Function) or not callable(func)):
         raise TypeError(f"The input must be a {kind.__name__} or a callable function")
 
 
@@ -66,7 +69,8 @@ class DataStream:
         name = f"{default_name}({describe(func)})"
         type_info = output_type if output_type is not None else (
             self.get_type() if kind == "filter" else Types.PICKLED_BYTE_ARRAY())
-        node = graph.Stateless(name, type_info, input=self._node, op=Op(kind, func, name, output_type))
+        op = Op(kind, func, name, output_type, context=RuntimeContext)
+        node = graph.Stateless(name, type_info, input=self._node, op=op)
         return DataStream(self._env, node)
 
     def map(self, func: Callable | MapFunction, output_type: TypeInformation = None) -> "DataStream":

@@ -23,7 +23,7 @@ recomputes it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 from changeflow.common.typeinfo import PickledBytesTypeInfo, TypeInformation
 from changeflow.datastream import graph
@@ -32,11 +32,13 @@ from changeflow.plan.streams.nodes import SideOutputNode
 if TYPE_CHECKING:
     from changeflow.datastream.data_stream import DataStream
 
-__all__ = ["OutputTag", "SideOutputNode", "select_outputs", "side_output"]
+__all__ = ["OutputTag", "SideOutputNode", "side_output"]
 
 
 class OutputTag:
     """Names a side output and the type of its records (PyFlink's ``OutputTag(tag_id, type_info)``)."""
+
+    is_output_tag = True  # how the chain kernel tells a side output value from a main one (kernels/chain.py)
 
     def __init__(self, tag_id: str, type_info: TypeInformation = None) -> None:
         if not isinstance(tag_id, str) or not tag_id:
@@ -67,21 +69,3 @@ def side_output(stream: "DataStream", output_tag: OutputTag) -> "DataStream":
     side = SideOutputNode(f"SideOutput({output_tag.tag_id})", output_tag.type_info or PickledBytesTypeInfo(),
                           input=node, tag=output_tag)
     return DataStream(stream._env, side)
-
-
-def select_outputs(produced: Iterable[Any] | None, side_tag: str | None) -> list[Any]:
-    """A ProcessFunction's main outputs (``side_tag`` None), or its values yielded with that tag.
-
-    >>> tag = OutputTag("odd")
-    >>> out = [2, (tag, 3), (OutputTag("other"), 5), ("not", "tagged")]
-    >>> select_outputs(out, None), select_outputs(out, "odd")
-    ([2, ('not', 'tagged')], [3])
-    """
-    selected = []
-    for item in produced or ():
-        tagged = isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], OutputTag)
-        if side_tag is None and not tagged:
-            selected.append(item)
-        elif side_tag is not None and tagged and item[0].tag_id == side_tag:
-            selected.append(item[1])
-    return selected

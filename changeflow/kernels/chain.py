@@ -9,9 +9,11 @@ fan-out operator extends each output's stamp with its index
 (:mod:`changeflow.kernels.keyed.records`).
 
 The chain's ops are the job graph's (:class:`changeflow.plan.streams.nodes.Op`);
-this module only reads their fields. The user functions they hold are the DataStream API's: this module
-reads the API's function classes only when it runs them (function-local
-imports, as the keyed kernels do).
+this module only reads their fields. It calls the user functions they hold as
+the keyed kernels do (:mod:`changeflow.kernels.keyed.user`), by the methods of
+Flink's interfaces and without importing the API: the front end checked each
+function's kind when the op was built, and gave the op the ``context`` factory
+its ``open()`` gets.
 """
 
 from __future__ import annotations
@@ -22,7 +24,12 @@ import numpy as np
 import pandas as pd
 
 from changeflow.common.typeinfo import conform
+from changeflow.kernels.keyed.process import _Context
 from changeflow.kernels.keyed.records import KEY, ORD, VALUE, child_stamp, control_mask, dumps, fail, loads
+from changeflow.kernels.keyed.user import close_functions, method_or_self, open_functions
+
+# The method of Flink's function interface each kind of op calls (a plain callable is called itself).
+_METHODS = {"map": "map", "flat_map": "flat_map", "filter": "filter", "key": "get_key", "process": "process_element"}
 
 __all__ = ["ChainRunner", "run"]
 
@@ -45,22 +52,17 @@ def run(ops: list[Any], values: list[Any], stamps: list[bytes],
     ...
     changeflow.kernels.keyed.records.UserFunctionError: user function inverse failed on record 0: ZeroDivisionError: integer division or modulo by zero
     """
-    from changeflow.datastream.functions import (FilterFunction, FlatMapFunction, Function, KeySelector, MapFunction,
-                                                 RuntimeContext, as_callable)
-
-    kinds = {"map": MapFunction, "flat_map": FlatMapFunction, "filter": FilterFunction, "key": KeySelector}
     keys = None
     for op in ops:
         function = op.function
         if announce is not None:
             announce(f"{op.kind.replace('_', ' ')} function {op.name}")
-        if isinstance(function, Function):
-            function.open(RuntimeContext(op.name))
+        opened = open_functions([function], op.name, op.context)
         try:
             if op.kind == "process":
                 values, stamps = _process(op, values, stamps)
             else:
-                call = as_callable(function, kinds[op.kind])
+                call = method_or_self(function, _METHODS[op.kind])
                 if op.kind == "key":
                     keys = _apply(op, call, values)
                 elif op.kind == "map":
@@ -72,8 +74,7 @@ def run(ops: list[Any], values: list[Any], stamps: list[bytes],
                 else:
                     values, stamps = _fan_out(op, lambda v: call(v), values, stamps)
         finally:
-            if isinstance(function, Function):
-                function.close()
+            close_functions(opened)
     if announce is not None:
         announce(None)  # no user function runs from here on
     return values, stamps, keys
@@ -104,15 +105,32 @@ def _fan_out(op: Any, call: Any, values: list[Any], stamps: list[bytes]) -> tupl
 
 
 def _process(op: Any, values: list[Any], stamps: list[bytes]) -> tuple[list[Any], list[bytes]]:
-    from changeflow.datastream.functions import ProcessFunction
-    from changeflow.datastream.side_output import select_outputs
-    from changeflow.kernels.keyed.process import _Context
-
-    function = op.function
-    if not isinstance(function, ProcessFunction):
-        raise TypeError(f"process() takes a ProcessFunction, got {type(function).__name__}")
+    process_element = method_or_self(op.function, _METHODS["process"])
     ctx = _Context(None)
-    return _fan_out(op, lambda v: select_outputs(function.process_element(v, ctx), op.side_tag), values, stamps)
+    return _fan_out(op, lambda v: select_outputs(process_element(v, ctx), op.side_tag), values, stamps)
+
+
+def select_outputs(produced: Any, side_tag: str | None) -> list[Any]:
+    """A ProcessFunction's main outputs (``side_tag`` None), or its values yielded with that tag.
+
+    A side output value is yielded as ``(output_tag, value)``; an output tag is
+    recognised by the ``is_output_tag`` marker of its class (the API's ``OutputTag``).
+
+    >>> class Tag:
+    ...     is_output_tag = True
+    ...     def __init__(self, tag_id): self.tag_id = tag_id
+    >>> out = [2, (Tag("odd"), 3), (Tag("other"), 5), ("not", "tagged")]
+    >>> select_outputs(out, None), select_outputs(out, "odd")
+    ([2, ('not', 'tagged')], [3])
+    """
+    selected = []
+    for item in produced or ():
+        tagged = isinstance(item, tuple) and len(item) == 2 and getattr(type(item[0]), "is_output_tag", False)
+        if side_tag is None and not tagged:
+            selected.append(item)
+        elif side_tag is not None and tagged and item[0].tag_id == side_tag:
+            selected.append(item[1])
+    return selected
 
 
 def _convert(op: Any, values: list[Any]) -> list[Any]:

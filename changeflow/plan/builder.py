@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from changeflow.common.types import DataType
 from changeflow.kernels.aggregate.functions import AggCall, result_type
-from changeflow.plan.expressions import Agg, Column, Expression, replace, strip_alias
+from changeflow.expressions import Agg, Column, Expression, replace, strip_alias
 from changeflow.plan.nodes import Aggregate, Filter, PlanNode, Project
 from changeflow.plan.type_inference import PlanError, type_of
 

@@ -26,7 +26,7 @@
 from __future__ import annotations
 
 from changeflow.common.types import DataType
-from changeflow.plan.expressions import Call, Column, Expression, strip_alias
+from changeflow.expressions import Call, Column, Expression, strip_alias
 from changeflow.plan.nodes import Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Schema
 from changeflow.plan.type_inference import PlanError, numeric_join, type_of
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from changeflow.common.types import DataType
 from changeflow.kernels.aggregate.functions import AggCall
-from changeflow.plan.expressions import Expression
+from changeflow.expressions import Expression
 
 Schema = tuple[tuple[str, DataType], ...]
 

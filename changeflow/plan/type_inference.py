@@ -10,7 +10,7 @@ Flink 2.3 types them (checked with PyFlink's ``get_schema()``).
 from __future__ import annotations
 
 from changeflow.common.types import DataType, DataTypes
-from changeflow.plan.expressions import Agg, Alias, Call, Column, Expression, Literal
+from changeflow.expressions import Agg, Alias, Call, Column, Expression, Literal
 
 _INTEGRAL_RANK = {"TINYINT": 1, "SMALLINT": 2, "INT": 3, "BIGINT": 4}
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from changeflow.plan.expressions import Expression
+from changeflow.expressions import Expression
 from changeflow.plan.nodes import Join, PlanNode
 from changeflow.plan.type_inference import PlanError, type_of
 from changeflow.sql.errors import SqlError, located, snippet, unsupported

@@ -29,7 +29,7 @@ from typing import Callable
 from sqlglot import exp
 
 from changeflow.plan import builder
-from changeflow.plan.expressions import Alias, Column, Expression, strip_alias
+from changeflow.expressions import Alias, Column, Expression, strip_alias
 from changeflow.plan.nodes import Aggregate, Filter, PlanNode, Project
 from changeflow.plan.type_inference import PlanError, type_of
 from changeflow.sql.dialect import parse

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from changeflow.plan.expressions import Column, Expression, replace
+from changeflow.expressions import Column, Expression, replace
 from changeflow.plan.nodes import Aggregate, Filter, PlanNode, Project
 
 

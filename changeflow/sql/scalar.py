@@ -4,7 +4,7 @@ SQL names columns through a :class:`Scope` (the FROM clause's tables, each
 with an optional qualifier); the result refers to the plan's column names, so
 the Table API's builder, type inference and Spark compilation take it as
 they take a Table API expression. Aggregate calls become
-:class:`~changeflow.plan.expressions.Agg` nodes for ``builder.aggregate``.
+:class:`~changeflow.expressions.Agg` nodes for ``builder.aggregate``.
 
 Every construct without a translation raises :class:`SqlError` naming it and
 where it is in the statement; nothing is guessed.
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from changeflow.common.types import DataType, DataTypes
-from changeflow.plan.expressions import Agg, Call, Column, Expression, Literal
+from changeflow.expressions import Agg, Call, Column, Expression, Literal
 from changeflow.sql.errors import SqlError, located, unsupported
 
 

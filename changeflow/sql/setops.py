@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from changeflow.common.types import DataType
-from changeflow.plan.expressions import Call, Column, Literal
+from changeflow.expressions import Call, Column, Literal
 from changeflow.plan.nodes import PlanNode, Project, Union
 from changeflow.plan.type_inference import PlanError, common_type
 from changeflow.sql.errors import SqlError, located, unsupported

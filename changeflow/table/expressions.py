@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from changeflow.common.types import DataType
-from changeflow.plan.expressions import Agg, Column, Expression, Literal
+from changeflow.expressions import Agg, Column, Expression, Literal
 
 __all__ = ["Expression", "col", "count_star", "lit"]
 

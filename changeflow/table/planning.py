@@ -21,7 +21,7 @@ from changeflow.connectors import check_sink_input, create_sink, create_source
 from changeflow.plan import builder
 from changeflow.plan.boundedness import unbounded_sources
 from changeflow.plan.explain import ExplainSettings, explain
-from changeflow.plan.expressions import Column, Literal
+from changeflow.expressions import Column, Literal
 from changeflow.plan.nodes import PlanNode, Project, Sink, Source
 from changeflow.plan.rules.sink_materialize import MaterializeSettings, plan_sink
 from changeflow.plan.type_inference import PlanError

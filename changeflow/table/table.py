@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from changeflow.plan import builder, join_builder
-from changeflow.plan.expressions import Column, Expression
+from changeflow.expressions import Column, Expression
 from changeflow.plan.nodes import PlanNode
 from changeflow.plan.type_inference import PlanError
 

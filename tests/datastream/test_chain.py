@@ -3,7 +3,7 @@
 import pytest
 
 from changeflow.common import Types
-from changeflow.datastream import FlatMapFunction, MapFunction, ProcessFunction
+from changeflow.datastream import FlatMapFunction, MapFunction, ProcessFunction, RuntimeContext
 from changeflow.kernels.chain import ChainRunner, run
 from changeflow.plan.streams.nodes import Op
 from changeflow.kernels.keyed import UserFunctionError
@@ -35,7 +35,9 @@ def test_function_classes_open_map_close():
         def flat_map(self, value):
             yield from range(value)
 
-    out, _, _ = run([Op("map", Scale(), "Scale"), Op("flat_map", Explode(), "Explode")], [0, 1], [b"0", b"1"])
+    ops = [Op("map", Scale(), "Scale", context=RuntimeContext),
+           Op("flat_map", Explode(), "Explode", context=RuntimeContext)]
+    out, _, _ = run(ops, [0, 1], [b"0", b"1"])
     assert out == list(range(10)) and events == ["open", "close"]
 
 
@@ -45,7 +47,7 @@ def test_process_function_yields_outputs():
             yield value
             yield -value
 
-    assert run([Op("process", Both(), "Both")], [1, 2], [b"0", b"1"])[0] == [1, -1, 2, -2]
+    assert run([Op("process", Both(), "Both", context=RuntimeContext)], [1, 2], [b"0", b"1"])[0] == [1, -1, 2, -2]
 
 
 def test_output_type_converts_outputs():

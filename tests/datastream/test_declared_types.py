@@ -337,7 +337,7 @@ def test_a_keyed_reduce_on_a_typed_stream_checks_its_outputs():
 
 def test_a_declared_key_type_is_enforced_on_every_key():
     keyed = _env().from_collection([("a", 1)], type_info=PAIR).key_by(lambda r: r[1], key_type=Types.STRING())
-    runner = ChainRunner([Op("key", keyed._key_selector, "KeySelector of X")])
+    runner = ChainRunner([Op("key", keyed._key_selector, "KeySelector of X", context=RuntimeContext)])
     with pytest.raises(UserFunctionError, match=r"the key of key_by\(.*\) is declared Types.STRING\(\), "
                                                 r"but the value 1 \(int\)"):
         runner.process(_frame([("a", 1)]))

@@ -3,7 +3,7 @@
 import pytest
 
 from changeflow.common import Types
-from changeflow.datastream import OutputTag, ProcessFunction, RuntimeExecutionMode, StreamExecutionEnvironment
+from changeflow.datastream import OutputTag, ProcessFunction, RuntimeContext, RuntimeExecutionMode, StreamExecutionEnvironment
 from changeflow.kernels.chain import run
 from changeflow.plan.streams.nodes import Op, side_output_ops
 
@@ -23,7 +23,7 @@ class OddAsText(ProcessFunction):
 
 
 def test_main_output_drops_tagged_values_and_side_output_keeps_only_its_tag():
-    ops = [Op("map", lambda x: x + 1, "inc"), Op("process", Parity(), "parity")]
+    ops = [Op("map", lambda x: x + 1, "inc"), Op("process", Parity(), "parity", context=RuntimeContext)]
     values, stamps, _ = run(ops, [1, 2, 3], [b"0", b"1", b"2"])
     assert values == [20, 30, 40]
     side, side_stamps, _ = run(side_output_ops(ops, EVEN), [1, 2, 3], [b"0", b"1", b"2"])
@@ -34,7 +34,7 @@ def test_main_output_drops_tagged_values_and_side_output_keeps_only_its_tag():
     assert other == []
     # A value that does not fit its tag's type fails naming the function, the tag and the record.
     with pytest.raises(Exception, match=r"parity side output odd failed on record '1': .*does not fit Types.INT"):
-        run(side_output_ops([Op("process", OddAsText(), "parity")], OutputTag("odd", Types.INT())), [1], [b"0"])
+        run(side_output_ops([Op("process", OddAsText(), "parity", context=RuntimeContext)], OutputTag("odd", Types.INT())), [1], [b"0"])
 
 
 def test_get_side_output_types_and_errors():

@@ -1,7 +1,7 @@
 """The non-equi part of a join condition, evaluated on one pair of rows.
 
 A join's ``ON`` clause is split by the planner into equality keys (which route rows
-to their join key's state) and the rest, an :class:`~changeflow.plan.expressions.Expression`
+to their join key's state) and the rest, an :class:`~changeflow.expressions.Expression`
 over the output columns. The streaming join tests the rest for each candidate pair
 of its state, so it is compiled once into a Python function of the two row tuples.
 
@@ -20,7 +20,7 @@ import math
 import operator
 from typing import Any, Callable
 
-from changeflow.plan.expressions import Alias, Call, Column, Expression, Literal
+from changeflow.expressions import Alias, Call, Column, Expression, Literal
 
 PairTest = Callable[[tuple, tuple], bool]
 _Eval = Callable[[tuple, tuple], Any]

@@ -74,7 +74,7 @@ from changeflow.kernels.join.join_rows import JoinOutput, add_copy, python_value
 from changeflow.kernels.join.join_state import ASSOC, COUNT, LEFT, RIGHT, SIDE, TABLES, TS, SideStates, key_column
 from changeflow.kernels.contract import KernelBase, wall_clock
 from changeflow.kernels.state import KeyedState
-from changeflow.plan.expressions import Expression
+from changeflow.expressions import Expression
 from changeflow.kernels.frames import column
 
 JOIN_TYPES = ("INNER", "LEFT", "RIGHT", "FULL")

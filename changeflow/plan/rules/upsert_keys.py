@@ -44,7 +44,7 @@ from __future__ import annotations
 
 from itertools import product
 
-from changeflow.plan.expressions import Column
+from changeflow.expressions import Column
 from changeflow.plan.join_builder import unique_key_of
 from changeflow.plan.nodes import Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, UpsertMaterialize
 from changeflow.plan.physical import annotate_all

@@ -32,6 +32,7 @@ class Op:
     name: str
     output_type: Any = None  # TypeInformation the outputs are converted to, or None
     side_tag: str | None = None  # process only: yield this side output's values instead of the main output
+    context: Any = None  # builds the context the function's open() gets (the API's RuntimeContext), or None
 
 
 @dataclass(eq=False)
@@ -233,9 +234,10 @@ def chain_under(node: Node) -> tuple[Node, list[Op]]:
     return node, ops[::-1]
 
 
-def key_op(key_selector: Any, operator: str) -> Op:
-    """The op running ``key_selector`` at the end of a chain feeding the keyed operator named ``operator``."""
-    return Op("key", key_selector, f"KeySelector of {operator}")
+def key_op(key_selector: Any, operator: str, context: Any = None) -> Op:
+    """The op running ``key_selector`` at the end of a chain feeding the keyed operator named ``operator``;
+    ``context`` builds the context a KeySelector's ``open()`` gets."""
+    return Op("key", key_selector, f"KeySelector of {operator}", context=context)
 
 
 def side_output_ops(ops: list[Op], tag: Any) -> list[Op]:

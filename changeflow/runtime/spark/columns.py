@@ -20,7 +20,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from changeflow.common.types import DataType
-from changeflow.plan.expressions import Alias, Call, Column as ColumnRef, Expression, Literal
+from changeflow.expressions import Alias, Call, Column as ColumnRef, Expression, Literal
 from changeflow.plan.type_inference import type_of
 from changeflow.runtime.spark import arithmetic
 from changeflow.runtime.spark.spark_types import to_spark as _to_spark_type

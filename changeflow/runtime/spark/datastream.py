@@ -211,7 +211,7 @@ class DataStreamJob:
 
     def _keyed(self, node: graph.KeyedNode) -> DataFrame:
         base, ops = chain_under(node.input)
-        runner = ChainRunner(ops + [key_op(node.key_selector, node.name)], worker_note)
+        runner = ChainRunner(ops + [key_op(node.key_selector, node.name, self.settings.runtime_context)], worker_note)
         control = self.control
         kernel_type = KeyedReduce if isinstance(node, graph.KeyedReduceNode) else KeyedProcess
         kernel = kernel_type(node.function, node.name, with_keys=control, runtime_context=self.settings.runtime_context)

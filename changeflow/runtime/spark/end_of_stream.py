@@ -169,7 +169,7 @@ def _discard(job: "DataStreamJob", node: graph.Node) -> DataFrame:
     frames = []
     for input_node, key in inputs:
         base, ops = chain_under(input_node)
-        runner = ChainRunner(ops + [key_op(key, node.name)])
+        runner = ChainRunner(ops + [key_op(key, node.name, job.settings.runtime_context)])
         frames.append(job.translate(base).mapInPandas(Discard([runner]), RECORDS))
     return frames[0] if len(frames) == 1 else frames[0].unionAll(frames[1])
 

@@ -35,7 +35,7 @@ from pyspark.sql import functions as F
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.rank import TopN, deduplicate_kernel
 from changeflow.kernels.ttl import KeyStateTtl
-from changeflow.plan.expressions import Call
+from changeflow.expressions import Call
 from changeflow.plan.nodes import Deduplicate, Rank
 from changeflow.plan.type_inference import is_proctime
 from changeflow.runtime.spark.columns import compile_expr

@@ -4,7 +4,9 @@ Expressions are immutable. The Table API builds them with PyFlink's spelling
 (``col("a") % 10``, ``col("v").sum.distinct``, ``.alias("x")``); the planner
 types them (:mod:`changeflow.plan.type_inference`) and the Spark runtime compiles them to
 Spark Columns (:mod:`changeflow.runtime.spark.columns`), so stateless work never
-leaves Spark's JVM.
+leaves Spark's JVM; the join kernel evaluates the non-equi part of a join condition
+(:mod:`changeflow.kernels.join.condition`). It sits below the planner and the kernels and
+imports only :mod:`changeflow.common`.
 """
 
 from __future__ import annotations

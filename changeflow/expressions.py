@@ -179,6 +179,14 @@ class Call(Expression):
     def children(self) -> tuple[Expression, ...]:
         return self.args
 
+    def constant_arg(self, index: int) -> Any:
+        """The value of argument ``index``, which this function takes as a constant (CAST's
+        target DataType, EXTRACT's unit): the front ends build that argument as a Literal."""
+        arg = self.args[index]
+        if not isinstance(arg, Literal):
+            raise TypeError(f"{self.function.upper()} takes a constant as argument {index + 1}, got {arg}")
+        return arg.value
+
     def __str__(self) -> str:
         if self.function in BINARY_OPERATORS:
             op = self.function.upper() if self.function in ("and", "or") else self.function
@@ -186,7 +194,7 @@ class Call(Expression):
         if self.function in ("is_null", "is_not_null"):
             return f"{self.args[0]} {self.function.replace('_', ' ').upper()}"
         if self.function == "cast":
-            return f"CAST({self.args[0]} AS {self.args[1].value})"
+            return f"CAST({self.args[0]} AS {self.constant_arg(1)})"
         return f"{self.function.upper()}({', '.join(str(a) for a in self.args)})"
 
 

@@ -32,7 +32,8 @@ def test_importing_and_planning_the_front_ends_loads_no_pyspark():
         "from changeflow.table import EnvironmentSettings, TableEnvironment\n"
         "from changeflow.datastream import StreamExecutionEnvironment\n"
         "t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())\n"
-        "t_env.execute_sql(\"CREATE TABLE t (k STRING, v INT) WITH ('connector' = 'datagen', 'number-of-rows' = '3')\")\n"
+        "t_env.execute_sql(\"CREATE TABLE t (k STRING, v INT) "
+        "WITH ('connector' = 'datagen', 'number-of-rows' = '3')\")\n"
         "t_env.explain_sql('SELECT k, SUM(v) FROM t GROUP BY k')\n"
         "StreamExecutionEnvironment.get_execution_environment().from_collection([1]).map(str)\n"
         "print(sorted(m for m in sys.modules if m == 'pyspark' or m.startswith('changeflow.runtime.spark')))\n"
@@ -45,9 +46,10 @@ def _private_reads(path: pathlib.Path) -> list[str]:
     """``x._name`` reads in ``path`` where ``x`` is not ``self`` or ``cls``."""
     found = []
     for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
-            if not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
-                found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {ast.unparse(node)}")
+        if not (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")):
+            continue
+        if not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+            found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {ast.unparse(node)}")
     return found
 
 

@@ -97,7 +97,9 @@ def parse_duration_nanos(text: str) -> int:
     trimmed = text.strip()
     if not trimmed:
         raise _fail(text, "the text is empty")
-    number = _LEADING_DIGITS.match(trimmed).group()
+    leading = _LEADING_DIGITS.match(trimmed)
+    assert leading is not None  # the pattern matches any text (possibly with no digits)
+    number = leading.group()
     if not number:
         raise _fail(text, "it does not start with a number")
     # The Greek small mu looks exactly like the micro sign Flink expects; take it as that.

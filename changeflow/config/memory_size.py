@@ -29,7 +29,9 @@ def parse_memory_size(text: str) -> int:
     65536
     """
     trimmed = text.strip()
-    number = re.match(r"[0-9]*", trimmed).group()
+    leading = re.match(r"[0-9]*", trimmed)
+    assert leading is not None  # the pattern matches any text (possibly with no digits)
+    number = leading.group()
     label = trimmed[len(number) :].strip().lower()
     problem = None
     if not number:

@@ -57,7 +57,8 @@ class ConfigOption:
     >>> opt.parse("quick")
     Traceback (most recent call last):
     ...
-    ValueError: Invalid value 'quick' for configuration key 'changeflow.example.mode': expected one of FAST, SAFE (case-insensitive).
+    ValueError: Invalid value 'quick' for configuration key 'changeflow.example.mode':
+    expected one of FAST, SAFE (case-insensitive).
     """
 
     key: str

@@ -30,7 +30,8 @@ TABLE_EXEC_SINK_UPSERT_MATERIALIZE_STRATEGY_TYPE = register(
         # FLIP-558 spells the key this way; Flink shipped the name above.
         fallback_keys=("table.exec.sink.upsert-materialize.strategy",),
         description=(
-            "How the sink upsert materializer keeps each key's history (SinkUpsertMaterializerV2, FLINK-38461 / FLIP-558). LEGACY: one "
+            "How the sink upsert materializer keeps each key's history (SinkUpsertMaterializerV2, "
+            "FLINK-38461 / FLIP-558). LEGACY: one "
             "list per key, fine for short histories, per-key TTL only. VALUE: like LEGACY but "
             "compatible with MAP. MAP: ordered per-key state with O(1) work per record on long "
             "histories. ADAPTIVE: starts as VALUE and switches a key to MAP when its history "

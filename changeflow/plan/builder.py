@@ -32,7 +32,7 @@ def project(input: PlanNode, exprs: list[Expression]) -> PlanNode:
         return aggregate(input, [], exprs)
     types = input.type_map()
     names = output_names(exprs)
-    pairs = tuple((n, strip_alias(e)) for n, e in zip(names, exprs))
+    pairs = tuple((n, strip_alias(e)) for n, e in zip(names, exprs, strict=True))
     schema = tuple((n, type_of(e, types)) for n, e in pairs)
     if [n for n, _ in schema] == input.field_names and all(
         isinstance(e, Column) and e.name == n for n, e in pairs
@@ -50,7 +50,7 @@ def filter_(input: PlanNode, predicate: Expression) -> PlanNode:
     return Filter(input, predicate)
 
 
-def aggregate(input: PlanNode, keys: list[Expression], select: list[Expression]) -> PlanNode:
+def aggregate(input: PlanNode, keys: list[Expression], select: list[Expression]) -> Project:
     """``SELECT select FROM input GROUP BY keys``."""
     in_types = input.type_map()
     pre: list[tuple[str, Expression]] = []  # the first projection
@@ -99,12 +99,12 @@ def aggregate(input: PlanNode, keys: list[Expression], select: list[Expression])
     agg_node = Aggregate(pre_node, tuple(key_names), tuple(calls), agg_schema)
 
     # The select list may use keys (by name or by the same expression) and aggregates.
-    key_by_expr = {id(strip_alias(k)): Column(n) for k, n in zip(keys, key_names)}
-    key_by_text = {str(strip_alias(k)): Column(n) for k, n in zip(keys, key_names)
+    key_by_expr = {id(strip_alias(k)): Column(n) for k, n in zip(keys, key_names, strict=True)}
+    key_by_text: dict[str, Expression] = {str(strip_alias(k)): Column(n) for k, n in zip(keys, key_names, strict=True)
                    if not isinstance(strip_alias(k), Column)}
     rewritten = [replace(e, {**agg_columns, **key_by_expr}, key_by_text) for e in select]
     agg_types = dict(agg_schema)
-    for original, e in zip(select, rewritten):
+    for original, e in zip(select, rewritten, strict=True):
         for node in e.walk():
             if isinstance(node, Column) and node.name not in agg_types:
                 raise PlanError(
@@ -112,7 +112,7 @@ def aggregate(input: PlanNode, keys: list[Expression], select: list[Expression])
                     f"aggregate; grouping keys: {', '.join(key_names) or '(none)'}"
                 )
     names = output_names(select)
-    pairs = tuple((n, strip_alias(e)) for n, e in zip(names, rewritten))
+    pairs = tuple((n, strip_alias(e)) for n, e in zip(names, rewritten, strict=True))
     schema = tuple((n, type_of(e, agg_types)) for n, e in pairs)
     return Project(agg_node, pairs, schema)
 
@@ -126,6 +126,7 @@ def aggregate_type(call: AggCall, grouped: bool) -> DataType:
     """The result type of an aggregate call, with Flink's nullability."""
     t = result_type(call.function, call.arg_type)
     if call.function in _NULL_ONLY_IF_EMPTY:
+        assert call.arg_type is not None  # SUM, MIN, MAX and AVG always have an argument
         return t.with_nullable(call.arg_type.nullable or not grouped)
     return t
 
@@ -135,8 +136,8 @@ def rename(input: PlanNode, names: list[str]) -> PlanNode:
         raise PlanError(
             f"alias gives {len(names)} names for {len(input.schema)} columns {input.field_names}"
         )
-    return Project(input, tuple((n, Column(old)) for n, old in zip(names, input.field_names)),
-                   tuple((n, t) for n, (_, t) in zip(names, input.schema)))
+    return Project(input, tuple((n, Column(old)) for n, old in zip(names, input.field_names, strict=True)),
+                   tuple((n, t) for n, (_, t) in zip(names, input.schema, strict=True)))
 
 
 def add_columns(input: PlanNode, exprs: list[Expression]) -> PlanNode:

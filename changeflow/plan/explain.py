@@ -264,8 +264,8 @@ def _names_of(columns: tuple[str, ...]) -> str:
 def _describe_join(node: Join) -> str:
     names = node.field_names
     left_width = len(node.left.schema)
-    right_out = dict(zip(node.right.field_names, names[left_width:]))
-    parts: list[str] = [f"({lk} = {right_out[rk]})" for lk, rk in zip(node.left_keys, node.right_keys)]
+    right_out = dict(zip(node.right.field_names, names[left_width:], strict=True))
+    parts: list[str] = [f"({lk} = {right_out[rk]})" for lk, rk in zip(node.left_keys, node.right_keys, strict=True)]
     if node.condition is not None:
         parts.append(str(node.condition))
     where = parts[0] if len(parts) == 1 else "(" + " AND ".join(parts) + ")" if parts else "true"
@@ -294,13 +294,13 @@ def _describe_rank(node: Rank, input_mode: ChangelogMode) -> str:
 
 
 def _describe_local(node: Aggregate) -> str:
-    calls = [f"{_describe_call(c)} AS {_names(p)}" for c, p in zip(node.calls, _partial_names(node))]
+    calls = [f"{_describe_call(c)} AS {_names(p)}" for c, p in zip(node.calls, _partial_names(node), strict=True)]
     return _aggregate("LocalGroupAggregate", node, calls)
 
 
 def _describe_global(node: Aggregate) -> str:
     calls = []
-    for call, partials in zip(node.calls, _partial_names(node)):
+    for call, partials in zip(node.calls, _partial_names(node), strict=True):
         name = _describe_call(call).split("(")[0]
         arg = partials[0] if len(partials) == 1 else _names(partials)
         calls.append(f"{name}({arg}) AS {call.output}")

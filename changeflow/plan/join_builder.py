@@ -45,10 +45,11 @@ def join(left: PlanNode, right: PlanNode, join_type: str, condition: Expression 
     left_nullable, right_nullable = kind in ("RIGHT", "FULL"), kind in ("LEFT", "FULL")
     schema: Schema = tuple(
         [(n, t.with_nullable(True) if left_nullable else t) for n, t in left.schema]
-        + [(n, t.with_nullable(True) if right_nullable else t) for n, (_, t) in zip(out_right, right.schema)]
+        + [(n, t.with_nullable(True) if right_nullable else t)
+           for n, (_, t) in zip(out_right, right.schema, strict=True)]
     )
     # Types as the condition sees them: the inputs' own (padding happens after matching).
-    input_types = dict(list(left.schema) + list(zip(out_right, (t for _, t in right.schema))))
+    input_types = dict(list(left.schema) + list(zip(out_right, (t for _, t in right.schema), strict=True)))
     left_keys: list[str] = []
     right_keys: list[str] = []
     rest: list[Expression] = []
@@ -59,16 +60,16 @@ def join(left: PlanNode, right: PlanNode, join_type: str, condition: Expression 
             raise PlanError(f"join condition {condition} must be BOOLEAN, but it is {t}")
         if condition.contains_aggregate():
             raise PlanError(f"aggregate in join condition {condition}")
-        to_right_input = dict(zip(out_right, right_names))
+        to_right_input = dict(zip(out_right, right_names, strict=True))
         for conjunct in _conjuncts(condition):
             pair = _equi_pair(conjunct, set(left_names), set(out_right))
             if pair is None:
                 rest.append(conjunct)
                 continue
-            l, r = pair
-            join_key_type(input_types[l], input_types[r], conjunct)
-            left_keys.append(l)
-            right_keys.append(to_right_input[r])
+            left_key, right_key = pair
+            join_key_type(input_types[left_key], input_types[right_key], conjunct)
+            left_keys.append(left_key)
+            right_keys.append(to_right_input[right_key])
     remaining = None
     for c in rest:
         remaining = c if remaining is None else Call("and", (remaining, c))

@@ -230,9 +230,8 @@ def sources(node: PlanNode) -> list[Source]:
     found: list[Source] = []
 
     def visit(n: PlanNode) -> None:
-        if isinstance(n, Source):
-            if all(n is not s for s in found):
-                found.append(n)
+        if isinstance(n, Source) and all(n is not s for s in found):
+            found.append(n)
         for child in n.inputs:
             visit(child)
 

@@ -93,7 +93,7 @@ def is_physical(node: PlanNode) -> bool:
 
 def with_inputs(node: PlanNode, inputs: tuple[PlanNode, ...]) -> PlanNode:
     """``node`` over new ``inputs`` (same count and order as ``node.inputs``)."""
-    if all(a is b for a, b in zip(inputs, node.inputs)):
+    if all(a is b for a, b in zip(inputs, node.inputs, strict=True)):
         return node
     if isinstance(node, Join):
         return replace(node, left=inputs[0], right=inputs[1])

@@ -149,8 +149,13 @@ def type_of(expr: Expression, schema: dict[str, DataType]) -> DataType:
     if isinstance(expr, Agg):
         raise PlanError(f"aggregate {expr} is not allowed here")
     assert isinstance(expr, Call)
-    args = [type_of(a, schema) if not _is_type_arg(expr, i) else None for i, a in enumerate(expr.args)]
     f = expr.function
+    if f in ("cast", "try_cast"):
+        # The second argument is the target type, a constant rather than a value to type.
+        source = type_of(expr.args[0], schema)
+        target: DataType = expr.constant_arg(1)
+        return target.with_nullable(True if f == "try_cast" else source.nullable)
+    args = [type_of(a, schema) for a in expr.args]
     if f in ("+", "-", "*", "/"):
         if not (args[0].is_numeric and args[1].is_numeric):
             raise PlanError(f"arithmetic {expr} needs numeric operands, but {_operand(expr.args[0], args[0])} "
@@ -166,7 +171,7 @@ def type_of(expr: Expression, schema: dict[str, DataType]) -> DataType:
         _check_comparable(expr, expr.args[0], args[0], expr.args[1], args[1])
         return DataTypes.BOOLEAN(args[0].nullable or args[1].nullable)
     if f in ("and", "or", "not"):
-        for a, t in zip(expr.args, args):
+        for a, t in zip(expr.args, args, strict=True):
             if t.root not in ("BOOLEAN", "NULL"):
                 raise PlanError(f"{f.upper()} needs BOOLEAN operands, but {_operand(a, t)}")
         return DataTypes.BOOLEAN(any(t.nullable for t in args))
@@ -176,16 +181,12 @@ def type_of(expr: Expression, schema: dict[str, DataType]) -> DataType:
         return DataTypes.BOOLEAN(False)
     if f == "negate":
         return args[0]
-    if f == "cast":
-        return expr.args[1].value.with_nullable(args[0].nullable)
-    if f == "try_cast":
-        return expr.args[1].value.with_nullable(True)
     if f == "not_distinct":
         _check_comparable(expr, expr.args[0], args[0], expr.args[1], args[1])
         return DataTypes.BOOLEAN(False)
     if f in ("timestampdiff", "floor_to"):
         times = args[1:] if f == "timestampdiff" else args[:1]
-        for a, t in zip(expr.args[1:] if f == "timestampdiff" else expr.args[:1], times):
+        for a, t in zip(expr.args[1:] if f == "timestampdiff" else expr.args[:1], times, strict=True):
             if t.root not in ("DATE", "TIMESTAMP", "TIMESTAMP_LTZ"):
                 raise PlanError(f"{f.upper()} needs dates or timestamps, but {_operand(a, t)}")
         return DataTypes.INT(_nullable(times)) if f == "timestampdiff" else args[0]
@@ -247,7 +248,7 @@ def _like(expr: Call, args: list[DataType]) -> DataType:
 
 
 def _in(expr: Call, args: list[DataType]) -> DataType:
-    for a, t in zip(expr.args[1:], args[1:]):
+    for a, t in zip(expr.args[1:], args[1:], strict=True):
         _check_comparable(expr, expr.args[0], args[0], a, t)
     return DataTypes.BOOLEAN(_nullable(args))
 
@@ -255,7 +256,8 @@ def _in(expr: Call, args: list[DataType]) -> DataType:
 def _case(expr: Call, args: list[DataType]) -> DataType:
     """``case(cond1, value1, ..., [else])``: the branches' common type; without ELSE it can be NULL."""
     conditions = args[0:len(args) - len(args) % 2:2]
-    for a, t in zip(expr.args[0::2], conditions):
+    # expr.args[0::2] also holds the ELSE value when there is one: zip stops at the conditions.
+    for a, t in zip(expr.args[0::2], conditions, strict=False):
         if t.root not in ("BOOLEAN", "NULL"):
             raise PlanError(f"CASE WHEN needs a BOOLEAN condition, but {_operand(a, t)}")
     values = args[1::2] + ([args[-1]] if len(args) % 2 else [DataType("NULL", True)])
@@ -279,7 +281,7 @@ def _same_as_first(expr: Call, args: list[DataType]) -> DataType:
 
 
 def _double(expr: Call, args: list[DataType]) -> DataType:
-    for a, t in zip(expr.args, args):
+    for a, t in zip(expr.args, args, strict=True):
         if not t.is_numeric:
             raise PlanError(f"{expr.function.upper()} needs numbers, but {_operand(a, t)}")
     return DataTypes.DOUBLE(_nullable(args))
@@ -292,7 +294,7 @@ def _fixed(t: DataType):
 def _extract(expr: Call, args: list[DataType]) -> DataType:
     t = args[1]
     if t.root not in ("DATE", "TIMESTAMP", "TIMESTAMP_LTZ"):
-        raise PlanError(f"EXTRACT({expr.args[0].value} FROM ...) needs a date or timestamp, but "
+        raise PlanError(f"EXTRACT({expr.constant_arg(0)} FROM ...) needs a date or timestamp, but "
                         f"{_operand(expr.args[1], t)}")
     return DataTypes.BIGINT(t.nullable)
 
@@ -327,10 +329,6 @@ SCALAR_FUNCTIONS = {
     "date_format": _date_format, "extract": _extract, "unix_timestamp": _unix_timestamp,
     "from_unixtime": _fixed(DataTypes.STRING(True)),
 }
-
-
-def _is_type_arg(call: Call, index: int) -> bool:
-    return call.function in ("cast", "try_cast") and index == 1
 
 
 def _check_comparable(expr: Expression, left_expr: Expression, left: DataType, right_expr: Expression,

@@ -53,8 +53,8 @@ def _and_all(parts: list[exp.Expr]) -> exp.Expr:
     return result
 
 
-def plan_from(planner: "QueryPlanner", first: exp.Expression, joins: list[exp.Join],
-              where: exp.Expression | None) -> tuple[PlanNode, Scope, exp.Expression | None]:
+def plan_from(planner: "QueryPlanner", first: exp.Expr, joins: list[exp.Join],
+              where: exp.Expr | None) -> tuple[PlanNode, Scope, exp.Expr | None]:
     """Plan ``FROM first JOIN ...``; returns the plan, its scope and the unused WHERE condition.
 
     A comma join takes its equality conditions from the WHERE clause, which is why

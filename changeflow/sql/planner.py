@@ -24,7 +24,7 @@ an alias, the column's name, or ``EXPR$i``; a clash gets a numeric suffix
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, TypeVar
 
 from sqlglot import exp
 
@@ -42,6 +42,7 @@ from changeflow.sql.setops import union_all
 from changeflow.sql.state_ttl_hint import apply_query_hints
 
 Resolver = Callable[[str], PlanNode]
+_Node = TypeVar("_Node", bound=PlanNode)  # guard returns what its builder step returns
 
 # Clauses of a SELECT the planner does not support, with the words an error uses.
 _UNSUPPORTED_CLAUSES = {
@@ -149,8 +150,10 @@ class QueryPlanner:
             plan = merge_projections(self.guard(lambda: builder.project(plan, exprs), node))
         if distinct is not None:
             keys: list[Expression] = [Column(n) for n in plan.field_names]
-            plan = _without_identity(builder.aggregate(plan, keys, list(keys)))
-            plan = Aggregate(merge_projections(plan.input), plan.keys, plan.calls, plan.out_schema)
+            grouped = _without_identity(builder.aggregate(plan, keys, list(keys)))
+            # DISTINCT selects exactly its keys, so the projection over the Aggregate is an identity.
+            assert isinstance(grouped, Aggregate)
+            plan = Aggregate(merge_projections(grouped.input), grouped.keys, grouped.calls, grouped.out_schema)
         return apply_query_hints(self, node, from_plan, plan)
 
     def select_items(self, node: exp.Select, scope: Scope) -> list[tuple[exp.Expr, str]]:
@@ -200,12 +203,15 @@ class QueryPlanner:
         if having is not None:
             select.append(Alias(self.expression(having.this, scope, aggregates=True), having_name))
         result = self.guard(lambda: builder.aggregate(plan, keys, select), group or having or items[0][0])
-        # builder.aggregate puts a projection of keys and arguments below the aggregate.
-        below = result.input.input if isinstance(result.input, Aggregate) else result.input.input.input
+        # builder.aggregate returns Project(Aggregate(...)) and puts a projection of keys and
+        # arguments below the aggregate.
+        grouped = result.input
+        assert isinstance(grouped, Aggregate)
+        below = grouped.input
         if isinstance(below, Project):
             merged = merge_projections(below)
             if merged is not below:
-                result = _replace_input(result, below, merged)
+                result = Project(_replace_input(grouped, below, merged), result.exprs, result.out_schema)
         if having is not None:
             pairs = dict(result.exprs)
             condition = pairs[having_name]
@@ -228,7 +234,7 @@ class QueryPlanner:
         except PlanError:
             return None
 
-    def guard(self, build: Callable[[], PlanNode], node: exp.Expr) -> PlanNode:
+    def guard(self, build: Callable[[], _Node], node: exp.Expr) -> _Node:
         """Run a builder step; its PlanError (a type error, an unknown column) gets the SQL position."""
         try:
             return build()

@@ -18,7 +18,7 @@ its configuration) and validates keys and values through the configuration.
 
 from __future__ import annotations
 
-from sqlglot.tokens import Token, TokenType
+from sqlglot import Token, TokenType
 
 from changeflow.catalog import CatalogError, CatalogTable, CatalogView, identifier
 from changeflow.common.types import DataTypes

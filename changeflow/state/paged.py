@@ -13,12 +13,15 @@ and ``removeKey((page,))``: Spark's ``MapState``, or a dict-backed fake in tests
 from __future__ import annotations
 
 import pickle
-from typing import Protocol
+from typing import Callable, Protocol, cast
 
 import numpy as np
 import pandas as pd
 from pandas.util import hash_pandas_object
 
+# pandas.util hands hash_pandas_object out from a module __getattr__, which pyright reads as
+# the union of everything that __getattr__ returns; this is the function's real signature.
+_hash_rows = cast(Callable[..., pd.Series], hash_pandas_object)
 
 # Rows per page of growing paged state (the materializer's multiset tables): large
 # enough that a micro-batch of a few thousand records touches tens of pages (one
@@ -123,7 +126,7 @@ class PagedKeyedState:
         merged = pd.concat(parts, ignore_index=True) if len(parts) > 1 else (
             parts[0].reset_index(drop=True) if parts else rows.iloc[:0])
         by_page = _split_by_page(merged, self._page_of(merged, columns))
-        empty = merged.iloc[:0]
+        empty: pd.DataFrame = merged.iloc[:0]
         for p in touched:
             p = int(p)
             self._page(p)[table] = by_page.get(p, empty)
@@ -186,18 +189,20 @@ class PagedKeyedState:
             for table, frame in list(page.items()):
                 if not len(frame):
                     continue
-                columns = self._directory["keys"][table]
+                columns = self._dir()["keys"][table]
                 by_page = _split_by_page(frame, self._page_of(frame, columns))
+                empty: pd.DataFrame = frame.iloc[:0]
                 for q in (p, p + old_count):
-                    self._page(q)[table] = by_page.get(q, frame.iloc[:0])
+                    self._page(q)[table] = by_page.get(q, empty)
             self._dirty.update((p, p + old_count))
 
     def _dir(self) -> dict:
-        if self._directory is None:
+        directory = self._directory
+        if directory is None:
             value = self._store.getValue((_DIRECTORY,))
-            self._directory = pickle.loads(value[0]) if value is not None else {
+            directory = self._directory = pickle.loads(value[0]) if value is not None else {
                 "level": 0, "rows": 0, "keys": {}, "sequence_block": SEQUENCE_BLOCK}
-        return self._directory
+        return directory
 
     def _page(self, page_id: int) -> dict[str, pd.DataFrame]:
         page_id = int(page_id)
@@ -217,8 +222,8 @@ class PagedKeyedState:
             # tail and shrinks mostly at its head, so a batch's elements sit in a few pages
             # instead of one page each. (State written before blocks has none in its
             # directory and keeps hashing every sequence number on its own.)
-            hashed = hashed.assign(**{SEQUENCE_COLUMN: hashed[SEQUENCE_COLUMN].to_numpy() // block})
-        hashes = hash_pandas_object(hashed, index=False).to_numpy()
+            hashed = hashed.assign(**{SEQUENCE_COLUMN: frame[SEQUENCE_COLUMN].to_numpy() // block})
+        hashes = _hash_rows(hashed, index=False).to_numpy()
         return (hashes % np.uint64(self.page_count)).astype(np.int64)
 
 
@@ -252,7 +257,7 @@ def _rows_of(rows: pd.DataFrame, keys: pd.DataFrame, key_columns: list[str], kee
     marker = keys[key_columns].drop_duplicates().assign(__hit=True)
     merged = rows.merge(marker, on=key_columns, how="left", sort=False)
     hit = merged["__hit"].notna().to_numpy()
-    return rows[hit if keep else ~hit].reset_index(drop=True)
+    return rows.loc[hit if keep else ~hit].reset_index(drop=True)
 
 
 class DictPageStore:

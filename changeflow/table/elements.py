@@ -27,22 +27,22 @@ def elements_source(elements: Iterable, schema: Any = None, verify_schema: bool 
         if len(row) != len(names):
             raise PlanError(f"element {i} {row!r} has {len(row)} fields, the schema has {len(names)}: {names}")
         if verify_schema:
-            for name, t, value in zip(names, types, row):
+            for name, t, value in zip(names, types, row, strict=True):
                 if not _fits(value, t):
                     raise PlanError(f"element {i} {row!r}: column {name!r} of type {t} cannot hold "
                                     f"{value!r} ({type(value).__name__})")
-    return Source(f"elements_{next(_ids)}", tuple(zip(names, types)), "elements", rows)
+    return Source(f"elements_{next(_ids)}", tuple(zip(names, types, strict=True)), "elements", rows)
 
 
 def pandas_source(pdf: pd.DataFrame, schema: Any = None) -> Source:
     """The source of ``from_pandas``: a pandas DataFrame's rows."""
     if schema is None:
         names = [str(c) for c in pdf.columns]
-        types = [_pandas_type(pdf[c]) for c in pdf.columns]
+        types = [_pandas_type(column) for _, column in pdf.items()]
     else:
         names, types = _schema_of(list(pdf.itertuples(index=False, name=None)), schema)
         pdf = pdf.set_axis(names, axis=1)
-    return Source(f"pandas_{next(_ids)}", tuple(zip(names, types)), "pandas", pdf)
+    return Source(f"pandas_{next(_ids)}", tuple(zip(names, types, strict=True)), "pandas", pdf)
 
 
 def spark_source(schema: tuple[tuple[str, DataType], ...], frame: Any) -> Source:
@@ -51,7 +51,9 @@ def spark_source(schema: tuple[tuple[str, DataType], ...], frame: Any) -> Source
 
 
 def _schema_of(rows: list[tuple], schema: Any) -> tuple[list[str], list[DataType]]:
-    if isinstance(schema, DataType) and schema.root == "ROW":
+    if isinstance(schema, DataType):
+        if schema.root != "ROW":
+            raise TypeError(f"schema {schema} is not a ROW type: pass DataTypes.ROW([...]) or column names")
         return [n for n, _ in schema.params], [t for _, t in schema.params]
     width = len(rows[0]) if rows else len(schema or [])
     names = list(schema) if schema is not None else [f"_{i + 1}" for i in range(width)]

@@ -142,7 +142,7 @@ class PlanningContext:
                                     f"columns: {', '.join(target_names)}")
         given = columns if columns is not None else target_names
         _check_insert_types(name, query.schema, [(n, dict(target)[n]) for n in given])
-        by_target = dict(zip(given, query.field_names))
+        by_target = dict(zip(given, query.field_names, strict=True))
         exprs = []
         for n, t in target:
             if n in by_target:
@@ -188,7 +188,7 @@ def _check_insert_types(name: str, query_schema, sink_schema) -> None:
     if len(query_schema) != len(sink_schema):
         cause = "Different number of columns."
     else:
-        for i, ((_, q), (sink_name, t)) in enumerate(zip(query_schema, sink_schema)):
+        for i, ((_, q), (sink_name, t)) in enumerate(zip(query_schema, sink_schema, strict=True)):
             if not _assignable(q, t):
                 cause = f"Incompatible types for sink column '{sink_name}' at position {i + 1}."
                 break

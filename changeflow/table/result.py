@@ -147,14 +147,14 @@ class TableResult:
             self.wait()
             print("\n".join(" ".join(str(v) for v in c.values) for c in self._changes))
         elif self._live is not None:
-            self._print_live()
+            self._print_live(self._live)
         elif self._content_widths:
             print(format_content_tableau([n for n, _ in self._schema], [c.values for c in self._changes]))
         else:
             print(format_tableau(self._schema, self._changes, self._streaming))
 
 
-    def _print_live(self) -> None:
+    def _print_live(self, live: LiveChanges) -> None:
         """Print an unbounded query's changes as they arrive (until it stops), as Flink's streaming tableau."""
         widths = [2] + [column_width(n, t) for n, t in self._schema]
         rule = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
@@ -164,7 +164,7 @@ class TableResult:
 
         print(rule, line(["op"] + [n for n, _ in self._schema]), rule, sep="\n", flush=True)
         count = 0
-        for c in self._live.changes():
+        for c in live.changes():
             print(line([str(c.kind)] + [format_value(v, t) for v, (_, t) in zip(c.values, self._schema, strict=True)]),
                   flush=True)
             count += 1

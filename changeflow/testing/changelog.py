@@ -59,8 +59,9 @@ def rows_of(frame: pd.DataFrame, columns: Sequence[str]) -> list[Row]:
         kinds = frame[KIND].tolist() if len(frame) else []
     else:
         kinds = [RowKind.INSERT.value] * len(frame)
-    cols = [_python_values(frame[c]) for c in columns]
-    return [Row.of(RowKind(k), values) for k, values in zip(kinds, zip(*cols))] if cols else [
+    by_name = dict(frame.items())
+    cols = [_python_values(by_name[c]) for c in columns]
+    return [Row.of(RowKind(k), values) for k, values in zip(kinds, zip(*cols, strict=True), strict=True)] if cols else [
         Row.of(RowKind(k), ()) for k in kinds
     ]
 
@@ -87,7 +88,8 @@ def assert_changelog(actual: Iterable[Row], expected: Iterable[Row]) -> None:
     """
     actual, expected = list(actual), list(expected)
     same = len(actual) == len(expected) and all(
-        a.get_row_kind() == e.get_row_kind() and _values_equal(tuple(a), tuple(e)) for a, e in zip(actual, expected)
+        a.get_row_kind() == e.get_row_kind() and _values_equal(tuple(a), tuple(e))
+        for a, e in zip(actual, expected, strict=True)
     )
     if not same:
         raise AssertionError(
@@ -176,7 +178,7 @@ def _format_value(value: Any) -> str:
 def _values_equal(a: tuple, b: tuple) -> bool:
     if len(a) != len(b):
         return False
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=True):
         if type(x) is not type(y):  # 3 and 3.0 differ: result types are part of the contract
             return False
         if isinstance(x, float):

@@ -223,7 +223,8 @@ class KernelHarness:
         for i, name in enumerate(self.columns):
             values = [r[i] for r in records]
             dtype = self.dtypes.get(name) or infer_dtype(values)
-            data[name] = object_array(values) if dtype == object else pd.array(values, dtype=dtype)
+            is_object = dtype is object or (isinstance(dtype, np.dtype) and dtype.kind == "O")
+            data[name] = object_array(values) if is_object else pd.array(values, dtype=dtype)
         data[KIND] = np.array([r.get_row_kind().value for r in records], dtype=np.int8)
         data[SEQ] = np.arange(self._next_seq, self._next_seq + len(records), dtype=np.int64)
         data[SUB] = np.zeros(len(records), dtype=np.int64)

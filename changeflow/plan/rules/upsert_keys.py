@@ -154,8 +154,8 @@ def _rank_keys(node: Rank) -> Keys | None:
 def _join_keys(node: Join) -> Keys | None:
     names = node.field_names
     left_width = len(node.left.schema)
-    left_out = dict(zip(node.left.field_names, names[:left_width]))
-    right_out = dict(zip(node.right.field_names, names[left_width:]))
+    left_out = dict(zip(node.left.field_names, names[:left_width], strict=True))
+    right_out = dict(zip(node.right.field_names, names[left_width:], strict=True))
     left_all = upsert_keys(node.left)
     right_all = upsert_keys(node.right)
     # Keys must contain the join columns: the join's input exchange hashes by them.
@@ -172,7 +172,7 @@ def _join_keys(node: Join) -> Keys | None:
         keys += left
     if left_unique and right_all is not None and not nulls_on_right:
         keys += right
-    pairs = [(left_out[lk], right_out[rk]) for lk, rk in zip(node.left_keys, node.right_keys)]
+    pairs = [(left_out[lk], right_out[rk]) for lk, rk in zip(node.left_keys, node.right_keys, strict=True)]
     return _enrich(_dedup(keys), pairs, not nulls_on_left, not nulls_on_right) or None
 
 

@@ -67,7 +67,7 @@ class SourceNode(Node):
 class Stateless(Node):
     """map, flat_map, filter or a non-keyed process (see :class:`Op`)."""
 
-    input: Node = None
+    input: Node = field(kw_only=True)  # every graph node but a source has its input
     op: Any = None
 
     @property
@@ -75,14 +75,15 @@ class Stateless(Node):
         return [self.input]
 
     def attributes(self) -> OperatorAttributes:
-        return OperatorAttributesBuilder().set_output_idempotent(function_is_output_idempotent(self.op.function)).build()
+        idempotent = function_is_output_idempotent(self.op.function)
+        return OperatorAttributesBuilder().set_output_idempotent(idempotent).build()
 
 
 @dataclass(eq=False)
 class KeyedNode(Node):
     """A stateful operator over ``input`` partitioned by ``key_selector``, running ``function``."""
 
-    input: Node = None
+    input: Node = field(kw_only=True)  # every graph node but a source has its input
     key_selector: Any = None
     function: Any = None
 
@@ -131,7 +132,7 @@ class UnionNode(Node):
 class SideOutputNode(Node):
     """The records ``input``'s ProcessFunction yielded as ``(tag, value)``; ``tag`` an ``OutputTag``."""
 
-    input: Node = None
+    input: Node = field(kw_only=True)  # every graph node but a source has its input
     tag: Any = None
 
     @property
@@ -167,8 +168,8 @@ class CoGroupNode(Node):
     ``kind``: ``co_group``, ``join`` or ``flat_join`` (:class:`~changeflow.kernels.window.CoGroupKernel`).
     """
 
-    first: Node = None
-    second: Node = None
+    first: Node = field(kw_only=True)
+    second: Node = field(kw_only=True)
     first_key: Any = None
     second_key: Any = None
     function: Any = None
@@ -222,7 +223,8 @@ def chain_under(node: Node) -> tuple[Node, list[Op]]:
     """The first non-stateless node under ``node`` and the stateless ops above it, bottom up (one fused chain).
 
     >>> src = SourceNode("src", None)
-    >>> top = Stateless("b", None, input=Stateless("a", None, input=src, op=Op("map", str, "a")), op=Op("map", str, "b"))
+    >>> a = Stateless("a", None, input=src, op=Op("map", str, "a"))
+    >>> top = Stateless("b", None, input=a, op=Op("map", str, "b"))
     >>> base, ops = chain_under(top)
     >>> base is src, [op.name for op in ops]
     (True, ['a', 'b'])

@@ -118,7 +118,8 @@ class Store(KeyedProcessFunction):
 
 
 def _run(function, rows, state=None):
-    return KeyedProcess(function, "KeyedProcess(Store)", runtime_context=RuntimeContext).process(records(rows), state or InMemoryKeyedState())
+    kernel = KeyedProcess(function, "KeyedProcess(Store)", runtime_context=RuntimeContext)
+    return kernel.process(records(rows), state or InMemoryKeyedState())
 
 
 @pytest.mark.parametrize("descriptor, getter, write, bad", [
@@ -318,7 +319,8 @@ def test_keyed_process_output_type_is_enforced():
     function = ds._node.function
     with pytest.raises(UserFunctionError, match=r"the output of KeyedProcess\(.*Bad\) is declared Types.LONG\(\), "
                                                 r"but the value 'not a number' \(str\)"):
-        KeyedProcess(function, "KeyedProcess(Bad)", runtime_context=RuntimeContext).process(records([("a", 1)]), InMemoryKeyedState())
+        KeyedProcess(function, "KeyedProcess(Bad)", runtime_context=RuntimeContext).process(
+            records([("a", 1)]), InMemoryKeyedState())
 
 
 def test_a_keyed_reduce_on_a_typed_stream_checks_its_outputs():
@@ -331,8 +333,8 @@ def test_a_keyed_reduce_on_a_typed_stream_checks_its_outputs():
     # sum keeps its first-record check through the wrapper, and its idempotence
     summed = ds.key_by(lambda r: r[0]).sum(1)._node.function
     assert callable(summed.accept_first) and summed.is_output_idempotent()
-    assert values(KeyedReduce(summed, "sum(1)", runtime_context=RuntimeContext).process(records([("a", 1), ("a", 2)]), InMemoryKeyedState())) == \
-        [("a", 1), ("a", 3)]
+    kernel = KeyedReduce(summed, "sum(1)", runtime_context=RuntimeContext)
+    assert values(kernel.process(records([("a", 1), ("a", 2)]), InMemoryKeyedState())) == [("a", 1), ("a", 3)]
 
 
 def test_a_declared_key_type_is_enforced_on_every_key():

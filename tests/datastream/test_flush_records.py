@@ -10,7 +10,6 @@ from changeflow.common import Configuration, Types
 from changeflow.datastream import KeyedProcessFunction, StreamExecutionEnvironment, ValueStateDescriptor
 from changeflow.kernels.chain import ChainRunner
 from changeflow.plan.streams.nodes import Op
-from changeflow.kernels.flush import LatestPerKey
 from changeflow.kernels.keyed.buffered import KEY_COLUMNS, ChangelogRecords, as_changelog
 from changeflow.kernels.keyed.process import KeyedProcess
 from changeflow.kernels.keyed.records import (CONTROL_VALUE, KEY, ORD, VALUE, control_stamp, dumps, loads,
@@ -62,7 +61,8 @@ def test_a_keyed_process_function_names_the_key_of_every_output_timers_included(
         def on_timer(self, timestamp, ctx):
             yield ctx.get_current_key(), timestamp
 
-    kernel, state = ChangelogRecords(KeyedProcess(EchoTwice(), "echo", with_keys=True, runtime_context=RuntimeContext)), InMemoryKeyedState()
+    kernel = ChangelogRecords(KeyedProcess(EchoTwice(), "echo", with_keys=True, runtime_context=RuntimeContext))
+    state = InMemoryKeyedState()
     out = kernel.process(records([("a", 1), ("b", 2)]), state)
     assert [(loads(k), loads(v)) for k, v in zip(out[KEY], out[VALUE], strict=True)] == [
         ("a", ("a", 1)), ("a", ("a", -1)), ("b", ("b", 2)), ("b", ("b", -1))]

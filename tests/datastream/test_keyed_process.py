@@ -25,9 +25,11 @@ class Dedupe(KeyedProcessFunction):
 
 def test_value_state_per_key_and_fan_out_order():
     state = InMemoryKeyedState()
-    out = KeyedProcess(Dedupe(), "Dedupe", runtime_context=RuntimeContext).process(records([("a", 1), ("b", 1), ("a", 1), ("a", 2)]), state)
+    dedupe = KeyedProcess(Dedupe(), "Dedupe", runtime_context=RuntimeContext)
+    out = dedupe.process(records([("a", 1), ("b", 1), ("a", 1), ("a", 2)]), state)
     assert values(out) == [("a", 1), ("changed", 1), ("b", 1), ("changed", 1), ("a", 2), ("changed", 2)]
-    out = KeyedProcess(Dedupe(), "Dedupe", runtime_context=RuntimeContext).process(records([("b", 1), ("b", 3)], start=4), state)
+    dedupe = KeyedProcess(Dedupe(), "Dedupe", runtime_context=RuntimeContext)   # a new kernel object, the same state
+    out = dedupe.process(records([("b", 1), ("b", 3)], start=4), state)
     assert values(out) == [("b", 3), ("changed", 3)]
 
 
@@ -115,4 +117,5 @@ def test_event_time_timers_fail_loudly():
             ctx.timer_service().register_event_time_timer(0)
 
     with pytest.raises(UserFunctionError, match="event-time timers need watermarks"):
-        KeyedProcess(Timer(), "Timer", runtime_context=RuntimeContext).process(records([("k", 1)]), InMemoryKeyedState())
+        KeyedProcess(Timer(), "Timer", runtime_context=RuntimeContext).process(
+            records([("k", 1)]), InMemoryKeyedState())

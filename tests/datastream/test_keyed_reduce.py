@@ -49,7 +49,8 @@ def test_reduce_function_class_is_opened_and_closed():
         def reduce(self, a, b):
             return a + b
 
-    out = KeyedReduce(Add(), "Add", runtime_context=RuntimeContext).process(records([1, 2, 3], key=lambda v: 0), InMemoryKeyedState())
+    kernel = KeyedReduce(Add(), "Add", runtime_context=RuntimeContext)
+    out = kernel.process(records([1, 2, 3], key=lambda v: 0), InMemoryKeyedState())
     assert values(out) == [1, 3, 6] and calls == ["open", "close"]
 
 

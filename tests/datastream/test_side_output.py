@@ -3,7 +3,8 @@
 import pytest
 
 from changeflow.common import Types
-from changeflow.datastream import OutputTag, ProcessFunction, RuntimeContext, RuntimeExecutionMode, StreamExecutionEnvironment
+from changeflow.datastream import (OutputTag, ProcessFunction, RuntimeContext, RuntimeExecutionMode,
+                                   StreamExecutionEnvironment)
 from changeflow.kernels.chain import run
 from changeflow.plan.streams.nodes import Op, side_output_ops
 
@@ -34,7 +35,8 @@ def test_main_output_drops_tagged_values_and_side_output_keeps_only_its_tag():
     assert other == []
     # A value that does not fit its tag's type fails naming the function, the tag and the record.
     with pytest.raises(Exception, match=r"parity side output odd failed on record '1': .*does not fit Types.INT"):
-        run(side_output_ops([Op("process", OddAsText(), "parity", context=RuntimeContext)], OutputTag("odd", Types.INT())), [1], [b"0"])
+        odd_as_text = Op("process", OddAsText(), "parity", context=RuntimeContext)
+        run(side_output_ops([odd_as_text], OutputTag("odd", Types.INT())), [1], [b"0"])
 
 
 def test_get_side_output_types_and_errors():

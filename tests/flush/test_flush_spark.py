@@ -28,7 +28,8 @@ def settings_with_flush(t_env, interval: str = LONG):
     # The environment passes the flush policy once its configuration is wired
     # (StreamingSettings.flush); the tests build the settings directly.
     t_env.get_config().set("execution.max-flush-interval", interval)
-    return dataclasses.replace(t_env._engine().streaming_settings(), flush=flush_policy(t_env.get_config().get_configuration()))
+    policy = flush_policy(t_env.get_config().get_configuration())
+    return dataclasses.replace(t_env._engine().streaming_settings(), flush=policy)
 
 
 def sum_per_key(table):

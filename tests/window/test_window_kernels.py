@@ -23,6 +23,15 @@ def records(values, key=lambda v: v[0], start=0, source=0):
                          ORD: [source_stamp(start + i, source) for i in range(len(values))]})
 
 
+def window_kernel(spec, name):
+    """A kernel over all of each key's records (the global window that fires at end of input)."""
+    return WindowKernel(spec, name, runtime_context=RuntimeContext, window=GlobalWindow.get())
+
+
+def co_group_kernel(how, function, name):
+    return CoGroupKernel(how, function, name, runtime_context=RuntimeContext)
+
+
 def fire(kernel, values, partitions=1):
     """Runs a kernel as the Spark runtime does: combine per partition (if combinable), sort by key and stamp, fire."""
     frame = records(values)
@@ -46,13 +55,13 @@ ROWS = [("a", 5), ("b", 2), ("a", 3), ("c", 7), ("b", 4), ("a", 1)]
 
 
 def test_reduce_emits_one_value_per_key_whatever_the_partitioning():
-    concat = WindowKernel(WindowSpec("reduce", lambda x, y: (x[0], x[1] * 10 + y[1])), "Concat", runtime_context=RuntimeContext, window=GlobalWindow.get())
+    concat = window_kernel(WindowSpec("reduce", lambda x, y: (x[0], x[1] * 10 + y[1])), "Concat")
     for partitions in (1, 2, 3):
         assert sorted(fire(concat, ROWS, partitions)) == [("a", 531), ("b", 24), ("c", 7)]
 
 
 def test_aggregate_merges_partial_accumulators_then_gets_the_result():
-    average = WindowKernel(WindowSpec("aggregate", Average()), "Average", runtime_context=RuntimeContext, window=GlobalWindow.get())
+    average = window_kernel(WindowSpec("aggregate", Average()), "Average")
     assert sorted(fire(average, ROWS, partitions=3)) == [3.0, 3.0, 7.0]
 
 
@@ -61,7 +70,7 @@ def test_process_window_function_gets_key_elements_in_input_order_and_the_final_
         def process(self, key, context, elements):
             yield key, [e[1] for e in elements], context.current_watermark(), context.window()
 
-    out = fire(WindowKernel(WindowSpec("process", Listing()), "Listing", runtime_context=RuntimeContext, window=GlobalWindow.get()), ROWS)
+    out = fire(window_kernel(WindowSpec("process", Listing()), "Listing"), ROWS)
     assert out == [("a", [5, 3, 1], MAX_LONG_VALUE, GlobalWindow()), ("b", [2, 4], MAX_LONG_VALUE, GlobalWindow()),
                    ("c", [7], MAX_LONG_VALUE, GlobalWindow())]
 
@@ -71,7 +80,7 @@ def test_window_function_after_reduce_gets_the_single_reduced_value():
         def apply(self, key, window, inputs):
             return [f"{key}:{list(inputs)}"]
 
-    kernel = WindowKernel(WindowSpec("reduce", lambda x, y: max(x, y), Label()), "Max", runtime_context=RuntimeContext, window=GlobalWindow.get())
+    kernel = window_kernel(WindowSpec("reduce", lambda x, y: max(x, y), Label()), "Max")
     assert fire(kernel, ROWS, partitions=2) == ["a:[('a', 5)]", "b:[('b', 4)]", "c:[('c', 7)]"]
 
 
@@ -80,11 +89,11 @@ def test_all_window_function_gets_no_key():
         def apply(self, window, inputs):
             yield len(list(inputs))
 
-    assert fire(WindowKernel(WindowSpec("apply", Count(), keyed=False), "Count", runtime_context=RuntimeContext, window=GlobalWindow.get()), ROWS) == [3, 2, 1]
+    assert fire(window_kernel(WindowSpec("apply", Count(), keyed=False), "Count"), ROWS) == [3, 2, 1]
 
 
 def test_outputs_are_stamped_after_their_keys_last_record():
-    kernel = WindowKernel(WindowSpec("apply", _Twice(), keyed=True), "Twice", runtime_context=RuntimeContext, window=GlobalWindow.get())
+    kernel = window_kernel(WindowSpec("apply", _Twice(), keyed=True), "Twice")
     frame = records(ROWS).sort_values([KEY, ORD], ignore_index=True)
     out = kernel.fire(frame)
     stamps = dict(zip([loads(v) for v in out[VALUE]], out[ORD], strict=True))
@@ -102,11 +111,11 @@ def test_a_failing_window_function_names_operator_and_key():
             raise KeyError("boom")
 
     with pytest.raises(UserFunctionError, match=r"user function Broken failed on .*\(key 'a'\): KeyError"):
-        fire(WindowKernel(WindowSpec("process", Broken()), "Broken", runtime_context=RuntimeContext, window=GlobalWindow.get()), ROWS)
+        fire(window_kernel(WindowSpec("process", Broken()), "Broken"), ROWS)
 
 
 def test_a_failing_reduce_names_the_record():
-    kernel = WindowKernel(WindowSpec("reduce", lambda x, y: x[1] / y[1]), "Ratio", runtime_context=RuntimeContext, window=GlobalWindow.get())
+    kernel = window_kernel(WindowSpec("reduce", lambda x, y: x[1] / y[1]), "Ratio")
     with pytest.raises(UserFunctionError, match=r"Ratio failed on record \('a', 0\) \(key 'a'\)"):
         fire(kernel, [("a", 1), ("a", 0)])
 
@@ -122,7 +131,7 @@ def test_co_group_sees_every_key_of_either_input():
         def co_group(self, first, second):
             yield [f[1] for f in first], [s[1] for s in second]
 
-    out = CoGroupKernel("co_group", Pair(), "CoGroup", runtime_context=RuntimeContext).fire(co_group_groups(ROWS, [("a", 10), ("d", 40)]))
+    out = co_group_kernel("co_group", Pair(), "CoGroup").fire(co_group_groups(ROWS, [("a", 10), ("d", 40)]))
     assert sorted(loads(v) for v in out[VALUE]) == [([], [40]), ([2, 4], []), ([5, 3, 1], [10]), ([7], [])]
 
 
@@ -137,8 +146,8 @@ def test_join_is_inner_with_first_input_outer_and_flat_join_may_emit_several():
             yield second[1]
 
     groups = co_group_groups(ROWS, [("a", 10), ("a", 20), ("d", 40)])
-    assert [loads(v) for v in CoGroupKernel("join", Sum(), "Join", runtime_context=RuntimeContext).fire(groups)[VALUE]] == [15, 25, 13, 23, 11, 21]
-    assert [loads(v) for v in CoGroupKernel("flat_join", Both(), "J", runtime_context=RuntimeContext).fire(groups)[VALUE]][:4] == [5, 10, 5, 20]
+    assert [loads(v) for v in co_group_kernel("join", Sum(), "Join").fire(groups)[VALUE]] == [15, 25, 13, 23, 11, 21]
+    assert [loads(v) for v in co_group_kernel("flat_join", Both(), "J").fire(groups)[VALUE]][:4] == [5, 10, 5, 20]
 
 
 @settings(max_examples=60, deadline=None)
@@ -167,8 +176,8 @@ def test_end_of_stream_results_equal_a_plain_python_reference(rows, partitions):
         def process(self, key, context, elements):
             yield key, [e[1] for e in elements]
 
-    total = WindowKernel(WindowSpec("reduce", lambda x, y: (x[0], x[1] + y[1])), "Sum", runtime_context=RuntimeContext, window=GlobalWindow.get())
-    average = WindowKernel(WindowSpec("aggregate", Average()), "Average", runtime_context=RuntimeContext, window=GlobalWindow.get())
+    total = window_kernel(WindowSpec("reduce", lambda x, y: (x[0], x[1] + y[1])), "Sum")
+    average = window_kernel(WindowSpec("aggregate", Average()), "Average")
     assert dict(fire(total, rows, partitions)) == reference_sum
     assert sorted(fire(average, rows, partitions)) == sorted(sum(v) / len(v) for v in reference_list.values())
-    assert dict(fire(WindowKernel(WindowSpec("process", Listing()), "Listing", runtime_context=RuntimeContext, window=GlobalWindow.get()), rows)) == reference_list
+    assert dict(fire(window_kernel(WindowSpec("process", Listing()), "Listing"), rows)) == reference_list

@@ -9,6 +9,8 @@ distinct non-null values.
 
 from __future__ import annotations
 
+import functools
+
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -39,12 +41,11 @@ class BatchTranslator:
             return self._aggregate(node)
         if isinstance(node, Union):
             names = [n for n, _ in node.schema]
-            out = None
-            for child in node.inputs:
-                frame = self.translate(child).select(
-                    *[F.col(f"`{old}`").alias(new) for old, new in zip(child.field_names, names)], SEQ)
-                out = frame if out is None else out.unionAll(frame)
-            return out
+            # Columns match by position: every input has the union's arity (the planner checks).
+            frames = [self.translate(child).select(
+                *[F.col(f"`{old}`").alias(new) for old, new in zip(child.field_names, names, strict=True)], SEQ)
+                for child in node.inputs]
+            return functools.reduce(DataFrame.unionAll, frames)
         if isinstance(node, Join):
             from changeflow.runtime.spark.join import join_batch
             return join_batch(self, node)
@@ -96,7 +97,7 @@ def aggregate_column(call: AggCall) -> Column:
     if f == "max":
         return F.max(x)
     if f == "avg":
-        integral = call.arg_type.is_integral
+        integral = call.typed_arg[1].is_integral
         return moments(f, _sum(x, call), None, F.count(x), integral).cast(out_type)
     # Flink computes STDDEV/VAR in DOUBLE (a Welford M2) and casts at the end;
     # Spark's own functions use the same kind of numerically stable update.
@@ -115,9 +116,10 @@ def _sum(x: Column, call: AggCall) -> Column:
     for groups of fewer than 2^31 rows; beyond that Spark's overflow error, never
     a wrong value), and the halves recombined with wrap-around shifts.
     """
-    if not call.arg_type.is_integral:
+    arg_type = call.typed_arg[1]
+    if not arg_type.is_integral:
         return F.sum(x)
-    if call.arg_type.root != "BIGINT":
+    if arg_type.root != "BIGINT":
         return F.sum(x.cast("long"))  # at most 32-bit values: exact in a long
     x = x.cast("long")
     low = F.sum(x.bitwiseAND(F.lit(0xFFFFFFFF)))
@@ -127,7 +129,7 @@ def _sum(x: Column, call: AggCall) -> Column:
 
 def _wrap(total: Column, call: AggCall) -> Column:
     """A sum of a narrow integer type wraps around on overflow, as Java's int does."""
-    bits = _WIDTH.get(call.arg_type.root)
+    bits = _WIDTH.get(call.typed_arg[1].root)
     if bits is None:
         return total
     half = 1 << (bits - 1)
@@ -146,6 +148,7 @@ def moments(function: str, s: Column, s2: Column | None, n: Column, integral: bo
     """
     if function == "avg":
         return F.when(n > 0, F.call_function("div", s, n) if integral else s / n)
+    assert s2 is not None, f"{function} needs the sum of squares"  # only AVG is called without one
     centered = s2 - s * s / n
     if function in ("var_pop", "stddev_pop"):
         var = F.when(n > 0, centered / n)

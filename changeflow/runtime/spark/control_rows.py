@@ -154,7 +154,7 @@ def to_records(frame: pd.DataFrame) -> pd.DataFrame:
     ([(-1, 3)], [b''])
     """
     if KIND not in frame.columns:
-        return frame[[VALUE, ORD]]
+        return frame.loc[:, [VALUE, ORD]]
     control = frame[KIND].to_numpy() == CONTROL
     values = frame[VALUE].to_numpy(dtype=object).copy()
     stamps = frame[ORD].to_numpy(dtype=object).copy()
@@ -211,7 +211,7 @@ class ControlFanOut:
                 mask, control = self.split(frame)
                 if mask.any():
                     seen["control"] = seen["control"] | control
-                    frame = frame[~mask]
+                    frame = frame.loc[~mask]
                     if not len(frame):
                         continue
                 yield frame

@@ -65,7 +65,8 @@ from changeflow.kernels.keyed.reduce import KeyedReduce
 from changeflow.plan.streams import nodes as graph
 from changeflow.plan.streams.cache import CacheNode, CacheRegistry
 from changeflow.plan.streams.nodes import SideOutputNode, all_nodes, chain_under, key_op, side_output_ops
-from changeflow.plan.streams.rules import buffer_reason, check_end_of_stream_inputs, runs_as_batch, runs_at_end_of_stream
+from changeflow.plan.streams.rules import (buffer_reason, check_end_of_stream_inputs, runs_as_batch,
+                                           runs_at_end_of_stream)
 from changeflow.runtime.spark import end_of_stream
 from changeflow.runtime.spark.control_rows import ControlFanOut, without_control
 from changeflow.runtime.spark.errors import readable_errors, worker_note

@@ -15,8 +15,9 @@ before it emits anything, so, as FLIP-331 prescribes, its input edge is
    part runs first as its own Structured Streaming query to completion
    (``availableNow``) into Parquet files, which are then read as a batch.
 2. **Batch algorithm.** The fused stateless chain and key selector run in one
-   ``mapInPandas`` (the per-partition steps are in :mod:`changeflow.kernels.window.partitions`); ``reduce``/``aggregate`` fold each partition into one
-   partial per key there (a map-side combine, as ``reduceByKey``); then Spark
+   ``mapInPandas`` (the per-partition steps are in :mod:`changeflow.kernels.window.partitions`);
+   ``reduce``/``aggregate`` fold each partition into one partial per key there
+   (a map-side combine, as ``reduceByKey``); then Spark
    shuffles by key and sorts each partition by key and stamp
    (``sortWithinPartitions``), and one ``mapInPandas`` per partition evaluates
    each key group once (:mod:`changeflow.kernels.window`): no per-record window
@@ -183,5 +184,6 @@ def _as_bounded_stream(job: "DataStreamJob", node: graph.Node, output: DataFrame
     write_frame_files(output, directory, job.settings.rows_per_batch)
     if job.control:
         # The operator's input ended: so did every source upstream of it, as far as downstream can tell.
-        write_end_marker(directory, end_of_input_records(sorted(job._source_numbers[s.id] for s in graph.sources(node))))
+        ended = sorted(job._source_numbers[s.id] for s in graph.sources(node))
+        write_end_marker(directory, end_of_input_records(ended))
     return file_stream(job.spark, directory, RECORDS)

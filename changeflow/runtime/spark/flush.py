@@ -123,11 +123,12 @@ class BucketFlusher:
 
     def flush(self, bucket: BucketBuffer, epoch: int) -> pd.DataFrame | None:
         bucket.last_flush_epoch = epoch
-        if not bucket.holds_records():
+        buffered = bucket.buffered
+        if buffered is None or not len(buffered):   # holds_records(), spelt out for the type checker
             return None
-        out = self.latest.drain(bucket.buffered)
-        bucket.buffered = bucket.buffered.iloc[:0]
-        return out[self.output_columns + list(BOOKKEEPING)] if len(out) else None
+        out = self.latest.drain(buffered)
+        bucket.buffered = buffered.iloc[:0]
+        return out.loc[:, self.output_columns + list(BOOKKEEPING)] if len(out) else None
 
     def needs_timer(self, bucket: BucketBuffer) -> bool:
         return bucket.holds_records() and bucket.timer_ms is None
@@ -147,4 +148,4 @@ class MemoryFlusher:
         output = BufferOutput(self.latest, max_entries=self.max_entries)
         elements = output.collect(changes) + output.flush()
         out = concat_records(elements)
-        return None if out is None else out[self.output_columns + list(BOOKKEEPING)]
+        return None if out is None else out.loc[:, self.output_columns + list(BOOKKEEPING)]

@@ -112,7 +112,8 @@ class SparkJobs:
 
                 def write(batch: DataFrame, batch_id: int) -> None:
                     sink_job.deliver_once(batch_id, lambda: sink.write(
-                        enforce(_changes(batch.toArrow(), names), plan.schema, not_null_enforcer, plan.table), batch_id))
+                        enforce(_changes(batch.toArrow(), names), plan.schema, not_null_enforcer, plan.table),
+                        batch_id))
 
                 interval = micro_batch_interval(plan, settings)
 
@@ -214,9 +215,10 @@ class LiveQuery:
             try:
                 batch = self._queue.get(timeout=0.2)
             except queue.Empty:
-                if self.query.exception() is not None:
+                error = self.query.exception()
+                if error is not None:
                     with readable_errors():
-                        raise self.query.exception()
+                        raise error from None   # the query's failure: the empty queue is no part of it
                 if not self.query.isActive:
                     return
                 continue
@@ -230,13 +232,13 @@ class LiveQuery:
 def _changes(table: pa.Table, names: list[str]) -> Iterator[Change]:
     table = table.sort_by([(SEQ, "ascending"), (SUB, "ascending")])
     kinds = table.column(KIND).to_pylist()
-    for kind, values in zip(kinds, _rows(table, names)):
+    for kind, values in zip(kinds, _rows(table, names), strict=True):   # a plan has columns: a row per kind
         yield Change(_KINDS[kind], values)
 
 
 def _rows(table: pa.Table, names: list[str]) -> Iterator[tuple]:
     columns = [_python_values(table.column(n)) for n in names]
-    return iter(list(zip(*columns)) if columns else [])
+    return iter(list(zip(*columns, strict=True)) if columns else [])
 
 
 def _python_values(column: pa.ChunkedArray) -> list[Any]:

@@ -23,7 +23,7 @@ on NULL is not true in Spark either).
 from __future__ import annotations
 
 import pickle
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 import pandas as pd
 from pyspark.sql import DataFrame
@@ -59,9 +59,9 @@ def _side_names(node: Join) -> tuple[list[str], list[str]]:
 def join_stream(translator: Any, node: Join) -> DataFrame:
     """The changelog of ``node`` as a streaming DataFrame (columns plus ``_kind/_seq/_sub``)."""
     left_names, right_names = _side_names(node)
-    right_rename = dict(zip(node.right.field_names, right_names))
-    key_types = [join_key_type(node.left.type_map()[l], node.right.type_map()[r])
-                 for l, r in zip(node.left_keys, node.right_keys)]
+    right_rename = dict(zip(node.right.field_names, right_names, strict=True))
+    key_types = [join_key_type(node.left.type_map()[lk], node.right.type_map()[rk])
+                 for lk, rk in zip(node.left_keys, node.right_keys, strict=True)]
     key_dtypes = [kernel_input_dtype(t) for t in key_types]
     left_types = dict(node.left.schema)
     right_types = {right_rename[n]: t for n, t in node.right.schema}
@@ -82,8 +82,8 @@ def join_stream(translator: Any, node: Join) -> DataFrame:
     for side, child, names, keys in ((0, node.left, left_names, list(node.left_keys)),
                                      (1, node.right, right_names, [right_rename[k] for k in node.right_keys])):
         frame = translator._translate(child)
-        frame = frame.select(*[F.col(_quote(old)).alias(new) for old, new in zip(child.field_names, names)],
-                             KIND, SEQ, SUB)
+        renamed = [F.col(_quote(old)).alias(new) for old, new in zip(child.field_names, names, strict=True)]
+        frame = frame.select(*renamed, KIND, SEQ, SUB)
         tagger = _SideTagger(side, keys, key_columns, key_dtypes)
         packer = Packer(key_columns, settings.buckets, frame.columns, {n: dtypes[n] for n in names}, tagger)
         if translator.control:  # end-of-input and flush signals pass through the join
@@ -110,7 +110,7 @@ class _SideTagger:
 
     def process(self, batch: pd.DataFrame) -> pd.DataFrame:
         batch[SIDE] = self.side
-        for name, key, dtype in zip(self.key_columns, self.keys, self.key_dtypes):
+        for name, key, dtype in zip(self.key_columns, self.keys, self.key_dtypes, strict=True):
             column = batch[key]
             batch[name] = column if str(column.dtype) == dtype else column.astype(dtype)
         return batch
@@ -129,7 +129,7 @@ class JoinProcessor(StatefulProcessor):
     """
 
     def __init__(self, kernel: StreamingJoin, key_columns: list[str], pages: int,
-                 output_columns: list[str] = (), sweep: bool = True) -> None:
+                 output_columns: Sequence[str] = (), sweep: bool = True) -> None:
         self.kernel = kernel
         self.key_columns = list(key_columns)
         self.pages = pages
@@ -185,13 +185,13 @@ class JoinProcessor(StatefulProcessor):
 def join_batch(translator: Any, node: Join) -> DataFrame:
     """``node`` over bounded inputs with Spark's join: the result's columns plus ``_seq``."""
     left_names, right_names = _side_names(node)
-    right_rename = dict(zip(node.right.field_names, right_names))
+    right_rename = dict(zip(node.right.field_names, right_names, strict=True))
     left = translator.translate(node.left)
     right = translator.translate(node.right).select(
         *[F.col(_quote(old)).alias(new) for old, new in right_rename.items()], F.col(SEQ).alias(_SEQ_RIGHT))
     condition = None
-    for l, r in zip(node.left_keys, node.right_keys):
-        term = left[_quote(l)] == right[_quote(right_rename[r])]
+    for lk, rk in zip(node.left_keys, node.right_keys, strict=True):
+        term = left[_quote(lk)] == right[_quote(right_rename[rk])]
         condition = term if condition is None else condition & term
     if node.condition is not None:
         # The condition sees the inputs' own (not null-padded) types.

@@ -85,7 +85,7 @@ def pack(frame: pd.DataFrame, key_columns: list[str], buckets: int) -> pd.DataFr
     ends = list(starts[1:]) + [len(order)]
     ids = bucket_ids(buckets)
     out_bucket, out_payload = [], []
-    for start, end in zip(starts, ends):
+    for start, end in zip(starts, ends, strict=True):
         for chunk in range(start, end, _ROWS_PER_PAYLOAD):
             rows = frame.take(order[chunk:min(end, chunk + _ROWS_PER_PAYLOAD)]).reset_index(drop=True)
             out_bucket.append(ids[int(sorted_index[start])])
@@ -113,7 +113,8 @@ def bucket_index(frame: pd.DataFrame, key_columns: list[str], buckets: int) -> n
     if floats:
         # -0.0 and 0.0 are one key to the kernel (pd.factorize): give them one bucket.
         keys = keys.assign(**{c: keys[c] + 0.0 for c in floats})
-    hashes = pd.util.hash_pandas_object(keys, index=False).to_numpy()
+    hash_object = pd.util.hash_pandas_object  # pyright: ignore[reportAttributeAccessIssue] - a lazy module attribute
+    hashes = hash_object(keys, index=False).to_numpy()
     return ((hashes >> np.uint64(32)) % np.uint64(buckets)).astype(np.int64)
 
 

@@ -97,7 +97,7 @@ class TtlSweep:
         may have scheduled its sweep by the longer one's survivors before this
         batch wrote rows that expire by the shorter one.
         """
-        if not self.active or now is None:
+        if self.interval_ms is None or now is None:   # not self.active (now is None only then)
             return
         due_by = now + self.interval_ms
         if not any(t <= due_by for t in handle.listTimers()):
@@ -109,6 +109,7 @@ class TtlSweep:
         due = self.kernel.sweep(state, now)
         state.commit()
         if due is not None:
+            assert self.interval_ms is not None, "an inactive sweep registers no timer"
             handle.registerTimer(max(due, now + self.interval_ms))
 
 
@@ -168,8 +169,8 @@ class KernelProcessor(StatefulProcessor):
         # State variables can only be declared here; operators of queries without
         # control rows keep the state layout they had before.
         self.ended_state = handle.getValueState("ended", _BLOB) if self.control else None
-        self.flusher = None
-        if flushes_from_timers(self.flush):
+        self.flusher: BucketFlusher | MemoryFlusher | None = None
+        if self.flush is not None and flushes_from_timers(self.flush):
             self.flusher = BucketFlusher(self.flush, self.key_columns, self.output_columns, self.changelog)
             self.buffer_state = handle.getValueState("flush", _BLOB)
         elif self.flush is not None:
@@ -191,7 +192,7 @@ class KernelProcessor(StatefulProcessor):
     def handleInputRows(self, key: Any, rows: Iterator[pd.DataFrame], timerValues: Any) -> Iterator[pd.DataFrame]:
         # Each input row is (_bucket, _payload); Spark renames columns whose names
         # start with "_", so the payload is taken by position.
-        payloads = [f.iloc[:, -1] for f in rows if len(f)]
+        payloads: list[pd.Series] = [f.iloc[:, -1] for f in rows if len(f)]
         if not payloads:
             return
         batch, control = split_payloads(pd.concat(payloads, ignore_index=True) if len(payloads) > 1 else payloads[0])
@@ -207,7 +208,7 @@ class KernelProcessor(StatefulProcessor):
             bucket = BucketBuffer.load(_blob(self.buffer_state))
             now = timerValues.getCurrentProcessingTimeInMs()
             flushed = self.flusher.on_input(bucket, out, now, had_input=True, force=control.signals)
-            self._arm_timer(bucket, now)
+            self._arm_timer(self.flusher, bucket, now)
             self.buffer_state.update((bucket.dump(),))
             out = flushed
             control = control | Control(flush=flushed is not None)
@@ -240,7 +241,7 @@ class KernelProcessor(StatefulProcessor):
                     flushed = concat_outputs(flushed, self.flusher.on_timer(bucket, now))
             else:  # the timer fired is the buffer's own
                 flushed = self.flusher.on_timer(bucket, now)
-            self._arm_timer(bucket, now)
+            self._arm_timer(self.flusher, bucket, now)
             self.buffer_state.update((bucket.dump(),))
             out, flushed_signal = flushed, flushed is not None
         elif isinstance(self.flusher, MemoryFlusher) and out is not None:
@@ -252,10 +253,10 @@ class KernelProcessor(StatefulProcessor):
         if flushed_signal:
             yield self.emit(control_rows(self.output_columns, Control(flush=True)))
 
-    def _arm_timer(self, bucket: BucketBuffer, now: int) -> None:
+    def _arm_timer(self, flusher: BucketFlusher, bucket: BucketBuffer, now: int) -> None:
         # Fire in the next micro-batch (its timestamp is later): it checks for a
         # new interval and for idle input.
-        if self.flusher.needs_timer(bucket):
+        if flusher.needs_timer(bucket):
             bucket.timer_ms = now + 1
             self.handle.registerTimer(now + 1)
 
@@ -293,7 +294,8 @@ class KernelProcessor(StatefulProcessor):
         out = self.kernel.flush(state) if control.flush else None
         if not control.ended:
             return out
-        before = pickle.loads(_blob(self.ended_state)) if self.ended_state.exists() else frozenset()
+        blob = _blob(self.ended_state)   # None while the state does not exist
+        before = pickle.loads(blob) if blob is not None else frozenset()
         after = before | control.ended
         if after != before:
             self.ended_state.update((pickle.dumps(after, protocol=5),))

@@ -67,7 +67,8 @@ def transient(error: BaseException) -> bool:
 
 def await_query(query: Any, restart: Callable[[], Any], retries: int = TRANSIENT_RETRIES,
                 pause_s: float = 1.0, sleep: Callable[[float], None] = time.sleep) -> None:
-    """``query.awaitTermination()``; a query failing transiently is started again (``restart()``), at most ``retries`` times.
+    """``query.awaitTermination()``; a query failing transiently is started again (``restart()``),
+    at most ``retries`` times.
 
     ``restart`` returns the new query, or None when the job was cancelled meanwhile.
     Any other failure, or one more transient failure than allowed, is raised.

@@ -35,6 +35,7 @@ from changeflow.runtime.spark.control_rows import end_of_input_records
 from changeflow.runtime.spark.flush import flushes_from_timers
 from changeflow.runtime.spark.flush_signals import signal_rows
 from changeflow.runtime.spark.job_directory import already_written, require_shared
+from changeflow.runtime.spark.shipping import master_url
 from changeflow.runtime.spark.source_files import file_stream, write_end_marker, write_frame_files, write_table_files
 
 if TYPE_CHECKING:
@@ -105,7 +106,7 @@ def _directory(job: "DataStreamJob", node: SourceNode) -> str:
     # Named by the source's position in the job, not its node id: a resumed job is the same
     # program built again, whose nodes may have other ids.
     directory = os.path.join(job.workdir, f"source-{job._source_numbers[node.id]}")
-    require_shared(job.spark.sparkContext.master, directory, f"source {node.name}")
+    require_shared(master_url(job.spark.sparkContext), directory, f"source {node.name}")
     return directory
 
 

@@ -46,7 +46,8 @@ def get_or_create(master: str = "local[*]", extra: dict[str, str] | None = None,
             .config("spark.ui.enabled", "false")
             # The progress bar would interleave with changelogs printed to the console.
             .config("spark.ui.showConsoleProgress", "false")
-            # Performance only (a stateful operator's parallelism is changeflow.state.buckets): not set on a user's session.
+            # Performance only (a stateful operator's parallelism is changeflow.state.buckets):
+            # not set on a user's session.
             .config("spark.sql.shuffle.partitions", str(max(2, os.cpu_count() or 2)))
             # A worker that dies leaves a log Spark puts into its error; changeflow writes there which
             # user function ran (runtime/spark/errors.py), so the error names it. This one is static (the

@@ -22,6 +22,7 @@ that the translator drops before the sink.
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 
@@ -124,14 +125,12 @@ class StreamingTranslator:
         if isinstance(node, Aggregate):
             return self._aggregate(node)
         if isinstance(node, Union):
-            frames = [self._translate(child) for child in node.inputs]
             names = [n for n, _ in node.schema]
-            out = None
-            for child, frame in zip(node.inputs, frames):
-                renamed = frame.select(*[F.col(f"`{old}`").alias(new) for old, new in zip(child.field_names, names)],
-                                       KIND, SEQ, SUB)
-                out = renamed if out is None else out.unionAll(renamed)
-            return out
+            # Columns match by position: every input has the union's arity (the planner checks).
+            renamed = [self._translate(child).select(
+                *[F.col(f"`{old}`").alias(new) for old, new in zip(child.field_names, names, strict=True)],
+                KIND, SEQ, SUB) for child in node.inputs]
+            return functools.reduce(DataFrame.unionAll, renamed)
         if isinstance(node, Join):
             from changeflow.runtime.spark.join import join_stream
             return join_stream(self, node)
@@ -231,7 +230,8 @@ class StreamingTranslator:
             return False
         from changeflow.runtime.spark.connector_sources import trigger_interval_ms
 
-        no_data = self.spark.conf.get("spark.sql.streaming.noDataMicroBatches.enabled", "true").strip().lower()
+        setting = self.spark.conf.get("spark.sql.streaming.noDataMicroBatches.enabled", "true")
+        no_data = (setting or "true").strip().lower()   # typed Optional; unset gives the default
         unbounded = self.root is not None and trigger_interval_ms(self.root) is not None
         if no_data == "true" and not unbounded:
             return False

@@ -27,13 +27,13 @@ from changeflow.datastream.state import (AggregatingState, AggregatingStateDescr
                                          StateDescriptor, ValueState, ValueStateDescriptor)
 from changeflow.datastream.windowed_stream import AllWindowedStream, CoGroupedStreams, JoinedStreams, WindowedStream
 
-__all__ = sorted(["AggregateFunction", "AggregatingState", "AggregatingStateDescriptor", "ListState",
-                  "ListStateDescriptor", "MapState", "MapStateDescriptor", "ReducingState", "ReducingStateDescriptor",
-                  "StateDescriptor", "AllWindowFunction", "AllWindowedStream", "CachedDataStream",
-                  "CloseableIterator", "CoGroupFunction", "CoGroupedStreams", "CollectSink", "DataStream",
-                  "DataStreamSink", "FilterFunction", "FlatJoinFunction", "FlatMapFunction", "JobExecutionResult",
-                  "JoinFunction", "JoinedStreams", "KeySelector", "KeyedProcessFunction", "KeyedStream", "MapFunction",
-                  "OperatorAttributes", "OperatorAttributesBuilder", "OutputTag", "PrintSink",
-                  "ProcessAllWindowFunction", "ProcessFunction", "ProcessWindowFunction", "ReduceFunction",
-                  "RuntimeContext", "RuntimeExecutionMode", "StreamExecutionEnvironment", "ValueState",
-                  "ValueStateDescriptor", "WindowFunction", "WindowedStream"])
+__all__ = [
+    "AggregateFunction", "AggregatingState", "AggregatingStateDescriptor", "AllWindowFunction", "AllWindowedStream",
+    "CachedDataStream", "CloseableIterator", "CoGroupFunction", "CoGroupedStreams", "CollectSink", "DataStream",
+    "DataStreamSink", "FilterFunction", "FlatJoinFunction", "FlatMapFunction", "JobExecutionResult", "JoinFunction",
+    "JoinedStreams", "KeySelector", "KeyedProcessFunction", "KeyedStream", "ListState", "ListStateDescriptor",
+    "MapFunction", "MapState", "MapStateDescriptor", "OperatorAttributes", "OperatorAttributesBuilder", "OutputTag",
+    "PrintSink", "ProcessAllWindowFunction", "ProcessFunction", "ProcessWindowFunction", "ReduceFunction",
+    "ReducingState", "ReducingStateDescriptor", "RuntimeContext", "RuntimeExecutionMode", "StateDescriptor",
+    "StreamExecutionEnvironment", "ValueState", "ValueStateDescriptor", "WindowFunction", "WindowedStream",
+]

@@ -163,10 +163,11 @@ def check_sum_field(type_info: Any, position: int | str) -> Any:
     >>> from changeflow.common.typeinfo import Types
     >>> check_sum_field(Types.TUPLE([Types.STRING(), Types.LONG()]), 1)
     Types.LONG()
-    >>> check_sum_field(Types.TUPLE([Types.STRING(), Types.LONG()]), 0)
+    >>> check_sum_field(Types.TUPLE([Types.STRING(), Types.LONG()]), 0)  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    TypeError: sum(0): field 0 of the stream's records is declared Types.STRING(), not a number (stream type Types.TUPLE([Types.STRING(), Types.LONG()])); sum adds numbers only, as Flink's sum
+    TypeError: sum(0): field 0 of the stream's records is declared Types.STRING(), not a number
+    (stream type Types.TUPLE([Types.STRING(), Types.LONG()])); sum adds numbers only, as Flink's sum
     """
     from changeflow.common.typeinfo import BasicTypeInfo, RowTypeInfo, TupleTypeInfo
 

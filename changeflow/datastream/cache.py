@@ -102,9 +102,9 @@ def check_batch(env: "StreamExecutionEnvironment", nodes: list[graph.Node]) -> N
     if env.is_streaming(nodes):
         raise RuntimeError(
             f"DataStream.cache() is supported in batch mode only (RuntimeExecutionMode.BATCH, or AUTOMATIC with "
-            f"bounded sources), but this job runs in streaming mode (RuntimeExecutionMode.{env._mode.name}): a cache holds the complete "
-            "intermediate result of a bounded job for later jobs to read (FLIP-205), and a streaming job's "
-            "result is never complete")
+            f"bounded sources), but this job runs in streaming mode (RuntimeExecutionMode.{env._mode.name}): "
+            "a cache holds the complete intermediate result of a bounded job for later jobs to read (FLIP-205), "
+            "and a streaming job's result is never complete")
 
 
 def cache_nodes(roots: list[graph.Node]) -> list[CacheNode]:

@@ -73,11 +73,11 @@ class DataStream:
         node = graph.Stateless(name, type_info, input=self._node, op=op)
         return DataStream(self._env, node)
 
-    def map(self, func: Callable | MapFunction, output_type: TypeInformation = None) -> "DataStream":
+    def map(self, func: Callable | MapFunction, output_type: TypeInformation | None = None) -> "DataStream":
         _check(func, MapFunction)
         return self._stateless("map", func, output_type, "Map")
 
-    def flat_map(self, func: Callable | FlatMapFunction, output_type: TypeInformation = None) -> "DataStream":
+    def flat_map(self, func: Callable | FlatMapFunction, output_type: TypeInformation | None = None) -> "DataStream":
         _check(func, FlatMapFunction)
         return self._stateless("flat_map", func, output_type, "FlatMap")
 
@@ -85,12 +85,12 @@ class DataStream:
         _check(func, FilterFunction)
         return self._stateless("filter", func, None, "Filter")
 
-    def process(self, func: ProcessFunction, output_type: TypeInformation = None) -> "DataStream":
+    def process(self, func: ProcessFunction, output_type: TypeInformation | None = None) -> "DataStream":
         if not isinstance(func, ProcessFunction):
             raise TypeError("The input must be a ProcessFunction (a KeyedProcessFunction needs a KeyedStream)")
         return self._stateless("process", func, output_type, "Process")
 
-    def key_by(self, key_selector: Callable | KeySelector, key_type: TypeInformation = None) -> "KeyedStream":
+    def key_by(self, key_selector: Callable | KeySelector, key_type: TypeInformation | None = None) -> "KeyedStream":
         """Partitions by ``key_selector``; a declared ``key_type`` is enforced on every key it returns."""
         _check(key_selector, KeySelector)
         if key_type is not None and key_type.is_declared():
@@ -147,7 +147,7 @@ class DataStream:
         return cache(self)
 
     # --- sinks and execution ------------------------------------------------------------
-    def execute_and_collect(self, job_execution_name: str = None, limit: int = None):
+    def execute_and_collect(self, job_execution_name: str | None = None, limit: int | None = None):
         """Runs the job and returns its records: a :class:`CloseableIterator`, or a list when ``limit`` is given."""
         if limit is not None and limit < 0:
             raise ValueError(f"limit must not be negative, got {limit}")
@@ -156,7 +156,7 @@ class DataStream:
             return records[:limit]
         return CloseableIterator(records)
 
-    def print(self, sink_identifier: str = None) -> "DataStreamSink":
+    def print(self, sink_identifier: str | None = None) -> "DataStreamSink":
         """Writes each record's string form to stdout when the job runs (``execute()``)."""
         from changeflow.datastream.sinks import PrintSink
 
@@ -219,7 +219,7 @@ class KeyedStream(DataStream):
     def max_by(self, position_to_max_by: int | str = 0) -> DataStream:
         return self._accumulate("max_by", position_to_max_by)
 
-    def process(self, func: KeyedProcessFunction, output_type: TypeInformation = None) -> DataStream:
+    def process(self, func: KeyedProcessFunction, output_type: TypeInformation | None = None) -> DataStream:
         if not isinstance(func, KeyedProcessFunction):
             raise TypeError(f"KeyedStream.process() takes a KeyedProcessFunction, got {type(func).__name__}")
         name = f"KeyedProcess({describe(func)})"
@@ -310,8 +310,9 @@ class _TypedReduceFunction(_Converting, ReduceFunction):
         self.type_info = type_info
         self._reduce = inner.reduce if isinstance(inner, ReduceFunction) else inner
         self._where = f"the output of {name}"
-        if callable(getattr(inner, "accept_first", None)):
-            self.accept_first = inner.accept_first  # sum's check of a key's first record
+        accept_first = getattr(inner, "accept_first", None)
+        if callable(accept_first):
+            self.accept_first = accept_first  # sum's check of a key's first record
 
     def open(self, runtime_context):
         if isinstance(self.inner, ReduceFunction):

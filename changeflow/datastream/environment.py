@@ -97,7 +97,7 @@ class StreamExecutionEnvironment:
             self._mode = RuntimeExecutionMode[str(mode)]
 
     # --- sources ------------------------------------------------------------------------
-    def from_collection(self, collection: Iterable, type_info: TypeInformation = None) -> DataStream:
+    def from_collection(self, collection: Iterable, type_info: TypeInformation | None = None) -> DataStream:
         """A bounded stream of ``collection``'s elements, converted to ``type_info`` (checked here)."""
         values = list(collection)
         if type_info is not None and not isinstance(type_info, PickledBytesTypeInfo):
@@ -120,7 +120,7 @@ class StreamExecutionEnvironment:
                                                  payload=file_path))
 
     def from_source(self, source: Any, watermark_strategy: Any = None, source_name: str = "Source",
-                    type_info: TypeInformation = None) -> DataStream:
+                    type_info: TypeInformation | None = None) -> DataStream:
         """A stream of a Spark DataFrame's rows as named ``Row`` records (beyond PyFlink).
 
         A batch DataFrame is bounded; a streaming one is unbounded (STREAMING mode only, and its
@@ -131,7 +131,7 @@ class StreamExecutionEnvironment:
                                                  kind="dataframe", payload=source))
 
     # --- execution ----------------------------------------------------------------------
-    def execute(self, job_name: str = None) -> JobExecutionResult:
+    def execute(self, job_name: str | None = None) -> JobExecutionResult:
         """Runs every sink added since the last execution (``print``, ``sink_to``).
 
         The job is named by ``job_name``, else by ``pipeline.name``. With

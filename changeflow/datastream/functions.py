@@ -102,14 +102,16 @@ class RuntimeContext:
         return state_for(descriptor, self._state_of_current_key, self._task_name)
 
 
-class Function(ABC):
+# An ABC with no abstract method of its own, as PyFlink's: its metaclass makes its subclasses'
+# abstract methods binding; open and close are optional hooks, empty on purpose.
+class Function(ABC):  # noqa: B024 - the root of the function ABCs (above)
     """Base of every user function."""
 
-    def open(self, runtime_context: RuntimeContext) -> None:
-        pass
+    def open(self, runtime_context: RuntimeContext) -> None:  # noqa: B027 - optional hook
+        """Called once before the function's first record; does nothing unless overridden."""
 
-    def close(self) -> None:
-        pass
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Called once after the function's last record; does nothing unless overridden."""
 
     def is_output_idempotent(self) -> bool:
         """Whether re-emitting the latest output per key in place of all of them is harmless (FLIP-365)."""

@@ -40,7 +40,7 @@ class OutputTag:
 
     is_output_tag = True  # how the chain kernel tells a side output value from a main one (kernels/chain.py)
 
-    def __init__(self, tag_id: str, type_info: TypeInformation = None) -> None:
+    def __init__(self, tag_id: str, type_info: TypeInformation | None = None) -> None:
         if not isinstance(tag_id, str) or not tag_id:
             raise ValueError(f"OutputTag needs a non-empty string id, got {tag_id!r}")
         self.tag_id = tag_id

@@ -142,9 +142,11 @@ class ValueState(State):
     >>> s.clear(); values
     {'k': {}}
     >>> ValueState("n", lambda: values.setdefault("k", {}), "Count", Types.LONG()).update("3")
+    ... # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    ValueError: state 'n' of Count is declared Types.LONG(), but the value '3' (str) does not fit it: value '3' does not fit Types.LONG(): expected an int, got str
+    ValueError: state 'n' of Count is declared Types.LONG(), but the value '3' (str) does not fit it:
+    value '3' does not fit Types.LONG(): expected an int, got str
     """
 
     def __init__(self, name: str, current: Callable[[], dict], operator: str = "", type_info: Any = None) -> None:
@@ -272,7 +274,7 @@ class ReducingState(State):
     """One value per key folded with the descriptor's reduce function: ``add``, ``get``, ``clear``."""
 
     def __init__(self, name: str, current: Callable[[], dict], operator: str = "", type_info: Any = None,
-                 reduce_function: Callable[[Any, Any], Any] = None) -> None:
+                 reduce_function: Callable[[Any, Any], Any] | None = None) -> None:
         super().__init__(name, current, operator)
         self._check = self._checker(type_info, "")
         self._reduce = reduce_function
@@ -286,6 +288,8 @@ class ReducingState(State):
         values = self._current()
         value = self._check(value)
         if self._name in values:
+            # made from a ReducingStateDescriptor, whose reduce function is required
+            assert self._reduce is not None
             value = self._check(self._reduce(values[self._name], value))
         values[self._name] = value
 

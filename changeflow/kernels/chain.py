@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from changeflow.common.typeinfo import conform
+from changeflow.kernels.frames import select
 from changeflow.kernels.keyed.process import _Context
 from changeflow.kernels.keyed.records import KEY, ORD, VALUE, child_stamp, control_mask, dumps, fail, loads
 from changeflow.kernels.keyed.user import close_functions, method_or_self, open_functions
@@ -47,10 +48,11 @@ def run(ops: list[Any], values: list[Any], stamps: list[bytes],
     >>> values, stamps, _ = run(ops, ["a b", "c"], [b"0", b"1"])
     >>> values, [len(s) for s in stamps]
     (['A', 'C'], [5, 5])
-    >>> run([Op("map", lambda x: 1 // x, "inverse")], [1, 0], [b"0", b"1"])
+    >>> run([Op("map", lambda x: 1 // x, "inverse")], [1, 0], [b"0", b"1"])  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    changeflow.kernels.keyed.records.UserFunctionError: user function inverse failed on record 0: ZeroDivisionError: integer division or modulo by zero
+    changeflow.kernels.keyed.records.UserFunctionError: user function inverse failed on record 0:
+    ZeroDivisionError: integer division or modulo by zero
     """
     keys = None
     for op in ops:
@@ -69,10 +71,10 @@ def run(ops: list[Any], values: list[Any], stamps: list[bytes],
                     values = _convert(op, _apply(op, call, values))
                 elif op.kind == "filter":
                     keep = _apply(op, call, values)
-                    values = [v for v, k in zip(values, keep) if k]
-                    stamps = [s for s, k in zip(stamps, keep) if k]
+                    values = [v for v, k in zip(values, keep, strict=True) if k]
+                    stamps = [s for s, k in zip(stamps, keep, strict=True) if k]
                 else:
-                    values, stamps = _fan_out(op, lambda v: call(v), values, stamps)
+                    values, stamps = _fan_out(op, call, values, stamps)
         finally:
             close_functions(opened)
     if announce is not None:
@@ -93,7 +95,7 @@ def _apply(op: Any, call: Any, values: list[Any]) -> list[Any]:
 def _fan_out(op: Any, call: Any, values: list[Any], stamps: list[bytes]) -> tuple[list[Any], list[bytes]]:
     out_values: list[Any] = []
     out_stamps: list[bytes] = []
-    for v, stamp in zip(values, stamps):
+    for v, stamp in zip(values, stamps, strict=True):  # a stamp per record
         try:
             produced = call(v)
             produced = list(produced) if produced is not None else []
@@ -171,7 +173,7 @@ class ChainRunner:
         """
         control = control_mask(frame[VALUE])
         if control.any():
-            records = self.process(frame[~control].reset_index(drop=True)) if (~control).any() else None
+            records = self.process(select(frame, ~control).reset_index(drop=True)) if (~control).any() else None
             passed = frame.loc[control, [VALUE, ORD]].reset_index(drop=True)
             if self.keyed:
                 passed.insert(0, KEY, np.asarray([b""] * len(passed), dtype=object))
@@ -180,6 +182,7 @@ class ChainRunner:
         values, stamps, keys = run(self.ops, values, list(frame[ORD]), self.announce)
         out = {}
         if self.keyed:
+            assert keys is not None  # a keyed chain ends with its key selector, which run() applied
             out[KEY] = np.asarray([dumps(k) for k in keys], dtype=object)
         out[VALUE] = np.asarray([dumps(v) for v in values], dtype=object)
         out[ORD] = np.asarray(stamps, dtype=object)

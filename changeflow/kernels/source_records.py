@@ -25,7 +25,7 @@ def named_rows(frame: pd.DataFrame, fields: tuple[str, ...]) -> list[Row]:
     [Row(a=1.5, b='x'), Row(a=None, b='y')]
     """
     columns = [python_values(frame.iloc[:, i]) for i in range(len(fields))]
-    return [_row(values, fields) for values in zip(*columns)]
+    return [_row(values, fields) for values in zip(*columns, strict=True)]
 
 
 def python_values(column: pd.Series) -> list:

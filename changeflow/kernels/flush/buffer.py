@@ -101,7 +101,7 @@ class LatestPerKey:
         # Buffered rows survive unless superseded: a changed key keeps only its ``before``.
         old_slot = buffered[SLOT].to_numpy()
         keep_old = ~changed[old_codes] | (old_slot == BEFORE)
-        parts = [buffered[keep_old]]
+        parts = [select(buffered, keep_old)]
 
         first = _first_of_each(new_codes)
         if self.changelog:

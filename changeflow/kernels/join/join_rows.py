@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from changeflow.kernels.changelog import KIND, SEQ, SUB
+from changeflow.kernels.frames import column
 
 if TYPE_CHECKING:
     from changeflow.kernels.join.streaming_join import StreamingJoin
@@ -76,8 +77,7 @@ class JoinOutput:
 
 def python_values(column: pd.Series) -> list[Any]:
     """A column's values as plain Python objects, every kind of null as None."""
-    values = column.to_numpy(dtype=object, na_value=None) if hasattr(column, "to_numpy") else list(column)
-    out = values.tolist()
+    out = column.to_numpy(dtype=object, na_value=None).tolist()
     if column.dtype.kind == "f":  # numpy floats use NaN for null
         out = [None if v is None or v != v else v for v in out]
     return out
@@ -86,7 +86,7 @@ def python_values(column: pd.Series) -> list[Any]:
 def tuples(frame: pd.DataFrame, columns: list[str]) -> list[tuple]:
     if not columns:
         return [()] * len(frame)
-    return list(zip(*[python_values(frame[c]) for c in columns]))
+    return list(zip(*[python_values(column(frame, c)) for c in columns], strict=True))
 
 
 def array(values: list[Any], dtype: Any) -> Any:
@@ -100,7 +100,7 @@ def array(values: list[Any], dtype: Any) -> Any:
             dtype = "float64"
         else:
             dtype = object
-    if dtype == object or str(dtype) == "object":
+    if dtype is object or str(dtype) == "object":  # the type itself, numpy's object dtype, or its name
         out = np.empty(len(values), dtype=object)
         for i, v in enumerate(values):  # one by one: list values must not be unpacked
             out[i] = v

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from changeflow.kernels.frames import column, select
 from changeflow.kernels.join.join_rows import LEFT, RIGHT, array, python_values, tuples
 from changeflow.kernels.state import KeyedState
 
@@ -60,15 +61,15 @@ class SideStates:
         frame = state.load(TABLES[side], key_frame)
         if not len(frame) or COUNT not in frame.columns:
             return stores
-        key_values = [python_values(frame[c]) for c in self.key_columns]
-        keys = list(zip(*key_values)) if key_values else [()] * len(frame)
+        key_values = [python_values(column(frame, c)) for c in self.key_columns]
+        keys = list(zip(*key_values, strict=True)) if key_values else [()] * len(frame)
         rows = tuples(frame, self.columns[side])
         counts = frame[COUNT].to_numpy(dtype=np.int64).tolist()
         assocs = frame[ASSOC].to_numpy(dtype=np.int64).tolist()
         ttl = self.ttl_ms[side]
         stamps = frame[TS].to_numpy(dtype=np.int64).tolist() if TS in frame.columns else [0] * len(frame)
         cutoff = self._now - ttl
-        for key, row, count, assoc, ts in zip(keys, rows, counts, assocs, stamps):
+        for key, row, count, assoc, ts in zip(keys, rows, counts, assocs, stamps, strict=True):
             if ttl > 0 and ts <= cutoff:
                 continue  # expired: never returned (the store after the batch drops it)
             stores.setdefault(key, {})[row] = [count, assoc, ts]
@@ -107,16 +108,16 @@ class SideStates:
             stamps = rows[TS].to_numpy(dtype=np.int64)
             expired = stamps <= now - ttl
             if expired.any():
-                key_values = [python_values(rows[c]) for c in self.key_columns]
-                row_keys = list(zip(*key_values)) if key_values else [()] * len(rows)
-                gone = {k for k, e in zip(row_keys, expired.tolist()) if e}
+                key_values = [python_values(column(rows, c)) for c in self.key_columns]
+                row_keys = list(zip(*key_values, strict=True)) if key_values else [()] * len(rows)
+                gone = {k for k, e in zip(row_keys, expired.tolist(), strict=True) if e}
                 touched = np.array([k in gone for k in row_keys], dtype=bool)
                 keep = touched & ~expired
                 if self.key_columns:
                     keys = rows.loc[touched, self.key_columns].drop_duplicates().reset_index(drop=True)
                 else:
                     keys = pd.DataFrame(index=range(1))
-                state.store(TABLES[side], keys, rows[keep].reset_index(drop=True))
+                state.store(TABLES[side], keys, select(rows, keep).reset_index(drop=True))
             if (~expired).any():
                 due.append(int(stamps[~expired].min()) + ttl)
         return min(due) if due else None

@@ -176,7 +176,7 @@ class StreamingJoin(SideStates, KernelBase):
         self._now = int(self.clock()) if any(self.ttl_ms) else 0
         keys = list(dict.fromkeys(r.key for side in records for r in side if not r.null_key))
         key_frame = self._key_frame(keys)
-        stores = tuple(self._load(state, side, key_frame) for side in (LEFT, RIGHT))
+        stores = (self._load(state, LEFT, key_frame), self._load(state, RIGHT, key_frame))
         out = JoinOutput()
         pending: Counter = Counter()
         for record, side, suppress in self._schedule(records):
@@ -243,6 +243,7 @@ class StreamingJoin(SideStates, KernelBase):
                     kind = record.kind if not (input_outer or other_outer) else INSERT
                     out.pair(kind, side, row, other_row)
                     n += 1
+            assert mine is not None  # a null key matches nothing: it returned above
             add_copy(mine, row, n if input_outer else 0, self._now)
         else:
             if mine is not None:
@@ -285,13 +286,14 @@ class StreamingJoin(SideStates, KernelBase):
                              f"{frame[bad].iloc[0].to_dict()}")
         rows = tuples(frame, self.columns[side])
         key_values = []
+        nulls = np.zeros(len(frame), dtype=bool)  # whether a record has a null key (it matches nothing)
         for i, k in enumerate(self.keys[side]):
-            column = frame[k]
-            if self.key_dtypes is not None and str(column.dtype) != str(self.key_dtypes[i]):
-                column = column.astype(self.key_dtypes[i])
-            key_values.append(python_values(column))
-        keys = list(zip(*key_values)) if key_values else [()] * len(frame)
+            values = column(frame, k)
+            nulls |= values.isna().to_numpy()
+            if self.key_dtypes is not None and str(values.dtype) != str(self.key_dtypes[i]):
+                values = values.astype(self.key_dtypes[i])
+            key_values.append(python_values(values))
+        keys = list(zip(*key_values, strict=True)) if key_values else [()] * len(frame)
         seqs = frame[SEQ].to_numpy(dtype=np.int64).tolist()
-        nulls = (frame[self.keys[side]].isna().any(axis=1).tolist() if self.keys[side]
-                 else [False] * len(frame))
-        return [Record(k, key, row, s, n) for k, key, row, s, n in zip(kinds.tolist(), keys, rows, seqs, nulls)]
+        return [Record(k, key, row, s, n)
+                for k, key, row, s, n in zip(kinds.tolist(), keys, rows, seqs, nulls.tolist(), strict=True)]

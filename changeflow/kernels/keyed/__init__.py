@@ -9,4 +9,4 @@ from changeflow.kernels.keyed.process import KeyedProcess
 from changeflow.kernels.keyed.reduce import KeyedReduce
 from changeflow.kernels.keyed.records import UserFunctionError
 
-__all__ = sorted(["KeyedProcess", "KeyedReduce", "UserFunctionError"])
+__all__ = ["KeyedProcess", "KeyedReduce", "UserFunctionError"]

@@ -78,7 +78,7 @@ class KeyedProcess(KernelBase):
         batch = batch.sort_values(ORD, kind="stable", ignore_index=True)
         run = _Run(self, state, pd.unique(batch[KEY]))
         try:
-            for key_blob, blob, stamp in zip(batch[KEY], batch[VALUE], batch[ORD]):
+            for key_blob, blob, stamp in zip(batch[KEY], batch[VALUE], batch[ORD], strict=True):
                 record = loads(blob)
                 run.process_element(key_blob, record, stamp)
         finally:
@@ -99,7 +99,8 @@ class KeyedProcess(KernelBase):
         run = _Run(self, state, pd.unique(batch[KEY]))
         try:
             for key_blob, group in batch.groupby(KEY, sort=False):
-                for blob, stamp in zip(group[VALUE], group[ORD]):
+                assert isinstance(key_blob, bytes)  # the group's value of the pickled-key column
+                for blob, stamp in zip(group[VALUE], group[ORD], strict=True):
                     run.process_element(key_blob, loads(blob), stamp)
                 # After every output of the key's last record (their indexes stay below 2**32 - 1).
                 run.fire_timers(None, only_key=key_blob, stamp_base=group[ORD].iloc[-1] + b"\xff" * 4)
@@ -138,7 +139,7 @@ def _load_timers(state: KeyedState) -> dict[bytes, set[int]]:
     rows = state.load(_TIMER_TABLE, pd.DataFrame({KEY: np.asarray([_BUCKET_KEY], dtype=object)}))
     timers: dict[bytes, set[int]] = {}
     if len(rows) and _TIME in rows.columns:
-        for k, t in zip(rows[_TIMER_KEY], rows[_TIME]):
+        for k, t in zip(rows[_TIMER_KEY], rows[_TIME], strict=True):
             timers.setdefault(k, set()).add(int(t))
     return timers
 
@@ -151,9 +152,9 @@ class _Run:
         self.state = state
         self.keys = pd.DataFrame({KEY: np.asarray(list(keys), dtype=object)})
         stored = state.load(_TABLE, self.keys) if len(self.keys) else pd.DataFrame()
-        self.values: dict[bytes, dict] = {}
+        self.values: dict[bytes | None, dict] = {}
         if len(stored) and STATE in stored.columns:
-            self.values = {k: loads(v) for k, v in zip(stored[KEY], stored[STATE])}
+            self.values = {k: loads(v) for k, v in zip(stored[KEY], stored[STATE], strict=True)}
         self.timers = _load_timers(state)
         self.timers_changed = False
         self.current: bytes | None = None
@@ -163,13 +164,21 @@ class _Run:
         self.opened = open_functions([kernel.function], kernel.name, kernel.runtime_context,
                                      self._state_of_current_key)
 
+    def _current_key(self) -> bytes:
+        # Timers and outputs come only from the _Context that process_element and fire_timers build
+        # after setting the current key.
+        assert self.current is not None, "no current key outside process_element / on_timer"
+        return self.current
+
     def _state_of_current_key(self) -> dict:
+        # State read in open() has no current key yet: it reads the None key's (empty) values
+        # (Flink raises there instead).
         if self.current not in self.values:
             # A key first touched by a timer is not among the batch's keys: load it now.
             self._load_key(self.current)
         return self.values.setdefault(self.current, {})
 
-    def _load_key(self, key_blob: bytes) -> None:
+    def _load_key(self, key_blob: bytes | None) -> None:
         keys = pd.DataFrame({KEY: np.asarray([key_blob], dtype=object)})
         if not (self.keys[KEY] == key_blob).any():
             self.keys = pd.concat([self.keys, keys], ignore_index=True)
@@ -210,17 +219,18 @@ class _Run:
             fired += 1
 
     def register(self, t: int) -> None:
-        self.timers.setdefault(self.current, set()).add(int(t))
+        self.timers.setdefault(self._current_key(), set()).add(int(t))
         self.timers_changed = True
 
     def delete(self, t: int) -> None:
-        self.timers.get(self.current, set()).discard(int(t))
+        self.timers.get(self._current_key(), set()).discard(int(t))
         self.timers_changed = True
 
     def _emit(self, outputs: list[Any], stamp: bytes) -> None:
+        current = self._current_key()
         for i, output in enumerate(outputs):
             self.out_values.append(dumps(output))
-            self.out_keys.append(self.current)
+            self.out_keys.append(current)
             self.out_stamps.append(child_stamp(stamp, i))
 
     def commit(self) -> None:

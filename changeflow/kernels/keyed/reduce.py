@@ -21,6 +21,7 @@ import pandas as pd
 
 from changeflow.kernels.keyed.records import KEY, ORD, VALUE, dumps, fail, loads
 from changeflow.kernels.contract import KernelBase
+from changeflow.kernels.frames import select
 from changeflow.kernels.keyed.user import ContextFactory, close_functions, method_or_self, open_functions
 from changeflow.kernels.state import KeyedState
 
@@ -62,11 +63,11 @@ class KeyedReduce(KernelBase):
         stored = state.load(_TABLE, keys)
         running: dict[bytes, Any] = {}
         if len(stored) and ACC in stored.columns:
-            running = {k: loads(v) for k, v in zip(stored[KEY], stored[ACC])}
+            running = {k: loads(v) for k, v in zip(stored[KEY], stored[ACC], strict=True)}
         outputs = self._fold(batch, running, emit_each=True)
         state.store(_TABLE, keys, pd.DataFrame({KEY: list(running), ACC: [dumps(v) for v in running.values()]}))
         out = pd.DataFrame({VALUE: outputs, ORD: batch[ORD].to_numpy()})
-        return out.assign(**{KEY: batch[KEY].to_numpy()})[[KEY, VALUE, ORD]] if self.with_keys else out
+        return select(out.assign(**{KEY: batch[KEY].to_numpy()}), [KEY, VALUE, ORD]) if self.with_keys else out
 
     # --- batch: one output per key ------------------------------------------------------
     def final(self, batch: pd.DataFrame) -> pd.DataFrame:
@@ -75,7 +76,7 @@ class KeyedReduce(KernelBase):
         running: dict[bytes, Any] = {}
         self._fold(batch, running, emit_each=False)
         last = batch.drop_duplicates(KEY, keep="last")
-        stamps = dict(zip(last[KEY], last[ORD]))
+        stamps = dict(zip(last[KEY], last[ORD], strict=True))
         return pd.DataFrame({VALUE: [dumps(v) for v in running.values()],
                              ORD: np.asarray([stamps[k] for k in running], dtype=object)})
 
@@ -89,7 +90,7 @@ class KeyedReduce(KernelBase):
         first = getattr(self.function, "accept_first", None)
         outputs: list[bytes] = []
         try:
-            for key, blob in zip(batch[KEY], batch[VALUE]):
+            for key, blob in zip(batch[KEY], batch[VALUE], strict=True):
                 record = loads(blob)
                 try:
                     if key in running:

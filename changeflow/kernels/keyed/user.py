@@ -44,7 +44,9 @@ def open_functions(functions: list[Any], name: str, runtime_context: ContextFact
     the kernel was built without ``runtime_context``.
     """
     opened = [f for f in functions if f is not None and callable(getattr(f, "open", None))]
-    if opened and runtime_context is None:
+    if not opened:
+        return opened
+    if runtime_context is None:
         raise ValueError(f"{name}: the kernel was built without a runtime_context, which the user function's "
                          f"open() needs")
     for f in opened:

@@ -1,4 +1,6 @@
-"""An ordered multiset kept in keyed state, O(1) state rows per operation (SinkUpsertMaterializerV2, FLINK-38461 / FLIP-558).
+"""An ordered multiset kept in keyed state, O(1) state rows per operation.
+
+The layout of SinkUpsertMaterializerV2 (FLINK-38461 / FLIP-558).
 
 See :mod:`.ordered` for the layout and the operations, :mod:`.state_rows` for how
 one batch loads and writes its state rows, and :mod:`.rows` for the row tuples

@@ -158,14 +158,14 @@ class MultisetSession(MultisetRows):
         e = self._entry(key, ident)
         if not e:
             return False, False
-        m = self._meta_of(key)
+        m = self._live_meta(key)
         was_last = e[0] == m[1]
         self.remove(key, e[0])
         return True, was_last
 
     def remove(self, key: tuple, sqn: int) -> None:
         """Unlink the element at ``sqn``; it must be the oldest of its identity (index head)."""
-        m = self._meta_of(key)
+        m = self._live_meta(key)
         n = self._node(key, sqn)
         if n.prev != NONE:
             self._node(key, n.prev).next = n.next
@@ -229,11 +229,11 @@ class MultisetSession(MultisetRows):
             pending.append(k)
         heads: dict[tuple, int] = {}
         while pending:
-            live = [k for k in pending if self._meta.get(k)]
-            self._load_nodes([k + (self._meta[k][0],) for k in live])
+            live = [(k, m) for k in pending if (m := self._meta.get(k))]  # m: [first, last, next_sqn, size]
+            self._load_nodes([k + (m[0],) for k, m in live])
             expiring = []
-            for k in live:
-                head = self._node(k, self._meta[k][0])
+            for k, m in live:
+                head = self._node(k, m[0])
                 if head.ts <= cutoff:
                     expiring.append((k, head))
                 else:
@@ -241,11 +241,11 @@ class MultisetSession(MultisetRows):
             self._load_index([k + (n.ident,) for k, n in expiring])
             self._load_nodes([k + (n.next,) for k, n in expiring if n.next != NONE])
             for k, _ in expiring:
-                self.remove(k, self._meta[k][0])
+                self.remove(k, self._live_meta(k)[0])
             pending = [k for k, _ in expiring]
         return heads
 
     def clear(self, key: tuple) -> None:
         """Remove every element of ``key`` (O(n))."""
-        while self._meta_of(key):
-            self.remove(key, self._meta[key][0])
+        while m := self._meta_of(key):
+            self.remove(key, m[0])

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from changeflow.kernels.changelog import KIND, SEQ, SUB
+from changeflow.kernels.frames import column
 
 
 def identity_of(values: tuple) -> str:
@@ -43,7 +44,9 @@ def python_values(column: pd.Series) -> list:
         if isinstance(dtype, np.dtype):
             return column.tolist()
         if not column.hasnans:  # a nullable extension column (Int64, boolean) without nulls
-            return column.to_numpy(dtype=dtype.numpy_dtype).tolist()
+            # Int*, UInt*, boolean (and Arrow) dtypes have numpy_dtype; ExtensionDtype does not declare it.
+            target = dtype.numpy_dtype  # pyright: ignore[reportAttributeAccessIssue] - undeclared on ExtensionDtype
+            return column.to_numpy(dtype=target).tolist()
     return [_plain(v) for v in column.astype(object).tolist()]
 
 
@@ -52,9 +55,10 @@ def _plain(value: Any) -> Any:
         return None
     if isinstance(value, float) and value != value:
         return None
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+    item = getattr(value, "item", None)
+    if callable(item) and not isinstance(value, (str, bytes)):
         try:
-            return value.item()  # numpy scalar -> Python scalar, so repr is stable
+            return item()  # numpy scalar -> Python scalar, so repr is stable
         except (AttributeError, ValueError):
             return value
     return value
@@ -62,8 +66,8 @@ def _plain(value: Any) -> Any:
 
 def plain_rows(batch: pd.DataFrame, columns: list[str]) -> list[tuple]:
     """Each row of ``batch`` as a tuple of plain values of ``columns``."""
-    cols = [python_values(batch[c]) for c in columns]
-    return list(zip(*cols)) if cols else [()] * len(batch)
+    cols = [python_values(column(batch, c)) for c in columns]
+    return list(zip(*cols, strict=True)) if cols else [()] * len(batch)
 
 
 def changes_frame(like: pd.DataFrame, columns: list[str], rows: list[tuple], kinds: list[int], seqs: list[int],
@@ -73,7 +77,7 @@ def changes_frame(like: pd.DataFrame, columns: list[str], rows: list[tuple], kin
     for i, c in enumerate(columns):
         vals = [r[i] for r in rows]
         dtype = like[c].dtype
-        if dtype == object:
+        if dtype == np.dtype(object):
             arr = np.empty(len(vals), dtype=object)
             for j, v in enumerate(vals):
                 arr[j] = v

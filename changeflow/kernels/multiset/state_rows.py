@@ -11,11 +11,12 @@ usual case; anything else is loaded on demand (counted in ``lazy_loads``), and
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Protocol
+from typing import Any, Iterable, Protocol, Sequence
 
 import numpy as np
 import pandas as pd
 
+from changeflow.kernels.frames import column
 from changeflow.kernels.multiset.rows import python_values
 from changeflow.kernels.state import KeyedState
 
@@ -92,7 +93,7 @@ class MultisetRows:
                 neighbours += [nk[:-1] + (s,) for s in (n.prev, n.next, n.next_same) if s != NONE]
         self._load_nodes(neighbours)
 
-    def _frame(self, rows: list[tuple], extra: list[str], values: list[str] = ()) -> pd.DataFrame:
+    def _frame(self, rows: list[tuple], extra: list[str], values: Sequence[str] = ()) -> pd.DataFrame:
         """The frame of ``rows`` (key columns, ``extra`` key columns, then ``values``), built in one go.
 
         Column by column into one constructor call: assigning columns to a
@@ -102,14 +103,14 @@ class MultisetRows:
         names = self.layout.key_columns + extra + list(values)
         data = {}
         for i, c in enumerate(names):
-            column = [r[i] for r in rows]
+            values_i = [r[i] for r in rows]
             if c in self.layout.key_columns:
-                data[c] = pd.Series(column, dtype=self.layout.key_dtypes.get(c))
+                data[c] = pd.Series(values_i, dtype=self.layout.key_dtypes.get(c))
             elif c in _INT_COLUMNS:
-                data[c] = np.asarray(column, dtype=np.int64)
+                data[c] = np.asarray(values_i, dtype=np.int64)
             else:  # element by element: rows are tuples, which numpy would unpack
-                objects = np.empty(len(column), dtype=object)
-                for j, v in enumerate(column):
+                objects = np.empty(len(values_i), dtype=object)
+                for j, v in enumerate(values_i):
                     objects[j] = v
                 data[c] = objects
         return pd.DataFrame(data)  # (no columns=: pandas then re-checks every object column, 4x slower)
@@ -119,7 +120,8 @@ class MultisetRows:
         return self.state.load(table, self._frame(rows, extra))
 
     def _tuples(self, frame: pd.DataFrame, n: int) -> list[tuple]:
-        return list(zip(*(python_values(frame[c]) for c in frame.columns[:n])))
+        # The first n columns: the key columns (and the extra key column) the rows were loaded by.
+        return list(zip(*(python_values(frame.iloc[:, i]) for i in range(n)), strict=True))
 
     def _load_meta(self, keys: list[tuple]) -> None:
         if not keys:
@@ -133,8 +135,9 @@ class MultisetRows:
         """Loaded meta rows as ``(key, [first, last, next_sqn, size])``."""
         if not len(got):
             return []
-        ints = [_ints(got[c]) for c in ("first", "last", "next_sqn", "size")]
-        return [(k, [f, l, s, z]) for k, f, l, s, z in zip(self._tuples(got, len(self.layout.key_columns)), *ints)]
+        ints = [_ints(column(got, c)) for c in ("first", "last", "next_sqn", "size")]
+        keys = self._tuples(got, len(self.layout.key_columns))
+        return [(k, [first, last, n, size]) for k, first, last, n, size in zip(keys, *ints, strict=True)]
 
     def _load_index(self, pairs: list[tuple]) -> None:
         pairs = [p for p in dict.fromkeys(pairs) if p not in self._index]
@@ -145,7 +148,8 @@ class MultisetRows:
         got = self._load(self.layout.index_table, pairs, ["_ident"])
         nk = len(self.layout.key_columns) + 1
         if len(got):
-            for p, h, t in zip(self._tuples(got, nk), _ints(got["head"]), _ints(got["tail"])):
+            for p, h, t in zip(self._tuples(got, nk), _ints(column(got, "head")), _ints(column(got, "tail")),
+                               strict=True):
                 self._index[p] = [h, t]
 
     def _load_nodes(self, node_keys: list[tuple]) -> None:
@@ -157,8 +161,8 @@ class MultisetRows:
         got = self._load(self.layout.node_table, node_keys, ["_sqn"])
         nk = len(self.layout.key_columns) + 1
         if len(got):
-            ints = [_ints(got[c]) for c in ("prev", "next", "next_same", "ts")]
-            cols = zip(self._tuples(got, nk), *ints, got["row"].tolist(), got["ident"].tolist())
+            ints = [_ints(column(got, c)) for c in ("prev", "next", "next_same", "ts")]
+            cols = zip(self._tuples(got, nk), *ints, got["row"].tolist(), got["ident"].tolist(), strict=True)
             for key, p, n, s, ts, row, ident in cols:
                 self._nodes[key] = Node(p, n, s, ts, tuple(row), ident)
 
@@ -167,6 +171,13 @@ class MultisetRows:
             self.lazy_loads += 1
             self._load_meta([key])
         return self._meta[key]
+
+    def _live_meta(self, key: tuple) -> list[int]:
+        """The meta row of a key known to have elements (one of its elements or index rows was found)."""
+        m = self._meta_of(key)
+        if m is None:
+            raise RuntimeError(f"ordered multiset {self.layout.name!r}: key {key!r} has elements but no meta row")
+        return m
 
     def _node(self, key: tuple, sqn: int) -> Node:
         nk = key + (sqn,)
@@ -190,11 +201,11 @@ class MultisetRows:
         """Store every changed row (one store per table)."""
         if self._dirty_meta:
             keys = list(self._dirty_meta)
-            rows = [k + tuple(self._meta[k]) for k in keys if self._meta[k]]
+            rows = [k + tuple(m) for k in keys if (m := self._meta[k])]
             self._store(self.layout.meta_table, keys, [], rows, ["first", "last", "next_sqn", "size"])
         if self._dirty_index:
             keys = list(self._dirty_index)
-            rows = [k + tuple(self._index[k]) for k in keys if self._index[k]]
+            rows = [k + tuple(e) for k in keys if (e := self._index[k])]
             self._store(self.layout.index_table, keys, ["_ident"], rows, ["head", "tail"])
         if self._dirty_nodes:
             keys = list(self._dirty_nodes)

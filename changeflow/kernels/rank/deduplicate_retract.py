@@ -164,9 +164,9 @@ class _Changes:
 
     def transition(self, before: tuple | None, after: tuple | None, seq: int, sub: int) -> None:
         """Emit the changes that take a key's shown row from ``before`` to ``after`` (None: no row)."""
-        if before is None and after is None:
-            return
         if before is None:
+            if after is None:
+                return
             changes = [(INSERT, after)]
         elif after is None:
             changes = [(DELETE, before)]

@@ -137,7 +137,7 @@ class TopNRules:
                         out.append((UPDATE_AFTER, new, rank))
                 elif old is not None:
                     out.append((DELETE, old, rank))
-                else:
+                elif new is not None:
                     out.append((INSERT, new, rank))
             return
         top_before, top_after = before[: self.end], after[: self.end]

@@ -15,15 +15,16 @@ monotone in ``_sub``.
 from __future__ import annotations
 
 import math
+from typing import Collection
 
 import numpy as np
 import pandas as pd
 
 from changeflow.kernels.changelog import BOOKKEEPING, DELETE, INSERT, KIND, SEQ, SUB, is_retraction
-from changeflow.kernels.frames import select
+from changeflow.kernels.frames import column, select
 
 
-def check_dedup_columns(columns: list[str], keys: list[str], state_columns: set[str] = frozenset()) -> None:
+def check_dedup_columns(columns: list[str], keys: list[str], state_columns: Collection[str] = frozenset()) -> None:
     """A deduplication's keys must be among its columns, which must not take a reserved name."""
     missing = [k for k in keys if k not in columns]
     if missing:
@@ -56,7 +57,7 @@ def row_tuples(frame: pd.DataFrame, columns: list[str]) -> list[tuple]:
         return [()] * len(frame)
     cols = []
     for name in columns:
-        series = frame[name]
+        series = column(frame, name)
         values = series.astype(object).tolist()
         if series.isna().any():
             nulls = series.isna().tolist()

@@ -131,6 +131,7 @@ class TopN(KernelBase):
         keep_all = not self.input_insert_only
         retract_list = retract.tolist()
         if self.mini_batch and self.input_insert_only:
+            assert contents is not None  # needs_content: mini-batch folding compares rows by content
             # Nothing is ever retracted: the bundle's final top N per partition is
             # the first N of the stored rows and the candidates, by sort key then
             # arrival (stored rows come first and are in rank order), selected
@@ -159,6 +160,7 @@ class TopN(KernelBase):
                     self._rules.diff(rows_before, parts[key].rows, contents.__getitem__, changes)
                     emit(changes, int(last[key]))
         elif self.mini_batch:
+            assert contents is not None  # needs_content (as above)
             before = {}
             for i in np.flatnonzero(relevant).tolist():
                 key = batch_keys[i]
@@ -249,7 +251,8 @@ def _check_arguments(top: TopN) -> None:
     if not 1 <= top.rank_start <= top.rank_end:
         raise ValueError(f"Top-N rank range must satisfy 1 <= start <= end, got [{top.rank_start}, {top.rank_end}]")
     reserved = set(BOOKKEEPING) | {POS}
-    bad = sorted((names | {top.rank_column}) & reserved)
+    named = names if top.rank_column is None else names | {top.rank_column}
+    bad = sorted(named & reserved)
     if bad:
         raise ValueError(f"column names {bad} are reserved for changelog bookkeeping and Top-N state")
     if top.rank_column is not None and top.rank_column in names:

@@ -9,4 +9,4 @@ from changeflow.kernels.window.co_group import CoGroupKernel
 from changeflow.kernels.window.evaluate import PartialFold, WindowKernel, WindowSpec
 from changeflow.kernels.window.groups import complete_groups, group_bounds
 
-__all__ = sorted(["CoGroupKernel", "PartialFold", "WindowKernel", "WindowSpec", "complete_groups", "group_bounds"])
+__all__ = ["CoGroupKernel", "PartialFold", "WindowKernel", "WindowSpec", "complete_groups", "group_bounds"]

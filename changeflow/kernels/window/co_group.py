@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from changeflow.kernels.contract import KernelBase
+from changeflow.kernels.frames import select
 from changeflow.kernels.keyed.records import KEY, ORD, VALUE, fail, loads
 from changeflow.kernels.keyed.user import ContextFactory, close_functions, method_or_self, open_functions
 from changeflow.kernels.state import KeyedState
@@ -42,12 +43,15 @@ class CoGroupKernel(KernelBase):
 
     # --- the kernel contract: a streaming host keeps both inputs in state until end of input --
     def process(self, batch: pd.DataFrame, state: KeyedState) -> pd.DataFrame:
-        """Keep a batch of both inputs' records (``_key``, ``_side``, ``_value``, ``_ord``) in ``state``; emit nothing."""
+        """Keep a batch of both inputs' records (``_key``, ``_side``, ``_value``, ``_ord``) in ``state``.
+
+        Emits nothing.
+        """
         keys = pd.DataFrame({KEY: np.asarray(pd.unique(batch[KEY]), dtype=object)})
         stored = state.load(WINDOW_TABLE, keys)
         columns = [KEY, SIDE, VALUE, ORD]
-        parts = [stored[columns]] if len(stored) and VALUE in stored.columns else []
-        state.store(WINDOW_TABLE, keys, pd.concat(parts + [batch[columns]], ignore_index=True))
+        parts = [select(stored, columns)] if len(stored) and VALUE in stored.columns else []
+        state.store(WINDOW_TABLE, keys, pd.concat(parts + [select(batch, columns)], ignore_index=True))
         return no_records()
 
     def end_of_input(self, state: KeyedState) -> pd.DataFrame | None:
@@ -63,7 +67,7 @@ class CoGroupKernel(KernelBase):
             values = groups[VALUE].tolist()
             stamps = groups[ORD].tolist()
             starts, ends = group_bounds(keys)
-            for start, end in zip(starts.tolist(), ends.tolist()):
+            for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
                 split = start + int(np.count_nonzero(sides[start:end] == 0))
                 first = [loads(v) for v in values[start:split]]
                 second = [loads(v) for v in values[split:end]]
@@ -73,7 +77,7 @@ class CoGroupKernel(KernelBase):
                     outputs = self._evaluate(first, second)
                 except Exception as error:
                     raise fail(self.name, f"{len(first)} and {len(second)} elements", error,
-                               loads(keys[start])) from error
+                               loads(keys.item(start))) from error
                 emitter.emit(outputs, max(stamps[start:end]))
         finally:
             close_functions(opened)

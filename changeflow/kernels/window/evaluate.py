@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from changeflow.kernels.contract import KernelBase, wall_clock
+from changeflow.kernels.frames import select
 from changeflow.kernels.keyed.records import KEY, ORD, VALUE, child_stamp, dumps, fail, loads
 from changeflow.kernels.keyed.user import MAX_LONG_VALUE, ContextFactory, close_functions, method_or_self, \
     open_functions
@@ -184,13 +185,13 @@ class WindowKernel(KernelBase):
         if self.spec.combinable:
             fold = PartialFold(self)
             if len(stored) and LAST in stored.columns:
-                for k, v, first, last in zip(stored[KEY], stored[VALUE], stored[ORD], stored[LAST]):
+                for k, v, first, last in zip(stored[KEY], stored[VALUE], stored[ORD], stored[LAST], strict=True):
                     fold.partials[k] = [loads(v), first, last]
             fold.add(batch)
             rows = fold.result()
         else:
-            parts = [stored[[KEY, VALUE, ORD]]] if len(stored) and VALUE in stored.columns else []
-            rows = pd.concat(parts + [batch[[KEY, VALUE, ORD]]], ignore_index=True)
+            parts = [select(stored, [KEY, VALUE, ORD])] if len(stored) and VALUE in stored.columns else []
+            rows = pd.concat(parts + [select(batch, [KEY, VALUE, ORD])], ignore_index=True)
         state.store(WINDOW_TABLE, keys, rows)
         return no_records()
 
@@ -242,8 +243,8 @@ class WindowKernel(KernelBase):
             values = groups[VALUE].tolist()
             lasts = groups[LAST if spec.combinable else ORD].tolist()
             starts, ends = group_bounds(keys)
-            for start, end in zip(starts.tolist(), ends.tolist()):
-                key = loads(keys[start]) if spec.keyed else None
+            for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
+                key = loads(keys.item(start)) if spec.keyed else None
                 elements = [loads(v) for v in values[start:end]]
                 if spec.combinable:
                     result = elements[0]

@@ -61,6 +61,7 @@ class Prepare:
             if not self.positions:
                 stamps = [source_stamp(p, self.source) for p in stamps]
         values, stamps, keys = chain.run(self.ops, values, stamps)
+        assert keys is not None  # the runtime ends a Prepare's ops with the operator's key selector
         return [dumps(k) for k in keys], values, stamps
 
     def keyed_records(self, frames):

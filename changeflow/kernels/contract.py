@@ -88,9 +88,13 @@ class Kernel(Protocol):
     None for nothing; an empty frame means nothing too.
     """
 
-    #: The kernel has processing-time timers: the host keeps one timer at
-    #: :meth:`next_timer` and calls :meth:`on_timer` when it is due.
-    has_timers: bool
+    @property
+    def has_timers(self) -> bool:
+        """The kernel has processing-time timers: the host keeps one timer at
+        :meth:`next_timer` and calls :meth:`on_timer` when it is due. Read-only for
+        the host (a wrapper kernel answers for the kernel it wraps)."""
+        ...
+
     #: The kernel's state expires (a TTL): the host should call :meth:`sweep`
     #: from a timer at most this often (ms), to reclaim keys that never come
     #: back. None: no sweep. Expiry on access does not depend on it.

@@ -103,7 +103,7 @@ class KeyStateTtl(KernelBase):
 
     # --- the rest of the kernel contract: the wrapped kernel's ------------------------------
     @property
-    def has_timers(self) -> bool:  # type: ignore[override]
+    def has_timers(self) -> bool:
         return self.kernel.has_timers
 
     @property

@@ -71,7 +71,7 @@ class ChangelogRecords(KernelBase):
 
     # The kernel contract: the wrapped kernel's, its outputs as changes.
     @property
-    def has_timers(self) -> bool:  # type: ignore[override]
+    def has_timers(self) -> bool:
         return self.kernel.has_timers
 
     @property

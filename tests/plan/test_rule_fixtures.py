@@ -16,20 +16,17 @@ and for :mod:`~changeflow.plan.rules.sink_materialize` a sink over the query:
 
 To regenerate after an intended change, from the repository root::
 
-    PYTHONPATH=$PWD python tests/plan/test_rule_fixtures.py
+    PYTHONPATH=$PWD:$PWD/tests python tests/plan/test_rule_fixtures.py
 
 and review the diff before committing.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from changeflow.common.types import DataTypes as T
 from changeflow.plan.flush_policy import FlushPolicy
 from changeflow.plan.nodes import (Aggregate, Deduplicate, Join, PlanNode, Project, Rank, Sink, Source,
                                    UpsertMaterialize)
@@ -38,54 +35,12 @@ from changeflow.plan.physical import Traits
 from changeflow.plan.rules.sink_materialize import MaterializeSettings
 from changeflow.plan.type_inference import PlanError
 from changeflow.sql import plan_query
+from fixture_files import Case, catalog, read_cases
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
 # The traits each rule sets (the sink rule's effect is the tree itself).
 RULE_TRAITS = {r.name: r.traits for r in RULES}
-
-
-@dataclass
-class Case:
-    rule: str
-    title: str
-    settings: dict[str, str]
-    sql: str
-    expected: str
-
-
-def read_cases(path: Path) -> list[Case]:
-    cases = []
-    for block in re.split(r"\n\s*\n(?=# title:)", path.read_text().strip()):
-        lines = block.strip().splitlines()
-        settings, body = {}, []
-        for line in lines[1:]:
-            if line.startswith("# ") and not body:
-                key, _, value = line[2:].partition(":")
-                settings[key.strip()] = value.strip()
-            else:
-                body.append(line)
-        end = next(i for i, line in enumerate(body) if line.rstrip().endswith(";"))
-        expected = "\n".join(body[end + 1:]).rstrip()
-        cases.append(Case(path.stem, lines[0].removeprefix("# title:").strip(), settings,
-                          "\n".join(body[:end + 1]).rstrip()[:-1], expected[:-1].rstrip()))
-    return cases
-
-
-def catalog():
-    tables = {
-        "t": Source("t", (("id", T.BIGINT()), ("name", T.STRING()), ("v", T.INT()), ("d", T.DOUBLE())),
-                    "elements", []),
-        "u": Source("u", (("id", T.BIGINT()), ("region", T.STRING()), ("w", T.BIGINT())), "elements", []),
-    }
-
-    def resolve(name):
-        if name not in tables:
-            raise PlanError(f"table {name!r} not found; known tables: {', '.join(sorted(tables))}")
-        return tables[name]
-
-    tables["tp"] = plan_query("SELECT *, PROCTIME() AS pt FROM t", resolve)
-    return resolve
 
 
 def planner_settings(s: dict[str, str]) -> PlannerSettings:
@@ -142,10 +97,10 @@ def actual(case: Case) -> str:
         if "sink-key" in case.settings:
             key = tuple(k.strip() for k in case.settings["sink-key"].split(","))
             plan = Sink(plan, "snk", None, key, case.settings.get("conflict"))
-        planned = optimize(plan, planner_settings(case.settings), until=case.rule)
+        planned = optimize(plan, planner_settings(case.settings), until=case.file.stem)
     except PlanError as e:
         return f"ERROR: {e}"
-    return "\n".join(show(planned, RULE_TRAITS[case.rule]))
+    return "\n".join(show(planned, RULE_TRAITS[case.file.stem]))
 
 
 ALL = [c for f in sorted(FIXTURES.glob("*.sql")) for c in read_cases(f)]
@@ -155,7 +110,7 @@ def test_every_rule_has_a_fixture_file():
     assert sorted(p.stem for p in FIXTURES.glob("*.sql")) == sorted(r.name for r in RULES)
 
 
-@pytest.mark.parametrize("case", ALL, ids=[f"{c.rule}:{c.title}" for c in ALL])
+@pytest.mark.parametrize("case", ALL, ids=[f"{c.file.stem}:{c.title}" for c in ALL])
 def test_rule(case):
     assert actual(case) == case.expected
 

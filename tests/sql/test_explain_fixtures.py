@@ -10,7 +10,7 @@ through sink planning: the upsert materializer and its ``ON CONFLICT`` clause.
 
 To regenerate after an intended change, run from the repository root::
 
-    PYTHONPATH=$PWD python tests/sql/test_explain_fixtures.py
+    PYTHONPATH=$PWD:$PWD/tests python tests/sql/test_explain_fixtures.py
 
 which rewrites each fixture's expected plans with the current ones; review
 the diff before committing.
@@ -18,68 +18,16 @@ the diff before committing.
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from changeflow.common.types import DataTypes as T
 from changeflow.plan.explain import ExplainSettings, explain
-from changeflow.plan.nodes import Source
 from changeflow.plan.type_inference import PlanError
 from changeflow.sql import plan_query
+from fixture_files import Case, catalog, read_cases
 
 FIXTURES = Path(__file__).parent / "fixtures"
-
-
-@dataclass
-class Case:
-    file: Path
-    title: str
-    settings: dict[str, str]
-    sql: str
-    expected: str
-
-
-def read_cases(path: Path) -> list[Case]:
-    cases = []
-    for block in re.split(r"\n\s*\n(?=# title:)", path.read_text().strip()):
-        lines = block.strip().splitlines()
-        title = lines[0].removeprefix("# title:").strip()
-        settings = {}
-        body = []
-        for line in lines[1:]:
-            if line.startswith("# ") and not body:
-                key, _, value = line[2:].partition(":")
-                settings[key.strip()] = value.strip()
-            else:
-                body.append(line)
-        end = next(i for i, line in enumerate(body) if line.rstrip().endswith(";"))
-        sql = "\n".join(body[:end + 1]).rstrip()[:-1]
-        expected = "\n".join(body[end + 1:]).rstrip()
-        expected = expected[:-1].rstrip() if expected.endswith(";") else expected
-        cases.append(Case(path, title, settings, sql, expected))
-    return cases
-
-
-def catalog():
-    """Deterministically named sources: t, u, src (the seed's table), tp/up (with PROCTIME())."""
-    tables = {
-        "t": Source("t", (("id", T.BIGINT()), ("name", T.STRING()), ("v", T.INT()), ("d", T.DOUBLE())),
-                    "elements", []),
-        "u": Source("u", (("id", T.BIGINT()), ("region", T.STRING()), ("w", T.BIGINT())), "elements", []),
-        "src": Source("src", (("user_id", T.INT()), ("day", T.STRING())), "elements", []),
-    }
-
-    def resolve(name):
-        if name not in tables:
-            raise PlanError(f"table {name!r} not found; known tables: {', '.join(sorted(tables))}")
-        return tables[name]
-
-    tables["tp"] = plan_query("SELECT *, PROCTIME() AS pt FROM t", resolve)
-    tables["up"] = plan_query("SELECT *, PROCTIME() AS pt FROM u", resolve)
-    return resolve
 
 
 # Tables for the INSERT entries: sources with and without a watermark, sinks with and without a key.

@@ -6,7 +6,7 @@ down in :mod:`changeflow.kernels.contract`; ``changeflow.runtime.spark`` hosts
 them inside ``transformWithStateInPandas``, ``changeflow.testing`` in memory.
 """
 
-from changeflow.kernels.contract import HostClock, Kernel, KernelBase
+from changeflow.kernels.contract import HostClock, Kernel, KernelBase, WrappingKernel
 from changeflow.kernels.state import InMemoryKeyedState, KeyedState
 
-__all__ = ["HostClock", "InMemoryKeyedState", "Kernel", "KernelBase", "KeyedState"]
+__all__ = ["HostClock", "InMemoryKeyedState", "Kernel", "KernelBase", "KeyedState", "WrappingKernel"]

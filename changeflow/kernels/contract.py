@@ -203,6 +203,40 @@ class KernelBase:
         return out if combined is None else combined
 
 
+class WrappingKernel(KernelBase):
+    """A kernel that adds to another, ``self.kernel``: every contract call it does not override is the
+    wrapped kernel's (the state TTL of :mod:`changeflow.kernels.ttl`, the changelog view of
+    :mod:`changeflow.kernels.keyed.buffered`)."""
+
+    kernel: Kernel
+
+    @property
+    def has_timers(self) -> bool:
+        return self.kernel.has_timers
+
+    @property
+    def operator_name(self) -> str:
+        return self.kernel.operator_name
+
+    def bind_clock(self, clock: Clock) -> None:
+        self.kernel.bind_clock(clock)
+
+    def next_timer(self, state: KeyedState) -> int | None:
+        return self.kernel.next_timer(state)
+
+    def on_timer(self, now: int, state: KeyedState) -> pd.DataFrame | None:
+        return self.kernel.on_timer(now, state)
+
+    def on_watermark(self, watermark: int, state: KeyedState) -> pd.DataFrame | None:
+        return self.kernel.on_watermark(watermark, state)
+
+    def flush(self, state: KeyedState) -> pd.DataFrame | None:
+        return self.kernel.flush(state)
+
+    def end_of_input(self, state: KeyedState) -> pd.DataFrame | None:
+        return self.kernel.end_of_input(state)
+
+
 def concat_outputs(*outputs: pd.DataFrame | None) -> pd.DataFrame | None:
     """Outputs one after the other, skipping None and empty ones (None when all are).
 

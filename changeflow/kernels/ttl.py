@@ -65,7 +65,7 @@ import numpy as np
 import pandas as pd
 
 from changeflow.kernels.aggregate.keys import KeyIndex
-from changeflow.kernels.contract import Clock, KernelBase, wall_clock
+from changeflow.kernels.contract import Clock, WrappingKernel, wall_clock
 from changeflow.kernels.state import KeyedState
 from changeflow.kernels.frames import select
 
@@ -76,7 +76,7 @@ WRITTEN = "_written"
 __all__ = ["KeyStateTtl", "TTL_TABLE", "WRITTEN", "wall_clock"]
 
 
-class KeyStateTtl(KernelBase):
+class KeyStateTtl(WrappingKernel):
     """Per-key state TTL around ``kernel`` (see the module docstring).
 
     ``key_columns`` are the kernel's key (every state table's rows start with
@@ -101,33 +101,10 @@ class KeyStateTtl(KernelBase):
         # the bucket's every page), so an idle key is reclaimed within two TTLs of its last write.
         self.sweep_interval_ms: int | None = self.ttl_ms
 
-    # --- the rest of the kernel contract: the wrapped kernel's ------------------------------
-    @property
-    def has_timers(self) -> bool:
-        return self.kernel.has_timers
-
-    @property
-    def operator_name(self) -> str:
-        return self.kernel.operator_name
-
+    # --- the rest of the kernel contract is the wrapped kernel's (WrappingKernel) -------------
     def bind_clock(self, clock: Clock) -> None:
         self.clock = clock
         self.kernel.bind_clock(clock)
-
-    def next_timer(self, state: KeyedState) -> int | None:
-        return self.kernel.next_timer(state)
-
-    def on_timer(self, now: int, state: KeyedState) -> pd.DataFrame | None:
-        return self.kernel.on_timer(now, state)
-
-    def on_watermark(self, watermark: int, state: KeyedState) -> pd.DataFrame | None:
-        return self.kernel.on_watermark(watermark, state)
-
-    def flush(self, state: KeyedState) -> pd.DataFrame | None:
-        return self.kernel.flush(state)
-
-    def end_of_input(self, state: KeyedState) -> pd.DataFrame | None:
-        return self.kernel.end_of_input(state)
 
     def __getattr__(self, name: str) -> Any:
         # Only called for names not found on the wrapper; guard the attributes that

@@ -23,7 +23,7 @@ import pandas as pd
 
 from changeflow.kernels.changelog import INSERT, KIND, SEQ, SUB
 from changeflow.kernels.keyed.records import KEY, ORD, VALUE
-from changeflow.kernels.contract import Clock, KernelBase
+from changeflow.kernels.contract import WrappingKernel
 from changeflow.kernels.state import KeyedState
 
 #: The buffer's key and value columns for DataStream records.
@@ -47,7 +47,7 @@ def as_changelog(records: pd.DataFrame) -> pd.DataFrame:
                              SUB: np.zeros(n, dtype=np.int64)})
 
 
-class ChangelogRecords(KernelBase):
+class ChangelogRecords(WrappingKernel):
     """Wraps a keyed kernel built ``with_keys=True``: its records as insert-only changes (see the module docstring).
 
     >>> from changeflow.kernels.keyed.reduce import KeyedReduce
@@ -69,23 +69,9 @@ class ChangelogRecords(KernelBase):
             raise ValueError(f"{type(kernel).__name__} must be built with_keys=True to have its output buffered")
         self.kernel = kernel
 
-    # The kernel contract: the wrapped kernel's, its outputs as changes.
-    @property
-    def has_timers(self) -> bool:
-        return self.kernel.has_timers
-
-    @property
-    def operator_name(self) -> str:
-        return self.kernel.operator_name
-
-    def bind_clock(self, clock: Clock) -> None:
-        self.kernel.bind_clock(clock)
-
+    # The kernel contract: the wrapped kernel's (WrappingKernel), its outputs as changes.
     def process(self, batch: pd.DataFrame, state: KeyedState) -> pd.DataFrame:
         return as_changelog(self.kernel.process(batch, state))
-
-    def next_timer(self, state: KeyedState) -> int | None:
-        return self.kernel.next_timer(state)
 
     def on_timer(self, now: int, state: KeyedState) -> pd.DataFrame | None:
         return _changes(self.kernel.on_timer(now, state))

@@ -119,7 +119,7 @@ def test_a_streaming_source_fed_over_time_shows_output_only_at_flush_points(spar
     from changeflow.common import Row
     from changeflow.kernels.keyed.records import loads
     from changeflow.runtime.spark.datastream import DataStreamJob, DataStreamSettings
-    from changeflow.runtime.spark.flush import flush_policy
+    from changeflow.plan.flush_policy import flush_policy
 
     workdir = tempfile.mkdtemp(prefix="ds-flush-test-")
     inbox = os.path.join(workdir, "inbox")

@@ -70,7 +70,7 @@ from changeflow.plan.streams.rules import (buffer_reason, check_end_of_stream_in
 from changeflow.runtime.spark import end_of_stream
 from changeflow.runtime.spark.control_rows import ControlFanOut, without_control
 from changeflow.runtime.spark.errors import readable_errors, worker_note
-from changeflow.runtime.spark.flush import FlushPolicy, flushes_from_timers
+from changeflow.plan.flush_policy import FlushPolicy, flushes_from_timers
 from changeflow.runtime.spark.flush_signals import run_to_end
 from changeflow.runtime.spark.job_directory import committed_batches, job_directory
 from changeflow.runtime.spark.packing import BUCKET, PACKED, Packer

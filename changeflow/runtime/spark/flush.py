@@ -56,8 +56,7 @@ import pandas as pd
 from changeflow.kernels.changelog import BOOKKEEPING
 from changeflow.kernels.flush import BufferOutput, LatestPerKey
 from changeflow.kernels.flush.output import concat_records
-# The policy is the planner's (plan/flush_policy.py); re-exported here for the DataStream runtime.
-from changeflow.plan.flush_policy import FlushPolicy, flush_policy, flushes_from_timers  # noqa: F401
+from changeflow.plan.flush_policy import FlushPolicy
 
 
 @dataclass

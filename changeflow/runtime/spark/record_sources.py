@@ -32,7 +32,7 @@ from changeflow.kernels.keyed.records import KEY, ORD, VALUE, dumps, source_stam
 from changeflow.kernels.source_records import LineEncoder, RowEncoder
 from changeflow.plan.streams.nodes import SourceNode
 from changeflow.runtime.spark.control_rows import end_of_input_records
-from changeflow.runtime.spark.flush import flushes_from_timers
+from changeflow.plan.flush_policy import flushes_from_timers
 from changeflow.runtime.spark.flush_signals import signal_rows
 from changeflow.runtime.spark.job_directory import already_written, require_shared
 from changeflow.runtime.spark.shipping import master_url

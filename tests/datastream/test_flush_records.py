@@ -17,7 +17,7 @@ from changeflow.kernels.keyed.records import (CONTROL_VALUE, KEY, ORD, VALUE, co
 from changeflow.kernels.keyed.reduce import KeyedReduce
 from changeflow.kernels.state import InMemoryKeyedState
 from changeflow.runtime.spark.control_rows import END_OF_INPUT, FLUSH, Control, ControlFanOut, control_rows, to_records
-from changeflow.runtime.spark.datastream import buffering
+from changeflow.plan.streams.rules import buffering
 from changeflow.plan.flush_policy import FlushPolicy
 from changeflow.runtime.spark.flush import BucketBuffer, BucketFlusher
 from changeflow.runtime.spark.packing import PAYLOAD

@@ -12,8 +12,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from changeflow.plan.streams.nodes import (CoGroupNode, KeyedNode, KeyedProcessNode, Node, SourceNode, WindowNode,
                                            all_nodes, sources)
+
+
+def buffering(node: Node, policy: Any) -> Any:
+    """The flush policy ``node`` runs with: ``policy`` (a :class:`~changeflow.plan.flush_policy.FlushPolicy`)
+    if the operator buffers (:func:`buffer_reason`), else None."""
+    return policy if policy is not None and buffer_reason(node) is not None else None
 
 
 def buffer_reason(node: Node) -> str | None:

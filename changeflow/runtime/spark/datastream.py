@@ -65,7 +65,7 @@ from changeflow.kernels.keyed.reduce import KeyedReduce
 from changeflow.plan.streams import nodes as graph
 from changeflow.plan.streams.cache import CacheNode, CacheRegistry
 from changeflow.plan.streams.nodes import SideOutputNode, all_nodes, chain_under, key_op, side_output_ops
-from changeflow.plan.streams.rules import (buffer_reason, check_end_of_stream_inputs, runs_as_batch,
+from changeflow.plan.streams.rules import (buffering, check_end_of_stream_inputs, runs_as_batch,
                                            runs_at_end_of_stream)
 from changeflow.runtime.spark import end_of_stream
 from changeflow.runtime.spark.control_rows import ControlFanOut, without_control
@@ -231,11 +231,6 @@ class DataStreamJob:
                                           changelog=False, control=control)
         return packed.groupBy(BUCKET).transformWithStateInPandas(
             statefulProcessor=processor, outputStructType=RECORDS, outputMode="Append", timeMode=processor.time_mode)
-
-
-def buffering(node: graph.Node, policy: FlushPolicy | None) -> FlushPolicy | None:
-    """The flush policy ``node`` runs with: ``policy`` if the operator is keyed and its output idempotent."""
-    return policy if policy is not None and buffer_reason(node) is not None else None
 
 
 def _deliver(table: pa.Table, sinks: list[Any]) -> None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from changeflow.common.types import DataType, infer_type
+from changeflow.functions import UserFunction
 
 # Aggregate functions by the name a Table API property uses.
 AGGREGATES = (
@@ -133,7 +134,7 @@ class Expression:
             yield from child.walk()
 
     def contains_aggregate(self) -> bool:
-        return any(isinstance(e, Agg) for e in self.walk())
+        return any(isinstance(e, Agg) or (isinstance(e, UserCall) and e.is_aggregate) for e in self.walk())
 
     def output_name(self) -> str | None:
         """The column name this expression gets in a projection, if it has one."""
@@ -224,6 +225,28 @@ class Agg(Expression):
 
 
 @dataclass(frozen=True, eq=False)
+class UserCall(Expression):
+    """A call of a user-defined function (:mod:`changeflow.functions`) with ``args``.
+
+    Scalar calls stand where any expression may; a table function's call stands
+    in a lateral join or ``flat_map``; an aggregate's where an :class:`Agg` may.
+    """
+
+    function: UserFunction
+    args: tuple[Expression, ...]
+
+    @property
+    def is_aggregate(self) -> bool:
+        return self.function.kind in ("aggregate", "table_aggregate")
+
+    def children(self) -> tuple[Expression, ...]:
+        return self.args
+
+    def __str__(self) -> str:
+        return f"{self.function.name}({', '.join(str(a) for a in self.args)})"
+
+
+@dataclass(frozen=True, eq=False)
 class Alias(Expression):
     child: Expression
     name: str
@@ -263,6 +286,10 @@ def replace(expr: Expression, mapping: dict[int, Expression],
         return Call(expr.function, tuple(replace(a, mapping, by_text) for a in expr.args))
     if isinstance(expr, Alias):
         return Alias(replace(expr.child, mapping, by_text), expr.name)
+    if isinstance(expr, UserCall):
+        if not expr.is_aggregate and str(expr) in by_text:
+            return by_text[str(expr)]
+        return UserCall(expr.function, tuple(replace(a, mapping, by_text) for a in expr.args))
     if isinstance(expr, Agg) and expr.arg is not None:
         return Agg(expr.function, replace(expr.arg, mapping), expr.is_distinct, expr.separator)
     return expr

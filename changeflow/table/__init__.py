@@ -1,5 +1,6 @@
 """The Table API, with PyFlink's names: a Flink program ports by changing imports."""
 
+from changeflow.common.types import DataTypes
 from changeflow.table.conflict import InsertConflictStrategy
 from changeflow.table.descriptor import Schema, TableDescriptor
 from changeflow.table.environment import TableEnvironment
@@ -8,6 +9,6 @@ from changeflow.table.settings import EnvironmentSettings, TableConfig
 from changeflow.table.table import GroupedTable, Table, TableSchema
 
 __all__ = [
-    "CloseableIterator", "EnvironmentSettings", "GroupedTable", "InsertConflictStrategy", "ResultKind", "Schema",
-    "Table", "TableConfig", "TableDescriptor", "TableEnvironment", "TableResult", "TableSchema",
+    "CloseableIterator", "DataTypes", "EnvironmentSettings", "GroupedTable", "InsertConflictStrategy", "ResultKind",
+    "Schema", "Table", "TableConfig", "TableDescriptor", "TableEnvironment", "TableResult", "TableSchema",
 ]

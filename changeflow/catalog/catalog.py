@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from changeflow.catalog.functions import FunctionCatalog
 from changeflow.catalog.schema import DeclaredSchema
 from changeflow.plan.type_inference import PlanError
 
@@ -78,6 +79,7 @@ class Catalog:
     def __init__(self) -> None:
         self._temporary: dict[str, CatalogTable | CatalogView] = {}
         self._permanent: dict[str, CatalogTable | CatalogView] = {}
+        self.functions = FunctionCatalog()  # user-defined functions by name (catalog/functions.py)
 
     # --- lookup --------------------------------------------------------------------
     def get(self, name: str) -> CatalogTable | CatalogView:

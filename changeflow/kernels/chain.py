@@ -25,7 +25,7 @@ import pandas as pd
 
 from changeflow.common.typeinfo import conform
 from changeflow.kernels.frames import select
-from changeflow.kernels.keyed.process import _Context
+from changeflow.kernels.keyed.process import ProcessContext
 from changeflow.kernels.keyed.records import KEY, ORD, VALUE, child_stamp, control_mask, dumps, fail, loads
 from changeflow.kernels.keyed.user import close_functions, method_or_self, open_functions
 
@@ -108,7 +108,7 @@ def _fan_out(op: Any, call: Any, values: list[Any], stamps: list[bytes]) -> tupl
 
 def _process(op: Any, values: list[Any], stamps: list[bytes]) -> tuple[list[Any], list[bytes]]:
     process_element = method_or_self(op.function, _METHODS["process"])
-    ctx = _Context(None)
+    ctx = ProcessContext(None)
     return _fan_out(op, lambda v: select_outputs(process_element(v, ctx), op.side_tag), values, stamps)
 
 

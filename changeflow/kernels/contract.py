@@ -17,7 +17,9 @@ The calls, in the order a host makes them for one batch of a bucket:
    TTL sweep the micro-batch's timestamp (so write times, expiry and sweeps
    share one clock and a re-run micro-batch sees the same time) and any other
    kernel the wall clock; the harness's gives the time the test sets.
-2. :meth:`Kernel.process` with the batch's rows, if it has any.
+2. :meth:`Kernel.process_frames` with the batch's rows, if it has any (by
+   default :meth:`Kernel.process` of them all; a two-input kernel keeps its
+   inputs' frames apart).
 3. :meth:`Kernel.flush` when the batch carried a flush signal (an upstream
    operator flushed its output buffer, FLIP-365), then
    :meth:`Kernel.end_of_input` once, when every source upstream has ended.
@@ -118,6 +120,16 @@ class Kernel(Protocol):
         """
         ...
 
+    def process_frames(self, frames: list[pd.DataFrame], state: KeyedState) -> pd.DataFrame:
+        """The host's entry point for a batch: its rows as the frames they arrived in (one or more).
+
+        :class:`KernelBase` concatenates them and calls :meth:`process`. A kernel
+        with two inputs (the join) overrides it: each frame holds one input's
+        rows, and the inputs' columns differ, so concatenating them would pad
+        each input's rows with the other's columns (and turn integers into floats).
+        """
+        ...
+
     def next_timer(self, state: KeyedState) -> int | None:
         """When the earliest pending processing-time timer is due (ms), or None (only with ``has_timers``)."""
         ...
@@ -175,6 +187,9 @@ class KernelBase:
 
     def process(self, batch: pd.DataFrame, state: KeyedState) -> pd.DataFrame:
         raise NotImplementedError(f"{type(self).__name__} does not implement process()")
+
+    def process_frames(self, frames: list[pd.DataFrame], state: KeyedState) -> pd.DataFrame:
+        return self.process(frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True), state)
 
     def next_timer(self, state: KeyedState) -> int | None:
         return None

@@ -8,6 +8,7 @@ from changeflow.kernels.keyed import KeyedProcess, UserFunctionError
 from changeflow.kernels.state import InMemoryKeyedState
 
 from kernel_helpers import records, values
+from keyed_functions import Reminder
 
 
 class Dedupe(KeyedProcessFunction):
@@ -55,21 +56,6 @@ def test_failure_names_function_record_and_key():
 
     with pytest.raises(UserFunctionError, match=r"Boom failed on record \('k', 1\) \(key 'k'\): ValueError: no"):
         KeyedProcess(Boom(), "Boom", runtime_context=RuntimeContext).process(records([("k", 1)]), InMemoryKeyedState())
-
-
-class Reminder(KeyedProcessFunction):
-    """Sums per key; each record sets a timer ``value[2]`` ms after the clock; a timer reports the sum."""
-
-    def open(self, runtime_context):
-        self.total = runtime_context.get_state(ValueStateDescriptor("total"))
-
-    def process_element(self, value, ctx):
-        self.total.update((self.total.value() or 0) + value[1])
-        ctx.timer_service().register_processing_time_timer(ctx.timer_service().current_processing_time() + value[2])
-        yield "elem", value[0], value[1]
-
-    def on_timer(self, timestamp, ctx):
-        yield "timer", ctx.get_current_key(), self.total.value(), timestamp
 
 
 def test_streaming_timers_fire_when_due_in_time_order_with_the_keys_state():

@@ -198,12 +198,10 @@ def test_a_join_with_a_ttl_but_no_sweep_timer_still_expires_rows_on_access(decla
     import time
 
     from changeflow.kernels.join import SIDE, StreamingJoin
-    from changeflow.runtime.spark.join import JoinProcessor
-
     join = StreamingJoin("INNER", ["id", "v"], ["id0", "w"], ["id"], ["id0"], ttl_ms=1)
     if not declared:
         join.sweep_interval_ms = None  # what the translator used to do to turn the sweep off
-    processor = JoinProcessor(join, join.key_columns, pages=1, output_columns=["id", "v", "id0", "w"], sweep=False)
+    processor = KernelProcessor(join, join.key_columns, pages=1, output_columns=["id", "v", "id0", "w"], sweep=False)
     assert processor.time_mode == "None"
     handle = FakeHandle()
 

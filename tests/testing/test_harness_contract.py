@@ -12,7 +12,6 @@ import pandas as pd
 import pytest
 
 from changeflow.common.types import DataTypes
-from changeflow.datastream import KeyedProcessFunction, ValueStateDescriptor
 from changeflow.datastream.functions import ProcessWindowFunction, RuntimeContext
 from changeflow.datastream.window import GlobalWindow
 from changeflow.kernels.aggregate import AggCall, GroupAggregate
@@ -27,6 +26,7 @@ from changeflow.kernels.ttl import KeyStateTtl
 from changeflow.kernels.window import CoGroupKernel, PartialFold, WindowKernel, WindowSpec
 from changeflow.kernels.window.evaluate import SIDE
 from changeflow.testing import KernelHarness, Snapshot, delete_record, format_changes, insert_record, row_of_kind
+from keyed_functions import Reminder
 
 
 def count_per_key():
@@ -124,21 +124,6 @@ def test_a_join_survives_restarts():
 
 
 # --- processing time: timers and TTL --------------------------------------------------------
-
-class Reminder(KeyedProcessFunction):
-    """Sums per key; each record sets a timer ``value[2]`` ms after now; a timer reports the sum."""
-
-    def open(self, runtime_context):
-        self.total = runtime_context.get_state(ValueStateDescriptor("total"))
-
-    def process_element(self, value, ctx):
-        self.total.update((self.total.value() or 0) + value[1])
-        ctx.timer_service().register_processing_time_timer(ctx.timer_service().current_processing_time() + value[2])
-        yield "elem", value[0], value[1]
-
-    def on_timer(self, timestamp, ctx):
-        yield "timer", ctx.get_current_key(), self.total.value(), timestamp
-
 
 @pytest.mark.parametrize("restart", [False, True], ids=["kept", "restarted"])
 def test_processing_time_timers_fire_as_the_clock_advances(restart):

@@ -169,6 +169,19 @@ class StreamingJoin(SideStates, KernelBase):
             parts.append(rows[[c for c in self.columns[side] + [KIND, SEQ, SUB] if c in rows.columns]])
         return self.process_sides(parts[LEFT], parts[RIGHT], state)
 
+    def process_frames(self, frames: list[pd.DataFrame], state: KeyedState) -> pd.DataFrame:
+        """Join a batch that arrived as frames of one input each (its ``_side`` column says which)."""
+        sides: tuple[list[pd.DataFrame], list[pd.DataFrame]] = ([], [])
+        for frame in frames:
+            if len(frame):
+                if SIDE not in frame.columns:
+                    raise ValueError(f"join input lacks the {SIDE!r} column (0 left, 1 right); "
+                                     f"it has {list(frame.columns)}")
+                sides[int(frame[SIDE].iloc[0])].append(frame)
+        left, right = (None if not parts else parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
+                       for parts in sides)
+        return self.process_sides(left, right, state)
+
     def process_sides(self, left: pd.DataFrame | None, right: pd.DataFrame | None, state: KeyedState) -> pd.DataFrame:
         """Join one batch of each input (either may be None or empty); return the changes emitted."""
         records = (self._records(LEFT, left), self._records(RIGHT, right))

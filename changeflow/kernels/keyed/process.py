@@ -165,7 +165,7 @@ class _Run:
                                      self._state_of_current_key)
 
     def _current_key(self) -> bytes:
-        # Timers and outputs come only from the _Context that process_element and fire_timers build
+        # Timers and outputs come only from the ProcessContext that process_element and fire_timers build
         # after setting the current key.
         assert self.current is not None, "no current key outside process_element / on_timer"
         return self.current
@@ -190,7 +190,7 @@ class _Run:
         self.current = key_blob
         key = loads(key_blob)
         try:
-            emitted = self.kernel.function.process_element(record, _Context(key, self))
+            emitted = self.kernel.function.process_element(record, ProcessContext(key, self))
             outputs = list(emitted) if emitted is not None else []
         except Exception as error:
             raise fail(self.kernel.name, record, error, key) from error
@@ -210,7 +210,7 @@ class _Run:
             self.current = k
             key = loads(k)
             try:
-                emitted = self.kernel.function.on_timer(t, _Context(key, self, t))
+                emitted = self.kernel.function.on_timer(t, ProcessContext(key, self, t))
                 outputs = list(emitted) if emitted is not None else []
             except Exception as error:
                 raise fail(f"{self.kernel.name}.on_timer", f"timer at {t}", error, key) from error
@@ -286,7 +286,11 @@ class _TimerService:
         self.register_event_time_timer(timestamp)
 
 
-class _Context:
+class ProcessContext:
+    """The ``ctx`` a ``ProcessFunction``/``KeyedProcessFunction`` gets: the current key, the timer
+    service, and (in ``on_timer``) the firing timer's time. A stateless ``process`` in a chain
+    (:mod:`changeflow.kernels.chain`) gets one without a key or timers."""
+
     def __init__(self, key: Any, run: _Run | None = None, timestamp: int | None = None) -> None:
         self._key = key
         self._run = run

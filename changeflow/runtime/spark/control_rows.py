@@ -224,8 +224,8 @@ class ControlFanOut:
             yield pd.DataFrame({BUCKET: ids, PAYLOAD: np.asarray([payload] * len(ids), dtype=object)})
 
 
-def split_payloads(payloads: pd.Series) -> tuple[pd.DataFrame | None, Control | None]:
-    """A bucket's packed payloads as its data rows (or None) and the union of its controls (or None)."""
+def split_payloads(payloads: pd.Series) -> tuple[list[pd.DataFrame], Control | None]:
+    """A bucket's packed payloads as its frames of data rows (as packed) and the union of its controls (or None)."""
     frames, control = [], None
     for blob in payloads:
         value = pickle.loads(blob)
@@ -233,6 +233,4 @@ def split_payloads(payloads: pd.Series) -> tuple[pd.DataFrame | None, Control | 
             control = value if control is None else control | value
         else:
             frames.append(value)
-    if not frames:
-        return None, control
-    return (pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]), control
+    return [f for f in frames if len(f)], control

@@ -6,9 +6,11 @@ its join key as ``_jk0, _jk1, ...`` cast to the key pair's common type (so equal
 keys of the two sides hash to the same bucket: an INT 1 and a BIGINT 1 are one key)
 and a ``_side`` tag (0 left, 1 right). The packed frames of both inputs are united
 (``unionAll``; they have the same two columns), grouped by bucket and fed to
-:class:`JoinProcessor`, which splits each bucket's frames by side and runs the
-:class:`~changeflow.kernels.join.StreamingJoin` kernel over both sides of the
-micro-batch at once, with its state in paged RocksDB map state.
+the :class:`~.processor.KernelProcessor` that hosts every kernel: the
+:class:`~changeflow.kernels.join.StreamingJoin` kernel keeps each input's frames
+apart (``process_frames``) and joins both sides of the micro-batch at once,
+with its state in paged RocksDB map state. Control rows (end of input, flush
+signals) pass through the join.
 
 How the two inputs' changes are ordered within a micro-batch is the kernel's rule
 (by source position, left before right at equal position; see its module). Flink's
@@ -22,25 +24,22 @@ on NULL is not true in Spark either).
 
 from __future__ import annotations
 
-import pickle
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 import pandas as pd
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
 
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.join import SIDE, StreamingJoin, key_column
 from changeflow.plan.join_builder import join_key_type
 from changeflow.plan.nodes import Join
 from changeflow.runtime.spark.columns import compile_expr
-from changeflow.runtime.spark.control_rows import Control, ControlFanOut, control_rows
+from changeflow.runtime.spark.control_rows import ControlFanOut
 from changeflow.runtime.spark.packing import BUCKET, PACKED, Packer
-from changeflow.runtime.spark.processor import PAGE_KEY, PAGE_VALUE, TtlSweep, operator_name
+from changeflow.runtime.spark.processor import KernelProcessor
 from changeflow.runtime.spark.sources import kernel_input_dtype
 from changeflow.runtime.spark.spark_types import to_spark
-from changeflow.state.paged import PagedKeyedState
 
 _SEQ_RIGHT = "_seq_right"
 
@@ -89,7 +88,11 @@ def join_stream(translator: Any, node: Join) -> DataFrame:
         if translator.control:  # end-of-input and flush signals pass through the join
             packer = ControlFanOut(packer, frame.columns, settings.buckets, ticks=False)
         packed.append(frame.mapInPandas(packer, PACKED))
-    processor = JoinProcessor(kernel, key_columns, settings.pages, node.field_names, sweep=sweep)
+    from changeflow.runtime.spark.streaming import upstream_sources  # streaming.py imports this module
+    # Any kernel's processor: the join's frames of each input stay apart (StreamingJoin.process_frames).
+    # A join neither buffers nor acts on end of input: control rows only pass through it.
+    processor = KernelProcessor(kernel, key_columns, settings.pages, node.field_names,
+                                sources=upstream_sources(node), control=translator.control, sweep=sweep)
     return packed[0].unionAll(packed[1]).groupBy(BUCKET).transformWithStateInPandas(
         statefulProcessor=processor, outputStructType=translator.changelog_struct(node.schema), outputMode="Append",
         timeMode=processor.time_mode)
@@ -114,72 +117,6 @@ class _SideTagger:
             column = batch[key]
             batch[name] = column if str(column.dtype) == dtype else column.astype(dtype)
         return batch
-
-
-class JoinProcessor(StatefulProcessor):
-    """Feeds each bucket's rows of both inputs in a micro-batch to ``kernel.process_sides``.
-
-    A join neither buffers nor acts on end of input: control payloads (end of
-    input, upstream flush; :mod:`.control_rows`) only pass through, as control
-    rows after the bucket's changes, so a buffering operator downstream still
-    flushes when a source ends or an operator below the join flushes.
-    ``output_columns`` are the join's output columns (to write control rows).
-    With a state TTL each bucket's expired rows are swept from a processing-time
-    timer, as any kernel's (:class:`~.processor.TtlSweep`).
-    """
-
-    def __init__(self, kernel: StreamingJoin, key_columns: list[str], pages: int,
-                 output_columns: Sequence[str] = (), sweep: bool = True) -> None:
-        self.kernel = kernel
-        self.key_columns = list(key_columns)
-        self.pages = pages
-        self.output_columns = list(output_columns)
-        self.sweep = TtlSweep(kernel, active=sweep)
-
-    @property
-    def time_mode(self) -> str:
-        """The ``timeMode`` Spark must run this processor with: processing time for a TTL sweep."""
-        return "ProcessingTime" if self.sweep.active else "None"
-
-    def init(self, handle: StatefulProcessorHandle) -> None:
-        self.handle = handle
-        self.page_store = handle.getMapState("pages", PAGE_KEY, PAGE_VALUE)
-
-    def handleInputRows(self, key: Any, rows: Iterator[pd.DataFrame], timerValues: Any) -> Iterator[pd.DataFrame]:
-        sides: tuple[list[pd.DataFrame], list[pd.DataFrame]] = ([], [])
-        control = Control()
-        for frame in rows:
-            # Spark renames columns starting with "_": the payload is the last column.
-            # Payloads are pickled by changeflow's own packing stage (see .packing).
-            for payload in frame.iloc[:, -1]:
-                part = pickle.loads(payload)
-                if isinstance(part, Control):
-                    control = control | part
-                elif len(part):
-                    sides[int(part[SIDE].iloc[0])].append(part)
-        if sides[0] or sides[1]:
-            left, right = (pd.concat(parts, ignore_index=True) if len(parts) > 1 else (parts[0] if parts else None)
-                           for parts in sides)
-            state = PagedKeyedState(self.page_store, self.key_columns, self.pages,
-                                    operator=operator_name(self.kernel))
-            now = self.sweep.start_batch(timerValues)
-            out = self.kernel.process_sides(left, right, state)
-            state.commit()
-            self.sweep.arm(self.handle, now)
-            if len(out):
-                yield out
-        if control.signals:
-            yield control_rows(self.output_columns, control)
-
-    def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[pd.DataFrame]:
-        if self.sweep.active:
-            state = PagedKeyedState(self.page_store, self.key_columns, self.pages,
-                                    operator=operator_name(self.kernel))
-            self.sweep.run(self.handle, state, timerValues.getCurrentProcessingTimeInMs())
-        return iter(())
-
-    def close(self) -> None:
-        pass
 
 
 def join_batch(translator: Any, node: Join) -> DataFrame:

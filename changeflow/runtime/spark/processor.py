@@ -27,8 +27,7 @@ batch's input).
 
 A kernel with a state TTL (``sweep_interval_ms`` not None: under
 ``table.exec.state.ttl`` or a ``STATE_TTL`` hint, the group aggregation,
-deduplication, Top-N and sink upsert materializer; the join through
-:class:`~.join.JoinProcessor`) gets a sweep timer per bucket instead
+deduplication, Top-N, sink upsert materializer and join) gets a sweep timer per bucket instead
 (:class:`TtlSweep`): the first micro-batch with input for a bucket that has no
 timer registers one a TTL ahead (when the oldest state it can have written
 expires); the timer calls ``kernel.sweep(state, now)``, which removes the
@@ -195,13 +194,13 @@ class KernelProcessor(StatefulProcessor):
         payloads: list[pd.Series] = [f.iloc[:, -1] for f in rows if len(f)]
         if not payloads:
             return
-        batch, control = split_payloads(pd.concat(payloads, ignore_index=True) if len(payloads) > 1 else payloads[0])
+        frames, control = split_payloads(pd.concat(payloads, ignore_index=True) if len(payloads) > 1 else payloads[0])
         state = self._state()
         now = self._tick(timerValues)
-        out = self.kernel.process(batch, state) if batch is not None else None
+        out = self.kernel.process_frames(frames, state) if frames else None
         out = concat_outputs(out, self._signals(control, state))
         state.commit()
-        if batch is not None:
+        if frames:
             self.sweep.arm(self.handle, now)
         control = control or Control()
         if isinstance(self.flusher, BucketFlusher):

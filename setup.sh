@@ -12,4 +12,7 @@ python3 -m venv .venv
 # pyright's first run may fetch what it is missing; it runs here, on the Node.js wheel installed
 # above (as .ci/lint does), so the linters later run offline.
 PYRIGHT_PYTHON_GLOBAL_NODE=0 .venv/bin/pyright --version >/dev/null
+# PyFlink's own example programs, which the conformance tests run under changeflow: the wheel is
+# downloaded (not installed: no Flink is needed) and the tests read the examples from it.
+.venv/bin/pip download -q --no-deps -d .venv/pyflink-wheel apache-flink==2.3.0
 .venv/bin/python examples/daily_uv.py

@@ -9,7 +9,7 @@ the stream's fields (``col("n"), col("w").alias("word")``), as Flink does.
 
 A stream without a type (``PICKLED_BYTE_ARRAY``) has no columns to derive:
 changeflow refuses it and asks for an ``output_type`` (Flink makes such a stream
-a single RAW column of pickled bytes, which no SQL function can read).
+one ``RAW`` column holding the Python object, which only comes back out whole).
 """
 
 from __future__ import annotations
@@ -129,6 +129,8 @@ def select_by_fields(columns: Columns, shape: RecordShape, fields: tuple, where:
     if any(alias is not None for _, alias in refs):
         missing = [ref for ref, _ in refs if ref not in names]
         raise ValueError(f"{where}: the fields {missing} are not fields of the stream {names}")
+    if shape.kind == "atomic" and len(refs) > 1:
+        raise ValueError(f"{where}: Too many fields referenced from an atomic type.")
     if len(refs) > len(columns):
         raise ValueError(f"{where}: {len(refs)} field names for a stream of {len(columns)} fields {names}")
     renamed = [(ref, columns[i][1]) for i, (ref, _) in enumerate(refs)]

@@ -197,8 +197,9 @@ def _update_origin(plan: PlanNode, modes: dict) -> str:
     for child in plan.inputs:
         if not modes[id(child)].insert_only:
             return _update_origin(child, modes)
+    name = {"Aggregate": "GroupAggregate"}.get(type(plan).__name__, type(plan).__name__)  # Flink's operator name
     keys = getattr(plan, "keys", None)
-    return f"{type(plan).__name__}(groupBy=[{', '.join(keys)}])" if keys else type(plan).__name__
+    return f"{name}(groupBy=[{', '.join(keys)}])" if keys else name
 
 
 class _Converted:

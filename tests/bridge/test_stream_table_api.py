@@ -95,7 +95,7 @@ def test_to_data_stream_refuses_an_updating_table(envs):
     t = t_env.from_elements([(1, "a")], ["id", "data"])
     counts = t.group_by(col("data")).select(col("data"), col("id").sum.alias("s"))
     with pytest.raises(PlanError, match="doesn't support consuming update changes which is produced by node "
-                                        "Aggregate\\(groupBy=\\[data\\]\\)"):
+                                        "GroupAggregate\\(groupBy=\\[data\\]\\)"):
         t_env.to_data_stream(counts)
     with pytest.raises(PlanError, match="update changes"):
         t_env.to_changelog_stream(counts, changelog_mode=ChangelogMode.insert_only())
@@ -117,3 +117,11 @@ def test_create_temporary_view_of_a_stream(envs):
     ds = env.from_collection([("a", 1)], Types.ROW_NAMED(["w", "n"], [Types.STRING(), Types.INT()]))
     t_env.create_temporary_view("clicks", ds, col("word"), col("cnt"))
     assert _names_types(t_env.from_path("clicks")) == [("word", "STRING"), ("cnt", "INT")]
+
+
+def test_an_atomic_stream_has_one_field(envs):
+    env, t_env = envs
+    ds = env.from_collection([1], Types.INT())
+    assert _names_types(t_env.from_data_stream(ds, col("n"))) == [("n", "INT")]
+    with pytest.raises(ValueError, match="Too many fields referenced from an atomic type."):
+        t_env.from_data_stream(ds, col("a"), col("b"))

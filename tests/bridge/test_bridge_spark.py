@@ -66,3 +66,24 @@ def test_from_data_stream_fails_on_a_row_that_is_not_an_insert(spark):
     with pytest.raises(Exception, match="Conversion expects insert-only records but DataStream API record "
                                         "contains: DELETE"):
         t_env.from_data_stream(ds).execute().collect()
+
+
+def test_batch_changelog_round_trip_declared_insert_only(spark):
+    """In batch mode a table's changelog is its final rows (+I); read back as an insert-only changelog."""
+    from changeflow.table import ChangelogMode
+
+    env, t_env = _envs(spark, "batch")
+    t = t_env.from_elements([("a", 1), ("b", 2), ("a", 3)], ["k", "v"])
+    changes = t_env.to_changelog_stream(t.group_by(col("k")).select(col("k"), col("v").sum.alias("s")))
+    back = t_env.from_changelog_stream(changes, None, ChangelogMode.insert_only())
+    with back.select(col("s").sum.alias("total"), col("s").count.alias("groups")).execute().collect() as rows:
+        assert [(str(r.get_row_kind()), tuple(r)) for r in rows] == [("+I", (6, 2))]
+
+
+def test_batch_retract_stream_is_all_additions(spark):
+    env, t_env = _envs(spark, "batch")
+    t = t_env.from_elements([("a", 1), ("b", 2), ("a", 3)], ["k", "v"])
+    agg = t.group_by(col("k")).select(col("k"), col("v").sum.alias("s"))
+    got = t_env.to_retract_stream(agg, Types.ROW([Types.STRING(), Types.LONG()])).execute_and_collect()
+    assert sorted((flag, str(r.get_row_kind()), tuple(r)) for flag, r in got) == [
+        (True, "+I", ("a", 4)), (True, "+I", ("b", 2))]

@@ -52,6 +52,17 @@ class Row(tuple):
         row._row_kind = kind
         return row
 
+    @staticmethod
+    def of_kind(row_kind: RowKind, *args: Any, **kwargs: Any) -> "Row":
+        """A row of ``args`` (or named ``kwargs``) with ``row_kind``, as PyFlink's ``Row.of_kind``.
+
+        >>> str(Row.of_kind(RowKind.DELETE, "a", 1).get_row_kind())
+        '-D'
+        """
+        row = Row(*args, **kwargs)
+        row._row_kind = row_kind
+        return row
+
     def get_row_kind(self) -> RowKind:
         return self._row_kind
 

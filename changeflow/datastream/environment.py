@@ -28,6 +28,7 @@ from typing import Any, Iterable
 from changeflow.common.configuration import Configuration
 from changeflow.common.typeinfo import PickledBytesTypeInfo, Types, TypeInformation
 from changeflow.plan.flush_policy import flush_policy
+from changeflow.plan.streams.rules import is_bounded
 from changeflow.datastream import graph
 from changeflow.datastream.cache import CacheRegistry, cache_nodes, check_batch
 from changeflow.datastream.data_stream import DataStream
@@ -183,7 +184,7 @@ class StreamExecutionEnvironment:
     def is_streaming(self, nodes: list[graph.Node]) -> bool:
         """Whether a job over ``nodes`` runs in streaming mode (AUTOMATIC: unless every source is bounded)."""
         if self._mode is RuntimeExecutionMode.AUTOMATIC:
-            return any(s.kind == "dataframe" and s.payload.isStreaming for n in nodes for s in graph.sources(n))
+            return any(not is_bounded(s) for n in nodes for s in graph.sources(n))
         return self._mode is RuntimeExecutionMode.STREAMING
 
     def _engine(self) -> Engine:

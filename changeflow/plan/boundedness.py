@@ -21,4 +21,7 @@ def _unbounded(source: Source) -> bool:
         return bool(source.payload.isStreaming)
     if source.kind == "connector":
         return not source.payload.bounded
+    if source.kind == "datastream":  # a DataStream converted to a Table ends when its sources do
+        from changeflow.plan.streams.rules import unbounded_inputs
+        return bool(unbounded_inputs(source.payload.node))
     return False

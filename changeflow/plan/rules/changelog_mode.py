@@ -1,7 +1,8 @@
 """Changelog-mode inference: which kinds of change each operator can emit.
 
-A source is insert-only. Projections and filters keep their input's mode. A
-group aggregation emits updates (``-U``/``+U``) and, when its input retracts, deletes
+A source is insert-only (a DataStream read with ``from_changelog_stream``:
+``[I,UB,UA,D]``). Projections and filters keep their input's mode. A group
+aggregation emits updates (``-U``/``+U``) and, when its input retracts, deletes
 (a group can empty). The kernels use the mode of their input to pick cheaper
 accumulators: MAX over insert-only input needs only the current maximum.
 
@@ -44,8 +45,8 @@ RETRACT = ChangelogMode(True, True, True, True)
 
 def node_mode(node: PlanNode, inputs: list[ChangelogMode]) -> ChangelogMode:
     """The changelog mode ``node`` emits over inputs of ``inputs`` modes (in ``node.inputs`` order)."""
-    if isinstance(node, Source):
-        return INSERT_ONLY
+    if isinstance(node, Source):  # a DataStream read with from_changelog_stream carries all four kinds
+        return RETRACT if node.kind == "datastream" and node.payload.changelog else INSERT_ONLY
     if isinstance(node, (Project, Filter)):
         return inputs[0]
     if isinstance(node, Aggregate):

@@ -64,6 +64,15 @@ class SourceNode(Node):
 
 
 @dataclass(eq=False)
+class TableNode(SourceNode):
+    """A Table's changes as records (``to_data_stream`` & co): ``kind`` ``table``, ``payload`` a
+    :class:`~changeflow.plan.stream_bridge.TableInput`. A source of the graph: the runtime
+    translates the Table plan inside the job's query (:mod:`changeflow.runtime.spark.bridge`)."""
+
+    kind: str = "table"
+
+
+@dataclass(eq=False)
 class Stateless(Node):
     """map, flat_map, filter or a non-keyed process (see :class:`Op`)."""
 

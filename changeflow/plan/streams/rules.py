@@ -50,6 +50,9 @@ def runs_at_end_of_stream(node: Node) -> bool:
 
 def is_bounded(source: SourceNode) -> bool:
     """Whether a source ends: collections and text files do, a streaming Spark DataFrame does not."""
+    if source.kind == "table":  # a Table converted to a stream ends when its plan's sources do
+        from changeflow.plan.boundedness import unbounded_sources
+        return not unbounded_sources(source.payload.plan)
     return not (source.kind == "dataframe" and source.payload.isStreaming)
 
 

@@ -94,6 +94,8 @@ class DataStreamSettings:
     flush: FlushPolicy | None = None  # execution.max-flush-interval & co (streaming only)
     # Builds the context user functions' open() gets: the API's RuntimeContext, given by the front end.
     runtime_context: Any = None
+    # The Table runtime's StreamingSettings (a callable) for Table plans converted inside the job (.bridge).
+    table_settings: Any = None
 
 
 class DataStreamJob:

@@ -125,5 +125,5 @@ class SparkEngine:
             rows_per_batch=int(self._conf.get("changeflow.source.rows-per-batch")),
             buckets=int(self._conf.get("changeflow.state.buckets")),
             checkpoint_root=self._conf.get("changeflow.checkpoint-dir"),
-            runtime_context=runtime_context)
+            runtime_context=runtime_context, table_settings=self.streaming_settings)
         DataStreamJob(spark, settings, caches).run(outputs, job_name)

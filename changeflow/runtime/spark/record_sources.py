@@ -60,6 +60,9 @@ def source_records(job: "DataStreamJob", node: SourceNode) -> DataFrame:
         if df.isStreaming:
             return _unbounded(job, df, node, number)
         return _bounded_spark(job, df, node, RowEncoder(df.columns, number, ordered=True))
+    if node.kind == "table":  # a Table converted to a DataStream: its plan runs inside this query
+        from changeflow.runtime.spark.bridge import table_records
+        return table_records(job, node)  # type: ignore[arg-type]
     raise TypeError(f"unknown source kind {node.kind}")
 
 

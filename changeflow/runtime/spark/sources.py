@@ -67,6 +67,9 @@ def batch_frame(spark: SparkSession, node: Source) -> DataFrame:
         return connector_batch_frame(spark, node)
     if node.kind == "spark":
         return node.payload.withColumn(SEQ, F.monotonically_increasing_id())
+    if node.kind == "datastream":  # a DataStream converted to a Table, run as Spark batch (.bridge)
+        from changeflow.runtime.spark.bridge import batch_changes
+        return batch_changes(spark, node)
     table = arrow_table(node)
     table = table.append_column(SEQ, pa.array(range(table.num_rows), type=pa.int64()))
     schema = struct(node.schema).add(SEQ, T.LongType(), False)

@@ -105,6 +105,9 @@ class StreamingTranslator:
         if isinstance(node, Source):
             self._sources += 1
             directory = os.path.join(self.workdir, f"source-{self._sources}")
+            if node.kind == "datastream":  # a DataStream converted to a Table: its graph runs inside this query
+                from changeflow.runtime.spark.bridge import stream_changes
+                return self._distinct_positions(stream_changes(self, node, directory), self._sources - 1)
             frame = stream_frame(self.spark, node, directory, self.settings.rows_per_batch,
                                  end_of_input=self.control)
             if node.kind == "spark" and node.payload.isStreaming and flushes_from_timers(node.traits.flush):

@@ -1,0 +1,185 @@
+"""Where the two encodings meet: Table change rows <-> DataStream records, one Arrow batch at a time.
+
+A Table plan's changes are typed columns plus ``_kind``/``_seq``/``_sub``
+(:mod:`changeflow.kernels.changelog`); a DataStream's records are a pickled
+``_value`` plus a binary order stamp ``_ord`` (:mod:`changeflow.kernels.keyed.records`).
+:class:`ChangesToRecords` and :class:`RecordsToChanges` convert a batch either
+way; the Spark runtime runs them in ``mapInArrow`` (:mod:`changeflow.runtime.spark.bridge`).
+
+Order. A change ``(_seq, _sub)`` becomes the stamp of the ``_sub``-th output of
+record ``_seq`` of a source numbered ``source`` (:func:`change_stamp`), so sorting
+stamps sorts changes exactly as ``(_seq, _sub)`` does. Back, a stamp's source
+position is ``_seq`` and the rest of it (source number, fan-out indices) is packed
+into ``_sub`` (:func:`stamp_sub`): the source number in 8 bits and the first two
+fan-out indices in 16 bits each, leaving the Table kernels' ``_sub`` arithmetic
+room for eleven stateful levels. Records that differ only beyond that (a third
+nested fan-out, an index above 65535, a source numbered above 255) tie and keep
+arrival order.
+
+Row kinds. ``_kind`` is the :class:`~changeflow.common.RowKind` value, so a Row
+record's ``get_row_kind()`` and a change's ``_kind`` map one to one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+import pyarrow as pa
+
+from changeflow.common.row import Row
+from changeflow.common.row_kind import RowKind
+from changeflow.kernels.changelog import KIND, SEQ, SUB
+from changeflow.kernels.keyed.records import ORD, VALUE, dumps, loads
+
+_KINDS = list(RowKind)
+_ESCAPE = 0xFFFFFFFF
+
+
+def change_stamp(seq: int, sub: int, source: int) -> bytes:
+    """The record stamp of change ``(seq, sub)`` of a Table plan read as DataStream source ``source``.
+
+    >>> change_stamp(1, 0, 0) < change_stamp(1, 1, 0) < change_stamp(1, 2**40, 0) < change_stamp(2, 0, 0)
+    True
+    """
+    head = seq.to_bytes(8, "big", signed=True) + source.to_bytes(2, "big")
+    if 0 <= sub < _ESCAPE:
+        return head + sub.to_bytes(4, "big")
+    return head + _ESCAPE.to_bytes(4, "big") + sub.to_bytes(8, "big", signed=True)
+
+
+def stamp_sub(stamp: bytes) -> int:
+    """The ``_sub`` of a record stamped ``stamp``: its source number and first two fan-out indices, packed.
+
+    >>> from changeflow.kernels.keyed.records import child_stamp, source_stamp
+    >>> a = source_stamp(5, 1)
+    >>> stamp_sub(a) < stamp_sub(child_stamp(a, 0)) < stamp_sub(child_stamp(child_stamp(a, 0), 1))
+    True
+    >>> stamp_sub(child_stamp(a, 2)) < stamp_sub(source_stamp(5, 2))
+    True
+    """
+    source = min(int.from_bytes(stamp[8:10], "big"), 0xFF)
+    packed = source
+    for i in range(2):
+        start = 10 + 4 * i
+        index = int.from_bytes(stamp[start:start + 4], "big") + 1 if len(stamp) >= start + 4 else 0
+        packed = (packed << 16) | min(index, 0xFFFF)
+    return packed
+
+
+def stamp_seq(stamp: bytes) -> int:
+    """The source position a record stamp starts with."""
+    return int.from_bytes(stamp[:8], "big", signed=True)
+
+
+@dataclass(frozen=True)
+class RecordShape:
+    """How a DataStream record becomes a table row: ``atomic`` (the value is column ``f0``) or
+    ``fields`` (a Row or tuple, field ``positions[i]`` is column ``i``)."""
+
+    kind: str
+    positions: tuple[int, ...] = ()
+
+    def values(self, record: Any) -> tuple:
+        if self.kind == "atomic":
+            return (record,)
+        try:
+            return tuple(record[p] for p in self.positions)
+        except (TypeError, IndexError) as error:
+            raise ValueError(f"record {record!r} does not have the fields {list(self.positions)} "
+                             f"of the stream's declared type: {error}") from None
+
+
+class RecordsToChanges:
+    """DataStream records (``_value``, ``_ord``) -> typed change rows (columns, ``_kind``, ``_seq``, ``_sub``).
+
+    ``schema`` is the Arrow schema of the output (columns then bookkeeping);
+    ``changelog`` is False for ``from_data_stream`` (every record must be an
+    INSERT, as Flink checks) and True for ``from_changelog_stream`` (a Row's
+    kind is the change's). ``with_kind`` False leaves out ``_kind`` and ``_sub``
+    (a batch frame has only ``_seq``).
+    """
+
+    def __init__(self, shape: RecordShape, schema: pa.Schema, changelog: bool, name: str,
+                 with_kind: bool = True) -> None:
+        self.shape, self.schema, self.changelog, self.name, self.with_kind = shape, schema, changelog, name, with_kind
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        names = [f.name for f in self.schema if f.name not in (KIND, SEQ, SUB)]
+        for batch in batches:
+            rows: list[tuple] = []
+            kinds: list[int] = []
+            seqs: list[int] = []
+            subs: list[int] = []
+            for blob, stamp in zip(batch.column(VALUE).to_pylist(), batch.column(ORD).to_pylist(), strict=True):
+                record = loads(blob)
+                kind = record.get_row_kind() if isinstance(record, Row) else RowKind.INSERT
+                if kind is not RowKind.INSERT and not self.changelog:
+                    raise ValueError(f"{self.name}: Error during input conversion. Conversion expects insert-only "
+                                     f"records but DataStream API record contains: {kind.name} (record {record!r})")
+                rows.append(self.shape.values(record))
+                kinds.append(kind.value)
+                seqs.append(stamp_seq(stamp))
+                subs.append(stamp_sub(stamp))
+            arrays = []
+            for i, name in enumerate(names):
+                field = self.schema.field(name)
+                column = [r[i] for r in rows]
+                try:
+                    arrays.append(pa.array(column, type=field.type))
+                except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as error:
+                    bad = next((v for v in column if not _fits(v, field.type)), None)
+                    raise ValueError(f"{self.name}: column {name} of type {field.type} cannot hold "
+                                     f"the value {bad!r}: {error}") from None
+            if self.with_kind:
+                arrays.append(pa.array(kinds, type=pa.int8()))
+            arrays.append(pa.array(seqs, type=pa.int64()))
+            if self.with_kind:
+                arrays.append(pa.array(subs, type=pa.int64()))
+            yield pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+
+
+class ChangesToRecords:
+    """Typed change rows -> DataStream records (``_value``, ``_ord``) of a DataStream source numbered ``source``.
+
+    ``form`` says what each change becomes: ``row`` (a :class:`Row` named by
+    ``names`` with the change's RowKind) or a function of the positional Row
+    with its kind (``to_append_stream``, ``to_retract_stream``). ``insert_only``
+    refuses any change that is not an INSERT, naming the conversion.
+    """
+
+    def __init__(self, names: list[str], source: int, form: Any = "row", insert_only: bool = False,
+                 name: str = "to_data_stream") -> None:
+        self.names, self.source, self.form, self.insert_only, self.name = names, source, form, insert_only, name
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            columns = [batch.column(n).to_pylist() for n in self.names]
+            count = batch.num_rows
+            kinds = batch.column(KIND).to_pylist() if KIND in batch.schema.names else [0] * count
+            subs = batch.column(SUB).to_pylist() if SUB in batch.schema.names else [0] * count
+            seqs = batch.column(SEQ).to_pylist()
+            values, stamps = [], []
+            for i in range(count):
+                kind = _KINDS[kinds[i]]
+                if self.insert_only and kind is not RowKind.INSERT:
+                    raise ValueError(f"{self.name}: the table emitted a {kind.name} change; "
+                                     "only an insert-only table converts this way")
+                row = Row.of(kind, [c[i] for c in columns], self.names)
+                values.append(dumps(self._record(row)))
+                stamps.append(change_stamp(seqs[i], subs[i], self.source))
+            yield pa.RecordBatch.from_arrays([pa.array(values, pa.binary()), pa.array(stamps, pa.binary())],
+                                             names=[VALUE, ORD])
+
+    def _record(self, row: Row) -> Any:
+        if self.form == "row":
+            return row
+        return self.form(Row.of(row.get_row_kind(), tuple(row), None))
+
+
+def _fits(value: Any, arrow_type: pa.DataType) -> bool:
+    try:
+        pa.array([value], type=arrow_type)
+        return True
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+        return False

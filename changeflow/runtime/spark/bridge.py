@@ -1,0 +1,122 @@
+"""Table <-> DataStream on Spark: the one place the two encodings meet.
+
+- :func:`table_records`: a graph :class:`~changeflow.plan.streams.nodes.TableNode`
+  (``to_data_stream``, ``to_changelog_stream``, ``to_retract_stream``,
+  ``to_append_stream``) is its Table plan translated by the Table runtime
+  (:class:`~.streaming.StreamingTranslator` in streaming mode,
+  :class:`~.batch.BatchTranslator` in batch mode) inside the DataStream job's
+  query, its change rows converted to records in one ``mapInArrow``.
+- :func:`stream_changes` / :func:`batch_changes`: a plan ``Source`` of kind
+  ``datastream`` (``from_data_stream``, ``from_changelog_stream``,
+  ``create_temporary_view`` of a stream) is its stream graph translated by a
+  :class:`~.datastream.DataStreamJob` inside the Table job's query, its records
+  converted to typed change rows in one ``mapInArrow``.
+
+So a program mixing both APIs runs as one Structured Streaming query (streaming)
+or one Spark batch job; a conversion nests inside another as deep as the program
+does. The row conversions and the mapping of ``_seq``/``_sub`` to and from the
+``_ord`` stamp (order is kept; ``_kind`` is the Row's RowKind) are
+:mod:`changeflow.kernels.bridge`. ``mapInArrow`` rather than ``mapInPandas``:
+the typed columns cross exactly as Arrow types them (pandas would turn a
+nullable INT column into floats).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from pyspark.sql import DataFrame
+from pyspark.sql import types as T
+from pyspark.sql.pandas.types import to_arrow_schema
+
+from changeflow.kernels.bridge import ChangesToRecords, RecordsToChanges
+from changeflow.kernels.changelog import KIND, SEQ, SUB
+from changeflow.kernels.keyed.records import ORD, VALUE
+from changeflow.plan.nodes import Source
+from changeflow.plan.optimizer import PlannerSettings, planned
+from changeflow.plan.streams.nodes import TableNode
+from changeflow.runtime.spark.record_sources import RECORDS
+from changeflow.runtime.spark.spark_types import to_spark
+
+if TYPE_CHECKING:
+    from changeflow.runtime.spark.datastream import DataStreamJob
+    from changeflow.runtime.spark.streaming import StreamingTranslator
+
+_BATCH_ONLY_INSERTS = ("Querying a table in batch mode is currently only possible for INSERT-only table sources. "
+                       "But the source for table '{name}' produces other changelog messages than just INSERT.")
+
+
+# --- a Table's changes as DataStream records ------------------------------------------------
+def table_records(job: "DataStreamJob", node: TableNode) -> DataFrame:
+    """The records (``_value``, ``_ord``) of ``node``'s Table plan, translated inside ``job``'s query."""
+    spec = node.payload
+    number = job._source_numbers[node.id]
+    if job.control:
+        raise NotImplementedError(f"{node.name}: a Table converted to a DataStream ({spec.conversion}) in a job "
+                                  "whose operators buffer their output (execution.max-flush-interval)")
+    if job.settings.streaming:
+        from changeflow.runtime.spark.streaming import StreamingTranslator
+
+        if job.settings.table_settings is None:
+            raise RuntimeError(f"{node.name}: the job was started without the Table runtime's settings")
+        translator = StreamingTranslator(job.spark, job.settings.table_settings(),
+                                         os.path.join(job.workdir, f"table-{number}"))
+        changes = translator.translate(spec.plan)
+        job.flush_signal_dirs.extend(translator.flush_signal_dirs)
+    else:
+        from changeflow.runtime.spark.batch import BatchTranslator
+
+        changes = BatchTranslator(job.spark).translate(planned(spec.plan, PlannerSettings(streaming=False)))
+    names = [n for n in spec.plan.field_names]
+    convert = ChangesToRecords(names, number, spec.form, spec.insert_only, f"{spec.conversion} ({node.name})")
+    return changes.mapInArrow(convert, RECORDS)
+
+
+# --- a DataStream's records as a Table's changes --------------------------------------------
+def stream_changes(translator: "StreamingTranslator", node: Source, directory: str) -> DataFrame:
+    """The ``+I``/``-U``/``+U``/``-D`` change rows of the DataStream under ``node``, in ``translator``'s query."""
+    if translator.control:
+        raise NotImplementedError(f"{node.name}: a DataStream converted to a Table in a query whose operators "
+                                  "buffer their output (execution.max-flush-interval)")
+    from changeflow.runtime.spark.datastream import DataStreamJob, DataStreamSettings
+
+    spec = node.payload
+    settings = translator.settings
+    job = DataStreamJob(translator.spark, DataStreamSettings(
+        streaming=True, rows_per_batch=settings.rows_per_batch, buckets=settings.buckets, pages=settings.pages,
+        runtime_context=spec.runtime_context, table_settings=lambda: replace(settings)), spec.caches)
+    records = job.frame([spec.node], directory).select(VALUE, ORD)
+    translator.flush_signal_dirs.extend(job.flush_signal_dirs)
+    return records.mapInArrow(_to_changes(node, with_kind=True), _change_struct(node, True))
+
+
+def batch_changes(spark, node: Source) -> DataFrame:
+    """The rows (and ``_seq``) of the DataStream under ``node``, run as Spark batch for a batch Table job."""
+    spec = node.payload
+    if spec.changelog:  # Flink's planner refuses it in batch mode, whatever the records' kinds
+        raise ValueError(_BATCH_ONLY_INSERTS.format(name=node.name))
+    from changeflow.runtime.spark.datastream import DataStreamJob, DataStreamSettings
+
+    job = DataStreamJob(spark, DataStreamSettings(streaming=False, rows_per_batch=1, buckets=1,
+                                                  runtime_context=spec.runtime_context), spec.caches)
+    records = job.frame([spec.node], "").select(VALUE, ORD)
+    return records.mapInArrow(_to_changes(node, with_kind=False), _change_struct(node, False))
+
+
+def _change_struct(node: Source, with_kind: bool) -> T.StructType:
+    # Every column nullable: the records are checked against the declared types, not Spark's constraints.
+    fields = [T.StructField(n, to_spark(t), True) for n, t in node.schema]
+    if with_kind:
+        fields.append(T.StructField(KIND, T.ByteType(), False))
+    fields.append(T.StructField(SEQ, T.LongType(), False))
+    if with_kind:
+        fields.append(T.StructField(SUB, T.LongType(), False))
+    return T.StructType(fields)
+
+
+def _to_changes(node: Source, with_kind: bool) -> RecordsToChanges:
+    schema = to_arrow_schema(_change_struct(node, with_kind), timezone="UTC")
+    return RecordsToChanges(node.payload.shape, schema, node.payload.changelog, node.name, with_kind)
+

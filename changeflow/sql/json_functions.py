@@ -227,7 +227,9 @@ def is_json_test(node: exp.Is, tr, negated: bool) -> Expression | None:
     target = node.expression
     if not isinstance(target, exp.JSON):
         return None
-    kind = target.this.name.upper() if isinstance(target.this, exp.Expr) else "VALUE"
+    # sqlglot keeps the kind as text ("OBJECT"), or False / None when there is none
+    kind = target.this.name if isinstance(target.this, exp.Expr) else target.this
+    kind = str(kind).upper() if kind else "VALUE"
     test = json_calls.is_json(tr(node.this), kind)
     return Call("not", (test,)) if negated else test
 

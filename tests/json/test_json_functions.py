@@ -113,3 +113,24 @@ def test_construction_from_spark_rendered_values():
         '[{"x":1},{"a":2,"b":1.0},null]'
     assert json_string(read_rendered('{"b":1,"a":[true]}')) == '{"a":[true],"b":1}'
     assert json_string(None) is None
+
+
+def test_sql_is_json_kinds_reach_the_plan():
+    from changeflow.table import EnvironmentSettings, TableEnvironment
+
+    env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
+    env.create_temporary_view("t", env.from_elements([("{}",)], ["s"]))
+    plan = env.sql_query("SELECT s IS JSON OBJECT, s IS NOT JSON ARRAY, s IS JSON FROM t")._plan
+    assert [str(e) for _, e in plan.exprs] == ["IS_JSON(s, 'OBJECT')", "NOT(IS_JSON(s, 'ARRAY'))",
+                                               "IS_JSON(s, 'VALUE')"]
+
+
+def test_strict_mode_takes_a_json_null_for_an_error_and_lax_for_empty():
+    assert value('{"a": null}', "strict $.a", "DEFAULT", "d", "DEFAULT", "e") == "e"
+    assert value('{"a": null}', "lax $.a", "DEFAULT", "d", "DEFAULT", "e") == "d"
+    assert json_exists('{"a": null}', prepare_path("$.a"), "UNKNOWN") is None
+
+
+def test_doubles_are_written_as_flinks_bigdecimal():
+    assert json_string(read_rendered("1.0E20")) == "1.0E+20"
+    assert json_array([read_rendered("0.1"), read_rendered("1.5")], "NULL") == "[0.1,1.5]"

@@ -10,19 +10,22 @@ Flink sorts map entries when it serializes.
 
 from __future__ import annotations
 
+import decimal
 import json
 from collections.abc import Sequence
 from typing import Any
 
-from changeflow.kernels.json.values import RawNumber, parse_json, to_json
+from changeflow.kernels.json.values import parse_json, to_json
 
 __all__ = ["json_array", "json_object", "json_string", "read_rendered", "value_node"]
 
-_RENDERED = json.JSONDecoder(parse_float=RawNumber, parse_int=RawNumber)
+# Flink turns its JSON tree into Java objects reading floats as BigDecimal before it writes
+# them, so a DOUBLE 1e20 (Jackson: 1.0E20) comes out as BigDecimal("1.0E20") prints: 1.0E+20.
+_RENDERED = json.JSONDecoder(parse_float=decimal.Decimal)
 
 
 def read_rendered(text: str) -> Any:
-    """A value Spark rendered as JSON text, numbers kept as written."""
+    """A value Spark rendered as JSON text; numbers with a fraction or exponent as ``Decimal``."""
     return _RENDERED.decode(text)
 
 
@@ -60,7 +63,7 @@ def json_object(keys: Sequence[str], values: Sequence[Any], on_null: str) -> str
 def json_array(values: Sequence[Any], on_null: str) -> str:
     """``JSON_ARRAY(v, ... [NULL|ABSENT] ON NULL)`` (ABSENT by default in Flink).
 
-    >>> json_array([RawNumber("1"), None, "two"], "ABSENT")
+    >>> json_array([1, None, "two"], "ABSENT")
     '[1,"two"]'
     """
     return to_json([v for v in values if v is not None or on_null == "NULL"])

@@ -3,8 +3,8 @@
 The rules are Flink's (its ``SqlJsonUtils``), on the JSON text and the path spec:
 
 - The path runs in *strict* mode unless the spec starts with ``lax``. In strict mode a path
-  that matches nothing, crosses a value of the wrong kind, or input that is not JSON is an
-  *error*; in lax mode those give an *empty* result (an invalid path is an error in both).
+  that matches nothing or a JSON ``null``, crosses a value of the wrong kind, or input that
+  is not JSON is an *error*; in lax mode those give an *empty* result (an invalid path is an error in both).
 - ``JSON_VALUE``: a JSON ``null``, no match, or (lax) an object/array is *empty*; (strict) an
   object/array is an error. ``ON EMPTY`` / ``ON ERROR``: ``NULL`` (default), ``ERROR`` (the
   query fails with Flink's message), ``DEFAULT`` (the given value).
@@ -59,13 +59,16 @@ def _select(path: Path, text: str) -> tuple[Any, Exception | None]:
     except ValueError as error:
         return (_EMPTY, None) if path.mode == "lax" else (None, error)
     try:
-        return path.evaluate(document), None
+        value = path.evaluate(document)
     except PathNotFound as error:
         if path.mode == "lax":
             return ([] if not path.definite else _EMPTY), None
         return None, error
     except JsonPathError as error:
         return None, error
+    if value is None and path.mode == "strict":  # a JSON null is no value in strict mode (measured)
+        return None, JsonFunctionError("Strict jsonpath mode requires a non empty returned value, but is null")
+    return value, None
 
 
 def _lax(path: Path) -> bool:

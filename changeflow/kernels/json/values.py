@@ -8,8 +8,7 @@ kept exactly, as ``Decimal`` (Flink reads floats as ``BigDecimal``).
 Writing (:func:`to_json`): compact, object keys sorted (Flink sorts map entries by key, in
 Java's string order), strings escaped as Jackson does (``\\"``, ``\\\\``, ``\\n`` ... and
 ``\\u00XX`` in upper-case hex for other control characters; ``/`` and non-ASCII as they are),
-a ``Decimal`` as Java's ``BigDecimal.toString()`` (``1E+3``), a :class:`RawNumber` (a number
-Spark already rendered) as its text.
+a ``Decimal`` as Java's ``BigDecimal.toString()`` (``1E+3``).
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ import decimal
 import json
 from typing import Any
 
-__all__ = ["RawNumber", "java_text", "parse_json", "to_json"]
+__all__ = ["java_text", "parse_json", "to_json"]
 
 _DECODER = json.JSONDecoder(parse_float=decimal.Decimal, parse_constant=lambda name: _reject(name))
 _WHITESPACE = " \t\n\r"
@@ -26,10 +25,6 @@ _WHITESPACE = " \t\n\r"
 
 def _reject(name: str):
     raise ValueError(f"Non-standard token '{name}': enable JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS to allow")
-
-
-class RawNumber(str):
-    """A number already written as JSON text (by Spark's JSON writer, which is Jackson too)."""
 
 
 def parse_json(text: str) -> Any:
@@ -99,8 +94,6 @@ def to_json(value: Any) -> str:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, RawNumber):
-        return str(value)
     if isinstance(value, str):
         return _string(value)
     if isinstance(value, int):
@@ -108,7 +101,7 @@ def to_json(value: Any) -> str:
     if isinstance(value, decimal.Decimal):
         return _big_decimal(value)
     if isinstance(value, float):
-        raise TypeError("a float has no exact JSON text here: read numbers as Decimal or RawNumber")
+        raise TypeError("a float has no exact JSON text here: read numbers as Decimal")
     if isinstance(value, dict):
         items = sorted(value.items(), key=lambda kv: _java_order(kv[0]))
         return "{" + ",".join(_string(k) + ":" + to_json(v) for k, v in items) + "}"

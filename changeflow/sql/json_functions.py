@@ -22,7 +22,8 @@ from collections.abc import Callable
 
 from sqlglot import exp
 from sqlglot.parser import Parser
-from sqlglot.tokens import TokenType
+from sqlglot.expressions.core import Expression as SqlExpression
+from sqlglot.tokenizer_core import TokenType
 
 from changeflow.expressions import Call, Expression
 from changeflow.plan import json_calls
@@ -32,23 +33,23 @@ __all__ = ["FUNCTION_PARSERS", "FlinkJsonArray", "FlinkJsonExists", "FlinkJsonQu
            "is_json_test", "translate"]
 
 
-class FlinkJsonValue(exp.Expression, exp.Func):
+class FlinkJsonValue(SqlExpression, exp.Func):
     _sql_names = ["JSON_VALUE"]
     arg_types = {"this": True, "path": True, "returning": False, "on_empty": False, "empty_default": False,
                  "on_error": False, "error_default": False}
 
 
-class FlinkJsonQuery(exp.Expression, exp.Func):
+class FlinkJsonQuery(SqlExpression, exp.Func):
     _sql_names = ["JSON_QUERY"]
     arg_types = {"this": True, "path": True, "wrapper": False, "on_empty": False, "on_error": False}
 
 
-class FlinkJsonExists(exp.Expression, exp.Func):
+class FlinkJsonExists(SqlExpression, exp.Func):
     _sql_names = ["JSON_EXISTS"]
     arg_types = {"this": True, "path": True, "on_error": False}
 
 
-class FlinkJsonArray(exp.Expression, exp.Func):
+class FlinkJsonArray(SqlExpression, exp.Func):
     _sql_names = ["JSON_ARRAY"]
     arg_types = {"expressions": False, "on_null": False}
 

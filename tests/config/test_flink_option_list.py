@@ -52,7 +52,8 @@ def test_deprecated_spellings_of_refused_keys_are_refused_too():
 
 def test_template_keys_accept_any_name_in_the_placeholder():
     assert flink_key("flink.hadoop.fs.s3a.access.key").primary == "flink.hadoop.<key>"
-    assert Configuration().set("external-resource.gpu.amount", "2").get_string("external-resource.gpu.amount", "") == "2"
+    conf = Configuration().set("external-resource.gpu.amount", "2")
+    assert conf.get_string("external-resource.gpu.amount", "") == "2"
 
 
 @pytest.mark.parametrize(("typo", "meant"), [

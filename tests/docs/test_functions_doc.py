@@ -7,7 +7,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def _generator():
-    spec = importlib.util.spec_from_file_location("generate_functions_doc", ROOT / "scripts" / "generate_functions_doc.py")
+    path = ROOT / "scripts" / "generate_functions_doc.py"
+    spec = importlib.util.spec_from_file_location("generate_functions_doc", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -28,7 +28,8 @@ from typing import Any
 from changeflow.kernels.json.path import JsonPath, JsonPathError, PathNotFound, parse_path
 from changeflow.kernels.json.values import java_text, parse_json, to_json
 
-__all__ = ["JsonFunctionError", "Path", "is_json", "prepare_path", "json_exists", "json_query", "json_value", "returning"]
+__all__ = ["JsonFunctionError", "Path", "is_json", "json_exists", "json_query", "json_value", "prepare_path",
+           "returning"]
 
 
 class JsonFunctionError(ValueError):
@@ -105,9 +106,9 @@ def json_query(text: str, path: Path, wrapper: str, on_empty: str, on_error: str
     """
     value, error = _select(path, text)
     if error is None:
-        if value is not _EMPTY and value is not None:
-            if wrapper == "UNCONDITIONAL_ARRAY" or wrapper == "CONDITIONAL_ARRAY" and not isinstance(value, list):
-                value = [value]
+        wrap = wrapper == "UNCONDITIONAL_ARRAY" or wrapper == "CONDITIONAL_ARRAY" and not isinstance(value, list)
+        if wrap and value is not _EMPTY and value is not None:
+            value = [value]
         if value is _EMPTY or value is None or _lax(path) and _is_scalar(value):
             if on_empty == "ERROR":
                 raise JsonFunctionError("Empty result of JSON_QUERY function is not allowed")

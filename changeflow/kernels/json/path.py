@@ -113,7 +113,7 @@ class JsonPath:
         if not self.definite:
             return hits
         if not hits:
-            raise PathNotFound(f"No results for path: $" + "".join(str(t) for t in self.tokens))
+            raise PathNotFound("No results for path: $" + "".join(str(t) for t in self.tokens))
         return hits[0]
 
 

@@ -43,12 +43,12 @@ def compile_json(expr: Call, compile_arg: Compile, to_spark: Callable[[DataType]
     if f in ("json_query", "json_exists", "is_json"):
         spec = _constant(expr.args[1])
         text = compile_arg(expr.args[0])
-        return F.pandas_udf(_text_function(f, spec, where), out)(text)
+        return _vectorised(_text_function(f, spec, where), out)(text)
     if f in ("json_object", "json_array"):
         return _construct(expr, compile_arg, out, where)
     if f == "json_string":
         rendered = F.to_json(F.struct(compile_arg(expr.args[0]).alias("v0")), _RENDER_OPTIONS)
-        return F.pandas_udf(_per_value(lambda row: construct.json_string(construct.read_rendered(row).get("v0")),
+        return _vectorised(_per_value(lambda row: construct.json_string(construct.read_rendered(row).get("v0")),
                                        where), out)(rendered)
     raise NotImplementedError(f"{where}: the JSON function {f} has no Spark translation here")
 
@@ -57,6 +57,12 @@ def compile_json(expr: Call, compile_arg: Compile, to_spark: Callable[[DataType]
 # field is left out, which the assembling side reads as a SQL NULL.
 _RENDER_OPTIONS = {"timestampFormat": "yyyy-MM-dd'T'HH:mm:ss[.SSSSSS]",
                    "timestampNTZFormat": "yyyy-MM-dd'T'HH:mm:ss[.SSSSSS]", "ignoreNullFields": "true"}
+
+
+def _vectorised(function: Callable[..., pd.Series], out: T.DataType) -> Callable[..., Column]:
+    """A scalar pandas UDF (Series in, Series out) returning ``out``."""
+    # pyspark's stubs type pandas_udf's function argument by its older call forms only.
+    return F.pandas_udf(function, out)  # pyright: ignore[reportCallIssue, reportArgumentType]
 
 
 def _constant(arg: Expression) -> Any:
@@ -118,14 +124,15 @@ def _json_value(expr: Call, compile_arg: Compile, out: T.DataType, where: str) -
             except ValueError as failure:
                 raise _failing(where, failure, text) from None
         return pd.Series(out_values, dtype=object)
-    return F.pandas_udf(run, out)(compile_arg(expr.args[0]), empty_col, error_col)
+    return _vectorised(run, out)(compile_arg(expr.args[0]), empty_col, error_col)
 
 
 def _python(value: Any) -> Any:
     """A pandas cell as a plain Python value (NaN / NA -> None, numpy scalars -> Python)."""
     if value is None or value is pd.NA or (isinstance(value, float) and value != value):
         return None
-    return value.item() if hasattr(value, "item") else value
+    item = getattr(value, "item", None)  # a numpy scalar
+    return item() if callable(item) else value
 
 
 def _construct(expr: Call, compile_arg: Compile, out: T.DataType, where: str) -> Column:
@@ -154,4 +161,4 @@ def _construct(expr: Call, compile_arg: Compile, out: T.DataType, where: str) ->
         if building_object:
             return construct.json_object(keys, nodes, spec.on_null)
         return construct.json_array(nodes, spec.on_null)
-    return F.pandas_udf(_per_value(assemble, where), out)(rendered)
+    return _vectorised(_per_value(assemble, where), out)(rendered)

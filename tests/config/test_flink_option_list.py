@@ -50,6 +50,11 @@ def test_deprecated_spellings_of_refused_keys_are_refused_too():
     assert not set(IGNORED) & set(UNSUPPORTED)
 
 
+def test_unlisted_plugin_keys_under_flink_namespaces_stay_accepted():
+    for key in ("metrics.reporter.prom.port", "metrics.reporter.prom.factory.class", "state.backend.custom.thing"):
+        assert Configuration().set(key, "1").get_string(key, "") == "1"
+
+
 def test_template_keys_accept_any_name_in_the_placeholder():
     assert flink_key("flink.hadoop.fs.s3a.access.key").primary == "flink.hadoop.<key>"
     conf = Configuration().set("external-resource.gpu.amount", "2")
@@ -60,6 +65,10 @@ def test_template_keys_accept_any_name_in_the_placeholder():
     ("table.optimizer.distinct-agg.split.enable", "table.optimizer.distinct-agg.split.enabled"),
     ("table.exec.async-lookup.buffer-capacty", "table.exec.async-lookup.buffer-capacity"),
     ("pipeline.operator-chaining.enable", "pipeline.operator-chaining.enabled"),
+    # under Flink-only namespaces too, now that every Flink key is listed
+    ("taskmanager.numberOfTaskSlot", "taskmanager.numberoftaskslots"),
+    ("state.backend.typ", "state.backend.type"),
+    ("rest.bind-prot", "rest.bind-port"),
 ])
 def test_a_misspelt_key_still_fails_naming_the_closest(typo, meant):
     with pytest.raises(ValueError, match=f"Did you mean '{meant}'"):

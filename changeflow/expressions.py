@@ -16,6 +16,8 @@ from typing import Any, Iterator
 
 from changeflow.common.types import DataType, infer_type
 from changeflow.functions import UserFunction
+from changeflow.json_specs import (RETURNING_TYPES, JsonArraySpec, JsonExistsSpec, JsonObjectSpec, JsonQuerySpec,
+                                   JsonValueSpec, choice)
 
 # Aggregate functions by the name a Table API property uses.
 AGGREGATES = (
@@ -139,6 +141,30 @@ class Expression:
     def output_name(self) -> str | None:
         """The column name this expression gets in a projection, if it has one."""
         return None
+
+    # --- JSON functions, as PyFlink's Expression methods (enum members or their names) ------
+    def is_json(self, json_type: Any = None) -> "Call":
+        """``IS JSON [VALUE|SCALAR|ARRAY|OBJECT]``: whether this string is JSON (of that kind)."""
+        return json_is_json(self, "VALUE" if json_type is None else json_type)
+
+    def json_exists(self, path: str, on_error: Any = None) -> "Call":
+        """``JSON_EXISTS(this, path [... ON ERROR])``: whether the path selects a non-null value."""
+        return json_exists(self, path, "FALSE" if on_error is None else on_error)
+
+    def json_value(self, path: str, returning_type: DataType | None = None, on_empty: Any = "NULL",
+                   default_on_empty: Any = None, on_error: Any = "NULL", default_on_error: Any = None) -> "Call":
+        """``JSON_VALUE(this, path RETURNING type ...)``: the scalar at ``path`` (STRING by default)."""
+        def default(value: Any) -> "Expression | None":
+            if value is None or isinstance(value, Expression):
+                return value
+            return Literal(value, returning_type.with_nullable(False) if returning_type is not None else None)
+        return json_value(self, path, returning_type, on_empty, default(default_on_empty), on_error,
+                          default(default_on_error))
+
+    def json_query(self, path: str, wrapping_behavior: Any = "WITHOUT_ARRAY", on_empty: Any = "NULL",
+                   on_error: Any = "NULL") -> "Call":
+        """``JSON_QUERY(this, path ...)``: the object or array at ``path`` as JSON text."""
+        return json_query(self, path, wrapping_behavior, on_empty, on_error)
 
 
 @dataclass(frozen=True, eq=False)
@@ -293,3 +319,83 @@ def replace(expr: Expression, mapping: dict[int, Expression],
     if isinstance(expr, Agg) and expr.arg is not None:
         return Agg(expr.function, replace(expr.arg, mapping), expr.is_distinct, expr.separator)
     return expr
+
+
+# --- JSON function calls (their clauses are specs: changeflow.json_specs) ----------------------
+
+def _null() -> Literal:
+    return Literal(None, DataType("NULL", True))
+
+
+def json_value(text: Expression, path: Any, returning: DataType | None = None, on_empty: Any = "NULL",
+               default_on_empty: Expression | None = None, on_error: Any = "NULL",
+               default_on_error: Expression | None = None) -> Call:
+    """``JSON_VALUE(text, path [RETURNING t] [... ON EMPTY] [... ON ERROR])``."""
+    returning = (returning or DataType("STRING", True)).with_nullable(True)
+    if returning.root not in RETURNING_TYPES:
+        raise NotImplementedError(f"Unsupported type '{returning}' for RETURNING in JSON_VALUE() "
+                                  f"(Flink 2.3 accepts STRING, BOOLEAN, INT and DOUBLE)")
+    behaviours = ("NULL", "ERROR", "DEFAULT")
+    spec = JsonValueSpec(_path(path, "JSON_VALUE"), returning, choice(on_empty, behaviours, "ON EMPTY"),
+                         choice(on_error, behaviours, "ON ERROR"))
+    return Call("json_value", (text, Literal(spec, None), _null() if default_on_empty is None else default_on_empty,
+                               _null() if default_on_error is None else default_on_error))
+
+
+def json_query(text: Expression, path: Any, wrapper: Any = "WITHOUT_ARRAY", on_empty: Any = "NULL",
+               on_error: Any = "NULL") -> Call:
+    """``JSON_QUERY(text, path [WITH [CONDITIONAL|UNCONDITIONAL] ARRAY WRAPPER] [... ON EMPTY] [... ON ERROR])``."""
+    behaviours = ("NULL", "ERROR", "EMPTY_ARRAY", "EMPTY_OBJECT")
+    spec = JsonQuerySpec(_path(path, "JSON_QUERY"),
+                         choice(wrapper, ("WITHOUT_ARRAY", "CONDITIONAL_ARRAY", "UNCONDITIONAL_ARRAY"), "wrapper"),
+                         choice(on_empty, behaviours, "ON EMPTY"), choice(on_error, behaviours, "ON ERROR"))
+    return Call("json_query", (text, Literal(spec, None)))
+
+
+def json_exists(text: Expression, path: Any, on_error: Any = "FALSE") -> Call:
+    """``JSON_EXISTS(text, path [TRUE|FALSE|UNKNOWN|ERROR ON ERROR])``."""
+    spec = JsonExistsSpec(_path(path, "JSON_EXISTS"), choice(on_error, ("TRUE", "FALSE", "UNKNOWN", "ERROR"),
+                                                            "ON ERROR"))
+    return Call("json_exists", (text, Literal(spec, None)))
+
+
+def json_is_json(text: Expression, kind: Any = "VALUE") -> Call:
+    """``text IS JSON [VALUE|SCALAR|ARRAY|OBJECT]``."""
+    return Call("is_json", (text, Literal(choice(kind, ("VALUE", "SCALAR", "ARRAY", "OBJECT"), "IS JSON kind"),
+                                          None)))
+
+
+def json_object(pairs: list[tuple[Any, Any]], on_null: Any = "NULL") -> Call:
+    """``JSON_OBJECT(KEY k VALUE v, ... [NULL|ABSENT] ON NULL)``: keys are non-NULL string literals."""
+    keys = [k.value if isinstance(k, Literal) else k for k, _ in pairs]
+    for key in keys:
+        if not isinstance(key, str):
+            raise ValueError(f"JSON_OBJECT keys must be non-NULL string literals, got {key!r}")
+    for key in keys:
+        if keys.count(key) > 1:
+            raise ValueError(f"JSON_OBJECT has the key {key!r} twice")
+    spec = JsonObjectSpec(tuple(keys), choice(on_null, ("NULL", "ABSENT"), "ON NULL"))
+    return Call("json_object", (Literal(spec, None), *(_to_expr(value) for _, value in pairs)))
+
+
+def json_array(values: list[Any], on_null: Any = "ABSENT") -> Call:
+    """``JSON_ARRAY(v, ... [NULL|ABSENT] ON NULL)``."""
+    spec = JsonArraySpec(choice(on_null, ("NULL", "ABSENT"), "ON NULL"))
+    return Call("json_array", (Literal(spec, None), *(_to_expr(v) for v in values)))
+
+
+def json_string(value: Any) -> Call:
+    """``JSON_STRING(v)``: the value serialized as JSON."""
+    return Call("json_string", (_to_expr(value),))
+
+
+def json_text(text: Any) -> Call:
+    """``JSON(text)``: pre-formatted JSON inserted as it is into JSON_OBJECT / JSON_ARRAY."""
+    return Call("json", (_to_expr(text),))
+
+
+def _path(path: Any, function: str) -> str:
+    # Checked against the JSONPath grammar when the plan is typed (plan.json_calls).
+    if not isinstance(path, str):
+        raise ValueError(f"{function}'s path must be a string literal, got {path!r}")
+    return path

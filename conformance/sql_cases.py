@@ -809,3 +809,7 @@ def error_cast_invalid_string_at_runtime(t_env, E):
     D = E.DataTypes
     _view(t_env, E, "w", [("12",), ("abc",)], ("s", D.STRING()))
     return t_env.sql_query("SELECT CAST(s AS INT) AS n FROM w")
+
+
+# The JSON function cases live in their own module; importing it registers them here.
+from conformance import json_cases as _json_cases  # noqa: E402,F401

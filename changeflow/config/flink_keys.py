@@ -1,32 +1,37 @@
-"""Real Flink 2.3 configuration keys that changeflow does not register, and what it does with them.
+"""Every Flink 2.3 configuration key, and what changeflow does with the ones it does not register.
 
 A Flink program ported to changeflow often carries Flink keys that have no meaning on Spark
 (task manager memory, REST ports, checkpoint intervals, operator chaining). Rejecting them as
 unknown would make every port fail for nothing, so they are *known*:
 
-- ``IGNORED``: keys whose setting cannot change what a changeflow job computes (resources,
-  deployment, plan-choice hints). They are accepted, kept as strings and not read.
+- ``IGNORED``: every configuration key of Flink 2.3 (with its deprecated and fallback
+  spellings) that changeflow neither registers nor refuses. The list is generated from Flink's
+  jars (``flink_options.tsv`` beside this module, by ``scripts/generate_flink_catalog.py``).
+  Such a key is accepted, kept as a string and not read: it has no effect on Spark, and
+  EXPLAIN says so (:func:`no_effect_keys`).
 - ``UNSUPPORTED``: keys that would change results (or lose data the user expects kept) and
   that changeflow does not implement. Setting one to anything but Flink's default is an error
   naming the key; Flink's default is accepted, since it asks for what changeflow does anyway.
 - ``FLINK_ONLY_NAMESPACES``: whole namespaces that only configure Flink's own processes
-  (``taskmanager.``, ``rest.``, ``state.``, ``python.`` ...). Any key under one is accepted and
-  ignored, except the few listed in ``UNSUPPORTED``.
+  (``taskmanager.``, ``rest.``, ``state.``, ``python.`` ...). A key under one that is not in the
+  list (a plugin's or a reporter's own key) is accepted and ignored too.
 
-The key names are Flink's (its generated configuration reference); the lists need not be
-complete for correctness: a key missing here is an unknown key, which is an error under the
-prefixes changeflow checks and a misspelling check anywhere else
-(:func:`changeflow.config.options.check_key`).
+A key that is none of these is unknown: an error under the prefixes changeflow checks, and a
+misspelling check anywhere else (:func:`changeflow.config.options.check_key`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
+import importlib.resources
+import re
+from collections.abc import Iterable, Iterator, Mapping
 
 from changeflow.config.durations import parse_duration
 
 __all__ = ["FLINK_ONLY_NAMESPACES", "IGNORED", "SPARK_KEYS", "UNSUPPORTED", "FlinkKey", "flink_key",
-           "known_spellings"]
+           "flink_options", "known_spellings", "no_effect_keys"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,6 +43,7 @@ class FlinkKey:
     default: str | None = None  # UNSUPPORTED only: Flink's default, the one value accepted
     note: str = ""  # UNSUPPORTED only: what to do instead
     listed: bool = True  # False: not listed, but under a Flink-only namespace
+    primary: str = ""  # a deprecated or fallback spelling: the key Flink reads it as
 
     def accepts(self, value: object) -> bool:
         """Whether setting this key to ``value`` is accepted (always, for an ignored key)."""
@@ -65,70 +71,6 @@ FLINK_ONLY_NAMESPACES = (
     "jobstore.", "kubernetes.", "metrics.", "pekko.", "python.", "queryable-state.", "resourcemanager.",
     "rest.", "restart-strategy.", "security.", "slot.", "slotmanager.", "sql-client.", "sql-gateway.",
     "state.", "taskmanager.", "web.", "workflow-scheduler.", "yarn.", "zookeeper.",
-)
-
-_IGNORED_KEYS = (
-    # pipeline.* (pipeline.name is registered: it names checkpoints)
-    "pipeline.auto-generate-uids", "pipeline.auto-watermark-interval", "pipeline.classpaths",
-    "pipeline.closure-cleaner-level", "pipeline.force-avro", "pipeline.force-kryo", "pipeline.generic-types",
-    "pipeline.jars", "pipeline.jobvertex-parallelism-overrides", "pipeline.max-parallelism",
-    "pipeline.object-reuse", "pipeline.operator-chaining.chain-operators-with-different-max-parallelism",
-    "pipeline.operator-chaining.enabled", "pipeline.serialization-config", "pipeline.vertex-description-mode",
-    "pipeline.vertex-name-include-index-prefix", "pipeline.watermark-alignment.allow-unaligned-source-splits",
-    # execution.*: Spark commits every micro-batch; Flink's checkpoint tuning has nothing to tune
-    "execution.attached", "execution.buffer-timeout", "execution.buffer-timeout.enabled",
-    "execution.buffer-timeout.interval", "execution.shutdown-on-attached-exit", "execution.target",
-    "execution.batch-shuffle-mode", "execution.sorted-inputs.enabled", "execution.sort-partition.memory",
-    "execution.sort-keyed-partition.memory", "execution.checkpointing.interval", "execution.checkpointing.mode",
-    "execution.checkpointing.timeout", "execution.checkpointing.min-pause",
-    "execution.checkpointing.max-concurrent-checkpoints", "execution.checkpointing.tolerable-failed-checkpoints",
-    "execution.checkpointing.externalized-checkpoint-retention", "execution.checkpointing.unaligned.enabled",
-    "execution.checkpointing.unaligned", "execution.checkpointing.aligned-checkpoint-timeout",
-    "execution.checkpointing.num-retained", "execution.checkpointing.incremental",
-    "execution.checkpointing.snapshot-compression", "execution.checkpointing.interval-during-backlog",
-    "execution.checkpointing.checkpoints-after-tasks-finish", "execution.checkpointing.create-subdir",
-    "execution.checkpointing.cleaner.parallel-mode", "execution.checkpointing.storage",
-    "execution.checkpointing.file-merging.enabled", "execution.checkpointing.local-backup.enabled",
-    "execution.checkpointing.write-buffer-size", "execution.checkpointing.data-inline-threshold",
-    # table.*: resources, operator names and uids, plan choices that do not change results
-    "table.exec.async-lookup.buffer-capacity", "table.exec.async-lookup.key-ordered-enabled",
-    "table.exec.async-lookup.output-mode", "table.exec.async-lookup.timeout",
-    "table.exec.async-ml-predict.max-concurrent-operations", "table.exec.async-ml-predict.output-mode",
-    "table.exec.async-ml-predict.timeout", "table.exec.async-scalar.max-attempts",
-    "table.exec.async-scalar.max-concurrent-operations", "table.exec.async-scalar.retry-delay",
-    "table.exec.async-scalar.retry-strategy", "table.exec.async-scalar.timeout", "table.exec.async-state.enabled",
-    "table.exec.async-table.max-concurrent-operations", "table.exec.async-table.max-retries",
-    "table.exec.async-table.retry-delay", "table.exec.async-table.retry-strategy", "table.exec.async-table.timeout",
-    "table.exec.disabled-operators", "table.exec.local-hash-agg.adaptive.distinct-value-rate-threshold",
-    "table.exec.local-hash-agg.adaptive.enabled", "table.exec.local-hash-agg.adaptive.sampling-threshold",
-    "table.exec.operator-fusion-codegen.enabled", "table.exec.rank.topn-cache-size",
-    "table.exec.resource.default-parallelism", "table.exec.simplify-operator-name-enabled",
-    "table.exec.sink.keyed-shuffle", "table.exec.sink.rowtime-inserter", "table.exec.sort.async-merge-enabled",
-    "table.exec.sort.max-num-file-handles", "table.exec.spill-compression.block-size",
-    "table.exec.spill-compression.enabled", "table.exec.uid.format", "table.exec.uid.generation",
-    "table.exec.window-agg.buffer-size-limit", "table.optimizer.join-reorder-enabled",
-    "table.optimizer.bushy-join-reorder-threshold", "table.optimizer.distinct-agg.split.enabled",
-    "table.optimizer.distinct-agg.split.bucket-num", "table.optimizer.reuse-sub-plan-enabled",
-    "table.optimizer.reuse-source-enabled", "table.optimizer.reuse-sink-enabled",
-    "table.optimizer.reuse-optimize-block-with-digest-enabled", "table.optimizer.source.report-statistics-enabled",
-    "table.optimizer.source.predicate-pushdown-enabled", "table.optimizer.source.aggregate-pushdown-enabled",
-    "table.optimizer.multiple-input-enabled", "table.optimizer.dynamic-filtering.enabled",
-    "table.optimizer.runtime-filter.enabled", "table.optimizer.join.broadcast-threshold",
-    "table.optimizer.incremental-agg-enabled", "table.optimizer.sql2rel.project-merge.enabled",
-    "table.optimizer.union-all-as-breakpoint-enabled", "table.optimizer.adaptive-broadcast-join.strategy",
-    "table.optimizer.skewed-join-optimization.strategy", "table.optimizer.skewed-join-optimization.skewed-factor",
-    "table.optimizer.skewed-join-optimization.skewed-threshold", "table.optimizer.delta-join.strategy",
-    "table.generated-code.max-length", "table.generated-code.max-members", "table.resources.download-dir",
-    "table.catalog-modification.listeners", "table.dynamic-table-options.enabled",
-    "table.rtas-ctas.atomicity-enabled", "table.display.max-column-width",
-    # Flink-only namespaces: a few common keys, so that their misspellings get a suggestion
-    "taskmanager.numberoftaskslots", "taskmanager.memory.process.size", "taskmanager.memory.flink.size",
-    "taskmanager.memory.managed.fraction", "jobmanager.memory.process.size", "jobmanager.rpc.address",
-    "rest.port", "rest.address", "rest.bind-port", "state.backend.type", "state.backend.incremental",
-    "state.savepoints.dir", "python.executable", "python.client.executable", "python.files",
-    "python.requirements", "python.fn-execution.bundle.size", "restart-strategy.type",
-    "restart-strategy.fixed-delay.attempts", "restart-strategy.fixed-delay.delay",
-    "high-availability.type", "high-availability.storagedir", "metrics.reporters",
 )
 
 _UNSUPPORTED = (
@@ -173,8 +115,85 @@ _UNSUPPORTED = (
     FlinkKey("table.plan.force-recompile", False, None),
 )
 
-IGNORED: dict[str, FlinkKey] = {key: FlinkKey(key, True) for key in _IGNORED_KEYS}
 UNSUPPORTED: dict[str, FlinkKey] = {k.key: k for k in _UNSUPPORTED}
+
+
+@dataclasses.dataclass(frozen=True)
+class FlinkOption:
+    """One line of ``flink_options.tsv``: a spelling of one of Flink 2.3's configuration options."""
+
+    key: str  # as Flink spells it (``taskmanager.numberOfTaskSlots``)
+    kind: str  # "key", or "deprecated" / "fallback" for another spelling of ``primary``
+    primary: str
+    scope: str  # "config", or "other": WITH-clause, hint, reporter-relative or planner-internal options
+    default: str
+    declared_in: str  # the Java class that declares it
+
+
+@functools.cache
+def flink_options() -> tuple[FlinkOption, ...]:
+    """Every option spelling of Flink 2.3, as generated from its jars (configuration keys and others)."""
+    text = importlib.resources.files("changeflow.config").joinpath("flink_options.tsv").read_text("utf-8")
+    return tuple(FlinkOption(*line.split("\t")) for line in text.splitlines() if line and not line.startswith("#"))
+
+
+def _is_template(key: str) -> bool:
+    return "<" in key or ".#." in key
+
+
+@functools.cache
+def _templates() -> tuple[tuple[re.Pattern[str], str], ...]:
+    # "metrics.reporter.<name>.<parameter>", "partition.fields.#.date-formatter": a placeholder
+    # stands for any non-empty text.
+    patterns = []
+    for option in flink_options():
+        if option.scope == "config" and _is_template(option.key):
+            parts = re.split(r"<[^>]*>|(?<=\.)#(?=\.)", option.key.lower())
+            patterns.append((re.compile(".+".join(re.escape(p) for p in parts)), option.key))
+    return tuple(patterns)
+
+
+@functools.cache
+def _unsupported_aliases() -> dict[str, FlinkKey]:
+    """Deprecated spellings of the refused keys (``state.savepoints.dir``): refused the same way."""
+    return {o.key.lower(): dataclasses.replace(UNSUPPORTED[o.primary.lower()], key=o.key.lower(), primary=o.primary)
+            for o in flink_options()
+            if o.kind != "key" and o.primary.lower() in UNSUPPORTED and o.key.lower() not in UNSUPPORTED}
+
+
+class _IgnoredKeys(Mapping[str, FlinkKey]):
+    """Flink's configuration keys (lower-cased) that changeflow neither registers nor refuses.
+
+    Built on first use, once every option module has registered its keys: a key changeflow
+    registers (and acts on) is never in it.
+    """
+
+    @functools.cached_property
+    def _entries(self) -> dict[str, FlinkKey]:
+        from changeflow.config.options import lookup  # the registry imports this module
+
+        entries: dict[str, FlinkKey] = {}
+        for option in flink_options():
+            key = option.key.lower()
+            if option.scope != "config" or _is_template(key) or key in UNSUPPORTED or lookup(key) is not None:
+                continue
+            if key in _unsupported_aliases():
+                continue
+            primary = option.primary if option.kind != "key" else ""
+            entries[key] = FlinkKey(key, True, primary=primary)
+        return entries
+
+    def __getitem__(self, key: str) -> FlinkKey:
+        return self._entries[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+IGNORED: Mapping[str, FlinkKey] = _IgnoredKeys()
 
 # Common Spark keys: only to suggest the right spelling of a misspelt one (spark.* passes through).
 SPARK_KEYS = (
@@ -198,12 +217,35 @@ def flink_key(key: str) -> FlinkKey | None:
     True
     """
     text = key.strip().lower()
-    entry = UNSUPPORTED.get(text) or IGNORED.get(text)
+    entry = UNSUPPORTED.get(text) or _unsupported_aliases().get(text) or IGNORED.get(text)
     if entry is not None:
         return entry
+    for pattern, template in _templates():
+        if pattern.fullmatch(text):
+            return FlinkKey(text, True, primary=template)
     if text.startswith(FLINK_ONLY_NAMESPACES):
         return FlinkKey(text, True, listed=False)
     return None
+
+
+def no_effect_keys(keys: Iterable[str]) -> list[str]:
+    """Those of ``keys`` (as set) that are real Flink keys changeflow accepts and never reads.
+
+    EXPLAIN lists them: setting one changes nothing on Spark.
+
+    >>> no_effect_keys(["table.exec.mini-batch.enabled", "table.optimizer.join-reorder-enabled", "my.key"])
+    ['table.optimizer.join-reorder-enabled']
+    """
+    from changeflow.config.options import lookup  # the registry imports this module
+
+    found = []
+    for key in keys:
+        if lookup(key) is not None:
+            continue
+        entry = flink_key(key)
+        if entry is not None and entry.ignored and key not in found:
+            found.append(key)
+    return sorted(found)
 
 
 def known_spellings() -> tuple[str, ...]:

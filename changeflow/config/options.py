@@ -174,10 +174,11 @@ def check_key(key: str, value: Any = _NO_VALUE) -> ConfigOption | None:
     if entry is not None:
         if value is not _NO_VALUE and not entry.accepts(value):
             raise _unsupported_key_error(key, value, entry)
-        # A Flink-only namespace is accepted whole (its keys are not all listed, so no guessing
-        # at misspellings there), but the tail of a key changeflow implements is a slip:
-        # "state.ttl" meant "table.exec.state.ttl".
-        meant = [] if entry.listed else misspelling_of(key, registered_only=True)
+        # A key under a Flink-only namespace that Flink does not list (a plugin's or a reporter's
+        # own key) is accepted, unless it is a slip: an edit or two away from a listed key
+        # ("taskmanager.numberOfTaskSlot"), or the tail of a known one ("state.ttl" meant
+        # "table.exec.state.ttl"). Every Flink key is listed, so a real one is never flagged.
+        meant = [] if entry.listed else misspelling_of(key)
         if meant:
             raise _misspelt_key_error(key, meant)
         return None

@@ -49,6 +49,10 @@ split into Local/GlobalGroupAggregate under the same rule. Its last line says
 how often the query's micro-batches run over unbounded input: once per
 interval when every row reaching the sink is buffered
 (:mod:`changeflow.plan.rules.buffering`), else at the sources' pace.
+
+A last ``== Configuration ==`` section names the real Flink keys the job sets that
+changeflow accepts but never reads (:func:`changeflow.config.flink_keys.no_effect_keys`),
+such as ``table.optimizer.distinct-agg.split.enabled``.
 """
 
 from __future__ import annotations
@@ -76,6 +80,7 @@ class ExplainSettings:
     flush_interval_ms: int | None = None   # execution.max-flush-interval
     flush_memory_only: bool = False        # execution.flush.memory-buffer-only
     state_ttl_ms: int = 0                  # table.exec.state.ttl (a STATE_TTL hint overrides it per operator)
+    no_effect_keys: tuple[str, ...] = ()   # Flink keys set that changeflow accepts and never reads
 
     def planner(self) -> PlannerSettings:
         flush = None if self.flush_interval_ms is None else FlushPolicy(self.flush_interval_ms,
@@ -142,7 +147,15 @@ def explain(root: PlanNode, settings: ExplainSettings | None = None) -> str:
 
     visit(root, "", "")
     title = "== Physical Plan ==" if streaming else "== Physical Plan (batch) =="
-    return title + "\n" + "\n".join(lines) + "\n" + _flush_section(root)
+    return title + "\n" + "\n".join(lines) + "\n" + _flush_section(root) + _no_effect_section(settings)
+
+
+def _no_effect_section(settings: ExplainSettings | None) -> str:
+    """A line naming the Flink keys that are set but change nothing on Spark (none: no line)."""
+    if settings is None or not settings.no_effect_keys:
+        return ""
+    return ("\n== Configuration ==\nFlink keys set with no effect on Spark (accepted, not read): "
+            + ", ".join(settings.no_effect_keys) + "\n")
 
 
 def _with_state_ttl(describe: str, node: PlanNode) -> str:

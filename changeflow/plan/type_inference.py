@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from changeflow.common.types import DataType, DataTypes
 from changeflow.expressions import Agg, Alias, Call, Column, Expression, Literal
+from changeflow.plan.json_calls import JSON_FUNCTIONS, json_type
 
 _INTEGRAL_RANK = {"TINYINT": 1, "SMALLINT": 2, "INT": 3, "BIGINT": 4}
 
@@ -155,6 +156,8 @@ def type_of(expr: Expression, schema: dict[str, DataType]) -> DataType:
         source = type_of(expr.args[0], schema)
         target: DataType = expr.constant_arg(1)
         return target.with_nullable(True if f == "try_cast" else source.nullable)
+    if f in JSON_FUNCTIONS:  # their constant clauses are specs, not values to type
+        return json_type(expr, schema, type_of)
     args = [type_of(a, schema) for a in expr.args]
     if f in ("+", "-", "*", "/"):
         if not (args[0].is_numeric and args[1].is_numeric):

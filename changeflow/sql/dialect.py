@@ -20,6 +20,7 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
 
 from changeflow.sql.errors import SqlError
+from changeflow.sql.json_functions import FUNCTION_PARSERS as JSON_FUNCTION_PARSERS
 
 
 
@@ -46,6 +47,10 @@ class Flink(Dialect):
         # with its ON forgotten parse to the same tree, and the planner could not refuse
         # the latter as Flink does.
         JOINS_HAVE_EQUAL_PRECEDENCE = True
+
+        # JSON_VALUE / JSON_QUERY / JSON_EXISTS / JSON_ARRAY with their RETURNING, ON EMPTY,
+        # ON ERROR, WRAPPER and ON NULL clauses (changeflow.sql.json_functions).
+        FUNCTION_PARSERS = {**parser.Parser.FUNCTION_PARSERS, **JSON_FUNCTION_PARSERS}
 
         FUNCTIONS = {
             **parser.Parser.FUNCTIONS,

@@ -19,6 +19,7 @@ from sqlglot import exp
 
 from changeflow.common.types import DataType, DataTypes
 from changeflow.expressions import Agg, Call, Column, Expression, Literal
+from changeflow.sql import json_functions
 from changeflow.sql.errors import SqlError, located, unsupported
 
 
@@ -266,6 +267,9 @@ class ExpressionTranslator:
         if isinstance(target, exp.Boolean):
             name = ("is_not_" if negated else "is_") + ("true" if target.this else "false")
             return Call(name, (x,))
+        test = json_functions.is_json_test(node, self.tr, negated)
+        if test is not None:
+            return test
         raise unsupported("IS with this operand", node, self.sql)
 
     def _case(self, node: exp.Case) -> Expression:
@@ -310,6 +314,9 @@ class ExpressionTranslator:
 
     def _function(self, node: exp.Expr) -> Expression:
         sql = self.sql
+        json_call = json_functions.translate(node, self.tr, flink_type, sql)
+        if json_call is not None:
+            return json_call
         if isinstance(node, exp.TimestampDiff):
             unit = node.args["unit"].name.upper() if node.args.get("unit") is not None else ""
             if unit not in _INTERVAL_UNITS:

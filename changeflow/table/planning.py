@@ -16,6 +16,7 @@ from changeflow.catalog import Catalog, CatalogError, CatalogTable, CatalogView,
 from changeflow.common.configuration import Configuration
 from changeflow.common.types import DataType
 from changeflow.config import to_millis, validate_mini_batch
+from changeflow.config.flink_keys import no_effect_keys
 from changeflow.plan.flush_policy import flush_policy
 from changeflow.connectors import check_sink_input, create_sink, create_source
 from changeflow.plan import builder
@@ -176,7 +177,8 @@ class PlanningContext:
                                              str(self.option("table.optimizer.agg-phase-strategy")),
                                              flush_interval_ms=None if flush is None else flush.interval_ms,
                                              flush_memory_only=flush is not None and flush.memory_only,
-                                             state_ttl_ms=to_millis(self.option("table.exec.state.ttl"))))
+                                             state_ttl_ms=to_millis(self.option("table.exec.state.ttl")),
+                                             no_effect_keys=tuple(no_effect_keys(self._configuration.keys()))))
 
 
 def _check_insert_types(name: str, query_schema, sink_schema) -> None:

@@ -21,8 +21,10 @@ from pyspark.sql import types as T
 
 from changeflow.common.types import DataType
 from changeflow.expressions import Alias, Call, Column as ColumnRef, Expression, Literal
+from changeflow.plan.json_calls import JSON_FUNCTIONS
 from changeflow.plan.type_inference import type_of
 from changeflow.runtime.spark import arithmetic
+from changeflow.runtime.spark.json_columns import compile_json
 from changeflow.runtime.spark.spark_types import to_spark as _to_spark_type
 
 
@@ -84,6 +86,8 @@ def compile_expr(expr: Expression, schema: dict[str, DataType]) -> Column:
             return F.add_months(value, count * 12 if unit == "YEAR" else count).cast(
                 to_spark(type_of(expr.args[0], schema)))
         return value + F.expr(f"INTERVAL {int(count)} {unit}")
+    if f in JSON_FUNCTIONS:  # vectorised Python over Flink's JSON rules (json_columns.py)
+        return compile_json(expr, lambda a: compile_expr(a, schema), to_spark, type_of(expr, schema))
     args = [compile_expr(a, schema) for a in expr.args]
     result_type = type_of(expr, schema)
     if f in ("+", "-", "*", "/", "%"):

@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from changeflow.expressions import Column, UserCall
+from changeflow.expressions import UserCall
 from changeflow.plan import builder
-from changeflow.plan.correlate import correlate
-from changeflow.plan.nodes import PlanNode, Project
+from changeflow.plan.correlate import correlate, result_fields
+from changeflow.plan.nodes import PlanNode
 from changeflow.sql.errors import SqlError, located, unsupported
 from changeflow.sql.rewrite import uniquify
 from changeflow.sql.scalar import Scope, ScopeColumn
@@ -46,14 +46,15 @@ def plan_lateral(planner: "QueryPlanner", left: PlanNode, left_scope: Scope, joi
     if lateral.args.get("view") or lateral.args.get("ordinality"):
         raise unsupported("LATERAL VIEW / WITH ORDINALITY", lateral, sql)
     call_node = _table_call(lateral, sql)
-    name = call_node.name if isinstance(call_node, exp.Anonymous) else call_node.sql_name()
+    name = call_node.name if isinstance(call_node, exp.Anonymous) else call_node.sql_name().lower()
     function = planner.functions(name)
     if function is None:
         raise SqlError(located(f"No match found for function signature {name}(); register the table function "
                                f"with create_temporary_function first", call_node, sql))
     if function.kind != "table":
-        raise SqlError(located(f"{name} is a {function.kind.replace('_', ' ')} function; LATERAL TABLE(...) "
-                               f"takes a table function", call_node, sql))
+        kind_text = function.kind.replace("_", " ")
+        raise SqlError(located(f"{name} is {'an' if kind_text[0] == 'a' else 'a'} {kind_text} function; "
+                               f"LATERAL TABLE(...) takes a table function", call_node, sql))
     args = tuple(planner.expression(a, left_scope, aggregates=False) for a in _arguments(call_node))
     call = UserCall(function, args)
 
@@ -73,18 +74,17 @@ def plan_lateral(planner: "QueryPlanner", left: PlanNode, left_scope: Scope, joi
     alias = lateral.args.get("alias")
     qualifier = alias.name if alias is not None and alias.name else None
     columns = [c.name for c in alias.columns] if alias is not None and alias.columns else None
-    correlated = planner.guard(lambda: correlate(left, call, join_type, columns), join)
+    fields = planner.guard(lambda: result_fields(call), join)
+    sql_names = columns if columns else [n for n, _ in fields]   # what the query calls the function's columns
+    if len(sql_names) != len(fields):
+        raise SqlError(located(f"{name} emits {len(fields)} columns ({', '.join(n for n, _ in fields)}) but the "
+                               f"alias names {len(sql_names)}: {', '.join(sql_names)}", alias, sql))
+    # A function column named as a column to its left is renamed, as Calcite's ``id0``.
     width = len(left.field_names)
-    sql_names = correlated.field_names[width:]   # what the query calls the function's columns
-    # The function's columns are renamed where they clash with the left's, as Calcite's ``id0``.
-    names = uniquify(correlated.field_names)
-    node: PlanNode = correlated
-    if names != correlated.field_names:
-        node = Project(correlated, tuple((n, Column(old)) for n, old in zip(names, correlated.field_names,
-                                                                             strict=True)),
-                       tuple((n, t) for n, (_, t) in zip(names, correlated.schema, strict=True)))
+    names = uniquify(left.field_names + sql_names)[width:]
+    node: PlanNode = planner.guard(lambda: correlate(left, call, join_type, names), join)
     scope = Scope(left_scope.columns + [ScopeColumn(qualifier, n, plan_name)
-                                        for n, plan_name in zip(sql_names, names[width:], strict=True)])
+                                        for n, plan_name in zip(sql_names, names, strict=True)])
     if not on_true:
         condition = planner.expression(on, scope, aggregates=False)
         node = planner.guard(lambda: builder.filter_(node, condition), on)

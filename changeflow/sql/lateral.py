@@ -24,6 +24,7 @@ from changeflow.expressions import UserCall
 from changeflow.plan import builder
 from changeflow.plan.correlate import correlate, result_fields
 from changeflow.plan.nodes import PlanNode
+from changeflow.plan.type_inference import PlanError
 from changeflow.sql.errors import SqlError, located, unsupported
 from changeflow.sql.rewrite import uniquify
 from changeflow.sql.scalar import Scope, ScopeColumn
@@ -74,7 +75,10 @@ def plan_lateral(planner: "QueryPlanner", left: PlanNode, left_scope: Scope, joi
     alias = lateral.args.get("alias")
     qualifier = alias.name if alias is not None and alias.name else None
     columns = [c.name for c in alias.columns] if alias is not None and alias.columns else None
-    fields = planner.guard(lambda: result_fields(call), join)
+    try:
+        fields = result_fields(call)
+    except PlanError as e:
+        raise SqlError(located(str(e), join, sql)) from None
     sql_names = columns if columns else [n for n, _ in fields]   # what the query calls the function's columns
     if len(sql_names) != len(fields):
         raise SqlError(located(f"{name} emits {len(fields)} columns ({', '.join(n for n, _ in fields)}) but the "
@@ -85,13 +89,13 @@ def plan_lateral(planner: "QueryPlanner", left: PlanNode, left_scope: Scope, joi
     node: PlanNode = planner.guard(lambda: correlate(left, call, join_type, names), join)
     scope = Scope(left_scope.columns + [ScopeColumn(qualifier, n, plan_name)
                                         for n, plan_name in zip(sql_names, names, strict=True)])
-    if not on_true:
+    if on is not None and not on_true:
         condition = planner.expression(on, scope, aggregates=False)
         node = planner.guard(lambda: builder.filter_(node, condition), on)
     return node, scope, where
 
 
-def _table_call(lateral: exp.Lateral, sql: str | None) -> exp.Expr:
+def _table_call(lateral: exp.Lateral, sql: str | None) -> exp.Func:
     """The function call inside ``LATERAL TABLE(...)``."""
     wrapper = lateral.this
     if not (isinstance(wrapper, exp.Anonymous) and wrapper.name.upper() == "TABLE" and len(wrapper.expressions) == 1):

@@ -41,16 +41,17 @@ def test_a_failing_table_function_names_itself_and_the_row(spark, mode):
     t_env = TableEnvironment.create(settings, spark_session=spark)
     t = t_env.from_elements([("a b",), ("bad",)], ["line"])
     fragile = udtf(Fragile(), result_types=[DataTypes.STRING()], name="fragile")
+    table = t.join_lateral(fragile(col("line")).alias("w"))
     with pytest.raises(UserFunctionError, match=r"user function fragile failed on input \('bad',\): "
-                                                r"ValueError: cannot split"):
-        with t.join_lateral(fragile(col("line")).alias("w")).execute().collect() as rows:
-            list(rows)
+                                                r"ValueError: cannot split"), table.execute().collect() as rows:
+        list(rows)
 
 
 def test_a_failing_open_is_named(spark):
     t_env = TableEnvironment.create(EnvironmentSettings.in_batch_mode(), spark_session=spark)
     t = t_env.from_elements([("a",)], ["line"])
     broken = udtf(NoModel(), result_types=[DataTypes.STRING()], name="no_model")
-    with pytest.raises(UserFunctionError, match=r"no_model failed in open\(\): FileNotFoundError: model.bin"):
-        with t.flat_map(broken(col("line"))).execute().collect() as rows:
-            list(rows)
+    table = t.flat_map(broken(col("line")))
+    with pytest.raises(UserFunctionError, match=r"no_model failed in open\(\): FileNotFoundError: model.bin"), \
+            table.execute().collect() as rows:
+        list(rows)

@@ -28,7 +28,8 @@ def lines(t_env):
 
 split = udtf(lambda s: s.split(), result_types=[DataTypes.STRING(), DataTypes.INT()], name="split")
 pair = udf(lambda r: Row(r.id, r.line), name="pair",
-           result_type=DataTypes.ROW([DataTypes.FIELD("x", DataTypes.BIGINT()), DataTypes.FIELD("y", DataTypes.STRING())]))
+           result_type=DataTypes.ROW([DataTypes.FIELD("x", DataTypes.BIGINT()),
+                                      DataTypes.FIELD("y", DataTypes.STRING())]))
 
 
 def _schema(table):

@@ -36,6 +36,7 @@ from changeflow.common.row_kind import RowKind
 from changeflow.common.types import DataType
 from changeflow.functions import FunctionContext, UserFunction
 from changeflow.kernels.changelog import BOOKKEEPING, SUB
+from changeflow.kernels.frames import column
 from changeflow.kernels.keyed.records import UserFunctionError
 
 # The ``_sub`` of the i-th row a function emits for an input row stamped ``sub`` is
@@ -113,7 +114,7 @@ class TableFunctionRunner:
     # --- one batch ---------------------------------------------------------------------------------
     def process(self, batch: pd.DataFrame) -> pd.DataFrame:
         """The joined rows: the input's columns (but the argument columns), then the function's."""
-        columns = [python_values(batch[c], t) for c, t in zip(self.arg_columns, self.arg_types, strict=True)]
+        columns = [python_values(column(batch, c), t) for c, t in zip(self.arg_columns, self.arg_types, strict=True)]
         parents: list[int] = []
         index_in_parent: list[int] = []
         values: list[list[Any]] = [[] for _ in self.names]
@@ -127,8 +128,8 @@ class TableFunctionRunner:
             for j, row in enumerate(rows):
                 parents.append(i)
                 index_in_parent.append(j)
-                for column, value in zip(values, row, strict=True):
-                    column.append(value)
+                for target, value in zip(values, row, strict=True):
+                    target.append(value)
         kept = [c for c in batch.columns if c not in self.arg_columns]
         if not self.keep_input:
             kept = [c for c in kept if c in BOOKKEEPING]
@@ -139,8 +140,8 @@ class TableFunctionRunner:
                 raise UserFunctionError(f"user function {self.function.name} emitted more than {ROWS_PER_INPUT} "
                                         f"rows for one input row, changeflow's limit per row")
             out[SUB] = out[SUB].to_numpy(dtype=np.int64) * ROWS_PER_INPUT + index
-        for name, column in zip(self.names, values, strict=True):
-            out[name] = pd.Series(column, dtype=object)
+        for name, emitted in zip(self.names, values, strict=True):
+            out[name] = pd.Series(emitted, dtype=object)
         return out
 
     def _rows(self, args: list[Any]) -> list[tuple]:

@@ -22,6 +22,7 @@ from pyspark.sql import types as T
 from changeflow.expressions import Call, Literal
 from changeflow.functions import FunctionContext
 from changeflow.kernels.changelog import KIND, SEQ, SUB
+from changeflow.kernels.frames import select
 from changeflow.kernels.udf.table_function import TableFunctionRunner
 from changeflow.plan.correlate import Correlate, argument_types
 from changeflow.plan.type_inference import type_of
@@ -100,11 +101,12 @@ class _Correlator:
         if self.control:
             is_control = batch[KIND] == CONTROL
             if is_control.any():
-                control, batch = batch[is_control], batch[~is_control].reset_index(drop=True)
+                control = select(batch, is_control)
+                batch = select(batch, ~is_control).reset_index(drop=True)
         out = runner.process(batch)
         if control is not None:
-            out = pd.concat([out, control.drop(columns=[c for c in control.columns if c.startswith(_ARG)])],
-                            ignore_index=True)
+            kept = [c for c in control.columns if not str(c).startswith(_ARG)]
+            out = pd.concat([out, select(control, kept)], ignore_index=True)
         out = out.reindex(columns=self.output + [c for c in (KIND, SEQ, SUB) if c in out.columns])
         for name in self.integral:  # NULLs made an integral column float64; Arrow takes nullable ints
             out[name] = out[name].astype("Int64")

@@ -55,3 +55,17 @@ def test_a_failing_open_is_named(spark):
     with pytest.raises(UserFunctionError, match=r"no_model failed in open\(\): FileNotFoundError: model.bin"), \
             table.execute().collect() as rows:
         list(rows)
+
+
+def test_control_rows_of_a_flush_interval_pass_a_table_function(spark):
+    # With execution.max-flush-interval, end-of-input and flush control rows travel through the
+    # query; the correlate above a buffering aggregation passes them on untouched.
+    t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode(), spark_session=spark)
+    t_env.get_config().set("changeflow.state.buckets", "2")
+    t_env.get_config().set("execution.max-flush-interval", "1 s")
+    t = t_env.from_elements([("a", 1), ("b", 2), ("a", 1)], ["k", "v"])
+    sums = t.group_by(col("k")).select(col("k"), col("v").sum.alias("s"))
+    upto = udtf(lambda n: range(1, n + 1), result_types=[DataTypes.BIGINT()], name="upto")
+    with sums.join_lateral(upto(col("s")).alias("i")).execute().collect() as rows:
+        final = sorted(tuple(r) for r in rows if str(r.get_row_kind()) in ("+I", "+U"))
+    assert final == [("a", 2, 1), ("a", 2, 2), ("b", 2, 1), ("b", 2, 2)]

@@ -271,6 +271,24 @@ class UserCall(Expression):
     def __str__(self) -> str:
         return f"{self.function.name}({', '.join(str(a) for a in self.args)})"
 
+    def alias(self, name: str, *extra_names: str) -> "Expression":  # type: ignore[override]
+        """One name; a table function's call (or a ROW-valued one in ``map``) takes one per column."""
+        return MultiAlias(self, (name,) + extra_names) if extra_names else Alias(self, name)
+
+
+@dataclass(frozen=True, eq=False)
+class MultiAlias(Expression):
+    """The names of the columns a call emits: ``split(col('line')).alias('word', 'length')``."""
+
+    child: Expression
+    names: tuple[str, ...]
+
+    def children(self) -> tuple[Expression, ...]:
+        return (self.child,)
+
+    def __str__(self) -> str:
+        return f"{self.child} AS ({', '.join(self.names)})"
+
 
 @dataclass(frozen=True, eq=False)
 class Alias(Expression):

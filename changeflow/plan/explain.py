@@ -60,6 +60,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from changeflow.kernels.aggregate.local import partial_fields
+from changeflow.plan import correlate
 from changeflow.plan.flush_policy import FlushPolicy
 from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Source,
                                    Union, UpsertMaterialize)
@@ -235,6 +236,8 @@ def describe_node(node: PlanNode) -> str:
         return f"Sink(table=[{name}], fields=[{', '.join(node.input.field_names)}]{_sink_keys(node)})"
     if isinstance(node, UpsertMaterialize):
         return _describe_materializer(node)
+    if isinstance(node, correlate.Correlate):
+        return correlate.describe(node)
     raise TypeError(f"EXPLAIN has no description for {type(node).__name__}")
 
 

@@ -21,6 +21,7 @@ from changeflow.plan.nodes import Join, PlanNode
 from changeflow.plan.type_inference import PlanError, type_of
 from changeflow.sql.errors import SqlError, located, snippet, unsupported
 from changeflow.sql.from_clause import plan_relation
+from changeflow.sql.lateral import plan_lateral
 from changeflow.sql.rewrite import uniquify
 from changeflow.sql.scalar import Scope, ScopeColumn
 
@@ -69,6 +70,8 @@ def plan_from(planner: "QueryPlanner", first: exp.Expr, joins: list[exp.Join],
 def plan_join(planner: "QueryPlanner", left: PlanNode, left_scope: Scope, join: exp.Join,
               where: exp.Expr | None) -> tuple[PlanNode, Scope, exp.Expr | None]:
     """Join the plan so far with ``join``'s relation; returns the unused part of ``where``."""
+    if isinstance(join.this, exp.Lateral):  # LATERAL TABLE(f(...)): a table function (sql/lateral.py)
+        return plan_lateral(planner, left, left_scope, join, where)
     sql = planner.sql
     side = (join.side or "").upper()
     kind = (join.kind or "").upper()

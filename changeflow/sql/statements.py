@@ -88,7 +88,7 @@ def execute(session: StatementSession, sql: str) -> Outcome:
 def plan_sql_query(session: StatementSession, sql: str) -> PlanNode:
     """The logical plan of a query's text (``SELECT``, ``WITH``, ``VALUES``), planned over the catalog."""
     reject_on_conflict(sql, tokenize(sql), "a query")
-    return plan_query(sql, session.resolve)
+    return plan_query(sql, session.resolve, functions=session.catalog.functions.lookup)
 
 
 def query_text(cur: Cursor) -> str:

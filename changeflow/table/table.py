@@ -111,6 +111,28 @@ class Table:
         """Full outer join: unmatched rows of either side padded with NULLs."""
         return self._join(right, "FULL", join_predicate)
 
+    # --- Python functions over each row (changeflow/table/lateral.py) ---------------------------
+    def join_lateral(self, table_function_call, join_predicate: Expression | None = None) -> "Table":
+        """Join each row with the rows a table function emits for it (a call, or the function with an alias)."""
+        from changeflow.table import lateral
+        return self._wrap(lateral.join_lateral(self._plan, table_function_call, join_predicate, "INNER"))
+
+    def left_outer_join_lateral(self, table_function_call, join_predicate: Expression | None = None) -> "Table":
+        """As :meth:`join_lateral`; a row the function emits nothing for is kept, with NULLs."""
+        from changeflow.table import lateral
+        return self._wrap(lateral.join_lateral(self._plan, table_function_call, join_predicate, "LEFT"))
+
+    def flat_map(self, func) -> "Table":
+        """The rows of a table function (a call, or the function taking the whole row) over each row."""
+        from changeflow.table import lateral
+        return self._wrap(lateral.flat_map(self._plan, func))
+
+    def map(self, func) -> "Table":
+        """One row per row from a scalar function (a call, or the function taking the whole row); a ROW
+        result is expanded into its fields."""
+        from changeflow.table import lateral
+        return self._wrap(lateral.map_(self._plan, func))
+
     def _join(self, right: "Table", join_type: str, predicate: Expression | None) -> "Table":
         if not isinstance(right, Table):
             raise TypeError(f"a join needs a Table to join with, got {right!r}")

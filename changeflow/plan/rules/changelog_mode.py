@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from changeflow.plan.correlate import Correlate
 from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Source,
                                    Union, UpsertMaterialize)
 from changeflow.plan.physical import annotate_all
@@ -47,8 +48,8 @@ def node_mode(node: PlanNode, inputs: list[ChangelogMode]) -> ChangelogMode:
     """The changelog mode ``node`` emits over inputs of ``inputs`` modes (in ``node.inputs`` order)."""
     if isinstance(node, Source):  # a DataStream read with from_changelog_stream carries all four kinds
         return RETRACT if node.kind == "datastream" and node.payload.changelog else INSERT_ONLY
-    if isinstance(node, (Project, Filter)):
-        return inputs[0]
+    if isinstance(node, (Project, Filter, Correlate)):
+        return inputs[0]  # a correlate's rows keep the kind of the input change they come from
     if isinstance(node, Aggregate):
         return UPDATES if inputs[0].insert_only else RETRACT
     if isinstance(node, UpsertMaterialize):

@@ -16,6 +16,7 @@ from pyspark.sql import functions as F
 
 from changeflow.kernels.aggregate.functions import AggCall, result_type
 from changeflow.kernels.changelog import SEQ
+from changeflow.plan.correlate import Correlate
 from changeflow.plan.nodes import Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Source, Union
 from changeflow.runtime.spark.arithmetic import wrapping_long
 from changeflow.runtime.spark.columns import compile_expr
@@ -54,6 +55,9 @@ class BatchTranslator:
             return rank_batch(self, node)
         if isinstance(node, Sink):
             return self.translate(node.input)  # the job writes the rows (runtime/spark/jobs.py)
+        if isinstance(node, Correlate):
+            from changeflow.runtime.spark.correlate import correlate_batch
+            return correlate_batch(self, node)
         raise TypeError(f"no batch translation for {type(node).__name__}")
 
     def _aggregate(self, node: Aggregate) -> DataFrame:

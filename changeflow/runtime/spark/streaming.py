@@ -34,6 +34,7 @@ from changeflow.kernels.aggregate.group_agg import GroupAggregate
 from changeflow.kernels.aggregate.local import LocalGroupAggregate
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.ttl import KeyStateTtl
+from changeflow.plan.correlate import Correlate
 from changeflow.plan.flush_policy import FlushPolicy, flushes_from_timers
 from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Source, Union,
                                    UpsertMaterialize)
@@ -145,6 +146,9 @@ class StreamingTranslator:
             return upsert_materialize_stream(self, node)
         if isinstance(node, Sink):
             return self._translate(node.input)  # the job writes the changes (runtime/spark/jobs.py)
+        if isinstance(node, Correlate):
+            from changeflow.runtime.spark.correlate import correlate_stream
+            return correlate_stream(self, node)
         raise TypeError(f"no streaming translation for {type(node).__name__}")
 
     def _distinct_positions(self, frame: DataFrame, index: int) -> DataFrame:

@@ -19,6 +19,18 @@ PIPELINE_NAME = register(
     )
 )
 
+PIPELINE_GLOBAL_JOB_PARAMETERS = register(
+    ConfigOption(
+        "pipeline.global-job-parameters",
+        OptionType.STRING,
+        None,
+        description=(
+            "Job parameters as key:value pairs separated by commas (k1:v1,k2:v2). A Python "
+            "user-defined function reads them in open() with FunctionContext.get_job_parameter."
+        ),
+    )
+)
+
 EXECUTION_RUNTIME_MODE = register(
     ConfigOption(
         "execution.runtime-mode",

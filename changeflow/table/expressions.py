@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from changeflow.common.types import DataType
-from changeflow.expressions import Agg, Column, Expression, Literal
+from changeflow.expressions import Agg, Column, Expression, Literal, UserCall, _to_expr
 
-__all__ = ["Expression", "col", "count_star", "lit"]
+__all__ = ["Expression", "call", "col", "count_star", "lit"]
 
 
 def col(name: str) -> Expression:
@@ -30,3 +30,11 @@ def lit(value: Any, data_type: DataType | None = None) -> Expression:
 def count_star() -> Expression:
     """``COUNT(*)``: the number of rows of the group, nulls included."""
     return Agg("count_star", None)
+
+
+def call(f: Any, *args: Any) -> Expression:
+    """A call of a user-defined function: a ``udf``/``udtf``/``udaf`` result, or the name it was
+    registered under with ``create_temporary_function`` / ``create_temporary_system_function``."""
+    from changeflow.table.functions_env import registered_function, user_function
+    function = registered_function(f) if isinstance(f, str) else user_function(f)
+    return UserCall(function, tuple(_to_expr(a) for a in args))

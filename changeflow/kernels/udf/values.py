@@ -73,6 +73,13 @@ def _value(t: DataType) -> Callable[[Any], Any]:
     return lambda v: None if v is None or v is pd.NaT else v
 
 
+def _as_is(column: pd.Series, t: DataType) -> bool:
+    """Whether ``tolist()`` already gives PyFlink's values: ints without NULLs, floats, strings."""
+    kind = column.dtype.kind
+    return (t.root in _INT_RANGE and kind in "iu") or (t.root in ("FLOAT", "DOUBLE") and kind == "f") or \
+        (t.root in ("CHAR", "VARCHAR", "STRING") and kind == "O")
+
+
 def python_values(column: pd.Series | pd.DataFrame, t: DataType, nulls: Sequence[bool] | None = None) -> list:
     """The Python values of a batch's column of Flink type ``t``; ``nulls`` marks NULLs where pandas cannot."""
     if isinstance(column, pd.DataFrame):  # Spark passes a ROW (struct) argument as a DataFrame
@@ -80,11 +87,7 @@ def python_values(column: pd.Series | pd.DataFrame, t: DataType, nulls: Sequence
         fields = [_value(ft) for _, ft in t.params]
         values = [Row(**{n: f(x) for n, f, x in zip(names, fields, r, strict=True)})
                   for r in column.itertuples(index=False, name=None)]
-    elif t.root in _INT_RANGE and column.dtype.kind in "iu":
-        values = column.tolist()   # no NULLs: pandas' ints are already Python ints after tolist()
-    elif t.root in ("FLOAT", "DOUBLE") and column.dtype.kind == "f":
-        values = column.tolist()
-    elif t.root in ("CHAR", "VARCHAR", "STRING") and column.dtype == object:
+    elif _as_is(column, t):
         values = column.tolist()
     else:
         convert = _value(t)

@@ -35,7 +35,7 @@ from changeflow.plan.user_call_types import argument_types
 from changeflow.runtime.spark.spark_types import to_spark
 
 GLOBAL_JOB_PARAMETERS = "pipeline.global-job-parameters"
-_job_parameters: ContextVar[dict[str, str]] = ContextVar("changeflow_job_parameters", default={})
+_job_parameters: ContextVar[dict[str, str] | None] = ContextVar("changeflow_job_parameters", default=None)
 
 
 def parse_job_parameters(text: str) -> dict[str, str]:
@@ -86,7 +86,7 @@ def compile_user_call(call: UserCall, schema: dict[str, DataType],
     extra = [compile_arg(call.args[i]).isNull() for i in masked]
     inputs = columns + extra or [F.lit(0)]     # a function of no arguments still needs the batch's rows
     spark_type = to_spark(function.result_type)
-    run = _batch_runner(function, arg_types, masked, len(columns), dict(_job_parameters.get()),
+    run = _batch_runner(function, arg_types, masked, len(columns), dict(_job_parameters.get() or {}),
                         isinstance(spark_type, T.StructType))
     with warnings.catch_warnings():
         # The explicit SCALAR_ITER type is deprecated in favour of type hints, which cannot describe

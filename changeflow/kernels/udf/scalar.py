@@ -38,7 +38,8 @@ import pandas as pd
 from changeflow.common.types import DataType
 from changeflow.functions import FunctionContext, UserFunction
 from changeflow.kernels.keyed.records import UserFunctionError
-from changeflow.kernels.udf.values import ResultTypeError, python_values, result_converter, result_series
+from changeflow.kernels.udf.values import (ResultTypeError, fast_result_series, python_values, result_converter,
+                                          result_series)
 
 
 class ScalarEvaluator:
@@ -93,19 +94,37 @@ class ScalarEvaluator:
                  nulls: Sequence[Sequence[bool] | None] | None) -> pd.Series:
         masks = list(nulls) if nulls is not None else [None] * len(columns)
         args = [python_values(c, t, m) for c, t, m in zip(columns, self.arg_types, masks, strict=True)]
-        rows = list(zip(*args, strict=True)) if args else [()] * n
-        f, convert = self._eval, self._convert
-        out: list[Any] = []
-        append = out.append
+        f = self._eval
         try:
-            for row in rows:
-                append(convert(f(*row)))
-        except ResultTypeError as e:
-            raise UserFunctionError(f"user function {self.name} failed on row {rows[len(out)]!r}: {e}") from e
+            # map() over the argument lists calls f once per row with no per-row Python frame of ours.
+            out = list(map(f, *args)) if args else [f() for _ in range(n)]
         except Exception as e:
-            raise UserFunctionError(f"user function {self.name} failed on row {rows[len(out)]!r}: "
-                                    f"{type(e).__name__}: {e}") from e
-        return result_series(out, self.result_type)
+            raise self._row_failure(args, e) from e
+        fast = fast_result_series(out, self.result_type)
+        if fast is not None:
+            return fast
+        convert = self._convert
+        checked: list[Any] = []
+        try:
+            for value in out:
+                checked.append(convert(value))
+        except ResultTypeError as e:
+            row = tuple(a[len(checked)] for a in args)
+            raise UserFunctionError(f"user function {self.name} failed on row {row!r}: {e}") from e
+        return result_series(checked, self.result_type)
+
+    def _row_failure(self, args: list[list], error: Exception) -> UserFunctionError:
+        """The error naming the row ``error`` came from: the batch is evaluated again row by row up to
+        the failing row (only on this failure path, so the fast path keeps no row index)."""
+        f = self._eval
+        for row in zip(*args, strict=True):
+            try:
+                f(*row)
+            except Exception as e:
+                return UserFunctionError(f"user function {self.name} failed on row {row!r}: "
+                                         f"{type(e).__name__}: {e}")
+        return UserFunctionError(f"user function {self.name} failed on a batch of {len(args[0]) if args else 0} "
+                                 f"rows: {type(error).__name__}: {error}")
 
     def _pandas(self, columns: Sequence[pd.Series | pd.DataFrame], n: int) -> pd.Series | pd.DataFrame:
         args = [c.reset_index(drop=True) for c in columns]

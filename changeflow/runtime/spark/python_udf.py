@@ -118,8 +118,9 @@ def _batch_runner(function: UserFunction, arg_types: tuple[DataType, ...], maske
                 args, masks = parts[:arity], parts[arity:]
                 nulls: list[Any] = [None] * arity
                 for i, mask in zip(masked, masks, strict=True):
-                    nulls[i] = mask.tolist()
-                result = evaluator.eval_batch(args, len(parts[0]), nulls if masked else None)
+                    nulls[i] = mask.tolist() if mask.any() else None  # most batches have no NULL
+                result = evaluator.eval_batch(args, len(parts[0]), nulls if any(m is not None for m in nulls)
+                                              else None)
                 if struct_result and not isinstance(result, pd.DataFrame):
                     result = pd.DataFrame([r if r is not None else {} for r in result])
                 yield result

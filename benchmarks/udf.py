@@ -65,7 +65,7 @@ def main() -> None:
 
     @pandas_udf("double")  # type: ignore[call-overload]
     def spark_rows(a: pd.Series, b: pd.Series) -> pd.Series:
-        return pd.Series([row_function(x, y) for x, y in zip(a.tolist(), b.tolist())])
+        return pd.Series([row_function(x, y) for x, y in zip(a.tolist(), b.tolist(), strict=True)])
 
     @pandas_udf("double")  # type: ignore[call-overload]
     def spark_vectorised(a: pd.Series, b: pd.Series) -> pd.Series:

@@ -25,8 +25,9 @@ PIPELINE_GLOBAL_JOB_PARAMETERS = register(
         OptionType.STRING,
         None,
         description=(
-            "Job parameters as key:value pairs separated by commas (k1:v1,k2:v2). A Python "
-            "user-defined function reads them in open() with FunctionContext.get_job_parameter."
+            "Job parameters as key:value pairs separated by commas (k1:v1,k2:v2). Python "
+            "user-defined functions of the Table API and SQL read them with "
+            "FunctionContext.get_job_parameter; a DataStream job refuses the key (not read there yet)."
         ),
     )
 )

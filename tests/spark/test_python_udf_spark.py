@@ -108,3 +108,16 @@ def test_planning_errors_and_refusals(batch_env):
         batch_env.create_java_temporary_function("f", "com.example.F")
     with pytest.raises(ValueError, match="no function 'nope' is registered"):
         call("nope", col("a"))
+
+
+
+def test_a_datastream_job_refuses_the_global_job_parameters(spark):
+    from changeflow.common import Configuration
+    from changeflow.datastream import RuntimeExecutionMode, StreamExecutionEnvironment
+
+    config = Configuration()
+    config.set_string("pipeline.global-job-parameters", "tag:x")
+    env = StreamExecutionEnvironment.get_execution_environment(config, spark_session=spark)
+    env.set_runtime_mode(RuntimeExecutionMode.BATCH)
+    with pytest.raises(NotImplementedError, match="pipeline.global-job-parameters in a DataStream job"):
+        env.from_collection([1, 2]).map(lambda v: v).execute_and_collect()

@@ -27,6 +27,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from changeflow.common.types import DataType
+from changeflow.config.job_parameters import job_parameters_of
 from changeflow.expressions import Expression, UserCall
 from changeflow.functions import FunctionContext, UserFunction
 from changeflow.kernels.udf.scalar import ScalarEvaluator
@@ -34,32 +35,13 @@ from changeflow.plan.type_inference import type_of
 from changeflow.plan.user_call_types import argument_types
 from changeflow.runtime.spark.spark_types import to_spark
 
-GLOBAL_JOB_PARAMETERS = "pipeline.global-job-parameters"
 _job_parameters: ContextVar[dict[str, str] | None] = ContextVar("changeflow_job_parameters", default=None)
-
-
-def parse_job_parameters(text: str) -> dict[str, str]:
-    """Flink's map syntax of ``pipeline.global-job-parameters``: ``k1:v1,k2:v2``.
-
-    >>> parse_job_parameters("model:/tmp/m, threshold:0.5")
-    {'model': '/tmp/m', 'threshold': '0.5'}
-    """
-    out: dict[str, str] = {}
-    for item in (p.strip() for p in text.split(",")):
-        if not item:
-            continue
-        key, sep, value = item.partition(":")
-        if not sep:
-            raise ValueError(f"{GLOBAL_JOB_PARAMETERS}: expected key:value pairs separated by commas, got {item!r}")
-        out[key.strip()] = value.strip()
-    return out
 
 
 @contextmanager
 def job_parameters(configuration: Any) -> Iterator[None]:
     """While a job is translated, the job parameters its functions' ``FunctionContext`` returns."""
-    text = configuration.get_string(GLOBAL_JOB_PARAMETERS, "") if configuration is not None else ""
-    token = _job_parameters.set(parse_job_parameters(text))
+    token = _job_parameters.set(job_parameters_of(configuration))
     try:
         yield
     finally:

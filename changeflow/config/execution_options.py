@@ -19,6 +19,19 @@ PIPELINE_NAME = register(
     )
 )
 
+PIPELINE_GLOBAL_JOB_PARAMETERS = register(
+    ConfigOption(
+        "pipeline.global-job-parameters",
+        OptionType.STRING,
+        None,
+        description=(
+            "Job parameters as key:value pairs separated by commas (k1:v1,k2:v2). Python "
+            "user-defined functions of the Table API and SQL read them with "
+            "FunctionContext.get_job_parameter; a DataStream job refuses the key (not read there yet)."
+        ),
+    )
+)
+
 EXECUTION_RUNTIME_MODE = register(
     ConfigOption(
         "execution.runtime-mode",

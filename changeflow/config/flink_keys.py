@@ -84,8 +84,6 @@ _UNSUPPORTED = (
     FlinkKey("execution.checkpointing.savepoint-dir", False, None, "changeflow takes no savepoints"),
     FlinkKey("state.checkpoints.dir", False, None,
              "set changeflow.checkpoint-dir: jobs keep their checkpoints there and resume from them"),
-    FlinkKey("pipeline.global-job-parameters", False, None,
-             "RuntimeContext.get_job_parameter does not read it in changeflow"),
     FlinkKey("pipeline.cached-files", False, None, "ship files to Spark executors with SparkContext.addFile"),
     FlinkKey("table.exec.deduplicate.insert-update-after-sensitive-enabled", False, "true"),
     FlinkKey("table.exec.deduplicate.mini-batch.compact-changes-enabled", False, "false"),

@@ -26,6 +26,7 @@ from enum import Enum
 from typing import Any, Iterable
 
 from changeflow.common.configuration import Configuration
+from changeflow.config.job_parameters import GLOBAL_JOB_PARAMETERS
 from changeflow.common.typeinfo import PickledBytesTypeInfo, Types, TypeInformation
 from changeflow.plan.flush_policy import flush_policy
 from changeflow.plan.streams.rules import is_bounded
@@ -197,6 +198,9 @@ class StreamExecutionEnvironment:
         if cache_nodes([n for n, _ in outputs]):  # before starting Spark: the mode may have changed since cache()
             check_batch(self, [n for n, _ in outputs])
         streaming = self.is_streaming([n for n, _ in outputs])
+        if self._config.contains_key(GLOBAL_JOB_PARAMETERS):  # read by Table API UDFs only, so far: never ignored
+            raise NotImplementedError(f"{GLOBAL_JOB_PARAMETERS} in a DataStream job: RuntimeContext.get_job_parameter "
+                                      f"does not read it in changeflow yet (Python UDFs of the Table API do)")
         self._engine().run_datastream(outputs, streaming, job_name, self._caches, RuntimeContext)
 
 

@@ -10,7 +10,7 @@ Flink 2.3 types them (checked with PyFlink's ``get_schema()``).
 from __future__ import annotations
 
 from changeflow.common.types import DataType, DataTypes
-from changeflow.expressions import Agg, Alias, Call, Column, Expression, Literal
+from changeflow.expressions import Agg, Alias, Call, Column, Expression, Literal, UserCall
 from changeflow.plan.json_calls import JSON_FUNCTIONS, json_type
 
 _INTEGRAL_RANK = {"TINYINT": 1, "SMALLINT": 2, "INT": 3, "BIGINT": 4}
@@ -149,6 +149,9 @@ def type_of(expr: Expression, schema: dict[str, DataType]) -> DataType:
         return expr.type()
     if isinstance(expr, Agg):
         raise PlanError(f"aggregate {expr} is not allowed here")
+    if isinstance(expr, UserCall):
+        from changeflow.plan.user_call_types import user_call_type
+        return user_call_type(expr, [type_of(a, schema) for a in expr.args])
     assert isinstance(expr, Call)
     f = expr.function
     if f in ("cast", "try_cast"):

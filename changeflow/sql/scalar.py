@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from changeflow.common.types import DataType, DataTypes
-from changeflow.expressions import Agg, Call, Column, Expression, Literal
-from changeflow.sql import json_functions
+from changeflow.expressions import Agg, Call, Column, Expression, Literal, UserCall
+from changeflow.functions import UserFunction
+from changeflow.sql import json_functions, user_functions
 from changeflow.sql.errors import SqlError, located, unsupported
 
 
@@ -187,6 +188,11 @@ class ExpressionTranslator:
             return Column(self.scope.lookup(node, self.sql))
         if isinstance(node, (exp.Literal, exp.Boolean, exp.Null)):
             return literal(node, self.sql)
+        if isinstance(node, exp.Func):
+            shadowing = user_functions.system_function(node.name if isinstance(node, exp.Anonymous)
+                                                       else node.sql_name())
+            if shadowing is not None:  # a temporary system function shadows the built-in of its name
+                return self._user_call(shadowing, node)
         if isinstance(node, (exp.Add, exp.Sub)) and isinstance(node.expression, exp.Interval):
             return self._plus_interval(node)
         if type(node) in _BINARY:
@@ -386,12 +392,26 @@ class ExpressionTranslator:
         if name in ("VAR_SAMP", "VAR_POP", "STDDEV_SAMP", "STDDEV_POP") and len(args) == 1:
             return self._aggregate(node, name.lower(), args[0])
         if name not in _ANONYMOUS:
+            function = user_functions.lookup(name)
+            if function is not None:  # a registered Python function (create_temporary_function)
+                return self._user_call(function, node)
             raise unsupported(f"function {name}", node, self.sql)
         function, counts = _ANONYMOUS[name]
         if len(args) not in counts:
             raise SqlError(located(f"{name} takes {' or '.join(map(str, counts))} arguments, got {len(args)}",
                                    node, self.sql))
         return Call(function, tuple(self.tr(a) for a in args))
+
+    def _user_call(self, function: UserFunction, node: exp.Func) -> Expression:
+        """A call of a registered user function; its arguments in the order written."""
+        if isinstance(node, exp.Anonymous):
+            args = list(node.expressions)
+        else:
+            args = []
+            for key in node.arg_types:
+                value = node.args.get(key)
+                args += value if isinstance(value, list) else [] if value is None else [value]
+        return UserCall(function, tuple(self.tr(a) for a in args))
 
 
 def _construct_name(node: exp.Expr) -> str:

@@ -27,6 +27,7 @@ from changeflow.plan.type_inference import PlanError
 from changeflow.sql.ddl import Cursor, DdlError, parse_create_table, tokenize
 from changeflow.sql.on_conflict import reject_on_conflict, split_on_conflict
 from changeflow.sql.planner import plan_query
+from changeflow.sql.user_functions import using_functions
 from changeflow.sql.session import Done, Explained, Outcome, RunInsert, RunQuery, Shown, StatementSession
 
 _QUERY_STARTS = ("SELECT", "WITH", "VALUES", "(")
@@ -88,7 +89,8 @@ def execute(session: StatementSession, sql: str) -> Outcome:
 def plan_sql_query(session: StatementSession, sql: str) -> PlanNode:
     """The logical plan of a query's text (``SELECT``, ``WITH``, ``VALUES``), planned over the catalog."""
     reject_on_conflict(sql, tokenize(sql), "a query")
-    return plan_query(sql, session.resolve, functions=session.catalog.functions.lookup)
+    with using_functions(session.catalog.functions):  # registered Python functions (sql/user_functions.py)
+        return plan_query(sql, session.resolve, functions=session.catalog.functions.lookup)
 
 
 def query_text(cur: Cursor) -> str:

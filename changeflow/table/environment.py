@@ -21,6 +21,7 @@ from changeflow.runtime.engine import Engine, spark_engine
 from changeflow.sql import statements
 from changeflow.sql.session import Done, Explained, Outcome, RunInsert, RunQuery, Shown
 from changeflow.table.elements import elements_source, pandas_source, spark_source
+from changeflow.table.functions_env import FunctionMethods
 from changeflow.table.planning import PlanningContext
 from changeflow.table.result import TableResult
 from changeflow.table.settings import EnvironmentSettings, TableConfig
@@ -29,8 +30,8 @@ from changeflow.table.table import Table
 __all__ = ["EnvironmentSettings", "TableConfig", "TableEnvironment"]
 
 
-class TableEnvironment:
-    """Entry point of the Table API.
+class TableEnvironment(FunctionMethods):
+    """Entry point of the Table API (function registration: :mod:`.functions_env`).
 
     >>> from changeflow.table import EnvironmentSettings, TableEnvironment
     >>> t_env = TableEnvironment.create(EnvironmentSettings.in_batch_mode())

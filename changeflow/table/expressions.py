@@ -11,10 +11,10 @@ from typing import Any
 
 from changeflow.common.types import DataType
 from changeflow import expressions as _json  # the JSON call builders
-from changeflow.expressions import Agg, Column, Expression, Literal
+from changeflow.expressions import Agg, Column, Expression, Literal, UserCall, _to_expr
 
-__all__ = ["Expression", "col", "count_star", "json", "json_array", "json_array_agg", "json_object", "json_object_agg",
-           "json_string", "lit"]
+__all__ = ["Expression", "call", "col", "count_star", "json", "json_array", "json_array_agg", "json_object",
+           "json_object_agg", "json_string", "lit"]
 
 
 def col(name: str) -> Expression:
@@ -70,3 +70,11 @@ def json_object_agg(on_null: Any, key_expr: Any, value_expr: Any) -> Expression:
 def json_array_agg(on_null: Any, item_expr: Any) -> Expression:
     """``JSON_ARRAYAGG``: not implemented by changeflow."""
     raise NotImplementedError("json_array_agg (JSON_ARRAYAGG) is not supported by changeflow")
+
+
+def call(f: Any, *args: Any) -> Expression:
+    """A call of a user-defined function: a ``udf``/``udtf``/``udaf`` result, or the name it was
+    registered under with ``create_temporary_function`` / ``create_temporary_system_function``."""
+    from changeflow.table.functions_env import registered_function, user_function
+    function = registered_function(f) if isinstance(f, str) else user_function(f)
+    return UserCall(function, tuple(_to_expr(a) for a in args))

@@ -77,6 +77,7 @@ class UserDefinedFunctionWrapper:
 class _DelegatingScalar(ScalarFunction):
     def __init__(self, func: Callable[..., Any]) -> None:
         self.func = func
+        self.eval = func  # type: ignore[method-assign]  # called per row: no delegating frame in between
 
     def eval(self, *args: Any) -> Any:
         return self.func(*args)

@@ -20,7 +20,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from changeflow.common.types import DataType
-from changeflow.expressions import Alias, Call, Column as ColumnRef, Expression, Literal
+from changeflow.expressions import Alias, Call, Column as ColumnRef, Expression, Literal, UserCall
 from changeflow.plan.json_calls import JSON_FUNCTIONS
 from changeflow.plan.type_inference import type_of
 from changeflow.runtime.spark import arithmetic
@@ -58,6 +58,9 @@ def compile_expr(expr: Expression, schema: dict[str, DataType]) -> Column:
             t = expr.type()
             return F.lit(None) if t.root == "NULL" else F.lit(None).cast(to_spark(t))
         return F.lit(expr.value).cast(to_spark(expr.type()))
+    if isinstance(expr, UserCall):  # a Python function: a pandas_udf over Arrow batches
+        from changeflow.runtime.spark.python_udf import compile_user_call
+        return compile_user_call(expr, schema, lambda a: compile_expr(a, schema))
     assert isinstance(expr, Call), expr
     f = expr.function
     if f == "cast":

@@ -30,6 +30,7 @@ from changeflow.runtime.spark.job_directory import temporary_directory
 from changeflow.runtime.spark.jobs import InsertJob, SparkJobs
 from changeflow.runtime.spark.spark_types import from_spark
 from changeflow.runtime.spark.streaming import StreamingSettings
+from changeflow.runtime.spark.python_udf import job_parameters
 
 __all__ = ["SparkEngine"]
 
@@ -74,6 +75,10 @@ class SparkEngine:
 
     # --- Table API and SQL --------------------------------------------------------------
     def run_query(self, plan: PlanNode, streaming: bool) -> QueryRun:
+        with job_parameters(self._conf):  # what Python functions' FunctionContext reads (python_udf.py)
+            return self._run_query(plan, streaming)
+
+    def _run_query(self, plan: PlanNode, streaming: bool) -> QueryRun:
         jobs = self.jobs
         if not streaming:
             return QueryRun(jobs.run_batch(plan))
@@ -82,6 +87,10 @@ class SparkEngine:
         return QueryRun(jobs.run_streaming(plan, self.streaming_settings()))
 
     def submit_insert(self, plan: Sink, streaming: bool, job_name: str | None) -> InsertJob:
+        with job_parameters(self._conf):
+            return self._submit_insert(plan, streaming, job_name)
+
+    def _submit_insert(self, plan: Sink, streaming: bool, job_name: str | None) -> InsertJob:
         jobs = self.jobs
         enforcer = self._conf.get("table.exec.sink.not-null-enforcer")
         if streaming:
@@ -89,6 +98,10 @@ class SparkEngine:
         return jobs.submit_batch_insert(plan, enforcer)
 
     def to_frame(self, plan: PlanNode, streaming: bool) -> DataFrame:
+        with job_parameters(self._conf):
+            return self._to_frame(plan, streaming)
+
+    def _to_frame(self, plan: PlanNode, streaming: bool) -> DataFrame:
         jobs = self.jobs
         names = [F.col(f"`{n}`") for n in plan.field_names]
         if not streaming:

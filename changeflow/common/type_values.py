@@ -220,30 +220,37 @@ _RANGES = {"TINYINT": 8, "SMALLINT": 16, "INT": 32, "BIGINT": 64}
 
 
 def misfit(value: Any, t: DataType) -> str | None:
-    """Why a Python value cannot be a value of type ``t`` (``None`` when it can)."""
+    """Why a Python value cannot be a value of type ``t`` (``None`` when it can; ``""`` when its class is wrong)."""
     if value is None:
-        return None if t.nullable else f"a NOT NULL {t} cannot be None"
+        return None if t.nullable else "the type is NOT NULL"
     accepted = _PYTHON_TYPES.get(t.root)
     if accepted is None:
         return f"type {t} is not supported by changeflow's engine"
     if (isinstance(value, bool) and t.root != "BOOLEAN") or not isinstance(value, accepted):
-        return f"{t} cannot hold {value!r} ({type(value).__name__})"
+        return ""
     if t.root in _RANGES and not -(1 << (_RANGES[t.root] - 1)) <= value < (1 << (_RANGES[t.root] - 1)):
-        return f"{value} is out of the range of {t.root}"
+        return f"out of the range of {t.root}"
     if t.root in ("CHAR", "BINARY") and len(value) != t.params[0]:
-        return f"length of {value!r} is {len(value)}, {t} needs exactly {t.params[0]}"
+        return f"length {len(value)}, {t} needs exactly {t.params[0]}"
     if t.root in ("VARCHAR", "VARBINARY") and len(value) > t.params[0]:
-        return f"length of {value!r} is {len(value)}, over the maximum of {t}"
+        return f"length {len(value)}, over the maximum of {t}"
     if t.root == "ARRAY":
-        return next((m for m in (misfit(v, t.element_type) for v in value) if m), None)
+        return next((_nested(v, t.element_type) for v in value if misfit(v, t.element_type) is not None), None)
     if t.root == "MAP":
-        return next((m for k, v in value.items()
-                     for m in (misfit(k, t.key_type), misfit(v, t.value_type)) if m), None)
-    if t.root == "ROW":
-        width = len(t.params)
-        if not isinstance(value, dict) and len(value) != width:
-            return f"{value!r} has {len(value)} fields, {t} has {width}"
+        return next((_nested(x, xt) for k, v in value.items() for x, xt in ((k, t.key_type), (v, t.value_type))
+                     if misfit(x, xt) is not None), None)
+    if t.root == "ROW" and not isinstance(value, dict):
+        if len(value) != len(t.params):
+            return f"{len(value)} fields, {t} has {len(t.params)}"
+        return next((_nested(v, ft) for v, (_, ft) in zip(value, t.params, strict=True)
+                     if misfit(v, ft) is not None), None)
     return None
+
+
+def _nested(value: Any, t: DataType) -> str:
+    """A nested value's misfit, said with its type and value."""
+    reason = misfit(value, t)
+    return f"{t} cannot hold {value!r} ({type(value).__name__})" + (f": {reason}" if reason else "")
 
 
 def fits(value: Any, t: DataType) -> bool:

@@ -5,7 +5,6 @@ One numbering for all three, so every such source has its own name in a plan.
 
 from __future__ import annotations
 
-import functools
 import itertools
 from typing import Any, Iterable
 
@@ -49,7 +48,8 @@ def elements_source(elements: Iterable, schema: Any = None, verify_schema: bool 
         for name, t, value in zip(names, types, values, strict=True):
             problem = misfit(value, t) if verify_schema else None
             if problem is not None:
-                raise PlanError(f"element {i} {element!r}: column {name!r}: {problem}")
+                raise PlanError(f"element {i} {element!r}: column {name!r} of type {t} cannot hold {value!r} "
+                                f"({type(value).__name__})" + (f": {problem}" if problem else ""))
         rows.append(tuple(to_engine(v, t) for v, t in zip(values, types, strict=True)))
     return Source(f"elements_{next(_ids)}", tuple(zip(names, types, strict=True)), "elements", rows)
 
@@ -59,11 +59,25 @@ def _inferred_row_type(elements: list, names: list[str] | None) -> DataType:
     if not elements:
         raise PlanError("can not infer schema from empty data set; pass a schema such as "
                         "DataTypes.ROW([DataTypes.FIELD(...)])")
-    merged = functools.reduce(lambda a, b: merge_types(a, b, "element"),
-                              (infer_row_type(e, names) for e in elements))
-    if has_null_type(merged):
-        raise PlanError(f"Some column types cannot be determined after inferring ({merged}): a column "
-                        "holds only None; pass a schema such as DataTypes.ROW([DataTypes.FIELD(...)])")
+    merged = infer_row_type(elements[0], names)
+    for i, element in enumerate(elements[1:], start=1):
+        row_type = infer_row_type(element, names)
+        try:
+            merged = merge_types(merged, row_type, "element")
+        except TypeError:
+            # PyFlink says "Can not merge type"; name the element, column and value instead.
+            values = dict(zip(row_type.field_names(), _values(element, row_type.field_names()), strict=True))
+            for name, t in merged.params:
+                value = values.get(name)
+                if value is not None and misfit(value, t) is not None:
+                    raise PlanError(f"element {i} {element!r}: column {name!r} of type {t} cannot hold "
+                                    f"{value!r} ({type(value).__name__})") from None
+            raise
+    unknown = [n for n, t in merged.params if has_null_type(t)]
+    if unknown:
+        raise PlanError(f"cannot infer the type of column {unknown[0]!r}: it holds only None (Some column types "
+                        "cannot be determined after inferring); pass a schema such as "
+                        "DataTypes.ROW([DataTypes.FIELD(...)])")
     return merged
 
 

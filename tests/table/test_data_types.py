@@ -102,12 +102,14 @@ def test_from_elements_schema_forms():
 
 def test_from_elements_verifies_values():
     schema = T.ROW([T.FIELD("c", T.CHAR(3)), T.FIELD("a", T.ARRAY(T.INT()))])
-    with pytest.raises(PlanError, match=r"column 'c': length of 'ab' is 2, CHAR\(3\) needs exactly 3"):
+    with pytest.raises(PlanError, match=r"column 'c' of type CHAR\(3\) cannot hold 'ab' \(str\): length 2, CHAR\(3\) "
+                                        "needs exactly 3"):
         elements_source([("ab", [1])], schema)
-    with pytest.raises(PlanError, match="column 'a': INT cannot hold 'x'"):
+    with pytest.raises(PlanError, match=r"column 'a' of type ARRAY<INT> cannot hold \['x'\] \(list\): INT cannot hold "
+                                        r"'x' \(str\)"):
         elements_source([("abc", ["x"])], schema)
     assert elements_source([("ab", [1])], schema, verify_schema=False).payload == [("ab", [1])]
-    with pytest.raises(PlanError, match="Some column types cannot be determined"):
+    with pytest.raises(PlanError, match="cannot infer the type of column 'b'"):
         elements_source([(1, None)], ["a", "b"])
 
 

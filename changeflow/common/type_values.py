@@ -4,13 +4,14 @@ A value has three forms:
 
 - the *Python* value a PyFlink program passes and gets back (PyFlink's conversions):
   ``int``, ``float``, ``str``, ``bool``, ``decimal.Decimal``, ``bytearray`` for BINARY /
-  VARBINARY / BYTES (``bytes`` accepted too), ``datetime.date``, ``datetime.time`` for TIME, naive ``datetime.datetime`` for TIMESTAMP and TIMESTAMP_LTZ (an instant shown in
-  the session time zone, UTC), ``list`` for ARRAY, ``dict`` for MAP and MULTISET
+  VARBINARY / BYTES (``bytes`` accepted too), ``datetime.date``, ``datetime.time`` for TIME,
+  naive ``datetime.datetime`` for TIMESTAMP and TIMESTAMP_LTZ (an instant shown in the
+  session time zone, UTC), ``list`` for ARRAY, ``dict`` for MAP and MULTISET
   (element -> count), a positional ``Row`` for ROW;
 - the *engine* value (what an Arrow column of :func:`arrow_type` holds): a ROW is a dict of
   its fields, a MAP a list of ``(key, value)`` pairs, a TIME its microseconds of the day
   (Spark's TIME type cannot be stored in Parquet, which bounded sources are streamed from);
-- the text Flink prints (:mod:`changeflow.common.type_text`).
+- the text Flink prints (:mod:`changeflow.table.type_text`).
 
 >>> from changeflow.common.types import DataTypes as T
 >>> t = T.ROW([T.FIELD("a", T.INT()), T.FIELD("m", T.MAP(T.STRING(), T.TIME()))])
@@ -68,7 +69,7 @@ def to_engine(value: Any, t: DataType) -> Any:
         return bytes(value)
     if root == "TIME":
         return ((value.hour * 60 + value.minute) * 60 + value.second) * _MICROS_PER_SECOND + value.microsecond
-    if root == "TIMESTAMP_LTZ" and isinstance(value, datetime.datetime) and value.tzinfo is not None:
+    if root == "TIMESTAMP_LTZ" and _aware(value):
         return value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
     if root == "ARRAY":
         return [to_engine(v, t.element_type) for v in value]
@@ -90,6 +91,16 @@ def to_engine(value: Any, t: DataType) -> Any:
     return value
 
 
+def _aware(value: Any) -> bool:
+    """A datetime with a zone (a function, so type checkers do not narrow the caller's value)."""
+    return isinstance(value, datetime.datetime) and value.tzinfo is not None
+
+
+def _instance(value: Any, classes: tuple) -> bool:
+    """``isinstance`` (a function, so type checkers do not narrow the caller's value)."""
+    return isinstance(value, classes)
+
+
 def _count(values) -> dict:
     counts: dict = {}
     for v in values:
@@ -102,15 +113,15 @@ def to_python(value: Any, t: DataType) -> Any:
     if value is None:
         return None
     root = t.root
-    if root == "FLOAT" and isinstance(value, float):
+    if root == "FLOAT" and _instance(value, (float,)):
         # The float32's shortest digits, as PyFlink gives a FLOAT (0.1, not 0.10000000149011612).
         import numpy as np
 
         return float(str(np.float32(value)))
-    if root == "TIME" and isinstance(value, int):
+    if root == "TIME" and _instance(value, (int,)):
         seconds, micros = divmod(value, _MICROS_PER_SECOND)
         return datetime.time(seconds // 3600, seconds // 60 % 60, seconds % 60, micros)
-    if root == "TIMESTAMP_LTZ" and isinstance(value, datetime.datetime) and value.tzinfo is not None:
+    if root == "TIMESTAMP_LTZ" and _aware(value):
         return value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
     if root in ("BINARY", "VARBINARY", "BYTES"):
         return bytearray(value)  # as PyFlink collects binary strings
@@ -226,7 +237,7 @@ def misfit(value: Any, t: DataType) -> str | None:
     accepted = _PYTHON_TYPES.get(t.root)
     if accepted is None:
         return f"type {t} is not supported by changeflow's engine"
-    if (isinstance(value, bool) and t.root != "BOOLEAN") or not isinstance(value, accepted):
+    if (_instance(value, (bool,)) and t.root != "BOOLEAN") or not _instance(value, accepted):
         return ""
     if t.root in _RANGES and not -(1 << (_RANGES[t.root] - 1)) <= value < (1 << (_RANGES[t.root] - 1)):
         return f"out of the range of {t.root}"

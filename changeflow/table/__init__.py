@@ -9,6 +9,7 @@ from changeflow.table.settings import EnvironmentSettings, TableConfig
 from changeflow.table.table import GroupedTable, Table, TableSchema
 
 __all__ = [
-    "CloseableIterator", "DataTypes", "EnvironmentSettings", "FormatDescriptor", "GroupedTable", "InsertConflictStrategy", "ResultKind",
-    "Schema", "Table", "TableConfig", "TableDescriptor", "TableEnvironment", "TableResult", "TableSchema",
+    "CloseableIterator", "DataTypes", "EnvironmentSettings", "FormatDescriptor", "GroupedTable",
+    "InsertConflictStrategy", "ResultKind", "Schema", "Table", "TableConfig", "TableDescriptor",
+    "TableEnvironment", "TableResult", "TableSchema",
 ]

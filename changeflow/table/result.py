@@ -17,8 +17,8 @@ import enum
 from changeflow.common.change import Change
 from changeflow.common.row import Row
 from changeflow.common.row_kind import RowKind
-from changeflow.common.type_text import column_width as type_column_width
-from changeflow.common.type_text import tableau_text
+from changeflow.table.type_text import column_width as type_column_width
+from changeflow.table.type_text import tableau_text
 from changeflow.common.type_values import to_python
 from changeflow.common.types import DataType, DataTypes
 from changeflow.runtime.engine import JobClient, LiveChanges
@@ -180,7 +180,7 @@ class TableResult:
 
 
 def column_width(name: str, data_type: DataType) -> int:
-    """A column's width as Flink sizes it from the type (:func:`changeflow.common.type_text.column_width`)."""
+    """A column's width as Flink sizes it from the type (:func:`changeflow.table.type_text.column_width`)."""
     return type_column_width(name, data_type)
 
 

@@ -17,7 +17,7 @@ import types
 import pytest
 
 from changeflow.common import Row
-from changeflow.common.type_text import tableau_text
+from changeflow.table.type_text import tableau_text
 from changeflow.table import DataTypes, EnvironmentSettings, TableEnvironment
 from changeflow.table.expressions import col, lit
 from conformance.type_cases import TYPE_CASES, encode
@@ -41,7 +41,8 @@ def envs(spark):
 
     def env(mode: str) -> TableEnvironment:
         if mode not in made:
-            settings = EnvironmentSettings.in_batch_mode() if mode == "batch" else EnvironmentSettings.in_streaming_mode()
+            settings = (EnvironmentSettings.in_batch_mode() if mode == "batch"
+                        else EnvironmentSettings.in_streaming_mode())
             made[mode] = TableEnvironment.create(settings, spark_session=spark)
             made[mode].get_config().set("changeflow.state.buckets", "2")
         return made[mode]

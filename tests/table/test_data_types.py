@@ -8,7 +8,7 @@ import decimal
 import pytest
 
 from changeflow.common import Row
-from changeflow.common.type_text import column_width, tableau_text
+from changeflow.table.type_text import column_width, tableau_text
 from changeflow.common.type_values import infer_element_type, to_engine, to_python
 from changeflow.plan.type_inference import PlanError
 from changeflow.sql.ddl import DdlError, parse_type
@@ -56,7 +56,8 @@ def test_bad_parameters_are_refused():
     ("BIGINT", "BIGINT"), ("ARRAY<INT>", "ARRAY<INT>"), ("MAP<STRING, INT>", "MAP<STRING, INT>"),
     ("ROW<a INT, b STRING>", "ROW<`a` INT, `b` STRING>"), ("ROW(a INT, b STRING)", "ROW<`a` INT, `b` STRING>"),
     ("ROW<`a b` ARRAY<MAP<INT, BYTES>>>", "ROW<`a b` ARRAY<MAP<INT, BYTES>>>"), ("TIME(3)", "TIME(3)"),
-    ("BINARY(4)", "BINARY(4)"), ("VARBINARY(9)", "VARBINARY(9)"), ("MULTISET<STRING NOT NULL>", "MULTISET<STRING NOT NULL>"),
+    ("BINARY(4)", "BINARY(4)"), ("VARBINARY(9)", "VARBINARY(9)"),
+    ("MULTISET<STRING NOT NULL>", "MULTISET<STRING NOT NULL>"),
 ])
 def test_type_strings_parse(text, shown):
     data_type, display = parse_type(text)
@@ -135,7 +136,8 @@ def test_values_round_trip_through_the_engine_form():
 
 @pytest.mark.parametrize("value, t, text", [
     (None, T.INT(), "<NULL>"), (True, T.BOOLEAN(), "TRUE"), (bytearray(b"abc"), T.BINARY(3), "x'616263'"),
-    (datetime.time(3, 4, 5), T.TIME(), "03:04:05"), (datetime.datetime(2024, 1, 2), T.TIMESTAMP(3), "2024-01-02 00:00:00.000"),
+    (datetime.time(3, 4, 5), T.TIME(), "03:04:05"),
+    (datetime.datetime(2024, 1, 2), T.TIMESTAMP(3), "2024-01-02 00:00:00.000"),
     ([1, None], T.ARRAY(T.INT()), "[1, NULL]"), ({"k": 1}, T.MAP(T.STRING(), T.INT()), "{k=1}"),
     (Row(None, None), T.ROW([T.FIELD("a", T.INT()), T.FIELD("b", T.STRING())]), "(NULL, NULL)"),
     ([Row("ann", 30)], T.ARRAY(T.ROW([T.FIELD("n", T.STRING()), T.FIELD("a", T.INT())])), "[(ann, 30)]"),

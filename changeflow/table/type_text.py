@@ -23,6 +23,7 @@ import decimal
 from typing import Any
 
 from changeflow.common.types import DataType
+from changeflow.connectors.values import flink_string
 
 __all__ = ["column_width", "tableau_text"]
 
@@ -62,8 +63,6 @@ def _fraction(micros: int, precision: int) -> str:
 
 def tableau_text(value: Any, t: DataType, nested: bool = False) -> str:
     """A Python value of type ``t`` as Flink's tableau shows it (``nested``: inside a collection)."""
-    from changeflow.connectors.values import flink_string
-
     if value is None:
         return "NULL" if nested else NULL_TEXT
     root = t.root

@@ -30,6 +30,8 @@ from changeflow.catalog import (PROCTIME_TYPE, CatalogTable, DeclaredColumn, Dec
                                 object_name)
 from changeflow.common.types import DataType, DataTypes
 from changeflow.plan.type_inference import PlanError
+from changeflow.sql.type_names import OTHER_TYPES as _OTHER_TYPES
+from changeflow.sql.type_names import read_other_type as _read_other_type
 
 
 class DdlError(PlanError):
@@ -347,8 +349,10 @@ def parse_type(text: str, column: str = "?") -> tuple[DataType, str]:
 
     >>> [parse_type(t)[1] for t in ("INTEGER", "VARCHAR(10)", "DECIMAL", "TIMESTAMP", "ARRAY<BIGINT>")]
     ['INT', 'VARCHAR(10)', 'DECIMAL(10, 0)', 'TIMESTAMP(6)', 'ARRAY<BIGINT>']
+    >>> [parse_type(t)[1] for t in ("MAP<STRING, INT>", "ROW<a INT, b STRING NOT NULL>", "BYTES", "TIME")]
+    ['MAP<STRING, INT>', 'ROW<`a` INT, `b` STRING NOT NULL>', 'BYTES', 'TIME(0)']
     """
-    words = re.findall(r"[A-Za-z_]+|\d+|[(),<>]", text)
+    words = re.findall(r"`[^`]*`|[A-Za-z_][A-Za-z_0-9]*|\d+|[(),<>]", text)
     data_type, display, rest = _read_type(words, text, column)
     if rest:
         raise DdlError(f"unexpected {' '.join(rest)!r} in the type {text!r} of column {column!r}")
@@ -401,6 +405,8 @@ def _read_type(words: list[str], text: str, column: str) -> tuple[DataType, str,
             raise DdlError(f"TIMESTAMP precision must be between 0 and 9, got {precision} for column {column!r}")
         # TIMESTAMP_LTZ values are instants; the engine keeps them as UTC timestamps.
         return DataTypes.TIMESTAMP(precision), f"{head}({precision})", rest
+    if head in _OTHER_TYPES:
+        return _read_other_type(head, rest, text, column, _read_type)
     if head == "ARRAY":
         if not rest or rest[0] != "<":
             raise DdlError(f"ARRAY needs an element type, as ARRAY<INT>, in {text!r} (column {column!r})")
@@ -411,5 +417,6 @@ def _read_type(words: list[str], text: str, column: str) -> tuple[DataType, str,
             raise DdlError(f"expected > closing ARRAY<...> in {text!r} (column {column!r})")
         return DataTypes.ARRAY(element), f"ARRAY<{shown}>", rest[1:]
     raise DdlError(f"unsupported type {text!r} of column {column!r}; supported: BOOLEAN, TINYINT, SMALLINT, INT, "
-                   "BIGINT, FLOAT, DOUBLE, DECIMAL(p, s), CHAR(n), VARCHAR(n), STRING, DATE, TIMESTAMP(p), "
-                   "TIMESTAMP_LTZ(p), ARRAY<t>")
+                   "BIGINT, FLOAT, DOUBLE, DECIMAL(p, s), CHAR(n), VARCHAR(n), STRING, BINARY(n), VARBINARY(n), "
+                   "BYTES, DATE, TIME(p), TIMESTAMP(p), TIMESTAMP_LTZ(p), ARRAY<t>, MAP<k, v>, MULTISET<t>, "
+                   "ROW<name t, ...>")

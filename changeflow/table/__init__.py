@@ -3,7 +3,7 @@
 from changeflow.common.types import DataTypes
 from changeflow.table.changelog_mode import ChangelogMode
 from changeflow.table.conflict import InsertConflictStrategy
-from changeflow.table.descriptor import Schema, TableDescriptor
+from changeflow.table.descriptor import FormatDescriptor, Schema, TableDescriptor
 from changeflow.table.environment import TableEnvironment
 from changeflow.table.result import CloseableIterator, ResultKind, TableResult
 from changeflow.table.settings import EnvironmentSettings, TableConfig
@@ -11,7 +11,7 @@ from changeflow.table.stream_table_environment import StreamTableEnvironment
 from changeflow.table.table import GroupedTable, Table, TableSchema
 
 __all__ = [
-    "ChangelogMode", "CloseableIterator", "DataTypes", "EnvironmentSettings", "GroupedTable", "InsertConflictStrategy",
-    "ResultKind", "Schema", "StreamTableEnvironment", "Table", "TableConfig", "TableDescriptor", "TableEnvironment",
-    "TableResult", "TableSchema",
+    "ChangelogMode", "CloseableIterator", "DataTypes", "EnvironmentSettings", "FormatDescriptor", "GroupedTable",
+    "InsertConflictStrategy", "ResultKind", "Schema", "StreamTableEnvironment", "Table", "TableConfig",
+    "TableDescriptor", "TableEnvironment", "TableResult", "TableSchema",
 ]

@@ -12,14 +12,15 @@ Three shapes, as in PyFlink:
 
 from __future__ import annotations
 
-import datetime
 import enum
 
 from changeflow.common.change import Change
 from changeflow.common.row import Row
 from changeflow.common.row_kind import RowKind
+from changeflow.table.type_text import column_width as type_column_width
+from changeflow.table.type_text import tableau_text
+from changeflow.common.type_values import to_python
 from changeflow.common.types import DataType, DataTypes
-from changeflow.connectors.values import flink_string
 from changeflow.runtime.engine import JobClient, LiveChanges
 from changeflow.table.table import TableSchema
 
@@ -125,9 +126,16 @@ class TableResult:
     def collect(self) -> CloseableIterator:
         """The rows, each with its row kind (``get_row_kind()``); over unbounded input, as they arrive."""
         if self._live is not None:
-            return CloseableIterator((Row.of(c.kind, c.values) for c in self._live.changes()), self._live.stop)
+            return CloseableIterator((Row.of(c.kind, self._python(c.values)) for c in self._live.changes()),
+                                     self._live.stop)
         self.wait()
-        return CloseableIterator([Row.of(c.kind, c.values) for c in self._changes])
+        return CloseableIterator([Row.of(c.kind, self._python(c.values)) for c in self._changes])
+
+    def _python(self, values: tuple) -> tuple:
+        """A result row's values as PyFlink gives them (Row for ROW, dict for MAP, time for TIME...)."""
+        if len(values) != len(self._schema):
+            return values
+        return tuple(to_python(v, t) for v, (_, t) in zip(values, self._schema, strict=True))
 
     def wait(self, timeout_ms: int | None = None) -> None:
         """Wait for the job of an ``INSERT`` to finish (raising its error); queries have finished already."""
@@ -171,19 +179,15 @@ class TableResult:
         print(rule, f"{count} row{'s' if count != 1 else ''} in set", sep="\n")
 
 
-# Flink sizes tableau columns from their types (PrintStyle's type-inferred widths).
-_WIDTHS = {"BOOLEAN": 7, "TINYINT": 4, "SMALLINT": 6, "INT": 11, "BIGINT": 20, "FLOAT": 20,
-           "DOUBLE": 22, "DATE": 10}
-_MAX_WIDTH = 30
-
-
 def column_width(name: str, data_type: DataType) -> int:
-    width = _WIDTHS.get(data_type.root, _MAX_WIDTH)
-    return max(width, len(name))
+    """A column's width as Flink sizes it from the type (:func:`changeflow.table.type_text.column_width`)."""
+    return type_column_width(name, data_type)
 
 
 def format_value(value, data_type: DataType | None = None) -> str:
     """A value as Flink's tableau shows it: ``<NULL>``, ``TRUE``, ``1.0E10``, a timestamp to its precision.
+
+    ``value`` is a result's value as the engine holds it (:mod:`changeflow.common.type_values`).
 
     >>> import datetime, decimal
     >>> from changeflow.common.types import DataTypes
@@ -192,23 +196,14 @@ def format_value(value, data_type: DataType | None = None) -> str:
     >>> format_value(1e10, DataTypes.DOUBLE()), format_value(decimal.Decimal("1.5"), DataTypes.DECIMAL(10, 3))
     ('1.0E10', '1.500')
     """
+    if data_type is not None:
+        return tableau_text(to_python(value, data_type), data_type)
     if value is None:
         return "<NULL>"
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
     if isinstance(value, dict):
         return "{" + ", ".join(f"{k}={v}" for k, v in value.items()) + "}"
-    if data_type is not None:
-        if data_type.root == "TIMESTAMP" and isinstance(value, datetime.datetime):
-            precision = data_type.params[0] if data_type.params else 6
-            text = value.strftime("%Y-%m-%d %H:%M:%S")
-            # Python keeps microseconds: digits beyond 6 are zeros.
-            fraction = f"{value.microsecond:06d}".ljust(9, "0")[:precision]
-            return text + ("." + fraction if precision else "")
-        if data_type.root in ("DOUBLE", "FLOAT", "DECIMAL") and not isinstance(value, str):
-            return flink_string(value, data_type)
-        if data_type.root == "ARRAY" and isinstance(value, list):
-            return flink_string(value, data_type)
     return str(value)
 
 

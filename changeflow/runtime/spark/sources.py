@@ -19,6 +19,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.errors import AnalysisException
 
+from changeflow.common.type_values import arrow_type
 from changeflow.common.types import DataType
 from changeflow.connectors import filestore
 from changeflow.kernels.changelog import KIND, SEQ, SUB
@@ -27,12 +28,6 @@ from changeflow.runtime.spark.job_directory import already_written, require_shar
 from changeflow.runtime.spark.source_files import file_stream, write_end_marker, write_frame_files, write_table_files
 from changeflow.runtime.spark.shipping import master_url
 from changeflow.runtime.spark.spark_types import struct
-
-_ARROW = {
-    "BOOLEAN": pa.bool_(), "TINYINT": pa.int8(), "SMALLINT": pa.int16(), "INT": pa.int32(),
-    "BIGINT": pa.int64(), "FLOAT": pa.float32(), "DOUBLE": pa.float64(), "STRING": pa.string(),
-    "DATE": pa.date32(), "TIMESTAMP": pa.timestamp("us"),
-}
 
 
 def kernel_input_dtype(t: DataType) -> str:
@@ -75,6 +70,8 @@ def batch_frame(spark: SparkSession, node: Source) -> DataFrame:
     schema = struct(node.schema).add(SEQ, T.LongType(), False)
     if table.num_rows == 0:
         return spark.createDataFrame([], schema)
+    if any(t.root in ("MAP", "MULTISET", "ROW") for _, t in node.schema):
+        return spark.createDataFrame(table, schema=schema)  # pandas would turn maps into pair lists
     return spark.createDataFrame(table.to_pandas(types_mapper=_nullable_mapper), schema=schema)
 
 
@@ -163,11 +160,7 @@ def _ordered_stream(node: Source) -> DataFrame:
 
 
 def _arrow_type(t: DataType) -> pa.DataType:
-    if t.root == "DECIMAL":
-        return pa.decimal128(*t.params)
-    if t.root in _ARROW:
-        return _ARROW[t.root]
-    raise TypeError(f"type {t} is not supported in a source yet")
+    return arrow_type(t)
 
 
 def _nullable_mapper(arrow_type: pa.DataType):

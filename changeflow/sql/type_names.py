@@ -1,0 +1,103 @@
+"""Flink type names beyond DDL's first ones: BINARY/VARBINARY/BYTES, TIME, NULL, MAP, MULTISET, ROW.
+
+:func:`changeflow.sql.ddl.parse_type` reads the others and hands these here, with itself
+as ``read_type`` for the nested types of MAP, MULTISET and ROW. Each returns the engine's
+type, Flink's display spelling and the words left.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from changeflow.common.types import MAX_LENGTH, DataType, DataTypes
+
+OTHER_TYPES = ("BINARY", "VARBINARY", "BYTES", "TIME", "NULL", "MAP", "MULTISET", "ROW")
+
+def DdlError(message: str) -> Exception:  # noqa: N802 - raised as ddl.DdlError, which imports this module
+    from changeflow.sql.ddl import DdlError as Error
+
+    return Error(message)
+
+
+Reader = Callable[[list[str], str, str], tuple[DataType, str, list[str]]]
+
+
+def _params(rest: list[str], text: str, column: str) -> tuple[list[int], list[str]]:
+    if not rest or rest[0] != "(":
+        return [], rest
+    if ")" not in rest:
+        raise DdlError(f"unbalanced parentheses in the type {text!r} of column {column!r}")
+    close = rest.index(")")
+    values = [w for w in rest[1:close] if w != ","]
+    if not all(v.isdigit() for v in values):
+        raise DdlError(f"type parameters must be integers in {text!r} (column {column!r})")
+    return [int(v) for v in values], rest[close + 1:]
+
+
+def _not_null(t: DataType, shown: str, rest: list[str]) -> tuple[DataType, str, list[str]]:
+    """A nested type's ``NOT NULL`` / ``NULL`` suffix."""
+    if rest[:2] and [w.upper() for w in rest[:2]] == ["NOT", "NULL"]:
+        return t.with_nullable(False), f"{shown} NOT NULL", rest[2:]
+    if rest[:1] and rest[0].upper() == "NULL":
+        return t, shown, rest[1:]
+    return t, shown, rest
+
+
+def _expect(rest: list[str], word: str, what: str, text: str, column: str) -> list[str]:
+    if not rest or rest[0] != word:
+        raise DdlError(f"expected {word!r} in {what} of the type {text!r} (column {column!r})")
+    return rest[1:]
+
+
+def read_other_type(head: str, rest: list[str], text: str, column: str,
+                    read_type: Reader) -> tuple[DataType, str, list[str]]:
+    if head in ("BINARY", "VARBINARY"):
+        p, rest = _params(rest, text, column)
+        n = p[0] if p else 1
+        if not 1 <= n <= MAX_LENGTH:
+            raise DdlError(f"{head} length must be between 1 and {MAX_LENGTH}, got {n} (column {column!r})")
+        t = DataTypes.BINARY(n) if head == "BINARY" else DataTypes.VARBINARY(n)
+        return t, str(t), rest
+    if head == "BYTES":
+        return DataTypes.BYTES(), "BYTES", rest
+    if head == "NULL":
+        return DataTypes.NULL(), "NULL", rest
+    if head == "TIME":
+        p, rest = _params(rest, text, column)
+        precision = p[0] if p else 0
+        if not 0 <= precision <= 9:
+            raise DdlError(f"TIME precision must be between 0 and 9, got {precision} (column {column!r})")
+        if rest[:3] and [w.upper() for w in rest[:3]] == ["WITHOUT", "TIME", "ZONE"]:
+            rest = rest[3:]
+        return DataTypes.TIME(precision), f"TIME({precision})", rest
+    if head == "MULTISET":
+        rest = _expect(rest, "<", "MULTISET<...>", text, column)
+        element, shown, rest = _not_null(*read_type(rest, text, column))
+        rest = _expect(rest, ">", "MULTISET<...>", text, column)
+        return DataTypes.MULTISET(element), f"MULTISET<{shown}>", rest
+    if head == "MAP":
+        rest = _expect(rest, "<", "MAP<...>", text, column)
+        key, key_shown, rest = _not_null(*read_type(rest, text, column))
+        rest = _expect(rest, ",", "MAP<key, value>", text, column)
+        value, value_shown, rest = _not_null(*read_type(rest, text, column))
+        rest = _expect(rest, ">", "MAP<...>", text, column)
+        return DataTypes.MAP(key, value), f"MAP<{key_shown}, {value_shown}>", rest
+    return _read_row(rest, text, column, read_type)
+
+
+def _read_row(rest: list[str], text: str, column: str, read_type: Reader) -> tuple[DataType, str, list[str]]:
+    """``ROW<a INT, b STRING>`` or ``ROW(a INT, b STRING)``: the field names may be backquoted."""
+    if not rest or rest[0] not in ("<", "("):
+        raise DdlError(f"ROW needs its fields, as ROW<a INT, b STRING>, in {text!r} (column {column!r})")
+    close = ">" if rest[0] == "<" else ")"
+    rest = rest[1:]
+    fields, shown = [], []
+    while rest and rest[0] != close:
+        name = rest[0].strip("`")
+        field, field_shown, rest = _not_null(*read_type(rest[1:], text, column))
+        fields.append(DataTypes.FIELD(name, field))
+        shown.append(f"`{name}` {field_shown}")
+        if rest and rest[0] == ",":
+            rest = rest[1:]
+    rest = _expect(rest, close, "ROW<...>", text, column)
+    return DataTypes.ROW(fields), "ROW<" + ", ".join(shown) + ">", rest

@@ -14,6 +14,7 @@ error that names the cause) and no ``changes``.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import traceback
 from types import SimpleNamespace
@@ -42,6 +43,9 @@ def _namespace():
 def _cause(error: BaseException) -> str:
     """The most specific line of a (py4j-wrapped) error: the last 'Caused by' or the message."""
     text = str(error)
+    python_errors = re.findall(r"^(\w+(?:Error|Exception): .*)$", text, flags=re.M)
+    if "Traceback" in text and python_errors:  # a failure in the Python worker: its exception
+        return python_errors[-1]
     causes = [line.strip() for line in text.splitlines() if line.strip().startswith("Caused by:")]
     line = causes[-1] if causes else text.strip().splitlines()[0]
     return line.removeprefix("Caused by: ")

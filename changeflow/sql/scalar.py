@@ -19,6 +19,7 @@ from sqlglot import exp
 
 from changeflow.common.types import DataType, DataTypes
 from changeflow.expressions import Agg, Call, Column, Expression, Literal
+from changeflow.sql import user_functions
 from changeflow.sql.errors import SqlError, located, unsupported
 
 
@@ -379,6 +380,9 @@ class ExpressionTranslator:
         if name in ("VAR_SAMP", "VAR_POP", "STDDEV_SAMP", "STDDEV_POP") and len(args) == 1:
             return self._aggregate(node, name.lower(), args[0])
         if name not in _ANONYMOUS:
+            call = user_functions.user_call(node, self.tr)  # a function registered by name
+            if call is not None:
+                return call
             raise unsupported(f"function {name}", node, self.sql)
         function, counts = _ANONYMOUS[name]
         if len(args) not in counts:
@@ -402,6 +406,8 @@ def contains_aggregate(node: exp.Expr) -> bool:
             return True
         if isinstance(n, exp.Anonymous) and n.name.upper() in ("LISTAGG", "COLLECT", "VAR_SAMP", "VAR_POP",
                                                                "STDDEV_SAMP", "STDDEV_POP"):
+            return True
+        if user_functions.is_user_aggregate(n) and not _inside_window(n, node):
             return True
     return False
 

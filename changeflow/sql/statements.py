@@ -26,6 +26,7 @@ from changeflow.plan.nodes import PlanNode, Sink
 from changeflow.plan.type_inference import PlanError
 from changeflow.sql.ddl import Cursor, DdlError, parse_create_table, tokenize
 from changeflow.sql.on_conflict import reject_on_conflict, split_on_conflict
+from changeflow.sql import user_functions
 from changeflow.sql.planner import plan_query
 from changeflow.sql.session import Done, Explained, Outcome, RunInsert, RunQuery, Shown, StatementSession
 
@@ -88,7 +89,8 @@ def execute(session: StatementSession, sql: str) -> Outcome:
 def plan_sql_query(session: StatementSession, sql: str) -> PlanNode:
     """The logical plan of a query's text (``SELECT``, ``WITH``, ``VALUES``), planned over the catalog."""
     reject_on_conflict(sql, tokenize(sql), "a query")
-    return plan_query(sql, session.resolve)
+    with user_functions.using(getattr(getattr(session, "catalog", None), "functions", None)):
+        return plan_query(sql, session.resolve)
 
 
 def query_text(cur: Cursor) -> str:

@@ -167,7 +167,7 @@ def test_refusals_at_plan_time():
     check_call(user_call(NoRetract()), streaming=True, input_insert_only=True)
     pandas_mean = udaf(lambda v: v.mean(), result_type=T.DOUBLE(), func_type="pandas", name="mean").function
     call = UserAggCall(USER_FUNCTION, None, None, "m", user=pandas_mean, args=("x",), arg_types=(T.BIGINT(),))
-    with pytest.raises(NotImplementedError, match="Pandas UDAF mean is not supported in a streaming group"):
+    with pytest.raises(NotImplementedError, match="Pandas UDAFs are not supported in streaming mode currently: mean"):
         check_call(call, streaming=True, input_insert_only=True)
     check_call(call, streaming=False, input_insert_only=True)
 

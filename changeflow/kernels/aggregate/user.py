@@ -34,7 +34,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from changeflow.common.types import DataType, DataTypes
+from changeflow.common.row import Row, RowKind
+from changeflow.common.types import DataType
 from changeflow.functions import ImperativeAggregateFunction, UserFunction
 from changeflow.kernels.aggregate.base import Accumulator, Folded, StateView
 from changeflow.kernels.aggregate.fold import Fold
@@ -57,6 +58,7 @@ class UserAggCall(AggCall):
     args: tuple[str, ...] = ()
     arg_types: tuple[DataType, ...] = ()
     expand: tuple[str, ...] = ()  # output columns of the ROW result's fields, in order (Table.aggregate)
+    row_fields: tuple[str, ...] = ()  # the function takes the whole row: one Row argument with these names
 
     def __post_init__(self) -> None:
         if self.user is None or self.user.kind not in ("aggregate", "table_aggregate"):
@@ -113,8 +115,8 @@ def check_call(call: UserAggCall, *, streaming: bool, input_insert_only: bool) -
     if user.func_type == "pandas":
         if streaming:
             raise NotImplementedError(
-                f"Pandas UDAF {user.name} is not supported in a streaming group aggregation (as in Flink: "
-                f"pandas aggregate functions run in batch group aggregations and windows)")
+                f"Pandas UDAFs are not supported in streaming mode currently: {user.name} in a streaming group "
+                f"aggregation (as in Flink, pandas aggregate functions run in batch group aggregations)")
         return
     if not input_insert_only and not implements(user.instance, "retract"):
         raise ValueError(f"{user.name}: Method retract is not implemented, but the aggregate's input is an "
@@ -188,7 +190,10 @@ def argument_rows(batch: pd.DataFrame, call: UserAggCall, rows: np.ndarray | Non
         columns.append(items)
     n = len(batch) if rows is None else len(rows)
     data = np.empty(n, dtype=object)
-    data[:] = list(zip(*columns, strict=True)) if columns else [()] * n
+    tuples = list(zip(*columns, strict=True)) if columns else [()] * n
+    if call.row_fields:  # aggregate(f) / flat_aggregate(f) with the function itself: a Row of the columns
+        tuples = [(Row.of(RowKind.INSERT, values, call.row_fields),) for values in tuples]
+    data[:] = tuples
     return Values(data, np.ones(n, dtype=bool))
 
 

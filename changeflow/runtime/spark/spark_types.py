@@ -14,6 +14,7 @@ _TO_SPARK = {
     # An instant (PROCTIME(), CURRENT_TIMESTAMP): Spark's TIMESTAMP is one, shown in the
     # session time zone, which changeflow sets to UTC.
     "TIMESTAMP_LTZ": T.TimestampType,
+    "BYTES": T.BinaryType,  # e.g. a Python aggregate's pickled partial accumulator (two-phase)
 }
 
 

@@ -82,7 +82,7 @@ class Expression:
     def is_not_null(self) -> "Call":
         return Call("is_not_null", (self,))
 
-    def alias(self, name: str, *extra_names: str) -> "Alias":
+    def alias(self, name: str, *extra_names: str) -> "Alias | MultiAlias":
         if extra_names:
             # Several names: the columns of a call that yields rows (a table function, a table
             # aggregate, an aggregate with a ROW result), as PyFlink's alias(name, *extra_names).

@@ -157,4 +157,4 @@ def check_plan(plan: PlanNode, *, streaming: bool) -> None:
     calls = plan.calls if isinstance(plan, Aggregate) else (plan.call,) if isinstance(plan, TableAggregate) else ()
     for c in calls:
         if isinstance(c, UserAggCall):
-            check_call(c, streaming=streaming, input_insert_only=plan.input.traits.changelog_mode.insert_only)
+            check_call(c, streaming=streaming, input_insert_only=plan.inputs[0].traits.changelog_mode.insert_only)

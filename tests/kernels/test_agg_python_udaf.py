@@ -61,7 +61,10 @@ class SumAndCount(PySum):
         return Row(acc[0], acc[1])
 
 
-def user_call(instance, args=("x",), types=(T.BIGINT(),), output="s", result=T.BIGINT(), expand=()):
+BIGINT = T.BIGINT()
+
+
+def user_call(instance, args=("x",), types=(BIGINT,), output="s", result=BIGINT, expand=()):
     function = udaf(instance, result_type=result, name=type(instance).__name__.lower()).function
     return UserAggCall(USER_FUNCTION, None, None, output, user=function, args=tuple(args), arg_types=tuple(types),
                        expand=tuple(expand))

@@ -12,7 +12,7 @@ streaming kernel itself (``mapInPandas``; :mod:`changeflow.kernels.aggregate.bou
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Iterator, cast
 
 import pandas as pd
 from pyspark.sql import DataFrame
@@ -77,11 +77,11 @@ def aggregate_batch(translator: "BatchTranslator", node: Aggregate | TableAggreg
         rows = pd.concat(parts, ignore_index=True) if parts else None
         if rows is None or len(rows) == 0:
             if empty is not None:
-                yield empty[names + [SEQ]]
+                yield cast(pd.DataFrame, empty[names + [SEQ]])
             return
         for name, dtype in dtypes.items():
             rows[name] = rows[name].astype(dtype)
-        yield aggregate_partition(kernel, keys, rows)[names + [SEQ]]
+        yield cast(pd.DataFrame, aggregate_partition(kernel, keys, rows)[names + [SEQ]])
 
     schema = T.StructType(struct(node.schema).fields + [T.StructField(SEQ, T.LongType(), False)])
     return frame.mapInPandas(run, schema)

@@ -14,6 +14,7 @@ from changeflow.expressions import Agg, Column, Expression, UserCall, replace, s
 from changeflow.kernels.aggregate.user import UserAggCall
 from changeflow.plan.nodes import Aggregate, Filter, PlanNode, Project
 from changeflow.plan.type_inference import PlanError, type_of
+from changeflow.plan.user_aggregates import user_agg_call
 
 
 def output_names(exprs: list[Expression], taken: list[str] | None = None) -> list[str]:
@@ -80,7 +81,6 @@ def aggregate(input: PlanNode, keys: list[Expression], select: list[Expression])
             if isinstance(node, Agg) and id(node) not in agg_columns and str(node) in by_text:
                 agg_columns[id(node)] = by_text[str(node)]
             if isinstance(node, UserCall) and node.is_aggregate and id(node) not in agg_columns:
-                from changeflow.plan.user_aggregates import user_agg_call  # it imports this module's neighbours
                 call = user_agg_call(node, column_for, in_types, f"$agg{len(calls)}")
                 if call.result_type.root == "ROW":
                     raise NotImplementedError(

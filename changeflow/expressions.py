@@ -84,9 +84,11 @@ class Expression:
     def is_not_null(self) -> "Call":
         return Call("is_not_null", (self,))
 
-    def alias(self, name: str, *extra_names: str) -> "Alias":
+    def alias(self, name: str, *extra_names: str) -> "Alias | MultiAlias":
         if extra_names:
-            raise ValueError("an expression takes one alias; use Table.alias to rename several columns")
+            # Several names: the columns of a call that yields rows (a table function, a table
+            # aggregate, an aggregate with a ROW result), as PyFlink's alias(name, *extra_names).
+            return MultiAlias(self, (name,) + tuple(extra_names))
         return Alias(self, name)
 
     def cast(self, data_type: DataType) -> "Call":
@@ -303,6 +305,24 @@ class Alias(Expression):
 
     def output_name(self) -> str | None:
         return self.name
+
+
+@dataclass(frozen=True, eq=False)
+class MultiAlias(Expression):
+    """``call.alias('a', 'b')``: names for the columns of a call that yields rows.
+
+    Only where such a call may stand (``aggregate``, ``flat_aggregate``, lateral
+    joins); anywhere else it is refused.
+    """
+
+    child: Expression
+    names: tuple[str, ...]
+
+    def children(self) -> tuple[Expression, ...]:
+        return (self.child,)
+
+    def __str__(self) -> str:
+        return f"{self.child} AS ({', '.join(self.names)})"
 
 
 def _to_expr(value: Any) -> Expression:

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from changeflow.common.types import DataType
 from changeflow.kernels.aggregate.functions import AggCall, result_type
-from changeflow.expressions import Agg, Column, Expression, replace, strip_alias
+from changeflow.expressions import Agg, Column, Expression, UserCall, replace, strip_alias
+from changeflow.kernels.aggregate.user import UserAggCall
 from changeflow.plan.nodes import Aggregate, Filter, PlanNode, Project
 from changeflow.plan.type_inference import PlanError, type_of
+from changeflow.plan.user_aggregates import user_agg_call
 
 
 def output_names(exprs: list[Expression], taken: list[str] | None = None) -> list[str]:
@@ -78,6 +80,14 @@ def aggregate(input: PlanNode, keys: list[Expression], select: list[Expression])
         for node in e.walk():
             if isinstance(node, Agg) and id(node) not in agg_columns and str(node) in by_text:
                 agg_columns[id(node)] = by_text[str(node)]
+            if isinstance(node, UserCall) and node.is_aggregate and id(node) not in agg_columns:
+                call = user_agg_call(node, column_for, in_types, f"$agg{len(calls)}")
+                if call.result_type.root == "ROW":
+                    raise NotImplementedError(
+                        f"{node}: an aggregate function with a ROW result in select(...) is not supported by "
+                        f"changeflow; expand it with aggregate({node}.alias(...)).select(...)")
+                calls.append(call)
+                agg_columns[id(node)] = Column(call.output)
             if isinstance(node, Agg) and id(node) not in agg_columns:
                 if any(isinstance(inner, Agg) for inner in (node.arg.walk() if node.arg is not None else ())):
                     raise PlanError(f"nested aggregate in {node}")
@@ -124,6 +134,8 @@ _NULL_ONLY_IF_EMPTY = ("sum", "min", "max", "avg")
 
 def aggregate_type(call: AggCall, grouped: bool) -> DataType:
     """The result type of an aggregate call, with Flink's nullability."""
+    if isinstance(call, UserAggCall):
+        return call.result_type  # as declared by the Python function
     t = result_type(call.function, call.arg_type)
     if call.function in _NULL_ONLY_IF_EMPTY:
         assert call.arg_type is not None  # SUM, MIN, MAX and AVG always have an argument

@@ -64,6 +64,8 @@ from changeflow.plan import correlate
 from changeflow.plan.flush_policy import FlushPolicy
 from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Source,
                                    Union, UpsertMaterialize)
+from changeflow.kernels.aggregate.user import USER_FUNCTION
+from changeflow.plan.nodes import TableAggregate
 from changeflow.plan.optimizer import PlannerSettings, planned
 from changeflow.plan.rules.buffering import reads_a_file_per_batch
 from changeflow.plan.rules.changelog_mode import INSERT_ONLY, ChangelogMode
@@ -217,6 +219,10 @@ def describe_node(node: PlanNode) -> str:
         if node.traits.mini_batch:
             name = "MiniBatchGroupAggregate"
         return _aggregate(name, node, [_describe_call(c) + f" AS {c.output}" for c in node.calls])
+    if isinstance(node, TableAggregate):
+        columns = node.field_names[len(node.keys):]
+        return (f"PythonGroupTableAggregate(groupBy=[{', '.join(node.keys)}], "
+                f"select=[{', '.join(node.keys + (f'{node.call}',))} AS ({', '.join(columns)})])")
     if isinstance(node, Join):
         return _describe_join(node)
     if isinstance(node, Union):
@@ -349,6 +355,8 @@ def _names(names: list[str]) -> str:
 
 
 def _describe_call(call) -> str:
+    if call.function == USER_FUNCTION:
+        return str(call)  # a Python aggregate function: its name and argument columns
     name = {"count_star": "COUNT", "listagg": "LISTAGG"}.get(call.function, call.function.upper())
     arg = "*" if call.arg is None else call.arg
     if call.function == "listagg" and call.separator != ",":

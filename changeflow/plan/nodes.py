@@ -107,6 +107,22 @@ class Aggregate(_OneInput, _DeclaredSchema):
     state_ttl_ms: int | None = None
 
 
+@dataclass(frozen=True, eq=False)
+class TableAggregate(_OneInput, _DeclaredSchema):
+    """``group_by(keys).flat_aggregate(call)``: a Python table aggregate function per group.
+
+    ``call`` is a :class:`~changeflow.kernels.aggregate.user.UserAggCall` of a
+    ``TableAggregateFunction``. Output columns: the keys, then the fields of each row
+    its ``emit_value`` yields (named by ``out_schema``); see
+    :mod:`changeflow.kernels.aggregate.table_agg` for the changelog.
+    """
+
+    input: PlanNode
+    keys: tuple[str, ...]
+    call: AggCall
+    out_schema: Schema
+
+
 # --- nodes of the SQL front end (joins, unions, deduplication, Top-N, sinks) ----------------
 
 

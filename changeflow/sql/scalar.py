@@ -430,6 +430,8 @@ def contains_aggregate(node: exp.Expr) -> bool:
         if isinstance(n, exp.Anonymous) and n.name.upper() in ("LISTAGG", "COLLECT", "VAR_SAMP", "VAR_POP",
                                                                "STDDEV_SAMP", "STDDEV_POP"):
             return True
+        if user_functions.is_user_aggregate(n) and not _inside_window(n, node):
+            return True
     return False
 
 

@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Iterator
 
+from sqlglot import exp
+
 from changeflow.catalog.functions import FunctionCatalog
 from changeflow.functions import UserFunction
 
@@ -47,3 +49,11 @@ def lookup(name: str) -> UserFunction | None:
 def known_names() -> list[str]:
     functions = _current.get()
     return functions.list() if functions is not None else []
+
+
+def is_user_aggregate(node: exp.Expr) -> bool:
+    """Whether ``node`` calls a registered aggregate function (``udaf``): a query with one aggregates."""
+    if not isinstance(node, exp.Anonymous):
+        return False
+    function = lookup(node.name)
+    return function is not None and function.kind == "aggregate"

@@ -8,6 +8,7 @@ from changeflow.plan import builder, join_builder
 from changeflow.expressions import Column, Expression
 from changeflow.plan.nodes import PlanNode
 from changeflow.plan.type_inference import PlanError
+from changeflow.table.aggregate_tables import AggregatedTable, FlatAggregateTable
 
 if TYPE_CHECKING:
     from changeflow.table.environment import TableEnvironment
@@ -85,6 +86,14 @@ class Table:
 
     def group_by(self, *fields: Expression | str) -> "GroupedTable":
         return GroupedTable(self, _exprs(fields))
+
+    def aggregate(self, func) -> "AggregatedTable":
+        """A global aggregate with a Python aggregate function (``udaf``); close it with ``select``."""
+        return AggregatedTable(self, [], func)
+
+    def flat_aggregate(self, func) -> "FlatAggregateTable":
+        """A global table aggregate (``udtaf``); close it with ``select``."""
+        return FlatAggregateTable(self, [], func)
 
     def alias(self, field: str, *fields: str) -> "Table":
         names = [n.strip() for n in ",".join((field,) + fields).split(",") if n.strip()]
@@ -208,3 +217,11 @@ class GroupedTable:
     def select(self, *fields: Expression | str) -> Table:
         plan = builder.aggregate(self._table.plan, self._keys, _exprs(fields))
         return self._table._wrap(plan)
+
+    def aggregate(self, func) -> "AggregatedTable":
+        """Aggregate each group with a Python aggregate function (``udaf``); close it with ``select``."""
+        return AggregatedTable(self._table, self._keys, func)
+
+    def flat_aggregate(self, func) -> "FlatAggregateTable":
+        """Rows per group from a table aggregate function (``udtaf``); close it with ``select``."""
+        return FlatAggregateTable(self._table, self._keys, func)

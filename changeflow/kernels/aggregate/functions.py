@@ -85,6 +85,11 @@ class AggCall:
     def result_type(self) -> DataType:
         return result_type(self.function, self.arg_type)
 
+    @property
+    def arg_columns(self) -> tuple[str, ...]:
+        """The input columns the call reads (a Python aggregate may read several)."""
+        return () if self.arg is None else (self.arg,)
+
 
 def result_type(function: str, arg_type: DataType | None) -> DataType:
     """The type Flink gives the result of ``function`` over an argument of ``arg_type``.

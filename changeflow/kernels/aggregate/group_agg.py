@@ -48,7 +48,8 @@ from changeflow.kernels.aggregate.fold import plan_fold
 from changeflow.kernels.aggregate.functions import VARIANCE_FUNCTIONS, AggCall
 from changeflow.kernels.aggregate.keys import KeyIndex
 from changeflow.kernels.aggregate.retractable import PerKeyAccumulator
-from changeflow.kernels.aggregate.values import Values, from_series, to_array
+from changeflow.kernels.aggregate.user import UserAccumulator, UserAggCall, argument_rows, output_arrays
+from changeflow.kernels.aggregate.values import Values, from_series
 from changeflow.kernels.aggregate.variance import WelfordAccumulator
 from changeflow.kernels.changelog import BOOKKEEPING, DELETE, INSERT, KIND, SEQ, SUB, is_retraction
 from changeflow.kernels.contract import KernelBase
@@ -123,7 +124,7 @@ class GroupAggregate(KernelBase):
     @property
     def output_columns(self) -> list[str]:
         """Names of the output columns, in order (types: the keys', then each ``call.result_type``)."""
-        return self.keys + [c.output for c in self.calls] + list(BOOKKEEPING)
+        return self.keys + [n for c in self.calls for n in output_arrays(c, None)] + list(BOOKKEEPING)
 
     def process(self, batch: pd.DataFrame, state: KeyedState) -> pd.DataFrame:
         """Fold one changelog batch into ``state``; return the emitted changelog."""
@@ -171,7 +172,9 @@ class GroupAggregate(KernelBase):
         results = []
         for call, acc in zip(self.calls, self._accumulators, strict=True):
             sign = distinct_signs[call.arg] if call.distinct else fold.sign
-            results.append(acc.fold(fold, args.get((call.arg, call.arg_type)), sign, view))
+            arg = argument_rows(batch, call, fold.rows) if isinstance(call, UserAggCall) else \
+                args.get((call.arg, call.arg_type))
+            results.append(acc.fold(fold, arg, sign, view))
         changes = changes_per_key(fold, results) if self.mini_batch else \
             changes_per_row(fold, results, emit_unchanged=self.state_ttl)
         self._store(state, keys, fold, results, distinct_rows)
@@ -211,7 +214,7 @@ class GroupAggregate(KernelBase):
         key_part = keys.frame.take(changes.code).reset_index(drop=True)
         data = {name: key_part[name] for name in self.keys}
         for call, values in zip(self.calls, changes.values, strict=True):
-            data[call.output] = to_array(values, call.result_type)
+            data.update(output_arrays(call, values))
         data[KIND] = changes.kind.astype(np.int8)
         data[SEQ] = changes.seq.astype(np.int64)
         data[SUB] = changes.sub.astype(np.int64)
@@ -221,7 +224,7 @@ class GroupAggregate(KernelBase):
     def _empty_output(self, batch: pd.DataFrame) -> pd.DataFrame:
         data = {name: batch[name].iloc[:0].reset_index(drop=True) for name in self.keys}
         for call in self.calls:
-            data[call.output] = to_array(Values.nulls(0, call.result_type), call.result_type)
+            data.update(output_arrays(call, Values.nulls(0, call.result_type)))
         data[KIND] = np.empty(0, dtype=np.int8)
         data[SEQ] = np.empty(0, dtype=np.int64)
         data[SUB] = np.empty(0, dtype=np.int64)
@@ -232,7 +235,7 @@ class GroupAggregate(KernelBase):
         if self.partial_input:
             fields = [COUNT_COLUMN] + [a.column(f) for a in self._accumulators for f in a.acc_fields]
         else:
-            fields = sorted({c.arg for c in self.calls if c.arg is not None})
+            fields = sorted({a for c in self.calls for a in c.arg_columns})
         needed = self.keys + fields + list(BOOKKEEPING)
         missing = [c for c in needed if c not in batch.columns]
         if missing:
@@ -240,6 +243,8 @@ class GroupAggregate(KernelBase):
 
 
 def accumulator_for(call: AggCall, input_insert_only: bool) -> Accumulator:
+    if isinstance(call, UserAggCall):
+        return UserAccumulator(call)
     if call.function in ADDITIVE_FUNCTIONS:
         return AdditiveAccumulator(call)
     if call.function in VARIANCE_FUNCTIONS:

@@ -39,6 +39,7 @@ from changeflow.kernels.aggregate.fold import plan_fold
 from changeflow.kernels.aggregate.functions import AggCall
 from changeflow.kernels.aggregate.group_agg import accumulator_for
 from changeflow.kernels.aggregate.keys import KeyIndex
+from changeflow.kernels.aggregate.user import UserAggCall, argument_rows
 from changeflow.kernels.aggregate.values import Values, from_series, numpy_dtype, to_array
 from changeflow.kernels.changelog import BOOKKEEPING, INSERT, KIND, SEQ, SUB
 from changeflow.kernels.frames import column
@@ -125,12 +126,15 @@ class LocalGroupAggregate:
         nothing = StateView.empty(keys)
         fold = plan_fold(kinds, batch[SEQ].to_numpy(dtype=np.int64), batch[SUB].to_numpy(dtype=np.int64), keys,
                          nothing.exists, nothing.column(COUNT_COLUMN),
-                         mini_batch=True, needs_order=False, needs_grouping=False)
+                         mini_batch=True, needs_order=False,
+                         needs_grouping=any(a.needs_grouping for a in self._accumulators))  # a Python udaf
         fields = {COUNT_COLUMN: Values(fold.count_after, np.ones(keys.size, dtype=bool))}
         args: dict[tuple, Values] = {}
         for call, acc in zip(self.calls, self._accumulators, strict=True):
             arg = None
-            if call.arg is not None:
+            if isinstance(call, UserAggCall):
+                arg = argument_rows(batch, call, fold.rows)
+            elif call.arg is not None:
                 if (call.arg, call.arg_type) not in args:
                     name, arg_type = call.typed_arg
                     values = from_series(column(batch, name), arg_type)
@@ -160,7 +164,7 @@ class LocalGroupAggregate:
         return pd.DataFrame(data, copy=False)
 
     def _check_batch(self, batch: pd.DataFrame) -> None:
-        needed = self.keys + sorted({c.arg for c in self.calls if c.arg is not None}) + list(BOOKKEEPING)
+        needed = self.keys + sorted({a for c in self.calls for a in c.arg_columns}) + list(BOOKKEEPING)
         missing = [c for c in needed if c not in batch.columns]
         if missing:
             raise ValueError(f"local aggregation input lacks columns {missing}; it has {list(batch.columns)}")

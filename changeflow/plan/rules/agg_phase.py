@@ -23,6 +23,7 @@ from changeflow.plan.nodes import Aggregate, PlanNode
 from changeflow.plan.physical import annotate_all
 from changeflow.plan.rules import Rule, changelog_mode
 from changeflow.plan.rules.changelog_mode import ChangelogMode
+from changeflow.plan.user_aggregates import check_plan
 
 STRATEGIES = ("AUTO", "ONE_PHASE", "TWO_PHASE")
 
@@ -63,6 +64,7 @@ def apply(plan: PlanNode, settings: Any) -> PlanNode:
     """The rule: ``folds_bundles`` and ``two_phase`` on the group aggregations of a streaming plan."""
     if not settings.streaming:
         return plan
+    check_plan(plan, streaming=True)  # Python aggregates Flink refuses in streaming (retract, pandas)
     folds = folds_bundles(mini_batch=settings.mini_batch, buffered=settings.flush is not None)
     return annotate_all(plan, lambda node: {} if not isinstance(node, Aggregate) else {
         "folds_bundles": folds,

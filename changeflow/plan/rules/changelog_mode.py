@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from changeflow.plan.correlate import Correlate
 from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Source,
                                    Union, UpsertMaterialize)
+from changeflow.plan.nodes import TableAggregate
 from changeflow.plan.physical import annotate_all
 from changeflow.plan.rules import Rule
 
@@ -52,6 +53,9 @@ def node_mode(node: PlanNode, inputs: list[ChangelogMode]) -> ChangelogMode:
         return inputs[0]  # a correlate's rows keep the kind of the input change they come from
     if isinstance(node, Aggregate):
         return UPDATES if inputs[0].insert_only else RETRACT
+    if isinstance(node, TableAggregate):
+        # A key's earlier rows are retracted with -D and its new rows inserted (GroupTableAggFunction).
+        return ChangelogMode(True, False, False, True)
     if isinstance(node, UpsertMaterialize):
         # An upsert stream by primary key: +I for a key's first row, +U for a new
         # latest row, -D when a retraction empties the key (only if the input retracts).

@@ -18,6 +18,8 @@ from changeflow.kernels.aggregate.functions import AggCall, result_type
 from changeflow.kernels.changelog import SEQ
 from changeflow.plan.correlate import Correlate
 from changeflow.plan.nodes import Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Source, Union
+from changeflow.kernels.aggregate.user import is_user_call
+from changeflow.plan.nodes import TableAggregate
 from changeflow.runtime.spark.arithmetic import wrapping_long
 from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.sources import batch_frame
@@ -38,6 +40,11 @@ class BatchTranslator:
             return child.select(*[compile_expr(e, types).alias(n) for n, e in node.exprs], SEQ)
         if isinstance(node, Filter):
             return self.translate(node.input).where(compile_expr(node.predicate, node.input.type_map()))
+        if isinstance(node, Aggregate) and any(is_user_call(c) for c in node.calls) \
+                or isinstance(node, TableAggregate):
+            # Python aggregate functions: Spark's aggregates cannot run them (user_aggregates.py).
+            from changeflow.runtime.spark.user_aggregates import aggregate_batch
+            return aggregate_batch(self, node)
         if isinstance(node, Aggregate):
             return self._aggregate(node)
         if isinstance(node, Union):

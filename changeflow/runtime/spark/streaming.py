@@ -38,6 +38,7 @@ from changeflow.plan.correlate import Correlate
 from changeflow.plan.flush_policy import FlushPolicy, flushes_from_timers
 from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Source, Union,
                                    UpsertMaterialize)
+from changeflow.plan.nodes import TableAggregate
 from changeflow.plan.optimizer import N, PlannerSettings, planned
 from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.control_rows import CONTROL, ControlFanOut, source_id, without_control
@@ -128,6 +129,9 @@ class StreamingTranslator:
             return child.where(predicate | (F.col(KIND) == CONTROL) if self.control else predicate)
         if isinstance(node, Aggregate):
             return self._aggregate(node)
+        if isinstance(node, TableAggregate):
+            from changeflow.runtime.spark.user_aggregates import table_aggregate_stream
+            return table_aggregate_stream(self, node)
         if isinstance(node, Union):
             names = [n for n, _ in node.schema]
             # Columns match by position: every input has the union's arity (the planner checks).
@@ -258,7 +262,7 @@ class StreamingTranslator:
         local = LocalGroupAggregate(list(node.keys), list(node.calls)) if two_phase else None
         types = node.input.type_map()
         # Ship only what the kernels read: every column crosses into Python.
-        needed = list(dict.fromkeys(list(node.keys) + [c.arg for c in node.calls if c.arg is not None]))
+        needed = list(dict.fromkeys(list(node.keys) + [a for c in node.calls for a in c.arg_columns]))
         child = child.select(*[F.col(f"`{n}`") for n in needed], KIND, SEQ, SUB)
         return self.stateful(child, kernel, list(node.keys), {n: kernel_input_dtype(types[n]) for n in needed},
                              node.schema, local, idempotent_output="changelog",

@@ -273,14 +273,13 @@ class UserCall(Expression):
     def __str__(self) -> str:
         return f"{self.function.name}({', '.join(str(a) for a in self.args)})"
 
-    def alias(self, name: str, *extra_names: str) -> "Expression":  # type: ignore[override]
-        """One name; a table function's call (or a ROW-valued one in ``map``) takes one per column."""
-        return MultiAlias(self, (name,) + extra_names) if extra_names else Alias(self, name)
-
 
 @dataclass(frozen=True, eq=False)
 class MultiAlias(Expression):
-    """The names of the columns a call emits: ``split(col('line')).alias('word', 'length')``."""
+    """``call.alias('a', 'b')``: names for the columns of a call that yields rows
+    (``split(col('line')).alias('word', 'length')``). Only where such a call may stand
+    (``aggregate``, ``flat_aggregate``, lateral joins, ``map``); anywhere else it is refused.
+    """
 
     child: Expression
     names: tuple[str, ...]
@@ -305,24 +304,6 @@ class Alias(Expression):
 
     def output_name(self) -> str | None:
         return self.name
-
-
-@dataclass(frozen=True, eq=False)
-class MultiAlias(Expression):
-    """``call.alias('a', 'b')``: names for the columns of a call that yields rows.
-
-    Only where such a call may stand (``aggregate``, ``flat_aggregate``, lateral
-    joins); anywhere else it is refused.
-    """
-
-    child: Expression
-    names: tuple[str, ...]
-
-    def children(self) -> tuple[Expression, ...]:
-        return (self.child,)
-
-    def __str__(self) -> str:
-        return f"{self.child} AS ({', '.join(self.names)})"
 
 
 def _to_expr(value: Any) -> Expression:

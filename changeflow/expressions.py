@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from changeflow.common.types import DataType, infer_type
+from changeflow.expression_functions import ExpressionFunctions
 from changeflow.functions import UserFunction
 
 # Aggregate functions by the name a Table API property uses.
@@ -30,8 +31,9 @@ BINARY_OPERATORS = {
 }
 
 
-class Expression:
-    """Base of every expression node, with PyFlink's operators and properties.
+class Expression(ExpressionFunctions):
+    """Base of every expression node, with PyFlink's operators and properties
+    (the scalar functions' methods: :mod:`changeflow.expression_functions`).
 
     >>> from changeflow.table.expressions import col, lit
     >>> str((col("user_id") % 10).alias("b"))
@@ -39,6 +41,12 @@ class Expression:
     >>> str(col("v").sum.distinct)
     'SUM(DISTINCT v)'
     """
+
+    def _fn(self, function: str, *args: Any) -> "Call":
+        return Call(function, tuple(_to_expr(a) for a in args))
+
+    def _const(self, value: Any) -> "Literal":
+        return Literal(value, None)
 
     # --- arithmetic and comparison, as PyFlink's Expression ---------------------------
     def _binary(self, op: str, other: Any, reverse: bool = False) -> "Call":

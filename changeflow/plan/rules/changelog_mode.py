@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Source,
+from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Sort, Source,
                                    Union, UpsertMaterialize)
 from changeflow.plan.physical import annotate_all
 from changeflow.plan.rules import Rule
@@ -48,6 +48,8 @@ def node_mode(node: PlanNode, inputs: list[ChangelogMode]) -> ChangelogMode:
         return INSERT_ONLY
     if isinstance(node, (Project, Filter)):
         return inputs[0]
+    if isinstance(node, Sort):  # batch (a streaming Sort becomes a Rank: rules/sort_limit.py)
+        return inputs[0] if node.fetch is None else RETRACT
     if isinstance(node, Aggregate):
         return UPDATES if inputs[0].insert_only else RETRACT
     if isinstance(node, UpsertMaterialize):

@@ -16,7 +16,7 @@ from pyspark.sql import functions as F
 
 from changeflow.kernels.aggregate.functions import AggCall, result_type
 from changeflow.kernels.changelog import SEQ
-from changeflow.plan.nodes import Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Source, Union
+from changeflow.plan.nodes import Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Sort, Source, Union
 from changeflow.runtime.spark.arithmetic import wrapping_long
 from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.sources import batch_frame
@@ -52,6 +52,9 @@ class BatchTranslator:
         if isinstance(node, (Deduplicate, Rank)):
             from changeflow.runtime.spark.rank import rank_batch
             return rank_batch(self, node)
+        if isinstance(node, Sort):
+            from changeflow.runtime.spark.sort import sort_batch
+            return sort_batch(self, node)
         if isinstance(node, Sink):
             return self.translate(node.input)  # the job writes the rows (runtime/spark/jobs.py)
         raise TypeError(f"no batch translation for {type(node).__name__}")

@@ -123,8 +123,6 @@ class ExpressionFunctions:
     @property
     def abs(self): return self._fn("abs", self)
 
-    def power(self, other: Any): return self._fn("power", self, other)
-
     def round(self, places: Any = 0): return self._fn("round", self, places)
 
     def floor(self, time_interval_unit: Any = None):

@@ -174,6 +174,9 @@ class Literal(Expression):
         # Flink types a Python int literal as INT when it fits (py4j passes a Java int).
         if t.root == "BIGINT" and -(2**31) <= self.value < 2**31:
             t = DataType("INT", False)
+        # and a Python str as CHAR(length), as SQL types a string literal.
+        if isinstance(self.value, str):
+            t = DataType("CHAR", False, (len(self.value),))
         return t.with_nullable(False)
 
     def __str__(self) -> str:

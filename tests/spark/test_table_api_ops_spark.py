@@ -40,8 +40,8 @@ def test_batch_order_by_sorts_and_offset_fetch_slice(batch_env):
     assert [v for _, v in _rows(t.order_by(col("v").desc))] == [
         (3, None, 9), (5, "e", 7), (1, "a", 5), (2, "b", 3), (4, "d", 1)]
     assert [v[0] for _, v in _rows(t.order_by(t.v).offset(1).fetch(2))] == [2, 1]
-    assert [v[0] for _, v in _rows(t.order_by(col("name")).limit(2))] == [3, 1]   # NULL first for ASC
-    assert [v[0] for _, v in _rows(t.order_by(col("name").desc).limit(2, 3))] == [1, 3]  # NULL last for DESC
+    assert [v[0] for _, v in _rows(t.order_by(col("name")).limit(2, 3))] == [5, 3]   # NULL last for ASC
+    assert [v[0] for _, v in _rows(t.order_by(col("name").desc).limit(2))] == [3, 5]  # NULL first for DESC
     assert [v[0] for _, v in _rows(t.order_by((col("v") % 4).asc, col("id").desc).select(col("id")))] == \
         [4, 3, 1, 5, 2]
 
@@ -87,7 +87,7 @@ def test_expression_functions_compile(batch_env):
         col("v").between(3, 5).alias("btw"),
         col("id").in_(1, 3).alias("isin"),
         col("name").like("a%").alias("lk"),
-        col("v").power(2).alias("pw"),
+        (col("v") ** 2).alias("pw"),
         col("name").if_null("?").alias("inull"),
         (col("v") > 4).then(1, 0).alias("th"),
         null_of(DataTypes.INT()).alias("nul"),

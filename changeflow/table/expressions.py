@@ -187,11 +187,11 @@ def unix_timestamp(date_str: Any = None, format: Any = None) -> Expression:
 
 # PyFlink functions changeflow has no built-in for: importing one works (a program may never
 # call it); calling it raises, naming it.
-UNSUPPORTED_FUNCTIONS = frozenset("""
-    current_database current_time current_watermark local_time to_timestamp_ltz temporal_overlaps convert_tz
-    array row map_ map_from_arrays descriptor object_of row_interval rand rand_integer atan2 uuid
-    source_watermark lag lead
-""".split())
+UNSUPPORTED_FUNCTIONS = frozenset([
+    "current_database", "current_time", "current_watermark", "local_time", "to_timestamp_ltz",
+    "temporal_overlaps", "convert_tz", "array", "row", "map_", "map_from_arrays", "descriptor", "object_of",
+    "row_interval", "rand", "rand_integer", "atan2", "uuid", "source_watermark", "lag", "lead",
+])
 
 
 def __getattr__(name: str) -> Any:

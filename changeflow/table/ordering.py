@@ -39,7 +39,8 @@ def order_by(plan: PlanNode, exprs: list[Expression]) -> PlanNode:
     for e, asc in keys:
         assert isinstance(e, Column)
         if e.name not in columns:
-            raise PlanError(f"column {e.name!r} of order_by not found; available columns: {', '.join(plan.field_names)}")
+            raise PlanError(f"column {e.name!r} of order_by not found; available columns: "
+                            f"{', '.join(plan.field_names)}")
         order.append((e.name, asc, not asc))  # NULLS LAST for ASC, FIRST for DESC
     sort = Sort(base, tuple(order))
     return builder.project(sort, [Column(n) for n in plan.field_names]) if hidden else sort

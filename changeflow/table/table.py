@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING
 
 from changeflow.plan import builder, join_builder
@@ -15,6 +16,9 @@ if TYPE_CHECKING:
     from changeflow.table.conflict import InsertConflictStrategy
     from changeflow.table.result import TableResult
     from pyspark.sql import DataFrame
+
+
+_UNNAMED = itertools.count()  # Flink numbers the tables it registers for toString() across the process
 
 
 def _exprs(fields: tuple) -> list[Expression]:
@@ -216,7 +220,14 @@ class Table:
         return self._t_env._to_spark(self._plan)
 
     def __str__(self) -> str:
-        return f"Table({', '.join(self._plan.field_names)})"
+        """The name this table is registered under (``UnnamedTable$N``), as PyFlink's: a program may
+        write ``"SELECT * FROM %s" % table``. Registered as a temporary view on first use."""
+        name = self.__dict__.get("_registered_name")
+        if name is None:
+            name = f"UnnamedTable${next(_UNNAMED)}"
+            self._t_env.create_temporary_view(name, self)
+            self.__dict__["_registered_name"] = name
+        return name
 
 
 class GroupedTable:

@@ -65,9 +65,10 @@ def test_case_matches_flink(name, spark, tmp_path):
     schema = table.get_schema()
     assert schema.get_field_names() == golden["columns"]
     loose = NULLABILITY_ONLY.get(name, set())
-    assert [str(t.with_nullable(True)) if n in loose else str(t)
-            for n, t in zip(golden["columns"], schema.get_field_data_types(), strict=True)] == \
-        [t.replace(" NOT NULL", "") if n in loose else t for n, t in zip(golden["columns"], golden["types"], strict=True)]
+    got_types = [str(t.with_nullable(True)) if n in loose else str(t)
+                 for n, t in zip(golden["columns"], schema.get_field_data_types(), strict=True)]
+    assert got_types == [t.replace(" NOT NULL", "") if n in loose else t
+                         for n, t in zip(golden["columns"], golden["types"], strict=True)]
     if c.error:
         with pytest.raises(Exception, match=golden["error"].replace(".", r"\.")):
             _changes(table)

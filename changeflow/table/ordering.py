@@ -32,7 +32,8 @@ def order_by(plan: PlanNode, exprs: list[Expression]) -> PlanNode:
     base = plan
     if hidden:
         names = dict((id(e), n) for n, e in hidden)
-        base = builder.project(plan, [Column(n) for n in plan.field_names] + [e.alias(n) for n, e in hidden])
+        items: list[Expression] = [Column(n) for n in plan.field_names]
+        base = builder.project(plan, items + [e.alias(n) for n, e in hidden])
         keys = [(Column(names[id(e)]) if id(e) in names else e, asc) for e, asc in keys]
     columns = base.field_names
     order = []

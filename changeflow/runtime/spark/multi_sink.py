@@ -17,7 +17,6 @@ import functools
 import os
 
 import pyarrow as pa
-import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -122,7 +121,7 @@ def _combine(frames: list[DataFrame]) -> tuple[DataFrame, list[list[str]]]:
 
 def _sink_rows(table: pa.Table, index: int, names: list[str]) -> pa.Table:
     """The rows of sink ``index`` with its columns unpacked, and the bookkeeping columns."""
-    rows = table.filter(pc.equal(table.column(_SINK), index))
+    rows = table.filter(pa.array(table.column(_SINK).to_numpy() == index))
     packed = rows.column(f"_row{index}").combine_chunks()
     columns = {n: packed.field(k) for k, n in enumerate(names)}  # type: ignore[attr-defined]
     columns.update({c: rows.column(c) for c in (KIND, SEQ, SUB)})

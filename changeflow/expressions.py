@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from changeflow.common.types import DataType, infer_type
+from changeflow.expression_functions import ExpressionFunctions
 from changeflow.functions import UserFunction
 from changeflow.json_specs import (RETURNING_TYPES, JsonArraySpec, JsonExistsSpec, JsonObjectSpec, JsonQuerySpec,
                                    JsonValueSpec, choice)
@@ -32,8 +33,9 @@ BINARY_OPERATORS = {
 }
 
 
-class Expression:
-    """Base of every expression node, with PyFlink's operators and properties.
+class Expression(ExpressionFunctions):
+    """Base of every expression node, with PyFlink's operators and properties
+    (the scalar functions' methods: :mod:`changeflow.expression_functions`).
 
     >>> from changeflow.table.expressions import col, lit
     >>> str((col("user_id") % 10).alias("b"))
@@ -41,6 +43,12 @@ class Expression:
     >>> str(col("v").sum.distinct)
     'SUM(DISTINCT v)'
     """
+
+    def _fn(self, function: str, *args: Any) -> "Call":
+        return Call(function, tuple(_to_expr(a) for a in args))
+
+    def _const(self, value: Any) -> "Literal":
+        return Literal(value, None)
 
     # --- arithmetic and comparison, as PyFlink's Expression ---------------------------
     def _binary(self, op: str, other: Any, reverse: bool = False) -> "Call":
@@ -194,6 +202,9 @@ class Literal(Expression):
         # Flink types a Python int literal as INT when it fits (py4j passes a Java int).
         if t.root == "BIGINT" and -(2**31) <= self.value < 2**31:
             t = DataType("INT", False)
+        # and a Python str as CHAR(length), as SQL types a string literal.
+        if isinstance(self.value, str):
+            t = DataType("CHAR", False, (len(self.value),))
         return t.with_nullable(False)
 
     def __str__(self) -> str:

@@ -62,7 +62,7 @@ from dataclasses import dataclass
 from changeflow.kernels.aggregate.local import partial_fields
 from changeflow.plan import correlate
 from changeflow.plan.flush_policy import FlushPolicy
-from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Source,
+from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Sort, Source,
                                    Union, UpsertMaterialize)
 from changeflow.kernels.aggregate.user import USER_FUNCTION
 from changeflow.plan.nodes import TableAggregate
@@ -237,6 +237,8 @@ def describe_node(node: PlanNode) -> str:
                 f"outputInsertOnly=[{insert_only}])")
     if isinstance(node, Rank):
         return _describe_rank(node, node.input.traits.changelog_mode)
+    if isinstance(node, Sort):
+        return _describe_sort(node)
     if isinstance(node, Sink):
         name = node.table if "." in node.table else f"default_catalog.default_database.{node.table}"
         return f"Sink(table=[{name}], fields=[{', '.join(node.input.field_names)}]{_sink_keys(node)})"
@@ -365,3 +367,13 @@ def _describe_call(call) -> str:
 
 
 __all__ = ["ExplainSettings", "describe_node", "explain"]
+
+
+def _describe_sort(node: Sort) -> str:
+    """A batch sort as Flink's batch plan names it: Sort, Limit or SortLimit."""
+    order = ", ".join(f"{c} {'ASC' if asc else 'DESC'}" for c, asc, _ in node.order_by)
+    if node.fetch is None and node.offset == 0:
+        return f"Sort(orderBy=[{order}])"
+    fetch = "unlimited" if node.fetch is None else node.fetch
+    limit = f"offset=[{node.offset}], fetch=[{fetch}], global=[true]"
+    return f"SortLimit(orderBy=[{order}], {limit})" if node.order_by else f"Limit({limit})"

@@ -201,6 +201,21 @@ class Rank(_OneInput, _DeclaredSchema):
 
 
 @dataclass(frozen=True, eq=False)
+class Sort(_OneInput, _InputSchema):
+    """``ORDER BY order_by [OFFSET offset] [FETCH fetch]`` (``fetch`` None: all rows).
+
+    ``order_by`` holds ``(column, ascending, nulls_first)`` triples (empty: a bare
+    LIMIT). A batch query sorts; in a streaming query the ``sort_limit`` rule turns
+    a Sort with a fetch into a global :class:`Rank` (Flink's Top-N) and refuses the rest.
+    """
+
+    input: PlanNode
+    order_by: tuple[tuple[str, bool, bool], ...]
+    offset: int = 0
+    fetch: int | None = None
+
+
+@dataclass(frozen=True, eq=False)
 class Sink(_OneInput, _InputSchema):
     """``INSERT INTO table``: writes the input's changes to a connector.
 

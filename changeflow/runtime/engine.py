@@ -64,6 +64,10 @@ class Engine(Protocol):
         """Starts an ``INSERT`` job writing ``plan``'s changes into its sink, in the background."""
         ...
 
+    def submit_inserts(self, plans: list[Sink], streaming: bool, job_name: str | None) -> JobClient:
+        """Starts one job writing each plan's changes into its sink (a statement set), in the background."""
+        ...
+
     def to_frame(self, plan: PlanNode, streaming: bool) -> Any:
         """The query as a DataFrame: the result table (batch) or a stream with an ``op`` column (streaming)."""
         ...

@@ -127,7 +127,21 @@ class TableEnvironment(FunctionMethods):
         +------------+
         1 row in set
         """
+        from changeflow.table.statement_set import StatementSet, split_statement_set
+
+        inserts = split_statement_set(stmt)
+        if inserts is not None:  # EXECUTE STATEMENT SET BEGIN INSERT ...; ...; END: one job
+            statement_set = StatementSet(self)
+            for insert in inserts:
+                statement_set.add_insert_sql(insert)
+            return statement_set.execute()
         return self._result(statements.execute(self._planning, stmt))
+
+    def create_statement_set(self):
+        """A :class:`~changeflow.table.statement_set.StatementSet`: several INSERTs run as one job."""
+        from changeflow.table.statement_set import StatementSet
+
+        return StatementSet(self)
 
     def explain_sql(self, stmt: str, *extra_details) -> str:
         """The plan of a query or an ``INSERT`` statement, as ``EXPLAIN`` prints it (PyFlink's name).

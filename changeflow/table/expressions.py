@@ -1,24 +1,42 @@
-"""Table API expressions with PyFlink's names: ``col``, ``lit``.
+"""Table API expressions with PyFlink's names: ``col``, ``lit`` and the functions of
+``pyflink.table.expressions``.
 
->>> from changeflow.table.expressions import col, lit
+Each function builds a call of a built-in function the SQL front end has too
+(so it is typed and compiled alike); a PyFlink function changeflow does not map
+raises :class:`NotImplementedError` naming it (:data:`UNSUPPORTED_FUNCTIONS`).
+
+>>> from changeflow.table.expressions import col, concat, lit
 >>> str(col("a") + lit(1))
 '(a + 1)'
+>>> str(concat(col("a"), "-", col("b")))
+"CONCAT(a, '-', b)"
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
-from changeflow.common.types import DataType
 from changeflow import expressions as _json  # the JSON call builders
-from changeflow.expressions import Agg, Column, Expression, Literal, UserCall, _to_expr
+from changeflow.common.types import DataType, DataTypes
+from changeflow.expression_functions import TimeIntervalUnit, TimePointUnit, unit_name
+from changeflow.expressions import Agg, Call, Column, Expression, Literal, UserCall, _to_expr
 
-__all__ = ["Expression", "call", "col", "count_star", "json", "json_array", "json_array_agg", "json_object",
-           "json_object_agg", "json_string", "lit"]
+__all__ = [
+    "Expression", "TimeIntervalUnit", "TimePointUnit", "and_", "call", "coalesce", "col", "concat", "concat_ws",
+    "count_star", "current_date", "current_timestamp", "date_format", "e", "from_unixtime", "if_then_else",
+    "json", "json_array", "json_array_agg", "json_object", "json_object_agg", "json_string",
+    "lit", "local_timestamp", "log", "negative", "not_", "null_of", "or_", "pi", "range_", "timestamp_diff",
+    "to_date", "to_timestamp", "unix_timestamp", "with_all_columns", "with_columns", "without_columns",
+]
+
+
+def _call(function: str, *args: Any) -> Call:
+    return Call(function, tuple(_to_expr(a) for a in args))
 
 
 def col(name: str) -> Expression:
-    """A reference to the column ``name``."""
+    """A reference to the column ``name``; ``col('*')`` is every column (in a projection)."""
     if not isinstance(name, str) or not name:
         raise ValueError(f"col() takes a column name, got {name!r}")
     return Column(name)
@@ -32,6 +50,141 @@ def lit(value: Any, data_type: DataType | None = None) -> Expression:
 def count_star() -> Expression:
     """``COUNT(*)``: the number of rows of the group, nulls included."""
     return Agg("count_star", None)
+
+
+# --- column sets: expanded by the Table methods (changeflow/table/columns_ops.py) -------------
+def with_all_columns() -> Expression:
+    """Every column, as ``col('*')``."""
+    return Column("*")
+
+
+def range_(start: str | int, end: str | int) -> Expression:
+    """The columns from ``start`` to ``end`` (names, or 1-based positions), for :func:`with_columns`."""
+    return Call("range", (Literal(start), Literal(end)))
+
+
+def with_columns(head: Any, *tails: Any) -> Expression:
+    """The columns ``head, *tails`` name: columns, ranges (:func:`range_`), positions."""
+    return Call("with_columns", tuple(_to_expr(a) for a in (head,) + tails))
+
+
+def without_columns(head: Any, *tails: Any) -> Expression:
+    """Every column except those ``head, *tails`` name."""
+    return Call("without_columns", tuple(_to_expr(a) for a in (head,) + tails))
+
+
+# --- logic and conditions ---------------------------------------------------------------------
+def and_(predicate0: Any, predicate1: Any, *predicates: Any) -> Expression:
+    """Boolean AND in three-valued logic."""
+    result = _call("and", predicate0, predicate1)
+    for p in predicates:
+        result = _call("and", result, p)
+    return result
+
+
+def or_(predicate0: Any, predicate1: Any, *predicates: Any) -> Expression:
+    """Boolean OR in three-valued logic."""
+    result = _call("or", predicate0, predicate1)
+    for p in predicates:
+        result = _call("or", result, p)
+    return result
+
+
+def not_(expression: Any) -> Expression:
+    """Boolean NOT (NULL stays NULL)."""
+    return _call("not", expression)
+
+
+def if_then_else(condition: Any, if_true: Any, if_false: Any) -> Expression:
+    """``if_true`` where ``condition`` holds, else ``if_false`` (SQL's CASE WHEN)."""
+    return _call("case", condition, if_true, if_false)
+
+
+def coalesce(*args: Any) -> Expression:
+    """The first argument that is not NULL."""
+    if not args:
+        raise ValueError("coalesce() needs at least one argument")
+    return _call("coalesce", *args)
+
+
+def null_of(data_type: DataType) -> Expression:
+    """A NULL of ``data_type``."""
+    return Literal(None, data_type.with_nullable(True))
+
+
+# --- arithmetic ---------------------------------------------------------------------------------
+def log(v: Any, base: Any = None) -> Expression:
+    """The natural logarithm of ``v``, or its logarithm to ``base``."""
+    return _to_expr(v).log(base)
+
+
+def negative(v: Any) -> Expression:
+    """``-v``."""
+    return _call("negate", v)
+
+
+def pi() -> Expression:
+    """π as a DOUBLE."""
+    return Literal(math.pi, DataTypes.DOUBLE(False))
+
+
+def e() -> Expression:
+    """Euler's number as a DOUBLE."""
+    return Literal(math.e, DataTypes.DOUBLE(False))
+
+
+# --- strings ------------------------------------------------------------------------------------
+def concat(first: Any, *others: Any) -> Expression:
+    """The strings concatenated; NULL if any is NULL."""
+    return _call("concat", first, *others)
+
+
+def concat_ws(separator: Any, first: Any, *others: Any) -> Expression:
+    """The strings joined by ``separator``, skipping NULLs."""
+    return _call("concat_ws", separator, first, *others)
+
+
+# --- time -----------------------------------------------------------------------------------------
+def current_date() -> Expression:
+    return Call("current_date", ())
+
+
+def current_timestamp() -> Expression:
+    return Call("current_timestamp", ())
+
+
+def local_timestamp() -> Expression:
+    return Call("localtimestamp", ())
+
+
+def to_date(date_str: Any, format: Any = None) -> Expression:
+    """A DATE parsed from a string (``yyyy-MM-dd``, or ``format``)."""
+    return _call("to_date", date_str) if format is None else _call("to_date", date_str, format)
+
+
+def to_timestamp(timestamp_str: Any, format: Any = None) -> Expression:
+    """A TIMESTAMP(3) parsed from a string (``yyyy-MM-dd HH:mm:ss``, or ``format``)."""
+    return _call("to_timestamp", timestamp_str) if format is None else _call("to_timestamp", timestamp_str, format)
+
+
+def date_format(timestamp: Any, format: Any) -> Expression:
+    """The timestamp as a string in ``format`` (Java's SimpleDateFormat letters)."""
+    return _call("date_format", timestamp, format)
+
+
+def timestamp_diff(time_point_unit: Any, time_point1: Any, time_point2: Any) -> Expression:
+    """Whole ``time_point_unit``s from ``time_point1`` to ``time_point2`` (an INT)."""
+    unit = unit_name(time_point_unit, ("YEAR", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND"), "timestamp_diff")
+    return Call("timestampdiff", (Literal(unit), _to_expr(time_point1), _to_expr(time_point2)))
+
+
+def from_unixtime(unixtime: Any, format: Any = None) -> Expression:
+    return _call("from_unixtime", unixtime) if format is None else _call("from_unixtime", unixtime, format)
+
+
+def unix_timestamp(date_str: Any = None, format: Any = None) -> Expression:
+    args = [a for a in (date_str, format) if a is not None]
+    return _call("unix_timestamp", *args)
 
 
 # --- JSON functions (PyFlink's pyflink.table.expressions names) --------------------------------
@@ -78,3 +231,21 @@ def call(f: Any, *args: Any) -> Expression:
     from changeflow.table.functions_env import registered_function, user_function
     function = registered_function(f) if isinstance(f, str) else user_function(f)
     return UserCall(function, tuple(_to_expr(a) for a in args))
+
+
+# PyFlink functions changeflow has no built-in for: importing one works (a program may never
+# call it); calling it raises, naming it.
+UNSUPPORTED_FUNCTIONS = frozenset([
+    "current_database", "current_time", "current_watermark", "local_time", "to_timestamp_ltz",
+    "temporal_overlaps", "convert_tz", "array", "row", "map_", "map_from_arrays", "descriptor", "object_of",
+    "row_interval", "rand", "rand_integer", "atan2", "uuid", "source_watermark", "lag", "lead",
+])
+
+
+def __getattr__(name: str) -> Any:
+    if name in UNSUPPORTED_FUNCTIONS:
+        def unsupported(*args: Any, **kwargs: Any) -> Expression:
+            raise NotImplementedError(f"pyflink.table.expressions.{name} is not supported by changeflow")
+        unsupported.__name__ = name
+        return unsupported
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING
 
 from changeflow.plan import builder, join_builder
+from changeflow.table import columns_ops, ordering
 from changeflow.expressions import Column, Expression
 from changeflow.plan.nodes import PlanNode
 from changeflow.plan.type_inference import PlanError
@@ -15,6 +17,9 @@ if TYPE_CHECKING:
     from changeflow.table.conflict import InsertConflictStrategy
     from changeflow.table.result import TableResult
     from pyspark.sql import DataFrame
+
+
+_UNNAMED = itertools.count()  # Flink numbers the tables it registers for toString() across the process
 
 
 def _exprs(fields: tuple) -> list[Expression]:
@@ -71,13 +76,57 @@ class Table:
     def _wrap(self, plan: PlanNode) -> "Table":
         return Table(plan, self._t_env)
 
+    def __getattr__(self, name: str) -> Expression:
+        """``tab.a``: the column ``a`` (PyFlink's), for names that are not Table methods."""
+        if name.startswith("_"):
+            raise AttributeError(name)
+        names = self._plan.field_names
+        if name not in names:
+            raise AttributeError(f"The current table has no column named '{name}', available columns: "
+                                 f"[{', '.join(names)}]")
+        return Column(name)
+
+    def __getitem__(self, name: str) -> Expression:
+        """``tab['a']``: the column ``a``, also where its name is a method's (beyond PyFlink)."""
+        if name not in self._plan.field_names:
+            raise KeyError(f"The current table has no column named '{name}', available columns: "
+                           f"[{', '.join(self._plan.field_names)}]")
+        return Column(name)
+
     # --- relational operators -----------------------------------------------------------
     def select(self, *fields: Expression | str) -> "Table":
-        """Project (and, with aggregates, globally aggregate) the table."""
-        return self._wrap(builder.project(self._plan, _exprs(fields)))
+        """Project (and, with aggregates, globally aggregate) the table; ``col('*')`` and
+        ``with_columns(...)`` / ``without_columns(...)`` stand for columns."""
+        return self._wrap(builder.project(self._plan, columns_ops.expand(self._plan, _exprs(fields))))
 
     def add_columns(self, *fields: Expression) -> "Table":
         return self._wrap(builder.add_columns(self._plan, _exprs(fields)))
+
+    def add_or_replace_columns(self, *fields: Expression) -> "Table":
+        """Add columns; one named as an existing column replaces it (:mod:`.columns_ops`)."""
+        return self._wrap(columns_ops.add_or_replace_columns(self._plan, _exprs(fields)))
+
+    def rename_columns(self, *fields: Expression) -> "Table":
+        """Rename columns given as ``col('a').alias('b')``."""
+        return self._wrap(columns_ops.rename_columns(self._plan, _exprs(fields)))
+
+    def drop_columns(self, *fields: Expression) -> "Table":
+        return self._wrap(columns_ops.drop_columns(self._plan, _exprs(fields)))
+
+    # --- ordering and limits (:mod:`.ordering`; streaming: a Top-N needs a fetch) -----------
+    def order_by(self, *fields: Expression | str) -> "Table":
+        """Sort by ``fields`` (``col('a').desc``); in streaming mode only with a following fetch/limit."""
+        return self._wrap(ordering.order_by(self._plan, _exprs(fields)))
+
+    def offset(self, offset: int) -> "Table":
+        return self._wrap(ordering.offset(self._plan, offset))
+
+    def fetch(self, fetch: int) -> "Table":
+        return self._wrap(ordering.fetch(self._plan, fetch))
+
+    def limit(self, fetch: int, offset: int = 0) -> "Table":
+        """``offset(offset).fetch(fetch)``."""
+        return self.offset(offset).fetch(fetch)
 
     def where(self, predicate: Expression) -> "Table":
         return self._wrap(builder.filter_(self._plan, predicate))
@@ -202,7 +251,14 @@ class Table:
         return self._t_env._to_spark(self._plan)
 
     def __str__(self) -> str:
-        return f"Table({', '.join(self._plan.field_names)})"
+        """The name this table is registered under (``UnnamedTable$N``), as PyFlink's: a program may
+        write ``"SELECT * FROM %s" % table``. Registered as a temporary view on first use."""
+        name = self.__dict__.get("_registered_name")
+        if name is None:
+            name = f"UnnamedTable${next(_UNNAMED)}"
+            self._t_env.create_temporary_view(name, self)
+            self.__dict__["_registered_name"] = name
+        return name
 
 
 class GroupedTable:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from changeflow.plan.correlate import Correlate
-from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Source,
+from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Sort, Source,
                                    Union, UpsertMaterialize)
 from changeflow.plan.nodes import TableAggregate
 from changeflow.plan.physical import annotate_all
@@ -51,6 +51,8 @@ def node_mode(node: PlanNode, inputs: list[ChangelogMode]) -> ChangelogMode:
         return RETRACT if node.kind == "datastream" and node.payload.changelog else INSERT_ONLY
     if isinstance(node, (Project, Filter, Correlate)):
         return inputs[0]  # a correlate's rows keep the kind of the input change they come from
+    if isinstance(node, Sort):  # batch (a streaming Sort becomes a Rank: rules/sort_limit.py)
+        return inputs[0] if node.fetch is None else RETRACT
     if isinstance(node, Aggregate):
         return UPDATES if inputs[0].insert_only else RETRACT
     if isinstance(node, TableAggregate):

@@ -17,7 +17,7 @@ from pyspark.sql import functions as F
 from changeflow.kernels.aggregate.functions import AggCall, result_type
 from changeflow.kernels.changelog import SEQ
 from changeflow.plan.correlate import Correlate
-from changeflow.plan.nodes import Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Source, Union
+from changeflow.plan.nodes import Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Sort, Source, Union
 from changeflow.kernels.aggregate.user import is_user_call
 from changeflow.plan.nodes import TableAggregate
 from changeflow.runtime.spark.arithmetic import wrapping_long
@@ -60,6 +60,9 @@ class BatchTranslator:
         if isinstance(node, (Deduplicate, Rank)):
             from changeflow.runtime.spark.rank import rank_batch
             return rank_batch(self, node)
+        if isinstance(node, Sort):
+            from changeflow.runtime.spark.sort import sort_batch
+            return sort_batch(self, node)
         if isinstance(node, Sink):
             return self.translate(node.input)  # the job writes the rows (runtime/spark/jobs.py)
         if isinstance(node, Correlate):

@@ -97,6 +97,14 @@ class SparkEngine:
             return jobs.submit_streaming_insert(plan, self.streaming_settings(), job_name, enforcer)
         return jobs.submit_batch_insert(plan, enforcer)
 
+    def submit_inserts(self, plans: list[Sink], streaming: bool, job_name: str | None) -> InsertJob:
+        from changeflow.runtime.spark.multi_sink import submit_batch_inserts, submit_streaming_inserts
+
+        enforcer = self._conf.get("table.exec.sink.not-null-enforcer")
+        if streaming:
+            return submit_streaming_inserts(self.jobs, plans, self.streaming_settings(), job_name, enforcer)
+        return submit_batch_inserts(self.jobs, plans, enforcer)
+
     def to_frame(self, plan: PlanNode, streaming: bool) -> DataFrame:
         with job_parameters(self._conf):
             return self._to_frame(plan, streaming)

@@ -1,0 +1,87 @@
+"""Record PyFlink 2.3's results for ``conformance/table_api_cases.py`` as golden JSON files.
+
+Run from the repository root with a Python that has apache-flink==2.3.0, first on PATH::
+
+    python conformance/record_flink_table_api.py            # all cases
+    python conformance/record_flink_table_api.py NAME ...   # some
+
+Writes ``conformance/goldens/table_api/<case>.json``: ``{"case", "mode", "ordered",
+"columns", "types", "changes": [["+I", [values]], ...]}``; an ``error`` case has
+``"error"`` (the first line of Flink's message) instead; a statement-set case has
+``"sinks": {name: [rows, sorted]}`` (each sink read back after the job). All cases run
+in one JVM, with ``parallelism.default`` 1.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from types import SimpleNamespace
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+GOLDEN_DIR = os.path.join(HERE, "goldens", "table_api")
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+from conformance.record_flink import _schema, to_json_value  # noqa: E402
+from conformance.table_api_cases import CASES  # noqa: E402
+
+
+def _env(mode):
+    from pyflink.table import EnvironmentSettings, TableEnvironment
+    settings = EnvironmentSettings.in_batch_mode() if mode == "batch" else EnvironmentSettings.in_streaming_mode()
+    t_env = TableEnvironment.create(settings)
+    t_env.get_config().set("parallelism.default", "1")
+    return t_env
+
+
+def _collect(table):
+    with table.execute().collect() as results:
+        return [[str(r.get_row_kind()), [to_json_value(v) for v in r]] for r in results]
+
+
+def record(c, E):
+    t_env = _env(c.mode)
+    out = {"case": c.name, "mode": c.mode, "ordered": c.ordered}
+    if c.statement_set:
+        with tempfile.TemporaryDirectory() as directory:
+            names = c.build(t_env, E, directory)
+            out["sinks"] = {n: sorted(v for _, v in _collect(t_env.from_path(n))) for n in names}
+        return out
+    try:
+        table = c.build(t_env, E)
+        out["columns"], out["types"] = _schema(table)
+        out["changes"] = _collect(table)
+    except Exception as e:  # noqa: BLE001 - an error case records Flink's message
+        if not c.error:
+            raise
+        text = str(e)
+        lines = [ln.strip() for ln in text.splitlines() if "Exception:" in ln or ln.strip().startswith("org.")]
+        out["error"] = (lines[0] if lines else text.splitlines()[0]).split("Exception: ", 1)[-1]
+    return out
+
+
+def main(argv):
+    from pyflink.table import DataTypes, expressions
+    E = SimpleNamespace(col=expressions.col, lit=expressions.lit, DataTypes=DataTypes, x=expressions)
+    os.makedirs(GOLDEN_DIR, exist_ok=True)
+    failed = 0
+    for name in argv or sorted(CASES):
+        try:
+            golden = record(CASES[name], E)
+        except Exception as e:  # noqa: BLE001
+            failed += 1
+            print(f"FAILED {name}: {str(e).splitlines()[0] if str(e) else e!r}")
+            continue
+        with open(os.path.join(GOLDEN_DIR, f"{name}.json"), "w") as f:
+            json.dump(golden, f, indent=1, sort_keys=True)
+            f.write("\n")
+        print(f"recorded {name}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -17,9 +17,9 @@ from pyspark.sql import functions as F
 from changeflow.kernels.aggregate.functions import AggCall, result_type
 from changeflow.kernels.changelog import SEQ
 from changeflow.plan.correlate import Correlate
-from changeflow.plan.nodes import Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Sort, Source, Union
 from changeflow.kernels.aggregate.user import is_user_call
-from changeflow.plan.nodes import TableAggregate
+from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Sort, Source,
+                                   TableAggregate, Union)
 from changeflow.runtime.spark.arithmetic import wrapping_long
 from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.sources import batch_frame

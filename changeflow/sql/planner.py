@@ -38,7 +38,7 @@ from changeflow.sql.joins import plan_from
 from changeflow.sql.ranking import plan_ranked_subquery
 from changeflow.sql.rewrite import merge_projections, name_aggregates, uniquify
 from changeflow.sql.scalar import ExpressionTranslator, Scope, ScopeColumn, contains_aggregate
-from changeflow.sql.setops import union_all
+from changeflow.sql.setops import set_operation
 from changeflow.sql.state_ttl_hint import apply_query_hints
 
 Resolver = Callable[[str], PlanNode]
@@ -87,10 +87,8 @@ class QueryPlanner:
             return planner.query(body)
         if isinstance(node, exp.Subquery):
             return self.query(node.this)
-        if isinstance(node, exp.Union):
+        if isinstance(node, (exp.Union, exp.Intersect, exp.Except)):
             return self.union(node)
-        if isinstance(node, (exp.Intersect, exp.Except)):
-            raise unsupported(type(node).__name__.upper(), node, self.sql)
         if isinstance(node, exp.Select):
             return self.select(node)
         if isinstance(node, exp.Values):
@@ -107,8 +105,8 @@ class QueryPlanner:
         except PlanError as e:
             raise SqlError(located(str(e), node, self.sql)) from None
 
-    def union(self, node: exp.Union) -> PlanNode:
-        return union_all(self, node)
+    def union(self, node: exp.SetOperation) -> PlanNode:
+        return set_operation(self, node)
 
     # --- SELECT -------------------------------------------------------------------------------
     def select(self, node: exp.Select) -> PlanNode:

@@ -252,3 +252,20 @@ class Replicate(_OneInput, _DeclaredSchema):
     input: PlanNode
     count: str
     out_schema: Schema
+
+
+@dataclass(frozen=True, eq=False)
+class Sort(_OneInput, _InputSchema):
+    """``ORDER BY order_by [OFFSET offset] [FETCH fetch]`` (SQL), before the runtime mode is known.
+
+    ``order_by`` holds ``(column, ascending, nulls_first)`` triples (empty for a
+    bare ``LIMIT``); ``fetch`` is None without a limit. The ``sort_limit`` rule
+    (:mod:`changeflow.plan.rules.sort_limit`) turns it into a Top-N
+    :class:`Rank` in streaming mode, or refuses it there as Flink does; batch
+    mode sorts.
+    """
+
+    input: PlanNode
+    order_by: tuple[tuple[str, bool, bool], ...]
+    offset: int = 0
+    fetch: int | None = None

@@ -45,6 +45,11 @@ def plan_relation(planner: "QueryPlanner", node: exp.Expr) -> tuple[PlanNode, Sc
         if alias_node is not None and alias_node.columns:
             return _renamed(planner, plan, alias, [c.name for c in alias_node.columns], node)
         return plan, Scope([ScopeColumn(alias, n, n) for n in plan.field_names])
+    if isinstance(node, exp.Values):  # FROM (VALUES ...) AS t(a, b): the alias names the columns
+        from changeflow.sql.values import plan_values
+        plan = plan_values(planner, node)
+        alias = node.alias or None
+        return plan, Scope([ScopeColumn(alias, n, n) for n in plan.field_names])
     if isinstance(node, exp.Unnest):
         raise unsupported("UNNEST", node, planner.sql)
     raise unsupported(f"FROM item {type(node).__name__}", node, planner.sql)

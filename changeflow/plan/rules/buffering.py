@@ -33,12 +33,12 @@ from __future__ import annotations
 from typing import Any
 
 from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Replicate, Sink,
-                                   Source, Union, UpsertMaterialize)
+                                   Sort, Source, Union, UpsertMaterialize)
 from changeflow.plan.physical import annotate_all
 from changeflow.plan.rules import Rule
 
 # Nodes whose output changes only when their input does (no timers, no clock of their own).
-_REACTIVE = (Project, Filter, Replicate, Union, Join, Deduplicate, Rank, UpsertMaterialize, Sink)
+_REACTIVE = (Project, Filter, Replicate, Sort, Union, Join, Deduplicate, Rank, UpsertMaterialize, Sink)
 
 
 def apply(plan: PlanNode, settings: Any) -> PlanNode:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Replicate, Sink,
-                                   Source, Union, UpsertMaterialize)
+                                   Sort, Source, Union, UpsertMaterialize)
 from changeflow.plan.physical import annotate_all
 from changeflow.plan.rules import Rule
 
@@ -46,7 +46,7 @@ def node_mode(node: PlanNode, inputs: list[ChangelogMode]) -> ChangelogMode:
     """The changelog mode ``node`` emits over inputs of ``inputs`` modes (in ``node.inputs`` order)."""
     if isinstance(node, Source):
         return INSERT_ONLY
-    if isinstance(node, (Project, Filter, Replicate)):
+    if isinstance(node, (Project, Filter, Replicate, Sort)):  # Sort: batch only (sort_limit)
         return inputs[0]
     if isinstance(node, Aggregate):
         return UPDATES if inputs[0].insert_only else RETRACT

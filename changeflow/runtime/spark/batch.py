@@ -17,7 +17,7 @@ from pyspark.sql import functions as F
 from changeflow.kernels.aggregate.functions import AggCall, result_type
 from changeflow.kernels.changelog import SEQ
 from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Replicate, Sink,
-                                   Source, Union)
+                                   Sort, Source, Union)
 from changeflow.runtime.spark.arithmetic import wrapping_long
 from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.sources import batch_frame
@@ -47,6 +47,9 @@ class BatchTranslator:
                 *[F.col(f"`{old}`").alias(new) for old, new in zip(child.field_names, names, strict=True)], SEQ)
                 for child in node.inputs]
             return functools.reduce(DataFrame.unionAll, frames)
+        if isinstance(node, Sort):
+            from changeflow.runtime.spark.sort import sort_batch
+            return sort_batch(self.translate(node.input), node, SEQ)
         if isinstance(node, Replicate):
             from changeflow.runtime.spark.replicate import replicate_batch
             return replicate_batch(self.translate(node.input), node, SEQ)

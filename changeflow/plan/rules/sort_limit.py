@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from changeflow.plan.nodes import PlanNode, Rank, Sort
-from changeflow.plan.physical import annotate, rewrite
+from changeflow.plan.physical import rewrite
 from changeflow.plan.rules import Rule
 from changeflow.plan.type_inference import PlanError
 
@@ -32,13 +32,12 @@ def apply(plan: PlanNode, settings: Any) -> PlanNode:
             raise PlanError("Sort on a non-time-attribute field is not supported. (ORDER BY "
                             f"{', '.join(c for c, _, _ in node.order_by)} without LIMIT in a streaming query; "
                             "add LIMIT / FETCH FIRST n ROWS ONLY for a Top-N, or run in batch mode)")
-        rank = Rank(node.input, (), node.order_by, node.offset + 1, node.offset + node.fetch, None,
+        return Rank(node.input, (), node.order_by, node.offset + 1, node.offset + node.fetch, None,
                     node.input.schema)
-        return annotate(rank, streaming=True)
 
     return rewrite(plan, visit)
 
 
-RULE = Rule("sort_limit", 25, apply, ("streaming",))
+RULE = Rule("sort_limit", 15, apply, ())  # rewrites nodes: runs before any annotation
 
 __all__ = ["apply"]

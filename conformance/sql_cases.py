@@ -809,3 +809,7 @@ def error_cast_invalid_string_at_runtime(t_env, E):
     D = E.DataTypes
     _view(t_env, E, "w", [("12",), ("abc",)], ("s", D.STRING()))
     return t_env.sql_query("SELECT CAST(s AS INT) AS n FROM w")
+
+
+# Set operations, VALUES, FILTER, grouping sets, subqueries, ORDER BY / LIMIT (issue 17).
+from conformance import sql_setop_cases  # noqa: E402,F401  (registers its cases into CASES)

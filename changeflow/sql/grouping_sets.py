@@ -44,8 +44,11 @@ def expand(node: exp.Select, planner: "QueryPlanner") -> exp.Expr:
             if all(_ident(k) != _ident(x) for x in keys):
                 keys.append(k)
     types = _key_types(node, keys, planner)
-    branches = [_branch(node, s, keys, types, planner) for s in sets]
-    return functools.reduce(lambda a, b: exp.Union(this=a, expression=b, distinct=False), branches)
+    branches: list[exp.Expr] = [_branch(node, s, keys, types, planner) for s in sets]
+    def union_all(a: exp.Expr, b: exp.Expr) -> exp.Expr:
+        return exp.Union(this=a, expression=b, distinct=False)
+
+    return functools.reduce(union_all, branches)
 
 
 def _sets_of(g: exp.Expr) -> list[list[exp.Expr]]:

@@ -122,7 +122,8 @@ def _decorrelate(planner: "QueryPlanner", select: exp.Select, where_used: exp.Ex
     probe.set("expressions", [exp.Star()])
     inner_names = set(planner.query(probe).field_names)
     from_ = select.args.get("from") or select.args.get("from_")
-    aliases = {t.alias_or_name for t in [from_.this, *[j.this for j in select.args.get("joins") or []]]}
+    relations = ([from_.this] if from_ is not None else []) + [j.this for j in select.args.get("joins") or []]
+    aliases = {t.alias_or_name for t in relations}
 
     def is_outer(c: exp.Column) -> bool:
         return c.table not in aliases if c.table else c.name not in inner_names

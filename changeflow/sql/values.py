@@ -54,7 +54,8 @@ def plan_values(planner: "QueryPlanner", node: exp.Values) -> PlanNode:
             values = [row[c] for row in rows]
             types = [type_of(v, {}) for v in values]
             t = common_type(types, f"VALUES column {name!r}")
-            cast = [v if ty == t else Call("cast", (v, Literal(t, None))) for v, ty in zip(values, types, strict=True)]
+            cast: list[Expression] = [v if ty == t else Call("cast", (v, Literal(t, None)))
+                                      for v, ty in zip(values, types, strict=True)]
             exprs.append((name, _pick(cast, row_type)))
             schema.append((name, t))
     except PlanError as e:

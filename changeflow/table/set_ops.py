@@ -2,7 +2,9 @@
 ``minus``, ``minus_all`` and ``distinct``, planned as SQL's (:mod:`changeflow.plan.set_ops`).
 
 As in PyFlink, ``union`` removes duplicates (SQL ``UNION``) and ``union_all`` keeps
-them; ``minus`` is SQL ``EXCEPT``. Both tables must come from the same
+them; ``minus`` is SQL ``EXCEPT``. As in Flink's Table API, all but ``union_all``
+(and ``distinct``) are batch-only: in streaming mode they are refused with Flink's
+message (SQL's set operations do run in streaming mode). Both tables must come from the same
 environment and have the same number of columns; the result has the left
 table's column names and, per column, the least restrictive type of the two.
 """
@@ -33,6 +35,12 @@ def set_operation(method: str, left: "Table", right: "Table") -> PlanNode:
         raise TypeError(f"{method}() needs a Table, got {right!r}")
     if right._t_env is not left._t_env:
         raise PlanError(f"Only tables from the same TableEnvironment can be used in {method}()")
+    if method != "union_all" and left._t_env.streaming:
+        # Flink's Table API runs these in batch mode only (its SQL runs them in streaming too).
+        word = "MINUS" if operation == "EXCEPT" else operation
+        raise PlanError(f"The {word} operation on two unbounded tables is currently not supported. "
+                        f"(Table.{method}() runs in batch mode; in streaming mode use SQL's {operation}"
+                        f"{' ALL' if all_ else ''})")
     return set_ops.set_operation(operation, all_, left.plan, right.plan)
 
 

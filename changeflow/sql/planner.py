@@ -44,7 +44,8 @@ from changeflow.sql.grouping_sets import has_grouping_sets
 from changeflow.sql.order_limit import plan_order_limit
 from changeflow.sql.refusals import refuse_group_window
 from changeflow.sql.setops import set_operation
-from changeflow.sql.subquery import apply_subquery, refuse_nested_subqueries, split_subqueries
+from changeflow.sql.subquery import (apply_subquery, filter_with_subqueries, has_nested_subquery,
+                                     refuse_nested_subqueries, split_subqueries)
 from changeflow.sql.values import plan_values
 from changeflow.sql.state_ttl_hint import apply_query_hints
 
@@ -134,7 +135,6 @@ class QueryPlanner:
             raise unsupported("SELECT without FROM", node, self.sql)
         where = node.args.get("where")
         where_condition, subqueries = split_subqueries(where.this if where is not None else None)
-        refuse_nested_subqueries(where_condition, self)
 
         ranked = plan_ranked_subquery(self, node, from_.this, where_condition)
         if ranked is not None:
@@ -143,6 +143,10 @@ class QueryPlanner:
             plan, scope, where_condition = plan_from(self, from_.this, node.args.get("joins") or [],
                                                      where_condition)
         from_plan = plan  # a STATE_TTL hint names the inputs of its joins (sql/state_ttl_hint.py)
+        if has_nested_subquery(where_condition):  # IN / EXISTS below OR & co: mark joins (sql/subquery.py)
+            plan = filter_with_subqueries(self, plan, scope, where_condition)
+            where_condition = None
+        refuse_nested_subqueries(where_condition, self)
         if where_condition is not None:
             if contains_aggregate(where_condition):
                 raise unsupported("aggregate in WHERE (use HAVING)", where_condition, self.sql)

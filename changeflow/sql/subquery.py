@@ -16,7 +16,9 @@ A key equality never holds for a NULL, so an outer row with a NULL key is not
 ``IN`` and is ``NOT EXISTS``, as in Flink. Refused, naming the construct:
 ``NOT IN (subquery)`` (its three-valued NULL semantics need Flink's null-aware
 anti join), an uncorrelated ``EXISTS``, a correlation that is not an equality of
-columns, and a subquery anywhere but a top-level WHERE conjunct.
+columns, scalar subqueries, and subqueries outside WHERE. A subquery predicate
+elsewhere in the WHERE (under ``OR``, say) is a left "mark" join
+(:func:`filter_with_subqueries`).
 """
 
 from __future__ import annotations
@@ -69,10 +71,80 @@ def apply_subquery(planner: "QueryPlanner", plan: PlanNode, scope: "Scope", conj
     """``plan`` filtered by one ``[NOT] EXISTS`` / ``IN`` conjunct (a semi or anti join)."""
     negated = isinstance(conjunct, exp.Not)
     predicate = conjunct.this if negated else conjunct
-    if isinstance(predicate, exp.In):
-        if negated:
+    if isinstance(predicate, exp.In) and negated:
+        raise unsupported("NOT IN (subquery) (its NULL semantics need a null-aware anti join; "
+                          "use NOT EXISTS)", conjunct, planner.sql)
+    joined, mark = _keys_join(planner, plan, scope, predicate, "LEFT" if negated else "INNER")
+    if negated:  # NOT EXISTS: the rows the left join padded
+        joined = Filter(joined, Call("is_null", (Column(mark),)))
+    return Project(joined, tuple((n, Column(n)) for n in plan.field_names), plan.schema)
+
+
+def has_nested_subquery(condition: exp.Expr | None) -> bool:
+    """Whether ``condition`` holds an IN / EXISTS subquery (below OR, CASE, ...: not a plain conjunct)."""
+    return condition is not None and bool(_predicates(condition))
+
+
+def filter_with_subqueries(planner: "QueryPlanner", plan: PlanNode, scope: "Scope", condition: exp.Expr
+                           ) -> PlanNode:
+    """``plan`` filtered by ``condition``, whose IN / EXISTS subqueries sit anywhere (``a IN (..) OR b > 1``).
+
+    Each subquery is a left join with its distinct keys (a "mark" join: at most
+    one match per row), and the predicate becomes ``key IS NOT NULL``; the
+    joins' columns are projected away after the filter. An ``IN`` under ``NOT``
+    is refused (three-valued NULL semantics).
+    """
+    from changeflow.sql.scalar import Scope, ScopeColumn
+
+    condition = condition.copy()
+    columns = list(scope.columns)
+    joined = plan
+    for predicate in _predicates(condition):
+        if isinstance(predicate, exp.In) and any(isinstance(p, exp.Not) for p in _ancestors(predicate, condition)):
             raise unsupported("NOT IN (subquery) (its NULL semantics need a null-aware anti join; "
-                              "use NOT EXISTS)", conjunct, planner.sql)
+                              "use NOT EXISTS)", predicate, planner.sql)
+        joined, mark = _keys_join(planner, joined, Scope(columns), predicate, "LEFT")
+        columns.append(ScopeColumn("$mark", mark, mark))
+        predicate.replace(exp.Not(this=exp.Is(this=exp.column(mark, table="$mark", quoted=True),
+                                              expression=exp.Null())))
+    refuse_nested_subqueries(condition, planner)
+    predicate_expr = planner.expression(condition, Scope(columns), aggregates=False)
+    filtered = planner.guard(lambda: Filter(joined, predicate_expr), condition)
+    return Project(filtered, tuple((n, Column(n)) for n in plan.field_names), plan.schema)
+
+
+def _predicates(condition: exp.Expr) -> list[exp.Expr]:
+    """The IN / EXISTS subquery predicates of ``condition``, not those inside its subqueries."""
+    found: list[exp.Expr] = []
+
+    def visit(e: exp.Expr) -> None:
+        if isinstance(e, exp.Exists) or (isinstance(e, exp.In) and e.args.get("query") is not None):
+            found.append(e)
+            return
+        if isinstance(e, (exp.Subquery, exp.Select)):
+            return
+        for child in e.iter_expressions():
+            visit(child)
+
+    visit(condition)
+    return found
+
+
+def _ancestors(node: exp.Expr, root: exp.Expr) -> list[exp.Expr]:
+    out = []
+    parent = node.parent
+    while parent is not None and node is not root:
+        out.append(parent)
+        if parent is root:
+            break
+        node, parent = parent, parent.parent
+    return out
+
+
+def _keys_join(planner: "QueryPlanner", plan: PlanNode, scope: "Scope", predicate: exp.Expr, join_type: str
+               ) -> tuple[PlanNode, str]:
+    """``plan`` joined (``join_type``) with the distinct keys of ``predicate``'s subquery; the first key's column."""
+    if isinstance(predicate, exp.In):
         query = predicate.args["query"]
         select = query.this if isinstance(query, exp.Subquery) else query
         if not isinstance(select, exp.Select) or len(select.expressions) != 1:
@@ -104,10 +176,8 @@ def apply_subquery(planner: "QueryPlanner", plan: PlanNode, scope: "Scope", conj
     for lc, rc in zip(outer_columns, right_names, strict=True):
         eq = Call("==", (Column(lc), Column(rc)))
         condition = eq if condition is None else Call("and", (condition, eq))
-    joined = planner.guard(lambda: join(plan, keys, "LEFT" if negated else "INNER", condition), predicate)
-    if negated:  # NOT EXISTS: the rows the left join padded
-        joined = Filter(joined, Call("is_null", (Column(right_names[0]),)))
-    return Project(joined, tuple((n, Column(n)) for n in plan.field_names), plan.schema)
+    joined = planner.guard(lambda: join(plan, keys, join_type, condition), predicate)
+    return joined, right_names[0]
 
 
 def _decorrelate(planner: "QueryPlanner", select: exp.Select, where_used: exp.Expr

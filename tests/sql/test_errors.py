@@ -18,6 +18,7 @@ from changeflow.sql import SqlError
     ("SELECT id FROM t INTERSECT SELECT id, w FROM u", r"INTERSECT inputs have 1 and 2 columns"),
     ("SELECT SOUNDEX(name) FROM t", r"unsupported SQL: function SOUNDEX `SOUNDEX\(name\)` \(at line 1, column 8\)"),
     ("SELECT id FROM t WHERE v NOT IN (SELECT w FROM u)", r"NOT IN \(subquery\) .*\(at line 1, column 24\)"),
+    ("SELECT id FROM t WHERE NOT (v IN (SELECT w FROM u) OR v > 1)", r"NOT IN \(subquery\) .*\(at line 1, column 29\)"),
     ("SELECT id, (SELECT MAX(w) FROM u) FROM t", r"unsupported SQL: scalar subquery .*\(at line 1, column 20\)"),
     ("SELECT * FROM t JOIN u FOR SYSTEM_TIME AS OF t.id ON t.id = u.id",
      r"FOR SYSTEM_TIME AS OF \(a temporal table join\) is not supported yet \(table u\) \(at line 1, column 22\)"),

@@ -67,10 +67,16 @@ def union_all(planner: "QueryPlanner", node: exp.Union) -> PlanNode:
 def _merged(plan: PlanNode) -> PlanNode:
     """The casts and markers a set operation puts over its inputs, merged into the inputs' own projections."""
     if isinstance(plan, Union):
-        return Union(tuple(merge_projections(p) if isinstance(p, Project) else p for p in plan.union_inputs),
-                     plan.out_schema)
+        return Union(tuple(_merge_all(p) for p in plan.union_inputs), plan.out_schema)
     if not plan.inputs:
         return plan
     from changeflow.plan.physical import with_inputs
 
     return with_inputs(plan, tuple(_merged(c) for c in plan.inputs))
+
+
+def _merge_all(plan: PlanNode) -> PlanNode:
+    """A stack of projections (markers over casts over the input's own select) as one."""
+    while isinstance(plan, Project) and isinstance(plan.input, Project):
+        plan = merge_projections(plan)
+    return plan

@@ -143,7 +143,8 @@ class QueryPlanner:
             plan, scope, where_condition = plan_from(self, from_.this, node.args.get("joins") or [],
                                                      where_condition)
         from_plan = plan  # a STATE_TTL hint names the inputs of its joins (sql/state_ttl_hint.py)
-        if has_nested_subquery(where_condition):  # IN / EXISTS below OR & co: mark joins (sql/subquery.py)
+        # IN / EXISTS below OR & co: mark joins (sql/subquery.py)
+        if where_condition is not None and has_nested_subquery(where_condition):
             plan = filter_with_subqueries(self, plan, scope, where_condition)
             where_condition = None
         refuse_nested_subqueries(where_condition, self)

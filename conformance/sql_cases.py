@@ -813,3 +813,5 @@ def error_cast_invalid_string_at_runtime(t_env, E):
 
 # The JSON function cases live in their own module; importing it registers them here.
 from conformance import json_cases as _json_cases  # noqa: E402,F401
+# Set operations, VALUES, FILTER, grouping sets, subqueries, ORDER BY / LIMIT (issue 17).
+from conformance import sql_setop_cases  # noqa: E402,F401  (registers its cases into CASES)

@@ -62,10 +62,9 @@ from dataclasses import dataclass
 from changeflow.kernels.aggregate.local import partial_fields
 from changeflow.plan import correlate
 from changeflow.plan.flush_policy import FlushPolicy
-from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Sort, Source,
-                                   Union, UpsertMaterialize)
 from changeflow.kernels.aggregate.user import USER_FUNCTION
-from changeflow.plan.nodes import TableAggregate
+from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Replicate, Sink,
+                                   Sort, Source, TableAggregate, Union, UpsertMaterialize)
 from changeflow.plan.optimizer import PlannerSettings, planned
 from changeflow.plan.rules.buffering import reads_a_file_per_batch
 from changeflow.plan.rules.changelog_mode import INSERT_ONLY, ChangelogMode
@@ -227,6 +226,13 @@ def describe_node(node: PlanNode) -> str:
         return _describe_join(node)
     if isinstance(node, Union):
         return f"Union(all=[true], union=[{', '.join(node.field_names)}])"
+    if isinstance(node, Sort):  # batch only: streaming plans it as a Rank (rules/sort_limit.py)
+        from changeflow.plan.sort_explain import describe_sort
+        return describe_sort(node)
+    if isinstance(node, Replicate):  # Flink: a Correlate of its $REPLICATE_ROWS$ table function
+        columns = ", ".join(node.field_names)
+        return (f"Correlate(invocation=[$REPLICATE_ROWS$1({node.count}, {columns})], "
+                f"select=[{columns}], joinType=[INNER])")
     if isinstance(node, Deduplicate):
         keep = "LastRow" if node.keep_last else "FirstRow"
         order = "PROCTIME" if node.order == "proctime" else "ROWTIME"

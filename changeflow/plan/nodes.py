@@ -268,3 +268,18 @@ def sources(node: PlanNode) -> list[Source]:
 
     visit(node)
     return found
+
+
+@dataclass(frozen=True, eq=False)
+class Replicate(_OneInput, _DeclaredSchema):
+    """Each input change repeated ``count`` times (the value of the column ``count``), that column dropped.
+
+    Flink's ``$REPLICATE_ROWS$`` table function, which its ``INTERSECT ALL`` and
+    ``EXCEPT ALL`` rewrites apply to the counts an aggregation computed: a
+    ``-U (row, 2)`` / ``+U (row, 3)`` becomes two ``-U row`` and three ``+U row``,
+    so the result stays a correct retract changelog. Stateless.
+    """
+
+    input: PlanNode
+    count: str
+    out_schema: Schema

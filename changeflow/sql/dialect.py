@@ -82,6 +82,11 @@ def parse(sql: str) -> list[exp.Expr]:
     try:
         statements = sqlglot.parse(sql, dialect=Flink)
     except ParseError as e:
+        from changeflow.sql.refusals import window_construct  # names a window TVF sqlglot cannot read
+
+        named = window_construct(sql)
+        if named is not None:
+            raise SqlError(named) from None
         first = e.errors[0] if e.errors else {}
         where = f" at line {first['line']}, column {first['col']}" if first.get("line") else ""
         description = first.get("description") or str(e).splitlines()[0]

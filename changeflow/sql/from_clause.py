@@ -14,6 +14,7 @@ from sqlglot import exp
 from changeflow.plan import builder
 from changeflow.plan.nodes import PlanNode
 from changeflow.sql.errors import unsupported
+from changeflow.sql.refusals import refuse_version
 from changeflow.sql.scalar import Scope, ScopeColumn
 
 if TYPE_CHECKING:
@@ -27,6 +28,7 @@ def plan_relation(planner: "QueryPlanner", node: exp.Expr) -> tuple[PlanNode, Sc
             raise unsupported("table clause", node, planner.sql)
         if isinstance(node.this, exp.Anonymous) or not isinstance(node.this, exp.Identifier):
             raise unsupported("table function", node, planner.sql)
+        refuse_version(node, planner.sql)
         name = ".".join(p.name for p in node.parts)
         plan = planner.table(name, node)
         alias = node.alias or node.name
@@ -42,6 +44,11 @@ def plan_relation(planner: "QueryPlanner", node: exp.Expr) -> tuple[PlanNode, Sc
         alias_node = node.args.get("alias")
         if alias_node is not None and alias_node.columns:
             return _renamed(planner, plan, alias, [c.name for c in alias_node.columns], node)
+        return plan, Scope([ScopeColumn(alias, n, n) for n in plan.field_names])
+    if isinstance(node, exp.Values):  # FROM (VALUES ...) AS t(a, b): the alias names the columns
+        from changeflow.sql.values import plan_values
+        plan = plan_values(planner, node)
+        alias = node.alias or None
         return plan, Scope([ScopeColumn(alias, n, n) for n in plan.field_names])
     if isinstance(node, exp.Unnest):
         raise unsupported("UNNEST", node, planner.sql)

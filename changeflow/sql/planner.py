@@ -39,7 +39,15 @@ from changeflow.sql.joins import plan_from
 from changeflow.sql.ranking import plan_ranked_subquery
 from changeflow.sql.rewrite import merge_projections, name_aggregates, uniquify
 from changeflow.sql.scalar import ExpressionTranslator, Scope, ScopeColumn, contains_aggregate
-from changeflow.sql.setops import union_all
+from changeflow.sql.aggregate_filter import rewrite_aggregate_filters
+from changeflow.sql.grouping_sets import expand as expand_grouping_sets
+from changeflow.sql.grouping_sets import has_grouping_sets
+from changeflow.sql.order_limit import plan_order_limit
+from changeflow.sql.refusals import refuse_group_window
+from changeflow.sql.setops import set_operation
+from changeflow.sql.subquery import (apply_subquery, filter_with_subqueries, has_nested_subquery,
+                                     refuse_nested_subqueries, split_subqueries)
+from changeflow.sql.values import plan_values
 from changeflow.sql.state_ttl_hint import apply_query_hints
 
 Resolver = Callable[[str], PlanNode]
@@ -48,8 +56,7 @@ _Node = TypeVar("_Node", bound=PlanNode)  # guard returns what its builder step 
 
 # Clauses of a SELECT the planner does not support, with the words an error uses.
 _UNSUPPORTED_CLAUSES = {
-    "order": "ORDER BY (streaming queries support ORDER BY only inside a ROW_NUMBER() Top-N)",
-    "limit": "LIMIT", "offset": "OFFSET", "qualify": "QUALIFY", "windows": "WINDOW clause",
+    "qualify": "QUALIFY", "windows": "WINDOW clause",
     "laterals": "LATERAL", "connect": "CONNECT BY", "sample": "TABLESAMPLE", "match": "MATCH_RECOGNIZE",
     "pivots": "PIVOT", "prewhere": "PREWHERE", "settings": "SETTINGS", "into": "SELECT INTO",
 }
@@ -93,14 +100,12 @@ class QueryPlanner:
             return planner.query(body)
         if isinstance(node, exp.Subquery):
             return self.query(node.this)
-        if isinstance(node, exp.Union):
+        if isinstance(node, (exp.Union, exp.Intersect, exp.Except)):
             return self.union(node)
-        if isinstance(node, (exp.Intersect, exp.Except)):
-            raise unsupported(type(node).__name__.upper(), node, self.sql)
         if isinstance(node, exp.Select):
             return self.select(node)
         if isinstance(node, exp.Values):
-            raise unsupported("VALUES", node, self.sql)
+            return plan_values(self, node)
         raise unsupported(f"statement {type(node).__name__} where a query is expected", node, self.sql)
 
     def table(self, name: str, node: exp.Expr) -> PlanNode:
@@ -113,11 +118,15 @@ class QueryPlanner:
         except PlanError as e:
             raise SqlError(located(str(e), node, self.sql)) from None
 
-    def union(self, node: exp.Union) -> PlanNode:
-        return union_all(self, node)
+    def union(self, node: exp.SetOperation) -> PlanNode:
+        return plan_order_limit(self, node, set_operation(self, node))
 
     # --- SELECT -------------------------------------------------------------------------------
     def select(self, node: exp.Select) -> PlanNode:
+        refuse_group_window(node, self.sql)
+        node = rewrite_aggregate_filters(node, self.sql)
+        if has_grouping_sets(node):
+            return plan_order_limit(self, node, self.query(expand_grouping_sets(node, self)))
         for clause, words in _UNSUPPORTED_CLAUSES.items():
             value = node.args.get(clause)
             if value:
@@ -131,7 +140,7 @@ class QueryPlanner:
         if from_ is None:
             raise unsupported("SELECT without FROM", node, self.sql)
         where = node.args.get("where")
-        where_condition = where.this if where is not None else None
+        where_condition, subqueries = split_subqueries(where.this if where is not None else None)
 
         ranked = plan_ranked_subquery(self, node, from_.this, where_condition)
         if ranked is not None:
@@ -140,15 +149,25 @@ class QueryPlanner:
             plan, scope, where_condition = plan_from(self, from_.this, node.args.get("joins") or [],
                                                      where_condition)
         from_plan = plan  # a STATE_TTL hint names the inputs of its joins (sql/state_ttl_hint.py)
+        # IN / EXISTS below OR & co: mark joins (sql/subquery.py)
+        if where_condition is not None and has_nested_subquery(where_condition):
+            plan = filter_with_subqueries(self, plan, scope, where_condition)
+            where_condition = None
+        refuse_nested_subqueries(where_condition, self)
         if where_condition is not None:
             if contains_aggregate(where_condition):
                 raise unsupported("aggregate in WHERE (use HAVING)", where_condition, self.sql)
             predicate = self.expression(where_condition, scope, aggregates=False)
             plan = self.guard(lambda: builder.filter_(plan, predicate), where_condition)
+        for conjunct in subqueries:  # [NOT] EXISTS / IN (subquery): semi and anti joins (sql/subquery.py)
+            plan = apply_subquery(self, plan, scope, conjunct)
 
         items = self.select_items(node, scope)
         group = node.args.get("group")
         having = node.args.get("having")
+        for e, _ in items:
+            refuse_nested_subqueries(e, self)
+        refuse_nested_subqueries(having, self)
         if group is not None or having is not None or any(contains_aggregate(e) for e, _ in items):
             plan = self.aggregate(plan, scope, items, group, having)
         else:
@@ -160,7 +179,7 @@ class QueryPlanner:
             # DISTINCT selects exactly its keys, so the projection over the Aggregate is an identity.
             assert isinstance(grouped, Aggregate)
             plan = Aggregate(merge_projections(grouped.input), grouped.keys, grouped.calls, grouped.out_schema)
-        return apply_query_hints(self, node, from_plan, plan)
+        return plan_order_limit(self, node, apply_query_hints(self, node, from_plan, plan), items)
 
     def select_items(self, node: exp.Select, scope: Scope) -> list[tuple[exp.Expr, str]]:
         """The select list with ``*`` expanded, each item with its output name."""
@@ -191,8 +210,6 @@ class QueryPlanner:
                   group: exp.Group | None, having: exp.Having | None) -> PlanNode:
         keys: list[Expression] = []
         for i, g in enumerate(group.expressions if group is not None else []):
-            if isinstance(g, (exp.Cube, exp.Rollup, exp.GroupingSets)):
-                raise unsupported(type(g).__name__.upper(), g, self.sql)
             if isinstance(g, exp.Literal) and not g.is_string:
                 raise unsupported("GROUP BY position", g, self.sql)
             if contains_aggregate(g):

@@ -1,10 +1,12 @@
-"""``UNION ALL``: inputs matched by position, under the first input's names.
+"""Set operations of SQL: ``UNION [ALL]``, ``INTERSECT [ALL]``, ``EXCEPT [ALL]``.
 
-Each column gets the least restrictive type of its inputs (an INT and a
-BIGINT column meet at BIGINT, as Flink's ``v`` in ``SELECT id, v ... UNION ALL
-SELECT id, w``); an input whose column is narrower is cast in a projection
-below the union, so every input delivers rows of one schema. ``UNION``
-without ALL (a distinct union) is not supported.
+Inputs match by position, under the first input's names; each column gets the
+least restrictive type of its inputs (an INT and a BIGINT column meet at BIGINT,
+as Flink's ``v`` in ``SELECT id, v ... UNION ALL SELECT id, w``). A chain of
+``UNION ALL`` is one Union of all its inputs; the other operations are planned
+as Flink rewrites them, into aggregations (:mod:`changeflow.plan.set_ops`).
+``ORDER BY`` / ``LIMIT`` after a set operation are planned by
+:mod:`changeflow.sql.order_limit`.
 """
 
 from __future__ import annotations
@@ -13,15 +15,16 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from changeflow.common.types import DataType
-from changeflow.expressions import Call, Column, Literal
+from changeflow.plan import set_ops
 from changeflow.plan.nodes import PlanNode, Project, Union
-from changeflow.plan.type_inference import PlanError, common_type
-from changeflow.sql.errors import SqlError, located, unsupported
+from changeflow.plan.type_inference import PlanError
+from changeflow.sql.errors import SqlError, located
 from changeflow.sql.rewrite import merge_projections
 
 if TYPE_CHECKING:
     from changeflow.sql.planner import QueryPlanner
+
+_NAMES = {exp.Union: "UNION", exp.Intersect: "INTERSECT", exp.Except: "EXCEPT"}
 
 
 def _branches(node: exp.Expr) -> list[exp.Expr]:
@@ -30,42 +33,50 @@ def _branches(node: exp.Expr) -> list[exp.Expr]:
     return [node]
 
 
-def _has_modifiers(node: exp.Union) -> bool:
+def _has_modifiers(node: exp.Expr) -> bool:
     return any(node.args.get(k) for k in ("order", "limit", "offset"))
 
 
+def set_operation(planner: "QueryPlanner", node: exp.SetOperation) -> PlanNode:
+    """The plan of ``node`` (a UNION, INTERSECT or EXCEPT, with or without ALL), without its ORDER BY/LIMIT."""
+    if isinstance(node, exp.Union) and not node.args.get("distinct"):
+        return union_all(planner, node)
+    operation = _NAMES[type(node)]
+    all_ = not node.args.get("distinct")
+    left, right = planner.query(node.this), planner.query(node.expression)
+    try:
+        plan = set_ops.set_operation(operation, all_, left, right)
+    except PlanError as e:
+        raise SqlError(located(str(e), node, planner.sql)) from None
+    return _merged(plan)
+
+
 def union_all(planner: "QueryPlanner", node: exp.Union) -> PlanNode:
-    if node.args.get("distinct"):
-        raise unsupported("UNION without ALL (use UNION ALL)", node, planner.sql)
-    if _has_modifiers(node):
-        raise unsupported("ORDER BY / LIMIT on a UNION", node, planner.sql)
-    branches = _branches(node)
+    bare = node.copy()
+    for k in ("order", "limit", "offset"):
+        bare.set(k, None)
+    branches = _branches(bare.this) + _branches(bare.expression)
     plans = [planner.query(b) for b in branches]
-    width = len(plans[0].schema)
-    for b, p in zip(branches[1:], plans[1:], strict=True):
-        if len(p.schema) != width:
-            raise SqlError(located(f"UNION ALL inputs have {width} and {len(p.schema)} columns", b, planner.sql))
-    names = plans[0].field_names
-    types: list[DataType] = []
-    for i, name in enumerate(names):
-        column_types = [p.schema[i][1] for p in plans]
-        try:
-            types.append(common_type(column_types, f"UNION ALL column {name!r}"))
-        except PlanError as e:
-            raise SqlError(located(str(e), node, planner.sql)) from None
-    schema = tuple(zip(names, types, strict=True))
-    inputs = tuple(_conform(p, schema) for p in plans)
-    return Union(inputs, schema)
+    try:
+        union = set_ops.union_all(plans)
+    except PlanError as e:
+        raise SqlError(located(str(e), node, planner.sql)) from None
+    return Union(tuple(merge_projections(p) for p in union.union_inputs), union.out_schema)
 
 
-def _conform(plan: PlanNode, schema) -> PlanNode:
-    """``plan`` with its columns cast to ``schema``'s types (by position) where they differ."""
-    if all(t.root == u.root and t.params == u.params for (_, t), (_, u) in zip(plan.schema, schema, strict=True)):
+def _merged(plan: PlanNode) -> PlanNode:
+    """The casts and markers a set operation puts over its inputs, merged into the inputs' own projections."""
+    if isinstance(plan, Union):
+        return Union(tuple(_merge_all(p) for p in plan.union_inputs), plan.out_schema)
+    if not plan.inputs:
         return plan
-    exprs, out = [], []
-    for (name, t), (_, u) in zip(plan.schema, schema, strict=True):
-        same = t.root == u.root and t.params == u.params
-        target = u.with_nullable(t.nullable)
-        exprs.append((name, Column(name) if same else Call("cast", (Column(name), Literal(target, None)))))
-        out.append((name, t if same else target))
-    return merge_projections(Project(plan, tuple(exprs), tuple(out)))
+    from changeflow.plan.physical import with_inputs
+
+    return with_inputs(plan, tuple(_merged(c) for c in plan.inputs))
+
+
+def _merge_all(plan: PlanNode) -> PlanNode:
+    """A stack of projections (markers over casts over the input's own select) as one."""
+    while isinstance(plan, Project) and isinstance(plan.input, Project):
+        plan = merge_projections(plan)
+    return plan

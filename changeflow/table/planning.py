@@ -158,7 +158,8 @@ class PlanningContext:
                 exprs.append((n, Literal(None, t)))
         projected = Project(query, tuple(exprs), tuple(target))
         plan = Sink(projected, identifier(name), sink, entry.schema.primary_key, conflict)
-        check_sink_input(plan)
+        if self.runs_streaming(plan):  # a batch job writes its final rows, insert-only, to any sink
+            check_sink_input(plan)
         return plan_sink(plan, MaterializeSettings.from_configuration(self._configuration, self.streaming))
 
     def mini_batch(self) -> tuple[bool, int, int]:

@@ -206,6 +206,40 @@ class Table:
                             f"first (left: {self._plan.field_names}, right: {right._plan.field_names})")
         return self._wrap(join_builder.join(self._plan, right._plan, join_type, predicate))
 
+    # --- set operations (changeflow/table/set_ops.py) -------------------------------------
+    def union(self, right: "Table") -> "Table":
+        """Rows of either table, duplicates removed (SQL ``UNION``)."""
+        return self._set_op("union", right)
+
+    def union_all(self, right: "Table") -> "Table":
+        """Rows of both tables, duplicates kept (SQL ``UNION ALL``)."""
+        return self._set_op("union_all", right)
+
+    def intersect(self, right: "Table") -> "Table":
+        """Distinct rows present in both tables (SQL ``INTERSECT``)."""
+        return self._set_op("intersect", right)
+
+    def intersect_all(self, right: "Table") -> "Table":
+        """Rows present in both tables, as many times as in both (SQL ``INTERSECT ALL``)."""
+        return self._set_op("intersect_all", right)
+
+    def minus(self, right: "Table") -> "Table":
+        """Distinct rows of this table not in ``right`` (SQL ``EXCEPT``)."""
+        return self._set_op("minus", right)
+
+    def minus_all(self, right: "Table") -> "Table":
+        """Rows of this table, each as many times as it has more copies than in ``right`` (``EXCEPT ALL``)."""
+        return self._set_op("minus_all", right)
+
+    def distinct(self) -> "Table":
+        """The table's distinct rows (``SELECT DISTINCT *``)."""
+        from changeflow.table import set_ops
+        return self._wrap(set_ops.distinct(self))
+
+    def _set_op(self, method: str, right: "Table") -> "Table":
+        from changeflow.table import set_ops
+        return self._wrap(set_ops.set_operation(method, self, right))
+
     # --- inspection and execution -------------------------------------------------------
     def get_schema(self) -> TableSchema:
         return TableSchema(self._plan.schema)

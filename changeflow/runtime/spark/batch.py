@@ -18,8 +18,8 @@ from changeflow.kernels.aggregate.functions import AggCall, result_type
 from changeflow.kernels.changelog import SEQ
 from changeflow.plan.correlate import Correlate
 from changeflow.kernels.aggregate.user import is_user_call
-from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Sort, Source,
-                                   TableAggregate, Union)
+from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Replicate, Sink,
+                                   Sort, Source, TableAggregate, Union)
 from changeflow.runtime.spark.arithmetic import wrapping_long
 from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.sources import batch_frame
@@ -54,6 +54,9 @@ class BatchTranslator:
                 *[F.col(f"`{old}`").alias(new) for old, new in zip(child.field_names, names, strict=True)], SEQ)
                 for child in node.inputs]
             return functools.reduce(DataFrame.unionAll, frames)
+        if isinstance(node, Replicate):
+            from changeflow.runtime.spark.replicate import replicate_batch
+            return replicate_batch(self.translate(node.input), node, SEQ)
         if isinstance(node, Join):
             from changeflow.runtime.spark.join import join_batch
             return join_batch(self, node)

@@ -36,9 +36,8 @@ from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.ttl import KeyStateTtl
 from changeflow.plan.correlate import Correlate
 from changeflow.plan.flush_policy import FlushPolicy, flushes_from_timers
-from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Sink, Source, Union,
-                                   UpsertMaterialize)
-from changeflow.plan.nodes import TableAggregate
+from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Replicate, Sink,
+                                   Source, TableAggregate, Union, UpsertMaterialize)
 from changeflow.plan.optimizer import N, PlannerSettings, planned
 from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.control_rows import CONTROL, ControlFanOut, source_id, without_control
@@ -139,6 +138,9 @@ class StreamingTranslator:
                 *[F.col(f"`{old}`").alias(new) for old, new in zip(child.field_names, names, strict=True)],
                 KIND, SEQ, SUB) for child in node.inputs]
             return functools.reduce(DataFrame.unionAll, renamed)
+        if isinstance(node, Replicate):
+            from changeflow.runtime.spark.replicate import replicate_stream
+            return replicate_stream(self._translate(node.input), node, self.control, [KIND, SEQ, SUB])
         if isinstance(node, Join):
             from changeflow.runtime.spark.join import join_stream
             return join_stream(self, node)

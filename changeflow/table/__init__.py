@@ -5,13 +5,14 @@ from changeflow.table.changelog_mode import ChangelogMode
 from changeflow.table.conflict import InsertConflictStrategy
 from changeflow.table.descriptor import FormatDescriptor, Schema, TableDescriptor
 from changeflow.table.environment import TableEnvironment
+from changeflow.table.explain_detail import ExplainDetail
 from changeflow.table.result import CloseableIterator, ResultKind, TableResult
 from changeflow.table.settings import EnvironmentSettings, TableConfig
 from changeflow.table.stream_table_environment import StreamTableEnvironment
 from changeflow.table.table import GroupedTable, Table, TableSchema
 
 __all__ = [
-    "ChangelogMode", "CloseableIterator", "DataTypes", "EnvironmentSettings", "FormatDescriptor", "GroupedTable",
-    "InsertConflictStrategy", "ResultKind", "Schema", "StreamTableEnvironment", "Table", "TableConfig",
-    "TableDescriptor", "TableEnvironment", "TableResult", "TableSchema",
+    "ChangelogMode", "CloseableIterator", "DataTypes", "EnvironmentSettings", "ExplainDetail", "FormatDescriptor",
+    "GroupedTable", "InsertConflictStrategy", "ResultKind", "Schema", "StreamTableEnvironment", "Table",
+    "TableConfig", "TableDescriptor", "TableEnvironment", "TableResult", "TableSchema",
 ]

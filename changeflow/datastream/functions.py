@@ -36,12 +36,14 @@ class RuntimeContext:
     """What a function sees of the task it runs in (PyFlink's names)."""
 
     def __init__(self, task_name: str = "", subtask: int = 0, parallelism: int = 1,
-                 job_parameters: dict[str, str] | None = None, state_of_current_key: Any = None) -> None:
+                 job_parameters: dict[str, str] | None = None, state_of_current_key: Any = None,
+                 clock: Any = None) -> None:
         self._task_name = task_name
         self._subtask = subtask
         self._parallelism = parallelism
         self._job_parameters = dict(job_parameters or {})
         self._state_of_current_key = state_of_current_key  # () -> dict, or None outside keyed functions
+        self._clock = clock  # () -> processing time (ms) of the keyed kernel: state TTL measures it
         self._state_shapes: dict[str, tuple] = {}  # state name -> the descriptor kind and types it was asked with
 
     def get_task_name(self) -> str:
@@ -99,7 +101,7 @@ class RuntimeContext:
         if known != shape:
             raise ValueError(f"{self._task_name}: keyed state {name!r} was already asked for as a {known[0].__name__} "
                              f"with other types; one name cannot hold two kinds or types of state")
-        return state_for(descriptor, self._state_of_current_key, self._task_name)
+        return state_for(descriptor, self._state_of_current_key, self._task_name, self._clock)
 
 
 # An ABC with no abstract method of its own, as PyFlink's: its metaclass makes its subclasses'

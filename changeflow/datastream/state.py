@@ -22,10 +22,11 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable
 
 from changeflow.common.typeinfo import conform
+from changeflow.datastream.state_ttl_config import StateTtlConfig
 
 __all__ = ["AggregatingState", "AggregatingStateDescriptor", "ListState", "ListStateDescriptor", "MapState",
            "MapStateDescriptor", "ReducingState", "ReducingStateDescriptor", "State", "StateDescriptor",
-           "ValueState", "ValueStateDescriptor"]
+           "StateTtlConfig", "ValueState", "ValueStateDescriptor"]
 
 
 def _declared(type_info: Any) -> Any:
@@ -45,10 +46,17 @@ class StateDescriptor:
             raise ValueError(f"a state descriptor needs a non-empty name, got {name!r}")
         self.name = name
         self.type_info = type_info
+        self.ttl_config: StateTtlConfig | None = None
         _declared(type_info)
 
     def get_name(self) -> str:
         return self.name
+
+    def enable_time_to_live(self, ttl_config: StateTtlConfig) -> None:
+        """Give the state a processing-time TTL (see :mod:`changeflow.kernels.keyed.ttl` for the rules)."""
+        if not isinstance(ttl_config, StateTtlConfig):
+            raise TypeError(f"enable_time_to_live takes a StateTtlConfig, got {type(ttl_config).__name__}")
+        self.ttl_config = ttl_config if ttl_config.is_enabled() else None
 
 
 class ValueStateDescriptor(StateDescriptor):
@@ -115,6 +123,11 @@ class State:
         if declared is None:
             return lambda value: value
         convert = declared.converter()
+        if repr(declared) == "Types.FLOAT()":
+            # PyFlink hands back the Python float written to a FLOAT state (its state cache keeps
+            # Python objects), not the value rounded to single precision: checked, kept as written.
+            narrow = convert
+            convert = lambda value: value if narrow(value) is None else float(value)  # noqa: E731
         where = f"{what} of {self._where}" if what else self._where
 
         def check(value: Any) -> Any:
@@ -316,8 +329,23 @@ class AggregatingState(State):
         values[self._name] = self._check(self._agg.add(value, accumulator))
 
 
-def state_for(descriptor: StateDescriptor, current: Callable[[], dict], operator: str) -> State:
-    """The handle of ``descriptor``'s state, scoped to the key ``current()`` gives."""
+def state_for(descriptor: StateDescriptor, current: Callable[[], dict], operator: str,
+              clock: Callable[[], int] | None = None) -> State:
+    """The handle of ``descriptor``'s state, scoped to the key ``current()`` gives.
+
+    A descriptor with a TTL gets the handle of :mod:`.state_ttl`, reading time from ``clock``.
+    """
+    plain = _plain_state(descriptor, current, operator)
+    if descriptor.ttl_config is None:
+        return plain
+    if clock is None:
+        raise RuntimeError(f"{operator}: state {descriptor.get_name()!r} has a TTL, but this operator has no "
+                           f"processing-time clock to measure it")
+    from changeflow.datastream.state_ttl import ttl_state  # it subclasses this module's handles
+    return ttl_state(plain, descriptor.ttl_config, clock)
+
+
+def _plain_state(descriptor: StateDescriptor, current: Callable[[], dict], operator: str) -> State:
     name = descriptor.get_name()
     if isinstance(descriptor, ListStateDescriptor):
         return ListState(name, current, operator, descriptor.elem_type_info)

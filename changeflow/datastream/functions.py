@@ -20,7 +20,7 @@ end of the module.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, Callable
+from typing import Any, Callable, Generic, TypeVar
 
 from changeflow.datastream.state import (AggregatingState, AggregatingStateDescriptor, ListState, ListStateDescriptor,
                                          MapState, MapStateDescriptor, ReducingState, ReducingStateDescriptor,
@@ -30,6 +30,14 @@ __all__ = ["AggregateFunction", "AllWindowFunction", "CoGroupFunction", "FilterF
            "FlatMapFunction", "Function", "JoinFunction", "KeySelector", "KeyedProcessFunction", "MapFunction",
            "ProcessAllWindowFunction", "ProcessFunction", "ProcessWindowFunction", "ReduceFunction", "RuntimeContext",
            "TimeDomain", "TimerService", "WindowFunction"]
+
+
+# PyFlink's type parameters of its generic function classes (``WindowFunction[IN, OUT, KEY, W]``):
+# subscripting is for the reader and type checkers; changeflow does not check them at run time.
+IN = TypeVar("IN")
+OUT = TypeVar("OUT")
+KEY = TypeVar("KEY")
+W = TypeVar("W")
 
 
 class RuntimeContext:
@@ -289,7 +297,7 @@ class AggregateFunction(Function):
         ...
 
 
-class WindowFunction(Function):
+class WindowFunction(Function, Generic[IN, OUT, KEY, W]):
     """Evaluates a keyed window: ``apply(key, window, inputs)`` returns or yields outputs."""
 
     @abstractmethod
@@ -297,7 +305,7 @@ class WindowFunction(Function):
         ...
 
 
-class AllWindowFunction(Function):
+class AllWindowFunction(Function, Generic[IN, OUT, W]):
     """Evaluates a non-keyed window (``window_all``): ``apply(window, inputs)`` returns or yields outputs."""
 
     @abstractmethod
@@ -305,7 +313,7 @@ class AllWindowFunction(Function):
         ...
 
 
-class ProcessWindowFunction(Function):
+class ProcessWindowFunction(Function, Generic[IN, OUT, KEY, W]):
     """Evaluates a keyed window with a context: ``process(key, context, elements)`` yields outputs."""
 
     class Context(ABC):
@@ -337,7 +345,7 @@ class ProcessWindowFunction(Function):
         """Called when a window is purged; a global window never is (as in Flink)."""
 
 
-class ProcessAllWindowFunction(Function):
+class ProcessAllWindowFunction(Function, Generic[IN, OUT, W]):
     """Evaluates a non-keyed window with a context: ``process(context, elements)`` yields outputs."""
 
     class Context(ABC):

@@ -19,7 +19,7 @@ or no type accepts any value.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Generic, Iterable, TypeVar
 
 from changeflow.common.typeinfo import conform
 from changeflow.datastream.state_ttl_config import StateTtlConfig
@@ -27,6 +27,15 @@ from changeflow.datastream.state_ttl_config import StateTtlConfig
 __all__ = ["AggregatingState", "AggregatingStateDescriptor", "ListState", "ListStateDescriptor", "MapState",
            "MapStateDescriptor", "ReducingState", "ReducingStateDescriptor", "State", "StateDescriptor",
            "StateTtlConfig", "ValueState", "ValueStateDescriptor"]
+
+
+# PyFlink's type parameters (``ValueState[T]``, ``MapState[K, V]``, ``ListState[T]``): for readers and
+# type checkers only.
+T = TypeVar("T")
+K = TypeVar("K")
+V = TypeVar("V")
+IN = TypeVar("IN")
+OUT = TypeVar("OUT")
 
 
 def _declared(type_info: Any) -> Any:
@@ -142,7 +151,7 @@ class State:
         self._current().pop(self._name, None)
 
 
-class ValueState(State):
+class ValueState(State, Generic[T]):
     """One value per key; ``value()`` is None until ``update()``.
 
     >>> from changeflow.common import Types
@@ -176,7 +185,7 @@ class ValueState(State):
             self._current()[self._name] = self._check(value)
 
 
-class ListState(State):
+class ListState(State, Generic[T]):
     """A list per key: ``get()`` (empty when unset), ``add``, ``add_all``, ``update``, ``clear``."""
 
     def __init__(self, name: str, current: Callable[[], dict], operator: str = "", elem_type_info: Any = None) -> None:
@@ -215,7 +224,7 @@ class ListState(State):
         return out
 
 
-class MapState(State):
+class MapState(State, Generic[K, V]):
     """A dict per key, with Flink's methods (``get``, ``put``, ``put_all``, ``remove``, ``contains``,
     ``keys``, ``values``, ``items``, ``is_empty``) and Python's (``state[k]``, ``k in state``, ...)."""
 
@@ -283,7 +292,7 @@ class MapState(State):
         return iter(self.keys())
 
 
-class ReducingState(State):
+class ReducingState(State, Generic[T]):
     """One value per key folded with the descriptor's reduce function: ``add``, ``get``, ``clear``."""
 
     def __init__(self, name: str, current: Callable[[], dict], operator: str = "", type_info: Any = None,
@@ -307,7 +316,7 @@ class ReducingState(State):
         values[self._name] = value
 
 
-class AggregatingState(State):
+class AggregatingState(State, Generic[IN, OUT]):
     """An accumulator per key fed by the descriptor's ``AggregateFunction``: ``add``, ``get``, ``clear``.
 
     The declared type is the accumulator's (``AggregatingStateDescriptor``'s ``state_type_info``).

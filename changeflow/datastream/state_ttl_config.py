@@ -112,7 +112,8 @@ class StateTtlConfig:
 
         def set_state_visibility(self, state_visibility: "StateTtlConfig.StateVisibility") -> "StateTtlConfig.Builder":
             if not isinstance(state_visibility, StateTtlConfig.StateVisibility):
-                raise TypeError(f"set_state_visibility takes a StateTtlConfig.StateVisibility, got {state_visibility!r}")
+                raise TypeError(f"set_state_visibility takes a StateTtlConfig.StateVisibility, "
+                                f"got {state_visibility!r}")
             self._state_visibility = state_visibility
             return self
 

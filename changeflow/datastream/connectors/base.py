@@ -20,7 +20,7 @@ class Source:
 
 
 class Sink:
-    """A sink for ``DataStream.sink_to``: ``write(records)`` per micro-batch (see :mod:`changeflow.datastream.sinks`)."""
+    """A sink for ``DataStream.sink_to``: ``write(records)`` per micro-batch (:mod:`changeflow.datastream.sinks`)."""
 
     def write(self, records: list[Any]) -> None:
         raise NotImplementedError(f"{type(self).__name__} is not a changeflow sink")

@@ -234,7 +234,8 @@ class FileSink(Sink):
             self._job = SinkJob.fresh()
         if batch_id is None:
             batch_id, self._next_batch = self._next_batch, self._next_batch + 1
-        name = f"{self.output_file_config.part_prefix}-{self._job.writer}-{batch_id}{self.output_file_config.part_suffix}"
+        config = self.output_file_config
+        name = f"{config.part_prefix}-{self._job.writer}-{batch_id}{config.part_suffix}"
         store = filestore.store_for(self.base_path)
         # A micro-batch run again after a restart: its first attempt's files go (it may now
         # fall into another bucket, the clock having moved on).

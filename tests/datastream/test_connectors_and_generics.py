@@ -82,3 +82,14 @@ def test_generic_function_and_state_classes_subscript_as_in_pyflink():
                     ProcessAllWindowFunction[int, int, object], ValueState[int], ListState[int],
                     MapState[str, int], Trigger[int, object], WindowAssigner[int, object]):
         assert generic.__origin__ is not None
+
+
+def test_pyflink_names_changeflow_lacks_import_and_are_refused_when_used():
+    from changeflow.datastream.connectors.file_system import (FileCompactStrategy, FileEnumeratorProvider,
+                                                              StreamingFileSink)
+    with pytest.raises(NotImplementedError, match="StreamingFileSink"):
+        StreamingFileSink.for_row_format("/x", Encoder.simple_string_encoder())
+    with pytest.raises(NotImplementedError, match="FileCompactStrategy"):
+        FileCompactStrategy.builder()
+    with pytest.raises(NotImplementedError, match="default_splittable_file_enumerator"):
+        FileEnumeratorProvider.default_splittable_file_enumerator()

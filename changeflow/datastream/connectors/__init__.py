@@ -12,6 +12,13 @@ Elasticsearch, JDBC, ...) do not exist in changeflow.
 """
 
 from changeflow.datastream.connectors.base import DeliveryGuarantee, Sink, Source
+from changeflow.datastream.connectors.file_system import (BucketAssigner, FileEnumeratorProvider, FileSink,
+                                                          FileSource, FileSourceBuilder, FileSplitAssignerProvider,
+                                                          OutputFileConfig, RollingPolicy, StreamFormat,
+                                                          StreamingFileSink)
 from changeflow.datastream.connectors.number_seq import NumberSequenceSource
 
-__all__ = ["DeliveryGuarantee", "NumberSequenceSource", "Sink", "Source"]
+# As PyFlink, the file system and number sequence names are also here (``from ...connectors import FileSink``).
+__all__ = ["BucketAssigner", "DeliveryGuarantee", "FileEnumeratorProvider", "FileSink", "FileSource",
+           "FileSourceBuilder", "FileSplitAssignerProvider", "NumberSequenceSource", "OutputFileConfig",
+           "RollingPolicy", "Sink", "Source", "StreamFormat", "StreamingFileSink"]

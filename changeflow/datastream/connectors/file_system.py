@@ -24,8 +24,9 @@ from changeflow.datastream.connectors.base import Source
 from changeflow.datastream.connectors.file_sink import (BucketAssigner, DefaultRollingPolicy, FileSink,
                                                          OnCheckpointRollingPolicy, OutputFileConfig, RollingPolicy)
 
-__all__ = ["BucketAssigner", "BulkFormat", "DefaultRollingPolicy", "FileSink", "FileSource", "FileSourceBuilder",
-           "OnCheckpointRollingPolicy", "OutputFileConfig", "RollingPolicy", "StreamFormat"]
+__all__ = ["BucketAssigner", "BulkFormat", "DefaultRollingPolicy", "FileCompactStrategy", "FileCompactor",
+           "FileEnumeratorProvider", "FileSink", "FileSource", "FileSourceBuilder", "FileSplitAssignerProvider",
+           "OnCheckpointRollingPolicy", "OutputFileConfig", "RollingPolicy", "StreamFormat", "StreamingFileSink"]
 
 
 class StreamFormat:
@@ -95,3 +96,47 @@ class FileSource(Source):
 
     def source_node(self, name: str) -> tuple[str, Any, Any]:
         return "files", list(self.paths), Types.STRING()
+
+
+class _Unsupported:
+    """A PyFlink name of this module that changeflow does not implement: importable, refused when used."""
+
+    _what = ""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise NotImplementedError(f"{self._what} is not supported by changeflow")
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._what = f"file_system.{cls.__name__}"
+
+
+def _refuse(what: str) -> Any:
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(f"{what} is not supported by changeflow")
+    return staticmethod(refused)
+
+
+class FileEnumeratorProvider(_Unsupported):
+    default_splittable_file_enumerator = _refuse("FileEnumeratorProvider.default_splittable_file_enumerator")
+    default_non_splittable_file_enumerator = _refuse("FileEnumeratorProvider.default_non_splittable_file_enumerator")
+
+
+class FileSplitAssignerProvider(_Unsupported):
+    locality_aware_split_assigner = _refuse("FileSplitAssignerProvider.locality_aware_split_assigner")
+
+
+class FileCompactStrategy(_Unsupported):
+    builder = _refuse("FileCompactStrategy (file compaction)")
+
+
+class FileCompactor(_Unsupported):
+    concat_file_compactor = _refuse("FileCompactor (file compaction)")
+    identical_file_compactor = _refuse("FileCompactor (file compaction)")
+
+
+class StreamingFileSink(_Unsupported):
+    """The legacy ``SinkFunction`` file sink: use :class:`FileSink` (``ds.sink_to``)."""
+
+    for_row_format = _refuse("StreamingFileSink (the legacy file sink; use FileSink with sink_to)")
+    for_bulk_format = _refuse("StreamingFileSink (the legacy file sink; use FileSink with sink_to)")

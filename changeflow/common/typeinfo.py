@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import struct
 from typing import Any, Callable, List
 
 from changeflow.common.row import Row
@@ -76,6 +77,23 @@ _PYTHON_CLASSES = {
 }
 
 
+def to_float32(value: float) -> float:
+    """``value`` as Flink's ``FLOAT`` (a Java float) holds it: rounded to single precision (``1e39`` is ``inf``).
+
+    >>> to_float32(110.1), to_float32(0.5)
+    (110.0999984741211, 0.5)
+    """
+    if value != value or value in (float("inf"), float("-inf")):
+        return value
+    try:
+        return _FLOAT32.unpack(_FLOAT32.pack(value))[0]
+    except OverflowError:  # beyond the largest float: Java's (float) cast gives infinity
+        return float("inf") if value > 0 else float("-inf")
+
+
+_FLOAT32 = struct.Struct("<f")
+
+
 class BasicTypeInfo(TypeInformation):
     """A scalar type: ``STRING``, ``BOOLEAN``, ``BYTE``, ``SHORT``, ``INT``, ``LONG``, ``FLOAT``, ``DOUBLE``..."""
 
@@ -97,7 +115,9 @@ class BasicTypeInfo(TypeInformation):
         if isinstance(value, bool) and bool not in classes or not isinstance(value, classes):
             raise _fail(value, self, f"expected {' or '.join(c.__name__ for c in classes)}, "
                                      f"got {type(value).__name__}")
-        if self.name in ("FLOAT", "DOUBLE"):
+        if self.name == "FLOAT":
+            return to_float32(float(value))
+        if self.name == "DOUBLE":
             return float(value)
         if self.name == "CHAR" and isinstance(value, str) and len(value) != 1:
             raise _fail(value, self, "expected a single character")
@@ -114,7 +134,7 @@ class BasicTypeInfo(TypeInformation):
                     return value
                 return slow(value)
             return to_int
-        exact = {"STRING": str, "DOUBLE": float, "FLOAT": float, "BIG_INT": int, "BOOLEAN": bool}.get(self.name)
+        exact = {"STRING": str, "DOUBLE": float, "BIG_INT": int, "BOOLEAN": bool}.get(self.name)
         if exact is None:
             return slow
 
@@ -133,7 +153,7 @@ def _exact_type(t: TypeInformation) -> tuple[type, int | None, int | None] | Non
     if t.name in _INT_RANGES:
         bits = _INT_RANGES[t.name]
         return int, -(1 << (bits - 1)), (1 << (bits - 1)) - 1
-    exact = {"STRING": str, "DOUBLE": float, "FLOAT": float, "BIG_INT": int, "BOOLEAN": bool}.get(t.name)
+    exact = {"STRING": str, "DOUBLE": float, "BIG_INT": int, "BOOLEAN": bool}.get(t.name)  # FLOAT rounds
     return (exact, None, None) if exact is not None else None
 
 

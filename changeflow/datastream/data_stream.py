@@ -166,6 +166,8 @@ class DataStream:
         """Adds ``sink`` (an object with ``write(records)``, e.g. :class:`~changeflow.datastream.sinks.CollectSink`)."""
         if not callable(getattr(sink, "write", None)):
             raise TypeError(f"sink_to() takes a sink with a write(records) method, got {type(sink).__name__}")
+        if callable(getattr(sink, "bind_type", None)):  # a sink writing records by their type (FileSink)
+            sink.bind_type(self.get_type())
         self._env._add_sink(self._node, sink)
         return DataStreamSink(sink)
 

@@ -123,11 +123,18 @@ class StreamExecutionEnvironment:
 
     def from_source(self, source: Any, watermark_strategy: Any = None, source_name: str = "Source",
                     type_info: TypeInformation | None = None) -> DataStream:
-        """A stream of a Spark DataFrame's rows as named ``Row`` records (beyond PyFlink).
+        """A stream of a connector source's records, or of a Spark DataFrame's rows (beyond PyFlink).
 
-        A batch DataFrame is bounded; a streaming one is unbounded (STREAMING mode only, and its
-        rows within one micro-batch have no defined order).
+        A source of :mod:`changeflow.datastream.connectors` (``FileSource``,
+        ``NumberSequenceSource``) gives its records; ``watermark_strategy`` is checked
+        (:mod:`changeflow.common.watermark_strategy`: there is no event time yet).
+        A Spark DataFrame gives its rows as named ``Row`` records: a batch DataFrame is
+        bounded; a streaming one is unbounded (STREAMING mode only, and its rows within
+        one micro-batch have no defined order).
         """
+        if callable(getattr(source, "source_node", None)):
+            from changeflow.datastream.connectors.sources import connector_source
+            return DataStream(self, connector_source(source, watermark_strategy, source_name, type_info))
         self._engine().check_frame(source, "from_source()")
         return DataStream(self, graph.SourceNode(source_name, type_info or PickledBytesTypeInfo(),
                                                  kind="dataframe", payload=source))

@@ -20,7 +20,7 @@ end of the module.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, Callable
+from typing import Any, Callable, Generic, TypeVar
 
 from changeflow.datastream.state import (AggregatingState, AggregatingStateDescriptor, ListState, ListStateDescriptor,
                                          MapState, MapStateDescriptor, ReducingState, ReducingStateDescriptor,
@@ -32,16 +32,26 @@ __all__ = ["AggregateFunction", "AllWindowFunction", "CoGroupFunction", "FilterF
            "TimeDomain", "TimerService", "WindowFunction"]
 
 
+# PyFlink's type parameters of its generic function classes (``WindowFunction[IN, OUT, KEY, W]``):
+# subscripting is for the reader and type checkers; changeflow does not check them at run time.
+IN = TypeVar("IN")
+OUT = TypeVar("OUT")
+KEY = TypeVar("KEY")
+W = TypeVar("W")
+
+
 class RuntimeContext:
     """What a function sees of the task it runs in (PyFlink's names)."""
 
     def __init__(self, task_name: str = "", subtask: int = 0, parallelism: int = 1,
-                 job_parameters: dict[str, str] | None = None, state_of_current_key: Any = None) -> None:
+                 job_parameters: dict[str, str] | None = None, state_of_current_key: Any = None,
+                 clock: Any = None) -> None:
         self._task_name = task_name
         self._subtask = subtask
         self._parallelism = parallelism
         self._job_parameters = dict(job_parameters or {})
         self._state_of_current_key = state_of_current_key  # () -> dict, or None outside keyed functions
+        self._clock = clock  # () -> processing time (ms) of the keyed kernel: state TTL measures it
         self._state_shapes: dict[str, tuple] = {}  # state name -> the descriptor kind and types it was asked with
 
     def get_task_name(self) -> str:
@@ -99,7 +109,7 @@ class RuntimeContext:
         if known != shape:
             raise ValueError(f"{self._task_name}: keyed state {name!r} was already asked for as a {known[0].__name__} "
                              f"with other types; one name cannot hold two kinds or types of state")
-        return state_for(descriptor, self._state_of_current_key, self._task_name)
+        return state_for(descriptor, self._state_of_current_key, self._task_name, self._clock)
 
 
 # An ABC with no abstract method of its own, as PyFlink's: its metaclass makes its subclasses'
@@ -287,7 +297,7 @@ class AggregateFunction(Function):
         ...
 
 
-class WindowFunction(Function):
+class WindowFunction(Function, Generic[IN, OUT, KEY, W]):
     """Evaluates a keyed window: ``apply(key, window, inputs)`` returns or yields outputs."""
 
     @abstractmethod
@@ -295,7 +305,7 @@ class WindowFunction(Function):
         ...
 
 
-class AllWindowFunction(Function):
+class AllWindowFunction(Function, Generic[IN, OUT, W]):
     """Evaluates a non-keyed window (``window_all``): ``apply(window, inputs)`` returns or yields outputs."""
 
     @abstractmethod
@@ -303,7 +313,7 @@ class AllWindowFunction(Function):
         ...
 
 
-class ProcessWindowFunction(Function):
+class ProcessWindowFunction(Function, Generic[IN, OUT, KEY, W]):
     """Evaluates a keyed window with a context: ``process(key, context, elements)`` yields outputs."""
 
     class Context(ABC):
@@ -335,7 +345,7 @@ class ProcessWindowFunction(Function):
         """Called when a window is purged; a global window never is (as in Flink)."""
 
 
-class ProcessAllWindowFunction(Function):
+class ProcessAllWindowFunction(Function, Generic[IN, OUT, W]):
     """Evaluates a non-keyed window with a context: ``process(context, elements)`` yields outputs."""
 
     class Context(ABC):

@@ -19,13 +19,23 @@ or no type accepts any value.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Generic, Iterable, TypeVar
 
 from changeflow.common.typeinfo import conform
+from changeflow.datastream.state_ttl_config import StateTtlConfig
 
 __all__ = ["AggregatingState", "AggregatingStateDescriptor", "ListState", "ListStateDescriptor", "MapState",
            "MapStateDescriptor", "ReducingState", "ReducingStateDescriptor", "State", "StateDescriptor",
-           "ValueState", "ValueStateDescriptor"]
+           "StateTtlConfig", "ValueState", "ValueStateDescriptor"]
+
+
+# PyFlink's type parameters (``ValueState[T]``, ``MapState[K, V]``, ``ListState[T]``): for readers and
+# type checkers only.
+T = TypeVar("T")
+K = TypeVar("K")
+V = TypeVar("V")
+IN = TypeVar("IN")
+OUT = TypeVar("OUT")
 
 
 def _declared(type_info: Any) -> Any:
@@ -45,10 +55,17 @@ class StateDescriptor:
             raise ValueError(f"a state descriptor needs a non-empty name, got {name!r}")
         self.name = name
         self.type_info = type_info
+        self.ttl_config: StateTtlConfig | None = None
         _declared(type_info)
 
     def get_name(self) -> str:
         return self.name
+
+    def enable_time_to_live(self, ttl_config: StateTtlConfig) -> None:
+        """Give the state a processing-time TTL (see :mod:`changeflow.kernels.keyed.ttl` for the rules)."""
+        if not isinstance(ttl_config, StateTtlConfig):
+            raise TypeError(f"enable_time_to_live takes a StateTtlConfig, got {type(ttl_config).__name__}")
+        self.ttl_config = ttl_config if ttl_config.is_enabled() else None
 
 
 class ValueStateDescriptor(StateDescriptor):
@@ -115,6 +132,11 @@ class State:
         if declared is None:
             return lambda value: value
         convert = declared.converter()
+        if repr(declared) == "Types.FLOAT()":
+            # PyFlink hands back the Python float written to a FLOAT state (its state cache keeps
+            # Python objects), not the value rounded to single precision: checked, kept as written.
+            narrow = convert
+            convert = lambda value: value if narrow(value) is None else float(value)  # noqa: E731
         where = f"{what} of {self._where}" if what else self._where
 
         def check(value: Any) -> Any:
@@ -129,7 +151,7 @@ class State:
         self._current().pop(self._name, None)
 
 
-class ValueState(State):
+class ValueState(State, Generic[T]):
     """One value per key; ``value()`` is None until ``update()``.
 
     >>> from changeflow.common import Types
@@ -163,7 +185,7 @@ class ValueState(State):
             self._current()[self._name] = self._check(value)
 
 
-class ListState(State):
+class ListState(State, Generic[T]):
     """A list per key: ``get()`` (empty when unset), ``add``, ``add_all``, ``update``, ``clear``."""
 
     def __init__(self, name: str, current: Callable[[], dict], operator: str = "", elem_type_info: Any = None) -> None:
@@ -202,7 +224,7 @@ class ListState(State):
         return out
 
 
-class MapState(State):
+class MapState(State, Generic[K, V]):
     """A dict per key, with Flink's methods (``get``, ``put``, ``put_all``, ``remove``, ``contains``,
     ``keys``, ``values``, ``items``, ``is_empty``) and Python's (``state[k]``, ``k in state``, ...)."""
 
@@ -270,7 +292,7 @@ class MapState(State):
         return iter(self.keys())
 
 
-class ReducingState(State):
+class ReducingState(State, Generic[T]):
     """One value per key folded with the descriptor's reduce function: ``add``, ``get``, ``clear``."""
 
     def __init__(self, name: str, current: Callable[[], dict], operator: str = "", type_info: Any = None,
@@ -294,7 +316,7 @@ class ReducingState(State):
         values[self._name] = value
 
 
-class AggregatingState(State):
+class AggregatingState(State, Generic[IN, OUT]):
     """An accumulator per key fed by the descriptor's ``AggregateFunction``: ``add``, ``get``, ``clear``.
 
     The declared type is the accumulator's (``AggregatingStateDescriptor``'s ``state_type_info``).
@@ -316,8 +338,23 @@ class AggregatingState(State):
         values[self._name] = self._check(self._agg.add(value, accumulator))
 
 
-def state_for(descriptor: StateDescriptor, current: Callable[[], dict], operator: str) -> State:
-    """The handle of ``descriptor``'s state, scoped to the key ``current()`` gives."""
+def state_for(descriptor: StateDescriptor, current: Callable[[], dict], operator: str,
+              clock: Callable[[], int] | None = None) -> State:
+    """The handle of ``descriptor``'s state, scoped to the key ``current()`` gives.
+
+    A descriptor with a TTL gets the handle of :mod:`.state_ttl`, reading time from ``clock``.
+    """
+    plain = _plain_state(descriptor, current, operator)
+    if descriptor.ttl_config is None:
+        return plain
+    if clock is None:
+        raise RuntimeError(f"{operator}: state {descriptor.get_name()!r} has a TTL, but this operator has no "
+                           f"processing-time clock to measure it")
+    from changeflow.datastream.state_ttl import ttl_state  # it subclasses this module's handles
+    return ttl_state(plain, descriptor.ttl_config, clock)
+
+
+def _plain_state(descriptor: StateDescriptor, current: Callable[[], dict], operator: str) -> State:
     name = descriptor.get_name()
     if isinstance(descriptor, ListStateDescriptor):
         return ListState(name, current, operator, descriptor.elem_type_info)

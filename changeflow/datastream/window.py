@@ -28,7 +28,10 @@ False
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Generic, TypeVar
+
+T = TypeVar("T")  # PyFlink's Trigger[T, W] / WindowAssigner[T, W] (for readers and type checkers)
+W = TypeVar("W")
 
 __all__ = ["EndOfStreamTrigger", "GlobalWindow", "GlobalWindows", "NeverTrigger", "Trigger", "Window",
            "WindowAssigner", "check_assigner", "check_trigger"]
@@ -63,7 +66,7 @@ class GlobalWindow(Window):
         return "GlobalWindow"
 
 
-class Trigger:
+class Trigger(Generic[T, W]):
     """When a window fires. changeflow has the two triggers of :class:`GlobalWindows`."""
 
     fires_at_end_of_stream = False
@@ -82,7 +85,7 @@ class EndOfStreamTrigger(Trigger):
     fires_at_end_of_stream = True
 
 
-class WindowAssigner:
+class WindowAssigner(Generic[T, W]):
     """Assigns elements to windows."""
 
     def get_default_trigger(self, env: Any = None) -> Trigger:

@@ -53,7 +53,7 @@ class LineEncoder:
         for f in frames:
             if len(f):
                 yield pd.DataFrame({
-                    VALUE: np.asarray([dumps(v) for v in f.iloc[:, 0]], dtype=object),
+                    VALUE: np.asarray([dumps(v) for v in f.iloc[:, 0].tolist()], dtype=object),  # Python ints
                     ORD: np.asarray([source_stamp(int(p), self.number) for p in f.iloc[:, 1]], dtype=object)})
 
 

@@ -162,7 +162,7 @@ class _Run:
         self.out_keys: list[bytes] = []
         self.out_stamps: list[bytes] = []
         self.opened = open_functions([kernel.function], kernel.name, kernel.runtime_context,
-                                     self._state_of_current_key)
+                                     self._state_of_current_key, clock=lambda: kernel.clock())
 
     def _current_key(self) -> bytes:
         # Timers and outputs come only from the ProcessContext that process_element and fire_timers build

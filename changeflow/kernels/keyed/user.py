@@ -8,7 +8,8 @@ the object has them. The context ``open`` gets is built by ``runtime_context``,
 a callable the kernel's builder passes in (the API's ``RuntimeContext`` class):
 ``runtime_context(task_name, state_of_current_key=...)``, where
 ``state_of_current_key`` returns the dict of the current key's state values
-(keyed functions) or is None.
+(keyed functions) or is None; a keyed kernel also passes ``clock=`` (its
+processing time, which state TTL measures).
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ def method_or_self(function: Any, method: str) -> Callable:
 
 
 def open_functions(functions: list[Any], name: str, runtime_context: ContextFactory | None,
-                   state_of_current_key: Callable[[], dict] | None = None) -> list[Any]:
+                   state_of_current_key: Callable[[], dict] | None = None,
+                   clock: Callable[[], int] | None = None) -> list[Any]:
     """Call ``open(context)`` on every function object that has it; return those (to :func:`close_functions`).
 
     Raises ValueError naming the operator when a function needs a context and
@@ -49,8 +51,11 @@ def open_functions(functions: list[Any], name: str, runtime_context: ContextFact
     if runtime_context is None:
         raise ValueError(f"{name}: the kernel was built without a runtime_context, which the user function's "
                          f"open() needs")
+    # ``clock`` (a keyed kernel's processing time, for state TTL) is passed only when given, so a
+    # context factory without that parameter keeps working.
+    extra = {"clock": clock} if clock is not None else {}
     for f in opened:
-        f.open(runtime_context(name, state_of_current_key=state_of_current_key))
+        f.open(runtime_context(name, state_of_current_key=state_of_current_key, **extra))
     return opened
 
 

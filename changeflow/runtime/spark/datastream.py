@@ -167,12 +167,15 @@ class DataStreamJob:
 
     def _run_streaming(self, frame: DataFrame, sinks: list[Any]) -> None:
         delivered = SinkJob.in_directory(self.workdir, resumed=bool(committed_batches(self.workdir)))
+        for sink in sinks:  # a sink that makes a repeated micro-batch replace its first write (FileSink)
+            if callable(getattr(sink, "open_job", None)):
+                sink.open_job(delivered)
 
         def deliver(batch: DataFrame, batch_id: int) -> None:
             # Each micro-batch reaches the sinks before Spark commits it. A resumed job runs its
             # uncommitted micro-batch again: skipped when the sinks had it (recorded after
             # delivery), so only a job killed between delivering and recording repeats one.
-            delivered.deliver_once(batch_id, lambda: _deliver(batch.toArrow(), sinks))
+            delivered.deliver_once(batch_id, lambda: _deliver(batch.toArrow(), sinks, batch_id))
 
         # Raises the query's error (a user function's, named) if it failed; an unbounded Spark
         # stream read up to what is available ends with a flush run (.flush_signals).
@@ -235,8 +238,8 @@ class DataStreamJob:
             statefulProcessor=processor, outputStructType=RECORDS, outputMode="Append", timeMode=processor.time_mode)
 
 
-def _deliver(table: pa.Table, sinks: list[Any]) -> None:
-    """Hands one micro-batch's records to each sink, in stamp order."""
+def _deliver(table: pa.Table, sinks: list[Any], batch_id: int | None = None) -> None:
+    """Hands one micro-batch's records to each sink, in stamp order (with its id to a sink having write_batch)."""
     if table.num_rows == 0:
         return
     table = table.sort_by([(SINK, "ascending"), (ORD, "ascending")])
@@ -245,4 +248,8 @@ def _deliver(table: pa.Table, sinks: list[Any]) -> None:
     for i, sink in enumerate(sinks):
         chosen = np.flatnonzero(sink_ids == i)
         if len(chosen):
-            sink.write([loads(values[j]) for j in chosen])
+            records = [loads(values[j]) for j in chosen]
+            if callable(getattr(sink, "write_batch", None)):
+                sink.write_batch(records, batch_id)
+            else:
+                sink.write(records)

@@ -1,0 +1,24 @@
+"""PyFlink's ``pyflink.datastream.connectors``: the same module names.
+
+- :mod:`.file_system`: ``FileSource`` (text lines of files and directories),
+  ``FileSink`` (row format: one line per record), ``StreamFormat``,
+  ``OutputFileConfig``, ``RollingPolicy``, ``BucketAssigner``;
+- :mod:`.number_seq`: ``NumberSequenceSource``;
+- :mod:`.base`: ``Source``, ``Sink``, ``DeliveryGuarantee``.
+
+A source is passed to ``env.from_source(source, watermark_strategy, name)``, a
+sink to ``ds.sink_to(sink)``. The other connectors of PyFlink (Kafka, Pulsar,
+Elasticsearch, JDBC, ...) do not exist in changeflow.
+"""
+
+from changeflow.datastream.connectors.base import DeliveryGuarantee, Sink, Source
+from changeflow.datastream.connectors.file_system import (BucketAssigner, FileEnumeratorProvider, FileSink,
+                                                          FileSource, FileSourceBuilder, FileSplitAssignerProvider,
+                                                          OutputFileConfig, RollingPolicy, StreamFormat,
+                                                          StreamingFileSink)
+from changeflow.datastream.connectors.number_seq import NumberSequenceSource
+
+# As PyFlink, the file system and number sequence names are also here (``from ...connectors import FileSink``).
+__all__ = ["BucketAssigner", "DeliveryGuarantee", "FileEnumeratorProvider", "FileSink", "FileSource",
+           "FileSourceBuilder", "FileSplitAssignerProvider", "NumberSequenceSource", "OutputFileConfig",
+           "RollingPolicy", "Sink", "Source", "StreamFormat", "StreamingFileSink"]

@@ -47,5 +47,6 @@ def test_a_physical_plan_is_not_planned_again_and_prints_as_its_logical_plan():
 
 
 def test_an_unknown_rule_is_refused_by_name():
-    with pytest.raises(ValueError, match="no planner rule 'watermarks'; rules: sink_materialize, split_distinct, runtime_mode"):
+    with pytest.raises(ValueError,
+                       match="no planner rule 'watermarks'; rules: sink_materialize, split_distinct, runtime_mode"):
         optimize(SOURCE, PlannerSettings(), until="watermarks")

@@ -85,6 +85,7 @@ TABLE_OPTIMIZER_DISTINCT_AGG_SPLIT_BUCKET_NUM = register(
         OptionType.INT,
         1024,
         description="The number of buckets a split distinct aggregation spreads each key's distinct values over.",
+        min_value=1,
     )
 )
 

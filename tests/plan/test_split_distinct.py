@@ -18,7 +18,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from changeflow.common import Configuration
 from changeflow.common.types import DataTypes as T
+from changeflow.config.flink_keys import no_effect_keys
 from changeflow.expressions import Call, Column, Expression, Literal
 from changeflow.kernels.aggregate import GroupAggregate
 from changeflow.plan.explain import ExplainSettings, explain
@@ -196,3 +198,13 @@ def test_the_direct_result_counts_each_distinct_value_once():  # the reference i
     table = [("a", 1, 2), ("a", 1, None), ("a", None, 4), ("b", 3, 5)]
     assert direct(0, table) == [("a", 1, 1, 6, 3, 1, 4, 3, 2), ("b", 1, 3, 5, 5, 3, 5, 1, 1)]
     assert Counter(r[0] for r in table) == {"a": 3, "b": 1}
+
+
+def test_the_keys_are_options_that_take_effect_and_a_bad_bucket_number_is_refused():
+    assert no_effect_keys(["table.optimizer.distinct-agg.split.enabled",
+                           "table.optimizer.distinct-agg.split.bucket-num"]) == []
+    conf = Configuration().set("table.optimizer.distinct-agg.split.enabled", "true")
+    assert conf.get("table.optimizer.distinct-agg.split.enabled") is True
+    assert conf.get("table.optimizer.distinct-agg.split.bucket-num") == 1024
+    with pytest.raises(ValueError, match="table.optimizer.distinct-agg.split.bucket-num"):
+        Configuration().set("table.optimizer.distinct-agg.split.bucket-num", "0")

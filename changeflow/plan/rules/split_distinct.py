@@ -104,10 +104,16 @@ def _fresh(taken: set[str], position: int) -> str:
 
 def split(node: Aggregate, buckets: int) -> PlanNode:
     """``node`` as a partial aggregation under a final one (and a Calc finishing AVG over them)."""
-    # Over a Calc, the bucket joins its select list (one Calc, as Flink's plan).
-    below = node.input.input if isinstance(node.input, Project) else node.input
-    exprs: list[tuple[str, Expression]] = list(node.input.exprs) if isinstance(node.input, Project) else [
-        (n, Column(n)) for n in node.input.field_names]
+    # Over a Calc that only renames the columns the bucket (and AVG's cast) read, they join its
+    # select list (one Calc, as Flink's plan); a computed value is not computed twice (a
+    # nondeterministic one would then land in another bucket than its value).
+    calc = node.input if isinstance(node.input, Project) else None
+    if calc is not None and not all(isinstance(dict(calc.exprs)[c.arg], Column) for c in node.calls if
+                                    c.arg is not None and (c.function == "avg" or c.arg in _distinct_columns(node))):
+        calc = None
+    below = node.input if calc is None else calc.input
+    exprs: list[tuple[str, Expression]] = [(n, Column(n)) for n in below.field_names] if calc is None else \
+        list(calc.exprs)
     computed = dict(exprs)
     in_types = below.type_map()
     taken = set(below.field_names) | set(computed) | {n for n, _ in node.schema}

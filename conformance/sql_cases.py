@@ -813,5 +813,54 @@ def error_cast_invalid_string_at_runtime(t_env, E):
 
 # The JSON function cases live in their own module; importing it registers them here.
 from conformance import json_cases as _json_cases  # noqa: E402,F401
+
+
+# --------------------------------------------------------------------------------------
+# Split distinct aggregation (table.optimizer.distinct-agg.split.enabled, Nexmark sets it)
+# --------------------------------------------------------------------------------------
+
+SPLIT_DISTINCT = {"table.optimizer.distinct-agg.split.enabled": "true"}
+WHY_SPLIT = ("split distinct aggregation: which distinct values share a bucket (Flink hashes with Java's "
+             "hashCode, changeflow with another hash) decides the partial level's +I versus -U/+U, so only "
+             "the materialized result is comparable")
+
+
+@case("split_distinct_count_distinct", config=SPLIT_DISTINCT, compare="materialized", why=WHY_SPLIT)
+def split_distinct_count_distinct(t_env, E):
+    """COUNT(DISTINCT s) with COUNT(*), SUM, AVG, MAX GROUP BY MOD(k, 2), split into a
+    partial level by (b, bucket of s) and a final level by b."""
+    _t(t_env, E)
+    return t_env.sql_query(
+        "SELECT MOD(k, 2) AS b, COUNT(DISTINCT s) AS nd, COUNT(*) AS n, SUM(v) AS sv, AVG(v) AS av, "
+        "MAX(v) AS mx FROM t GROUP BY MOD(k, 2)")
+
+
+@case("split_distinct_over_retracting_input", config=SPLIT_DISTINCT, compare="materialized", why=WHY_SPLIT)
+def split_distinct_over_retracting_input(t_env, E):
+    """count_distinct_and_sum_distinct_over_retracting_input with the split on."""
+    _kv(t_env, E)
+    return t_env.sql_query(
+        "SELECT b, COUNT(DISTINCT s) AS nd, SUM(DISTINCT s) AS sd, COUNT(*) AS n "
+        "FROM (SELECT k, SUM(v) AS s, MOD(k, 2) AS b FROM kv GROUP BY k) GROUP BY b")
+
+
+@case("split_distinct_over_retracting_input_minibatch", config={**SPLIT_DISTINCT, **MINIBATCH},
+      compare="materialized", why=WHY_SPLIT)
+def split_distinct_over_retracting_input_minibatch(t_env, E):
+    """split_distinct_over_retracting_input with mini-batch on."""
+    _kv(t_env, E)
+    return t_env.sql_query(
+        "SELECT b, COUNT(DISTINCT s) AS nd, SUM(DISTINCT s) AS sd, COUNT(*) AS n "
+        "FROM (SELECT k, SUM(v) AS s, MOD(k, 2) AS b FROM kv GROUP BY k) GROUP BY b")
+
+
+@case("split_distinct_global_count_distinct", config={**SPLIT_DISTINCT,
+      "table.optimizer.distinct-agg.split.bucket-num": "4"}, compare="materialized", why=WHY_SPLIT)
+def split_distinct_global_count_distinct(t_env, E):
+    """A global COUNT(DISTINCT k) and MIN(v) over t with 4 buckets."""
+    _t(t_env, E)
+    return t_env.sql_query("SELECT COUNT(DISTINCT k) AS nk, MIN(v) AS lo FROM t")
+
+
 # Set operations, VALUES, FILTER, grouping sets, subqueries, ORDER BY / LIMIT (issue 17).
 from conformance import sql_setop_cases  # noqa: E402,F401  (registers its cases into CASES)

@@ -65,6 +65,30 @@ TABLE_OPTIMIZER_AGG_PHASE_STRATEGY = register(
     )
 )
 
+TABLE_OPTIMIZER_DISTINCT_AGG_SPLIT_ENABLED = register(
+    ConfigOption(
+        "table.optimizer.distinct-agg.split.enabled",
+        OptionType.BOOLEAN,
+        False,
+        description=(
+            "Whether a streaming group aggregation with DISTINCT aggregates runs in two levels: "
+            "a partial aggregation by the group keys plus a bucket of the distinct value, and a "
+            "final aggregation by the group keys combining the partial results. It spreads a hot "
+            "key's distinct values over buckets; results are the same."
+        ),
+    )
+)
+
+TABLE_OPTIMIZER_DISTINCT_AGG_SPLIT_BUCKET_NUM = register(
+    ConfigOption(
+        "table.optimizer.distinct-agg.split.bucket-num",
+        OptionType.INT,
+        1024,
+        description="The number of buckets a split distinct aggregation spreads each key's distinct values over.",
+        min_value=1,
+    )
+)
+
 TABLE_EXEC_STATE_TTL = register(
     ConfigOption(
         "table.exec.state.ttl",

@@ -52,7 +52,12 @@ interval when every row reaching the sink is buffered
 
 A last ``== Configuration ==`` section names the real Flink keys the job sets that
 changeflow accepts but never reads (:func:`changeflow.config.flink_keys.no_effect_keys`),
-such as ``table.optimizer.distinct-agg.split.enabled``.
+such as ``table.optimizer.join-reorder-enabled``.
+
+A group aggregation split by ``table.optimizer.distinct-agg.split.enabled``
+(:mod:`changeflow.plan.rules.split_distinct`) prints as Flink's two levels,
+``GroupAggregate(groupBy=[k, $f3], partialFinalType=[PARTIAL], ...)`` below
+``GroupAggregate(groupBy=[k], partialFinalType=[FINAL], ...)``.
 """
 
 from __future__ import annotations
@@ -83,12 +88,16 @@ class ExplainSettings:
     flush_memory_only: bool = False        # execution.flush.memory-buffer-only
     state_ttl_ms: int = 0                  # table.exec.state.ttl (a STATE_TTL hint overrides it per operator)
     no_effect_keys: tuple[str, ...] = ()   # Flink keys set that changeflow accepts and never reads
+    distinct_agg_split: bool = False       # table.optimizer.distinct-agg.split.enabled
+    distinct_agg_split_buckets: int = 1024  # table.optimizer.distinct-agg.split.bucket-num
 
     def planner(self) -> PlannerSettings:
         flush = None if self.flush_interval_ms is None else FlushPolicy(self.flush_interval_ms,
                                                                          self.flush_memory_only)
         return PlannerSettings(self.streaming, self.mini_batch, self.mini_batch_latency_ms, self.mini_batch_size,
-                               self.agg_phase_strategy, flush, self.state_ttl_ms)
+                               self.agg_phase_strategy, flush, self.state_ttl_ms,
+                               distinct_agg_split=self.distinct_agg_split,
+                               distinct_agg_split_buckets=self.distinct_agg_split_buckets)
 
 
 _JOIN_TYPES = {"INNER": "InnerJoin", "LEFT": "LeftOuterJoin", "RIGHT": "RightOuterJoin", "FULL": "FullOuterJoin"}
@@ -339,6 +348,8 @@ def _describe_global(node: Aggregate) -> str:
 
 def _aggregate(name: str, node: Aggregate, calls: list[str]) -> str:
     group = f"groupBy=[{', '.join(node.keys)}], " if node.keys else ""
+    level = node.traits.get("partial_final")  # a split distinct aggregation (plan/rules/split_distinct.py)
+    group += f"partialFinalType=[{level}], " if level else ""
     return f"{name}({group}select=[{', '.join(list(node.keys) + calls)}])"
 
 

@@ -47,6 +47,8 @@ class PlannerSettings:
     flush: FlushPolicy | None = None       # execution.max-flush-interval & co
     state_ttl_ms: int = 0                  # table.exec.state.ttl
     materialize: MaterializeSettings | None = None  # None: sinks were planned with their statement
+    distinct_agg_split: bool = False       # table.optimizer.distinct-agg.split.enabled
+    distinct_agg_split_buckets: int = 1024  # table.optimizer.distinct-agg.split.bucket-num
 
 
 N = TypeVar("N", bound=PlanNode)  # a rule keeps the root's kind (a Sink stays a Sink)

@@ -187,6 +187,8 @@ def type_of(expr: Expression, schema: dict[str, DataType]) -> DataType:
         return DataTypes.BOOLEAN(False)
     if f == "negate":
         return args[0]
+    if f == "hash_code":  # internal: the bucket of a split distinct aggregation (plan/rules/split_distinct.py)
+        return DataTypes.INT(False)
     if f == "not_distinct":
         _check_comparable(expr, expr.args[0], args[0], expr.args[1], args[1])
         return DataTypes.BOOLEAN(False)

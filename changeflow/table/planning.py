@@ -179,7 +179,11 @@ class PlanningContext:
                                              flush_interval_ms=None if flush is None else flush.interval_ms,
                                              flush_memory_only=flush is not None and flush.memory_only,
                                              state_ttl_ms=to_millis(self.option("table.exec.state.ttl")),
-                                             no_effect_keys=tuple(no_effect_keys(self._configuration.keys()))))
+                                             no_effect_keys=tuple(no_effect_keys(self._configuration.keys())),
+                                             distinct_agg_split=bool(
+                                                 self.option("table.optimizer.distinct-agg.split.enabled")),
+                                             distinct_agg_split_buckets=int(
+                                                 self.option("table.optimizer.distinct-agg.split.bucket-num"))))
 
 
 def _check_insert_types(name: str, query_schema, sink_schema) -> None:

@@ -76,21 +76,22 @@ def test_a_misspelt_key_still_fails_naming_the_closest(typo, meant):
 
 
 def test_no_effect_keys_names_only_set_flink_keys_changeflow_never_reads():
-    keys = ["table.optimizer.distinct-agg.split.enabled", "table.exec.mini-batch.enabled", "my.key",
-            "taskmanager.numberOfTaskSlots", "table.local-time-zone"]
-    assert no_effect_keys(keys) == ["table.optimizer.distinct-agg.split.enabled", "taskmanager.numberOfTaskSlots"]
+    # table.optimizer.distinct-agg.split.enabled was the example here until changeflow implemented it.
+    keys = ["table.optimizer.join-reorder-enabled", "table.exec.mini-batch.enabled", "my.key",
+            "taskmanager.numberOfTaskSlots", "table.local-time-zone", "table.optimizer.distinct-agg.split.enabled"]
+    assert no_effect_keys(keys) == ["table.optimizer.join-reorder-enabled", "taskmanager.numberOfTaskSlots"]
 
 
 def test_explain_says_which_keys_have_no_effect_on_spark():
     env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
-    env.get_config().set("table.optimizer.distinct-agg.split.enabled", "true")
+    env.get_config().set("table.optimizer.join-reorder-enabled", "true")
     env.get_config().set("pipeline.object-reuse", "true")
     env.get_config().set("table.exec.mini-batch.enabled", "false")
     table = env.from_elements([(1, "a")], ["k", "s"])
     lines = table.group_by(col('k')).select(col('k'), col('s').count.distinct).explain().splitlines()
     assert lines[-2:] == ["== Configuration ==",
                           "Flink keys set with no effect on Spark (accepted, not read): "
-                          "pipeline.object-reuse, table.optimizer.distinct-agg.split.enabled"]
+                          "pipeline.object-reuse, table.optimizer.join-reorder-enabled"]
 
 
 def test_explain_without_such_keys_has_no_configuration_section():

@@ -10,6 +10,7 @@ prints as ``ERROR: message``.
 
 Settings: ``# mode: batch``, ``# mini-batch: on``, ``# agg-phase: ONE_PHASE``,
 ``# flush: 5000`` (ms; ``# flush: 5000 memory-only``), ``# state-ttl: 20000``,
+``# split-distinct: on`` (``# bucket-num: 16``),
 and for :mod:`~changeflow.plan.rules.sink_materialize` a sink over the query:
 ``# sink-key: k, v`` (its primary key), ``# conflict: DEDUPLICATE``,
 ``# materialize: FORCE``, ``# materialize-strategy: MAP``.
@@ -56,7 +57,9 @@ def planner_settings(s: dict[str, str]) -> PlannerSettings:
                            mini_batch_size=1000 if s.get("mini-batch") == "on" else -1,
                            agg_phase_strategy=s.get("agg-phase", "AUTO"), flush=flush,
                            state_ttl_ms=int(s.get("state-ttl", "0")),
-                           materialize=materialize if "sink-key" in s else None)
+                           materialize=materialize if "sink-key" in s else None,
+                           distinct_agg_split=s.get("split-distinct") == "on",
+                           distinct_agg_split_buckets=int(s.get("bucket-num", "1024")))
 
 
 def label(node: PlanNode) -> str:

@@ -109,6 +109,8 @@ def compile_expr(expr: Expression, schema: dict[str, DataType]) -> Column:
             return arithmetic.integral("-", F.lit(0), args[0], result_type, _sql_of(expr)).cast(
                 to_spark(result_type))
         return -args[0]
+    if f == "hash_code":  # internal: a split distinct aggregation's bucket (plan/rules/split_distinct.py)
+        return F.hash(args[0])
     if f == "not_distinct":
         return args[0].eqNullSafe(args[1])
     if f == "is_null":

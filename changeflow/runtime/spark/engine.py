@@ -71,7 +71,10 @@ class SparkEngine:
                                  buckets=int(self._conf.get("changeflow.state.buckets")), pages=64,
                                  agg_phase_strategy=str(self._conf.get("table.optimizer.agg-phase-strategy")),
                                  flush=flush_policy(self._conf),
-                                 state_ttl_ms=to_millis(self._conf.get("table.exec.state.ttl")))
+                                 state_ttl_ms=to_millis(self._conf.get("table.exec.state.ttl")),
+                                 distinct_agg_split=bool(self._conf.get("table.optimizer.distinct-agg.split.enabled")),
+                                 distinct_agg_split_buckets=int(
+                                     self._conf.get("table.optimizer.distinct-agg.split.bucket-num")))
 
     # --- Table API and SQL --------------------------------------------------------------
     def run_query(self, plan: PlanNode, streaming: bool) -> QueryRun:

@@ -63,11 +63,15 @@ class StreamingSettings:
     agg_phase_strategy: str = "AUTO"  # table.optimizer.agg-phase-strategy
     flush: FlushPolicy | None = None  # execution.max-flush-interval & co (plan/flush_policy.py)
     state_ttl_ms: int = 0  # table.exec.state.ttl; a STATE_TTL hint overrides it per operator
+    distinct_agg_split: bool = False  # table.optimizer.distinct-agg.split.enabled
+    distinct_agg_split_buckets: int = 1024  # table.optimizer.distinct-agg.split.bucket-num
 
     def planner(self) -> PlannerSettings:
         """The settings a logical plan is planned with for this query."""
         return PlannerSettings(streaming=True, mini_batch=self.mini_batch, agg_phase_strategy=self.agg_phase_strategy,
-                               flush=self.flush, state_ttl_ms=self.state_ttl_ms)
+                               flush=self.flush, state_ttl_ms=self.state_ttl_ms,
+                               distinct_agg_split=self.distinct_agg_split,
+                               distinct_agg_split_buckets=self.distinct_agg_split_buckets)
 
 
 def physical_plan(plan: N, settings: StreamingSettings) -> N:

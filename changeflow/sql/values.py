@@ -11,7 +11,7 @@ as in Flink. In streaming mode the rows are inserted in their written order.
 
 from __future__ import annotations
 
-import itertools
+import zlib
 from typing import TYPE_CHECKING
 
 from sqlglot import exp
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from changeflow.sql.planner import QueryPlanner
 
 _ROW = "$row"
-_ids = itertools.count()
 
 
 def plan_values(planner: "QueryPlanner", node: exp.Values) -> PlanNode:
@@ -47,7 +46,9 @@ def plan_values(planner: "QueryPlanner", node: exp.Values) -> PlanNode:
     if len(names) != width:
         raise SqlError(located(f"VALUES has {width} columns but its alias names {len(names)}", node, planner.sql))
     row_type = DataTypes.INT().with_nullable(False)
-    source = Source(f"values_{next(_ids)}", ((_ROW, row_type),), "elements", [(i,) for i in range(len(rows))])
+    # Named by its content, so a query's plan (and EXPLAIN) is the same however often it is planned;
+    # two equal VALUES clauses are one table, as two scans of one catalog table are.
+    source = Source(f"values_{zlib.crc32(node.sql().encode()):08x}", ((_ROW, row_type),), "elements", [(i,) for i in range(len(rows))])
     exprs, schema = [], []
     try:
         for c, name in enumerate(names):

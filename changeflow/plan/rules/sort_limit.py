@@ -44,7 +44,9 @@ def streaming_sort(node: Sort) -> PlanNode:
                 f"sort) is not supported by changeflow; add a fetch/limit (a Top-N) or run in batch mode")
         if not node.order_by:
             raise PlanError("OFFSET without FETCH is not supported in a streaming query; add a fetch/limit")
-        raise PlanError("Sort on a non-time-attribute field is not supported.")
+        columns = ", ".join(c for c, _, _ in node.order_by)
+        raise PlanError(f"Sort on a non-time-attribute field is not supported. (ORDER BY {columns} without a "
+                        f"LIMIT/FETCH in a streaming query: add one for a Top-N, or run in batch mode)")
     if node.fetch == 0:
         return Filter(node.input, Literal(False, DataTypes.BOOLEAN(False)))  # LIMIT 0: no rows, ever
     if node.order_by:

@@ -48,7 +48,8 @@ def plan_values(planner: "QueryPlanner", node: exp.Values) -> PlanNode:
     row_type = DataTypes.INT().with_nullable(False)
     # Named by its content, so a query's plan (and EXPLAIN) is the same however often it is planned;
     # two equal VALUES clauses are one table, as two scans of one catalog table are.
-    source = Source(f"values_{zlib.crc32(node.sql().encode()):08x}", ((_ROW, row_type),), "elements", [(i,) for i in range(len(rows))])
+    source = Source(f"values_{zlib.crc32(node.sql().encode()):08x}", ((_ROW, row_type),), "elements",
+                    [(i,) for i in range(len(rows))])
     exprs, schema = [], []
     try:
         for c, name in enumerate(names):

@@ -25,6 +25,7 @@ from changeflow.plan import builder
 from changeflow.plan.correlate import correlate, result_fields
 from changeflow.plan.nodes import PlanNode
 from changeflow.plan.type_inference import PlanError
+from changeflow.sql import user_functions
 from changeflow.sql.errors import SqlError, located, unsupported
 from changeflow.sql.rewrite import uniquify
 from changeflow.sql.scalar import Scope, ScopeColumn
@@ -48,7 +49,7 @@ def plan_lateral(planner: "QueryPlanner", left: PlanNode, left_scope: Scope, joi
         raise unsupported("LATERAL VIEW / WITH ORDINALITY", lateral, sql)
     call_node = _table_call(lateral, sql)
     name = call_node.name if isinstance(call_node, exp.Anonymous) else call_node.sql_name().lower()
-    function = planner.functions(name)
+    function = user_functions.lookup(name)
     if function is None:
         raise SqlError(located(f"No match found for function signature {name}(); register the table function "
                                f"with create_temporary_function first", call_node, sql))

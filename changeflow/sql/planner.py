@@ -28,7 +28,6 @@ from typing import Callable, TypeVar
 
 from sqlglot import exp
 
-from changeflow.functions import UserFunction
 from changeflow.plan import builder
 from changeflow.expressions import Alias, Column, Expression, strip_alias
 from changeflow.plan.nodes import Aggregate, Filter, PlanNode, Project
@@ -51,7 +50,6 @@ from changeflow.sql.values import plan_values
 from changeflow.sql.state_ttl_hint import apply_query_hints
 
 Resolver = Callable[[str], PlanNode]
-FunctionLookup = Callable[[str], "UserFunction | None"]
 _Node = TypeVar("_Node", bound=PlanNode)  # guard returns what its builder step returns
 
 # Clauses of a SELECT the planner does not support, with the words an error uses.
@@ -62,36 +60,33 @@ _UNSUPPORTED_CLAUSES = {
 }
 
 
-def plan_query(query: str | exp.Expr, resolve: Resolver, sql: str | None = None,
-               functions: FunctionLookup | None = None) -> PlanNode:
+def plan_query(query: str | exp.Expr, resolve: Resolver, sql: str | None = None) -> PlanNode:
     """The logical plan of a SQL query (``SELECT``, ``UNION ALL``, ``WITH``...).
 
     ``resolve(name)`` returns the plan of a table or view, or raises
     :class:`PlanError` naming it and listing the known ones. ``sql`` is the
     statement's text when ``query`` is already parsed (for error positions).
-    ``functions(name)`` finds a user-defined function registered by name (None: unknown).
+    User-defined functions registered by name resolve through :mod:`changeflow.sql.user_functions`.
     """
     if isinstance(query, str):
         statements = parse(query)
         if len(statements) != 1:
             raise SqlError(f"expected one query, got {len(statements)} statements")
         sql, query = query, statements[0]
-    return QueryPlanner(resolve, sql, functions=functions).query(query)
+    return QueryPlanner(resolve, sql).query(query)
 
 
 class QueryPlanner:
-    def __init__(self, resolve: Resolver, sql: str | None, ctes: dict[str, PlanNode] | None = None,
-                 functions: FunctionLookup | None = None) -> None:
+    def __init__(self, resolve: Resolver, sql: str | None, ctes: dict[str, PlanNode] | None = None) -> None:
         self._resolve = resolve
         self.sql = sql
         self.ctes = dict(ctes or {})
-        self.functions: FunctionLookup = functions or (lambda name: None)
 
     # --- queries ------------------------------------------------------------------------------
     def query(self, node: exp.Expr) -> PlanNode:
         with_ = node.args.get("with") or node.args.get("with_")
         if with_ is not None:
-            planner = QueryPlanner(self._resolve, self.sql, self.ctes, self.functions)
+            planner = QueryPlanner(self._resolve, self.sql, self.ctes)
             for cte in with_.expressions:
                 planner.ctes[cte.alias] = planner.query(cte.this)
             body = node.copy()

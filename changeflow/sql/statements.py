@@ -90,7 +90,7 @@ def plan_sql_query(session: StatementSession, sql: str) -> PlanNode:
     """The logical plan of a query's text (``SELECT``, ``WITH``, ``VALUES``), planned over the catalog."""
     reject_on_conflict(sql, tokenize(sql), "a query")
     with using_functions(session.catalog.functions):  # registered Python functions (sql/user_functions.py)
-        return plan_query(sql, session.resolve, functions=session.catalog.functions.lookup)
+        return plan_query(sql, session.resolve)
 
 
 def query_text(cur: Cursor) -> str:

@@ -32,11 +32,17 @@ A kernel object keeps no state between calls: the Spark runtime re-creates it
 does the same to check it. Whatever it caches must be derivable from its
 constructor arguments.
 
-Event time is not implemented yet. Its place in the contract is
-:meth:`Kernel.on_watermark`: the host will call it when the query's watermark
-advances, after the batch's rows, and a kernel with event-time timers will fire
-those due at the watermark there. Today every kernel refuses it (the
-:class:`KernelBase` default raises).
+Event time: a kernel with ``event_time`` set has event-time timers. The host
+calls :meth:`Kernel.on_watermark` when the watermark reaching the operator
+advances, after the batch's rows, and the kernel fires the timers due at it
+there (windows whose end the watermark passed, state the watermark made
+obsolete). When every source upstream has ended, the host calls
+``on_watermark(MAX_WATERMARK)`` before ``end_of_input``, as Flink emits
+``Long.MAX_VALUE`` at the end of bounded input: every window fires. A kernel
+without ``event_time`` is never called with a watermark (the
+:class:`KernelBase` default refuses one). How a watermark travels through a
+streaming query between micro-batches is the runtime's part; until it carries
+one, event-time kernels see only the final ``MAX_WATERMARK``.
 
 :class:`KernelBase` gives every optional part its default (no timers, no sweep,
 nothing to flush or emit at end of input); a kernel subclasses it and overrides
@@ -51,6 +57,9 @@ from typing import Callable, Protocol
 import pandas as pd
 
 from changeflow.kernels.state import InMemoryKeyedState, KeyedState
+
+MAX_WATERMARK = 2**63 - 1
+"""The watermark at the end of bounded input (Flink's ``Watermark.MAX_WATERMARK``, ``Long.MAX_VALUE``)."""
 
 Clock = Callable[[], int]
 """Processing time in ms, as the host gives it (:meth:`Kernel.bind_clock`)."""
@@ -97,6 +106,12 @@ class Kernel(Protocol):
         the host (a wrapper kernel answers for the kernel it wraps)."""
         ...
 
+    @property
+    def event_time(self) -> bool:
+        """The kernel has event-time timers: the host calls :meth:`on_watermark` as the watermark
+        advances, and with ``MAX_WATERMARK`` before :meth:`end_of_input`. Read-only for the host."""
+        ...
+
     #: The kernel's state expires (a TTL): the host should call :meth:`sweep`
     #: from a timer at most this often (ms), to reclaim keys that never come
     #: back. None: no sweep. Expiry on access does not depend on it.
@@ -139,7 +154,8 @@ class Kernel(Protocol):
         ...
 
     def on_watermark(self, watermark: int, state: KeyedState) -> pd.DataFrame | None:
-        """Event time has reached ``watermark``: fire the event-time timers due (not implemented yet)."""
+        """Event time has reached ``watermark`` (ms): fire the event-time timers due at it, earliest first;
+        return what they emit (only with ``event_time``)."""
         ...
 
     def flush(self, state: KeyedState) -> pd.DataFrame | None:
@@ -174,6 +190,7 @@ class KernelBase:
     """
 
     has_timers: bool = False
+    event_time: bool = False
     sweep_interval_ms: int | None = None
     # Class-level default: a kernel whose host binds no clock (a direct call in a test) reads the wall clock.
     clock: Clock = staticmethod(wall_clock)
@@ -198,8 +215,8 @@ class KernelBase:
         return None
 
     def on_watermark(self, watermark: int, state: KeyedState) -> pd.DataFrame | None:
-        raise NotImplementedError(f"{self.operator_name}: event time (watermarks) is not implemented by changeflow's "
-                                  "kernels yet")
+        raise NotImplementedError(f"{self.operator_name}: event time (on_watermark) reaches only kernels with "
+                                  "event-time timers (event_time set), and this one has none")
 
     def flush(self, state: KeyedState) -> pd.DataFrame | None:
         return None
@@ -211,10 +228,11 @@ class KernelBase:
         return None
 
     def process_bounded(self, batch: pd.DataFrame) -> pd.DataFrame:
-        """The default batch algorithm: :meth:`process` over fresh in-memory state, then :meth:`end_of_input`."""
+        """The default batch algorithm: :meth:`process` over fresh in-memory state, then the end of input
+        (:func:`end_of_input_output`)."""
         state = InMemoryKeyedState()
         out = self.process(batch, state)
-        combined = concat_outputs(out, self.end_of_input(state))
+        combined = concat_outputs(out, end_of_input_output(self, state))
         return out if combined is None else combined
 
 
@@ -228,6 +246,10 @@ class WrappingKernel(KernelBase):
     @property
     def has_timers(self) -> bool:
         return self.kernel.has_timers
+
+    @property
+    def event_time(self) -> bool:  # type: ignore[override]  # the wrapped kernel's answer
+        return self.kernel.event_time
 
     @property
     def operator_name(self) -> str:
@@ -250,6 +272,14 @@ class WrappingKernel(KernelBase):
 
     def end_of_input(self, state: KeyedState) -> pd.DataFrame | None:
         return self.kernel.end_of_input(state)
+
+
+def end_of_input_output(kernel: Kernel, state: KeyedState) -> pd.DataFrame | None:
+    """What a kernel emits when every source upstream has ended: for an event-time kernel the
+    final watermark first (``MAX_WATERMARK``: every window fires), then :meth:`Kernel.end_of_input`.
+    Every host calls this, so the order is the same in Spark, in the harness and in batch."""
+    fired = kernel.on_watermark(MAX_WATERMARK, state) if kernel.event_time else None
+    return concat_outputs(fired, kernel.end_of_input(state))
 
 
 def concat_outputs(*outputs: pd.DataFrame | None) -> pd.DataFrame | None:

@@ -17,8 +17,10 @@ as the Spark runtime does:
   runtime's sweep timer); :meth:`~KernelHarness.set_time` only moves the clock
   and :meth:`~KernelHarness.sweep` sweeps now;
 - **signals**: :meth:`~KernelHarness.flush` (an upstream flush) and
-  :meth:`~KernelHarness.end_of_input`; :meth:`~KernelHarness.watermark` calls
-  the event-time hook, which kernels refuse until event time exists;
+  :meth:`~KernelHarness.end_of_input` (for an event-time kernel the final
+  watermark first, as every host does); :meth:`~KernelHarness.watermark`
+  advances event time (``on_watermark``; refused by a kernel without
+  ``event_time``);
 - **restarts**: :meth:`~KernelHarness.snapshot` serializes the state and
   :meth:`~KernelHarness.restore` continues from it with a fresh kernel object,
   as Spark re-creates the processor (and unpickles the kernel) every
@@ -48,7 +50,7 @@ import pandas as pd
 
 from changeflow.common.row import Row
 from changeflow.kernels.changelog import KIND, SEQ, SUB
-from changeflow.kernels.contract import HostClock, Kernel, concat_outputs
+from changeflow.kernels.contract import HostClock, Kernel, concat_outputs, end_of_input_output
 from changeflow.kernels.state import InMemoryKeyedState, KeyedState
 from changeflow.testing.changelog import (assert_changelog, delete_record, format_change, format_changes,
                                           infer_dtype, insert_record, materialize, materialize_table, object_array,
@@ -183,12 +185,13 @@ class KernelHarness:
         return self._collect(self.kernel.flush(self.state))
 
     def end_of_input(self) -> list[Row]:
-        """Every source ended: the kernel's ``end_of_input``; return what it emitted."""
+        """Every source ended: ``on_watermark(MAX_WATERMARK)`` for an event-time kernel, then its
+        ``end_of_input``; return what they emitted."""
         self._before_call()
-        return self._collect(self.kernel.end_of_input(self.state))
+        return self._collect(end_of_input_output(self.kernel, self.state))
 
     def watermark(self, watermark: int) -> list[Row]:
-        """Event time reached ``watermark``: the kernel's ``on_watermark`` (refused until event time exists)."""
+        """Event time reached ``watermark`` (ms): the kernel's ``on_watermark``; return what it emitted."""
         self._before_call()
         return self._collect(self.kernel.on_watermark(int(watermark), self.state))
 

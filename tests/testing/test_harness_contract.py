@@ -240,3 +240,30 @@ def test_process_bounded_defaults_to_process_then_end_of_input():
     out = KernelBase.process_bounded(kernel, records([("a", 1), ("a", 2)]))
     assert [loads(v) for v in out[VALUE]] == [("a", 3)]
     assert row_of_kind("+I", 1) == insert_record(1)
+
+
+class FiresAtWatermark(KernelBase):
+    """Holds each row until the watermark passes its ``ts``: the smallest event-time kernel."""
+
+    event_time = True
+
+    def process(self, batch, state):
+        keys = batch[["ts"]].drop_duplicates()
+        state.store("held", keys, pd.concat([state.load("held", keys), batch[["ts"]]], ignore_index=True))
+        return batch.iloc[0:0]
+
+    def on_watermark(self, watermark, state):
+        held = state.scan("held")
+        due = held[held["ts"] <= watermark] if len(held) else held
+        if len(due):
+            state.store("held", due[["ts"]].drop_duplicates(), due.iloc[0:0])
+        return due.sort_values("ts", ignore_index=True) if len(due) else None
+
+
+def test_end_of_input_fires_every_event_time_timer_first_in_every_host():
+    h = KernelHarness(FiresAtWatermark(), ["ts"])
+    h.process_frame(pd.DataFrame({"ts": [5, 1, 9]}))
+    assert [r[0] for r in h.watermark(5)] == [1, 5]
+    assert [r[0] for r in h.end_of_input()] == [9]        # MAX_WATERMARK, then end_of_input
+    bounded = FiresAtWatermark().process_bounded(pd.DataFrame({"ts": [5, 1, 9]}))
+    assert bounded["ts"].tolist() == [1, 5, 9]

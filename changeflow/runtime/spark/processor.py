@@ -51,7 +51,7 @@ import pandas as pd
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
 from pyspark.sql.types import BinaryType, LongType, StructField, StructType
 
-from changeflow.kernels.contract import HostClock, Kernel, concat_outputs
+from changeflow.kernels.contract import HostClock, Kernel, concat_outputs, end_of_input_output
 from changeflow.runtime.spark.control_rows import Control, control_rows, split_payloads
 from changeflow.plan.flush_policy import FlushPolicy, flushes_from_timers
 from changeflow.runtime.spark.flush import BucketBuffer, BucketFlusher, MemoryFlusher
@@ -299,7 +299,7 @@ class KernelProcessor(StatefulProcessor):
         if after != before:
             self.ended_state.update((pickle.dumps(after, protocol=5),))
         if self.sources <= after and not self.sources <= before:
-            out = concat_outputs(out, self.kernel.end_of_input(state))
+            out = concat_outputs(out, end_of_input_output(self.kernel, state))
         return out
 
     def close(self) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from changeflow.common.types import DataTypes as T
 from changeflow.plan.nodes import Source
+from changeflow.plan.event_time import assign_watermark
 from changeflow.plan.type_inference import PlanError
 from changeflow.sql import plan_query
 
@@ -49,7 +50,8 @@ def read_cases(path: Path) -> list[Case]:
 
 
 def catalog():
-    """Deterministically named sources: t, u, src (the mini-batch seed's table), tp/up (with PROCTIME())."""
+    """Deterministically named sources: t, u, src (the mini-batch seed's table), tp/up (with PROCTIME()),
+    bids (``ts`` a rowtime attribute: ``WATERMARK FOR ts AS ts - INTERVAL '2' SECOND``)."""
     tables = {
         "t": Source("t", (("id", T.BIGINT()), ("name", T.STRING()), ("v", T.INT()), ("d", T.DOUBLE())),
                     "elements", []),
@@ -64,4 +66,7 @@ def catalog():
 
     tables["tp"] = plan_query("SELECT *, PROCTIME() AS pt FROM t", resolve)
     tables["up"] = plan_query("SELECT *, PROCTIME() AS pt FROM u", resolve)
+    bids = Source("bids", (("ts", T.TIMESTAMP(3)), ("k", T.STRING()), ("v", T.INT())), "elements", [])
+    watermark = plan_query("SELECT ts - INTERVAL '2' SECOND FROM bids", lambda _: bids)
+    tables["bids"] = assign_watermark(bids, "ts", watermark.exprs[0][1], "`ts` - INTERVAL '2' SECOND")
     return resolve

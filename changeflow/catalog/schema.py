@@ -48,7 +48,7 @@ class DeclaredColumn:
 
 @dataclass(frozen=True)
 class Watermark:
-    """``WATERMARK FOR column AS expression``: parsed and kept; the engine runs on processing time."""
+    """``WATERMARK FOR column AS expression``: the planner puts a watermark assigner on the table's rows."""
 
     column: str
     expression: str

@@ -105,7 +105,7 @@ class DataType:
         text = text if self.nullable else f"{text} NOT NULL"
         # A time attribute's kind follows the nullability, as Flink's asSummaryString.
         kind = next((p for p in self.params[1:] if isinstance(p, str) and p.startswith("*")), None)
-        return f"{text} {kind}" if kind and self.root == "TIMESTAMP_LTZ" else text
+        return f"{text} {kind}" if kind and self.root in ("TIMESTAMP", "TIMESTAMP_LTZ") else text
 
     def with_nullable(self, nullable: bool) -> "DataType":
         return DataType(self.root, nullable, self.params, self.element, self.descriptions)

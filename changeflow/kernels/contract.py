@@ -40,9 +40,12 @@ obsolete). When every source upstream has ended, the host calls
 ``on_watermark(MAX_WATERMARK)`` before ``end_of_input``, as Flink emits
 ``Long.MAX_VALUE`` at the end of bounded input: every window fires. A kernel
 without ``event_time`` is never called with a watermark (the
-:class:`KernelBase` default refuses one). How a watermark travels through a
-streaming query between micro-batches is the runtime's part; until it carries
-one, event-time kernels see only the final ``MAX_WATERMARK``.
+:class:`KernelBase` default refuses one). Before every call the host sets
+``current_watermark`` to the watermark the operator has seen so far
+(:data:`MIN_WATERMARK` before the first): the rows of a batch are processed
+against the watermark that preceded them (a row of a window the watermark has
+closed is late), then ``on_watermark`` moves it on. On Spark the watermark
+advances once per micro-batch, after its rows (``changeflow.runtime.spark.event_time``).
 
 :class:`KernelBase` gives every optional part its default (no timers, no sweep,
 nothing to flush or emit at end of input); a kernel subclasses it and overrides
@@ -60,6 +63,8 @@ from changeflow.kernels.state import InMemoryKeyedState, KeyedState
 
 MAX_WATERMARK = 2**63 - 1
 """The watermark at the end of bounded input (Flink's ``Watermark.MAX_WATERMARK``, ``Long.MAX_VALUE``)."""
+MIN_WATERMARK = -(2**63)
+"""The watermark before any (Flink's ``Long.MIN_VALUE``)."""
 
 Clock = Callable[[], int]
 """Processing time in ms, as the host gives it (:meth:`Kernel.bind_clock`)."""
@@ -111,6 +116,9 @@ class Kernel(Protocol):
         """The kernel has event-time timers: the host calls :meth:`on_watermark` as the watermark
         advances, and with ``MAX_WATERMARK`` before :meth:`end_of_input`. Read-only for the host."""
         ...
+
+    #: The watermark the operator has seen before the current call (ms); the host sets it.
+    current_watermark: int
 
     #: The kernel's state expires (a TTL): the host should call :meth:`sweep`
     #: from a timer at most this often (ms), to reclaim keys that never come
@@ -191,6 +199,7 @@ class KernelBase:
 
     has_timers: bool = False
     event_time: bool = False
+    current_watermark: int = MIN_WATERMARK
     sweep_interval_ms: int | None = None
     # Class-level default: a kernel whose host binds no clock (a direct call in a test) reads the wall clock.
     clock: Clock = staticmethod(wall_clock)
@@ -254,6 +263,14 @@ class WrappingKernel(KernelBase):
     @property
     def operator_name(self) -> str:
         return self.kernel.operator_name
+
+    @property
+    def current_watermark(self) -> int:  # type: ignore[override]  # the wrapped kernel's
+        return self.kernel.current_watermark
+
+    @current_watermark.setter
+    def current_watermark(self, value: int) -> None:
+        self.kernel.current_watermark = value
 
     def bind_clock(self, clock: Clock) -> None:
         self.kernel.bind_clock(clock)

@@ -67,6 +67,7 @@ from dataclasses import dataclass
 from changeflow.kernels.aggregate.local import partial_fields
 from changeflow.plan import correlate
 from changeflow.plan.flush_policy import FlushPolicy
+from changeflow.plan.event_time import WatermarkAssigner, WindowAggregate, WindowTableFunction
 from changeflow.kernels.aggregate.user import USER_FUNCTION
 from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Replicate, Sink,
                                    Sort, Source, TableAggregate, Union, UpsertMaterialize)
@@ -147,6 +148,9 @@ def explain(root: PlanNode, settings: ExplainSettings | None = None) -> str:
         elif isinstance(node, Join):
             for child, keys, connector in ((node.left, node.left_keys, ":- "), (node.right, node.right_keys, "+- ")):
                 visit(child, exchange(below, connector, keys, child.traits.changelog_mode), "+- ")
+        elif isinstance(node, WindowAggregate):
+            keys = tuple(k for k in node.keys if k not in (node.window_start, node.window_end))
+            visit(node.input, exchange(below, "+- ", keys, node.input.traits.changelog_mode), "+- ")
         elif isinstance(node, (Rank, Deduplicate, UpsertMaterialize)):
             keys = node.partition_keys if isinstance(node, Rank) else \
                 node.primary_key if isinstance(node, UpsertMaterialize) else node.keys
@@ -227,6 +231,8 @@ def describe_node(node: PlanNode) -> str:
         if node.traits.mini_batch:
             name = "MiniBatchGroupAggregate"
         return _aggregate(name, node, [_describe_call(c) + f" AS {c.output}" for c in node.calls])
+    if isinstance(node, (WatermarkAssigner, WindowTableFunction, WindowAggregate)):
+        return describe_event_time(node)
     if isinstance(node, TableAggregate):
         columns = node.field_names[len(node.keys):]
         return (f"PythonGroupTableAggregate(groupBy=[{', '.join(node.keys)}], "
@@ -394,3 +400,24 @@ def _describe_sort(node: Sort) -> str:
     fetch = "unlimited" if node.fetch is None else node.fetch
     limit = f"offset=[{node.offset}], fetch=[{fetch}], global=[true]"
     return f"SortLimit(orderBy=[{order}], {limit})" if node.order_by else f"Limit({limit})"
+
+
+def describe_event_time(node: PlanNode) -> str:
+    """A watermark assigner, window TVF or window aggregate as EXPLAIN names it."""
+    if isinstance(node, WatermarkAssigner):
+        return f"WatermarkAssigner(rowtime=[{node.rowtime}], watermark=[{node.text}])"
+    if isinstance(node, WindowTableFunction):
+        return f"WindowTableFunction(window=[{_window(node.window, node.time_column)}])"
+    assert isinstance(node, WindowAggregate)
+    window = (node.window_start, node.window_end)
+    keys = [k for k in node.keys if k not in window]
+    group = f"groupBy=[{', '.join(keys)}], " if keys else ""
+    calls = [_describe_call(c) + f" AS {c.output}" for c in node.calls]
+    return (f"WindowAggregate({group}window=[{node.window}], select=[{', '.join(list(node.keys) + calls)}], "
+            f"emit=[once, when the watermark passes {node.window_end}])")
+
+
+def _window(window, time_column: str) -> str:
+    """A window spec with its time column: ``TUMBLE(time_col=[ts], size=[10 s])``."""
+    text = str(window)
+    return text.replace("(", f"(time_col=[{time_column}], ", 1)

@@ -80,7 +80,9 @@ def parse(sql: str) -> list[exp.Expr]:
     level = log.level
     log.setLevel(logging.ERROR)
     try:
-        statements = sqlglot.parse(sql, dialect=Flink)
+        from changeflow.sql.window_tvf import rewrite_window_tvfs  # TABLE(TUMBLE(TABLE t, ...)): see there
+
+        statements = sqlglot.parse(rewrite_window_tvfs(sql), dialect=Flink)
     except ParseError as e:
         from changeflow.sql.refusals import window_construct  # names a window TVF sqlglot cannot read
 

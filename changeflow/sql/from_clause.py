@@ -16,6 +16,7 @@ from changeflow.plan.nodes import PlanNode
 from changeflow.sql.errors import unsupported
 from changeflow.sql.refusals import refuse_version
 from changeflow.sql.scalar import Scope, ScopeColumn
+from changeflow.sql.window_tvf import is_window_tvf, plan_window_tvf
 
 if TYPE_CHECKING:
     from changeflow.sql.planner import QueryPlanner
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
 
 def plan_relation(planner: "QueryPlanner", node: exp.Expr) -> tuple[PlanNode, Scope]:
     """A table or subquery of a FROM clause, and its scope."""
+    if is_window_tvf(node):
+        return plan_window_tvf(planner, node)
     if isinstance(node, exp.Table):
         if node.args.get("joins") or node.args.get("pivots") or node.args.get("laterals"):
             raise unsupported("table clause", node, planner.sql)

@@ -21,6 +21,7 @@ from changeflow.plan.flush_policy import flush_policy
 from changeflow.connectors import check_sink_input, create_sink, create_source
 from changeflow.plan import builder
 from changeflow.plan.boundedness import unbounded_sources
+from changeflow.plan.event_time import assign_watermark, plain_time
 from changeflow.plan.explain import ExplainSettings, explain
 from changeflow.expressions import Column, Literal
 from changeflow.plan.nodes import PlanNode, Project, Sink, Source
@@ -90,20 +91,31 @@ class PlanningContext:
         return self.table_plan(entry, create_source(entry, self.streaming))
 
     def table_plan(self, table: CatalogTable, connector: Any) -> PlanNode:
-        """A DDL table read through ``connector``: the source, then its computed columns."""
+        """A DDL table read through ``connector``: the source, then its computed columns, then its watermark."""
         schema = table.schema
         read = tuple((c.name, c.data_type) for c in schema.columns if c.expression is None or c.proctime)
         source = Source(f"[{identifier(table.name).replace('.', ', ')}]", read, "connector", connector)
         computed = [c for c in schema.columns if c.expression is not None and not c.proctime]
-        if not computed:
-            return source
         hidden = f"__{table.name}_columns"
-        items = ", ".join(f"`{c.name}`" if c.expression is None or c.proctime else f"({c.expression}) AS `{c.name}`"
-                          for c in schema.columns)
-        query = f"SELECT {items} FROM `{hidden}`"
+        plan: PlanNode = source
+        if computed:
+            items = ", ".join(f"`{c.name}`" if c.expression is None or c.proctime
+                              else f"({c.expression}) AS `{c.name}`" for c in schema.columns)
+            plan = self._plan_over(f"SELECT {items} FROM `{hidden}`", hidden, source)
+        if schema.watermark is None:
+            return plan
+        # WATERMARK FOR ts AS expr: the expression planned over the table's columns (computed ones included).
+        wm = schema.watermark
+        over = plan
+        project = self._plan_over(f"SELECT ({wm.expression}) AS `__watermark` FROM `{hidden}`", hidden, over)
+        assert isinstance(project, Project), "a one-column SELECT plans as a projection"
+        return assign_watermark(over, wm.column, project.exprs[0][1], wm.display_expression)
+
+    def _plan_over(self, query: str, hidden: str, plan: PlanNode) -> PlanNode:
+        """``query`` planned with the table name ``hidden`` standing for ``plan``."""
 
         def resolve(name: str) -> PlanNode:
-            return source if name == hidden else self.resolve(name)
+            return plan if name == hidden else self.resolve(name)
 
         return plan_query(query, resolve)
 
@@ -114,7 +126,7 @@ class PlanningContext:
         """
         if all(c.expression is None or c.proctime for c in table.schema.columns):
             return table.schema
-        types = self.table_plan(table, None).type_map()
+        types = {n: plain_time(t) for n, t in self.table_plan(table, None).schema}  # DESCRIBE marks the rowtime
         columns = tuple(c if c.expression is None or c.proctime else
                         replace(c, data_type=types[c.name], type_text=str(types[c.name].with_nullable(True)))
                         for c in table.schema.columns)

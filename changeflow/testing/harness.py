@@ -50,7 +50,7 @@ import pandas as pd
 
 from changeflow.common.row import Row
 from changeflow.kernels.changelog import KIND, SEQ, SUB
-from changeflow.kernels.contract import HostClock, Kernel, concat_outputs, end_of_input_output
+from changeflow.kernels.contract import MIN_WATERMARK, HostClock, Kernel, concat_outputs, end_of_input_output
 from changeflow.kernels.state import InMemoryKeyedState, KeyedState
 from changeflow.testing.changelog import (assert_changelog, delete_record, format_change, format_changes,
                                           infer_dtype, insert_record, materialize, materialize_table, object_array,
@@ -69,6 +69,7 @@ class Snapshot:
     now: int
     next_seq: int
     sweep_due: int | None
+    watermark: int = MIN_WATERMARK
 
 
 class KernelHarness:
@@ -106,6 +107,7 @@ class KernelHarness:
         self.now = 0  # the processing time (ms) the kernel reads once the harness's clock is bound
         self._clock: HostClock | None = None
         self._sweep_due: int | None = None  # the bucket's sweep timer (a kernel with sweep_interval_ms)
+        self.current_watermark = MIN_WATERMARK  # the last watermark given (watermark()), as the host keeps it
         self.restart_every_batch = restart_every_batch
         # Spark pickles the kernel on the driver and unpickles that same blob every micro-batch.
         try:
@@ -191,21 +193,32 @@ class KernelHarness:
         return self._collect(end_of_input_output(self.kernel, self.state))
 
     def watermark(self, watermark: int) -> list[Row]:
-        """Event time reached ``watermark`` (ms): the kernel's ``on_watermark``; return what it emitted."""
+        """Event time reached ``watermark`` (ms): the kernel's ``on_watermark``; return what it emitted.
+
+        As a host does, only a watermark later than the current one is passed on
+        (an earlier or equal one emits nothing); rows processed after it meet it
+        as ``current_watermark``.
+        """
         self._before_call()
-        return self._collect(self.kernel.on_watermark(int(watermark), self.state))
+        if int(watermark) <= self.current_watermark:
+            return []
+        out = self.kernel.on_watermark(int(watermark), self.state)
+        self.current_watermark = int(watermark)
+        self.kernel.current_watermark = self.current_watermark
+        return self._collect(out)
 
     # --- restarts ---------------------------------------------------------------------
     def snapshot(self) -> Snapshot:
         """The state serialized (and the harness's clock and stamps), to :meth:`restore` later."""
         if not isinstance(self.state, InMemoryKeyedState):
             raise TypeError(f"snapshot() needs the harness's InMemoryKeyedState, not {type(self.state).__name__}")
-        return Snapshot(pickle.dumps(self.state), self.now, self._next_seq, self._sweep_due)
+        return Snapshot(pickle.dumps(self.state), self.now, self._next_seq, self._sweep_due, self.current_watermark)
 
     def restore(self, snapshot: Snapshot) -> None:
         """Continue from ``snapshot`` with its state and a fresh kernel object, as after a Spark restart."""
         self.state = pickle.loads(snapshot.state)
         self.now, self._next_seq, self._sweep_due = snapshot.now, snapshot.next_seq, snapshot.sweep_due
+        self.current_watermark = snapshot.watermark
         self.kernel = pickle.loads(self._blob) if self._blob is not None else copy.deepcopy(self._original)
         if self._clock is not None:
             self._clock = None
@@ -242,6 +255,7 @@ class KernelHarness:
     def _before_call(self) -> None:
         if self.restart_every_batch:
             self.restart()
+        self.kernel.current_watermark = self.current_watermark
 
     def _collect(self, out: pd.DataFrame | None) -> list[Row]:
         rows = self.rows_of_frame(out)

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import pytest
 
+from changeflow.plan.event_time import WindowAggregate, WindowTableFunction
 from changeflow.plan.flush_policy import FlushPolicy
 from changeflow.plan.nodes import (Aggregate, Deduplicate, Join, PlanNode, Project, Rank, Sink, Source,
                                    UpsertMaterialize)
@@ -67,8 +68,10 @@ def label(node: PlanNode) -> str:
     name = type(node).__name__
     if isinstance(node, Source):
         return f"{name}({node.name})"
-    if isinstance(node, Aggregate):
+    if isinstance(node, (Aggregate, WindowAggregate)):
         return f"{name}(groupBy=[{', '.join(node.keys)}])"
+    if isinstance(node, WindowTableFunction):
+        return f"{name}({node.window})"
     if isinstance(node, Join):
         return f"{name}({node.join_type})"
     if isinstance(node, Deduplicate):

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from changeflow.plan.correlate import Correlate
+from changeflow.plan.event_time import WatermarkAssigner, WindowAggregate, WindowTableFunction
 from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Replicate, Sink,
                                    Sort, Source, TableAggregate, Union, UpsertMaterialize)
 from changeflow.plan.physical import annotate_all
@@ -48,8 +49,10 @@ def node_mode(node: PlanNode, inputs: list[ChangelogMode]) -> ChangelogMode:
     """The changelog mode ``node`` emits over inputs of ``inputs`` modes (in ``node.inputs`` order)."""
     if isinstance(node, Source):  # a DataStream read with from_changelog_stream carries all four kinds
         return RETRACT if node.kind == "datastream" and node.payload.changelog else INSERT_ONLY
-    if isinstance(node, (Project, Filter, Correlate, Replicate)):
+    if isinstance(node, (Project, Filter, Correlate, Replicate, WatermarkAssigner, WindowTableFunction)):
         return inputs[0]  # a correlate's rows keep the kind of the input change they come from
+    if isinstance(node, WindowAggregate):
+        return INSERT_ONLY  # a window's row is emitted once, when the watermark passes its end
     if isinstance(node, Sort):  # batch (a streaming Sort becomes a Rank: rules/sort_limit.py)
         return inputs[0] if node.fetch is None else RETRACT
     if isinstance(node, Aggregate):

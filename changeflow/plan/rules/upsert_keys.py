@@ -45,6 +45,7 @@ from __future__ import annotations
 from itertools import product
 
 from changeflow.expressions import Column
+from changeflow.plan.event_time import WatermarkAssigner, WindowAggregate
 from changeflow.plan.join_builder import unique_key_of
 from changeflow.plan.nodes import Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, UpsertMaterialize
 from changeflow.plan.physical import annotate_all
@@ -58,9 +59,9 @@ _MAX_KEYS = 128
 
 def upsert_keys(node: PlanNode) -> Keys | None:
     """The upsert keys of ``node``'s changelog (column names in its schema), or None if it has none."""
-    if isinstance(node, Aggregate):
+    if isinstance(node, (Aggregate, WindowAggregate)):
         return [node.keys]
-    if isinstance(node, Filter):
+    if isinstance(node, (Filter, WatermarkAssigner)):
         return upsert_keys(node.input)
     if isinstance(node, Project):
         return _project_keys(node)
@@ -89,7 +90,7 @@ def unique_key(node: PlanNode) -> tuple[str, ...] | None:
     key and row number (on the partition key alone when only the first row is
     kept). Projections and filters keep a key whose columns they pass through.
     """
-    if isinstance(node, (Aggregate, Deduplicate)):
+    if isinstance(node, (Aggregate, WindowAggregate, Deduplicate)):
         return node.keys
     if isinstance(node, Rank):
         if node.rank_end == 1:
@@ -97,7 +98,7 @@ def unique_key(node: PlanNode) -> tuple[str, ...] | None:
         if node.rank_column is not None:
             return node.partition_keys + (node.rank_column,)
         return None
-    if isinstance(node, Filter):
+    if isinstance(node, (Filter, WatermarkAssigner)):
         return unique_key(node.input)
     if isinstance(node, Project):
         keys = unique_key(node.input)

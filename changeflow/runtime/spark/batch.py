@@ -17,6 +17,7 @@ from pyspark.sql import functions as F
 from changeflow.kernels.aggregate.functions import AggCall, result_type
 from changeflow.kernels.changelog import SEQ
 from changeflow.plan.correlate import Correlate
+from changeflow.plan.event_time import WatermarkAssigner, WindowTableFunction
 from changeflow.kernels.aggregate.user import is_user_call
 from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Replicate, Sink,
                                    Sort, Source, TableAggregate, Union)
@@ -54,6 +55,11 @@ class BatchTranslator:
                 *[F.col(f"`{old}`").alias(new) for old, new in zip(child.field_names, names, strict=True)], SEQ)
                 for child in node.inputs]
             return functools.reduce(DataFrame.unionAll, frames)
+        if isinstance(node, WatermarkAssigner):  # batch has no watermarks: every window is complete
+            return self.translate(node.input)
+        if isinstance(node, WindowTableFunction):
+            from changeflow.runtime.spark.event_time import window_frame
+            return window_frame(self.translate(node.input), node, [SEQ])
         if isinstance(node, Replicate):
             from changeflow.runtime.spark.replicate import replicate_batch
             return replicate_batch(self.translate(node.input), node, SEQ)

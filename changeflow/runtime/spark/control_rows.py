@@ -16,7 +16,15 @@ result) therefore get the signal in band, as *control rows* of the changelog:
 ``_kind = 4`` (:data:`CONTROL`), every column null, and
 ``_seq = -1`` (:data:`END_OF_INPUT`)  with ``_sub`` the id of the source that ended
                                      (:func:`source_id` of its plan name), or
-``_seq = -2`` (:data:`FLUSH`)         an upstream buffering operator flushed.
+``_seq = -2`` (:data:`FLUSH`)         an upstream buffering operator flushed, or
+``_seq = WATERMARK - id``             a watermark: ``_sub`` is its time (ms), ``id`` the
+                                     watermark assigner's (:func:`watermark_id`).
+
+A watermark row leaves every partition of a micro-batch that a watermark
+assigner saw rows in (:mod:`.event_time`), carrying the largest watermark of the
+partition's rows; operators merge a :class:`Control`'s watermarks by maximum
+per assigner and keep them in state, so an operator's current watermark is the
+minimum over the assigners upstream of it of the largest watermark each made.
 
 How a signal travels:
 
@@ -76,6 +84,7 @@ from changeflow.runtime.spark.packing import BUCKET, PAYLOAD
 CONTROL = 4          # the _kind of a control row (RowKind values are 0..3)
 END_OF_INPUT = -1    # _seq of an end-of-input control row; _sub holds the source id
 FLUSH = -2           # _seq of a flush control row
+WATERMARK = -(1 << 40)  # _seq of a watermark row is WATERMARK - (the assigner's id, below 2**32)
 
 
 def source_id(name: str) -> int:
@@ -87,22 +96,43 @@ def source_id(name: str) -> int:
     return zlib.crc32(name.encode("utf-8"))
 
 
+def watermark_id(name: str) -> int:
+    """A stable id of a watermark assigner, from the name of its source and its rowtime column."""
+    return source_id(name)
+
+
+def merge_watermarks(*parts: tuple) -> tuple:
+    """``(assigner id, watermark)`` pairs merged: the largest watermark per assigner, sorted by id.
+
+    >>> merge_watermarks(((1, 5), (2, 3)), ((1, 7),))
+    ((1, 7), (2, 3))
+    """
+    best: dict[int, int] = {}
+    for part in parts:
+        for wid, value in part:
+            best[wid] = max(value, best.get(wid, value))
+    return tuple(sorted(best.items()))
+
+
 @dataclass(frozen=True)
 class Control:
-    """What a packing stage sends every bucket: sources that ended, whether upstream flushed.
+    """What a packing stage sends every bucket: sources that ended, whether upstream flushed, watermarks.
 
+    ``watermarks`` are ``(assigner id, watermark ms)`` pairs (:func:`merge_watermarks`).
     An empty control is a *tick*: the operator received input in this micro-batch.
     """
 
     ended: frozenset = field(default_factory=frozenset)
     flush: bool = False
+    watermarks: tuple = ()
 
     def __or__(self, other: "Control") -> "Control":
-        return Control(self.ended | other.ended, self.flush or other.flush)
+        return Control(self.ended | other.ended, self.flush or other.flush,
+                       merge_watermarks(self.watermarks, other.watermarks))
 
     @property
     def signals(self) -> bool:
-        return bool(self.ended) or self.flush
+        return bool(self.ended) or self.flush or bool(self.watermarks)
 
 
 def control_of(kinds: np.ndarray, seqs: np.ndarray, subs: np.ndarray) -> tuple[np.ndarray, Control]:
@@ -111,7 +141,9 @@ def control_of(kinds: np.ndarray, seqs: np.ndarray, subs: np.ndarray) -> tuple[n
     if not mask.any():
         return mask, Control()
     ended = frozenset(int(s) for s in subs[mask & (seqs == END_OF_INPUT)])
-    return mask, Control(ended, bool((seqs[mask] == FLUSH).any()))
+    marks = mask & (seqs <= WATERMARK)
+    watermarks = merge_watermarks(zip((WATERMARK - seqs[marks]).tolist(), subs[marks].tolist(), strict=True))
+    return mask, Control(ended, bool((seqs[mask] == FLUSH).any()), watermarks)
 
 
 def control_rows(columns: list[str], control: Control) -> pd.DataFrame:
@@ -119,9 +151,12 @@ def control_rows(columns: list[str], control: Control) -> pd.DataFrame:
 
     >>> control_rows(["k"], Control(frozenset({7}), flush=True)).to_dict("list")
     {'k': [None, None], '_kind': [4, 4], '_seq': [-1, -2], '_sub': [7, 0]}
+    >>> control_rows(["k"], Control(watermarks=((3, 1000),)))["_sub"].tolist()
+    [1000]
     """
-    seqs = [END_OF_INPUT] * len(control.ended) + ([FLUSH] if control.flush else [])
-    subs = sorted(control.ended) + ([0] if control.flush else [])
+    seqs = ([END_OF_INPUT] * len(control.ended) + ([FLUSH] if control.flush else [])
+            + [WATERMARK - wid for wid, _ in control.watermarks])
+    subs = sorted(control.ended) + ([0] if control.flush else []) + [value for _, value in control.watermarks]
     n = len(seqs)
     data: dict[str, Any] = {name: pd.Series([None] * n, dtype=object) for name in columns}
     data[KIND] = np.full(n, CONTROL, dtype=np.int8)

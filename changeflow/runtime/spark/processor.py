@@ -51,8 +51,8 @@ import pandas as pd
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
 from pyspark.sql.types import BinaryType, LongType, StructField, StructType
 
-from changeflow.kernels.contract import HostClock, Kernel, concat_outputs, end_of_input_output
-from changeflow.runtime.spark.control_rows import Control, control_rows, split_payloads
+from changeflow.kernels.contract import MIN_WATERMARK, HostClock, Kernel, concat_outputs, end_of_input_output
+from changeflow.runtime.spark.control_rows import Control, control_rows, merge_watermarks, split_payloads
 from changeflow.plan.flush_policy import FlushPolicy, flushes_from_timers
 from changeflow.runtime.spark.flush import BucketBuffer, BucketFlusher, MemoryFlusher
 from changeflow.state.paged import PagedKeyedState
@@ -137,7 +137,8 @@ class KernelProcessor(StatefulProcessor):
 
     def __init__(self, kernel: Kernel, key_columns: list[str], pages: int, output_columns: list[str] | None = None,
                  flush: FlushPolicy | None = None, sources: frozenset = frozenset(), changelog: bool = True,
-                 control: bool = False, rows_per_page: int | None = None, sweep: bool = True) -> None:
+                 control: bool = False, rows_per_page: int | None = None, sweep: bool = True,
+                 watermarks: frozenset = frozenset()) -> None:
         self.kernel = kernel
         self.key_columns = list(key_columns)
         self.pages = pages
@@ -147,6 +148,8 @@ class KernelProcessor(StatefulProcessor):
         self.changelog = changelog
         self.control = control
         self.rows_per_page = rows_per_page
+        # The watermark assigners upstream of an event-time kernel (ids, .control_rows.watermark_id).
+        self.watermarks = frozenset(watermarks) if kernel.event_time else frozenset()
         self.clock = HostClock()
         self.sweep = TtlSweep(kernel, self.clock, active=sweep)
         self.timers = kernel.has_timers
@@ -168,6 +171,7 @@ class KernelProcessor(StatefulProcessor):
         # State variables can only be declared here; operators of queries without
         # control rows keep the state layout they had before.
         self.ended_state = handle.getValueState("ended", _BLOB) if self.control else None
+        self.watermark_state = handle.getValueState("watermarks", _BLOB) if self.watermarks else None
         self.flusher: BucketFlusher | MemoryFlusher | None = None
         if self.flush is not None and flushes_from_timers(self.flush):
             self.flusher = BucketFlusher(self.flush, self.key_columns, self.output_columns, self.changelog)
@@ -197,7 +201,11 @@ class KernelProcessor(StatefulProcessor):
         frames, control = split_payloads(pd.concat(payloads, ignore_index=True) if len(payloads) > 1 else payloads[0])
         state = self._state()
         now = self._tick(timerValues)
+        advanced = self._watermark(control)
         out = self.kernel.process_frames(frames, state) if frames else None
+        if advanced is not None:   # after the rows: they met the watermark that preceded them
+            out = concat_outputs(out, self.kernel.on_watermark(advanced, state))
+            self.kernel.current_watermark = advanced
         out = concat_outputs(out, self._signals(control, state))
         state.commit()
         if frames:
@@ -281,6 +289,27 @@ class KernelProcessor(StatefulProcessor):
         for t in wanted - registered:
             self.handle.registerTimer(t)
 
+    def _watermark(self, control: Control | None) -> int | None:
+        """Set the kernel's ``current_watermark`` from state; merge the batch's watermarks into it.
+
+        Returns the operator's new watermark if the batch moves it on (None
+        otherwise): the smallest, over the assigners upstream, of the largest
+        watermark each has made, once every one of them has made one.
+        """
+        if self.watermark_state is None:
+            return None
+        blob = _blob(self.watermark_state)
+        seen = dict(pickle.loads(blob)) if blob is not None else {}
+        before = _combined(seen, self.watermarks)
+        self.kernel.current_watermark = before
+        if control is None or not control.watermarks:
+            return None
+        merged = dict(merge_watermarks(tuple(seen.items()), control.watermarks))
+        if merged != seen:
+            self.watermark_state.update((pickle.dumps(merged, protocol=5),))
+        after = _combined(merged, self.watermarks)
+        return after if after > before else None
+
     def _signals(self, control: Control | None, state: PagedKeyedState) -> pd.DataFrame | None:
         """The kernel's output for the batch's signals: ``flush`` on an upstream flush, ``end_of_input`` once.
 
@@ -304,6 +333,13 @@ class KernelProcessor(StatefulProcessor):
 
     def close(self) -> None:
         pass
+
+
+def _combined(seen: dict[int, int], assigners: frozenset) -> int:
+    """An operator's watermark: the least of its assigners' (none yet while one has made none)."""
+    if not assigners or any(a not in seen for a in assigners):
+        return MIN_WATERMARK
+    return min(seen[a] for a in assigners)
 
 
 def _blob(value_state: Any) -> bytes | None:

@@ -35,6 +35,7 @@ from changeflow.kernels.aggregate.local import LocalGroupAggregate
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.ttl import KeyStateTtl
 from changeflow.plan.correlate import Correlate
+from changeflow.plan.event_time import WatermarkAssigner, WindowAggregate, WindowTableFunction
 from changeflow.plan.flush_policy import FlushPolicy, flushes_from_timers
 from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Replicate, Sink,
                                    Source, TableAggregate, Union, UpsertMaterialize)
@@ -93,7 +94,9 @@ class StreamingTranslator:
         flush = node.traits.flush
         # Control rows (end of input, flush signals) flow through the query when an
         # operator acts on them; they never reach the sink.
-        self.control = flush is not None
+        # Watermarks travel as control rows too (runtime/spark/event_time.py).
+        from changeflow.runtime.spark.event_time import has_watermarks
+        self.control = flush is not None or has_watermarks(node)
         # A buffering bucket flushes from a timer, which only fires in a micro-batch: an
         # idle long-running query needs Spark's no-data batches for flushes on idle
         # input and interval boundaries (see runtime/spark/flush.py); an operator
@@ -132,6 +135,8 @@ class StreamingTranslator:
             return child.where(predicate | (F.col(KIND) == CONTROL) if self.control else predicate)
         if isinstance(node, Aggregate):
             return self._aggregate(node)
+        if isinstance(node, (WatermarkAssigner, WindowTableFunction, WindowAggregate)):
+            return self._event_time(node)
         if isinstance(node, TableAggregate):
             from changeflow.runtime.spark.user_aggregates import table_aggregate_stream
             return table_aggregate_stream(self, node)
@@ -160,6 +165,16 @@ class StreamingTranslator:
             from changeflow.runtime.spark.correlate import correlate_stream
             return correlate_stream(self, node)
         raise TypeError(f"no streaming translation for {type(node).__name__}")
+
+    def _event_time(self, node: PlanNode) -> DataFrame:
+        from changeflow.runtime.spark import event_time
+
+        if isinstance(node, WatermarkAssigner):
+            return event_time.watermark_stream(self._translate(node.input), node)
+        if isinstance(node, WindowTableFunction):
+            return event_time.window_frame(self._translate(node.input), node, [KIND, SEQ, SUB])
+        assert isinstance(node, WindowAggregate)
+        return event_time.window_aggregate_stream(self, node)
 
     def _distinct_positions(self, frame: DataFrame, index: int) -> DataFrame:
         """Give the rows of the ``index``-th source scan positions no other scan of the query uses.
@@ -191,7 +206,8 @@ class StreamingTranslator:
 
     def stateful(self, child: DataFrame, kernel, key_columns: list[str], dtypes: dict[str, str],
                  out_schema, local=None, *, idempotent_output: str | None = None, flush: FlushPolicy | None = None,
-                 sources: frozenset = frozenset(), rows_per_page: int | None = None) -> DataFrame:
+                 sources: frozenset = frozenset(), rows_per_page: int | None = None,
+                 watermarks: frozenset = frozenset()) -> DataFrame:
         """Run ``kernel`` (``process(batch, state) -> changes``) keyed by ``key_columns`` over ``child``.
 
         ``child`` holds exactly the columns the kernel reads plus the bookkeeping
@@ -203,7 +219,8 @@ class StreamingTranslator:
         insert-only records whose latest per key supersedes the earlier ones);
         ``flush`` is the policy of an operator the planner marks as buffering: its
         output is then buffered and flushed (:mod:`.flush`). ``sources`` are the
-        ids (:func:`source_id`) of the sources upstream, whose end of input ends the operator's input. ``rows_per_page``
+        ids (:func:`source_id`) of the sources upstream, whose end of input ends the operator's input;
+        ``watermarks`` the ids of the watermark assigners upstream of an event-time kernel. ``rows_per_page``
         lets the state's page count grow with its rows (:class:`PagedKeyedState`).
         """
         flush = flush if idempotent_output is not None else None
@@ -222,7 +239,7 @@ class StreamingTranslator:
         names = [n for n, _ in out_schema]
         processor = KernelProcessor(kernel, list(key_columns), self.settings.pages, names, flush, sources,
                                     changelog=idempotent_output != "append", control=self.control,
-                                    rows_per_page=rows_per_page, sweep=sweep)
+                                    rows_per_page=rows_per_page, sweep=sweep, watermarks=watermarks)
         return packed.groupBy(BUCKET).transformWithStateInPandas(
             statefulProcessor=processor, outputStructType=self.changelog_struct(out_schema), outputMode="Append",
             timeMode=processor.time_mode,

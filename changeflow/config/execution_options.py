@@ -56,6 +56,20 @@ PARALLELISM_DEFAULT = register(
     )
 )
 
+PIPELINE_AUTO_WATERMARK_INTERVAL = register(
+    ConfigOption(
+        "pipeline.auto-watermark-interval",
+        OptionType.DURATION,
+        "200 ms",
+        description=(
+            "How far a SQL table's watermark must advance before its watermark assigner emits it "
+            "(Flink's WatermarkAssignerOperator emits a watermark after a row once it is more "
+            "than this ahead of the last one emitted). changeflow also emits the latest one at "
+            "the end of each micro-batch, where Flink's periodic timer would."
+        ),
+    )
+)
+
 EXECUTION_MAX_FLUSH_INTERVAL = register(
     ConfigOption(
         "execution.max-flush-interval",

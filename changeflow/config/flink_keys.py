@@ -205,7 +205,7 @@ SPARK_KEYS = (
 def flink_key(key: str) -> FlinkKey | None:
     """The catalog entry for ``key`` (lower-cased), or a generic ignored one under a Flink-only namespace.
 
-    >>> flink_key("pipeline.auto-watermark-interval").ignored
+    >>> flink_key("pipeline.object-reuse").ignored
     True
     >>> flink_key("taskmanager.memory.task.heap.size").ignored
     True

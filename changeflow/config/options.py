@@ -19,7 +19,7 @@ How keys are treated when set:
   when it is set; a bad value raises ``ValueError`` naming the key, the value and what is
   accepted.
 - A real Flink key changeflow does not register (:mod:`changeflow.config.flink_keys`) is
-  accepted and ignored when it cannot change results (``pipeline.auto-watermark-interval``,
+  accepted and ignored when it cannot change results (``pipeline.object-reuse``,
   ``taskmanager.*``, ``state.backend.type`` ...); one that would change results
   (``table.local-time-zone``) is refused unless set to Flink's default.
 - An unknown key under ``table.``, ``execution.``, ``parallelism.``, ``pipeline.`` or

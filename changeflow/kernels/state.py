@@ -22,6 +22,11 @@ import numpy as np
 import pandas as pd
 
 
+LATE_RECORDS = "late_records"
+"""The state table where an event-time kernel counts the rows it dropped as late: one row under the
+all-null key with a ``records`` count (state metrics sum it; it is not a key of the operator)."""
+
+
 @runtime_checkable
 class KeyedState(Protocol):
     """Tables of per-key rows, read and written a batch of keys at a time.

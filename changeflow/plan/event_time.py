@@ -54,6 +54,12 @@ def plain_time(t: DataType) -> DataType:
     return t if params == t.params else DataType(t.root, t.nullable, params, t.element, t.descriptions)
 
 
+def materialized(t: DataType) -> DataType:
+    """``t`` as an operator that does not keep event time outputs it: a rowtime attribute becomes a
+    regular timestamp (Flink's regular aggregation and join); other types unchanged."""
+    return plain_time(t) if is_rowtime(t) else t
+
+
 def _interval(ms: int) -> str:
     """A duration as Flink's EXPLAIN prints window sizes: ``10 s``, ``5 min``, ``1500 ms``."""
     for unit, size in (("d", 86_400_000), ("h", 3_600_000), ("min", 60_000), ("s", 1000)):
@@ -134,8 +140,8 @@ def assign_watermark(plan: PlanNode, rowtime: str, expression: Expression, text:
 class WindowTableFunction(_OneInput, _DeclaredSchema):
     """``TABLE(<window>(TABLE input, DESCRIPTOR(time_column), ...))``: rows assigned to their windows.
 
-    Output: the input's columns (``time_column`` no longer a time attribute,
-    as in Flink), then ``window_start``, ``window_end``, ``window_time``.
+    Output: the input's columns (``time_column`` still a rowtime attribute, as
+    in Flink), then ``window_start``, ``window_end``, ``window_time``.
     """
 
     input: PlanNode
@@ -160,11 +166,10 @@ def window_table_function(plan: PlanNode, time_column: str, window: WindowSpec) 
     for name in WINDOW_COLUMNS:
         if name in types:
             raise PlanError(f"{window.kind}: the input already has a column named '{name}'")
-    schema = tuple((n, plain_time(ty) if n == time_column else ty) for n, ty in plan.schema)
     bound = DataTypes.TIMESTAMP(3, nullable=False)
     window_time = rowtime_type(DataType(t.root, False, (3,)))
-    return WindowTableFunction(plan, time_column, window,
-                               schema + (("window_start", bound), ("window_end", bound), ("window_time", window_time)))
+    added = (("window_start", bound), ("window_end", bound), ("window_time", window_time))
+    return WindowTableFunction(plan, time_column, window, plan.schema + added)
 
 
 @dataclass(frozen=True, eq=False)
@@ -202,6 +207,16 @@ def window_lineage(node: PlanNode) -> dict[str, tuple[str, WindowSpec]]:
     return {}
 
 
+def window_time_keys(node: PlanNode, keys: list[str]) -> set[str]:
+    """Those of the grouping ``keys`` over ``node`` that are a window's ``window_time``, when the keys
+    also hold its start and end (a window aggregation, whose window_time stays a rowtime attribute)."""
+    lineage = window_lineage(node)
+    roles = {lineage[k][0] for k in keys if k in lineage}
+    if not {"window_start", "window_end"} <= roles:
+        return set()
+    return {k for k in keys if k in lineage and lineage[k][0] == "window_time"}
+
+
 __all__ = ["ROWTIME_MARKER", "WINDOW_COLUMNS", "WatermarkAssigner", "WindowAggregate", "WindowSpec",
-           "WindowTableFunction", "assign_watermark", "is_rowtime", "plain_time", "rowtime_type",
-           "window_lineage", "window_table_function"]
+           "WindowTableFunction", "assign_watermark", "is_rowtime", "materialized", "plain_time", "rowtime_type",
+           "window_lineage", "window_table_function", "window_time_keys"]

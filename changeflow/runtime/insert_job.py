@@ -52,7 +52,8 @@ class InsertJob:
         self._thread.join()
 
     def get_state_metrics(self) -> list[dict]:
-        """Per stateful operator: distinct ``keys``, ``bytes`` and ``pages`` stored, ``rows`` per table.
+        """Per stateful operator: distinct ``keys``, ``bytes`` and ``pages`` stored, ``rows`` per table, and
+        ``late_records_dropped`` (rows an event-time operator dropped as late).
 
         Read from the job's checkpoint as of its last committed micro-batch
         (:mod:`changeflow.runtime.spark.state_metrics`); a job without state, or before its first

@@ -5,7 +5,9 @@ few hundred keys, so they cannot show how many keys an operator keeps. This
 module counts them from the pages themselves: ``summarize`` takes every
 ``(page id, blob)`` of an operator (read from a checkpoint by the runtime) and
 gives the number of distinct keys over all the operator's tables, the bytes
-stored, the pages and the rows of each table.
+stored, the pages and the rows of each table, and the rows an event-time
+operator dropped as late (its ``late_records`` table: one row under the
+all-null key per bucket, holding a count, which is not a key of the operator).
 
 >>> import pickle
 >>> import pandas as pd
@@ -25,6 +27,7 @@ from typing import Iterable
 
 import pandas as pd
 
+from changeflow.kernels.state import LATE_RECORDS
 from changeflow.state.paged import INFO_PAGE
 
 
@@ -39,10 +42,12 @@ class OperatorStateMetrics:
     bytes: int = 0                   # of the pickled pages, as stored
     pages: int = 0
     rows: dict[str, int] = field(default_factory=dict)
+    late_records_dropped: int = 0    # rows an event-time operator dropped as late (Flink's numLateRecordsDropped)
 
     def as_dict(self) -> dict:
         return {"operator_id": self.operator_id, "operator": self.operator, "key_columns": self.key_columns,
-                "keys": self.keys, "bytes": self.bytes, "pages": self.pages, "rows": dict(sorted(self.rows.items()))}
+                "keys": self.keys, "bytes": self.bytes, "pages": self.pages, "rows": dict(sorted(self.rows.items())),
+                "late_records_dropped": self.late_records_dropped}
 
 
 def summarize(pages: Iterable[tuple[int, bytes]], operator_id: int = -1) -> OperatorStateMetrics:
@@ -60,6 +65,9 @@ def summarize(pages: Iterable[tuple[int, bytes]], operator_id: int = -1) -> Oper
             data.append(pickle.loads(blob))
     for page in data:
         for table, frame in page.items():
+            if table == LATE_RECORDS:
+                metrics.late_records_dropped += int(frame["records"].sum()) if len(frame) else 0
+                continue
             metrics.rows[table] = metrics.rows.get(table, 0) + len(frame)
             if metrics.key_columns and set(metrics.key_columns) <= set(frame.columns):
                 keys.append(frame[metrics.key_columns])

@@ -7,8 +7,9 @@ query's keys). The kernel
 
 1. drops the rows of windows the watermark has closed already: a row is *late*
    when its window's end - 1 ms is at or before ``current_watermark`` (Flink's
-   ``isWindowFired``), and is counted in the state table ``late`` (one row under
-   the all-null key: ``records``);
+   ``isWindowFired``), and is counted in the state table ``late_records`` (one
+   row under the all-null key: ``records``), which the job's state metrics sum
+   (``get_state_metrics()``: ``late_records_dropped``, Flink's ``numLateRecordsDropped``);
 2. folds the other rows per key into the accumulators of a
    :class:`~changeflow.kernels.aggregate.group_agg.GroupAggregate` (mini-batch
    folding: nothing is emitted per row) and keeps each key's current result in
@@ -31,10 +32,9 @@ from changeflow.kernels.aggregate.functions import AggCall
 from changeflow.kernels.aggregate.group_agg import GroupAggregate
 from changeflow.kernels.changelog import DELETE, INSERT, KIND, SEQ, SUB, UPDATE_AFTER
 from changeflow.kernels.contract import KernelBase
-from changeflow.kernels.state import KeyedState
+from changeflow.kernels.state import LATE_RECORDS, KeyedState
 
 PENDING = "pending"
-LATE = "late"
 
 
 def epoch_ms(values: pd.Series) -> np.ndarray:
@@ -53,19 +53,22 @@ def epoch_ms(values: pd.Series) -> np.ndarray:
 class WindowAggregate(KernelBase):
     """``GROUP BY window_start, window_end, keys`` emitted when the watermark passes ``window_end``.
 
-    ``keys`` are all grouping columns (the window's included); the input is
-    insert-only (the planner refuses an updating one).
+    ``keys`` are all grouping columns (the window's included). Over an updating
+    input (``input_insert_only`` False) retractions fold into the window's
+    accumulators like any row, and are late like any row once the window fired;
+    a window whose rows are all retracted emits nothing.
     """
 
     event_time = True
 
-    def __init__(self, keys: list[str], calls: list[AggCall], window_end: str) -> None:
+    def __init__(self, keys: list[str], calls: list[AggCall], window_end: str, input_insert_only: bool = True) -> None:
         if window_end not in keys:
             raise ValueError(f"the window end column {window_end!r} must be a grouping key")
         self.keys = list(keys)
         self.calls = list(calls)
         self.window_end = window_end
-        self.aggregate = GroupAggregate(self.keys, self.calls, mini_batch=True, input_insert_only=True)
+        self.input_insert_only = input_insert_only
+        self.aggregate = GroupAggregate(self.keys, self.calls, mini_batch=True, input_insert_only=input_insert_only)
 
     @property
     def operator_name(self) -> str:
@@ -78,8 +81,8 @@ class WindowAggregate(KernelBase):
     def process(self, batch: pd.DataFrame, state: KeyedState) -> pd.DataFrame:
         if len(batch):
             kinds = batch[KIND].to_numpy()
-            if ((kinds != INSERT)).any():
-                raise ValueError("a window aggregation takes insert-only input; got a "
+            if self.input_insert_only and (kinds != INSERT).any():
+                raise ValueError("this window aggregation was planned for an insert-only input; got a "
                                  f"{'-D' if (kinds == DELETE).any() else 'retraction'} for window end "
                                  f"{batch[self.window_end].iloc[int(np.flatnonzero(kinds != INSERT)[0])]}")
             late = epoch_ms(batch[self.window_end]) - 1 <= self.current_watermark
@@ -92,17 +95,16 @@ class WindowAggregate(KernelBase):
         return changes.iloc[:0]   # nothing before the watermark closes a window
 
     def _keep_results(self, changes: pd.DataFrame, state: KeyedState) -> None:
-        """Each changed key's latest result (the last +I/+U it emitted) into ``pending``."""
-        current = changes[changes[KIND].isin([INSERT, UPDATE_AFTER])]
-        current = current.sort_values([SEQ, SUB], kind="stable")
-        latest = current.drop_duplicates(self.keys, keep="last").drop(columns=[KIND, SEQ, SUB])
-        state.store(PENDING, latest[self.keys].reset_index(drop=True), latest.reset_index(drop=True))
+        """Each changed key's latest result into ``pending``: its last +I/+U, or none after a -D."""
+        last = changes.sort_values([SEQ, SUB], kind="stable").drop_duplicates(self.keys, keep="last")
+        alive = last[last[KIND].isin([INSERT, UPDATE_AFTER])].drop(columns=[KIND, SEQ, SUB])
+        state.store(PENDING, last[self.keys].reset_index(drop=True), alive.reset_index(drop=True))
 
     def _count_late(self, n: int, state: KeyedState) -> None:
         key = pd.DataFrame({k: pd.Series([None], dtype=object) for k in self.keys})
-        before = state.load(LATE, key)
+        before = state.load(LATE_RECORDS, key)
         total = n + (int(before["records"].iloc[0]) if len(before) else 0)
-        state.store(LATE, key, key.assign(records=np.asarray([total], dtype=np.int64)))
+        state.store(LATE_RECORDS, key, key.assign(records=np.asarray([total], dtype=np.int64)))
 
     def on_watermark(self, watermark: int, state: KeyedState) -> pd.DataFrame | None:
         pending = state.scan(PENDING)
@@ -124,7 +126,7 @@ class WindowAggregate(KernelBase):
 
     def late_records(self, state: KeyedState) -> int:
         """How many rows this kernel dropped as late (in ``state``'s buckets)."""
-        rows = state.scan(LATE)
+        rows = state.scan(LATE_RECORDS)
         return int(rows["records"].sum()) if len(rows) else 0
 
 

@@ -70,24 +70,34 @@ def fail(function: str, record: Any, error: BaseException, key: Any = None) -> U
 # --- control records -------------------------------------------------------------------------
 # With a flush policy, end-of-input and flush signals (changeflow.runtime.spark.control_rows)
 # travel in band as control records: an empty ``_value`` (no pickled record is empty) and an
-# ``_ord`` holding the signal's ``_seq`` and ``_sub`` (16 bytes, big-endian, signed).
+# ``_ord`` holding the signal's ``_seq`` and ``_sub`` (16 bytes, big-endian, signed), then, for a
+# watermark, its ``_kind`` (one more byte).
 CONTROL_VALUE = b""
+_SIGNAL_KIND = 4   # changeflow.runtime.spark.control_rows.CONTROL: a signal's stamp has no kind byte
 
 
-def control_stamp(seq: int, sub: int) -> bytes:
-    """The ``_ord`` of a control record carrying a control row's ``_seq`` and ``_sub``.
+def control_stamp(seq: int, sub: int, kind: int = _SIGNAL_KIND) -> bytes:
+    """The ``_ord`` of a control record carrying a control row's ``_seq``, ``_sub`` (and a watermark's ``_kind``).
 
     >>> control_stamp(-1, 7)[:8] == (-1).to_bytes(8, "big", signed=True), parse_control_stamp(control_stamp(-1, 7))
     (True, (-1, 7))
+    >>> control_kind(control_stamp(5, 1000, 9)), control_kind(control_stamp(-1, 7))
+    (9, 4)
     """
-    return seq.to_bytes(8, "big", signed=True) + sub.to_bytes(8, "big", signed=True)
+    stamp = seq.to_bytes(8, "big", signed=True) + sub.to_bytes(8, "big", signed=True)
+    return stamp if kind == _SIGNAL_KIND else stamp + bytes([kind])
 
 
 def parse_control_stamp(stamp: bytes) -> tuple[int, int]:
     """The ``(_seq, _sub)`` a control record's ``_ord`` carries."""
-    if len(stamp) != 16:
-        raise ValueError(f"not a control record stamp (16 bytes): {stamp!r}")
-    return int.from_bytes(stamp[:8], "big", signed=True), int.from_bytes(stamp[8:], "big", signed=True)
+    if len(stamp) not in (16, 17):
+        raise ValueError(f"not a control record stamp (16 or 17 bytes): {stamp!r}")
+    return int.from_bytes(stamp[:8], "big", signed=True), int.from_bytes(stamp[8:16], "big", signed=True)
+
+
+def control_kind(stamp: bytes) -> int:
+    """The ``_kind`` of the control row a control record's ``_ord`` carries."""
+    return stamp[16] if len(stamp) == 17 else _SIGNAL_KIND
 
 
 def control_mask(values: Any) -> Any:

@@ -19,7 +19,6 @@ from changeflow.plan.event_time import WindowAggregate, window_lineage
 from changeflow.plan.nodes import Aggregate, PlanNode
 from changeflow.plan.physical import rewrite
 from changeflow.plan.rules import Rule
-from changeflow.plan.type_inference import PlanError
 
 
 def window_aggregate(node: Aggregate) -> WindowAggregate | None:
@@ -31,11 +30,6 @@ def window_aggregate(node: Aggregate) -> WindowAggregate | None:
     (start, window), (end, other) = roles["window_start"], roles["window_end"]
     if window != other:
         return None
-    from changeflow.plan.rules.changelog_mode import mode_of
-
-    if not mode_of(node.input).insert_only:
-        raise PlanError(f"a window aggregation (GROUP BY {start}, {end}) over an updating input is not supported: "
-                        f"its input emits updates or deletes")
     return WindowAggregate(node.input, node.keys, node.calls, node.out_schema, window, start, end)
 
 

@@ -16,15 +16,16 @@ result) therefore get the signal in band, as *control rows* of the changelog:
 ``_kind = 4`` (:data:`CONTROL`), every column null, and
 ``_seq = -1`` (:data:`END_OF_INPUT`)  with ``_sub`` the id of the source that ended
                                      (:func:`source_id` of its plan name), or
-``_seq = -2`` (:data:`FLUSH`)         an upstream buffering operator flushed, or
-``_seq = WATERMARK - id``             a watermark: ``_sub`` is its time (ms), ``id`` the
-                                     watermark assigner's (:func:`watermark_id`).
+``_seq = -2`` (:data:`FLUSH`)         an upstream buffering operator flushed;
 
-A watermark row leaves every partition of a micro-batch that a watermark
-assigner saw rows in (:mod:`.event_time`), carrying the largest watermark of the
-partition's rows; operators merge a :class:`Control`'s watermarks by maximum
-per assigner and keep them in state, so an operator's current watermark is the
-minimum over the assigners upstream of it of the largest watermark each made.
+and a *watermark row* has ``_kind = WATERMARK + n`` (``n`` the number of its
+watermark assigner in the query, :func:`~.event_time.assigner_numbers`),
+``_seq`` the position it follows (the ``_seq`` of the row after which the
+assigner emitted it) and ``_sub`` the watermark (ms). An event-time operator
+applies a watermark after its input rows up to that position, as Flink's
+operator sees the watermark after those records (:mod:`.event_time`); other
+operators pass watermarks on. Every row with ``_kind >= CONTROL`` is a control
+row (:func:`is_control`).
 
 How a signal travels:
 
@@ -72,19 +73,20 @@ import numpy as np
 import pandas as pd
 
 import pyarrow as pa
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from changeflow.kernels.changelog import KIND, SEQ, SUB
-from changeflow.kernels.keyed.records import (CONTROL_VALUE, ORD, VALUE, control_mask, control_stamp,
-                                              parse_control_stamp)
+from changeflow.kernels.keyed.records import (CONTROL_VALUE, ORD, VALUE, control_kind, control_mask,
+                                              control_stamp, parse_control_stamp)
 from changeflow.runtime.spark.buckets import bucket_ids
 from changeflow.runtime.spark.packing import BUCKET, PAYLOAD
 
 CONTROL = 4          # the _kind of a control row (RowKind values are 0..3)
 END_OF_INPUT = -1    # _seq of an end-of-input control row; _sub holds the source id
 FLUSH = -2           # _seq of a flush control row
-WATERMARK = -(1 << 40)  # _seq of a watermark row is WATERMARK - (the assigner's id, below 2**32)
+WATERMARK = 8        # the _kind of a watermark row is WATERMARK + the number of its assigner (below 120)
+MAX_ASSIGNERS = 127 - WATERMARK
 
 
 def source_id(name: str) -> int:
@@ -96,29 +98,25 @@ def source_id(name: str) -> int:
     return zlib.crc32(name.encode("utf-8"))
 
 
-def watermark_id(name: str) -> int:
-    """A stable id of a watermark assigner, from the name of its source and its rowtime column."""
-    return source_id(name)
-
-
 def merge_watermarks(*parts: tuple) -> tuple:
-    """``(assigner id, watermark)`` pairs merged: the largest watermark per assigner, sorted by id.
+    """Watermarks ``(assigner number, position, watermark)`` of several controls: each once, by position.
 
-    >>> merge_watermarks(((1, 5), (2, 3)), ((1, 7),))
-    ((1, 7), (2, 3))
+    >>> merge_watermarks(((1, 20, 5), (2, 3, 3)), ((1, 20, 5), (1, 9, 4)))
+    ((2, 3, 3), (1, 9, 4), (1, 20, 5))
     """
-    best: dict[int, int] = {}
-    for part in parts:
-        for wid, value in part:
-            best[wid] = max(value, best.get(wid, value))
-    return tuple(sorted(best.items()))
+    return tuple(sorted({w for part in parts for w in part}, key=lambda w: (w[1], w[2], w[0])))
+
+
+def is_control(kind: Column) -> Column:
+    """Whether a change row (``kind`` its ``_kind`` column) is a control row: a signal or a watermark."""
+    return kind >= CONTROL
 
 
 @dataclass(frozen=True)
 class Control:
     """What a packing stage sends every bucket: sources that ended, whether upstream flushed, watermarks.
 
-    ``watermarks`` are ``(assigner id, watermark ms)`` pairs (:func:`merge_watermarks`).
+    ``watermarks`` are ``(assigner number, position, watermark ms)`` triples (:func:`merge_watermarks`).
     An empty control is a *tick*: the operator received input in this micro-batch.
     """
 
@@ -137,13 +135,15 @@ class Control:
 
 def control_of(kinds: np.ndarray, seqs: np.ndarray, subs: np.ndarray) -> tuple[np.ndarray, Control]:
     """Which rows are control rows (a mask), and the signals they carry."""
-    mask = kinds == CONTROL
+    mask = kinds >= CONTROL
     if not mask.any():
         return mask, Control()
-    ended = frozenset(int(s) for s in subs[mask & (seqs == END_OF_INPUT)])
-    marks = mask & (seqs <= WATERMARK)
-    watermarks = merge_watermarks(zip((WATERMARK - seqs[marks]).tolist(), subs[marks].tolist(), strict=True))
-    return mask, Control(ended, bool((seqs[mask] == FLUSH).any()), watermarks)
+    signal = kinds == CONTROL
+    ended = frozenset(int(s) for s in subs[signal & (seqs == END_OF_INPUT)])
+    marks = kinds >= WATERMARK
+    watermarks = merge_watermarks(zip((kinds[marks].astype(np.int64) - WATERMARK).tolist(), seqs[marks].tolist(),
+                                      subs[marks].tolist(), strict=True))
+    return mask, Control(ended, bool((seqs[signal] == FLUSH).any()), watermarks)
 
 
 def control_rows(columns: list[str], control: Control) -> pd.DataFrame:
@@ -151,15 +151,17 @@ def control_rows(columns: list[str], control: Control) -> pd.DataFrame:
 
     >>> control_rows(["k"], Control(frozenset({7}), flush=True)).to_dict("list")
     {'k': [None, None], '_kind': [4, 4], '_seq': [-1, -2], '_sub': [7, 0]}
-    >>> control_rows(["k"], Control(watermarks=((3, 1000),)))["_sub"].tolist()
-    [1000]
+    >>> control_rows(["k"], Control(watermarks=((3, 17, 1000),)))[["_kind", "_seq", "_sub"]].values.tolist()
+    [[11, 17, 1000]]
     """
-    seqs = ([END_OF_INPUT] * len(control.ended) + ([FLUSH] if control.flush else [])
-            + [WATERMARK - wid for wid, _ in control.watermarks])
-    subs = sorted(control.ended) + ([0] if control.flush else []) + [value for _, value in control.watermarks]
+    signals = len(control.ended) + bool(control.flush)
+    kinds = [CONTROL] * signals + [WATERMARK + n for n, _, _ in control.watermarks]
+    seqs = [END_OF_INPUT] * len(control.ended) + ([FLUSH] if control.flush else []) + \
+        [position for _, position, _ in control.watermarks]
+    subs = sorted(control.ended) + ([0] if control.flush else []) + [value for _, _, value in control.watermarks]
     n = len(seqs)
     data: dict[str, Any] = {name: pd.Series([None] * n, dtype=object) for name in columns}
-    data[KIND] = np.full(n, CONTROL, dtype=np.int8)
+    data[KIND] = np.asarray(kinds, dtype=np.int8)
     data[SEQ] = np.asarray(seqs, dtype=np.int64)
     data[SUB] = np.asarray(subs, dtype=np.int64)
     return pd.DataFrame(data)
@@ -177,8 +179,8 @@ def record_controls(values: np.ndarray, stamps: np.ndarray) -> tuple[np.ndarray,
         return mask, Control()
     pairs = [parse_control_stamp(s) for s in stamps[mask]]
     seqs = np.asarray([p[0] for p in pairs], dtype=np.int64)
-    return mask, control_of(np.full(len(pairs), CONTROL, dtype=np.int8), seqs,
-                            np.asarray([p[1] for p in pairs], dtype=np.int64))[1]
+    kinds = np.asarray([control_kind(s) for s in stamps[mask]], dtype=np.int8)
+    return mask, control_of(kinds, seqs, np.asarray([p[1] for p in pairs], dtype=np.int64))[1]
 
 
 def to_records(frame: pd.DataFrame) -> pd.DataFrame:
@@ -190,13 +192,13 @@ def to_records(frame: pd.DataFrame) -> pd.DataFrame:
     """
     if KIND not in frame.columns:
         return frame.loc[:, [VALUE, ORD]]
-    control = frame[KIND].to_numpy() == CONTROL
+    kinds = frame[KIND].to_numpy()
     values = frame[VALUE].to_numpy(dtype=object).copy()
     stamps = frame[ORD].to_numpy(dtype=object).copy()
     seqs, subs = frame[SEQ].to_numpy(), frame[SUB].to_numpy()
-    for i in np.flatnonzero(control):
+    for i in np.flatnonzero(kinds >= CONTROL):
         values[i] = CONTROL_VALUE
-        stamps[i] = control_stamp(int(seqs[i]), int(subs[i]))
+        stamps[i] = control_stamp(int(seqs[i]), int(subs[i]), int(kinds[i]))
     return pd.DataFrame({VALUE: values, ORD: stamps})
 
 
@@ -204,7 +206,7 @@ def without_control(frame: DataFrame) -> DataFrame:
     """``frame`` (changes or records) without its control rows: they never reach a sink."""
     if is_records(frame.columns):
         return frame.where(F.length(VALUE) > 0)
-    return frame.where(F.col(KIND) != CONTROL)
+    return frame.where(~is_control(F.col(KIND)))
 
 
 def end_of_input_records(sources: list[int]) -> pa.Table:

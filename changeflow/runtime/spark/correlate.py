@@ -99,7 +99,7 @@ class _Correlator:
     def _run(self, runner: TableFunctionRunner, batch: pd.DataFrame) -> pd.DataFrame:
         control = None
         if self.control:
-            is_control = batch[KIND] == CONTROL
+            is_control = batch[KIND] >= CONTROL
             if is_control.any():
                 control = select(batch, is_control)
                 batch = select(batch, ~is_control).reset_index(drop=True)

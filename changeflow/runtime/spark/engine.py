@@ -74,7 +74,8 @@ class SparkEngine:
                                  state_ttl_ms=to_millis(self._conf.get("table.exec.state.ttl")),
                                  distinct_agg_split=bool(self._conf.get("table.optimizer.distinct-agg.split.enabled")),
                                  distinct_agg_split_buckets=int(
-                                     self._conf.get("table.optimizer.distinct-agg.split.bucket-num")))
+                                     self._conf.get("table.optimizer.distinct-agg.split.bucket-num")),
+                                 watermark_interval_ms=to_millis(self._conf.get("pipeline.auto-watermark-interval")))
 
     # --- Table API and SQL --------------------------------------------------------------
     def run_query(self, plan: PlanNode, streaming: bool) -> QueryRun:

@@ -2,20 +2,23 @@
 
 **Watermarks.** Spark keeps one watermark per query and moves it between
 micro-batches by its own rules; changeflow keeps Flink's instead, in band, as
-the control rows of :mod:`.control_rows`. A watermark assigner
+watermark rows (:mod:`.control_rows`). A watermark assigner
 (:class:`~changeflow.plan.event_time.WatermarkAssigner`) computes its watermark
 expression in the JVM for every row, and one ``mapInArrow`` per partition passes
-the rows on unchanged and appends one watermark row carrying the largest value
-it saw. Stateless operators pass it on; the packing stage of every stateful
-operator sends it to every bucket (:class:`~.control_rows.ControlFanOut`); an
-event-time kernel's processor keeps the largest watermark per assigner in state
-and gives the kernel the least of them over its assigners
-(:meth:`~.processor.KernelProcessor._watermark`). So the watermark advances
-once per micro-batch, after the micro-batch's rows: a row is late when the
-watermark made by *earlier* micro-batches has closed its window. That is when
-Flink would have emitted a periodic watermark between the two batches; within
-one micro-batch no row is late. At the end of bounded input every event-time
-kernel sees ``MAX_WATERMARK`` (the end-of-input control row), and every window fires.
+the rows on and adds a watermark row wherever Flink's WatermarkAssignerOperator
+would emit one (:func:`emitted_watermarks`): right after the row that moved the
+watermark more than ``pipeline.auto-watermark-interval`` ahead, stamped with that
+row's position, and at the end of the micro-batch for the rest. Stateless
+operators pass watermark rows on; the packing stage of every stateful operator
+sends them to every bucket (:class:`~.control_rows.ControlFanOut`); an
+event-time operator's processor applies each one after the rows before its
+position, keeping the largest watermark per assigner in state and giving the
+kernel the least of them over its assigners
+(:meth:`~.processor.KernelProcessor._watermarks`). So a row is late exactly when
+it would be in Flink reading the same rows in the same order (one source at
+parallelism 1); a micro-batch boundary adds a watermark where Flink's periodic
+timer would. At the end of bounded input every event-time kernel sees
+``MAX_WATERMARK`` (the end-of-input control row), and every window fires.
 
 **Windows.** A window TVF is stateless Spark columns: TUMBLE a floor, HOP and
 CUMULATE an ``explode`` of the row's windows (:func:`window_frame`), in batch and
@@ -27,8 +30,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterator
 
+import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -39,7 +42,7 @@ from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.plan.event_time import WatermarkAssigner, WindowAggregate, WindowTableFunction
 from changeflow.plan.nodes import PlanNode, Source
 from changeflow.runtime.spark.columns import compile_expr
-from changeflow.runtime.spark.control_rows import CONTROL, WATERMARK, watermark_id
+from changeflow.runtime.spark.control_rows import CONTROL, MAX_ASSIGNERS, WATERMARK
 from changeflow.runtime.spark.sources import kernel_input_dtype
 
 if TYPE_CHECKING:
@@ -59,10 +62,9 @@ def from_epoch_ms(millis: Column, t: DataType) -> Column:
     return instant if t.root == "TIMESTAMP_LTZ" else instant.cast("timestamp_ntz")
 
 
-def assigner_id(node: WatermarkAssigner) -> int:
-    """The id a watermark assigner's watermark rows carry: its sources' names and its rowtime column."""
-    names = ",".join(s.name for s in _sources(node))
-    return watermark_id(f"{names}.{node.rowtime}")
+def assigner_key(node: WatermarkAssigner) -> str:
+    """What tells a query's watermark assigners apart: the sources they read and their rowtime column."""
+    return ",".join(s.name for s in _sources(node)) + "." + node.rowtime
 
 
 def _sources(node: PlanNode) -> list[Source]:
@@ -71,53 +73,108 @@ def _sources(node: PlanNode) -> list[Source]:
     return [s for child in node.inputs for s in _sources(child)]
 
 
-def upstream_watermarks(node: PlanNode) -> frozenset:
-    """The ids of the watermark assigners below ``node``."""
+def assigner_numbers(root: PlanNode) -> dict[str, int]:
+    """Each watermark assigner of the plan numbered (by :func:`assigner_key`), in plan order.
+
+    A watermark row carries the number in its ``_kind`` (:mod:`.control_rows`), and a
+    checkpoint keeps watermarks by number: the same query numbers its assigners the same way.
+    """
+    numbers: dict[str, int] = {}
+
+    def visit(node: PlanNode) -> None:
+        if isinstance(node, WatermarkAssigner):
+            numbers.setdefault(assigner_key(node), len(numbers))
+        for child in node.inputs:
+            visit(child)
+
+    visit(root)
+    if len(numbers) > MAX_ASSIGNERS:
+        raise NotImplementedError(f"a query with more than {MAX_ASSIGNERS} watermarked table scans "
+                                  f"({len(numbers)}) is not supported")
+    return numbers
+
+
+def upstream_watermarks(node: PlanNode, numbers: dict[str, int]) -> frozenset:
+    """The numbers of the watermark assigners below ``node``."""
     if isinstance(node, WatermarkAssigner):
-        return frozenset({assigner_id(node)})
-    return frozenset().union(*[upstream_watermarks(child) for child in node.inputs])
+        return frozenset({numbers[assigner_key(node)]})
+    return frozenset().union(*[upstream_watermarks(child, numbers) for child in node.inputs])
 
 
-def watermark_stream(frame: DataFrame, node: WatermarkAssigner) -> DataFrame:
-    """``frame`` (the assigner's input changelog) followed, per partition, by the partition's watermark row."""
+def watermark_stream(frame: DataFrame, node: WatermarkAssigner, numbers: dict[str, int],
+                     interval_ms: int) -> DataFrame:
+    """``frame`` (the assigner's input changelog) with its watermark rows: see :func:`emitted_watermarks`."""
     types = node.input.type_map()
     value = compile_expr(node.expression, types)
-    rowtime_type = types[node.rowtime]
-    # Control rows (null values) give a null watermark, which max() skips.
-    with_value = frame.withColumn(_WATERMARK_VALUE, epoch_ms(value, rowtime_type).cast("long"))
+    # Control rows (null values) give a null watermark, which the running maximum skips.
+    with_value = frame.withColumn(_WATERMARK_VALUE, epoch_ms(value, types[node.rowtime]).cast("long"))
     names = frame.columns
     schema = T.StructType([T.StructField(f.name, f.dataType, True) for f in frame.schema.fields])
-    arrow_schema = None
-    wid = assigner_id(node)
+    kind = WATERMARK + numbers[assigner_key(node)]
+    seq_index = names.index(SEQ)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        nonlocal arrow_schema
-        best = None
+        last, pending = None, None   # the last watermark emitted, and the latest seen but not emitted
+        rows = None
         for batch in batches:
-            largest = pc.max(batch.column(len(names))).as_py()
-            if largest is not None:
-                best = largest if best is None else max(best, largest)
             rows = pa.RecordBatch.from_arrays([batch.column(i) for i in range(len(names))], names=names)
-            arrow_schema = rows.schema
+            marks, last, pending = emitted_watermarks(
+                batch.column(len(names)).to_numpy(zero_copy_only=False),
+                batch.column(seq_index).to_numpy(zero_copy_only=False), last, pending, interval_ms)
             if rows.num_rows:
                 yield rows
-        if best is not None and arrow_schema is not None:
-            yield _watermark_row(arrow_schema, wid, best)
+            if marks:
+                yield _watermark_rows(rows.schema, kind, marks)
+        if pending is not None and rows is not None:
+            # The end of the partition's micro-batch: where Flink's periodic timer would emit it.
+            yield _watermark_rows(rows.schema, kind, [pending])
 
     return with_value.mapInArrow(run, schema)
 
 
-def _watermark_row(schema: pa.Schema, wid: int, watermark: int) -> pa.RecordBatch:
+def emitted_watermarks(values: np.ndarray, positions: np.ndarray, last: int | None, pending: tuple | None,
+                       interval_ms: int) -> tuple[list[tuple[int, int]], int | None, tuple | None]:
+    """The watermarks an assigner emits over rows with watermark expression ``values`` at ``positions``.
+
+    As Flink's WatermarkAssignerOperator: the watermark is the largest value so far, emitted
+    right after a row once it is more than ``interval_ms`` ahead of the last one emitted
+    (``currentWatermark - lastWatermark > watermarkInterval``). Returns the ``(position,
+    watermark)`` pairs emitted, the last watermark emitted, and the ``(position, watermark)``
+    not yet emitted (None if none).
+
+    >>> emitted_watermarks(np.array([1000., 1100., 900., 1500.]), np.array([0, 1, 2, 3]), None, None, 200)
+    ([(0, 1000), (3, 1500)], 1500, None)
+    >>> emitted_watermarks(np.array([1000., 1100.]), np.array([0, 1]), None, None, 200)
+    ([(0, 1000)], 1000, (1, 1100))
+    """
+    marks: list[tuple[int, int]] = []
+    current = pending[1] if pending is not None else last
+    for i in np.flatnonzero(~np.isnan(values.astype(float))):
+        value = int(values[i])
+        if current is not None and value <= current:
+            continue
+        current = value
+        if last is None or current - last > interval_ms:
+            marks.append((int(positions[i]), current))
+            last, pending = current, None
+        else:
+            pending = (int(positions[i]), current)
+    return marks, last, pending
+
+
+def _watermark_rows(schema: pa.Schema, kind: int, marks: list[tuple[int, int]]) -> pa.RecordBatch:
+    """Watermark rows (null values): ``_kind`` the assigner's, ``_seq`` the position, ``_sub`` the watermark."""
+    n = len(marks)
     arrays = []
     for f in schema:
         if f.name == KIND:
-            arrays.append(pa.array([CONTROL], f.type))
+            arrays.append(pa.array([kind] * n, f.type))
         elif f.name == SEQ:
-            arrays.append(pa.array([WATERMARK - wid], f.type))
+            arrays.append(pa.array([p for p, _ in marks], f.type))
         elif f.name == SUB:
-            arrays.append(pa.array([watermark], f.type))
+            arrays.append(pa.array([w for _, w in marks], f.type))
         else:
-            arrays.append(pa.nulls(1, f.type))
+            arrays.append(pa.nulls(n, f.type))
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
@@ -153,9 +210,10 @@ def window_frame(frame: DataFrame, node: WindowTableFunction, bookkeeping: list[
         # explode_outer: a control row (null time) passes once, with null windows.
         framed = frame.select("*", F.posexplode_outer(pairs).alias("__pos", "__window"))
         framed = framed.withColumn("__start", F.col("__window.s")).withColumn("__end", F.col("__window.e"))
-        if SUB in bookkeeping:
+        if SUB in bookkeeping:   # a control row's _sub is its signal or watermark: kept
             position = F.coalesce(F.col("__pos"), F.lit(0)).cast("long")
-            framed = framed.withColumn(SUB, F.col(SUB) * F.lit(per_row) + position)
+            framed = framed.withColumn(SUB, F.when(F.col(KIND) >= CONTROL, F.col(SUB))
+                                       .otherwise(F.col(SUB) * F.lit(per_row) + position))
     out = [F.col(f"`{n}`") for n in node.input.field_names]
     out += [from_epoch_ms(F.col("__start"), T_PLAIN).alias("window_start"),
             from_epoch_ms(F.col("__end"), T_PLAIN).alias("window_end"),
@@ -171,14 +229,11 @@ def window_aggregate_stream(tr: "StreamingTranslator", node: WindowAggregate) ->
     from changeflow.runtime.spark.streaming import upstream_sources
 
     child = tr._translate(node.input)
-    kernel = WindowAggregateKernel(list(node.keys), list(node.calls), node.window_end)
+    kernel = WindowAggregateKernel(list(node.keys), list(node.calls), node.window_end,
+                                   input_insert_only=node.input.traits.changelog_mode.insert_only)
     types = node.input.type_map()
     needed = list(dict.fromkeys(list(node.keys) + [a for c in node.calls for a in c.arg_columns]))
     child = child.select(*[F.col(f"`{n}`") for n in needed], KIND, SEQ, SUB)
     return tr.stateful(child, kernel, list(node.keys), {n: kernel_input_dtype(types[n]) for n in needed},
-                       node.schema, sources=upstream_sources(node), watermarks=upstream_watermarks(node))
-
-
-def has_watermarks(node: PlanNode) -> bool:
-    """Whether the plan assigns watermarks (its streaming query then carries watermark rows)."""
-    return bool(upstream_watermarks(node))
+                       node.schema, sources=upstream_sources(node),
+                       watermarks=upstream_watermarks(node, tr.assigners))

@@ -47,12 +47,14 @@ from __future__ import annotations
 import pickle
 from typing import Any, Iterator
 
+import numpy as np
 import pandas as pd
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
 from pyspark.sql.types import BinaryType, LongType, StructField, StructType
 
+from changeflow.kernels.changelog import SEQ, SUB
 from changeflow.kernels.contract import MIN_WATERMARK, HostClock, Kernel, concat_outputs, end_of_input_output
-from changeflow.runtime.spark.control_rows import Control, control_rows, merge_watermarks, split_payloads
+from changeflow.runtime.spark.control_rows import Control, control_rows, split_payloads
 from changeflow.plan.flush_policy import FlushPolicy, flushes_from_timers
 from changeflow.runtime.spark.flush import BucketBuffer, BucketFlusher, MemoryFlusher
 from changeflow.state.paged import PagedKeyedState
@@ -148,7 +150,7 @@ class KernelProcessor(StatefulProcessor):
         self.changelog = changelog
         self.control = control
         self.rows_per_page = rows_per_page
-        # The watermark assigners upstream of an event-time kernel (ids, .control_rows.watermark_id).
+        # The watermark assigners upstream of an event-time kernel (their numbers, .event_time.assigner_numbers).
         self.watermarks = frozenset(watermarks) if kernel.event_time else frozenset()
         self.clock = HostClock()
         self.sweep = TtlSweep(kernel, self.clock, active=sweep)
@@ -201,11 +203,7 @@ class KernelProcessor(StatefulProcessor):
         frames, control = split_payloads(pd.concat(payloads, ignore_index=True) if len(payloads) > 1 else payloads[0])
         state = self._state()
         now = self._tick(timerValues)
-        advanced = self._watermark(control)
-        out = self.kernel.process_frames(frames, state) if frames else None
-        if advanced is not None:   # after the rows: they met the watermark that preceded them
-            out = concat_outputs(out, self.kernel.on_watermark(advanced, state))
-            self.kernel.current_watermark = advanced
+        out = self._process(frames, self._watermarks(control), state)
         out = concat_outputs(out, self._signals(control, state))
         state.commit()
         if frames:
@@ -289,26 +287,53 @@ class KernelProcessor(StatefulProcessor):
         for t in wanted - registered:
             self.handle.registerTimer(t)
 
-    def _watermark(self, control: Control | None) -> int | None:
-        """Set the kernel's ``current_watermark`` from state; merge the batch's watermarks into it.
+    def _watermarks(self, control: Control | None) -> list[tuple[int, int]]:
+        """Set the kernel's ``current_watermark`` from state; return how the batch's watermarks move it.
 
-        Returns the operator's new watermark if the batch moves it on (None
-        otherwise): the smallest, over the assigners upstream, of the largest
-        watermark each has made, once every one of them has made one.
+        The operator's watermark is the least, over the assigners upstream, of the
+        largest watermark each has made (none while one has made none). Returns
+        ``(position, watermark)`` for each watermark row of the batch, in position
+        order, that moves it on; the new largest per assigner is stored.
         """
         if self.watermark_state is None:
-            return None
+            return []
         blob = _blob(self.watermark_state)
         seen = dict(pickle.loads(blob)) if blob is not None else {}
-        before = _combined(seen, self.watermarks)
-        self.kernel.current_watermark = before
+        current = _combined(seen, self.watermarks)
+        self.kernel.current_watermark = current
         if control is None or not control.watermarks:
-            return None
-        merged = dict(merge_watermarks(tuple(seen.items()), control.watermarks))
-        if merged != seen:
-            self.watermark_state.update((pickle.dumps(merged, protocol=5),))
-        after = _combined(merged, self.watermarks)
-        return after if after > before else None
+            return []
+        advances = []
+        for number, position, value in control.watermarks:
+            if number not in self.watermarks or value <= seen.get(number, MIN_WATERMARK):
+                continue
+            seen[number] = value
+            combined = _combined(seen, self.watermarks)
+            if combined > current:
+                advances.append((position, combined))
+                current = combined
+        self.watermark_state.update((pickle.dumps(seen, protocol=5),))
+        return advances
+
+    def _process(self, frames: list[pd.DataFrame], advances: list[tuple[int, int]],
+                 state: PagedKeyedState) -> pd.DataFrame | None:
+        """The batch's rows and watermarks in position order: the rows up to a watermark's position, then it.
+
+        What a watermark fires is stamped with its position (after the rows
+        there), so the next operator sees it before the watermark too.
+        """
+        outputs = []
+        for position, watermark in advances:
+            # DataStream records carry no position (_seq): a micro-batch's records precede its watermarks.
+            before = [f[f[SEQ].to_numpy() <= position] if SEQ in f.columns else f for f in frames]
+            frames = [f[f[SEQ].to_numpy() > position] if SEQ in f.columns else f.iloc[:0] for f in frames]
+            if any(len(f) for f in before):
+                outputs.append(self.kernel.process_frames([f for f in before if len(f)], state))
+            outputs.append(_stamped(self.kernel.on_watermark(watermark, state), position))
+            self.kernel.current_watermark = watermark
+        if any(len(f) for f in frames):
+            outputs.append(self.kernel.process_frames([f for f in frames if len(f)], state))
+        return concat_outputs(*outputs)
 
     def _signals(self, control: Control | None, state: PagedKeyedState) -> pd.DataFrame | None:
         """The kernel's output for the batch's signals: ``flush`` on an upstream flush, ``end_of_input`` once.
@@ -328,11 +353,25 @@ class KernelProcessor(StatefulProcessor):
         if after != before:
             self.ended_state.update((pickle.dumps(after, protocol=5),))
         if self.sources <= after and not self.sources <= before:
-            out = concat_outputs(out, end_of_input_output(self.kernel, state))
+            ended = end_of_input_output(self.kernel, state)
+            out = concat_outputs(out, _stamped(ended, END_POSITION) if self.kernel.event_time else ended)
         return out
 
     def close(self) -> None:
         pass
+
+
+# Where what fires at the end of input goes: after every position a source can stamp.
+END_POSITION = 1 << 62
+_FIRED_SUB = 1 << 40   # what a watermark fires follows the outputs of the row at its position
+
+
+def _stamped(fired: pd.DataFrame | None, position: int) -> pd.DataFrame | None:
+    """What a watermark (or the end of input) fired, stamped to follow the rows before ``position``."""
+    if fired is None or not len(fired) or SEQ not in fired.columns:
+        return fired
+    return fired.assign(**{SEQ: np.full(len(fired), position, dtype=np.int64),
+                           SUB: _FIRED_SUB + np.arange(len(fired), dtype=np.int64)})
 
 
 def _combined(seen: dict[int, int], assigners: frozenset) -> int:

@@ -26,7 +26,7 @@ def replicate_stream(frame: DataFrame, node: Replicate, control: bool, bookkeepi
     """The changelog ``frame`` of ``node.input`` with each change repeated by its count."""
     times = F.col(f"`{node.count}`")
     if control:
-        times = F.when(F.col(KIND) == CONTROL, F.lit(1)).otherwise(times)
+        times = F.when(F.col(KIND) >= CONTROL, F.lit(1)).otherwise(times)
     return _copies(frame, node, times, bookkeeping)
 
 

@@ -66,6 +66,7 @@ class StreamingSettings:
     state_ttl_ms: int = 0  # table.exec.state.ttl; a STATE_TTL hint overrides it per operator
     distinct_agg_split: bool = False  # table.optimizer.distinct-agg.split.enabled
     distinct_agg_split_buckets: int = 1024  # table.optimizer.distinct-agg.split.bucket-num
+    watermark_interval_ms: int = 200  # pipeline.auto-watermark-interval
 
     def planner(self) -> PlannerSettings:
         """The settings a logical plan is planned with for this query."""
@@ -95,8 +96,9 @@ class StreamingTranslator:
         # Control rows (end of input, flush signals) flow through the query when an
         # operator acts on them; they never reach the sink.
         # Watermarks travel as control rows too (runtime/spark/event_time.py).
-        from changeflow.runtime.spark.event_time import has_watermarks
-        self.control = flush is not None or has_watermarks(node)
+        from changeflow.runtime.spark.event_time import assigner_numbers
+        self.assigners = assigner_numbers(node)
+        self.control = flush is not None or bool(self.assigners)
         # A buffering bucket flushes from a timer, which only fires in a micro-batch: an
         # idle long-running query needs Spark's no-data batches for flushes on idle
         # input and interval boundaries (see runtime/spark/flush.py); an operator
@@ -132,7 +134,7 @@ class StreamingTranslator:
         if isinstance(node, Filter):
             child = self._translate(node.input)
             predicate = compile_expr(node.predicate, node.input.type_map())
-            return child.where(predicate | (F.col(KIND) == CONTROL) if self.control else predicate)
+            return child.where(predicate | (F.col(KIND) >= CONTROL) if self.control else predicate)
         if isinstance(node, Aggregate):
             return self._aggregate(node)
         if isinstance(node, (WatermarkAssigner, WindowTableFunction, WindowAggregate)):
@@ -170,7 +172,8 @@ class StreamingTranslator:
         from changeflow.runtime.spark import event_time
 
         if isinstance(node, WatermarkAssigner):
-            return event_time.watermark_stream(self._translate(node.input), node)
+            return event_time.watermark_stream(self._translate(node.input), node, self.assigners,
+                                               self.settings.watermark_interval_ms)
         if isinstance(node, WindowTableFunction):
             return event_time.window_frame(self._translate(node.input), node, [KIND, SEQ, SUB])
         assert isinstance(node, WindowAggregate)
@@ -194,7 +197,8 @@ class StreamingTranslator:
         r = self.settings.rows_per_batch
         seq = F.col(SEQ)
         stamped = F.floor(seq / r).cast("long") * (r * n) + index * r + F.pmod(seq, F.lit(r))
-        # Control rows (end of input, flush) carry negative marker stamps: keep them.
+        # Signals (end of input, flush) carry negative marker stamps: keep them. A watermark row's
+        # position is a stamp of its source like a data row's, and moves with them.
         return frame.withColumn(SEQ, F.when(F.col(KIND) == CONTROL, seq).otherwise(stamped).cast("long"))
 
     def changelog_struct(self, out_schema) -> T.StructType:

@@ -47,11 +47,11 @@ OVER_ROWS = [
     ("05.000", "b", 7),     # 1 s out of order
     ("06.000", "b", 8),
     ("06.000", "a", 9),     # ties with a at 6 s
+    ("06.000", "b", 20),    # ties with b at 6 s
     ("09.000", "a", 10),
     ("08.000", "b", 11),    # 1 s out of order
     ("12.000", "a", 12),
     ("11.500", "b", 13),    # 0.5 s out of order
-    ("06.000", "b", 20),    # ties with b at 6 s, arriving last
 ]
 
 # The rows of OVER_ROWS whose (key, timestamp) an earlier row has.
@@ -59,7 +59,7 @@ TIED = [("03.000", "a", 5), ("06.000", "a", 9), ("06.000", "b", 20)]
 
 # Rows behind the watermark: after a at 12 s the watermark is 10 s, so a at 9.5 s and b
 # at 10 s (exactly the watermark) are late and dropped; b at 10.5 s is not.
-LATE_ROWS = OVER_ROWS[:13] + [("09.500", "a", 100), ("10.000", "b", 200), ("10.500", "b", 300)]
+LATE_ROWS = OVER_ROWS[:14] + [("09.500", "a", 100), ("10.000", "b", 200), ("10.500", "b", 300)]
 
 
 def _csv(rows):

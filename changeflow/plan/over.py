@@ -78,7 +78,7 @@ def describe_over(node: OverAggregate) -> str:
 
 def _call(call: AggCall) -> str:
     name = {"count_star": "COUNT", "sum0": "$SUM0"}.get(call.function, call.function.upper())
-    return f"{name}({'' if call.arg is None else call.arg})"
+    return f"{name}({'*' if call.arg is None else call.arg})"
 
 
 __all__ = ["OVER_FUNCTIONS", "OverAggregate", "OverFrame", "describe_over"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -145,7 +144,7 @@ def reference(rows: list[tuple], frame_rows: bool, preceding: int | None) -> lis
     """(k, ts, v, SUM, COUNT(*), MIN, AVG) of every row: its frame read straight off the definition."""
     out = []
     ordered = sorted(enumerate(rows), key=lambda p: (p[1][1], p[0]))
-    for pos, (i, (k, ts, v)) in enumerate(ordered):
+    for i, (k, ts, v) in ordered:
         part = [(j, r) for j, r in ordered if r[0] == k]
         me = [j for j, _ in part].index(i)
         if frame_rows:
@@ -185,3 +184,8 @@ def test_streaming_equals_reference_over_non_late_rows(rows, frame_rows, precedi
     h.end_of_input()
     out = values(h.changes)
     assert sorted(out, key=repr) == reference(kept, frame_rows, preceding)
+    # Batch: the same kernel over all the rows at once (runtime/spark/over.py), nothing late.
+    k = kernel(rows=frame_rows, preceding=preceding)
+    batch = harness(k).frame([rec(key, ts, v) for key, ts, v in rows])
+    bounded = k.process_bounded(batch)
+    assert sorted(values(harness(k).rows_of_frame(bounded)), key=repr) == reference(rows, frame_rows, preceding)

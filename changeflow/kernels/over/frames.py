@@ -81,7 +81,7 @@ def finish(call: AggCall, partial: Partial) -> Any:
     return value
 
 
-def _wrap64(value: int) -> int:
+def _wrap64(value: Any) -> int:
     """A Python int sum as Java's long accumulator holds it (wrapped to 64 bits)."""
     return ((int(value) + 2**63) % 2**64) - 2**63
 

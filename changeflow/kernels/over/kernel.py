@@ -28,7 +28,7 @@ time) and ``_sub`` its place among the rows of that call.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -89,7 +89,7 @@ class OverAggregate(KernelBase):
         if self.proctime:
             stamped = batch.assign(**{_TS: np.full(len(batch), int(self.clock()), dtype=np.int64)})
             return self._emit(stamped, state, keep_input_order=True)
-        ts = epoch_ms(batch[self.order_by])
+        ts = epoch_ms(cast(pd.Series, batch[self.order_by]))
         late = ts <= self.current_watermark
         if late.any():
             self._count_late(int(late.sum()), state)
@@ -123,13 +123,14 @@ class OverAggregate(KernelBase):
     def _emit(self, rows: pd.DataFrame, state: KeyedState, keep_input_order: bool) -> pd.DataFrame:
         """``rows`` (with ``_ts``) with their aggregates, history updated; ordered per key by time."""
         rows = rows.sort_values([_TS, SEQ, SUB], kind="stable").reset_index(drop=True)
-        keys = rows[self.keys].drop_duplicates().reset_index(drop=True)
+        keys = cast(pd.DataFrame, rows[self.keys].drop_duplicates().reset_index(drop=True))
         history = state.load(HISTORY, keys) if self.keys else state.scan(HISTORY)
         past = _by_key(history, self.keys)
         results: list[list] = [[] for _ in range(len(rows))]
         kept_rows: list[dict[str, Any]] = []
         groups = rows.groupby(self.keys, sort=False, dropna=False).indices if self.keys else {(): np.arange(len(rows))}
-        args = [_py_values(rows[c.arg]) if c.arg is not None else [None] * len(rows) for c in self.calls]
+        args = [_py_values(cast(pd.Series, rows[c.arg])) if c.arg is not None else [None] * len(rows)
+                for c in self.calls]
         ts = rows[_TS].to_numpy(dtype=np.int64)
         for key, positions in groups.items():
             key_tuple = key if isinstance(key, tuple) else (key,)
@@ -145,7 +146,8 @@ class OverAggregate(KernelBase):
                     record[f"_v{i}"], record[f"_n{i}"] = v, n
                 kept_rows.append(record)
         names = self.keys + [_TS] + [f"_{x}{i}" for i in range(len(self.calls)) for x in "vn"]
-        new_history = pd.DataFrame(kept_rows, columns=names) if kept_rows else pd.DataFrame(columns=names)
+        new_history = pd.DataFrame(kept_rows, columns=cast(Any, names)) if kept_rows else \
+            pd.DataFrame(columns=cast(Any, names))
         for k in self.keys:
             new_history[k] = new_history[k].astype(object)
         state.store(HISTORY, keys.astype(object), new_history)
@@ -155,11 +157,11 @@ class OverAggregate(KernelBase):
         out[KIND] = np.full(len(rows), INSERT, dtype=np.int8)
         if keep_input_order:
             out[SEQ], out[SUB] = rows[SEQ].to_numpy(dtype=np.int64), rows[SUB].to_numpy(dtype=np.int64)
-            out = out.sort_values([SEQ, SUB], kind="stable").reset_index(drop=True)
+            out = cast(pd.DataFrame, out).sort_values(by=[SEQ, SUB], kind="stable").reset_index(drop=True)
         else:
             out[SEQ] = ts
             out[SUB] = np.arange(len(rows), dtype=np.int64)
-        return out[self.output_columns]
+        return cast(pd.DataFrame, out[self.output_columns])
 
     def _empty(self) -> pd.DataFrame:
         return pd.DataFrame({c: pd.Series([], dtype=np.int64 if c in (SEQ, SUB) else np.int8 if c == KIND else object)
@@ -167,7 +169,7 @@ class OverAggregate(KernelBase):
 
     def _count_late(self, n: int, state: KeyedState) -> None:
         key = pd.DataFrame({k: pd.Series([None], dtype=object) for k in self.keys}) if self.keys else \
-            pd.DataFrame(index=[0])
+            pd.DataFrame(index=pd.RangeIndex(1))
         before = state.load(LATE, key) if self.keys else state.scan(LATE)
         total = n + (int(before["records"].iloc[0]) if len(before) else 0)
         state.store(LATE, key, key.assign(records=np.asarray([total], dtype=np.int64)))
@@ -180,7 +182,7 @@ class OverAggregate(KernelBase):
 
 def _key_first(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """``frame`` with the key columns first (state rows start with their key)."""
-    return frame[keys + [c for c in frame.columns if c not in keys]]
+    return cast(pd.DataFrame, frame[keys + [c for c in frame.columns if c not in keys]])
 
 
 def _py_values(column: pd.Series) -> list:

@@ -119,6 +119,11 @@ _over_case(
     "No PARTITION BY (one frame over all rows), an expression argument and expressions over the "
     "results.", compare="changelog", why="OVER aggregation without a key: rows come in timestamp order")
 _over_case(
+    "over_in_subquery_filtered",
+    "SELECT k, ts, c FROM (SELECT k, ts, v, COUNT(*) OVER (PARTITION BY k ORDER BY ts) AS c FROM bids) "
+    "WHERE c > 3",
+    "An OVER aggregation in a FROM subquery, its result filtered outside.")
+_over_case(
     "over_late_rows",
     f"SELECT k, ts, v, COUNT(*) OVER ({_ROWS_ALL}) AS c, SUM(v) OVER ({_ROWS_ALL}) AS s FROM bids",
     "Rows behind the watermark when they arrive (a at 9.5 s and b at 10 s after the watermark reached "

@@ -45,6 +45,11 @@ def apply(plan: PlanNode, settings: Any) -> PlanNode:
     def visit(node: PlanNode) -> None:
         if isinstance(node, OverAggregate):
             check(node, settings.streaming)
+            if settings.streaming and getattr(settings, "state_ttl_ms", 0) > 0:
+                # Flink's over functions clean a key up when idle, but keep rows still waiting for the
+                # watermark; changeflow's key TTL would drop those: refused rather than done differently.
+                raise PlanError("table.exec.state.ttl with an OVER aggregation is not supported by changeflow "
+                                f"(OVER ... ORDER BY {node.order_by}): unset the option for this query")
         for child in node.inputs:
             visit(child)
 

@@ -44,7 +44,6 @@ BUFFER = "buffer"
 HISTORY = "history"
 LATE = "late"
 _TS = "_ts"
-_AT = "_at"   # arrival order within the buffer: (batch _seq, _sub) packed in one sortable column pair
 
 
 class OverAggregate(KernelBase):

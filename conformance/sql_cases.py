@@ -867,3 +867,6 @@ from conformance import sql_setop_cases  # noqa: E402,F401  (registers its cases
 
 # Event-time windows (issue 18).
 from conformance import sql_window_cases  # noqa: E402,F401  (registers its cases into CASES)
+
+# OVER aggregations (issue 18).
+from conformance import sql_over_cases  # noqa: E402,F401  (registers its cases into CASES)

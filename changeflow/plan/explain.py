@@ -68,6 +68,7 @@ from changeflow.kernels.aggregate.local import partial_fields
 from changeflow.plan import correlate
 from changeflow.plan.flush_policy import FlushPolicy
 from changeflow.plan.event_time import WatermarkAssigner, WindowAggregate, WindowTableFunction
+from changeflow.plan.over import OverAggregate, describe_over
 from changeflow.kernels.aggregate.user import USER_FUNCTION
 from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Replicate, Sink,
                                    Sort, Source, TableAggregate, Union, UpsertMaterialize)
@@ -151,6 +152,8 @@ def explain(root: PlanNode, settings: ExplainSettings | None = None) -> str:
         elif isinstance(node, WindowAggregate):
             keys = tuple(k for k in node.keys if k not in (node.window_start, node.window_end))
             visit(node.input, exchange(below, "+- ", keys, node.input.traits.changelog_mode), "+- ")
+        elif isinstance(node, OverAggregate):
+            visit(node.input, exchange(below, "+- ", node.partition_keys, node.input.traits.changelog_mode), "+- ")
         elif isinstance(node, (Rank, Deduplicate, UpsertMaterialize)):
             keys = node.partition_keys if isinstance(node, Rank) else \
                 node.primary_key if isinstance(node, UpsertMaterialize) else node.keys
@@ -233,6 +236,8 @@ def describe_node(node: PlanNode) -> str:
         return _aggregate(name, node, [_describe_call(c) + f" AS {c.output}" for c in node.calls])
     if isinstance(node, (WatermarkAssigner, WindowTableFunction, WindowAggregate)):
         return describe_event_time(node)
+    if isinstance(node, OverAggregate):
+        return describe_over(node)
     if isinstance(node, TableAggregate):
         columns = node.field_names[len(node.keys):]
         return (f"PythonGroupTableAggregate(groupBy=[{', '.join(node.keys)}], "

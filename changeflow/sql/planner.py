@@ -42,6 +42,7 @@ from changeflow.sql.aggregate_filter import rewrite_aggregate_filters
 from changeflow.sql.grouping_sets import expand as expand_grouping_sets
 from changeflow.sql.grouping_sets import has_grouping_sets
 from changeflow.sql.order_limit import plan_order_limit
+from changeflow.sql.over import has_over, plan_over
 from changeflow.sql.refusals import refuse_group_window
 from changeflow.sql.setops import set_operation
 from changeflow.sql.subquery import (apply_subquery, filter_with_subqueries, has_nested_subquery,
@@ -124,6 +125,8 @@ class QueryPlanner:
             return plan_order_limit(self, node, self.query(expand_grouping_sets(node, self)))
         for clause, words in _UNSUPPORTED_CLAUSES.items():
             value = node.args.get(clause)
+            if clause == "windows" and any(isinstance(n, exp.Window) for e in node.expressions for n in e.walk()):
+                continue  # WINDOW w AS (...) names the window of OVER aggregates (sql/over.py)
             if value:
                 first = value[0] if isinstance(value, list) else value
                 raise unsupported(words, first if isinstance(first, exp.Expr) else node, self.sql)
@@ -164,7 +167,12 @@ class QueryPlanner:
             refuse_nested_subqueries(e, self)
         refuse_nested_subqueries(having, self)
         if group is not None or having is not None or any(contains_aggregate(e) for e, _ in items):
+            if has_over(items):
+                raise unsupported("OVER aggregation in a SELECT with GROUP BY or aggregates (aggregate in a "
+                                  "subquery first)", group or having or node, self.sql)
             plan = self.aggregate(plan, scope, items, group, having)
+        elif has_over(items):
+            plan = merge_projections(self.guard(lambda: plan_over(self, plan, scope, items, node), node))
         else:
             exprs: list[Expression] = [Alias(self.expression(e, scope, aggregates=False), name) for e, name in items]
             plan = merge_projections(self.guard(lambda: builder.project(plan, exprs), node))

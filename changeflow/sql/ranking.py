@@ -39,8 +39,8 @@ def plan_ranked_subquery(planner: "QueryPlanner", outer: exp.Select, source: exp
         return None
     inner = source.this
     windows = [(i, e) for i, e in enumerate(inner.expressions) if isinstance(_unaliased(e), exp.Window)]
-    if not windows:
-        return None
+    if not windows or not any(isinstance(_unaliased(e).this, exp.RowNumber) for _, e in windows):
+        return None  # no row numbers: OVER aggregates, planned with the subquery (sql/over.py)
     sql = planner.sql
     if outer.args.get("joins"):
         raise unsupported("ROW_NUMBER() subquery joined with another table", outer.args["joins"][0], sql)

@@ -242,7 +242,12 @@ class Table:
 
     # --- inspection and execution -------------------------------------------------------
     def get_schema(self) -> TableSchema:
-        return TableSchema(self._plan.schema)
+        schema = self._plan.schema
+        if not self._t_env._planning.runs_streaming(self._plan):
+            # A batch query has no time attributes: Flink types a rowtime column as a plain TIMESTAMP.
+            from changeflow.plan.event_time import is_rowtime, plain_time
+            schema = tuple((n, plain_time(t) if is_rowtime(t) else t) for n, t in schema)
+        return TableSchema(schema)
 
     def print_schema(self) -> None:
         print(self.get_schema())

@@ -32,6 +32,7 @@ from changeflow.plan.event_time import WindowAggregate, WindowTableFunction
 from changeflow.plan.flush_policy import FlushPolicy
 from changeflow.plan.nodes import (Aggregate, Deduplicate, Join, PlanNode, Project, Rank, Sink, Source,
                                    UpsertMaterialize)
+from changeflow.plan.over import OverAggregate
 from changeflow.plan.optimizer import RULES, PlannerSettings, optimize
 from changeflow.plan.physical import Traits
 from changeflow.plan.rules.sink_materialize import MaterializeSettings
@@ -86,6 +87,10 @@ def label(node: PlanNode) -> str:
                f"strategy={node.strategy})"
     if isinstance(node, Project):
         return f"{name}({', '.join(node.field_names)})"
+    if isinstance(node, OverAggregate):
+        calls = ", ".join(f"{c.function}({c.arg or ''})" for c in node.calls)
+        return (f"{name}(partitionBy=[{', '.join(node.partition_keys)}], orderBy=[{node.order_by}], "
+                f"{node.frame}{', proctime' if node.proctime else ''}, calls=[{calls}])")
     return name
 
 

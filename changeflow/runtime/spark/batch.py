@@ -18,6 +18,7 @@ from changeflow.kernels.aggregate.functions import AggCall, result_type
 from changeflow.kernels.changelog import SEQ
 from changeflow.plan.correlate import Correlate
 from changeflow.plan.event_time import WatermarkAssigner, WindowTableFunction
+from changeflow.plan.over import OverAggregate
 from changeflow.kernels.aggregate.user import is_user_call
 from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Replicate, Sink,
                                    Sort, Source, TableAggregate, Union)
@@ -57,6 +58,9 @@ class BatchTranslator:
             return functools.reduce(DataFrame.unionAll, frames)
         if isinstance(node, WatermarkAssigner):  # batch has no watermarks: every window is complete
             return self.translate(node.input)
+        if isinstance(node, OverAggregate):
+            from changeflow.runtime.spark.over import over_aggregate_batch
+            return over_aggregate_batch(self, node)
         if isinstance(node, WindowTableFunction):
             from changeflow.runtime.spark.event_time import window_frame
             return window_frame(self.translate(node.input), node, [SEQ])

@@ -36,6 +36,7 @@ from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.ttl import KeyStateTtl
 from changeflow.plan.correlate import Correlate
 from changeflow.plan.event_time import WatermarkAssigner, WindowAggregate, WindowTableFunction
+from changeflow.plan.over import OverAggregate
 from changeflow.plan.flush_policy import FlushPolicy, flushes_from_timers
 from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Replicate, Sink,
                                    Source, TableAggregate, Union, UpsertMaterialize)
@@ -139,6 +140,9 @@ class StreamingTranslator:
             return self._aggregate(node)
         if isinstance(node, (WatermarkAssigner, WindowTableFunction, WindowAggregate)):
             return self._event_time(node)
+        if isinstance(node, OverAggregate):
+            from changeflow.runtime.spark.over import over_aggregate_stream
+            return over_aggregate_stream(self, node)
         if isinstance(node, TableAggregate):
             from changeflow.runtime.spark.user_aggregates import table_aggregate_stream
             return table_aggregate_stream(self, node)

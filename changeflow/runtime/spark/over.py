@@ -44,7 +44,7 @@ def over_aggregate_stream(tr: "StreamingTranslator", node: OverAggregate) -> Dat
     return tr.stateful(child, over_kernel(node), list(node.partition_keys),
                        {n: kernel_input_dtype(types[n]) for n in names}, node.schema,
                        sources=upstream_sources(node),
-                       watermarks=frozenset() if node.proctime else upstream_watermarks(node))
+                       watermarks=frozenset() if node.proctime else upstream_watermarks(node, tr.assigners))
 
 
 def over_aggregate_batch(tr: "BatchTranslator", node: OverAggregate) -> DataFrame:

@@ -35,7 +35,8 @@ class TimestampAssigning:
     """Timestamps records and appends the partition's watermark record (see the module docstring).
 
     ``chain`` (a :class:`~changeflow.kernels.chain.ChainRunner` or None) runs first;
-    ``watermark_seq`` is the ``_seq`` the watermark's control stamp carries (the assigner's id).
+    ``watermark_seq`` is the ``_seq`` the watermark's control stamp carries (the assigner's id), None for
+    no watermark records (batch execution, where control records do not flow and event time ends at once).
 
     >>> from changeflow.common.watermark_strategy import WatermarkStrategy
     >>> from changeflow.common.time import Duration
@@ -48,7 +49,7 @@ class TimestampAssigning:
     ([300, 100], (-99, 289))
     """
 
-    def __init__(self, strategy: Any, watermark_seq: int, chain: Any = None, name: str = "Timestamps/Watermarks",
+    def __init__(self, strategy: Any, watermark_seq: int | None, chain: Any = None, name: str = "Timestamps/Watermarks",
                  runtime_context: Any = None) -> None:
         self.strategy = strategy
         self.watermark_seq = watermark_seq
@@ -86,6 +87,6 @@ class TimestampAssigning:
         finally:
             close_functions(opened)
         watermark = self.strategy.watermark_for(largest) if largest is not None else None
-        if watermark is not None:
+        if watermark is not None and self.watermark_seq is not None:
             yield pd.DataFrame({VALUE: np.asarray([b""], dtype=object),
                                 ORD: np.asarray([control_stamp(self.watermark_seq, watermark)], dtype=object)})

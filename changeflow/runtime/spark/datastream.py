@@ -216,7 +216,8 @@ class DataStreamJob:
             return out
         if isinstance(node, TimestampsNode):
             base, ops = chain_under(node.input)
-            runner = TimestampAssigning(node.strategy, WATERMARK - self._assigner_ids[node.id],
+            seq = WATERMARK - self._assigner_ids[node.id] if self.control else None  # batch: no control records
+            runner = TimestampAssigning(node.strategy, seq,
                                         ChainRunner(ops, worker_note) if ops else None, node.name,
                                         self.settings.runtime_context)
             return self.translate(base).mapInPandas(runner, RECORDS)

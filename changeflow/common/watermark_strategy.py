@@ -119,7 +119,8 @@ class WatermarkStrategy:
         if assigner is None:
             return None
         extract = getattr(assigner, "extract_timestamp", None)
-        return extract if callable(extract) else assigner
+        chosen: Any = extract if callable(extract) else assigner
+        return chosen
 
     def __repr__(self) -> str:
         arg = repr(self.max_out_of_orderness) if self.max_out_of_orderness is not None else ""

@@ -168,7 +168,8 @@ def _millis(value: Any, what: str) -> int:
     for method in ("to_milliseconds", "to_millis"):
         convert = getattr(value, method, None)
         if callable(convert):
-            return int(convert())
+            millis: Any = convert()
+            return int(millis)
     raise TypeError(f"{what} takes a Time (or Duration), got {value!r}")
 
 

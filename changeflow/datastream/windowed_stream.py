@@ -77,7 +77,7 @@ class _Windowed:
         self._stream = stream
         self._key_selector = key_selector
         self._event_time = is_event_time_assigner(assigner)
-        self._assigner = assigner if self._event_time else check_assigner(assigner, where)
+        self._assigner: Any = assigner if self._event_time else check_assigner(assigner, where)
         self._trigger: Trigger = self._assigner.get_default_trigger()
         self._lateness = 0
         self._late_tag: Any = None

@@ -211,3 +211,10 @@ def test_a_session_bridging_two_merges_them_all():
     host.process([(("a", 1), 1), (("a", 2), 10)])
     host.process([(("a", 4), 6)])  # [6, 11) touches [1, 6) and [10, 15)
     assert host.end_of_input() == [(("a", 7), 14)]
+
+
+def test_a_keyed_reduce_keeps_the_record_timestamp():
+    from changeflow.kernels.keyed.reduce import KeyedReduce
+
+    host = RecordHost(KeyedReduce(_sum, "sum"))
+    assert host.process([(("a", 1), 5), (("a", 2), 3)]) == [(("a", 1), 5), (("a", 3), 3)]

@@ -167,9 +167,9 @@ class EventTimeWindow(KernelBase):
                     raise fail(self.name, loads(blob), ValueError(NO_TIMESTAMP_MESSAGE))
                 mine = windows.setdefault(key_blob, {})
                 added = self._add(key_blob, mine, loads(blob), timestamp, stamp, watermark, out)
-                if not added and timestamp + self.lateness <= watermark:  # a late record
-                    if self.late_tag is not None:
-                        out.add([late_mark(blob)], stamp, raw=True)
+                late = not added and timestamp + self.lateness <= watermark
+                if late and self.late_tag is not None:  # else dropped, as Flink drops it
+                    out.add([late_mark(blob)], stamp, raw=True)
         finally:
             close_functions(opened)
         _store(state, keys, windows)

@@ -224,6 +224,7 @@ class DataStreamJob:
         if isinstance(node, EventWindowNode):  # its main output: the late records go to LateDataNode
             return self._keyed(node).where(~_late())
         if isinstance(node, LateDataNode):
+            assert isinstance(node.input, EventWindowNode)  # side_output_late_data's window (datastream.side_output)
             raw = self._keyed(node.input)
             late = _late()
             restored = F.when(late, F.col(VALUE).substr(F.lit(2), F.lit(2**31 - 1))).otherwise(F.col(VALUE))

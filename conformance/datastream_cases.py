@@ -393,3 +393,7 @@ def window_end_of_stream_then_keyed_sum(env, api):
     totals = api.end_of_stream(_scores(env, api).key_by(lambda r: r[0])).reduce(lambda a, b: (a[0], a[1] + b[1]))
     by_class = totals.map(lambda r: ("vowel" if r[0] in "aeiou" else "consonant", r[1]), output_type=t)
     return by_class.key_by(lambda r: r[0]).sum(1)
+
+
+# The event-time cases live in their own module; importing it registers them here.
+from conformance import datastream_event_time_cases as _event_time_cases  # noqa: E402,F401

@@ -34,7 +34,7 @@ FLINK_VERSION = "2.3.0"
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from conformance import datastream_cases  # noqa: E402  (no pyflink import there)
+from conformance import datastream_cases, datastream_event_time_cases  # noqa: E402  (no pyflink import there)
 from conformance.datastream_cases import CASES  # noqa: E402
 
 
@@ -70,7 +70,11 @@ def _api():
     from pyflink.datastream.functions import (AggregateFunction, AllWindowFunction, ProcessAllWindowFunction,
                                               ProcessWindowFunction, WindowFunction)
     from pyflink.datastream.state import ValueStateDescriptor
-    from pyflink.datastream.window import GlobalWindows
+    from pyflink.common import Duration, Time
+    from pyflink.common.watermark_strategy import TimestampAssigner, WatermarkStrategy
+    from pyflink.datastream import TimeDomain
+    from pyflink.datastream.window import (EventTimeSessionWindows, GlobalWindows, SlidingEventTimeWindows,
+                                           TumblingEventTimeWindows)
 
     trigger = _end_of_stream_trigger()
     return SimpleNamespace(Types=Types, KeyedProcessFunction=KeyedProcessFunction, MapFunction=MapFunction,
@@ -80,6 +84,11 @@ def _api():
                            AggregateFunction=AggregateFunction, WindowFunction=WindowFunction,
                            AllWindowFunction=AllWindowFunction, ProcessWindowFunction=ProcessWindowFunction,
                            ProcessAllWindowFunction=ProcessAllWindowFunction,
+                           Duration=Duration, Time=Time, TimestampAssigner=TimestampAssigner,
+                           WatermarkStrategy=WatermarkStrategy, TimeDomain=TimeDomain,
+                           TumblingEventTimeWindows=TumblingEventTimeWindows,
+                           SlidingEventTimeWindows=SlidingEventTimeWindows,
+                           EventTimeSessionWindows=EventTimeSessionWindows,
                            end_of_stream=lambda keyed: keyed.window(GlobalWindows.create()).trigger(trigger),
                            end_of_stream_all=lambda ds: ds.window_all(GlobalWindows.create()).trigger(trigger))
 
@@ -118,6 +127,7 @@ def main(argv):
 
     # PyFlink's workers cannot import the cases module: ship its functions by value.
     cloudpickle.register_pickle_by_value(datastream_cases)
+    cloudpickle.register_pickle_by_value(datastream_event_time_cases)
     names = argv or sorted(CASES)
     os.makedirs(GOLDEN_DIR, exist_ok=True)
     api = _api()

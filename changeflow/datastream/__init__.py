@@ -18,13 +18,15 @@ from changeflow.datastream.environment import JobExecutionResult, RuntimeExecuti
 from changeflow.datastream.functions import (AggregateFunction, AllWindowFunction, CoGroupFunction, FilterFunction,
                                              FlatJoinFunction, FlatMapFunction, JoinFunction, KeyedProcessFunction,
                                              KeySelector, MapFunction, ProcessAllWindowFunction, ProcessFunction,
-                                             ProcessWindowFunction, ReduceFunction, RuntimeContext, WindowFunction)
+                                             ProcessWindowFunction, ReduceFunction, RuntimeContext, TimeDomain,
+                                             WindowFunction)
 from changeflow.datastream.operator_attributes import OperatorAttributes, OperatorAttributesBuilder
 from changeflow.datastream.side_output import OutputTag
 from changeflow.datastream.sinks import CollectSink, PrintSink
 from changeflow.datastream.state import (AggregatingState, AggregatingStateDescriptor, ListState, ListStateDescriptor,
                                          MapState, MapStateDescriptor, ReducingState, ReducingStateDescriptor,
                                          StateDescriptor, ValueState, ValueStateDescriptor)
+from changeflow.datastream.window import TimeWindow
 from changeflow.datastream.windowed_stream import AllWindowedStream, CoGroupedStreams, JoinedStreams, WindowedStream
 
 __all__ = [
@@ -35,5 +37,6 @@ __all__ = [
     "MapFunction", "MapState", "MapStateDescriptor", "OperatorAttributes", "OperatorAttributesBuilder", "OutputTag",
     "PrintSink", "ProcessAllWindowFunction", "ProcessFunction", "ProcessWindowFunction", "ReduceFunction",
     "ReducingState", "ReducingStateDescriptor", "RuntimeContext", "RuntimeExecutionMode", "StateDescriptor",
-    "StreamExecutionEnvironment", "ValueState", "ValueStateDescriptor", "WindowFunction", "WindowedStream",
+    "StreamExecutionEnvironment", "TimeDomain", "TimeWindow", "ValueState", "ValueStateDescriptor", "WindowFunction",
+    "WindowedStream",
 ]

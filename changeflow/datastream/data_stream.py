@@ -109,6 +109,18 @@ class DataStream:
         node = graph.UnionNode("Union", self.get_type(), streams=[self._node] + [s._node for s in streams])
         return DataStream(self._env, node)
 
+    def assign_timestamps_and_watermarks(self, watermark_strategy: Any) -> "DataStream":
+        """Records timestamped by the strategy's assigner, watermarks following them
+        (:mod:`changeflow.common.watermark_strategy`; on Spark, once per micro-batch)."""
+        from changeflow.common.watermark_strategy import WatermarkStrategy
+
+        if not isinstance(watermark_strategy, WatermarkStrategy):
+            raise TypeError(f"assign_timestamps_and_watermarks() takes a WatermarkStrategy, got "
+                            f"{type(watermark_strategy).__name__}")
+        node = graph.TimestampsNode("Timestamps/Watermarks", self.get_type(), input=self._node,
+                                    strategy=watermark_strategy)
+        return DataStream(self._env, node)
+
     # --- windows and two-input operators (FLIP-331: see .windowed_stream) ----------------
     def window_all(self, window_assigner: Any) -> "AllWindowedStream":
         """The whole stream in windows of ``window_assigner`` (``GlobalWindows``, :mod:`.window`)."""

@@ -126,15 +126,20 @@ class StreamExecutionEnvironment:
         """A stream of a connector source's records, or of a Spark DataFrame's rows (beyond PyFlink).
 
         A source of :mod:`changeflow.datastream.connectors` (``FileSource``,
-        ``NumberSequenceSource``) gives its records; ``watermark_strategy`` is checked
-        (:mod:`changeflow.common.watermark_strategy`: there is no event time yet).
+        ``NumberSequenceSource``) gives its records; a ``watermark_strategy`` with a
+        timestamp assigner timestamps them (as ``assign_timestamps_and_watermarks``).
         A Spark DataFrame gives its rows as named ``Row`` records: a batch DataFrame is
         bounded; a streaming one is unbounded (STREAMING mode only, and its rows within
         one micro-batch have no defined order).
         """
         if callable(getattr(source, "source_node", None)):
             from changeflow.datastream.connectors.sources import connector_source
-            return DataStream(self, connector_source(source, watermark_strategy, source_name, type_info))
+            stream = DataStream(self, connector_source(source, watermark_strategy, source_name, type_info))
+            # A strategy with a timestamp assigner timestamps the records; without one the source's
+            # records keep having none, and its watermarks could not pass Long.MIN_VALUE (Flink's too).
+            if getattr(watermark_strategy, "timestamp_assigner", None) is not None:
+                stream = stream.assign_timestamps_and_watermarks(watermark_strategy)
+            return stream
         self._engine().check_frame(source, "from_source()")
         return DataStream(self, graph.SourceNode(source_name, type_info or PickledBytesTypeInfo(),
                                                  kind="dataframe", payload=source))

@@ -4,9 +4,10 @@ The nodes live in the plan layer, which the runtime translates without
 importing the API; the API's modules name them through this module.
 """
 
-from changeflow.plan.streams.nodes import (CoGroupNode, KeyedNode, KeyedProcessNode, KeyedReduceNode, Node, Op,
-                                           SideOutputNode, SourceNode, Stateless, UnionNode, WindowNode, all_nodes,
-                                           sources)
+from changeflow.plan.streams.nodes import (CoGroupNode, EventWindowNode, KeyedNode, KeyedProcessNode, KeyedReduceNode,
+                                           LateDataNode, Node, Op, SideOutputNode, SourceNode, Stateless,
+                                           TimestampsNode, UnionNode, WindowNode, all_nodes, sources)
 
-__all__ = ["CoGroupNode", "KeyedNode", "KeyedProcessNode", "KeyedReduceNode", "Node", "Op", "SideOutputNode",
-           "SourceNode", "Stateless", "UnionNode", "WindowNode", "all_nodes", "sources"]
+__all__ = ["CoGroupNode", "EventWindowNode", "KeyedNode", "KeyedProcessNode", "KeyedReduceNode", "LateDataNode",
+           "Node", "Op", "SideOutputNode", "SourceNode", "Stateless", "TimestampsNode", "UnionNode", "WindowNode",
+           "all_nodes", "sources"]

@@ -63,6 +63,13 @@ def side_output(stream: "DataStream", output_tag: OutputTag) -> "DataStream":
     if not isinstance(output_tag, OutputTag):
         raise TypeError(f"get_side_output() takes an OutputTag, got {type(output_tag).__name__}")
     node = stream._node
+    if isinstance(node, graph.EventWindowNode):  # side_output_late_data(tag) of an event-time window
+        if node.late_tag is None or node.late_tag != output_tag:
+            raise ValueError(f"get_side_output({output_tag.tag_id!r}): {node.name} has no such side output "
+                             "(side_output_late_data(tag) names the window's only one)")
+        late = graph.LateDataNode(f"LateData({output_tag.tag_id})", output_tag.type_info or node.input.type_info,
+                                  input=node, tag=output_tag)
+        return DataStream(stream._env, late)
     if not (isinstance(node, graph.Stateless) and node.op.kind == "process"):
         raise ValueError(f"get_side_output({output_tag.tag_id!r}): side outputs come from process(ProcessFunction); "
                          f"{node.name} is not one (KeyedProcessFunction side outputs are not supported yet)")

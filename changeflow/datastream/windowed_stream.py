@@ -9,10 +9,15 @@ Flink's Java API (PyFlink has neither)::
     first.co_group(second).where(key1).equal_to(key2).window(assigner).apply(CoGroupFunction)
     first.join(second).where(key1).equal_to(key2).window(assigner).apply(JoinFunction)
 
-The only assigner is ``GlobalWindows`` (:mod:`.window`): with
+With ``GlobalWindows`` (:mod:`.window`) and
 ``create_with_end_of_stream_trigger()`` the window fires once per key after
 all input, and the operator runs with batch algorithms (FLIP-331); with
-``create()`` it never fires.
+``create()`` it never fires. With an event-time assigner
+(``TumblingEventTimeWindows``, ``SlidingEventTimeWindows``,
+``EventTimeSessionWindows``) windows fire as the watermark passes their end;
+``allowed_lateness(ms)`` and ``side_output_late_data(tag)`` say what happens to
+late records (:mod:`changeflow.kernels.window.event_time`). The windowed
+``co_group``/``join`` take ``GlobalWindows`` only.
 
 >>> from changeflow.datastream import StreamExecutionEnvironment
 >>> from changeflow.datastream.window import GlobalWindows
@@ -32,11 +37,13 @@ from changeflow.common.typeinfo import PickledBytesTypeInfo
 from changeflow.datastream.functions import (AggregateFunction, AllWindowFunction, CoGroupFunction, FlatJoinFunction,
                                              JoinFunction, KeySelector, ProcessAllWindowFunction,
                                              ProcessWindowFunction, ReduceFunction, WindowFunction, describe)
-from changeflow.datastream.window import GlobalWindow, Trigger, check_assigner, check_trigger
+from changeflow.datastream.window import (EventTimeTrigger, GlobalWindow, TimeWindow, Trigger, check_assigner,
+                                          check_trigger, is_event_time_assigner)
 # The module, not the name: changeflow.kernels.window imports the keyed kernels, which import this
 # package's functions, so a worker that loads a window kernel first meets this module mid-import.
 from changeflow.kernels.window import evaluate as window_kernels
-from changeflow.plan.streams.nodes import CoGroupNode, WindowNode
+from changeflow.kernels.window.event_time import EventWindows
+from changeflow.plan.streams.nodes import CoGroupNode, EventWindowNode, WindowNode
 
 if TYPE_CHECKING:
     from changeflow.datastream.data_stream import DataStream, KeyedStream
@@ -69,8 +76,11 @@ class _Windowed:
     def __init__(self, stream: "DataStream", key_selector: Any, assigner: Any, where: str) -> None:
         self._stream = stream
         self._key_selector = key_selector
-        self._assigner = check_assigner(assigner, where)
+        self._event_time = is_event_time_assigner(assigner)
+        self._assigner: Any = assigner if self._event_time else check_assigner(assigner, where)
         self._trigger: Trigger = self._assigner.get_default_trigger()
+        self._lateness = 0
+        self._late_tag: Any = None
 
     def get_execution_environment(self):
         return self._stream.get_execution_environment()
@@ -79,12 +89,34 @@ class _Windowed:
         return self._stream.get_type()
 
     def trigger(self, trigger: Trigger):
-        """Replaces the assigner's trigger (``NeverTrigger`` or ``EndOfStreamTrigger`` of :mod:`.window`)."""
-        self._trigger = check_trigger(trigger, f"{type(self).__name__}.trigger()")
+        """Replaces the assigner's trigger (``NeverTrigger`` or ``EndOfStreamTrigger`` of :mod:`.window`;
+        event-time windows keep their ``EventTimeTrigger``)."""
+        where = f"{type(self).__name__}.trigger()"
+        if self._event_time:
+            if not isinstance(trigger, EventTimeTrigger):
+                raise ValueError(f"{where}: event-time windows support their EventTimeTrigger only, got "
+                                 f"{type(trigger).__name__} {trigger!r}")
+            return self
+        self._trigger = check_trigger(trigger, where)
         return self
 
     def allowed_lateness(self, time_ms: int):
-        """Accepted for PyFlink compatibility: a global window is never late (it ends at the end of time)."""
+        """How long (ms) after its end an event-time window still takes late records (firing again for
+        each); a global window is never late (it ends at the end of time): accepted and without effect."""
+        if int(time_ms) < 0:
+            raise ValueError(f"allowed_lateness must not be negative, got {time_ms}")
+        self._lateness = int(time_ms)
+        return self
+
+    def side_output_late_data(self, output_tag: Any):
+        """Late records (too late for every window, past the allowed lateness) go to ``output_tag``'s side
+        output (``get_side_output(output_tag)`` of the window's result) instead of being dropped."""
+        if not getattr(type(output_tag), "is_output_tag", False):
+            raise TypeError(f"side_output_late_data() takes an OutputTag, got {type(output_tag).__name__}")
+        if not self._event_time:
+            raise ValueError("side_output_late_data(): a global window has no late data; it needs an event-time "
+                             "window assigner")
+        self._late_tag = output_tag
         return self
 
     def reduce(self, reduce_function: Callable | ReduceFunction, window_function: Any = None,
@@ -126,6 +158,14 @@ class _Windowed:
         from changeflow.datastream.data_stream import DataStream
 
         name = f"{'Window' if self.keyed else 'WindowAll'}({self._assigner!r}, {spec.kind}({function_name}))"
+        if self._event_time:
+            spec = window_kernels.WindowSpec(spec.kind, spec.function, spec.window_function, spec.keyed,
+                                             spec.output_type)
+            node = EventWindowNode(name, output_type or PickledBytesTypeInfo(), input=self._stream._node,
+                                   key_selector=self._key_selector, function=spec.function, spec=spec,
+                                   windows=EventWindows(**self._assigner.spec()), make_window=TimeWindow,
+                                   lateness=self._lateness, late_tag=self._late_tag)
+            return DataStream(self._stream._env, node)
         if self._trigger is not self._assigner.get_default_trigger():
             name = name[:-1] + f", trigger={self._trigger!r})"
         node = WindowNode(name, output_type or PickledBytesTypeInfo(), input=self._stream._node,

@@ -26,13 +26,14 @@ import pandas as pd
 from changeflow.common.typeinfo import conform
 from changeflow.kernels.frames import select
 from changeflow.kernels.keyed.process import ProcessContext
-from changeflow.kernels.keyed.records import KEY, ORD, VALUE, child_stamp, control_mask, dumps, fail, loads
+from changeflow.kernels.keyed.records import (KEY, ORD, VALUE, child_stamp, control_mask, dumps, fail, loads,
+                                              timestamp_of)
 from changeflow.kernels.keyed.user import close_functions, method_or_self, open_functions
 
 # The method of Flink's function interface each kind of op calls (a plain callable is called itself).
 _METHODS = {"map": "map", "flat_map": "flat_map", "filter": "filter", "key": "get_key", "process": "process_element"}
 
-__all__ = ["ChainRunner", "run"]
+__all__ = ["ChainRunner", "run", "run_timed"]
 
 
 def run(ops: list[Any], values: list[Any], stamps: list[bytes],
@@ -54,6 +55,19 @@ def run(ops: list[Any], values: list[Any], stamps: list[bytes],
     changeflow.kernels.keyed.records.UserFunctionError: user function inverse failed on record 0:
     ZeroDivisionError: integer division or modulo by zero
     """
+    values, stamps, keys, _ = run_timed(ops, values, stamps, None, announce)
+    return values, stamps, keys
+
+
+def run_timed(ops: list[Any], values: list[Any], stamps: list[bytes], timestamps: list[int | None] | None,
+              announce: Any = None) -> tuple[list[Any], list[bytes], list[Any] | None, list[int | None] | None]:
+    """:func:`run` with the records' event timestamps (None: no record has one): every output keeps
+    its input's timestamp, as Flink's chained operators do; a ProcessFunction's ``ctx.timestamp()`` reads it.
+
+    >>> from changeflow.plan.streams.nodes import Op
+    >>> run_timed([Op("flat_map", lambda s: s.split(), "split")], ["a b", "c"], [b"0", b"1"], [7, 9])[3]
+    [7, 7, 9]
+    """
     keys = None
     for op in ops:
         function = op.function
@@ -62,7 +76,7 @@ def run(ops: list[Any], values: list[Any], stamps: list[bytes],
         opened = open_functions([function], op.name, op.context)
         try:
             if op.kind == "process":
-                values, stamps = _process(op, values, stamps)
+                values, stamps, timestamps = _process(op, values, stamps, timestamps)
             else:
                 call = method_or_self(function, _METHODS[op.kind])
                 if op.kind == "key":
@@ -73,13 +87,16 @@ def run(ops: list[Any], values: list[Any], stamps: list[bytes],
                     keep = _apply(op, call, values)
                     values = [v for v, k in zip(values, keep, strict=True) if k]
                     stamps = [s for s, k in zip(stamps, keep, strict=True) if k]
+                    if timestamps is not None:
+                        timestamps = [t for t, k in zip(timestamps, keep, strict=True) if k]
                 else:
-                    values, stamps = _fan_out(op, call, values, stamps)
+                    values, stamps, timestamps = _fan_out(op, lambda v, _t, f=call: f(v), values, stamps,
+                                                          timestamps)
         finally:
             close_functions(opened)
     if announce is not None:
         announce(None)  # no user function runs from here on
-    return values, stamps, keys
+    return values, stamps, keys, timestamps
 
 
 def _apply(op: Any, call: Any, values: list[Any]) -> list[Any]:
@@ -92,24 +109,32 @@ def _apply(op: Any, call: Any, values: list[Any]) -> list[Any]:
     return out
 
 
-def _fan_out(op: Any, call: Any, values: list[Any], stamps: list[bytes]) -> tuple[list[Any], list[bytes]]:
+def _fan_out(op: Any, call: Any, values: list[Any], stamps: list[bytes],
+             timestamps: list[int | None] | None) -> tuple[list[Any], list[bytes], list[int | None] | None]:
     out_values: list[Any] = []
     out_stamps: list[bytes] = []
-    for v, stamp in zip(values, stamps, strict=True):  # a stamp per record
+    out_times: list[int | None] = []
+    times = timestamps if timestamps is not None else [None] * len(values)
+    for v, stamp, t in zip(values, stamps, times, strict=True):  # a stamp per record
         try:
-            produced = call(v)
+            produced = call(v, t)
             produced = list(produced) if produced is not None else []
         except Exception as error:
             raise fail(op.name, v, error) from error
         out_values.extend(produced)
         out_stamps.extend(child_stamp(stamp, i) for i in range(len(produced)))
-    return _convert(op, out_values), out_stamps
+        out_times.extend([t] * len(produced))
+    return _convert(op, out_values), out_stamps, (out_times if timestamps is not None else None)
 
 
-def _process(op: Any, values: list[Any], stamps: list[bytes]) -> tuple[list[Any], list[bytes]]:
+def _process(op: Any, values: list[Any], stamps: list[bytes],
+             timestamps: list[int | None] | None) -> tuple[list[Any], list[bytes], list[int | None] | None]:
     process_element = method_or_self(op.function, _METHODS["process"])
-    ctx = ProcessContext(None)
-    return _fan_out(op, lambda v: select_outputs(process_element(v, ctx), op.side_tag), values, stamps)
+
+    def call(v: Any, t: int | None) -> list[Any]:
+        return select_outputs(process_element(v, ProcessContext(None, timestamp=t)), op.side_tag)
+
+    return _fan_out(op, call, values, stamps, timestamps)
 
 
 def select_outputs(produced: Any, side_tag: str | None) -> list[Any]:
@@ -178,12 +203,17 @@ class ChainRunner:
             if self.keyed:
                 passed.insert(0, KEY, np.asarray([b""] * len(passed), dtype=object))
             return passed if records is None else pd.concat([records, passed], ignore_index=True)
-        values = [loads(b) for b in frame[VALUE]]
-        values, stamps, keys = run(self.ops, values, list(frame[ORD]), self.announce)
+        blobs = list(frame[VALUE])
+        values = [loads(b) for b in blobs]
+        timestamps: list[int | None] | None = [timestamp_of(b) for b in blobs]
+        if all(t is None for t in timestamps):
+            timestamps = None
+        values, stamps, keys, timestamps = run_timed(self.ops, values, list(frame[ORD]), timestamps, self.announce)
         out = {}
         if self.keyed:
             assert keys is not None  # a keyed chain ends with its key selector, which run() applied
             out[KEY] = np.asarray([dumps(k) for k in keys], dtype=object)
-        out[VALUE] = np.asarray([dumps(v) for v in values], dtype=object)
+        times = timestamps if timestamps is not None else [None] * len(values)
+        out[VALUE] = np.asarray([dumps(v, t) for v, t in zip(values, times, strict=True)], dtype=object)
         out[ORD] = np.asarray(stamps, dtype=object)
         return pd.DataFrame(out)

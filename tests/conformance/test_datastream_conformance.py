@@ -13,7 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from conformance import datastream_cases
+from conformance import datastream_cases, datastream_event_time_cases
 from conformance.datastream_cases import CASES
 from conformance.record_flink_datastream import GOLDEN_DIR, encode
 
@@ -23,7 +23,11 @@ def _api():
     from changeflow.datastream import (AggregateFunction, AllWindowFunction, FlatMapFunction, KeyedProcessFunction,
                                        MapFunction, OutputTag, ProcessAllWindowFunction, ProcessFunction,
                                        ProcessWindowFunction, ReduceFunction, ValueStateDescriptor, WindowFunction)
-    from changeflow.datastream.window import GlobalWindows
+    from changeflow.common import Duration, Time, WatermarkStrategy
+    from changeflow.common.watermark_strategy import TimestampAssigner
+    from changeflow.datastream.functions import TimeDomain
+    from changeflow.datastream.window import (EventTimeSessionWindows, GlobalWindows, SlidingEventTimeWindows,
+                                              TumblingEventTimeWindows)
 
     end_of_stream = GlobalWindows.create_with_end_of_stream_trigger()
     return SimpleNamespace(Types=Types, KeyedProcessFunction=KeyedProcessFunction, MapFunction=MapFunction,
@@ -33,6 +37,11 @@ def _api():
                            AggregateFunction=AggregateFunction, WindowFunction=WindowFunction,
                            AllWindowFunction=AllWindowFunction, ProcessWindowFunction=ProcessWindowFunction,
                            ProcessAllWindowFunction=ProcessAllWindowFunction,
+                           Duration=Duration, Time=Time, TimestampAssigner=TimestampAssigner,
+                           WatermarkStrategy=WatermarkStrategy, TimeDomain=TimeDomain,
+                           TumblingEventTimeWindows=TumblingEventTimeWindows,
+                           SlidingEventTimeWindows=SlidingEventTimeWindows,
+                           EventTimeSessionWindows=EventTimeSessionWindows,
                            end_of_stream=lambda keyed: keyed.window(end_of_stream),
                            end_of_stream_all=lambda ds: ds.window_all(end_of_stream))
 
@@ -51,6 +60,7 @@ def results(spark):
 
     # Spark's workers cannot import the cases module: ship its functions by value.
     cloudpickle.register_pickle_by_value(datastream_cases)
+    cloudpickle.register_pickle_by_value(datastream_event_time_cases)
     out = {}
     for mode in ("streaming", "batch"):
         conf = Configuration()

@@ -95,13 +95,3 @@ def test_deleted_timers_do_not_fire():
     kernel = KeyedProcess(Cancel(), "Cancel", runtime_context=RuntimeContext)
     kernel.process(records([("a", "keep"), ("b", "keep"), ("b", "cancel")]), state)
     assert values(kernel.fire(10, state)) == ["a"]
-
-
-def test_event_time_timers_fail_loudly():
-    class Timer(KeyedProcessFunction):
-        def process_element(self, value, ctx):
-            ctx.timer_service().register_event_time_timer(0)
-
-    with pytest.raises(UserFunctionError, match="event-time timers need watermarks"):
-        KeyedProcess(Timer(), "Timer", runtime_context=RuntimeContext).process(
-            records([("k", 1)]), InMemoryKeyedState())

@@ -21,15 +21,16 @@ def keyed():
     return env.from_collection([("a", 1), ("b", 2)]).key_by(lambda r: r[0])
 
 
-class TumblingEventTimeWindows:  # stands for PyFlink's assigner a ported program may still pass
+class TumblingProcessingTimeWindows:  # stands for PyFlink's assigner a ported program may still pass
     def __repr__(self):
-        return "TumblingEventTimeWindows(5000, 0)"
+        return "TumblingProcessingTimeWindows(5000, 0)"
 
 
 def test_other_assigners_are_refused_by_name(keyed):
     with pytest.raises(ValueError, match=r"KeyedStream.window\(\) supports GlobalWindows.* got "
-                                         r"TumblingEventTimeWindows TumblingEventTimeWindows\(5000, 0\): time"):
-        keyed.window(TumblingEventTimeWindows())
+                                         r"TumblingProcessingTimeWindows TumblingProcessingTimeWindows\(5000, 0\): "
+                                         r"processing-time"):
+        keyed.window(TumblingProcessingTimeWindows())
     with pytest.raises(ValueError, match="DataStream.window_all"):
         keyed.window_all("every 5 s")
     with pytest.raises(ValueError, match=r"trigger\(\) supports NeverTrigger and EndOfStreamTrigger only.*Count"):

@@ -78,6 +78,9 @@ class ChangelogRecords(WrappingKernel):
 
     fire = on_timer  # the name it had before the kernel contract
 
+    def on_watermark(self, watermark: int, state: KeyedState) -> pd.DataFrame | None:
+        return _changes(self.kernel.on_watermark(watermark, state))
+
     def flush(self, state: KeyedState) -> pd.DataFrame | None:
         return _changes(self.kernel.flush(state))
 

@@ -20,6 +20,17 @@ micro-batch whose processing time has reached it; timers still pending when a
 bounded input ends do not fire, as in Flink's streaming mode. In batch mode
 every timer of a key fires, in time order, right after the key's input, as in
 Flink's batch execution (both checked against PyFlink 2.3).
+
+Event-time timers: table ``event_timers``, the same layout. The kernel has
+``event_time`` set, so its host calls :meth:`KeyedProcess.on_watermark` when
+the watermark advances: every timer ``t <= watermark`` fires (Flink's rule),
+earliest first over the bucket's keys, with ``ctx.time_domain()`` EVENT_TIME
+and ``ctx.timestamp()`` ``t``; its outputs carry ``t`` as their event
+timestamp. At the end of bounded input the watermark is ``MAX_WATERMARK`` and
+every event-time timer fires; in batch mode a key's event-time timers fire
+after its input, before its processing-time timers, as Flink's batch
+execution does. ``ctx.timestamp()`` in ``process_element`` is the record's
+event timestamp (None when it has none), and outputs keep it.
 """
 
 from __future__ import annotations
@@ -29,9 +40,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from changeflow.kernels.keyed.records import KEY, ORD, VALUE, child_stamp, dumps, fail, loads
-from changeflow.kernels.contract import KernelBase, wall_clock
-from changeflow.kernels.keyed.user import PROCESSING_TIME, ContextFactory, close_functions, open_functions
+from changeflow.kernels.keyed.records import KEY, ORD, VALUE, child_stamp, dumps, fail, loads, timestamp_of
+from changeflow.kernels.contract import MAX_WATERMARK, MIN_WATERMARK, KernelBase, wall_clock
+from changeflow.kernels.keyed.user import (EVENT_TIME, PROCESSING_TIME, ContextFactory, close_functions,
+                                           open_functions)
 from changeflow.kernels.state import KeyedState
 
 STATE = "_state"
@@ -60,6 +72,7 @@ class KeyedProcess(KernelBase):
     """
 
     has_timers = True  # processing-time timers: next_timer / on_timer (the kernel contract)
+    event_time = True  # event-time timers: on_watermark (the kernel contract)
 
     def __init__(self, function: Any, name: str, clock: Any = None, with_keys: bool = False, *,
                  runtime_context: ContextFactory | None = None) -> None:
@@ -79,8 +92,7 @@ class KeyedProcess(KernelBase):
         run = _Run(self, state, pd.unique(batch[KEY]))
         try:
             for key_blob, blob, stamp in zip(batch[KEY], batch[VALUE], batch[ORD], strict=True):
-                record = loads(blob)
-                run.process_element(key_blob, record, stamp)
+                run.process_element(key_blob, loads(blob), stamp, timestamp_of(blob))
         finally:
             close_functions(run.opened)
         run.commit()
@@ -101,9 +113,14 @@ class KeyedProcess(KernelBase):
             for key_blob, group in batch.groupby(KEY, sort=False):
                 assert isinstance(key_blob, bytes)  # the group's value of the pickled-key column
                 for blob, stamp in zip(group[VALUE], group[ORD], strict=True):
-                    run.process_element(key_blob, loads(blob), stamp)
-                # After every output of the key's last record (their indexes stay below 2**32 - 1).
-                run.fire_timers(None, only_key=key_blob, stamp_base=group[ORD].iloc[-1] + b"\xff" * 4)
+                    run.process_element(key_blob, loads(blob), stamp, timestamp_of(blob))
+                # After every output of the key's last record (their indexes stay below 2**32 - 1):
+                # its event-time timers (the watermark is Long.MAX_VALUE at the key's end), then the others.
+                base = group[ORD].iloc[-1] + b"\xff" * 4
+                self.current_watermark = MAX_WATERMARK
+                run.fire_timers(MAX_WATERMARK, only_key=key_blob, stamp_base=base + b"\x00", event=True)
+                self.current_watermark = MIN_WATERMARK
+                run.fire_timers(None, only_key=key_blob, stamp_base=base + b"\x01")
         finally:
             close_functions(run.opened)
         return run.output()
@@ -120,6 +137,17 @@ class KeyedProcess(KernelBase):
 
     fire = on_timer  # the name it had before the kernel contract
 
+    def on_watermark(self, watermark: int, state: KeyedState) -> pd.DataFrame:
+        """Event time reached ``watermark``: every event-time timer ``t <= watermark`` fires, earliest first."""
+        self.current_watermark = watermark  # what current_watermark() reads in on_timer, as in Flink
+        run = _Run(self, state, [])
+        try:
+            run.fire_timers(watermark, stamp_base=None, event=True)
+        finally:
+            close_functions(run.opened)
+        run.commit()
+        return run.output()
+
     def next_timer(self, state: KeyedState) -> int | None:
         """The earliest pending timer of the bucket, or None."""
         timers = _load_timers(state)
@@ -129,14 +157,15 @@ class KeyedProcess(KernelBase):
 # Timers of a whole bucket are kept under one reserved key (no pickled key is empty), so that
 # a bucket's due timers are found without knowing its keys: one row per (key, time).
 _TIMER_TABLE = "timers"
+_EVENT_TIMER_TABLE = "event_timers"
 _BUCKET_KEY = b""
 _TIMER_KEY, _TIME = "_timer_key", "_time"
 # Outputs of timers sort after every source-stamped record of their micro-batch.
 _TIMER_STAMP = b"\xff" * 8
 
 
-def _load_timers(state: KeyedState) -> dict[bytes, set[int]]:
-    rows = state.load(_TIMER_TABLE, pd.DataFrame({KEY: np.asarray([_BUCKET_KEY], dtype=object)}))
+def _load_timers(state: KeyedState, table: str = _TIMER_TABLE) -> dict[bytes, set[int]]:
+    rows = state.load(table, pd.DataFrame({KEY: np.asarray([_BUCKET_KEY], dtype=object)}))
     timers: dict[bytes, set[int]] = {}
     if len(rows) and _TIME in rows.columns:
         for k, t in zip(rows[_TIMER_KEY], rows[_TIME], strict=True):
@@ -157,6 +186,9 @@ class _Run:
             self.values = {k: loads(v) for k, v in zip(stored[KEY], stored[STATE], strict=True)}
         self.timers = _load_timers(state)
         self.timers_changed = False
+        self.event_timers = _load_timers(state, _EVENT_TIMER_TABLE)
+        self.event_timers_changed = False
+        self.timestamp: int | None = None  # the event timestamp outputs get (the record's or the timer's)
         self.current: bytes | None = None
         self.out_values: list[bytes] = []
         self.out_keys: list[bytes] = []
@@ -186,35 +218,51 @@ class _Run:
         if len(stored) and STATE in stored.columns:
             self.values[key_blob] = loads(stored[STATE].iloc[0])
 
-    def process_element(self, key_blob: bytes, record: Any, stamp: bytes) -> None:
+    def process_element(self, key_blob: bytes, record: Any, stamp: bytes, timestamp: int | None = None) -> None:
         self.current = key_blob
+        self.timestamp = timestamp
         key = loads(key_blob)
         try:
-            emitted = self.kernel.function.process_element(record, ProcessContext(key, self))
+            emitted = self.kernel.function.process_element(record, ProcessContext(key, self, timestamp))
             outputs = list(emitted) if emitted is not None else []
         except Exception as error:
             raise fail(self.kernel.name, record, error, key) from error
         self._emit(outputs, stamp)
 
-    def fire_timers(self, now: int | None, stamp_base: bytes | None, only_key: bytes | None = None) -> None:
-        """Fires due timers (all of ``only_key``'s when ``now`` is None), earliest first; timers set meanwhile too."""
+    def fire_timers(self, now: int | None, stamp_base: bytes | None, only_key: bytes | None = None,
+                    event: bool = False) -> None:
+        """Fires due timers (all of ``only_key``'s when ``now`` is None), earliest first; timers set meanwhile too.
+
+        ``event``: the event-time timers (due when ``t <= now``, the watermark), else the processing-time ones.
+        """
         fired = 0
+        timers = self.event_timers if event else self.timers
         while True:
-            due = [(t, k) for k, ts in self.timers.items() if only_key is None or k == only_key
+            due = [(t, k) for k, ts in timers.items() if only_key is None or k == only_key
                    for t in ts if now is None or t <= now]
             if not due:
                 return
             t, k = min(due)
-            self.timers[k].discard(t)
-            self.timers_changed = True
+            timers[k].discard(t)
+            if event:
+                self.event_timers_changed = True
+            else:
+                self.timers_changed = True
             self.current = k
+            # An event-time timer's outputs carry its time (Flink's TimestampedCollector); a processing-time
+            # timer's none.
+            self.timestamp = t if event else None
             key = loads(k)
+            domain = EVENT_TIME if event else PROCESSING_TIME
             try:
-                emitted = self.kernel.function.on_timer(t, ProcessContext(key, self, t))
+                emitted = self.kernel.function.on_timer(t, ProcessContext(key, self, t, domain))
                 outputs = list(emitted) if emitted is not None else []
             except Exception as error:
                 raise fail(f"{self.kernel.name}.on_timer", f"timer at {t}", error, key) from error
-            base = stamp_base if stamp_base is not None else _TIMER_STAMP + t.to_bytes(8, "big", signed=True)
+            # Event-time timers' outputs sort after the processing-time ones' of the same micro-batch.
+            mark = b"\x01" if event else b""
+            base = stamp_base if stamp_base is not None else (
+                _TIMER_STAMP + mark + (t - MIN_WATERMARK).to_bytes(8, "big"))
             self._emit(outputs, base + fired.to_bytes(4, "big"))
             fired += 1
 
@@ -226,10 +274,18 @@ class _Run:
         self.timers.get(self._current_key(), set()).discard(int(t))
         self.timers_changed = True
 
+    def register_event(self, t: int) -> None:
+        self.event_timers.setdefault(self._current_key(), set()).add(int(t))
+        self.event_timers_changed = True
+
+    def delete_event(self, t: int) -> None:
+        self.event_timers.get(self._current_key(), set()).discard(int(t))
+        self.event_timers_changed = True
+
     def _emit(self, outputs: list[Any], stamp: bytes) -> None:
         current = self._current_key()
         for i, output in enumerate(outputs):
-            self.out_values.append(dumps(output))
+            self.out_values.append(dumps(output, self.timestamp))
             self.out_keys.append(current)
             self.out_stamps.append(child_stamp(stamp, i))
 
@@ -239,12 +295,9 @@ class _Run:
             self.state.store(_TABLE, self.keys, pd.DataFrame({KEY: np.asarray([k for k, _ in kept], dtype=object),
                                                               STATE: np.asarray([b for _, b in kept], dtype=object)}))
         if self.timers_changed:
-            pairs = sorted((k, t) for k, ts in self.timers.items() for t in ts)
-            bucket = pd.DataFrame({KEY: np.asarray([_BUCKET_KEY], dtype=object)})
-            self.state.store(_TIMER_TABLE, bucket, pd.DataFrame({
-                KEY: np.asarray([_BUCKET_KEY] * len(pairs), dtype=object),
-                _TIMER_KEY: np.asarray([k for k, _ in pairs], dtype=object),
-                _TIME: np.asarray([t for _, t in pairs], dtype=np.int64)}))
+            _store_timers(self.state, _TIMER_TABLE, self.timers)
+        if self.event_timers_changed:
+            _store_timers(self.state, _EVENT_TIMER_TABLE, self.event_timers)
 
     def output(self) -> pd.DataFrame:
         if self.kernel.with_keys:
@@ -255,8 +308,17 @@ class _Run:
                              ORD: np.asarray(self.out_stamps, dtype=object)})
 
 
+def _store_timers(state: KeyedState, table: str, timers: dict[bytes, set[int]]) -> None:
+    pairs = sorted((k, t) for k, ts in timers.items() for t in ts)
+    bucket = pd.DataFrame({KEY: np.asarray([_BUCKET_KEY], dtype=object)})
+    state.store(table, bucket, pd.DataFrame({
+        KEY: np.asarray([_BUCKET_KEY] * len(pairs), dtype=object),
+        _TIMER_KEY: np.asarray([k for k, _ in pairs], dtype=object),
+        _TIME: np.asarray([t for _, t in pairs], dtype=np.int64)}))
+
+
 class _TimerService:
-    """Processing-time timers of the current key; event time does not exist without watermarks."""
+    """Processing-time and event-time timers of the current key, and the operator's watermark."""
 
     def __init__(self, run: _Run | None) -> None:
         self._run = run
@@ -265,7 +327,8 @@ class _TimerService:
         return self._run.kernel.clock() if self._run else wall_clock()
 
     def current_watermark(self) -> int:
-        return -(1 << 63)
+        # Flink's Long.MIN_VALUE before the first watermark (and in a stateless ProcessFunction here).
+        return self._run.kernel.current_watermark if self._run else MIN_WATERMARK
 
     def _keyed(self) -> _Run:
         if self._run is None:
@@ -279,11 +342,10 @@ class _TimerService:
         self._keyed().delete(timestamp)
 
     def register_event_time_timer(self, timestamp: int) -> None:
-        raise NotImplementedError("event-time timers need watermarks, which changeflow's DataStream API "
-                                  "does not have yet")
+        self._keyed().register_event(timestamp)
 
     def delete_event_time_timer(self, timestamp: int) -> None:
-        self.register_event_time_timer(timestamp)
+        self._keyed().delete_event(timestamp)
 
 
 class ProcessContext:
@@ -291,10 +353,12 @@ class ProcessContext:
     service, and (in ``on_timer``) the firing timer's time. A stateless ``process`` in a chain
     (:mod:`changeflow.kernels.chain`) gets one without a key or timers."""
 
-    def __init__(self, key: Any, run: _Run | None = None, timestamp: int | None = None) -> None:
+    def __init__(self, key: Any, run: _Run | None = None, timestamp: int | None = None,
+                 time_domain: int = PROCESSING_TIME) -> None:
         self._key = key
         self._run = run
         self._timestamp = timestamp
+        self._time_domain = time_domain
 
     def get_current_key(self) -> Any:
         return self._key
@@ -303,7 +367,9 @@ class ProcessContext:
         return _TimerService(self._run)
 
     def timestamp(self) -> Any:
-        return self._timestamp  # a firing timer's time; records carry no timestamps (no watermarks)
+        """The record's event timestamp (None when it has none), or in ``on_timer`` the timer's time."""
+        return self._timestamp
 
     def time_domain(self) -> int:
-        return PROCESSING_TIME
+        """In ``on_timer``: the firing timer's ``TimeDomain`` value (EVENT_TIME 0, PROCESSING_TIME 1)."""
+        return self._time_domain

@@ -6,6 +6,13 @@ A record frame is a pandas frame with the columns
 ``_ord``    its order stamp (``bytes``)
 ``_key``    the pickled key, only between ``key_by`` and the keyed operator
 
+A record with an event timestamp (Flink's ``StreamRecord`` timestamp, set by
+``assign_timestamps_and_watermarks`` and kept by the operators after it) has
+its ``_value`` prefixed: ``b"T"``, the timestamp (8 bytes, big-endian, signed),
+then the pickle. A pickle (protocol 4) starts with ``b"\\x80"``, so the two never
+meet; :func:`loads` reads both and :func:`timestamp_of` the timestamp (None
+for a record without one, as Flink's ``Long.MIN_VALUE`` "no timestamp").
+
 The stamp restores Flink's single-threaded order after Spark's shuffles, as
 ``_seq``/``_sub`` do for changelogs (:mod:`changeflow.kernels.changelog`), but
 a ``flat_map`` may emit any number of records per input, so the stamp is a
@@ -49,12 +56,33 @@ def child_stamp(parent: bytes, index: int) -> bytes:
     return parent + index.to_bytes(4, "big")
 
 
-def dumps(value: Any) -> bytes:
-    return pickle.dumps(value, protocol=_PROTOCOL)
+_TIMESTAMPED = b"T"
+
+
+def dumps(value: Any, timestamp: int | None = None) -> bytes:
+    """A record's ``_value``: the pickled value, with its event ``timestamp`` (ms) when it has one.
+
+    >>> loads(dumps("a", 5)), timestamp_of(dumps("a", 5)), timestamp_of(dumps("a"))
+    ('a', 5, None)
+    """
+    blob = pickle.dumps(value, protocol=_PROTOCOL)
+    if timestamp is None:
+        return blob
+    return _TIMESTAMPED + int(timestamp).to_bytes(8, "big", signed=True) + blob
 
 
 def loads(blob: bytes) -> Any:
+    """The value of a record's ``_value`` (with or without a timestamp)."""
+    if blob[:1] == _TIMESTAMPED:
+        return pickle.loads(blob[9:])
     return pickle.loads(blob)
+
+
+def timestamp_of(blob: bytes) -> int | None:
+    """The event timestamp of a record's ``_value`` (ms), or None when it has none."""
+    if blob[:1] == _TIMESTAMPED:
+        return int.from_bytes(blob[1:9], "big", signed=True)
+    return None
 
 
 class UserFunctionError(RuntimeError):

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from changeflow.kernels.keyed.records import KEY, ORD, VALUE, dumps, fail, loads
+from changeflow.kernels.keyed.records import KEY, ORD, VALUE, dumps, fail, loads, timestamp_of
 from changeflow.kernels.contract import KernelBase
 from changeflow.kernels.frames import select
 from changeflow.kernels.keyed.user import ContextFactory, close_functions, method_or_self, open_functions
@@ -100,8 +100,8 @@ class KeyedReduce(KernelBase):
                 except Exception as error:
                     raise fail(self.name, record, error, loads(key)) from error
                 running[key] = value
-                if emit_each:
-                    outputs.append(dumps(value))
+                if emit_each:  # the running value keeps the record's event timestamp, as Flink's does
+                    outputs.append(dumps(value, timestamp_of(blob)))
         finally:
             close_functions(opened)
         return outputs

@@ -19,7 +19,8 @@ from typing import Any, Callable
 #: Builds the runtime context of a user function: ``(task_name, state_of_current_key=None) -> context``.
 ContextFactory = Callable[..., Any]
 
-#: Flink's ``TimeDomain.PROCESSING_TIME`` (a firing timer's domain; event time does not exist yet).
+#: Flink's ``TimeDomain`` values: a firing timer's domain (``ctx.time_domain()``).
+EVENT_TIME = 0
 PROCESSING_TIME = 1
 #: Flink's ``Long.MAX_VALUE``: the global window's end and the final watermark of a bounded input.
 MAX_LONG_VALUE = (1 << 63) - 1

@@ -129,6 +129,70 @@ class KeyedProcessNode(KeyedNode):
 
 
 @dataclass(eq=False)
+class TimestampsNode(Node):
+    """``assign_timestamps_and_watermarks(strategy)``: records timestamped, watermarks after them
+    (:mod:`changeflow.kernels.keyed.timestamps`); ``strategy`` the API's ``WatermarkStrategy``."""
+
+    input: Node = field(kw_only=True)
+    strategy: Any = None
+
+    @property
+    def inputs(self) -> list[Node]:
+        return [self.input]
+
+
+@dataclass(eq=False)
+class EventWindowNode(KeyedNode):
+    """An event-time window (tumbling, sliding, session) over ``input`` grouped by ``key_selector``:
+    :class:`~changeflow.kernels.window.event_time.EventTimeWindow` with ``spec`` and ``windows``
+    (:class:`~changeflow.kernels.window.event_time.EventWindows`); ``make_window`` builds the API's
+    ``TimeWindow``; ``lateness`` the allowed lateness (ms); ``late_tag`` the late-data side output's tag or None."""
+
+    spec: Any = None
+    windows: Any = None
+    make_window: Any = None
+    lateness: int = 0
+    late_tag: Any = None
+
+
+@dataclass(eq=False)
+class LateDataNode(Node):
+    """The late records of an event-time window (``side_output_late_data(tag)`` then ``get_side_output(tag)``)."""
+
+    input: Node = field(kw_only=True)  # the EventWindowNode
+    tag: Any = None
+
+    @property
+    def inputs(self) -> list[Node]:
+        return [self.input]
+
+
+def timestamp_assigners(node: Node) -> list[TimestampsNode]:
+    """The nearest ``assign_timestamps_and_watermarks`` below ``node`` on each path (each once)."""
+    seen: dict[int, TimestampsNode] = {}
+
+    def visit(n: Node) -> None:
+        if isinstance(n, TimestampsNode):
+            seen.setdefault(n.id, n)
+            return
+        for i in n.inputs:
+            visit(i)
+
+    for i in node.inputs:
+        visit(i)
+    return list(seen.values())
+
+
+def unassigned_paths(node: Node) -> bool:
+    """Whether some path from ``node`` down to a source meets no ``assign_timestamps_and_watermarks``."""
+    if isinstance(node, TimestampsNode):
+        return False
+    if isinstance(node, SourceNode):
+        return True
+    return any(unassigned_paths(i) for i in node.inputs)
+
+
+@dataclass(eq=False)
 class UnionNode(Node):
     streams: list = field(default_factory=list)
 

@@ -62,13 +62,17 @@ from changeflow.kernels.keyed.buffered import KEY_COLUMNS, OUTPUT_COLUMNS, Chang
 from changeflow.kernels.keyed.process import KeyedProcess
 from changeflow.kernels.keyed.records import KEY, ORD, VALUE, loads
 from changeflow.kernels.keyed.reduce import KeyedReduce
+from changeflow.kernels.keyed.timestamps import TimestampAssigning
+from changeflow.kernels.window.event_time import EventTimeWindow
 from changeflow.plan.streams import nodes as graph
 from changeflow.plan.streams.cache import CacheNode, CacheRegistry
-from changeflow.plan.streams.nodes import SideOutputNode, all_nodes, chain_under, key_op, side_output_ops
+from changeflow.plan.streams.nodes import (EventWindowNode, LateDataNode, SideOutputNode, TimestampsNode, all_nodes,
+                                           chain_under, key_op, side_output_ops, timestamp_assigners,
+                                           unassigned_paths)
 from changeflow.plan.streams.rules import (buffering, check_end_of_stream_inputs, runs_as_batch,
                                            runs_at_end_of_stream)
 from changeflow.runtime.spark import end_of_stream
-from changeflow.runtime.spark.control_rows import ControlFanOut, without_control
+from changeflow.runtime.spark.control_rows import WATERMARK, ControlFanOut, watermark_id, without_control
 from changeflow.runtime.spark.errors import readable_errors, worker_note
 from changeflow.plan.flush_policy import FlushPolicy, flushes_from_timers
 from changeflow.runtime.spark.flush_signals import run_to_end
@@ -107,6 +111,7 @@ class DataStreamJob:
         self.caches = JobCaches(caches)  # DataStream.cache(): see .stream_cache
         self._source_numbers: dict[int, int] = {}
         self._frames: dict[int, DataFrame] = {}
+        self._keyed_frames: dict[int, DataFrame] = {}  # keyed operators' outputs (an event-time window's is read twice)
         self.control = False
 
     def run(self, outputs: list[tuple[graph.Node, Any]], job_name: str | None = None) -> None:
@@ -150,9 +155,14 @@ class DataStreamJob:
         for node in nodes:
             for source in graph.sources(node):
                 self._source_numbers.setdefault(source.id, len(self._source_numbers))
-        # Control records flow through the query only when some operator buffers its output.
+        # Control records flow through the query only when some operator buffers its output or
+        # event time is used (watermarks, and the end of input that fires every event-time window).
         self.control = self.settings.streaming and any(
-            buffering(n, self.settings.flush) is not None for n in all_nodes(nodes))
+            buffering(n, self.settings.flush) is not None or isinstance(n, (TimestampsNode, EventWindowNode))
+            for n in all_nodes(nodes))
+        # Each assign_timestamps_and_watermarks's watermark id, by its place in the graph (stable on resume).
+        assigners = sorted((n for n in all_nodes(nodes) if isinstance(n, TimestampsNode)), key=lambda n: n.id)
+        self._assigner_ids = {n.id: watermark_id(f"datastream-watermarks-{i}") for i, n in enumerate(assigners)}
         self.flush_signal_dirs: list[str] = []  # of unbounded Spark streams (.flush_signals)
         frames = [self._records(self.translate(node)).select(VALUE, ORD, F.lit(i).alias(SINK))
                   for i, node in enumerate(nodes)]
@@ -204,6 +214,21 @@ class DataStreamJob:
             for f in frames[1:]:
                 out = out.unionAll(f)
             return out
+        if isinstance(node, TimestampsNode):
+            base, ops = chain_under(node.input)
+            seq = WATERMARK - self._assigner_ids[node.id] if self.control else None  # batch: no control records
+            runner = TimestampAssigning(node.strategy, seq,
+                                        ChainRunner(ops, worker_note) if ops else None, node.name,
+                                        self.settings.runtime_context)
+            return self.translate(base).mapInPandas(runner, RECORDS)
+        if isinstance(node, EventWindowNode):  # its main output: the late records go to LateDataNode
+            return self._keyed(node).where(~_late())
+        if isinstance(node, LateDataNode):
+            assert isinstance(node.input, EventWindowNode)  # side_output_late_data's window (datastream.side_output)
+            raw = self._keyed(node.input)
+            late = _late()
+            restored = F.when(late, F.col(VALUE).substr(F.lit(2), F.lit(2**31 - 1))).otherwise(F.col(VALUE))
+            return raw.where(late | (F.length(VALUE) == 0)).select(restored.alias(VALUE), ORD)
         if isinstance(node, graph.KeyedNode):
             return self._keyed(node)
         if isinstance(node, SideOutputNode):
@@ -216,11 +241,22 @@ class DataStreamJob:
         raise TypeError(f"no Spark translation for {type(node).__name__}")
 
     def _keyed(self, node: graph.KeyedNode) -> DataFrame:
+        if node.id not in self._keyed_frames:
+            self._keyed_frames[node.id] = self._keyed_frame(node)
+        return self._keyed_frames[node.id]
+
+    def _keyed_frame(self, node: graph.KeyedNode) -> DataFrame:
         base, ops = chain_under(node.input)
         runner = ChainRunner(ops + [key_op(node.key_selector, node.name, self.settings.runtime_context)], worker_note)
         control = self.control
-        kernel_type = KeyedReduce if isinstance(node, graph.KeyedReduceNode) else KeyedProcess
-        kernel = kernel_type(node.function, node.name, with_keys=control, runtime_context=self.settings.runtime_context)
+        context = self.settings.runtime_context
+        if isinstance(node, EventWindowNode):
+            kernel: Any = EventTimeWindow(node.spec, node.windows, node.name, make_window=node.make_window,
+                                          lateness=node.lateness, late_tag=node.late_tag and node.late_tag.tag_id,
+                                          runtime_context=context)
+        else:
+            kernel_type = KeyedReduce if isinstance(node, graph.KeyedReduceNode) else KeyedProcess
+            kernel = kernel_type(node.function, node.name, with_keys=control, runtime_context=context)
         child = self.translate(base)
         if not self.settings.streaming:
             keyed = child.mapInPandas(runner, KEYED).repartition(F.col(KEY))
@@ -229,13 +265,30 @@ class DataStreamJob:
         flush = buffering(node, self.settings.flush) if control else None
         if control:
             packer = ControlFanOut(packer, child.columns, self.settings.buckets, ticks=flushes_from_timers(flush))
-            kernel = ChangelogRecords(kernel)
+            if not isinstance(node, EventWindowNode):  # a window's records are not buffered: no changelog
+                kernel = ChangelogRecords(kernel)
         packed = child.mapInPandas(packer, PACKED)
         sources = frozenset(self._source_numbers[s.id] for s in graph.sources(node))
         processor = RecordKernelProcessor(kernel, KEY_COLUMNS, self.settings.pages, OUTPUT_COLUMNS, flush, sources,
-                                          changelog=False, control=control)
+                                          changelog=False, control=control, watermarks=self._watermarks(node))
         return packed.groupBy(BUCKET).transformWithStateInPandas(
             statefulProcessor=processor, outputStructType=RECORDS, outputMode="Append", timeMode=processor.time_mode)
+
+
+    def _watermarks(self, node: graph.Node) -> frozenset:
+        """The watermark ids a keyed operator waits for: the nearest assigner on every path below it, and,
+        when a path has none, one that never comes (its watermark stays Long.MIN_VALUE until the end of input)."""
+        ids = {self._assigner_ids[a.id] for a in timestamp_assigners(node)}
+        if ids and unassigned_paths(node):
+            ids.add(watermark_id("datastream-watermarks-none"))
+        return frozenset(ids)
+
+
+def _late() -> Any:
+    """Whether a record of an event-time window's output is a late record bound for the side output."""
+    from changeflow.kernels.window.event_time import LATE
+
+    return F.hex(F.col(VALUE).substr(F.lit(1), F.lit(1))) == F.lit(LATE.hex().upper())
 
 
 def _deliver(table: pa.Table, sinks: list[Any], batch_id: int | None = None) -> None:

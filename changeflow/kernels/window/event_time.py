@@ -1,0 +1,347 @@
+"""Event-time windows of the DataStream API: Flink's ``WindowOperator`` with the ``EventTimeTrigger``.
+
+:class:`EventWindows` says how a record's timestamp maps to windows
+(tumbling, sliding, session: Flink's ``TimeWindow`` arithmetic, offsets
+included); :class:`EventTimeWindow` is the kernel (``event_time`` set, see
+:mod:`changeflow.kernels.contract`):
+
+- a record (it must have an event timestamp) goes to each of its windows that
+  is not *late*: a window is late when ``max_timestamp + allowed_lateness <=
+  watermark``. A record none of whose windows takes it and whose own
+  ``timestamp + allowed_lateness <= watermark`` is a late record: dropped, or,
+  with a late-data tag, emitted as a late record (:func:`late_mark`), which
+  the runtime sends to the side output;
+- a window fires when the watermark reaches its ``max_timestamp`` (``end - 1``),
+  and fires again, with all its contents, for every record added to it later
+  (within the allowed lateness), as Flink's ``EventTimeTrigger`` does;
+- a window's state is dropped when the watermark reaches ``max_timestamp +
+  allowed_lateness`` (a ProcessWindowFunction's ``clear(context)`` is called);
+- session windows merge: a record's window ``[t, t + gap)`` merges with every
+  window it intersects (``TimeWindow.intersects``: touching counts), contents
+  merged (``reduce`` again, ``AggregateFunction.merge``, or the element lists
+  concatenated).
+
+What a window keeps (:class:`~.evaluate.WindowSpec`): ``reduce`` the reduced
+value, ``aggregate`` the accumulator, ``process``/``apply`` the elements. A
+firing emits the result of the window function (if any), each output with
+the window's ``max_timestamp`` as its event timestamp. Windows due at one
+watermark fire in ``max_timestamp`` order, then key order.
+
+State: table ``event_windows`` holds ``(_key, _state)``: the key's windows, a
+pickled dict ``{(start, end): [contents, last stamp, fired]}``. ``on_watermark``
+scans the bucket's keys (once per watermark: a micro-batch on Spark).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+
+from changeflow.kernels.contract import MIN_WATERMARK, KernelBase, wall_clock
+from changeflow.kernels.keyed.records import KEY, ORD, VALUE, child_stamp, dumps, fail, loads, timestamp_of
+from changeflow.kernels.keyed.user import ContextFactory, close_functions, method_or_self, open_functions
+from changeflow.kernels.state import KeyedState
+from changeflow.kernels.window.evaluate import WindowSpec, outputs_of
+
+STATE = "_state"
+_TABLE = "event_windows"
+_FIRE_STAMP = b"\xff" * 8 + b"\x02"  # outputs of a watermark's firings sort after the micro-batch's records
+LATE = b"L"  # the _value prefix of a late record bound for the side output
+
+NO_TIMESTAMP_MESSAGE = ("Record has Java Long.MIN_VALUE timestamp (= no timestamp marker). Is the time "
+                        "characteristic set to 'ProcessingTime', or did you forget to call "
+                        "'data_stream.assign_timestamps_and_watermarks(...)'?")
+
+
+def late_mark(blob: bytes) -> bytes:
+    """A late record's ``_value`` on its way to the side output: :data:`LATE`, then the record as it was."""
+    return LATE + blob
+
+
+def late_records(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A window's output split: (the main output, the late records with their ``_value`` restored).
+
+    >>> out = pd.DataFrame({VALUE: [dumps(1), late_mark(dumps(2))], ORD: [b"a", b"b"]})
+    >>> main, late = late_records(out)
+    >>> [loads(v) for v in main[VALUE]], [loads(v) for v in late[VALUE]]
+    ([1], [2])
+    """
+    late = np.fromiter((v[:1] == LATE for v in frame[VALUE]), dtype=bool, count=len(frame))
+    side = frame.loc[late].reset_index(drop=True)
+    side[VALUE] = [v[1:] for v in side[VALUE]]
+    return frame.loc[~late].reset_index(drop=True), side
+
+
+@dataclass(frozen=True)
+class EventWindows:
+    """Which windows a timestamp falls in: ``kind`` tumbling, sliding or session (ms).
+
+    >>> EventWindows("tumbling", 10).assign(23), EventWindows("tumbling", 10, offset=3).assign(2)
+    ([(20, 30)], [(-7, 3)])
+    >>> EventWindows("sliding", 10, slide=5).assign(23), EventWindows("session", 0, gap=4).assign(7)
+    ([(20, 30), (15, 25)], [(7, 11)])
+    """
+
+    kind: str
+    size: int = 0
+    slide: int = 0
+    offset: int = 0
+    gap: int = 0
+
+    @property
+    def merging(self) -> bool:
+        return self.kind == "session"
+
+    def assign(self, timestamp: int) -> list[tuple[int, int]]:
+        if self.kind == "session":
+            return [(timestamp, timestamp + self.gap)]
+        step = self.size if self.kind == "tumbling" else self.slide
+        last_start = timestamp - (timestamp - self.offset + step) % step
+        return [(start, start + self.size) for start in range(last_start, timestamp - self.size, -step)]
+
+
+def _intersects(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    return a[0] <= b[1] and a[1] >= b[0]
+
+
+class _Context:
+    """The ``Context`` of a ProcessWindowFunction (``window()``, ``current_watermark()``)."""
+
+    def __init__(self, name: str, window: Any, watermark: int) -> None:
+        self._name = name
+        self._window = window
+        self._watermark = watermark
+
+    def window(self) -> Any:
+        return self._window
+
+    def current_processing_time(self) -> int:
+        return wall_clock()
+
+    def current_watermark(self) -> int:
+        return self._watermark
+
+    def window_state(self) -> Any:
+        raise NotImplementedError(f"{self._name}: window_state() is not supported by changeflow's windows yet")
+
+    def global_state(self) -> Any:
+        raise NotImplementedError(f"{self._name}: global_state() is not supported by changeflow's windows yet")
+
+
+class EventTimeWindow(KernelBase):
+    """The kernel of ``KeyedStream.window(<event-time assigner>)`` (and ``window_all``) with a window function.
+
+    ``windows`` the assigner (:class:`EventWindows`); ``make_window(start, end)``
+    builds the window functions see (the API's ``TimeWindow``); ``lateness`` the
+    allowed lateness (ms); ``late_tag``: emit late records (:func:`late_mark`) instead of dropping them.
+    """
+
+    event_time = True
+
+    def __init__(self, spec: WindowSpec, windows: EventWindows, name: str, *, make_window: Callable = tuple,
+                 lateness: int = 0, late_tag: str | None = None,
+                 runtime_context: ContextFactory | None = None) -> None:
+        self.spec = spec
+        self.windows = windows
+        self.name = name
+        self.make_window = make_window
+        self.lateness = lateness
+        self.late_tag = late_tag
+        self.runtime_context = runtime_context
+
+    # --- the kernel contract -----------------------------------------------------------
+    def process(self, batch: pd.DataFrame, state: KeyedState) -> pd.DataFrame:
+        batch = batch.sort_values(ORD, kind="stable", ignore_index=True)
+        keys = pd.DataFrame({KEY: np.asarray(pd.unique(batch[KEY]), dtype=object)})
+        windows = _load(state, keys)
+        out = _Out()
+        watermark = self.current_watermark
+        opened = self._open()
+        try:
+            for key_blob, blob, stamp in zip(batch[KEY], batch[VALUE], batch[ORD], strict=True):
+                timestamp = timestamp_of(blob)
+                if timestamp is None:
+                    raise fail(self.name, loads(blob), ValueError(NO_TIMESTAMP_MESSAGE))
+                mine = windows.setdefault(key_blob, {})
+                added = self._add(key_blob, mine, loads(blob), timestamp, stamp, watermark, out)
+                late = not added and timestamp + self.lateness <= watermark
+                if late and self.late_tag is not None:  # else dropped, as Flink drops it
+                    out.add([late_mark(blob)], stamp, raw=True)
+        finally:
+            close_functions(opened)
+        _store(state, keys, windows)
+        return out.frame()
+
+    def on_watermark(self, watermark: int, state: KeyedState) -> pd.DataFrame | None:
+        """Fire the windows whose ``max_timestamp`` the watermark reached; drop those past the allowed lateness."""
+        rows = state.scan(_TABLE)
+        if not len(rows) or STATE not in rows.columns:
+            return None
+        windows = {k: loads(v) for k, v in zip(rows[KEY], rows[STATE], strict=True)}
+        due = sorted((w[1] - 1, k, w) for k, mine in windows.items() for w, entry in mine.items()
+                     if not entry[2] and w[1] - 1 <= watermark)
+        out = _Out()
+        opened = self._open()
+        try:
+            for _, key_blob, w in due:
+                entry = windows[key_blob][w]
+                entry[2] = True
+                self._fire(key_blob, w, entry, watermark, out, _FIRE_STAMP + (w[1] - 1 - MIN_WATERMARK).to_bytes(
+                    8, "big") + entry[1])
+            for key_blob, mine in windows.items():
+                for w in [w for w in mine if w[1] - 1 + self.lateness <= watermark]:
+                    self._clear(key_blob, w, watermark)
+                    del mine[w]
+        finally:
+            close_functions(opened)
+        keys = pd.DataFrame({KEY: np.asarray(list(windows), dtype=object)})
+        _store(state, keys, windows)
+        return out.frame()
+
+    # --- windows -----------------------------------------------------------------------
+    def _add(self, key_blob: bytes, mine: dict, value: Any, timestamp: int, stamp: bytes, watermark: int,
+             out: "_Out") -> bool:
+        """Adds a record to its windows that are not late (firing those the watermark already passed)."""
+        added = False
+        for w in self.windows.assign(timestamp):
+            if self.windows.merging:
+                w = self._merge(key_blob, mine, w)
+            if w[1] - 1 + self.lateness <= watermark:  # a late window (Flink's isWindowLate)
+                continue
+            added = True
+            entry = mine.get(w)
+            contents = self._fold(entry[0] if entry is not None else _EMPTY, value, key_blob)
+            fired = entry is not None and entry[2]
+            entry = mine[w] = [contents, stamp, fired]
+            if w[1] - 1 <= watermark:  # EventTimeTrigger.onElement: the watermark passed it, fire now
+                entry[2] = True
+                self._fire(key_blob, w, entry, watermark, out, stamp)
+        return added
+
+    def _merge(self, key_blob: bytes, mine: dict, new: tuple[int, int]) -> tuple[int, int]:
+        """A session: ``new`` and every window it (transitively) intersects become one window."""
+        merged, parts = new, []
+        changed = True
+        while changed:
+            changed = False
+            for w in list(mine):
+                if w not in parts and _intersects(w, merged):
+                    parts.append(w)
+                    merged = (min(merged[0], w[0]), max(merged[1], w[1]))
+                    changed = True
+        if not parts or parts == [merged]:
+            return merged
+        contents, last, fired = _EMPTY, b"", False
+        for w in sorted(parts):
+            entry = mine.pop(w)
+            contents = entry[0] if contents is _EMPTY else self._combine(contents, entry[0], key_blob)
+            last, fired = max(last, entry[1]), fired or entry[2]
+        # Flink's merged window fires anew when the watermark reaches its end (its trigger timer moves).
+        mine[merged] = [contents, last, False]
+        return merged
+
+    def _fold(self, contents: Any, value: Any, key_blob: bytes) -> Any:
+        kind = self.spec.kind
+        try:
+            if kind == "aggregate":
+                acc = self.spec.function.create_accumulator() if contents is _EMPTY else contents
+                return self.spec.function.add(value, acc)
+            if kind == "reduce":
+                return value if contents is _EMPTY else method_or_self(self.spec.function, "reduce")(contents, value)
+            return [value] if contents is _EMPTY else contents + [value]
+        except Exception as error:
+            raise fail(self.name, value, error, self._key(key_blob)) from error
+
+    def _combine(self, a: Any, b: Any, key_blob: bytes) -> Any:
+        kind = self.spec.kind
+        try:
+            if kind == "aggregate":
+                return self.spec.function.merge(a, b)
+            if kind == "reduce":
+                return method_or_self(self.spec.function, "reduce")(a, b)
+            return a + b
+        except Exception as error:
+            raise fail(self.name, f"window contents {a!r} and {b!r}", error, self._key(key_blob)) from error
+
+    def _fire(self, key_blob: bytes, w: tuple[int, int], entry: list, watermark: int, out: "_Out",
+              stamp: bytes) -> None:
+        spec, key = self.spec, self._key(key_blob)
+        window = self.make_window(*w)
+        try:
+            if spec.kind in ("reduce", "aggregate"):
+                result = spec.function.get_result(entry[0]) if spec.kind == "aggregate" else entry[0]
+                elements, function = [result], spec.window_function
+            else:
+                elements, function = list(entry[0]), spec.function
+            outputs = self._evaluate(function, key, elements, window, watermark)
+        except Exception as error:
+            raise fail(self.name, f"the window {window!r}", error, key) from error
+        out.add(self._typed(outputs), stamp, timestamp=w[1] - 1)
+
+    def _evaluate(self, function: Any, key: Any, elements: list, window: Any, watermark: int) -> list[Any]:
+        if function is None:
+            return elements
+        keyed = self.spec.keyed
+        if callable(getattr(function, "process", None)):
+            context = _Context(self.name, window, watermark)
+            return outputs_of(function.process(key, context, elements) if keyed else function.process(context,
+                                                                                                     elements))
+        return outputs_of(function.apply(key, window, elements) if keyed else function.apply(window, elements))
+
+    def _clear(self, key_blob: bytes, w: tuple[int, int], watermark: int) -> None:
+        function = self.spec.window_function if self.spec.combinable else self.spec.function
+        clear = getattr(function, "clear", None)
+        if callable(clear) and callable(getattr(function, "process", None)):
+            clear(_Context(self.name, self.make_window(*w), watermark))
+
+    def _typed(self, outputs: list[Any]) -> list[Any]:
+        if self.spec.output_type is None:
+            return outputs
+        converted = []
+        for value in outputs:
+            try:
+                converted.append(self.spec.output_type.from_value(value))
+            except ValueError as error:
+                raise fail(self.name, value, error) from error
+        return converted
+
+    def _key(self, key_blob: bytes) -> Any:
+        return loads(key_blob) if self.spec.keyed else None
+
+    def _open(self) -> list[Any]:
+        return open_functions([self.spec.function, self.spec.window_function], self.name, self.runtime_context)
+
+
+_EMPTY = object()  # a window without contents yet (never stored)
+
+
+class _Out:
+    """A call's outputs: ``_value`` blobs and ``_ord`` stamps."""
+
+    def __init__(self) -> None:
+        self.values: list[bytes] = []
+        self.stamps: list[bytes] = []
+
+    def add(self, outputs: list[Any], stamp: bytes, timestamp: int | None = None, raw: bool = False) -> None:
+        for i, value in enumerate(outputs):
+            self.values.append(value if raw else dumps(value, timestamp))
+            self.stamps.append(child_stamp(stamp, i))
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame({VALUE: np.asarray(self.values, dtype=object), ORD: np.asarray(self.stamps, dtype=object)})
+
+
+def _load(state: KeyedState, keys: pd.DataFrame) -> dict[bytes, dict]:
+    stored = state.load(_TABLE, keys)
+    if not len(stored) or STATE not in stored.columns:
+        return {}
+    return {k: loads(v) for k, v in zip(stored[KEY], stored[STATE], strict=True)}
+
+
+def _store(state: KeyedState, keys: pd.DataFrame, windows: dict[bytes, dict]) -> None:
+    kept = [(k, dumps(v)) for k, v in windows.items() if v]  # a key without windows is deleted
+    state.store(_TABLE, keys, pd.DataFrame({KEY: np.asarray([k for k, _ in kept], dtype=object),
+                                            STATE: np.asarray([b for _, b in kept], dtype=object)}))

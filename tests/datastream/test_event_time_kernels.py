@@ -161,17 +161,17 @@ def test_event_time_timers_in_batch_mode_fire_after_the_key():
 
 
 def test_timestamps_and_watermark_of_a_partition():
-    from changeflow.kernels.keyed.records import dumps, parse_control_stamp, source_stamp, timestamp_of
+    from changeflow.kernels.keyed.records import control_kind, dumps, parse_control_stamp, source_stamp, timestamp_of
     from changeflow.kernels.keyed.timestamps import TimestampAssigning
     import pandas as pd
 
     strategy = WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(lambda v, t: v)
     frame = pd.DataFrame({"_value": [dumps(v) for v in (5, 9, 2)], "_ord": [source_stamp(i, 0) for i in range(3)]})
-    records, mark = list(TimestampAssigning(strategy, -7)([frame]))
+    records, mark = list(TimestampAssigning(strategy, 10)([frame]))   # the _kind of assigner number 2
     assert [timestamp_of(b) for b in records["_value"]] == [5, 9, 2]
-    assert parse_control_stamp(mark["_ord"][0]) == (-7, 8)
+    assert parse_control_stamp(mark["_ord"][0]) == (0, 8) and control_kind(mark["_ord"][0]) == 10
     none = WatermarkStrategy.no_watermarks().with_timestamp_assigner(lambda v, t: v)
-    assert len(list(TimestampAssigning(none, -7)([frame]))) == 1
+    assert len(list(TimestampAssigning(none, 10)([frame]))) == 1
 
 
 # --- the property: streaming windows equal a plain computation over the records that are not late -----------

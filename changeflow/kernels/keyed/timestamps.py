@@ -35,24 +35,26 @@ class TimestampAssigning:
     """Timestamps records and appends the partition's watermark record (see the module docstring).
 
     ``chain`` (a :class:`~changeflow.kernels.chain.ChainRunner` or None) runs first;
-    ``watermark_seq`` is the ``_seq`` the watermark's control stamp carries (the assigner's id), None for
-    no watermark records (batch execution, where control records do not flow and event time ends at once).
+    ``watermark_kind`` is the ``_kind`` the watermark's control stamp carries (``WATERMARK`` plus the
+    assigner's number, ``changeflow.runtime.spark.control_rows``), None for no watermark records (batch
+    execution, where control records do not flow and event time ends at once). A record has no position
+    (``_seq``): its micro-batch's records precede its watermark.
 
     >>> from changeflow.common.watermark_strategy import WatermarkStrategy
     >>> from changeflow.common.time import Duration
-    >>> from changeflow.kernels.keyed.records import source_stamp, parse_control_stamp
+    >>> from changeflow.kernels.keyed.records import source_stamp, parse_control_stamp, control_kind
     >>> strategy = WatermarkStrategy.for_bounded_out_of_orderness(Duration.of_millis(10)).with_timestamp_assigner(
     ...     lambda value, _: value * 100)
     >>> frame = pd.DataFrame({VALUE: [dumps(v) for v in (3, 1)], ORD: [source_stamp(i, 0) for i in range(2)]})
-    >>> records, mark = TimestampAssigning(strategy, -99, name="wm")([frame])
-    >>> [timestamp_of(v) for v in records[VALUE]], parse_control_stamp(mark[ORD][0])
-    ([300, 100], (-99, 289))
+    >>> records, mark = TimestampAssigning(strategy, 9, name="wm")([frame])
+    >>> [timestamp_of(v) for v in records[VALUE]], parse_control_stamp(mark[ORD][0]), control_kind(mark[ORD][0])
+    ([300, 100], (0, 289), 9)
     """
 
-    def __init__(self, strategy: Any, watermark_seq: int | None, chain: Any = None, name: str = "Timestamps/Watermarks",
-                 runtime_context: Any = None) -> None:
+    def __init__(self, strategy: Any, watermark_kind: int | None, chain: Any = None,
+                 name: str = "Timestamps/Watermarks", runtime_context: Any = None) -> None:
         self.strategy = strategy
-        self.watermark_seq = watermark_seq
+        self.watermark_kind = watermark_kind
         self.chain = chain
         self.name = name
         self.runtime_context = runtime_context
@@ -87,6 +89,6 @@ class TimestampAssigning:
         finally:
             close_functions(opened)
         watermark = self.strategy.watermark_for(largest) if largest is not None else None
-        if watermark is not None and self.watermark_seq is not None:
+        if watermark is not None and self.watermark_kind is not None:
             yield pd.DataFrame({VALUE: np.asarray([b""], dtype=object),
-                                ORD: np.asarray([control_stamp(self.watermark_seq, watermark)], dtype=object)})
+                                ORD: np.asarray([control_stamp(0, watermark, self.watermark_kind)], dtype=object)})

@@ -72,7 +72,7 @@ from changeflow.plan.streams.nodes import (EventWindowNode, LateDataNode, SideOu
 from changeflow.plan.streams.rules import (buffering, check_end_of_stream_inputs, runs_as_batch,
                                            runs_at_end_of_stream)
 from changeflow.runtime.spark import end_of_stream
-from changeflow.runtime.spark.control_rows import WATERMARK, ControlFanOut, watermark_id, without_control
+from changeflow.runtime.spark.control_rows import MAX_ASSIGNERS, WATERMARK, ControlFanOut, without_control
 from changeflow.runtime.spark.errors import readable_errors, worker_note
 from changeflow.plan.flush_policy import FlushPolicy, flushes_from_timers
 from changeflow.runtime.spark.flush_signals import run_to_end
@@ -160,9 +160,14 @@ class DataStreamJob:
         self.control = self.settings.streaming and any(
             buffering(n, self.settings.flush) is not None or isinstance(n, (TimestampsNode, EventWindowNode))
             for n in all_nodes(nodes))
-        # Each assign_timestamps_and_watermarks's watermark id, by its place in the graph (stable on resume).
+        # Each assign_timestamps_and_watermarks's number, by its place in the graph (stable on resume), and
+        # one more for the paths without one (.control_rows: a watermark record's _kind holds the number).
         assigners = sorted((n for n in all_nodes(nodes) if isinstance(n, TimestampsNode)), key=lambda n: n.id)
-        self._assigner_ids = {n.id: watermark_id(f"datastream-watermarks-{i}") for i, n in enumerate(assigners)}
+        if len(assigners) >= MAX_ASSIGNERS:
+            raise NotImplementedError(f"a job with more than {MAX_ASSIGNERS - 1} assign_timestamps_and_watermarks "
+                                      f"({len(assigners)}) is not supported")
+        self._assigner_ids = {n.id: i for i, n in enumerate(assigners)}
+        self._no_assigner = len(assigners)
         self.flush_signal_dirs: list[str] = []  # of unbounded Spark streams (.flush_signals)
         frames = [self._records(self.translate(node)).select(VALUE, ORD, F.lit(i).alias(SINK))
                   for i, node in enumerate(nodes)]
@@ -216,8 +221,8 @@ class DataStreamJob:
             return out
         if isinstance(node, TimestampsNode):
             base, ops = chain_under(node.input)
-            seq = WATERMARK - self._assigner_ids[node.id] if self.control else None  # batch: no control records
-            runner = TimestampAssigning(node.strategy, seq,
+            kind = WATERMARK + self._assigner_ids[node.id] if self.control else None  # batch: no control records
+            runner = TimestampAssigning(node.strategy, kind,
                                         ChainRunner(ops, worker_note) if ops else None, node.name,
                                         self.settings.runtime_context)
             return self.translate(base).mapInPandas(runner, RECORDS)
@@ -280,7 +285,7 @@ class DataStreamJob:
         when a path has none, one that never comes (its watermark stays Long.MIN_VALUE until the end of input)."""
         ids = {self._assigner_ids[a.id] for a in timestamp_assigners(node)}
         if ids and unassigned_paths(node):
-            ids.add(watermark_id("datastream-watermarks-none"))
+            ids.add(self._no_assigner)
         return frozenset(ids)
 
 

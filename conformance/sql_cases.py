@@ -864,3 +864,6 @@ def split_distinct_global_count_distinct(t_env, E):
 
 # Set operations, VALUES, FILTER, grouping sets, subqueries, ORDER BY / LIMIT (issue 17).
 from conformance import sql_setop_cases  # noqa: E402,F401  (registers its cases into CASES)
+
+# Event-time joins: interval joins and temporal joins (issue 18).
+from conformance import sql_time_join_cases  # noqa: E402,F401  (registers its cases into CASES)

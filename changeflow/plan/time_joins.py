@@ -1,4 +1,4 @@
-"""Event-time joins in the plan: the interval join.
+"""Event-time joins in the plan: the interval join and the event-time temporal join.
 
 An *interval join* is a join whose ON clause bounds the distance between a
 rowtime attribute of each side, both ways, as Flink's planner finds them
@@ -16,6 +16,14 @@ bounds: ``right.ts + lower_ms <= left.ts <= right.ts + upper_ms``, a strict
 b.ts + INTERVAL '2' SECOND``). The output keeps both rowtime attributes, as in
 Flink. A batch plan keeps the regular join: over bounded input it gives the
 same rows.
+
+An *event-time temporal join* (:class:`TemporalJoin`) is ``probe [LEFT] JOIN
+versioned FOR SYSTEM_TIME AS OF probe.rowtime ON probe.k = versioned.pk``, where
+the versioned table has a PRIMARY KEY and a rowtime attribute (a WATERMARK): each
+probe row is joined with the version of its key valid at its time, and emitted
+when the watermark passes that time (SQL in :mod:`changeflow.sql.temporal_join`).
+The versioned table's rowtime column is a plain TIMESTAMP in the output, as
+Flink casts it.
 """
 
 from __future__ import annotations
@@ -24,7 +32,7 @@ from dataclasses import dataclass
 
 from changeflow.expressions import Call, Column, Expression, Literal, strip_alias
 from changeflow.plan.event_time import is_rowtime
-from changeflow.plan.nodes import Join
+from changeflow.plan.nodes import Join, PlanNode
 
 _UNIT_MS = {"SECOND": 1000, "MINUTE": 60_000, "HOUR": 3_600_000, "DAY": 86_400_000}
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
@@ -46,6 +54,41 @@ class IntervalJoin(Join):
     lower_ms: int = 0
     upper_ms: int = 0
     remaining: Expression | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class TemporalJoin(Join):
+    """A :class:`~changeflow.plan.nodes.Join` of a probe input with the versions of a versioned table.
+
+    ``join_type`` is INNER or LEFT; ``left_time`` names the probe's rowtime column,
+    ``right_time`` the versioned table's (each in its input's own names);
+    ``primary_key`` is the versioned table's key (among ``right_keys``).
+    ``condition`` is the rest of ON.
+    """
+
+    left_time: str = ""
+    right_time: str = ""
+    primary_key: tuple[str, ...] = ()
+
+
+def declared_key(node: PlanNode) -> tuple[str, ...]:
+    """The PRIMARY KEY declared on the table ``node`` reads, followed through its watermark and renames."""
+    from changeflow.plan.event_time import WatermarkAssigner
+    from changeflow.plan.nodes import Filter, Project, Source
+
+    if isinstance(node, Source):
+        return tuple(node.primary_key)
+    if isinstance(node, (WatermarkAssigner, Filter)):
+        return declared_key(node.input)
+    if isinstance(node, Project):
+        below = declared_key(node.input)
+        passed: dict[str, str] = {}
+        for name, expr in node.exprs:
+            expr = strip_alias(expr)
+            if isinstance(expr, Column) and expr.name not in passed:
+                passed[expr.name] = name
+        return tuple(passed[k] for k in below) if below and all(k in passed for k in below) else ()
+    return ()
 
 
 @dataclass(frozen=True)
@@ -150,4 +193,4 @@ def _bound(expr: Expression, left: set[str], right: set[str]) -> tuple[str, int,
     return "upper", c - 1, a[0], b[0]
 
 
-__all__ = ["Bounds", "IntervalJoin", "interval_bounds", "interval_join"]
+__all__ = ["Bounds", "IntervalJoin", "TemporalJoin", "declared_key", "interval_bounds", "interval_join"]

@@ -18,7 +18,7 @@ from changeflow.plan.event_time import WatermarkAssigner, WindowAggregate, Windo
 from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Replicate, Sink,
                                    Sort, Source, TableAggregate, Union, UpsertMaterialize)
 from changeflow.plan.physical import annotate_all
-from changeflow.plan.time_joins import IntervalJoin
+from changeflow.plan.time_joins import IntervalJoin, TemporalJoin
 from changeflow.plan.rules import Rule
 
 
@@ -52,6 +52,8 @@ def node_mode(node: PlanNode, inputs: list[ChangelogMode]) -> ChangelogMode:
         return RETRACT if node.kind == "datastream" and node.payload.changelog else INSERT_ONLY
     if isinstance(node, (Project, Filter, Correlate, Replicate, WatermarkAssigner, WindowTableFunction)):
         return inputs[0]  # a correlate's rows keep the kind of the input change they come from
+    if isinstance(node, TemporalJoin):
+        return inputs[0]  # each probe row once, with its own kind, when the watermark passes its time
     if isinstance(node, (WindowAggregate, IntervalJoin)):
         # A window's row is emitted once, when the watermark passes its end; an interval
         # join's pairs once, and an outer row's padding once it can no longer match.

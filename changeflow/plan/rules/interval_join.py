@@ -18,7 +18,6 @@ from changeflow.plan.nodes import Join, PlanNode
 from changeflow.plan.physical import rewrite
 from changeflow.plan.rules import Rule
 from changeflow.plan.time_joins import interval_bounds, interval_join
-from changeflow.plan.type_inference import PlanError
 
 
 def apply(plan: PlanNode, settings: Any) -> PlanNode:
@@ -34,12 +33,10 @@ def apply(plan: PlanNode, settings: Any) -> PlanNode:
             return node
         from changeflow.plan.rules.changelog_mode import mode_of
 
-        for side, child in (("left", node.left), ("right", node.right)):
-            if not mode_of(child).insert_only:
-                # Flink: "IntervalJoin doesn't support consuming update and delete changes".
-                raise PlanError(f"an interval join (time bounds on {bounds.left_time} and {bounds.right_time}) "
-                                f"over an updating input is not supported: its {side} input emits updates or "
-                                f"deletes")
+        if not (mode_of(node.left).insert_only and mode_of(node.right).insert_only):
+            # An updating input has no time attributes in Flink (an aggregation or a
+            # regular join materializes them): Flink plans a regular join.
+            return node
         return interval_join(node, bounds)
 
     return rewrite(plan, convert)

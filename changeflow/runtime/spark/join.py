@@ -20,7 +20,9 @@ materialized.
 An interval join (:class:`~changeflow.plan.time_joins.IntervalJoin`) runs the
 same way with the :class:`~changeflow.kernels.join.interval.IntervalJoin` kernel, an
 event-time kernel: its processor gives it the least watermark over both inputs'
-assigners. A batch plan has no interval join (the regular join gives its rows).
+assigners; so does a temporal join (:class:`~changeflow.plan.time_joins.TemporalJoin`,
+kernel :class:`~changeflow.kernels.join.temporal.TemporalJoin`). A batch plan has
+neither (the regular join gives an interval join's rows; a temporal join is refused).
 
 Batch (:func:`join_batch`): Spark's join of the two inputs on the equi keys and the
 remaining condition, with the same output columns; NULL keys never match (``=``
@@ -38,9 +40,10 @@ from pyspark.sql import functions as F
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.join import SIDE, StreamingJoin, key_column
 from changeflow.kernels.join.interval import IntervalJoin as IntervalJoinKernel
+from changeflow.kernels.join.temporal import TemporalJoin as TemporalJoinKernel
 from changeflow.plan.join_builder import join_key_type
 from changeflow.plan.nodes import Join
-from changeflow.plan.time_joins import IntervalJoin
+from changeflow.plan.time_joins import IntervalJoin, TemporalJoin
 from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.control_rows import ControlFanOut
 from changeflow.runtime.spark.event_time import upstream_watermarks
@@ -82,6 +85,11 @@ def join_stream(translator: Any, node: Join) -> DataFrame:
         kernel = IntervalJoinKernel(node.join_type, left_names, right_names, list(node.left_keys), right_keys,
                                     left_time, right_rename[node.right_time], node.lower_ms, node.upper_ms,
                                     node.remaining, key_dtypes=key_dtypes, dtypes=dtypes)
+    elif isinstance(node, TemporalJoin):  # the event-time temporal join (FOR SYSTEM_TIME AS OF)
+        left_time = dict(zip(node.left.field_names, left_names, strict=True))[node.left_time]
+        kernel = TemporalJoinKernel(node.join_type, left_names, right_names, list(node.left_keys), right_keys,
+                                    left_time, right_rename[node.right_time], node.condition,
+                                    key_dtypes=key_dtypes, dtypes=dtypes)
     else:
         kernel = StreamingJoin(
             node.join_type, left_names, right_names, list(node.left_keys), right_keys,

@@ -87,6 +87,91 @@ def interval_join_then_tumble(t_env, E):
 
 @case("time_join_regular_join_one_bound", compare="materialized")
 def time_join_regular_join_one_bound(t_env, E):
-    """Only a lower bound on the time distance: a regular join (updating for an outer join)."""
+    """Only a lower bound on the time distance: a regular join (updating for an outer join), whose time
+    columns are no longer time attributes."""
     _orders_shipments(t_env, E)
-    return t_env.sql_query("SELECT o.id, s.sid FROM orders o LEFT JOIN shipments s ON o.k = s.k AND o.ts >= s.ts")
+    return t_env.sql_query("SELECT o.id, s.sid, o.ts, s.ts AS sts FROM orders o LEFT JOIN shipments s "
+                           "ON o.k = s.k AND o.ts >= s.ts")
+
+
+# --- event-time temporal joins ------------------------------------------------------------------
+# rates(currency, rate, ts): versions per currency, out of order by less than the 5 s watermark delay;
+# rate_orders(id, currency, amount, ts) probe the version valid at their time.
+RATE_ROWS = [("eur", 10, 0), ("usd", 20, 1), ("eur", 11, 6), ("gbp", 30, 4), ("usd", 21, 9),
+             ("eur", 12, 14), ("usd", 22, 12), ("eur", 13, 20)]
+RATE_ORDER_ROWS = [(1, "eur", 2, 3), (2, "usd", 1, 0), (3, "eur", 3, 6), (4, "gbp", 4, 8), (5, "eur", 5, 12),
+                   (6, "usd", 6, 10), (7, "chf", 7, 11), (8, "eur", 8, 16), (9, "usd", 9, 15), (10, None, 10, 17),
+                   (11, "eur", 11, 25), (12, "usd", 12, 13)]
+
+
+def _rates(t_env, E, primary_key=True, watermark=True):
+    rates = _write(E, "rates", _csv(RATE_ROWS, 2))
+    orders = _write(E, "rate_orders", _csv(RATE_ORDER_ROWS, 3))
+    key = ", PRIMARY KEY (currency) NOT ENFORCED" if primary_key else ""
+    wm = ", WATERMARK FOR ts AS ts - INTERVAL '5' SECOND" if watermark else ""
+    t_env.execute_sql(
+        f"CREATE TABLE rates (currency STRING, rate BIGINT, ts TIMESTAMP(3){key}{wm}) "
+        f"WITH ('connector' = 'filesystem', 'path' = '{rates}', 'format' = 'csv')")
+    t_env.execute_sql(
+        "CREATE TABLE rate_orders (id BIGINT, currency STRING, amount BIGINT, ts TIMESTAMP(3), "
+        "WATERMARK FOR ts AS ts - INTERVAL '5' SECOND) "
+        f"WITH ('connector' = 'filesystem', 'path' = '{orders}', 'format' = 'csv')")
+
+
+_AS_OF = "FROM rate_orders AS o {join} rates FOR SYSTEM_TIME AS OF o.ts AS r ON o.currency = r.currency"
+
+_TEMPORAL_JOINS = {
+    "inner": "SELECT o.id, o.currency, o.amount, r.rate, o.amount * r.rate AS total " + _AS_OF.format(join="JOIN"),
+    "left": "SELECT o.id, o.currency, r.rate, r.ts AS version_ts " + _AS_OF.format(join="LEFT JOIN"),
+    "left_with_condition": "SELECT o.id, r.rate " + _AS_OF.format(join="LEFT JOIN") + " AND r.rate > 11",
+    "all_columns": "SELECT * " + _AS_OF.format(join="JOIN"),
+}
+
+
+def _register_temporal_joins():
+    for name, sql in _TEMPORAL_JOINS.items():
+        def build(t_env, E, sql=sql):
+            _rates(t_env, E)
+            return t_env.sql_query(sql)
+        build.__doc__ = f"{sql}: each order with the rate valid at its time, emitted as the watermark passes it."
+        case(f"temporal_join_{name}", compare="materialized")(build)
+
+
+_register_temporal_joins()
+
+
+@case("temporal_join_error_right_join", compare="error", error_mentions=("FOR SYSTEM_TIME AS OF", "RIGHT"))
+def temporal_join_error_right_join(t_env, E):
+    """A RIGHT temporal join: Flink supports INNER and LEFT only."""
+    _rates(t_env, E)
+    return t_env.sql_query("SELECT o.id, r.rate " + _AS_OF.format(join="RIGHT JOIN"))
+
+
+@case("temporal_join_error_no_primary_key", compare="error", error_mentions=("FOR SYSTEM_TIME AS OF", "primary key"))
+def temporal_join_error_no_primary_key(t_env, E):
+    """The versioned table declares no PRIMARY KEY."""
+    _rates(t_env, E, primary_key=False)
+    return t_env.sql_query("SELECT o.id, r.rate " + _AS_OF.format(join="JOIN"))
+
+
+@case("temporal_join_error_no_watermark", compare="error", error_mentions=("FOR SYSTEM_TIME AS OF", "time attribute"))
+def temporal_join_error_no_watermark(t_env, E):
+    """The versioned table has no rowtime attribute (no WATERMARK)."""
+    _rates(t_env, E, watermark=False)
+    return t_env.sql_query("SELECT o.id, r.rate " + _AS_OF.format(join="JOIN"))
+
+
+@case("temporal_join_error_key_not_in_condition", compare="error",
+      error_mentions=("FOR SYSTEM_TIME AS OF", "primary key"))
+def temporal_join_error_key_not_in_condition(t_env, E):
+    """ON does not equate the versioned table's primary key."""
+    _rates(t_env, E)
+    return t_env.sql_query("SELECT o.id, r.rate FROM rate_orders AS o JOIN rates FOR SYSTEM_TIME AS OF o.ts AS r "
+                           "ON o.amount = r.rate")
+
+
+@case("temporal_join_error_batch", mode="batch", compare="error", error_mentions=("FOR SYSTEM_TIME AS OF",))
+def temporal_join_error_batch(t_env, E):
+    """A temporal join in batch mode: Flink 2.3 cannot plan it."""
+    _rates(t_env, E)
+    return t_env.sql_query("SELECT o.id, r.rate " + _AS_OF.format(join="JOIN"))

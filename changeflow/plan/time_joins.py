@@ -22,8 +22,7 @@ versioned FOR SYSTEM_TIME AS OF probe.rowtime ON probe.k = versioned.pk``, where
 the versioned table has a PRIMARY KEY and a rowtime attribute (a WATERMARK): each
 probe row is joined with the version of its key valid at its time, and emitted
 when the watermark passes that time (SQL in :mod:`changeflow.sql.temporal_join`).
-The versioned table's rowtime column is a plain TIMESTAMP in the output, as
-Flink casts it.
+Both rowtime columns stay time attributes in the output, as in Flink.
 """
 
 from __future__ import annotations

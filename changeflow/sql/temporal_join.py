@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from changeflow.plan.event_time import is_rowtime, plain_time
+from changeflow.plan.event_time import is_rowtime
 from changeflow.plan.nodes import Join, PlanNode
 from changeflow.plan.time_joins import TemporalJoin, declared_key
 from changeflow.plan.type_inference import is_proctime
@@ -84,13 +84,9 @@ def plan_temporal_join(planner: "QueryPlanner", left: PlanNode, left_scope: Scop
     if not set(key) <= set(node.right_keys):
         raise SqlError(located(f"{_WHAT}: Temporal table's primary key [{', '.join(key)}] must be included in "
                                f"the equivalence condition of temporal join (table {name})", join, sql))
-    n = len(left.schema)
-    # The versioned table's rowtime is a plain TIMESTAMP in the output (Flink casts it).
-    schema = node.out_schema[:n] + tuple((out, plain_time(ty) if in_name == rowtimes[0] else ty)
-                                         for (out, ty), in_name in zip(node.out_schema[n:], right.field_names,
-                                                                       strict=True))
+    # Both rowtime columns stay time attributes in the output, as in Flink.
     temporal = TemporalJoin(node.left, right, node.join_type, node.left_keys, node.right_keys, node.condition,
-                            schema, left_time=left_time, right_time=rowtimes[0], primary_key=key)
+                            node.out_schema, left_time=left_time, right_time=rowtimes[0], primary_key=key)
     return temporal, scope, rest
 
 

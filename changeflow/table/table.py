@@ -242,7 +242,12 @@ class Table:
 
     # --- inspection and execution -------------------------------------------------------
     def get_schema(self) -> TableSchema:
-        return TableSchema(self._plan.schema)
+        """The result's columns and types; in batch mode without time attributes, as Flink's batch planner."""
+        schema = self._plan.schema
+        if not self._t_env._planning.runs_streaming(self._plan):
+            from changeflow.plan.event_time import plain_time
+            schema = tuple((n, plain_time(t)) for n, t in schema)
+        return TableSchema(schema)
 
     def print_schema(self) -> None:
         print(self.get_schema())

@@ -133,7 +133,7 @@ def _run(rows, batches, delay, lower, upper, join_type):
     w = -(2**63)
     arrivals = []  # (side, key, ms, id, operator time when it arrived)
     high = None
-    for b, batch in enumerate(batches):
+    for batch in batches:
         records = []
         for i in batch:
             side, key, ms = rows[i]
@@ -168,7 +168,7 @@ def _model(arrivals, lower, upper, join_type):
                 out[(f"l{li}", f"r{ri}")] += 1
                 matched.update({(0, li), (1, ri)})
     outer = (join_type in ("LEFT", "FULL"), join_type in ("RIGHT", "FULL"))
-    for side, key, ms, i, w in arrivals:
+    for side, _key, _ms, i, _w in arrivals:
         if outer[side] and (side, i) not in matched:
             out[(f"l{i}", None) if side == 0 else (None, f"r{i}")] += 1
     return out
@@ -186,7 +186,7 @@ def test_property_matches_the_model(rows, cuts, delay, lower, width, join_type, 
     """Any arrival order and batching: the materialized result is the arrival-aware model's, and only inserts."""
     order = data.draw(st.permutations(range(len(rows))))
     bounds = sorted({min(c, len(rows)) for c in cuts} | {0, len(rows)})
-    batches = [order[a:b] for a, b in zip(bounds, bounds[1:])]
+    batches = [order[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
     h, arrivals = _run(rows, batches, delay, lower, lower + width, join_type)
     assert {r.get_row_kind().value for r in h.changes} <= {0}
     assert _result(h) == _model(arrivals, lower, lower + width, join_type)
@@ -201,7 +201,7 @@ def test_property_no_late_rows_equals_the_batch_join(rows, jitter, cuts, lower, 
     """Out of order by less than the watermark delay (nothing late): the result is the plain batch join."""
     order = sorted(range(len(rows)), key=lambda i: (rows[i][2] + jitter[i], i))
     bounds = sorted({min(c, len(rows)) for c in cuts} | {0, len(rows)})
-    batches = [order[a:b] for a, b in zip(bounds, bounds[1:])]
+    batches = [order[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
     h, _ = _run(rows, batches, 3001, lower, upper, join_type)
     expected = Counter()
     matched = set()
@@ -210,7 +210,7 @@ def test_property_no_late_rows_equals_the_batch_join(rows, jitter, cuts, lower, 
             if s == 0 and s2 == 1 and k is not None and k == k2 and lower <= t - t2 <= upper:
                 expected[(f"l{i}", f"r{j}")] += 1
                 matched.update({i, j})
-    for i, (s, k, t) in enumerate(rows):
+    for i, (s, _k, _t) in enumerate(rows):
         if i not in matched and (join_type in ("LEFT", "FULL") if s == 0 else join_type in ("RIGHT", "FULL")):
             expected[(f"l{i}", None) if s == 0 else (None, f"r{i}")] += 1
     assert _result(h) == expected

@@ -121,7 +121,7 @@ def test_property_equals_the_batch_as_of_join(events, cuts, delay, join_type, da
     w = -(2**63)
     high = None
     arrivals = []  # (event index, watermark when it arrived)
-    for a, b in zip(bounds, bounds[1:]):
+    for a, b in zip(bounds, bounds[1:], strict=False):
         batch = order[a:b]
         h.process([probe(events[i][1], events[i][2], i) if events[i][0] == 0 else
                    version(events[i][1], events[i][2], i) for i in batch])
@@ -134,7 +134,7 @@ def test_property_equals_the_batch_as_of_join(events, cuts, delay, join_type, da
     h.end_of_input()
 
     expected = Counter()
-    for n, (i, wi) in enumerate(arrivals):
+    for i, wi in arrivals:
         side, key, t = events[i]
         if side != 0 or BASE_MS + t <= wi:
             continue  # a version, or a late probe row

@@ -46,7 +46,7 @@ from changeflow.expressions import Expression
 from changeflow.kernels.aggregate.window_agg import epoch_ms
 from changeflow.kernels.changelog import INSERT, KIND, SEQ, SUB
 from changeflow.kernels.contract import MAX_WATERMARK, KernelBase
-from changeflow.kernels.frames import column
+from changeflow.kernels.frames import column, select
 from changeflow.kernels.join.condition import compile_pair_condition
 from changeflow.kernels.join.join_rows import LEFT, RIGHT, JoinOutput, array, python_values, tuples
 from changeflow.kernels.join.join_state import SIDE, key_column
@@ -100,6 +100,9 @@ class IntervalJoin(KernelBase):
         self.lower_ms, self.upper_ms = int(lower_ms), int(upper_ms)
         # How long after its own time a row of each side can still be matched (Flink's relative sizes).
         self.reach = (-self.lower_ms, self.upper_ms)
+        # A pair can carry a time up to the larger reach before the watermark: hold the output watermark back
+        # by it (Flink's RowTimeIntervalJoin.getMaxOutputDelay), so that the pairs are not late downstream.
+        self.watermark_delay_ms = max(0, *self.reach)
         self.outer = (join_type in ("LEFT", "FULL"), join_type in ("RIGHT", "FULL"))
         self.condition = condition
         self._matches = (compile_pair_condition(condition, self.columns[LEFT], self.columns[RIGHT])
@@ -130,7 +133,7 @@ class IntervalJoin(KernelBase):
         if SIDE not in batch.columns:
             raise ValueError(f"join input lacks the {SIDE!r} column (0 left, 1 right); it has {list(batch.columns)}")
         sides = batch[SIDE].to_numpy()
-        return self.process_sides(batch[sides == LEFT], batch[sides == RIGHT], state)
+        return self.process_sides(select(batch, sides == LEFT), select(batch, sides == RIGHT), state)
 
     def process_frames(self, frames: list[pd.DataFrame], state: KeyedState) -> pd.DataFrame:
         """Join a batch that arrived as frames of one input each (its ``_side`` column says which)."""
@@ -237,7 +240,7 @@ class IntervalJoin(KernelBase):
         null_time = stamps.isna().to_numpy()
         times = np.zeros(len(frame), dtype=np.int64)
         if (~null_time).any():
-            times[~null_time] = epoch_ms(stamps[~null_time])
+            times[~null_time] = epoch_ms(pd.Series(stamps.to_numpy()[~null_time]))
         key_values = []
         nulls = null_time.copy()
         for i, k in enumerate(self.keys[side]):

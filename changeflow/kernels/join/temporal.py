@@ -38,7 +38,7 @@ from changeflow.expressions import Expression
 from changeflow.kernels.aggregate.window_agg import epoch_ms
 from changeflow.kernels.changelog import DELETE, KIND, SEQ, SUB, UPDATE_BEFORE
 from changeflow.kernels.contract import KernelBase
-from changeflow.kernels.frames import column
+from changeflow.kernels.frames import column, select
 from changeflow.kernels.join.condition import compile_pair_condition
 from changeflow.kernels.join.join_rows import LEFT, RIGHT, JoinOutput, array, python_values, tuples
 from changeflow.kernels.join.join_state import SIDE, key_column
@@ -113,7 +113,7 @@ class TemporalJoin(KernelBase):
     def process(self, batch: pd.DataFrame, state: KeyedState) -> pd.DataFrame:
         """Store one batch holding both inputs, told apart by a ``_side`` column (0 probe, 1 versions)."""
         sides = batch[SIDE].to_numpy()
-        return self.process_sides(batch[sides == LEFT], batch[sides == RIGHT], state)
+        return self.process_sides(select(batch, sides == LEFT), select(batch, sides == RIGHT), state)
 
     def process_frames(self, frames: list[pd.DataFrame], state: KeyedState) -> pd.DataFrame:
         """Store a batch that arrived as frames of one input each (its ``_side`` column says which)."""
@@ -171,7 +171,7 @@ class TemporalJoin(KernelBase):
                 out._emit(kind, row, None)
         for key in due_keys:
             waiting[key] = {s: e for s, e in waiting[key].items() if e[0] > watermark}
-        for key, by_time in stored.items():
+        for by_time in stored.values():
             times = sorted(by_time)
             keep_from = next((i for i, t in enumerate(times) if t > watermark), len(times)) - 1
             for t in times[:max(keep_from, 0)]:

@@ -214,3 +214,16 @@ def test_property_no_late_rows_equals_the_batch_join(rows, jitter, cuts, lower, 
         if i not in matched and (join_type in ("LEFT", "FULL") if s == 0 else join_type in ("RIGHT", "FULL")):
             expected[(f"l{i}", None) if s == 0 else (None, f"r{i}")] += 1
     assert _result(h) == expected
+
+
+def test_output_watermark_held_back_by_the_larger_bound():
+    """Flink holds an interval join's output watermark back by max(-lower, upper): its pairs are not late."""
+    from changeflow.runtime.spark.control_rows import Control
+    from changeflow.runtime.spark.processor import KernelProcessor
+    from changeflow.kernels.contract import MAX_WATERMARK
+
+    kernel = harness(lower=-2000, upper=3000).kernel
+    assert kernel.watermark_delay_ms == 3000
+    processor = KernelProcessor(kernel, ["_jk0"], pages=2, output_columns=kernel.output_columns[:-3])
+    held = processor._held_back(Control(frozenset({1}), False, ((7, 10_000), (8, MAX_WATERMARK))))
+    assert held == Control(frozenset({1}), False, ((7, 7000), (8, MAX_WATERMARK)))

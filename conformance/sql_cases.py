@@ -870,3 +870,6 @@ from conformance import sql_window_cases  # noqa: E402,F401  (registers its case
 
 # OVER aggregations (issue 18).
 from conformance import sql_over_cases  # noqa: E402,F401  (registers its cases into CASES)
+
+# Event-time joins: interval joins and temporal joins (issue 18).
+from conformance import sql_time_join_cases  # noqa: E402,F401  (registers its cases into CASES)

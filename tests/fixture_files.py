@@ -9,10 +9,11 @@ separated by a blank line.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from changeflow.common.types import DataTypes as T
+from changeflow.expressions import Column
 from changeflow.plan.nodes import Source
 from changeflow.plan.event_time import assign_watermark
 from changeflow.plan.type_inference import PlanError
@@ -51,7 +52,8 @@ def read_cases(path: Path) -> list[Case]:
 
 def catalog():
     """Deterministically named sources: t, u, src (the mini-batch seed's table), tp/up (with PROCTIME()),
-    bids (``ts`` a rowtime attribute: ``WATERMARK FOR ts AS ts - INTERVAL '2' SECOND``)."""
+    bids and asks (``ts`` a rowtime attribute: ``WATERMARK FOR ts AS ts - INTERVAL '2' SECOND``), rates
+    (a versioned table: PRIMARY KEY k, ``WATERMARK FOR rts AS rts``) and rates_nokey (no key)."""
     tables = {
         "t": Source("t", (("id", T.BIGINT()), ("name", T.STRING()), ("v", T.INT()), ("d", T.DOUBLE())),
                     "elements", []),
@@ -69,4 +71,10 @@ def catalog():
     bids = Source("bids", (("ts", T.TIMESTAMP(3)), ("k", T.STRING()), ("v", T.INT())), "elements", [])
     watermark = plan_query("SELECT ts - INTERVAL '2' SECOND FROM bids", lambda _: bids)
     tables["bids"] = assign_watermark(bids, "ts", watermark.exprs[0][1], "`ts` - INTERVAL '2' SECOND")
+    asks = Source("asks", (("ts", T.TIMESTAMP(3)), ("k", T.STRING()), ("w", T.INT())), "elements", [])
+    tables["asks"] = assign_watermark(asks, "ts", watermark.exprs[0][1], "`ts` - INTERVAL '2' SECOND")
+    rates = Source("rates", (("k", T.STRING(False)), ("rate", T.INT()), ("rts", T.TIMESTAMP(3))), "elements", [],
+                   primary_key=("k",))
+    tables["rates"] = assign_watermark(rates, "rts", Column("rts"), "`rts`")
+    tables["rates_nokey"] = assign_watermark(replace(rates, primary_key=()), "rts", Column("rts"), "`rts`")
     return resolve

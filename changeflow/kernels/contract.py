@@ -200,6 +200,10 @@ class KernelBase:
     has_timers: bool = False
     event_time: bool = False
     current_watermark: int = MIN_WATERMARK
+    #: How far behind its input's watermark the operator's output watermark stays (ms): an interval join
+    #: holds it back by its largest bound, so that the pairs it emits are not late downstream (Flink's
+    #: KeyedCoProcessOperatorWithWatermarkDelay). The host subtracts it from the watermarks it passes on.
+    watermark_delay_ms: int = 0
     sweep_interval_ms: int | None = None
     # Class-level default: a kernel whose host binds no clock (a direct call in a test) reads the wall clock.
     clock: Clock = staticmethod(wall_clock)

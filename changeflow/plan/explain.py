@@ -243,7 +243,7 @@ def describe_node(node: PlanNode) -> str:
         return (f"PythonGroupTableAggregate(groupBy=[{', '.join(node.keys)}], "
                 f"select=[{', '.join(node.keys + (f'{node.call}',))} AS ({', '.join(columns)})])")
     if isinstance(node, Join):
-        return _describe_join(node)
+        return _describe_join(node)  # an interval join too (its own name and window bounds)
     if isinstance(node, Union):
         return f"Union(all=[true], union=[{', '.join(node.field_names)}])"
     if isinstance(node, Sort):  # batch only: streaming plans it as a Rank (rules/sort_limit.py)
@@ -320,6 +320,21 @@ def _describe_join(node: Join) -> str:
         parts.append(str(node.condition))
     where = parts[0] if len(parts) == 1 else "(" + " AND ".join(parts) + ")" if parts else "true"
     specs = [_input_spec(child, keys) for child, keys in ((node.left, node.left_keys), (node.right, node.right_keys))]
+    from changeflow.plan.time_joins import IntervalJoin, TemporalJoin
+    if isinstance(node, TemporalJoin):  # Flink's TemporalJoin line, its marker condition included
+        right_out = dict(zip(node.right.field_names, names[left_width:], strict=True))
+        marker = (f"__TEMPORAL_JOIN_CONDITION({node.left_time}, {right_out[node.right_time]}, "
+                  f"__TEMPORAL_JOIN_CONDITION_PRIMARY_KEY({', '.join(right_out[k] for k in node.primary_key)}), "
+                  f"__TEMPORAL_JOIN_LEFT_KEY({', '.join(node.left_keys)}), "
+                  f"__TEMPORAL_JOIN_RIGHT_KEY({', '.join(right_out[k] for k in node.right_keys)}))")
+        return (f"TemporalJoin(joinType=[{_JOIN_TYPES[node.join_type]}], where=[({' AND '.join(parts + [marker])})], "
+                f"select=[{', '.join(names)}])")
+    if isinstance(node, IntervalJoin):  # Flink's IntervalJoin line (time indexes: positions in each input)
+        bounds = (f"isRowTime=true, leftLowerBound={node.lower_ms}, leftUpperBound={node.upper_ms}, "
+                  f"leftTimeIndex={node.left.field_names.index(node.left_time)}, "
+                  f"rightTimeIndex={node.right.field_names.index(node.right_time)}")
+        return (f"IntervalJoin(joinType=[{_JOIN_TYPES[node.join_type]}], windowBounds=[{bounds}], where=[{where}], "
+                f"select=[{', '.join(names)}])")
     mini = ", miniBatch=[true]" if node.traits.mini_batch else ""
     return (f"Join(joinType=[{_JOIN_TYPES[node.join_type]}], where=[{where}], select=[{', '.join(names)}], "
             f"leftInputSpec=[{specs[0]}], rightInputSpec=[{specs[1]}]{mini})")

@@ -72,6 +72,8 @@ class Source(PlanNode):
     source_schema: Schema
     kind: str  # "elements" | "pandas" | "spark"
     payload: Any = field(repr=False)
+    # A DDL table's declared PRIMARY KEY (NOT ENFORCED): what makes it a versioned table for a temporal join.
+    primary_key: tuple[str, ...] = ()
 
     @property
     def schema(self) -> Schema:

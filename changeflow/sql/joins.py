@@ -72,6 +72,9 @@ def plan_join(planner: "QueryPlanner", left: PlanNode, left_scope: Scope, join: 
     """Join the plan so far with ``join``'s relation; returns the unused part of ``where``."""
     if isinstance(join.this, exp.Lateral):  # LATERAL TABLE(f(...)): a table function (sql/lateral.py)
         return plan_lateral(planner, left, left_scope, join, where)
+    if isinstance(join.this, exp.Table) and join.this.args.get("version") is not None:
+        from changeflow.sql.temporal_join import plan_temporal_join  # FOR SYSTEM_TIME AS OF (sql/temporal_join.py)
+        return plan_temporal_join(planner, left, left_scope, join, where)
     sql = planner.sql
     side = (join.side or "").upper()
     kind = (join.kind or "").upper()

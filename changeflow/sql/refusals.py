@@ -6,9 +6,9 @@ TUMBLE(ts, ...)``, ``HOP(...)``, ``SESSION(...)``) need event time, which is ano
 issue's work. sqlglot cannot parse the TVF form at all (``DESCRIPTOR``, ``TABLE t`` as an
 argument), so :func:`window_construct` looks at the tokens of a statement that failed to
 parse and names the construct; :func:`refuse_group_window` names a legacy group window
-that did parse (as an unknown function call). ``FOR SYSTEM_TIME AS OF`` (a temporal
-join, also event-time work) parses and would otherwise be ignored: :func:`refuse_version`
-refuses it where a table is read.
+that did parse (as an unknown function call). ``FOR SYSTEM_TIME AS OF`` outside a join
+(time travel) parses and would otherwise be ignored: :func:`refuse_version` refuses it where
+a table is read (a temporal join is :mod:`changeflow.sql.temporal_join`).
 """
 
 from __future__ import annotations
@@ -54,7 +54,9 @@ def refuse_group_window(node: exp.Expr, sql: str | None) -> None:
 
 
 def refuse_version(node: exp.Table, sql: str | None) -> None:
-    """``FOR SYSTEM_TIME AS OF``: a temporal join changeflow does not run; never a regular join."""
+    """``FOR SYSTEM_TIME AS OF`` outside a join (time travel): not supported; a temporal join is planned by
+    :mod:`changeflow.sql.temporal_join`."""
     if node.args.get("version") is not None:
-        raise SqlError(located("unsupported SQL: FOR SYSTEM_TIME AS OF (a temporal table join) is not "
-                               f"supported yet (table {'.'.join(p.name for p in node.parts)})", node, sql))
+        raise SqlError(located("unsupported SQL: FOR SYSTEM_TIME AS OF outside a join (time travel) is not "
+                               f"supported (table {'.'.join(p.name for p in node.parts)}); a temporal join is "
+                               "`probe JOIN versioned FOR SYSTEM_TIME AS OF probe.rowtime ON ...`", node, sql))

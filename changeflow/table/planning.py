@@ -94,7 +94,8 @@ class PlanningContext:
         """A DDL table read through ``connector``: the source, then its computed columns, then its watermark."""
         schema = table.schema
         read = tuple((c.name, c.data_type) for c in schema.columns if c.expression is None or c.proctime)
-        source = Source(f"[{identifier(table.name).replace('.', ', ')}]", read, "connector", connector)
+        source = Source(f"[{identifier(table.name).replace('.', ', ')}]", read, "connector", connector,
+                        primary_key=tuple(schema.primary_key))
         computed = [c for c in schema.columns if c.expression is not None and not c.proctime]
         hidden = f"__{table.name}_columns"
         plan: PlanNode = source

@@ -242,11 +242,12 @@ class Table:
 
     # --- inspection and execution -------------------------------------------------------
     def get_schema(self) -> TableSchema:
+        """The result's columns and types; in batch mode without time attributes, as Flink's batch planner."""
         schema = self._plan.schema
         if not self._t_env._planning.runs_streaming(self._plan):
             # A batch query has no time attributes: Flink types a rowtime column as a plain TIMESTAMP.
-            from changeflow.plan.event_time import is_rowtime, plain_time
-            schema = tuple((n, plain_time(t) if is_rowtime(t) else t) for n, t in schema)
+            from changeflow.plan.event_time import plain_time
+            schema = tuple((n, plain_time(t)) for n, t in schema)
         return TableSchema(schema)
 
     def print_schema(self) -> None:

@@ -21,7 +21,13 @@ from changeflow.sql import SqlError
     ("SELECT id FROM t WHERE NOT (v IN (SELECT w FROM u) OR v > 1)", r"NOT IN \(subquery\) .*\(at line 1, column 29\)"),
     ("SELECT id, (SELECT MAX(w) FROM u) FROM t", r"unsupported SQL: scalar subquery .*\(at line 1, column 20\)"),
     ("SELECT * FROM t JOIN u FOR SYSTEM_TIME AS OF t.id ON t.id = u.id",
-     r"FOR SYSTEM_TIME AS OF \(a temporal table join\) is not supported yet \(table u\) \(at line 1, column 22\)"),
+     r"FOR SYSTEM_TIME AS OF \(an event-time temporal join\): The system time period specification expects "
+     r"Timestamp type but is 'BIGINT' \(column t.id\) \(at line 1, column 46\)"),
+    ("SELECT * FROM u FOR SYSTEM_TIME AS OF TIMESTAMP '2024-01-01 00:00:00'",
+     r"FOR SYSTEM_TIME AS OF outside a join \(time travel\) is not supported \(table u\)"),
+    ("SELECT * FROM tp JOIN u FOR SYSTEM_TIME AS OF tp.pt ON tp.id = u.id",
+     r"FOR SYSTEM_TIME AS OF a processing-time attribute \(tp.pt\): a processing-time temporal join or "
+     r"lookup join is not supported"),
     ("SELECT * FROM TABLE(\n  SESSION(TABLE t, DESCRIPTOR(ts), INTERVAL '1' MINUTE))",
      r"window TVF SESSION .* is not supported yet \(at line 2, column 3\)"),
     ("SELECT name FROM t GROUP BY SESSION(ts, INTERVAL '1' MINUTE)",

@@ -19,6 +19,7 @@ from changeflow.plan.over import OverAggregate
 from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Replicate, Sink,
                                    Sort, Source, TableAggregate, Union, UpsertMaterialize)
 from changeflow.plan.physical import annotate_all
+from changeflow.plan.time_joins import IntervalJoin, TemporalJoin
 from changeflow.plan.rules import Rule
 
 
@@ -52,9 +53,12 @@ def node_mode(node: PlanNode, inputs: list[ChangelogMode]) -> ChangelogMode:
         return RETRACT if node.kind == "datastream" and node.payload.changelog else INSERT_ONLY
     if isinstance(node, (Project, Filter, Correlate, Replicate, WatermarkAssigner, WindowTableFunction)):
         return inputs[0]  # a correlate's rows keep the kind of the input change they come from
-    if isinstance(node, (WindowAggregate, OverAggregate)):
+    if isinstance(node, TemporalJoin):
+        return inputs[0]  # each probe row once, with its own kind, when the watermark passes its time
+    if isinstance(node, (WindowAggregate, OverAggregate, IntervalJoin)):
         # A window's row is emitted once, when the watermark passes its end; an OVER
-        # aggregation emits each input row once, with its aggregates.
+        # aggregation emits each input row once, with its aggregates; an interval
+        # join its pairs once, and an outer row's padding once it can no longer match.
         return INSERT_ONLY
     if isinstance(node, Sort):  # batch (a streaming Sort becomes a Rank: rules/sort_limit.py)
         return inputs[0] if node.fetch is None else RETRACT

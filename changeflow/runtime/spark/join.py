@@ -1,4 +1,4 @@
-"""Regular joins on Spark: a two-input stateful operator in streaming, Spark's own join in batch.
+"""Regular and interval joins on Spark: a two-input stateful operator in streaming, Spark's join in batch.
 
 Streaming (:func:`join_stream`): each input is packed by its own ``mapInPandas``
 (:class:`~changeflow.runtime.spark.packing.Packer`). Before packing, every row gets
@@ -17,6 +17,13 @@ How the two inputs' changes are ordered within a micro-batch is the kernel's rul
 own interleaving of two sources is not deterministic, so conformance compares joins
 materialized.
 
+An interval join (:class:`~changeflow.plan.time_joins.IntervalJoin`) runs the
+same way with the :class:`~changeflow.kernels.join.interval.IntervalJoin` kernel, an
+event-time kernel: its processor gives it the least watermark over both inputs'
+assigners; so does a temporal join (:class:`~changeflow.plan.time_joins.TemporalJoin`,
+kernel :class:`~changeflow.kernels.join.temporal.TemporalJoin`). A batch plan has
+neither (the regular join gives an interval join's rows; a temporal join is refused).
+
 Batch (:func:`join_batch`): Spark's join of the two inputs on the equi keys and the
 remaining condition, with the same output columns; NULL keys never match (``=``
 on NULL is not true in Spark either).
@@ -32,10 +39,14 @@ from pyspark.sql import functions as F
 
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.join import SIDE, StreamingJoin, key_column
+from changeflow.kernels.join.interval import IntervalJoin as IntervalJoinKernel
+from changeflow.kernels.join.temporal import TemporalJoin as TemporalJoinKernel
 from changeflow.plan.join_builder import join_key_type
 from changeflow.plan.nodes import Join
+from changeflow.plan.time_joins import IntervalJoin, TemporalJoin
 from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.control_rows import ControlFanOut
+from changeflow.runtime.spark.event_time import upstream_watermarks
 from changeflow.runtime.spark.packing import BUCKET, PACKED, Packer
 from changeflow.runtime.spark.processor import KernelProcessor
 from changeflow.runtime.spark.sources import kernel_input_dtype
@@ -67,12 +78,25 @@ def join_stream(translator: Any, node: Join) -> DataFrame:
     dtypes = {n: kernel_input_dtype(t) for n, t in list(left_types.items()) + list(right_types.items())}
     left_unique = node.left.traits.row_key
     right_unique = node.right.traits.row_key
-    kernel = StreamingJoin(
-        node.join_type, left_names, right_names, list(node.left_keys), [right_rename[k] for k in node.right_keys],
-        node.condition, key_dtypes=key_dtypes, dtypes=dtypes, mini_batch=node.traits.mini_batch,
-        left_unique_key=list(left_unique) if left_unique is not None else None,
-        right_unique_key=[right_rename[k] for k in right_unique] if right_unique is not None else None,
-        ttl_ms=node.traits.side_ttl_ms or (0, 0))
+    right_keys = [right_rename[k] for k in node.right_keys]
+    kernel: Any
+    if isinstance(node, IntervalJoin):  # the event-time interval join (plan/time_joins.py)
+        left_time = dict(zip(node.left.field_names, left_names, strict=True))[node.left_time]
+        kernel = IntervalJoinKernel(node.join_type, left_names, right_names, list(node.left_keys), right_keys,
+                                    left_time, right_rename[node.right_time], node.lower_ms, node.upper_ms,
+                                    node.remaining, key_dtypes=key_dtypes, dtypes=dtypes)
+    elif isinstance(node, TemporalJoin):  # the event-time temporal join (FOR SYSTEM_TIME AS OF)
+        left_time = dict(zip(node.left.field_names, left_names, strict=True))[node.left_time]
+        kernel = TemporalJoinKernel(node.join_type, left_names, right_names, list(node.left_keys), right_keys,
+                                    left_time, right_rename[node.right_time], node.condition,
+                                    key_dtypes=key_dtypes, dtypes=dtypes)
+    else:
+        kernel = StreamingJoin(
+            node.join_type, left_names, right_names, list(node.left_keys), right_keys,
+            node.condition, key_dtypes=key_dtypes, dtypes=dtypes, mini_batch=node.traits.mini_batch,
+            left_unique_key=list(left_unique) if left_unique is not None else None,
+            right_unique_key=[right_rename[k] for k in right_unique] if right_unique is not None else None,
+            ttl_ms=node.traits.side_ttl_ms or (0, 0))
     sweep = translator.ttl_sweep(kernel)
     key_columns = [key_column(i) for i in range(len(key_types))]
     settings = translator.settings
@@ -91,8 +115,10 @@ def join_stream(translator: Any, node: Join) -> DataFrame:
     from changeflow.runtime.spark.streaming import upstream_sources  # streaming.py imports this module
     # Any kernel's processor: the join's frames of each input stay apart (StreamingJoin.process_frames).
     # A join neither buffers nor acts on end of input: control rows only pass through it.
+    # An interval join's watermark is the least over both inputs' assigners (the processor combines them).
     processor = KernelProcessor(kernel, key_columns, settings.pages, node.field_names,
-                                sources=upstream_sources(node), control=translator.control, sweep=sweep)
+                                sources=upstream_sources(node), control=translator.control, sweep=sweep,
+                                watermarks=upstream_watermarks(node, translator.assigners))
     return packed[0].unionAll(packed[1]).groupBy(BUCKET).transformWithStateInPandas(
         statefulProcessor=processor, outputStructType=translator.changelog_struct(node.schema), outputMode="Append",
         timeMode=processor.time_mode)

@@ -53,7 +53,8 @@ from pyspark.sql.streaming.stateful_processor import StatefulProcessor, Stateful
 from pyspark.sql.types import BinaryType, LongType, StructField, StructType
 
 from changeflow.kernels.changelog import SEQ, SUB
-from changeflow.kernels.contract import MIN_WATERMARK, HostClock, Kernel, concat_outputs, end_of_input_output
+from changeflow.kernels.contract import (MAX_WATERMARK, MIN_WATERMARK, HostClock, Kernel, concat_outputs,
+                                        end_of_input_output)
 from changeflow.runtime.spark.control_rows import Control, control_rows, split_payloads
 from changeflow.plan.flush_policy import FlushPolicy, flushes_from_timers
 from changeflow.runtime.spark.flush import BucketBuffer, BucketFlusher, MemoryFlusher
@@ -224,7 +225,16 @@ class KernelProcessor(StatefulProcessor):
         if out is not None and len(out):
             yield self.emit(out)
         if control.signals:
-            yield self.emit(control_rows(self.output_columns, control))
+            yield self.emit(control_rows(self.output_columns, self._held_back(control)))
+
+    def _held_back(self, control: Control) -> Control:
+        """``control`` with its watermarks held back by the kernel's ``watermark_delay_ms`` (an interval join's)."""
+        delay = self.kernel.watermark_delay_ms
+        if not delay or not control.watermarks:
+            return control
+        held = tuple((number, position, value if value >= MAX_WATERMARK else value - delay)
+                     for number, position, value in control.watermarks)
+        return Control(control.ended, control.flush, held)
 
     def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[pd.DataFrame]:
         now = timerValues.getCurrentProcessingTimeInMs()

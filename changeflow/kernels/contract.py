@@ -120,6 +120,10 @@ class Kernel(Protocol):
     #: The watermark the operator has seen before the current call (ms); the host sets it.
     current_watermark: int
 
+    #: How far behind its input's watermark the operator's output watermark is held (ms): an
+    #: interval join's rows may be that much older than the watermark that emitted them.
+    watermark_delay_ms: int
+
     #: The kernel's state expires (a TTL): the host should call :meth:`sweep`
     #: from a timer at most this often (ms), to reclaim keys that never come
     #: back. None: no sweep. Expiry on access does not depend on it.
@@ -267,6 +271,10 @@ class WrappingKernel(KernelBase):
     @property
     def operator_name(self) -> str:
         return self.kernel.operator_name
+
+    @property
+    def watermark_delay_ms(self) -> int:  # type: ignore[override]  # the wrapped kernel's
+        return self.kernel.watermark_delay_ms
 
     @property
     def current_watermark(self) -> int:  # type: ignore[override]  # the wrapped kernel's

@@ -13,7 +13,6 @@ from changeflow.kernels.aggregate.functions import AggCall, result_type
 from changeflow.expressions import Agg, Column, Expression, UserCall, replace, strip_alias
 from changeflow.kernels.aggregate.user import UserAggCall
 from changeflow.plan.nodes import Aggregate, Filter, PlanNode, Project
-from changeflow.plan.event_time import materialized, window_time_keys
 from changeflow.plan.type_inference import PlanError, type_of
 from changeflow.plan.user_aggregates import user_agg_call
 
@@ -105,11 +104,10 @@ def aggregate(input: PlanNode, keys: list[Expression], select: list[Expression])
     pre_schema = tuple((n, type_of(e, in_types)) for n, e in pre)
     pre_node = Project(input, tuple(pre), pre_schema) if pre else input
     pre_types = dict(pre_schema)
-    # A regular aggregation's output is no time attribute; a window aggregation's window_time is
-    # (grouped by a window's start and end: plan/rules/window_aggregate.py).
-    window_time = window_time_keys(pre_node, key_names)
-    agg_schema = tuple([(k, pre_types[k] if k in window_time else materialized(pre_types[k])) for k in key_names] +
-                       [(c.output, materialized(aggregate_type(c, bool(key_names)))) for c in calls])
+    # Types as Flink prints them: a rowtime column keeps its *ROWTIME* mark through a regular aggregation
+    # too, though it is no time attribute there (event_time.is_time_attribute decides that).
+    agg_schema = tuple([(k, pre_types[k]) for k in key_names] +
+                       [(c.output, aggregate_type(c, bool(key_names))) for c in calls])
     agg_node = Aggregate(pre_node, tuple(key_names), tuple(calls), agg_schema)
 
     # The select list may use keys (by name or by the same expression) and aggregates.

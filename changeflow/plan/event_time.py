@@ -54,10 +54,47 @@ def plain_time(t: DataType) -> DataType:
     return t if params == t.params else DataType(t.root, t.nullable, params, t.element, t.descriptions)
 
 
-def materialized(t: DataType) -> DataType:
-    """``t`` as an operator that does not keep event time outputs it: a rowtime attribute becomes a
-    regular timestamp (Flink's regular aggregation and join); other types unchanged."""
-    return plain_time(t) if is_rowtime(t) else t
+def is_time_attribute(node: PlanNode, column: str) -> bool:
+    """Whether ``column`` of ``node`` is a rowtime attribute a window or an event-time operator can use.
+
+    Its type is marked ``*ROWTIME*`` as Flink prints it, but as in Flink's planner
+    (which materializes time indicators after validation) only the operators that
+    keep event time pass the attribute on: projections of the column itself,
+    filters, watermark assigners, window TVFs (and their ``window_time``), a window
+    aggregation's ``window_time``, deduplication and Top-N, unions, interval and
+    temporal joins. A regular aggregation or join outputs plain timestamps.
+    """
+    from changeflow.plan.nodes import Aggregate, Deduplicate, Join, Rank, Source, Union
+
+    if not is_rowtime(node.type_map().get(column, DataType("NULL"))):
+        return False
+    if isinstance(node, Source):
+        return True
+    if isinstance(node, WatermarkAssigner):
+        return column == node.rowtime or is_time_attribute(node.input, column)
+    if isinstance(node, (Filter, Deduplicate, Rank)):
+        return is_time_attribute(node.input, column)
+    if isinstance(node, Project):
+        expr = dict(node.exprs).get(column)
+        return isinstance(expr, Column) and is_time_attribute(node.input, expr.name)
+    if isinstance(node, WindowTableFunction):
+        return column == "window_time" or is_time_attribute(node.input, column)
+    if isinstance(node, (WindowAggregate, Aggregate)):
+        # A window aggregation's window_time; a logical Aggregate becomes one when it groups by a
+        # window's start and end (plan/rules/window_aggregate.py).
+        lineage = window_lineage(node.input)
+        roles = {lineage[k][0] for k in node.keys if k in lineage}
+        return {"window_start", "window_end"} <= roles and lineage.get(column, ("",))[0] == "window_time"
+    if isinstance(node, Union):
+        index = node.field_names.index(column)
+        return all(is_time_attribute(i, i.field_names[index]) for i in node.inputs)
+    if isinstance(node, Join) and getattr(node, "left_time", ""):   # interval and temporal joins
+        left = len(node.left.field_names)
+        index = node.field_names.index(column)
+        side, name = (node.left, node.left.field_names[index]) if index < left else \
+            (node.right, node.right.field_names[index - left])
+        return is_time_attribute(side, name)
+    return False
 
 
 def _interval(ms: int) -> str:
@@ -70,9 +107,10 @@ def _interval(ms: int) -> str:
 
 @dataclass(frozen=True)
 class WindowSpec:
-    """An aligned window of a window TVF: ``TUMBLE`` (size), ``HOP`` (slide, size), ``CUMULATE`` (step, size).
+    """The window of a window TVF: ``TUMBLE`` (size), ``HOP`` (slide, size), ``CUMULATE`` (step, size), or
+    ``SESSION`` (``size_ms`` is the gap; ``partition_keys`` the columns of its ``PARTITION BY``).
 
-    ``offset_ms`` shifts the window boundaries, as the TVFs' optional ``OFFSET``.
+    ``offset_ms`` shifts the aligned windows' boundaries, as the TVFs' optional ``OFFSET``.
 
     >>> [w for w in WindowSpec("HOP", 10_000, slide_ms=5_000).windows(12_000)]
     [(10000, 20000), (5000, 15000)]
@@ -85,13 +123,21 @@ class WindowSpec:
     slide_ms: int | None = None
     step_ms: int | None = None
     offset_ms: int = 0
+    partition_keys: tuple[str, ...] = ()
+
+    @property
+    def aligned(self) -> bool:
+        """Whether a row's windows follow from its time alone (not SESSION, whose windows merge)."""
+        return self.kind != "SESSION"
 
     def start_of(self, ts: int, size: int) -> int:
         """The start of the window of length ``size`` (aligned to the offset) holding ``ts``."""
         return ts - (ts - self.offset_ms) % size
 
     def windows(self, ts: int) -> list[tuple[int, int]]:
-        """Every window ``(start, end)`` holding the instant ``ts`` (ms), as Flink assigns them."""
+        """Every window ``(start, end)`` holding the instant ``ts`` (ms), as Flink assigns them (aligned only)."""
+        if not self.aligned:
+            raise ValueError("a SESSION window depends on the rows around a row, not on its time alone")
         if self.kind == "TUMBLE":
             start = self.start_of(ts, self.size_ms)
             return [(start, start + self.size_ms)]
@@ -113,6 +159,9 @@ class WindowSpec:
             return f"TUMBLE(size=[{_interval(self.size_ms)}]{offset})"
         if self.kind == "HOP":
             return f"HOP(slide=[{_interval(self.slide_ms or 0)}], size=[{_interval(self.size_ms)}]{offset})"
+        if self.kind == "SESSION":
+            keys = f", partition keys=[{', '.join(self.partition_keys)}]" if self.partition_keys else ""
+            return f"SESSION(gap=[{_interval(self.size_ms)}]{keys})"
         return f"CUMULATE(max_size=[{_interval(self.size_ms)}], step=[{_interval(self.step_ms or 0)}]{offset})"
 
 
@@ -160,12 +209,16 @@ def window_table_function(plan: PlanNode, time_column: str, window: WindowSpec) 
         raise PlanError(f"Unknown column '{time_column}' in the DESCRIPTOR of {window.kind}; "
                         f"available: {', '.join(types)}")
     t = types[time_column]
-    if not is_rowtime(t):
+    if not is_time_attribute(plan, time_column):
         raise PlanError(f"The window function requires the timecol is a time attribute type, but is "
                         f"{plain_time(t)} (column '{time_column}' of {window.kind}; declare a WATERMARK on it)")
     for name in WINDOW_COLUMNS:
         if name in types:
             raise PlanError(f"{window.kind}: the input already has a column named '{name}'")
+    for key in window.partition_keys:
+        if key not in types:
+            raise PlanError(f"Unknown column '{key}' in the PARTITION BY of {window.kind}; "
+                            f"available: {', '.join(types)}")
     bound = DataTypes.TIMESTAMP(3, nullable=False)
     window_time = rowtime_type(DataType(t.root, False, (3,)))
     added = (("window_start", bound), ("window_end", bound), ("window_time", window_time))
@@ -207,16 +260,6 @@ def window_lineage(node: PlanNode) -> dict[str, tuple[str, WindowSpec]]:
     return {}
 
 
-def window_time_keys(node: PlanNode, keys: list[str]) -> set[str]:
-    """Those of the grouping ``keys`` over ``node`` that are a window's ``window_time``, when the keys
-    also hold its start and end (a window aggregation, whose window_time stays a rowtime attribute)."""
-    lineage = window_lineage(node)
-    roles = {lineage[k][0] for k in keys if k in lineage}
-    if not {"window_start", "window_end"} <= roles:
-        return set()
-    return {k for k in keys if k in lineage and lineage[k][0] == "window_time"}
-
-
 __all__ = ["ROWTIME_MARKER", "WINDOW_COLUMNS", "WatermarkAssigner", "WindowAggregate", "WindowSpec",
-           "WindowTableFunction", "assign_watermark", "is_rowtime", "materialized", "plain_time", "rowtime_type",
-           "window_lineage", "window_table_function", "window_time_keys"]
+           "WindowTableFunction", "assign_watermark", "is_rowtime", "is_time_attribute", "plain_time",
+           "rowtime_type", "window_lineage", "window_table_function"]

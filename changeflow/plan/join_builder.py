@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from changeflow.common.types import DataType
 from changeflow.expressions import Call, Column, Expression, strip_alias
-from changeflow.plan.event_time import materialized
 from changeflow.plan.nodes import Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Schema
 from changeflow.plan.type_inference import PlanError, numeric_join, type_of
 
@@ -44,10 +43,11 @@ def join(left: PlanNode, right: PlanNode, join_type: str, condition: Expression 
     left_names, right_names = left.field_names, right.field_names
     out_right = output_names(left_names, right_names)
     left_nullable, right_nullable = kind in ("RIGHT", "FULL"), kind in ("LEFT", "FULL")
-    # A regular join keeps no time attribute (Flink materializes rowtime columns there).
+    # Rowtime columns keep their *ROWTIME* type, as Flink prints them, though a regular join's
+    # output is no time attribute (event_time.is_time_attribute).
     schema: Schema = tuple(
-        [(n, materialized(t.with_nullable(True) if left_nullable else t)) for n, t in left.schema]
-        + [(n, materialized(t.with_nullable(True) if right_nullable else t))
+        [(n, t.with_nullable(True) if left_nullable else t) for n, t in left.schema]
+        + [(n, t.with_nullable(True) if right_nullable else t)
            for n, (_, t) in zip(out_right, right.schema, strict=True)]
     )
     # Types as the condition sees them: the inputs' own (padding happens after matching).

@@ -4,9 +4,9 @@ sqlglot cannot parse Flink's TVF call (``TABLE t`` and ``DESCRIPTOR(ts)`` as
 arguments, ``name => value`` in any order), so :func:`rewrite_window_tvfs`
 rewrites the text first, token by token, into a plain table function call
 sqlglot reads, ``TUMBLE(t, ts, INTERVAL '10' SECOND)`` (arguments in their
-positional order); :func:`plan_window_tvf` then plans that call as a
+positional order; a SESSION's ``PARTITION BY`` columns follow its gap);
+:func:`plan_window_tvf` then plans that call as a
 :class:`~changeflow.plan.event_time.WindowTableFunction` over the table.
-``SESSION`` windows are refused by name.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from sqlglot import exp, tokens
-from sqlglot.tokens import TokenType
+from sqlglot.tokenizer_core import TokenType
 
 from changeflow.plan.event_time import WindowSpec, window_table_function
 from changeflow.sql.errors import SqlError, located, unsupported
@@ -29,6 +29,7 @@ PARAMETERS = {
     "TUMBLE": ("DATA", "TIMECOL", "SIZE", "OFFSET"),
     "HOP": ("DATA", "TIMECOL", "SLIDE", "SIZE", "OFFSET"),
     "CUMULATE": ("DATA", "TIMECOL", "STEP", "SIZE", "OFFSET"),
+    "SESSION": ("DATA", "TIMECOL", "GAP"),
 }
 # The TVF's name in the rewritten text, so a user's own function named TUMBLE is never taken for it.
 _MARK = "__window_tvf_"
@@ -49,12 +50,10 @@ def rewrite_window_tvfs(sql: str) -> str:
     while i + 3 < len(toks):
         name = toks[i + 2].text.upper()
         if not (toks[i].token_type == TokenType.TABLE and toks[i + 1].token_type == TokenType.L_PAREN
-                and name in (*PARAMETERS, "SESSION") and toks[i + 3].token_type == TokenType.L_PAREN):
+                and name in PARAMETERS and toks[i + 3].token_type == TokenType.L_PAREN):
             i += 1
             continue
         where = f"(at line {toks[i + 2].line}, column {max(1, toks[i + 2].col - len(toks[i + 2].text) + 1)})"
-        if name == "SESSION":
-            raise SqlError(f"unsupported SQL: window TVF SESSION (TABLE(SESSION(...))) is not supported yet {where}")
         close = _matching(toks, i + 3)
         outer = close + 1
         if outer >= len(toks) or toks[outer].token_type != TokenType.R_PAREN:
@@ -97,6 +96,7 @@ def _arguments(sql: str, toks: list, name: str, where: str) -> list[str]:
     params = PARAMETERS[name]
     positional: list[str] = []
     named: dict[str, str] = {}
+    partition: list[str] = []
     for part in parts:
         label = None
         if len(part) > 2 and part[1].token_type == TokenType.FARROW:
@@ -104,7 +104,8 @@ def _arguments(sql: str, toks: list, name: str, where: str) -> list[str]:
             if label not in params:
                 raise SqlError(f"{name} has no parameter named {label}; its parameters are "
                                f"{', '.join(params)} {where}")
-        text = _argument_text(sql, part, name, where)
+        text, keys = _argument_text(sql, part, name, where)
+        partition += keys
         if label is None:
             if named:
                 raise SqlError(f"{name}: a positional argument after a named one {where}")
@@ -121,27 +122,38 @@ def _arguments(sql: str, toks: list, name: str, where: str) -> list[str]:
     if missing or len(positional) > len(params):
         raise SqlError(f"{name} expects the arguments ({', '.join(params)}), OFFSET optional; "
                        f"missing: {', '.join(missing) or 'none'} {where}")
-    return [values[p] for p in params if p in values]
+    return [values[p] for p in params if p in values] + partition
 
 
-def _argument_text(sql: str, part: list, name: str, where: str) -> str:
+def _argument_text(sql: str, part: list, name: str, where: str) -> tuple[str, list[str]]:
+    """An argument's text, and the columns of a table argument's ``PARTITION BY``."""
     if not part:
         raise SqlError(f"{name}: an empty argument {where}")
     first = part[0]
     if first.token_type == TokenType.TABLE:
-        if len(part) < 2:
+        # The tokenizer reads PARTITION BY as one token or as two.
+        words = [" ".join(t.text.upper().split()) for t in part]
+        cut = next((i for i, w in enumerate(words) if w.startswith("PARTITION")), len(part))
+        if cut < 2:
             raise SqlError(f"{name}: TABLE needs a table name {where}")
-        if any(t.text.upper() == "PARTITION" for t in part):
-            raise SqlError(f"unsupported SQL: PARTITION BY in the table argument of {name} {where}")
-        return sql[part[1].start:part[-1].end + 1]
+        by = cut + (1 if cut < len(part) and words[cut] == "PARTITION BY" else 2)
+        keys = part[by:] if cut < len(part) else []
+        if cut < len(part):
+            if name != "SESSION":
+                raise SqlError(f"unsupported SQL: PARTITION BY in the table argument of {name} {where}")
+            if not keys or (by == cut + 2 and words[cut + 1] != "BY"):
+                raise SqlError(f"{name}: PARTITION BY needs columns {where}")
+        columns = [sql[t.start:t.end + 1] for t in keys if t.token_type not in
+                   (TokenType.COMMA, TokenType.L_PAREN, TokenType.R_PAREN)]
+        return sql[part[1].start:part[cut - 1].end + 1], columns
     if first.text.upper() == "DESCRIPTOR":
         if len(part) < 4 or part[1].token_type != TokenType.L_PAREN or part[-1].token_type != TokenType.R_PAREN:
             raise SqlError(f"{name}: DESCRIPTOR(column) expected {where}")
         inner = part[2:-1]
         if sum(t.token_type == TokenType.COMMA for t in inner):
             raise SqlError(f"{name}: DESCRIPTOR names exactly one time column {where}")
-        return sql[inner[0].start:inner[-1].end + 1]
-    return sql[first.start:part[-1].end + 1]
+        return sql[inner[0].start:inner[-1].end + 1], []
+    return sql[first.start:part[-1].end + 1], []
 
 
 def is_window_tvf(node: exp.Expr) -> bool:
@@ -150,8 +162,9 @@ def is_window_tvf(node: exp.Expr) -> bool:
             and str(node.this.this).startswith(_MARK))
 
 
-def plan_window_tvf(planner: "QueryPlanner", node: exp.Table) -> tuple["PlanNode", Scope]:
-    """The window TVF ``node`` (a rewritten call) as a WindowTableFunction, and its scope."""
+def plan_window_tvf(planner: "QueryPlanner", node: exp.Expr) -> tuple["PlanNode", Scope]:
+    """The window TVF ``node`` (a rewritten call, :func:`is_window_tvf`) as a WindowTableFunction, and its scope."""
+    assert isinstance(node, exp.Table)
     call = node.this
     name = str(call.this)[len(_MARK):].upper()
     args = list(call.expressions)
@@ -160,8 +173,16 @@ def plan_window_tvf(planner: "QueryPlanner", node: exp.Table) -> tuple["PlanNode
         raise unsupported(f"{name}: the table and time column arguments", call, planner.sql)
     table = ".".join(p.name for p in data.parts)
     plan = planner.table(table, data)
-    millis = [_duration_ms(planner, d, name) for d in durations]
     params = PARAMETERS[name][2:]
+    if name == "SESSION":
+        gap, *keys = durations
+        partition = tuple(k.name for k in keys if isinstance(k, exp.Column))
+        if len(partition) != len(keys):
+            raise unsupported("SESSION: PARTITION BY an expression (name columns)", call, planner.sql)
+        window = WindowSpec("SESSION", _duration_ms(planner, gap, name), partition_keys=partition)
+        windowed = planner.guard(lambda: window_table_function(plan, timecol.name, window), timecol)
+        return windowed, Scope([ScopeColumn(node.alias or None, n, n) for n in windowed.field_names])
+    millis = [_duration_ms(planner, d, name) for d in durations]
     values = dict(zip(params, millis, strict=False))
     if name == "TUMBLE":
         window = WindowSpec("TUMBLE", values["SIZE"], offset_ms=values.get("OFFSET", 0))

@@ -225,5 +225,5 @@ def test_output_watermark_held_back_by_the_larger_bound():
     kernel = harness(lower=-2000, upper=3000).kernel
     assert kernel.watermark_delay_ms == 3000
     processor = KernelProcessor(kernel, ["_jk0"], pages=2, output_columns=kernel.output_columns[:-3])
-    held = processor._held_back(Control(frozenset({1}), False, ((7, 10_000), (8, MAX_WATERMARK))))
-    assert held == Control(frozenset({1}), False, ((7, 7000), (8, MAX_WATERMARK)))
+    held = processor._held_back(Control(frozenset({1}), False, ((7, 4, 10_000), (8, 5, MAX_WATERMARK))))
+    assert held == Control(frozenset({1}), False, ((7, 4, 7000), (8, 5, MAX_WATERMARK)))

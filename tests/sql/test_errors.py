@@ -28,8 +28,8 @@ from changeflow.sql import SqlError
     ("SELECT * FROM tp JOIN u FOR SYSTEM_TIME AS OF tp.pt ON tp.id = u.id",
      r"FOR SYSTEM_TIME AS OF a processing-time attribute \(tp.pt\): a processing-time temporal join or "
      r"lookup join is not supported"),
-    ("SELECT * FROM TABLE(\n  SESSION(TABLE t, DESCRIPTOR(ts), INTERVAL '1' MINUTE))",
-     r"window TVF SESSION .* is not supported yet \(at line 2, column 3\)"),
+    ("SELECT * FROM TABLE(\n  TUMBLE(TABLE t PARTITION BY id, DESCRIPTOR(ts), INTERVAL '1' MINUTE))",
+     r"PARTITION BY in the table argument of TUMBLE \(at line 2, column 3\)"),
     ("SELECT name FROM t GROUP BY SESSION(ts, INTERVAL '1' MINUTE)",
      r"group window SESSION\(...\) is not supported yet"),
     ("SELECT name FROM t GROUP BY HOP(ts, INTERVAL '1' MINUTE, INTERVAL '2' MINUTE), name",

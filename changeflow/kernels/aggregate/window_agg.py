@@ -25,6 +25,8 @@ operator in the order of their ends, as Flink fires them.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -37,7 +39,7 @@ from changeflow.kernels.state import LATE_RECORDS, KeyedState
 PENDING = "pending"
 
 
-def epoch_ms(values: pd.Series) -> np.ndarray:
+def epoch_ms(values: Any) -> np.ndarray:
     """Timestamps (datetime objects or datetime64) as epoch milliseconds (int64), read as UTC.
 
     >>> import datetime
@@ -98,7 +100,8 @@ class WindowAggregate(KernelBase):
         """Each changed key's latest result into ``pending``: its last +I/+U, or none after a -D."""
         last = changes.sort_values([SEQ, SUB], kind="stable").drop_duplicates(self.keys, keep="last")
         alive = last[last[KIND].isin([INSERT, UPDATE_AFTER])].drop(columns=[KIND, SEQ, SUB])
-        state.store(PENDING, last[self.keys].reset_index(drop=True), alive.reset_index(drop=True))
+        state.store(PENDING, pd.DataFrame(last[self.keys]).reset_index(drop=True),
+                    pd.DataFrame(alive).reset_index(drop=True))
 
     def _count_late(self, n: int, state: KeyedState) -> None:
         key = pd.DataFrame({k: pd.Series([None], dtype=object) for k in self.keys})

@@ -30,6 +30,12 @@ def window_aggregate(node: Aggregate) -> WindowAggregate | None:
     (start, window), (end, other) = roles["window_start"], roles["window_end"]
     if window != other:
         return None
+    if not window.aligned:
+        # Flink: a session window aggregates by window only when its other keys are the session's
+        # partition keys; otherwise the SESSION TVF's rows feed an ordinary (updating) aggregation.
+        others = {k for k in node.keys if k not in lineage}
+        if others != set(window.partition_keys):
+            return None
     return WindowAggregate(node.input, node.keys, node.calls, node.out_schema, window, start, end)
 
 

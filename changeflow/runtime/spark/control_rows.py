@@ -141,8 +141,8 @@ def control_of(kinds: np.ndarray, seqs: np.ndarray, subs: np.ndarray) -> tuple[n
     signal = kinds == CONTROL
     ended = frozenset(int(s) for s in subs[signal & (seqs == END_OF_INPUT)])
     marks = kinds >= WATERMARK
-    watermarks = merge_watermarks(zip((kinds[marks].astype(np.int64) - WATERMARK).tolist(), seqs[marks].tolist(),
-                                      subs[marks].tolist(), strict=True))
+    watermarks = merge_watermarks(tuple(zip((kinds[marks].astype(np.int64) - WATERMARK).tolist(),
+                                            seqs[marks].tolist(), subs[marks].tolist(), strict=True)))
     return mask, Control(ended, bool((seqs[signal] == FLUSH).any()), watermarks)
 
 

@@ -39,6 +39,7 @@ from pyspark.sql import types as T
 from changeflow.common.types import DataType
 from changeflow.kernels.aggregate.window_agg import WindowAggregate as WindowAggregateKernel
 from changeflow.kernels.changelog import KIND, SEQ, SUB
+from changeflow.kernels.window.session_tvf import SessionWindowTableFunction
 from changeflow.plan.event_time import WatermarkAssigner, WindowAggregate, WindowTableFunction
 from changeflow.plan.nodes import PlanNode, Source
 from changeflow.runtime.spark.columns import compile_expr
@@ -187,6 +188,8 @@ def window_frame(frame: DataFrame, node: WindowTableFunction, bookkeeping: list[
     t = node.input.type_map()[node.time_column]
     ms = epoch_ms(F.col(f"`{node.time_column}`"), t)
     w = node.window
+    if w.kind == "SESSION":   # batch only (a streaming SESSION is stateful: session_stream)
+        return _session_batch(frame, node, ms, t)
 
     def start_of(size: int) -> Column:
         return ms - F.pmod(ms - F.lit(w.offset_ms), F.lit(size))
@@ -222,6 +225,46 @@ def window_frame(frame: DataFrame, node: WindowTableFunction, bookkeeping: list[
 
 
 T_PLAIN = DataType("TIMESTAMP", False, (3,))  # window_start and window_end are TIMESTAMP(3) whatever the time type
+
+
+def _session_batch(frame: DataFrame, node: WindowTableFunction, ms: Column, t: DataType) -> DataFrame:
+    """SESSION over bounded rows: per partition key, rows in time order start a new session after a gap.
+
+    Windows ``[ts, ts + gap)`` merge when they intersect (touching counts), so a
+    row more than ``gap`` after the previous one starts a session.
+    """
+    from pyspark.sql import Window
+
+    keys = [F.col(f"`{k}`") for k in node.window.partition_keys]
+    ordered = Window.partitionBy(*keys).orderBy(F.col("__ms"), F.col(SEQ))
+    gap = node.window.size_ms
+    framed = frame.withColumn("__ms", ms)
+    starts = F.when(F.lag("__ms").over(ordered).isNull() | (F.col("__ms") - F.lag("__ms").over(ordered) > gap),
+                    F.lit(1)).otherwise(F.lit(0))
+    framed = framed.withColumn("__new", starts).withColumn(
+        "__session", F.sum("__new").over(ordered.rowsBetween(Window.unboundedPreceding, Window.currentRow)))
+    session = Window.partitionBy(*keys, F.col("__session"))
+    framed = framed.withColumn("__start", F.min("__ms").over(session)) \
+        .withColumn("__end", F.max("__ms").over(session) + F.lit(gap))
+    out = [F.col(f"`{n}`") for n in node.input.field_names]
+    out += [from_epoch_ms(F.col("__start"), T_PLAIN).alias("window_start"),
+            from_epoch_ms(F.col("__end"), T_PLAIN).alias("window_end"),
+            from_epoch_ms(F.col("__end") - F.lit(1), t).alias("window_time")]
+    return framed.select(*out, SEQ)
+
+
+def session_stream(tr: "StreamingTranslator", node: WindowTableFunction) -> DataFrame:
+    """A SESSION window TVF in a streaming query: its rows buffered per partition key until their session closes."""
+    from changeflow.runtime.spark.streaming import upstream_sources
+
+    child = tr._translate(node.input)
+    names = node.input.field_names
+    kernel = SessionWindowTableFunction(names, node.time_column, node.window.size_ms,
+                                        list(node.window.partition_keys))
+    types = node.input.type_map()
+    return tr.stateful(child, kernel, list(node.window.partition_keys),
+                       {n: kernel_input_dtype(types[n]) for n in names}, node.schema,
+                       sources=upstream_sources(node), watermarks=upstream_watermarks(node, tr.assigners))
 
 
 def window_aggregate_stream(tr: "StreamingTranslator", node: WindowAggregate) -> DataFrame:

@@ -335,8 +335,8 @@ class KernelProcessor(StatefulProcessor):
         outputs = []
         for position, watermark in advances:
             # DataStream records carry no position (_seq): a micro-batch's records precede its watermarks.
-            before = [f[f[SEQ].to_numpy() <= position] if SEQ in f.columns else f for f in frames]
-            frames = [f[f[SEQ].to_numpy() > position] if SEQ in f.columns else f.iloc[:0] for f in frames]
+            before = [_rows(f, f[SEQ].to_numpy() <= position) if SEQ in f.columns else f for f in frames]
+            frames = [_rows(f, f[SEQ].to_numpy() > position) if SEQ in f.columns else f.iloc[:0] for f in frames]
             if any(len(f) for f in before):
                 outputs.append(self.kernel.process_frames([f for f in before if len(f)], state))
             outputs.append(_stamped(self.kernel.on_watermark(watermark, state), position))
@@ -382,6 +382,11 @@ def _stamped(fired: pd.DataFrame | None, position: int) -> pd.DataFrame | None:
         return fired
     return fired.assign(**{SEQ: np.full(len(fired), position, dtype=np.int64),
                            SUB: _FIRED_SUB + np.arange(len(fired), dtype=np.int64)})
+
+
+def _rows(frame: pd.DataFrame, mask: np.ndarray) -> pd.DataFrame:
+    """The rows of ``frame`` where ``mask`` holds."""
+    return frame.loc[mask]
 
 
 def _combined(seen: dict[int, int], assigners: frozenset) -> int:

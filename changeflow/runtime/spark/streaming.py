@@ -179,6 +179,8 @@ class StreamingTranslator:
             return event_time.watermark_stream(self._translate(node.input), node, self.assigners,
                                                self.settings.watermark_interval_ms)
         if isinstance(node, WindowTableFunction):
+            if not node.window.aligned:
+                return event_time.session_stream(self, node)
             return event_time.window_frame(self._translate(node.input), node, [KIND, SEQ, SUB])
         assert isinstance(node, WindowAggregate)
         return event_time.window_aggregate_stream(self, node)

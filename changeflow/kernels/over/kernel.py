@@ -147,8 +147,11 @@ class OverAggregate(KernelBase):
         names = self.keys + [_TS] + [f"_{x}{i}" for i in range(len(self.calls)) for x in "vn"]
         new_history = pd.DataFrame(kept_rows, columns=cast(Any, names)) if kept_rows else \
             pd.DataFrame(columns=cast(Any, names))
-        for k in self.keys:
-            new_history[k] = new_history[k].astype(object)
+        # Values as objects, whatever the first stored rows held: a column all integers in one
+        # batch and holding a null in the next must keep one dtype in state.
+        for name in new_history.columns:
+            if name not in (_TS, SEQ, SUB):
+                new_history[name] = new_history[name].astype(object)
         state.store(HISTORY, keys.astype(object), new_history)
         out = rows[self.columns].copy()
         for i, c in enumerate(self.calls):

@@ -119,7 +119,9 @@ class SessionWindowTableFunction(KernelBase):
 
 def _null_key(keys: list[str]) -> pd.DataFrame:
     """The all-null key, under which the kernel keeps what belongs to the bucket rather than to a key."""
-    return pd.DataFrame({k: pd.Series([None], dtype=object) for k in keys}) if keys else pd.DataFrame(index=pd.RangeIndex(1))
+    if not keys:
+        return pd.DataFrame(index=pd.RangeIndex(1))
+    return pd.DataFrame({k: pd.Series([None], dtype=object) for k in keys})
 
 
 def _no_key(rows: pd.DataFrame) -> pd.DataFrame:

@@ -107,6 +107,10 @@ class PlanningContext:
             return plan
         # WATERMARK FOR ts AS expr: the expression planned over the table's columns (computed ones included).
         wm = schema.watermark
+        if "SOURCE_WATERMARK" in wm.expression.upper():
+            raise PlanError(f"WATERMARK FOR {wm.column} AS SOURCE_WATERMARK() (table {table.name}) is not supported: "
+                            f"no changeflow source emits watermarks of its own; declare the watermark as an "
+                            f"expression, e.g. WATERMARK FOR {wm.column} AS {wm.column} - INTERVAL '5' SECOND")
         over = plan
         project = self._plan_over(f"SELECT ({wm.expression}) AS `__watermark` FROM `{hidden}`", hidden, over)
         assert isinstance(project, Project), "a one-column SELECT plans as a projection"

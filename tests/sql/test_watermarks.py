@@ -1,0 +1,58 @@
+"""Watermark declarations: the plan's assigner, rowtime types, refusals, and where watermarks are emitted."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from changeflow.table import EnvironmentSettings, TableEnvironment
+
+
+@pytest.fixture
+def t_env(tmp_path):
+    t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
+    t_env.execute_sql(f"CREATE TABLE bids (ts TIMESTAMP(3), k STRING, v INT, "
+                      f"WATERMARK FOR ts AS ts - INTERVAL '2' SECOND) "
+                      f"WITH ('connector' = 'filesystem', 'path' = '{tmp_path}', 'format' = 'csv')")
+    return t_env
+
+
+def test_a_declared_watermark_makes_a_rowtime_attribute_and_an_assigner(t_env):
+    table = t_env.sql_query("SELECT ts, k FROM bids WHERE v > 0")
+    assert [str(t) for t in table.get_schema().get_field_data_types()] == ["TIMESTAMP(3) *ROWTIME*", "STRING"]
+    plan = table.explain()
+    assert "WatermarkAssigner(rowtime=[ts], watermark=[`ts` - INTERVAL '2' SECOND]" in plan
+
+
+def test_source_watermark_is_refused_by_name(t_env, tmp_path):
+    t_env.execute_sql(f"CREATE TABLE s (ts TIMESTAMP(3), WATERMARK FOR ts AS SOURCE_WATERMARK()) "
+                      f"WITH ('connector' = 'filesystem', 'path' = '{tmp_path}', 'format' = 'csv')")
+    with pytest.raises(Exception, match=r"SOURCE_WATERMARK\(\) \(table s\) is not supported"):
+        t_env.sql_query("SELECT * FROM s").explain()
+
+
+def test_a_window_over_an_aggregate_of_the_rowtime_is_refused_as_flink_does(t_env):
+    t_env.create_temporary_view("latest", t_env.sql_query("SELECT k, MAX(ts) AS ts FROM bids GROUP BY k"))
+    assert str(t_env.sql_query("SELECT * FROM latest").get_schema().get_field_data_types()[1]) == \
+        "TIMESTAMP(3) *ROWTIME*"   # as Flink prints it, though it is no time attribute any more
+    with pytest.raises(Exception, match="requires the timecol is a time attribute type"):
+        t_env.sql_query("SELECT * FROM TABLE(TUMBLE(TABLE latest, DESCRIPTOR(ts), INTERVAL '1' MINUTE))")
+
+
+def test_the_watermark_interval_is_a_known_key(t_env):
+    t_env.get_config().set("pipeline.auto-watermark-interval", "1 s")
+    with pytest.raises(ValueError, match="Did you mean 'pipeline.auto-watermark-interval'"):
+        t_env.get_config().set("pipeline.auto-watermark-intervall", "1 s")
+
+
+def test_watermarks_are_emitted_after_the_rows_that_move_them_past_the_interval():
+    from changeflow.runtime.spark.event_time import emitted_watermarks
+
+    values = np.array([1_000, 1_100, 900, 1_500, 1_600, np.nan, 2_000])
+    marks, last, pending = emitted_watermarks(values, np.arange(7), None, None, 200)
+    assert marks == [(0, 1_000), (3, 1_500), (6, 2_000)] and last == 2_000 and pending is None
+    # The rest carries over to the partition's next Arrow batch, then to the end of the micro-batch.
+    marks, last, pending = emitted_watermarks(np.array([2_100.0]), np.array([7]), last, pending, 200)
+    assert marks == [] and pending == (7, 2_100)
+    # An interval of 0 emits every advance.
+    assert emitted_watermarks(np.array([1.0, 2.0, 2.0]), np.arange(3), None, None, 0)[0] == [(0, 1), (1, 2)]

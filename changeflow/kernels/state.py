@@ -27,6 +27,23 @@ LATE_RECORDS = "late_records"
 all-null key with a ``records`` count (state metrics sum it; it is not a key of the operator)."""
 
 
+def null_key(keys: list[str]) -> pd.DataFrame:
+    """The all-null key of ``keys`` (the one empty key without key columns): where a kernel keeps what
+    belongs to its bucket rather than to one key. No row of a real key is stored under it by
+    kernels whose keys are never all null (a window's start and end are never null)."""
+    if not keys:
+        return pd.DataFrame(index=pd.RangeIndex(1))
+    return pd.DataFrame({k: pd.Series([None], dtype=object) for k in keys})
+
+
+def count_late_records(state: "KeyedState", keys: list[str], n: int) -> None:
+    """Add ``n`` to the bucket's count of rows dropped as late (:data:`LATE_RECORDS`)."""
+    key = null_key(keys)
+    before = state.load(LATE_RECORDS, key)
+    total = n + (int(before["records"].iloc[0]) if len(before) else 0)
+    state.store(LATE_RECORDS, key, key.assign(records=np.asarray([total], dtype=np.int64)))
+
+
 @runtime_checkable
 class KeyedState(Protocol):
     """Tables of per-key rows, read and written a batch of keys at a time.

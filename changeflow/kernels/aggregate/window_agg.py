@@ -34,7 +34,7 @@ from changeflow.kernels.aggregate.functions import AggCall
 from changeflow.kernels.aggregate.group_agg import GroupAggregate
 from changeflow.kernels.changelog import DELETE, INSERT, KIND, SEQ, SUB, UPDATE_AFTER
 from changeflow.kernels.contract import KernelBase
-from changeflow.kernels.state import LATE_RECORDS, KeyedState
+from changeflow.kernels.state import LATE_RECORDS, KeyedState, count_late_records
 
 PENDING = "pending"
 
@@ -89,7 +89,7 @@ class WindowAggregate(KernelBase):
                                  f"{batch[self.window_end].iloc[int(np.flatnonzero(kinds != INSERT)[0])]}")
             late = epoch_ms(batch[self.window_end]) - 1 <= self.current_watermark
             if late.any():
-                self._count_late(int(late.sum()), state)
+                count_late_records(state, self.keys, int(late.sum()))
                 batch = batch.loc[~late].reset_index(drop=True)
         changes = self.aggregate.process(batch, state)
         if len(changes):
@@ -102,12 +102,6 @@ class WindowAggregate(KernelBase):
         alive = last[last[KIND].isin([INSERT, UPDATE_AFTER])].drop(columns=[KIND, SEQ, SUB])
         state.store(PENDING, pd.DataFrame(last[self.keys]).reset_index(drop=True),
                     pd.DataFrame(alive).reset_index(drop=True))
-
-    def _count_late(self, n: int, state: KeyedState) -> None:
-        key = pd.DataFrame({k: pd.Series([None], dtype=object) for k in self.keys})
-        before = state.load(LATE_RECORDS, key)
-        total = n + (int(before["records"].iloc[0]) if len(before) else 0)
-        state.store(LATE_RECORDS, key, key.assign(records=np.asarray([total], dtype=np.int64)))
 
     def on_watermark(self, watermark: int, state: KeyedState) -> pd.DataFrame | None:
         pending = state.scan(PENDING)

@@ -45,11 +45,12 @@ import pandas as pd
 from changeflow.expressions import Expression
 from changeflow.kernels.aggregate.window_agg import epoch_ms
 from changeflow.kernels.changelog import INSERT, KIND, SEQ, SUB
-from changeflow.kernels.contract import MAX_WATERMARK, KernelBase
-from changeflow.kernels.frames import column, select
+from changeflow.kernels.contract import MAX_WATERMARK
+from changeflow.kernels.frames import column
 from changeflow.kernels.join.condition import compile_pair_condition
 from changeflow.kernels.join.join_rows import LEFT, RIGHT, JoinOutput, array, python_values, tuples
-from changeflow.kernels.join.join_state import SIDE, key_column
+from changeflow.kernels.join.join_state import key_column
+from changeflow.kernels.join.two_inputs import TwoInputs
 from changeflow.kernels.state import KeyedState
 
 TABLES = ("interval_left", "interval_right")
@@ -59,7 +60,7 @@ TIME, MATCHED, ROW_SEQ = "_time", "_matched", "_row_seq"
 Entry = list
 
 
-class IntervalJoin(KernelBase):
+class IntervalJoin(TwoInputs):
     """``left <join_type> JOIN right`` on equal keys and ``lower <= left_time - right_time <= upper`` (ms).
 
     ``left_columns`` / ``right_columns`` are the output names of each side's
@@ -128,22 +129,6 @@ class IntervalJoin(KernelBase):
         return self.columns[LEFT] + self.columns[RIGHT] + [KIND, SEQ, SUB]
 
     # --- input -----------------------------------------------------------------------------
-    def process(self, batch: pd.DataFrame, state: KeyedState) -> pd.DataFrame:
-        """Join one batch holding both inputs, told apart by a ``_side`` column (0 left, 1 right)."""
-        if SIDE not in batch.columns:
-            raise ValueError(f"join input lacks the {SIDE!r} column (0 left, 1 right); it has {list(batch.columns)}")
-        sides = batch[SIDE].to_numpy()
-        return self.process_sides(select(batch, sides == LEFT), select(batch, sides == RIGHT), state)
-
-    def process_frames(self, frames: list[pd.DataFrame], state: KeyedState) -> pd.DataFrame:
-        """Join a batch that arrived as frames of one input each (its ``_side`` column says which)."""
-        parts: tuple[list[pd.DataFrame], list[pd.DataFrame]] = ([], [])
-        for frame in frames:
-            if len(frame):
-                parts[int(frame[SIDE].iloc[0])].append(frame)
-        left, right = (pd.concat(p, ignore_index=True) if p else None for p in parts)
-        return self.process_sides(left, right, state)
-
     def process_sides(self, left: pd.DataFrame | None, right: pd.DataFrame | None,
                       state: KeyedState) -> pd.DataFrame:
         """Join one batch of each input (either may be None); return the pairs and late padded rows."""

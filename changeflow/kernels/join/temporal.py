@@ -37,11 +37,11 @@ import pandas as pd
 from changeflow.expressions import Expression
 from changeflow.kernels.aggregate.window_agg import epoch_ms
 from changeflow.kernels.changelog import DELETE, KIND, SEQ, SUB, UPDATE_BEFORE
-from changeflow.kernels.contract import KernelBase
-from changeflow.kernels.frames import column, select
+from changeflow.kernels.frames import column
 from changeflow.kernels.join.condition import compile_pair_condition
 from changeflow.kernels.join.join_rows import LEFT, RIGHT, JoinOutput, array, python_values, tuples
-from changeflow.kernels.join.join_state import SIDE, key_column
+from changeflow.kernels.join.join_state import key_column
+from changeflow.kernels.join.two_inputs import TwoInputs
 from changeflow.kernels.state import KeyedState
 
 TABLES = ("temporal_left", "temporal_right")
@@ -49,7 +49,7 @@ TIME, ROW_KIND, ROW_SEQ = "_time", "_row_kind", "_row_seq"
 _NULL_KEY = ("__null_key__",)  # probe rows with a NULL key: stored apart, never joined
 
 
-class TemporalJoin(KernelBase):
+class TemporalJoin(TwoInputs):
     """``left [LEFT] JOIN right FOR SYSTEM_TIME AS OF left_time ON left_keys = right_keys AND condition``.
 
     ``left_columns`` / ``right_columns`` are the output names of each side's columns,
@@ -110,20 +110,6 @@ class TemporalJoin(KernelBase):
         return self.columns[LEFT] + self.columns[RIGHT] + [KIND, SEQ, SUB]
 
     # --- input: only stored ---------------------------------------------------------------------
-    def process(self, batch: pd.DataFrame, state: KeyedState) -> pd.DataFrame:
-        """Store one batch holding both inputs, told apart by a ``_side`` column (0 probe, 1 versions)."""
-        sides = batch[SIDE].to_numpy()
-        return self.process_sides(select(batch, sides == LEFT), select(batch, sides == RIGHT), state)
-
-    def process_frames(self, frames: list[pd.DataFrame], state: KeyedState) -> pd.DataFrame:
-        """Store a batch that arrived as frames of one input each (its ``_side`` column says which)."""
-        parts: tuple[list[pd.DataFrame], list[pd.DataFrame]] = ([], [])
-        for frame in frames:
-            if len(frame):
-                parts[int(frame[SIDE].iloc[0])].append(frame)
-        left, right = (pd.concat(p, ignore_index=True) if p else None for p in parts)
-        return self.process_sides(left, right, state)
-
     def process_sides(self, left: pd.DataFrame | None, right: pd.DataFrame | None,
                       state: KeyedState) -> pd.DataFrame:
         """Keep the probe rows until the watermark reaches them and the versions; emits nothing."""

@@ -23,7 +23,7 @@ import pandas as pd
 from changeflow.kernels.aggregate.window_agg import epoch_ms
 from changeflow.kernels.changelog import INSERT, KIND, SEQ, SUB
 from changeflow.kernels.contract import KernelBase
-from changeflow.kernels.state import LATE_RECORDS, KeyedState
+from changeflow.kernels.state import KeyedState, count_late_records, null_key
 
 ROWS = "rows"
 OLDEST = "oldest"
@@ -57,7 +57,7 @@ class SessionWindowTableFunction(KernelBase):
         ms = epoch_ms(batch[self.time_column])
         late = ms + self.gap_ms - 1 <= self.current_watermark
         if late.any():
-            self._count_late(int(late.sum()), state)
+            count_late_records(state, self.keys, int(late.sum()))
         # State rows start with the key columns (KeyedState), then the row's other columns.
         stored = self.keys + [c for c in self.columns if c not in self.keys]
         rows = batch.loc[~late, stored + [SEQ, SUB]].assign(**{_MS: ms[~late]}).reset_index(drop=True)
@@ -103,25 +103,13 @@ class SessionWindowTableFunction(KernelBase):
         return out
 
     def _oldest(self, state: KeyedState) -> int | None:
-        row = state.load(OLDEST, _null_key(self.keys))
+        row = state.load(OLDEST, null_key(self.keys))
         return int(row["ms"].iloc[0]) if len(row) else None
 
     def _set_oldest(self, state: KeyedState, ms: int | None) -> None:
-        key = _null_key(self.keys)
+        key = null_key(self.keys)
         state.store(OLDEST, key, key.iloc[:0] if ms is None else key.assign(ms=np.asarray([ms], dtype=np.int64)))
 
-    def _count_late(self, n: int, state: KeyedState) -> None:
-        key = _null_key(self.keys)
-        before = state.load(LATE_RECORDS, key)
-        total = n + (int(before["records"].iloc[0]) if len(before) else 0)
-        state.store(LATE_RECORDS, key, key.assign(records=np.asarray([total], dtype=np.int64)))
-
-
-def _null_key(keys: list[str]) -> pd.DataFrame:
-    """The all-null key, under which the kernel keeps what belongs to the bucket rather than to a key."""
-    if not keys:
-        return pd.DataFrame(index=pd.RangeIndex(1))
-    return pd.DataFrame({k: pd.Series([None], dtype=object) for k in keys})
 
 
 def _no_key(rows: pd.DataFrame) -> pd.DataFrame:

@@ -873,3 +873,6 @@ from conformance import sql_over_cases  # noqa: E402,F401  (registers its cases 
 
 # Event-time joins: interval joins and temporal joins (issue 18).
 from conformance import sql_time_join_cases  # noqa: E402,F401  (registers its cases into CASES)
+
+# Legacy group windows: GROUP BY TUMBLE/HOP/SESSION(...) (issue 18).
+from conformance import sql_group_window_cases  # noqa: E402,F401  (registers its cases into CASES)

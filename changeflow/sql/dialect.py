@@ -40,6 +40,9 @@ class Flink(Dialect):
         IDENTIFIERS = ["`"]
         QUOTES = ["'"]
         STRING_ESCAPES = ["'"]
+        # SESSION is no keyword of Flink SQL: ``GROUP BY SESSION(ts, INTERVAL ...)`` is a group
+        # window call (changeflow.sql.group_window), which sqlglot's SESSION token cannot start.
+        KEYWORDS = {k: v for k, v in tokens.Tokenizer.KEYWORDS.items() if k != "SESSION"}
 
     class Parser(parser.Parser):
         # A comma join (``FROM a, b``) comes back with kind CROSS, as Calcite reads it (a

@@ -43,7 +43,7 @@ from changeflow.sql.grouping_sets import expand as expand_grouping_sets
 from changeflow.sql.grouping_sets import has_grouping_sets
 from changeflow.sql.order_limit import plan_order_limit
 from changeflow.sql.over import has_over, plan_over
-from changeflow.sql.refusals import refuse_group_window
+from changeflow.sql.group_window import has_group_window, plan_group_window
 from changeflow.sql.setops import set_operation
 from changeflow.sql.subquery import (apply_subquery, filter_with_subqueries, has_nested_subquery,
                                      refuse_nested_subqueries, split_subqueries)
@@ -104,6 +104,10 @@ class QueryPlanner:
             return plan_values(self, node)
         raise unsupported(f"statement {type(node).__name__} where a query is expected", node, self.sql)
 
+    def with_ctes(self, ctes: dict[str, PlanNode]) -> "QueryPlanner":
+        """A planner of the same statement that also knows the plans ``ctes`` by name."""
+        return QueryPlanner(self._resolve, self.sql, {**self.ctes, **ctes})
+
     def table(self, name: str, node: exp.Expr) -> PlanNode:
         if name in self.ctes:
             return self.ctes[name]
@@ -119,7 +123,8 @@ class QueryPlanner:
 
     # --- SELECT -------------------------------------------------------------------------------
     def select(self, node: exp.Select) -> PlanNode:
-        refuse_group_window(node, self.sql)
+        if has_group_window(node):  # GROUP BY TUMBLE(ts, ...): a window TVF and aggregation (sql/group_window.py)
+            return plan_group_window(self, node)
         node = rewrite_aggregate_filters(node, self.sql)
         if has_grouping_sets(node):
             return plan_order_limit(self, node, self.query(expand_grouping_sets(node, self)))

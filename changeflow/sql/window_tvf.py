@@ -179,10 +179,10 @@ def plan_window_tvf(planner: "QueryPlanner", node: exp.Expr) -> tuple["PlanNode"
         partition = tuple(k.name for k in keys if isinstance(k, exp.Column))
         if len(partition) != len(keys):
             raise unsupported("SESSION: PARTITION BY an expression (name columns)", call, planner.sql)
-        window = WindowSpec("SESSION", _duration_ms(planner, gap, name), partition_keys=partition)
+        window = WindowSpec("SESSION", duration_ms(planner, gap, name), partition_keys=partition)
         windowed = planner.guard(lambda: window_table_function(plan, timecol.name, window), timecol)
         return windowed, Scope([ScopeColumn(node.alias or None, n, n) for n in windowed.field_names])
-    millis = [_duration_ms(planner, d, name) for d in durations]
+    millis = [duration_ms(planner, d, name) for d in durations]
     values = dict(zip(params, millis, strict=False))
     if name == "TUMBLE":
         window = WindowSpec("TUMBLE", values["SIZE"], offset_ms=values.get("OFFSET", 0))
@@ -206,7 +206,7 @@ def plan_window_tvf(planner: "QueryPlanner", node: exp.Expr) -> tuple["PlanNode"
 _UNIT_MS = {"MILLISECOND": 1, "SECOND": 1000, "MINUTE": 60_000, "HOUR": 3_600_000, "DAY": 86_400_000}
 
 
-def _duration_ms(planner: "QueryPlanner", arg: exp.Expr, name: str) -> int:
+def duration_ms(planner: "QueryPlanner", arg: exp.Expr, name: str) -> int:
     """A window size, slide, step or offset: an ``INTERVAL 'n' UNIT`` literal, in milliseconds."""
     if not isinstance(arg, exp.Interval) or arg.unit is None:
         raise SqlError(located(f"{name}: a window size must be an INTERVAL literal, got {arg.sql()}", arg,

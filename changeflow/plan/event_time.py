@@ -88,6 +88,11 @@ def is_time_attribute(node: PlanNode, column: str) -> bool:
     if isinstance(node, Union):
         index = node.field_names.index(column)
         return all(is_time_attribute(i, i.field_names[index]) for i in node.inputs)
+    if type(node) is Join:   # a logical join the interval_join rule will make an interval join
+        from changeflow.plan.time_joins import interval_bounds, interval_join
+
+        bounds = interval_bounds(node)
+        node = interval_join(node, bounds) if bounds is not None else node
     if isinstance(node, Join) and getattr(node, "left_time", ""):   # interval and temporal joins
         left = len(node.left.field_names)
         index = node.field_names.index(column)

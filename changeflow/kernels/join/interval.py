@@ -124,10 +124,6 @@ class IntervalJoin(TwoInputs):
     def operator_name(self) -> str:
         return "IntervalJoin"
 
-    @property
-    def output_columns(self) -> list[str]:
-        return self.columns[LEFT] + self.columns[RIGHT] + [KIND, SEQ, SUB]
-
     # --- input -----------------------------------------------------------------------------
     def process_sides(self, left: pd.DataFrame | None, right: pd.DataFrame | None,
                       state: KeyedState) -> pd.DataFrame:

@@ -105,10 +105,6 @@ class TemporalJoin(TwoInputs):
     def operator_name(self) -> str:
         return "TemporalJoin"
 
-    @property
-    def output_columns(self) -> list[str]:
-        return self.columns[LEFT] + self.columns[RIGHT] + [KIND, SEQ, SUB]
-
     # --- input: only stored ---------------------------------------------------------------------
     def process_sides(self, left: pd.DataFrame | None, right: pd.DataFrame | None,
                       state: KeyedState) -> pd.DataFrame:

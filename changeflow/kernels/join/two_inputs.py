@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.contract import KernelBase
 from changeflow.kernels.frames import select
 from changeflow.kernels.join.join_rows import LEFT, RIGHT
@@ -18,7 +19,15 @@ from changeflow.kernels.state import KeyedState
 
 
 class TwoInputs(KernelBase):
-    """A kernel over a left and a right input: subclasses implement :meth:`process_sides`."""
+    """A kernel over a left and a right input: subclasses implement :meth:`process_sides` and set
+    ``columns`` (each input's output columns: left then right)."""
+
+    columns: tuple[list[str], list[str]]
+
+    @property
+    def output_columns(self) -> list[str]:
+        """The left input's columns, the right's, then the bookkeeping."""
+        return self.columns[LEFT] + self.columns[RIGHT] + [KIND, SEQ, SUB]
 
     def process(self, batch: pd.DataFrame, state: KeyedState) -> pd.DataFrame:
         """One batch holding both inputs, told apart by a ``_side`` column (0 left, 1 right)."""

@@ -77,10 +77,10 @@ UNSUPPORTED_METHODS = frozenset([
     "array_append", "array_contains", "array_distinct", "array_position", "array_prepend", "array_remove",
     "array_reverse", "array_slice", "array_sort", "array_union", "array_concat", "array_max", "array_join",
     "array_min", "array_except", "array_intersect", "split", "map_keys", "map_union", "map_values",
-    "map_entries", "rowtime", "proctime", "year", "years", "quarter", "quarters", "month", "months", "week",
-    "weeks", "day", "days", "hour", "hours", "minute", "minutes", "second", "seconds", "milli", "millis",
-    "md5", "sha1", "sha224", "sha256", "sha384", "sha512", "sha2", "hash_code", "over", "as_argument",
-    "start", "end", "array_agg", "object_update", "bitmap_and", "bitmap_andnot", "bitmap_and_agg",
+    "map_entries", "proctime", "year", "years", "quarter", "quarters", "month", "months", "week",
+    "weeks",
+    "md5", "sha1", "sha224", "sha256", "sha384", "sha512", "sha2", "hash_code", "as_argument",
+    "array_agg", "object_update", "bitmap_and", "bitmap_andnot", "bitmap_and_agg",
     "bitmap_and_cardinality_agg", "bitmap_build", "bitmap_build_agg", "bitmap_build_cardinality_agg",
     "bitmap_cardinality", "bitmap_from_bytes", "bitmap_or", "bitmap_or_agg", "bitmap_or_cardinality_agg",
     "bitmap_to_array", "bitmap_to_bytes", "bitmap_to_string", "bitmap_xor", "bitmap_xor_agg",
@@ -244,6 +244,42 @@ class ExpressionFunctions:
         unit = unit_name(time_interval_unit, ("YEAR", "QUARTER", "MONTH", "WEEK", "DAY", "HOUR", "MINUTE",
                                               "SECOND"), "extract")
         return self._fn("extract", self._const(unit), self)
+
+    # --- windows (changeflow/table/window.py): intervals, window properties, OVER -------------
+    # ``lit(10).seconds`` is an interval of 10 s: a window's size, slide, gap or RANGE bound (the
+    # window planner reads it; elsewhere it is refused by name, type_inference's WINDOW_CALLS).
+    @property
+    def milli(self): return self._fn("interval", self, self._const("MILLISECOND"))
+    @property
+    def millis(self): return self._fn("interval", self, self._const("MILLISECOND"))
+    @property
+    def second(self): return self._fn("interval", self, self._const("SECOND"))
+    @property
+    def seconds(self): return self._fn("interval", self, self._const("SECOND"))
+    @property
+    def minute(self): return self._fn("interval", self, self._const("MINUTE"))
+    @property
+    def minutes(self): return self._fn("interval", self, self._const("MINUTE"))
+    @property
+    def hour(self): return self._fn("interval", self, self._const("HOUR"))
+    @property
+    def hours(self): return self._fn("interval", self, self._const("HOUR"))
+    @property
+    def day(self): return self._fn("interval", self, self._const("DAY"))
+    @property
+    def days(self): return self._fn("interval", self, self._const("DAY"))
+
+    # ``col('w').start``: a property of the group window aliased ``w``.
+    @property
+    def start(self): return self._fn("window_property", self, self._const("start"))
+    @property
+    def end(self): return self._fn("window_property", self, self._const("end"))
+    @property
+    def rowtime(self): return self._fn("window_property", self, self._const("rowtime"))
+
+    def over(self, alias: Any):
+        """This aggregate over the OVER window aliased ``alias`` (``col('v').sum.over(col('w'))``)."""
+        return self._fn("over", self, alias)
 
 
 def _is_value(value: Any) -> bool:

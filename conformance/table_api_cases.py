@@ -187,3 +187,7 @@ for _mode in ("streaming", "batch"):
         statement_set.add_insert_sql("INSERT INTO high_sink SELECT id, name FROM ids WHERE id >= 5")
         statement_set.execute().wait()
         return ["low_sink", "high_sink"]
+
+
+# Event-time group windows and OVER windows (issue 18).
+from conformance import table_window_cases  # noqa: E402,F401  (registers its cases into CASES)

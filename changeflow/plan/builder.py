@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from changeflow.common.types import DataType
 from changeflow.kernels.aggregate.functions import AggCall, result_type
-from changeflow.expressions import Agg, Column, Expression, UserCall, replace, strip_alias
+from changeflow.expressions import Agg, Call, Column, Expression, UserCall, replace, strip_alias
 from changeflow.kernels.aggregate.user import UserAggCall
 from changeflow.plan.nodes import Aggregate, Filter, PlanNode, Project
-from changeflow.plan.type_inference import PlanError, type_of
+from changeflow.plan.type_inference import WINDOW_CALLS, PlanError, type_of
 from changeflow.plan.user_aggregates import user_agg_call
 
 
@@ -30,6 +30,9 @@ def output_names(exprs: list[Expression], taken: list[str] | None = None) -> lis
 
 def project(input: PlanNode, exprs: list[Expression]) -> PlanNode:
     """``SELECT exprs FROM input``; a select list with aggregates is a global aggregate."""
+    over = next((n for e in exprs for n in e.walk() if isinstance(n, Call) and n.function == "over"), None)
+    if over is not None:  # else its aggregate would make this a global aggregation, and fail obscurely
+        raise PlanError(f"{over}: {WINDOW_CALLS['over']}")
     if any(e.contains_aggregate() for e in exprs):
         return aggregate(input, [], exprs)
     types = input.type_map()

@@ -135,6 +135,19 @@ def _wider_numeric(a: DataType, b: DataType) -> DataType:
     return a if _INTEGRAL_RANK[a.root] >= _INTEGRAL_RANK[b.root] else b
 
 
+# The Table API's window expressions (changeflow/table/window.py): the window planner reads them;
+# anywhere else they have no value, and are refused by name.
+WINDOW_CALLS = {
+    "interval": "an interval (lit(n).seconds ...) is supported only as a window's size, slide or gap, or an "
+                "OVER window's preceding bound",
+    "row_interval": "row_interval(n) is supported only as an OVER window's preceding bound",
+    "over_bound": "UNBOUNDED_ROW/UNBOUNDED_RANGE/CURRENT_ROW/CURRENT_RANGE bound an OVER window only",
+    "window_property": "a group window property (start, end, rowtime) is supported only in the select of "
+                       "window(...).group_by(...)",
+    "over": "an aggregate over an OVER window is supported only in the select of over_window(...)",
+}
+
+
 def type_of(expr: Expression, schema: dict[str, DataType]) -> DataType:
     """The Flink type of ``expr`` over a row of ``schema`` (name -> type)."""
     if isinstance(expr, Alias):
@@ -161,6 +174,8 @@ def type_of(expr: Expression, schema: dict[str, DataType]) -> DataType:
         return target.with_nullable(True if f == "try_cast" else source.nullable)
     if f in JSON_FUNCTIONS:  # their constant clauses are specs, not values to type
         return json_type(expr, schema, type_of)
+    if f in WINDOW_CALLS:
+        raise PlanError(f"{expr}: {WINDOW_CALLS[f]}")
     args = [type_of(a, schema) for a in expr.args]
     if f in ("+", "-", "*", "/"):
         if not (args[0].is_numeric and args[1].is_numeric):

@@ -27,7 +27,8 @@ __all__ = [
     "count_star", "current_date", "current_timestamp", "date_format", "e", "from_unixtime", "if_then_else",
     "json", "json_array", "json_array_agg", "json_object", "json_object_agg", "json_string",
     "lit", "local_timestamp", "log", "negative", "not_", "null_of", "or_", "pi", "range_", "timestamp_diff",
-    "to_date", "to_timestamp", "unix_timestamp", "with_all_columns", "with_columns", "without_columns",
+    "to_date", "to_timestamp", "unix_timestamp", "row_interval", "UNBOUNDED_ROW", "UNBOUNDED_RANGE",
+    "CURRENT_ROW", "CURRENT_RANGE", "with_all_columns", "with_columns", "without_columns",
 ]
 
 
@@ -233,12 +234,28 @@ def call(f: Any, *args: Any) -> Expression:
     return UserCall(function, tuple(_to_expr(a) for a in args))
 
 
+# --- OVER window bounds (changeflow/table/window.py) -------------------------------------------
+def row_interval(rows: int) -> Expression:
+    """A ROWS bound of an OVER window: ``rows`` rows preceding (``Over...preceding(row_interval(2))``)."""
+    return Call("row_interval", (Literal(rows),))
+
+
+UNBOUNDED_ROW: Expression = Call("over_bound", (Literal("UNBOUNDED_ROW"),))
+"""Every row before the current one (``ROWS BETWEEN UNBOUNDED PRECEDING``)."""
+UNBOUNDED_RANGE: Expression = Call("over_bound", (Literal("UNBOUNDED_RANGE"),))
+"""Every row up to the current one's time (``RANGE BETWEEN UNBOUNDED PRECEDING``)."""
+CURRENT_ROW: Expression = Call("over_bound", (Literal("CURRENT_ROW"),))
+"""The current row (``ROWS ... CURRENT ROW``)."""
+CURRENT_RANGE: Expression = Call("over_bound", (Literal("CURRENT_RANGE"),))
+"""The rows of the current row's time (``RANGE ... CURRENT ROW``)."""
+
+
 # PyFlink functions changeflow has no built-in for: importing one works (a program may never
 # call it); calling it raises, naming it.
 UNSUPPORTED_FUNCTIONS = frozenset([
     "current_database", "current_time", "current_watermark", "local_time", "to_timestamp_ltz",
     "temporal_overlaps", "convert_tz", "array", "row", "map_", "map_from_arrays", "descriptor", "object_of",
-    "row_interval", "rand", "rand_integer", "atan2", "uuid", "source_watermark", "lag", "lead",
+    "rand", "rand_integer", "atan2", "uuid", "source_watermark", "lag", "lead",
 ])
 
 

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from changeflow.table.environment import TableEnvironment
     from changeflow.table.conflict import InsertConflictStrategy
     from changeflow.table.result import TableResult
+    from changeflow.table.window_tables import GroupWindowedTable, OverWindowedTable
     from pyspark.sql import DataFrame
 
 
@@ -143,6 +144,19 @@ class Table:
     def flat_aggregate(self, func) -> "FlatAggregateTable":
         """A global table aggregate (``udtaf``); close it with ``select``."""
         return FlatAggregateTable(self, [], func)
+
+    # --- windows (changeflow/table/window_tables.py) --------------------------------------------
+    def window(self, window) -> "GroupWindowedTable":
+        """Group the rows by a group window (``Tumble``/``Slide``/``Session`` of :mod:`changeflow.table.window`);
+        then ``group_by(col(alias), ...)`` and ``select``, with ``col(alias).start``/``.end``/``.rowtime``."""
+        from changeflow.table.window_tables import GroupWindowedTable
+        return GroupWindowedTable(self, window)
+
+    def over_window(self, *over_windows) -> "OverWindowedTable":
+        """Aggregate over an over window (``Over`` of :mod:`changeflow.table.window`); then ``select`` with
+        ``col('v').sum.over(col(alias))``."""
+        from changeflow.table.window_tables import OverWindowedTable
+        return OverWindowedTable(self, over_windows)
 
     def alias(self, field: str, *fields: str) -> "Table":
         names = [n.strip() for n in ",".join((field,) + fields).split(",") if n.strip()]

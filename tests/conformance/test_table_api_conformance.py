@@ -16,13 +16,15 @@ from collections import Counter
 import pytest
 
 from changeflow.common import DataTypes
-from changeflow.table import EnvironmentSettings, TableEnvironment, expressions
+import changeflow.table as table_module
+from changeflow.table import EnvironmentSettings, TableEnvironment, expressions, window
 from conformance.table_api_cases import CASES
 
 pytestmark = pytest.mark.spark
 
 GOLDENS = pathlib.Path(__file__).resolve().parents[2] / "conformance" / "goldens" / "table_api"
-E = types.SimpleNamespace(col=expressions.col, lit=expressions.lit, DataTypes=DataTypes, x=expressions)
+E = types.SimpleNamespace(col=expressions.col, lit=expressions.lit, DataTypes=DataTypes, x=expressions,
+                          window=window, table=table_module)
 
 # Flink's Table API types TO_DATE / TO_TIMESTAMP / DATE_FORMAT of NOT NULL arguments NOT NULL,
 # its SQL always nullable (two function definitions); changeflow has one, typed as SQL.
@@ -56,6 +58,7 @@ def test_case_matches_flink(name, spark, tmp_path):
     settings = EnvironmentSettings.in_batch_mode() if c.mode == "batch" else EnvironmentSettings.in_streaming_mode()
     t_env = TableEnvironment.create(settings, spark_session=spark)
     t_env.get_config().set("changeflow.state.buckets", "2")
+    E.tmp = str(tmp_path)
     if c.statement_set:
         sinks = c.build(t_env, E, str(tmp_path))
         got = {n: sorted(v for _, v in _changes(t_env.from_path(n))) for n in sinks}

@@ -77,14 +77,36 @@ def test_rows_frames_count_tied_rows_in_arrival_order():
 
 
 def test_range_bounded_offset_is_inclusive_and_ties_share():
+    # Timestamps after the epoch: a bounded frame drops a row at 0 (Flink's lastTriggeringTs starts at 0).
     h = harness(kernel(rows=False, preceding=5000))
-    h.process([rec("a", 0, 1), rec("a", 5000, 2), rec("a", 5001, 4), rec("a", 5001, 8)])
-    h.watermark(5000)
-    h.process([rec("a", 10001, 16)])
+    h.process([rec("a", 1000, 1), rec("a", 6000, 2), rec("a", 6001, 4), rec("a", 6001, 8)])
+    h.watermark(6000)
+    h.process([rec("a", 11001, 16)])
     h.end_of_input()
     out = values(h.changes)
-    assert [(ts, s, c) for _, ts, _, s, c, _, _ in out] == [(0, 1, 1), (5000, 3, 2), (5001, 14, 3),
-                                                          (5001, 14, 3), (10001, 28, 3)]
+    assert [(ts, s, c) for _, ts, _, s, c, _, _ in out] == [(1000, 1, 1), (6000, 3, 2), (6001, 14, 3),
+                                                          (6001, 14, 3), (11001, 28, 3)]
+
+
+def test_bounded_frames_drop_by_the_keys_last_fired_timestamp_not_the_watermark():
+    """Flink's RowTime{Rows,Range}BoundedPrecedingFunction: a row is late when at or before the last
+    timestamp its key fired, though it may be behind the watermark (it comes out at the next one);
+    the unbounded frames drop what is at or behind the watermark."""
+    for rows, preceding in ((True, 2), (False, 3000)):
+        k = kernel(rows=rows, preceding=preceding)
+        h = harness(k, restart=True)
+        h.process([rec("a", 0, 7), rec("a", 1000, 1), rec("b", 9000, 5)])
+        h.watermark(8000)  # a fired at 1000, b not yet
+        assert h.process([rec("a", 1000, 50), rec("a", 3000, 2), rec("b", 7000, 3)]) == []
+        assert values(h.watermark(8500)) == [("a", 3000, 2, 3, 2, 1, 1), ("b", 7000, 3, 3, 1, 3, 3)]
+        h.end_of_input()
+        assert k.late_records(h.state) == 2  # a at 0 (not after Flink's initial 0) and a at 1000
+    k = kernel(rows=True, preceding=None)
+    h = harness(k)
+    h.process([rec("a", 1000, 1)])
+    h.watermark(8000)
+    assert h.process([rec("a", 3000, 2)]) == []
+    assert values(h.end_of_input()) == [] and k.late_records(h.state) == 1
 
 
 def test_partitions_are_independent_and_restarts_lose_nothing():
@@ -170,15 +192,26 @@ def test_streaming_equals_reference_over_non_late_rows(rows, frame_rows, precedi
     the rows not late at arrival come out once each, with the values the reference gives them."""
     h = harness(kernel(rows=frame_rows, preceding=preceding), restart=True)
     kept, newest, start, watermark = [], None, 0, None
+    # Late as Flink: an unbounded frame drops a row at or behind the watermark; a bounded one a row at or
+    # before the last timestamp its key fired (0 before the first: Flink's lastTriggeringTs default).
+    fired: dict[str, int] = {}
+    pending: list[tuple] = []
     for size in cuts + [len(rows)]:
         batch = rows[start:start + size]
         start += size
         if batch:
-            kept += [r for r in batch if watermark is None or r[1] > watermark]
+            accepted = [r for r in batch if (r[1] > fired.get(r[0], 0) if preceding is not None
+                                             else watermark is None or r[1] > watermark)]
+            kept += accepted
+            pending += accepted
             h.process([rec(k, ts, v) for k, ts, v in batch])
             newest = max([newest or 0] + [ts for _, ts, _ in batch])
-            watermark = newest - delay
-            h.watermark(watermark)
+            if watermark is None or newest - delay > watermark:
+                watermark = newest - delay
+                for key, ts, _ in [r for r in pending if r[1] <= watermark]:
+                    fired[key] = max(fired.get(key, 0), ts)
+                pending = [r for r in pending if r[1] > watermark]
+            h.watermark(newest - delay)
         if start >= len(rows):
             break
     h.end_of_input()

@@ -33,19 +33,28 @@ def rows_of(seed: int, n: int = 40) -> list[tuple[int, str, int | None]]:
 
 
 def not_late(rows):
-    """The rows the streaming job keeps: a row is late when the watermark emitted before it is at or after
-    its timestamp. As Flink's WatermarkAssignerOperator, the watermark (newest timestamp so far minus the
-    delay) is emitted after a row that moves it more than 200 ms ahead of the last one emitted; changeflow
-    also emits the rest at the end of each micro-batch."""
+    """The rows the streaming job keeps. A bounded frame (here RANGE 3 s) drops a row, as Flink's
+    RowTimeRangeBoundedPrecedingFunction, when its timestamp is at or before the last one its key fired
+    (its rows came out when a watermark passed them), though it may be behind the watermark. As Flink's
+    WatermarkAssignerOperator, the watermark (newest timestamp so far minus the delay) is emitted after a
+    row that moves it more than 200 ms ahead of the last one emitted; changeflow also emits the rest at
+    the end of each micro-batch."""
     kept, emitted, newest = [], None, None
+    fired: dict[str, int] = {}
+    pending: list[tuple[int, str]] = []
     for i, (ts, k, v) in enumerate(rows):
-        if emitted is None or ts > emitted:
+        if k not in fired or ts > fired[k]:
             kept.append((ts, k, v))
+            pending.append((ts, k))
         newest = ts if newest is None else max(newest, ts)
         candidate = newest - DELAY_MS
         end_of_batch = (i + 1) % ROWS_PER_BATCH == 0
         if emitted is None or candidate - emitted > 200 or (end_of_batch and candidate > emitted):
             emitted = candidate
+            for t, key in pending:
+                if t <= emitted:
+                    fired[key] = max(fired.get(key, t), t)
+            pending = [p for p in pending if p[0] > emitted]
     return kept
 
 

@@ -5,8 +5,12 @@ Keyed by the window's ``PARTITION BY`` columns. Ordered by a **rowtime** attribu
 ``RowTimeRowsUnboundedPrecedingFunction``, ``RowTimeRangeBoundedPrecedingFunction``
 and ``RowTimeRangeUnboundedPrecedingFunction``:
 
-1. a row whose timestamp is at or before ``current_watermark`` when it arrives is
-   late: dropped and counted in the state table ``late``;
+1. a late row is dropped and counted in the state table ``late``. Late, as Flink: for
+   an unbounded frame, a row at or before ``current_watermark`` when it arrives
+   (``AbstractRowTimeUnboundedPrecedingOver``); for a bounded frame (n rows or a
+   RANGE offset), a row at or before the last timestamp its key fired (the state table
+   ``fired``, Flink's keyed ``lastTriggeringTsState``, 0 before the first), which
+   may be behind the watermark: such a row still comes out, at the next watermark;
 2. the other rows wait in the state table ``buffer``;
 3. on a watermark (:meth:`on_watermark`) the buffered rows whose timestamp the
    watermark has reached come out, per key in timestamp order (tied rows in arrival
@@ -43,6 +47,7 @@ from changeflow.kernels.state import KeyedState
 BUFFER = "buffer"
 HISTORY = "history"
 LATE = "late"
+FIRED = "fired"
 _TS = "_ts"
 
 
@@ -69,9 +74,18 @@ class OverAggregate(KernelBase):
         self.preceding = preceding
         self.event_time = not proctime
 
+    _batch = False  # in process_bounded: all the input at once, nothing late (Flink's batch OVER sorts it)
+
     @property
     def operator_name(self) -> str:
         return "OverAggregate"
+
+    def process_bounded(self, batch: pd.DataFrame) -> pd.DataFrame:
+        self._batch = True
+        try:
+            return super().process_bounded(batch)
+        finally:
+            self._batch = False
 
     @property
     def output_columns(self) -> list[str]:
@@ -89,7 +103,8 @@ class OverAggregate(KernelBase):
             stamped = batch.assign(**{_TS: np.full(len(batch), int(self.clock()), dtype=np.int64)})
             return self._emit(stamped, state, keep_input_order=True)
         ts = epoch_ms(cast(pd.Series, batch[self.order_by]))
-        late = ts <= self.current_watermark
+        bounded_frame = self.preceding is not None and not self._batch
+        late = ts <= self._last_fired(batch, state) if bounded_frame else ts <= self.current_watermark
         if late.any():
             self._count_late(int(late.sum()), state)
         rows = batch.loc[~late].assign(**{_TS: ts[~late]}).reset_index(drop=True)
@@ -116,7 +131,36 @@ class OverAggregate(KernelBase):
         # The waiting rows of the fired keys stay (every waiting row when there is no key).
         kept = waiting.merge(keys, on=self.keys, how="inner") if len(waiting) and self.keys else waiting
         state.store(BUFFER, keys, _key_first(kept.reset_index(drop=True), self.keys))
+        if self.preceding is not None and not self._batch:
+            self._store_fired(fired, keys, state)
         return self._emit(fired, state, keep_input_order=False)
+
+    # --- a bounded frame's lateness: the last timestamp each key fired ------------------------
+    def _last_fired(self, batch: pd.DataFrame, state: KeyedState) -> pd.Series:
+        """Per row of ``batch``, the last timestamp its key fired (0 before the first, as Flink's default)."""
+        if not self.keys:
+            stored = state.scan(FIRED)
+            last = int(stored["_last"].iloc[0]) if len(stored) else 0
+            return pd.Series(np.full(len(batch), last, dtype=np.int64), index=batch.index)
+        keys = cast(pd.DataFrame, batch[self.keys].drop_duplicates().reset_index(drop=True))
+        stored = state.load(FIRED, keys)
+        by_key = {} if not len(stored) or "_last" not in stored.columns else {
+            _norm(tuple(r[:-1])): int(r[-1]) for r in stored[self.keys + ["_last"]].itertuples(index=False, name=None)}
+        values = [by_key.get(_norm(k), 0) for k in batch[self.keys].itertuples(index=False, name=None)]
+        return pd.Series(np.asarray(values, dtype=np.int64), index=batch.index)
+
+    def _store_fired(self, fired: pd.DataFrame, keys: pd.DataFrame, state: KeyedState) -> None:
+        """Remember, per key of ``fired``, the newest timestamp that came out (Flink's lastTriggeringTs)."""
+        ts = fired[_TS].to_numpy(dtype=np.int64)
+        if not self.keys:
+            one = pd.DataFrame(index=pd.RangeIndex(1))
+            state.store(FIRED, one, one.assign(_last=np.asarray([int(ts.max())], dtype=np.int64)))
+            return
+        newest: dict[tuple, int] = {}
+        for k, t in zip(fired[self.keys].itertuples(index=False, name=None), ts, strict=True):
+            newest[_norm(k)] = max(newest.get(_norm(k), int(t)), int(t))
+        last = [newest[_norm(k)] for k in keys.itertuples(index=False, name=None)]
+        state.store(FIRED, keys, keys.assign(_last=np.asarray(last, dtype=np.int64)))
 
     # --- evaluation --------------------------------------------------------------------------
     def _emit(self, rows: pd.DataFrame, state: KeyedState, keep_input_order: bool) -> pd.DataFrame:

@@ -9,10 +9,12 @@ from changeflow.table.explain_detail import ExplainDetail
 from changeflow.table.result import CloseableIterator, ResultKind, TableResult
 from changeflow.table.settings import EnvironmentSettings, TableConfig
 from changeflow.table.stream_table_environment import StreamTableEnvironment
-from changeflow.table.table import GroupedTable, Table, TableSchema
+from changeflow.table.table import (GroupedTable, GroupWindowedTable, OverWindowedTable, Table, TableSchema,
+                                    WindowGroupedTable)
 
 __all__ = [
     "ChangelogMode", "CloseableIterator", "DataTypes", "EnvironmentSettings", "ExplainDetail", "FormatDescriptor",
-    "GroupedTable", "InsertConflictStrategy", "ResultKind", "Schema", "StreamTableEnvironment", "Table",
-    "TableConfig", "TableDescriptor", "TableEnvironment", "TableResult", "TableSchema",
+    "GroupedTable", "GroupWindowedTable", "InsertConflictStrategy", "OverWindowedTable", "ResultKind", "Schema",
+    "StreamTableEnvironment", "Table", "TableConfig", "TableDescriptor", "TableEnvironment", "TableResult",
+    "TableSchema", "WindowGroupedTable",
 ]

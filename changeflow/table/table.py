@@ -11,14 +11,16 @@ from changeflow.expressions import Column, Expression
 from changeflow.plan.nodes import PlanNode
 from changeflow.plan.type_inference import PlanError
 from changeflow.table.aggregate_tables import AggregatedTable, FlatAggregateTable
+from changeflow.table.window_tables import GroupWindowedTable, OverWindowedTable, WindowGroupedTable
 
 if TYPE_CHECKING:
     from changeflow.table.environment import TableEnvironment
     from changeflow.table.conflict import InsertConflictStrategy
     from changeflow.table.result import TableResult
-    from changeflow.table.window_tables import GroupWindowedTable, OverWindowedTable
     from pyspark.sql import DataFrame
 
+
+__all__ = ["GroupWindowedTable", "GroupedTable", "OverWindowedTable", "Table", "TableSchema", "WindowGroupedTable"]
 
 _UNNAMED = itertools.count()  # Flink numbers the tables it registers for toString() across the process
 
@@ -149,13 +151,11 @@ class Table:
     def window(self, window) -> "GroupWindowedTable":
         """Group the rows by a group window (``Tumble``/``Slide``/``Session`` of :mod:`changeflow.table.window`);
         then ``group_by(col(alias), ...)`` and ``select``, with ``col(alias).start``/``.end``/``.rowtime``."""
-        from changeflow.table.window_tables import GroupWindowedTable
         return GroupWindowedTable(self, window)
 
     def over_window(self, *over_windows) -> "OverWindowedTable":
         """Aggregate over an over window (``Over`` of :mod:`changeflow.table.window`); then ``select`` with
         ``col('v').sum.over(col(alias))``."""
-        from changeflow.table.window_tables import OverWindowedTable
         return OverWindowedTable(self, over_windows)
 
     def alias(self, field: str, *fields: str) -> "Table":

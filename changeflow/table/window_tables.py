@@ -92,6 +92,11 @@ class WindowGroupedTable:
         from changeflow.table.table import _exprs
         return self._table._wrap(plan_group_window(self._table.plan, self._window, self._keys, _exprs(fields)))
 
+    def aggregate(self, func) -> None:
+        """PyFlink's windowed ``aggregate(udaf)``: not supported (use ``select`` with built-in aggregates)."""
+        raise NotImplementedError("WindowGroupedTable.aggregate (a Python aggregate function over a group window) "
+                                  "is not supported by changeflow; use select(...) with built-in aggregates")
+
 
 def plan_group_window(plan: PlanNode, window: GroupWindow, keys: list[Expression],
                       select: list[Expression]) -> PlanNode:

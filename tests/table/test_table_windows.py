@@ -109,6 +109,8 @@ def test_group_window_usage_errors(bids):
          .group_by(col("w")).select(col("v").sum))
     with pytest.raises(TypeError, match="alias"):
         bids.window(Tumble.over(lit(10).seconds).on(col("ts")))
+    with pytest.raises(NotImplementedError, match="WindowGroupedTable.aggregate"):
+        windowed.group_by(col("w")).aggregate(col("v").sum)
 
 
 def test_window_expressions_outside_a_window_are_refused_by_name(bids):

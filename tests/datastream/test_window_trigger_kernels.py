@@ -231,3 +231,30 @@ def test_global_window_triggers_are_refused_on_kernel_windows():
 
     with pytest.raises(ValueError, match="got EndOfStreamTrigger"):
         _keyed().count_window(2).trigger(EndOfStreamTrigger())
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("ab"), st.integers(0, 60), st.integers(0, 9)), max_size=40),
+       st.integers(1, 3), st.integers(1, 10))
+def test_purging_count_trigger_equals_batch_chunks_per_window(rows, n, batch):
+    """Property: with ``PurgingTrigger.of(CountTrigger.of(n))`` on 10 ms tumbling windows and records out of order
+    by less than the watermark's delay (none late), the firings are each (key, window)'s records in arrival order
+    cut into chunks of ``n``, whatever the batches and watermarks between them."""
+    delay = 5
+    ordered = sorted(rows, key=lambda r: r[1])
+    # Arrival order: each record displaced by less than the delay (sorted by time + a bounded jitter).
+    arrivals = sorted(ordered, key=lambda r: r[1] + (r[2] % delay))
+    host = RecordHost(_timed("process", TUMBLE_10, TriggerSpec("count", count=n, purge=True)))
+    got, high = [], None
+    for i in range(0, len(arrivals), batch):
+        chunk = arrivals[i:i + batch]
+        got += [v for v, _ in host.process([((k, v), t) for k, t, v in chunk])]
+        high = max([t for _, t, _ in chunk] + ([high] if high is not None else []))
+        got += [v for v, _ in host.watermark(high - delay - 1)]
+    got += [v for v, _ in host.end_of_input()]
+    expected = []
+    for key in "ab":
+        for start in range(0, 70, 10):
+            values = [v for k, t, v in arrivals if k == key and start <= t < start + 10]
+            expected += [(key, start, values[i:i + n]) for i in range(0, len(values) - n + 1, n)]
+    assert sorted(got) == sorted(expected)

@@ -162,3 +162,17 @@ def event_time_continuous_trigger(env, api):
     trigger = api.ContinuousEventTimeTrigger.of(api.Time.milliseconds(5))
     return env.from_collection(EVENTS, type_info=t).assign_timestamps_and_watermarks(strategy).key_by(
         lambda r: r[0]).window(windows).trigger(trigger).reduce(lambda a, b: (a[0], max(a[1], b[1]), a[2] + b[2]))
+
+
+@case("global_window_purging_count_trigger", "GlobalWindows.create() with PurgingTrigger.of(CountTrigger.of(2)), "
+      "keyed (Java's countWindow(2)) and window_all (countWindowAll(4)): each fires with the records since its "
+      "last firing", modes=("streaming",), compare="multiset")
+def global_window_purging_count_trigger(env, api):
+    def add(a, b):
+        return a[0], a[1], a[2] + b[2]
+
+    keyed = _untimed(env, api).key_by(lambda r: r[0]).window(api.GlobalWindows.create()).trigger(
+        api.PurgingTrigger.of(api.CountTrigger.of(2))).reduce(add)
+    whole = _untimed(env, api).window_all(api.GlobalWindows.create()).trigger(
+        api.PurgingTrigger.of(api.CountTrigger.of(4))).reduce(add)
+    return keyed.union(whole)

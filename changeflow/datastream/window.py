@@ -116,6 +116,11 @@ def count_window_of(window_id: int, end: int) -> CountWindow:
     return CountWindow(window_id)
 
 
+def global_window_of(window_id: int, end: int) -> GlobalWindow:
+    """The :class:`GlobalWindow` of the window kernel's ``(0, end)``."""
+    return GlobalWindow.get()
+
+
 class WindowAssigner(Generic[T, W]):
     """Assigns elements to windows."""
 
@@ -144,6 +149,10 @@ class GlobalWindows(WindowAssigner):
 
     def assign_windows(self, element: Any, timestamp: int, context: Any = None) -> list[GlobalWindow]:
         return [GlobalWindow.get()]
+
+    def spec(self) -> dict:
+        """The window kernel's ``EventWindows`` arguments, when a trigger of the kernel replaces the default one."""
+        return {"kind": "global"}
 
     def get_default_trigger(self, env: Any = None) -> Trigger:
         return self._trigger

@@ -174,9 +174,12 @@ def kernel_trigger(trigger: Any, where: str) -> TriggerSpec:
         raise ValueError(f"{where}: {error}") from None
 
 
-def check_trigger(trigger: Any, where: str) -> Trigger:
-    """``trigger`` if it is one of changeflow's triggers, else an error naming it."""
+def check_trigger(trigger: Any, where: str, kernel: bool = False) -> Trigger:
+    """``trigger`` if it is a trigger of global windows, else an error naming it (``kernel``: the message also
+    names the window kernel's triggers, which a ``WindowedStream``'s global window takes too)."""
     if isinstance(trigger, (NeverTrigger, EndOfStreamTrigger)):
         return trigger
-    raise ValueError(f"{where} supports NeverTrigger and EndOfStreamTrigger only (changeflow.datastream.window), "
-                     f"got {type(trigger).__name__} {trigger!r}")
+    others = (", EventTimeTrigger, CountTrigger, ContinuousEventTimeTrigger and PurgingTrigger" if kernel else
+              " and EndOfStreamTrigger")
+    raise ValueError(f"{where} supports NeverTrigger{', EndOfStreamTrigger' if kernel else ''}{others} only "
+                     f"(changeflow.datastream.window), got {type(trigger).__name__} {trigger!r}")

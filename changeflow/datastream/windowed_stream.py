@@ -39,8 +39,9 @@ from changeflow.common.typeinfo import PickledBytesTypeInfo
 from changeflow.datastream.functions import (AggregateFunction, AllWindowFunction, CoGroupFunction, FlatJoinFunction,
                                              JoinFunction, KeySelector, ProcessAllWindowFunction,
                                              ProcessWindowFunction, ReduceFunction, WindowFunction, describe)
-from changeflow.datastream.window import (GlobalWindow, TimeWindow, Trigger, check_assigner, check_trigger,
-                                          count_window_of, is_kernel_assigner, kernel_trigger)
+from changeflow.datastream.window import (EndOfStreamTrigger, GlobalWindow, GlobalWindows, NeverTrigger, TimeWindow,
+                                          Trigger, check_assigner, check_trigger, count_window_of, global_window_of,
+                                          is_kernel_assigner, kernel_trigger)
 # The module, not the name: changeflow.kernels.window imports the keyed kernels, which import this
 # package's functions, so a worker that loads a window kernel first meets this module mid-import.
 from changeflow.kernels.window import evaluate as window_kernels
@@ -93,15 +94,17 @@ class _Windowed:
         return self._stream.get_type()
 
     def trigger(self, trigger: Trigger):
-        """Replaces the assigner's trigger: for global windows ``NeverTrigger`` or ``EndOfStreamTrigger``; for
-        event-time and count windows ``EventTimeTrigger``, ``CountTrigger``, ``ContinuousEventTimeTrigger`` or
-        ``NeverTrigger``, each possibly in a ``PurgingTrigger`` (:mod:`.window_triggers`)."""
+        """Replaces the assigner's trigger: ``EventTimeTrigger``, ``CountTrigger``, ``ContinuousEventTimeTrigger`` or
+        ``NeverTrigger``, each possibly in a ``PurgingTrigger`` (:mod:`.window_triggers`), run by the window kernel;
+        for global windows also ``EndOfStreamTrigger`` (FLIP-331's batch path, as ``NeverTrigger`` there)."""
         where = f"{type(self).__name__}.trigger()"
+        if isinstance(self._assigner, GlobalWindows):  # e.g. CountTrigger: the window kernel runs the global window
+            self._kernel = isinstance(trigger, Trigger) and not isinstance(trigger, (NeverTrigger, EndOfStreamTrigger))
         if self._kernel:
             kernel_trigger(trigger, where)
             self._trigger, self._trigger_set = trigger, True
             return self
-        self._trigger, self._trigger_set = check_trigger(trigger, where), True
+        self._trigger, self._trigger_set = check_trigger(trigger, where, kernel=True), True
         return self
 
     def allowed_lateness(self, time_ms: int):
@@ -170,13 +173,20 @@ class _Windowed:
                                              spec.output_type)
             node = EventWindowNode(name, output_type or PickledBytesTypeInfo(), input=self._stream._node,
                                    key_selector=self._key_selector, function=spec.function, spec=spec,
-                                   windows=windows, make_window=TimeWindow if windows.event_time else count_window_of,
+                                   windows=windows, make_window=_window_maker(windows),
                                    lateness=self._lateness, late_tag=self._late_tag,
                                    trigger=kernel_trigger(self._trigger, "trigger()"))
             return DataStream(self._stream._env, node)
         node = WindowNode(name, output_type or PickledBytesTypeInfo(), input=self._stream._node,
                           key_selector=self._key_selector, function=spec.function, spec=spec, trigger=self._trigger)
         return DataStream(self._stream._env, node)
+
+
+def _window_maker(windows: EventWindows) -> Any:
+    """What builds the window a window function sees from the kernel's ``(start, end)``."""
+    if windows.kind == "global":
+        return global_window_of
+    return TimeWindow if windows.event_time else count_window_of
 
 
 class WindowedStream(_Windowed):

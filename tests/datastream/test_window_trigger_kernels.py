@@ -258,3 +258,22 @@ def test_purging_count_trigger_equals_batch_chunks_per_window(rows, n, batch):
             values = [v for k, t, v in arrivals if k == key and start <= t < start + 10]
             expected += [(key, start, values[i:i + n]) for i in range(0, len(values) - n + 1, n)]
     assert sorted(got) == sorted(expected)
+
+
+def test_global_windows_with_a_purging_count_trigger_run_in_the_window_kernel():
+    from changeflow.datastream.window import (CountTrigger, EndOfStreamTrigger, GlobalWindow, GlobalWindows,
+                                              PurgingTrigger, global_window_of)
+
+    stream = _keyed().window(GlobalWindows.create()).trigger(PurgingTrigger.of(CountTrigger.of(2))).reduce(_sum)
+    assert stream._node.windows == EventWindows("global") and stream._node.make_window is global_window_of
+    # Back to a trigger of global windows: the FLIP-331 path again.
+    windowed = _keyed().window(GlobalWindows.create()).trigger(CountTrigger.of(2)).trigger(EndOfStreamTrigger())
+    assert type(windowed.reduce(_sum)._node).__name__ == "WindowNode"
+    kernel = EventTimeWindow(WindowSpec("process", Listing()), EventWindows("global"), "W",
+                             make_window=global_window_of, trigger=TriggerSpec("count", count=2, purge=True),
+                             runtime_context=RuntimeContext)
+    host = RecordHost(kernel)
+    out = host.process(_untimed([("a", 1), ("a", 2), ("b", 5), ("a", 3), ("a", 4), ("a", 5)]))
+    assert out == [(("a", None, [1, 2]), MAX_LONG), (("a", None, [3, 4]), MAX_LONG)]
+    assert host.end_of_input() == []  # the global window's last record waits for a second one, forever
+    assert global_window_of(0, 2**63) == GlobalWindow.get()

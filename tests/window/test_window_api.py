@@ -33,7 +33,8 @@ def test_other_assigners_are_refused_by_name(keyed):
         keyed.window(TumblingProcessingTimeWindows())
     with pytest.raises(ValueError, match="DataStream.window_all"):
         keyed.window_all("every 5 s")
-    with pytest.raises(ValueError, match=r"trigger\(\) supports NeverTrigger and EndOfStreamTrigger only.*Count"):
+    with pytest.raises(ValueError, match=r"trigger\(\) supports NeverTrigger, EndOfStreamTrigger, .*PurgingTrigger "
+                                         r"only.*Count"):
         keyed.window(END).trigger(type("CountTrigger", (), {})())
 
 

@@ -119,11 +119,14 @@ class EventWindows:
 
     @property
     def event_time(self) -> bool:
-        """Time windows (by event timestamp; they can be late), not count windows."""
-        return not self.kind.startswith("count")
+        """Time windows (by event timestamp; they can be late), not count (or global) windows."""
+        return not self.kind.startswith("count") and self.kind != "global"
 
     def assign_count(self, n: int) -> list[tuple[int, int]]:
-        """The count windows of a key's ``n``-th record (from 0), as PyFlink's count assigners give them."""
+        """The count windows of a key's ``n``-th record (from 0), as PyFlink's count assigners give them (``global``:
+        the one global window, ``GlobalWindows`` with a trigger of this kernel)."""
+        if self.kind == "global":
+            return [(0, COUNT_WINDOW_END)]
         if self.kind == "count_tumbling":
             return [(n // self.size, COUNT_WINDOW_END)]
         last = n // self.slide
@@ -131,6 +134,8 @@ class EventWindows:
 
     def reachable(self, w: tuple[int, int], n: int) -> bool:
         """Whether count window ``w`` can still take a record once a key has ``n`` records."""
+        if self.kind == "global":
+            return True
         return n < w[0] * (self.size if self.kind == "count_tumbling" else self.slide) + self.size
 
     def assign(self, timestamp: int) -> list[tuple[int, int]]:

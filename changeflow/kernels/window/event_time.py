@@ -190,8 +190,9 @@ class EventTimeWindow(KernelBase):
                  runtime_context: ContextFactory | None = None) -> None:
         self.spec = spec
         self.windows = windows
-        if trigger is None:  # the assigner's default trigger
-            trigger = TriggerSpec("event_time") if windows.event_time else TriggerSpec("count", count=windows.size)
+        if trigger is None:  # the assigner's default trigger (GlobalWindows': NeverTrigger)
+            trigger = (TriggerSpec("event_time") if windows.event_time else TriggerSpec("never")
+                       if windows.kind == "global" else TriggerSpec("count", count=windows.size))
         self.trigger = trigger
         self.name = name
         self.make_window = make_window

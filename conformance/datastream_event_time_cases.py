@@ -103,3 +103,76 @@ def event_time_process_timestamp(env, api):
 
     t = api.Types.TUPLE([api.Types.STRING(), api.Types.INT(), api.Types.INT()])
     return _timed(env, api).map(lambda r: (r[0].upper(), r[1], r[2]), output_type=t).process(Stamp())
+
+
+# --- count windows and the triggers of event-time windows ------------------------------------
+
+
+def _untimed(env, api):
+    t = api.Types.TUPLE([api.Types.STRING(), api.Types.INT(), api.Types.INT()])
+    return env.from_collection(EVENTS, type_info=t)
+
+
+@case("count_window_tumbling_reduce", "count_window(2): each key's records two by two, summed; a key's last "
+      "incomplete window never fires", modes=("streaming",), compare="multiset")
+def count_window_tumbling_reduce(env, api):
+    return _untimed(env, api).key_by(lambda r: r[0]).count_window(2).reduce(lambda a, b: (a[0], a[1], a[2] + b[2]))
+
+
+@case("count_window_sliding_process", "count_window(3, 2) (PyFlink's sliding count windows: each fires once, "
+      "when full), a ProcessWindowFunction naming the CountWindow's id and its values; count_window_all(3) of "
+      "the whole stream", modes=("streaming",), compare="multiset")
+def count_window_sliding_process(env, api):
+    class Listing(api.ProcessWindowFunction):
+        def process(self, key, context, elements):
+            yield key, context.window().id, [e[2] for e in elements]
+
+    class AllListing(api.ProcessAllWindowFunction):
+        def process(self, context, elements):
+            yield "all", context.window().id, [e[2] for e in elements]
+
+    keyed = _untimed(env, api).key_by(lambda r: r[0]).count_window(3, 2).process(Listing())
+    return keyed.union(api.count_window_all(_untimed(env, api), 3).process(AllListing()))
+
+
+@case("event_time_purging_count_trigger", "tumbling 10 ms event-time windows with PurgingTrigger.of("
+      "CountTrigger.of(2)): a window fires with every second record and forgets it, never at its end",
+      modes=("streaming",), compare="multiset")
+def event_time_purging_count_trigger(env, api):
+    class Listing(api.ProcessWindowFunction):
+        def process(self, key, context, elements):
+            yield key, context.window().start, sorted(e[2] for e in elements)
+
+    windows = api.TumblingEventTimeWindows.of(api.Time.milliseconds(10))
+    trigger = api.PurgingTrigger.of(api.CountTrigger.of(2))
+    return _timed(env, api).key_by(lambda r: r[0]).window(windows).trigger(trigger).process(Listing())
+
+
+@case("event_time_continuous_trigger", "tumbling 20 ms event-time windows with ContinuousEventTimeTrigger.of("
+      "5 ms) and no watermarks before the end of input: at the end each window fires at each 5 ms step from its "
+      "first record's, then at its end", modes=("streaming",), compare="multiset")
+def event_time_continuous_trigger(env, api):
+    class ByTime(api.TimestampAssigner):
+        def extract_timestamp(self, value, record_timestamp):
+            return value[1]
+
+    t = api.Types.TUPLE([api.Types.STRING(), api.Types.INT(), api.Types.INT()])
+    strategy = api.WatermarkStrategy.no_watermarks().with_timestamp_assigner(ByTime())
+    windows = api.TumblingEventTimeWindows.of(api.Time.milliseconds(20))
+    trigger = api.ContinuousEventTimeTrigger.of(api.Time.milliseconds(5))
+    return env.from_collection(EVENTS, type_info=t).assign_timestamps_and_watermarks(strategy).key_by(
+        lambda r: r[0]).window(windows).trigger(trigger).reduce(lambda a, b: (a[0], max(a[1], b[1]), a[2] + b[2]))
+
+
+@case("global_window_purging_count_trigger", "GlobalWindows.create() with PurgingTrigger.of(CountTrigger.of(2)), "
+      "keyed (Java's countWindow(2)) and window_all (countWindowAll(4)): each fires with the records since its "
+      "last firing", modes=("streaming",), compare="multiset")
+def global_window_purging_count_trigger(env, api):
+    def add(a, b):
+        return a[0], a[1], a[2] + b[2]
+
+    keyed = _untimed(env, api).key_by(lambda r: r[0]).window(api.GlobalWindows.create()).trigger(
+        api.PurgingTrigger.of(api.CountTrigger.of(2))).reduce(add)
+    whole = _untimed(env, api).window_all(api.GlobalWindows.create()).trigger(
+        api.PurgingTrigger.of(api.CountTrigger.of(4))).reduce(add)
+    return keyed.union(whole)

@@ -73,8 +73,9 @@ def _api():
     from pyflink.common import Duration, Time
     from pyflink.common.watermark_strategy import TimestampAssigner, WatermarkStrategy
     from pyflink.datastream import TimeDomain
-    from pyflink.datastream.window import (EventTimeSessionWindows, GlobalWindows, SlidingEventTimeWindows,
-                                           TumblingEventTimeWindows)
+    from pyflink.datastream.window import (ContinuousEventTimeTrigger, CountTrigger, CountTumblingWindowAssigner,
+                                           EventTimeSessionWindows, GlobalWindows, PurgingTrigger,
+                                           SlidingEventTimeWindows, TumblingEventTimeWindows)
 
     trigger = _end_of_stream_trigger()
     return SimpleNamespace(Types=Types, KeyedProcessFunction=KeyedProcessFunction, MapFunction=MapFunction,
@@ -88,7 +89,9 @@ def _api():
                            WatermarkStrategy=WatermarkStrategy, TimeDomain=TimeDomain,
                            TumblingEventTimeWindows=TumblingEventTimeWindows,
                            SlidingEventTimeWindows=SlidingEventTimeWindows,
-                           EventTimeSessionWindows=EventTimeSessionWindows,
+                           EventTimeSessionWindows=EventTimeSessionWindows, CountTrigger=CountTrigger,
+                           PurgingTrigger=PurgingTrigger, ContinuousEventTimeTrigger=ContinuousEventTimeTrigger,
+                           count_window_all=lambda ds, size: ds.window_all(CountTumblingWindowAssigner.of(size)),
                            end_of_stream=lambda keyed: keyed.window(GlobalWindows.create()).trigger(trigger),
                            end_of_stream_all=lambda ds: ds.window_all(GlobalWindows.create()).trigger(trigger))
 

@@ -128,6 +128,13 @@ class DataStream:
 
         return AllWindowedStream(self, window_assigner)
 
+    def count_window_all(self, size: int, slide: int = 0) -> "AllWindowedStream":
+        """The whole stream in count windows: ``window_all`` of PyFlink's count assigners (Flink's Java
+        ``countWindowAll``; PyFlink has no Python method), see :meth:`KeyedStream.count_window`."""
+        from changeflow.datastream.window import CountSlidingWindowAssigner, CountTumblingWindowAssigner
+
+        return self.window_all(CountSlidingWindowAssigner(size, slide) if slide else CountTumblingWindowAssigner(size))
+
     def co_group(self, other: "DataStream") -> "CoGroupedStreams":
         """``co_group(other).where(k1).equal_to(k2).window(assigner).apply(CoGroupFunction)`` (Flink's Java API)."""
         from changeflow.datastream.windowed_stream import CoGroupedStreams
@@ -248,6 +255,14 @@ class KeyedStream(DataStream):
         from changeflow.datastream.windowed_stream import WindowedStream
 
         return WindowedStream(self, window_assigner)
+
+    def count_window(self, size: int, slide: int = 0) -> "WindowedStream":
+        """Each key's records in count windows (PyFlink's): tumbling (``slide`` 0), a window of ``size`` records
+        after the other, firing when full; or sliding, a window of ``size`` records starting every ``slide``
+        records, each firing once, when full (Java's ``countWindow(size, slide)`` fires every ``slide`` records)."""
+        from changeflow.datastream.window import CountSlidingWindowAssigner, CountTumblingWindowAssigner
+
+        return self.window(CountSlidingWindowAssigner(size, slide) if slide else CountTumblingWindowAssigner(size))
 
     # Stateless operators on a keyed stream lose the keying, as in PyFlink's results.
     def _origin(self) -> DataStream:

@@ -21,8 +21,20 @@ Event-time windows (:class:`TumblingEventTimeWindows`, :class:`SlidingEventTimeW
 :class:`EventTimeSessionWindows`) assign each record by its event timestamp
 (``assign_timestamps_and_watermarks``) to :class:`TimeWindow` s, which fire
 when the watermark passes their end (Flink's :class:`EventTimeTrigger`; see
-:mod:`changeflow.kernels.window.event_time`). Processing-time and count
-windows are not supported: passing one fails with an error naming it.
+:mod:`changeflow.kernels.window.event_time`). PyFlink's count windows
+(:class:`CountTumblingWindowAssigner`, :class:`CountSlidingWindowAssigner`,
+``KeyedStream.count_window``) put a key's n-th record in :class:`CountWindow`
+``n // size`` (tumbling) or in each window of ``size`` records starting every
+``slide`` records, and fire a window when it has ``size`` records
+(:class:`CountTrigger`). ``trigger()`` replaces a window's trigger with
+:class:`EventTimeTrigger`, :class:`CountTrigger`,
+:class:`ContinuousEventTimeTrigger` or :class:`NeverTrigger`, each possibly in a
+:class:`PurgingTrigger`. Processing-time windows and triggers
+(:class:`TumblingProcessingTimeWindows`, :class:`SlidingProcessingTimeWindows`,
+:class:`ProcessingTimeSessionWindows`, :class:`ProcessingTimeTrigger`,
+:class:`ContinuousProcessingTimeTrigger`) exist with PyFlink's names, but
+passing one fails with an error naming it: their results depend on the wall
+clock, which changeflow's window kernel does not follow yet.
 
 >>> GlobalWindows.create_with_end_of_stream_trigger()
 GlobalWindows(trigger=EndOfStreamTrigger)
@@ -34,12 +46,21 @@ from __future__ import annotations
 
 from typing import Any, Generic, TypeVar
 
+from changeflow.datastream.window_triggers import (ContinuousEventTimeTrigger, ContinuousProcessingTimeTrigger,
+                                                   CountTrigger, EndOfStreamTrigger, EventTimeTrigger, NeverTrigger,
+                                                   ProcessingTimeTrigger, PurgingTrigger, Trigger, _millis, _WALL_CLOCK,
+                                                   check_trigger, kernel_trigger)
+
 T = TypeVar("T")  # PyFlink's Trigger[T, W] / WindowAssigner[T, W] (for readers and type checkers)
 W = TypeVar("W")
 
-__all__ = ["EndOfStreamTrigger", "EventTimeSessionWindows", "EventTimeTrigger", "GlobalWindow", "GlobalWindows",
-           "NeverTrigger", "SlidingEventTimeWindows", "TimeWindow", "Trigger", "TumblingEventTimeWindows", "Window",
-           "WindowAssigner", "check_assigner", "check_trigger", "is_event_time_assigner"]
+__all__ = ["ContinuousEventTimeTrigger", "ContinuousProcessingTimeTrigger", "CountSlidingWindowAssigner",
+           "CountTrigger", "CountTumblingWindowAssigner", "CountWindow", "EndOfStreamTrigger",
+           "EventTimeSessionWindows", "EventTimeTrigger", "GlobalWindow", "GlobalWindows", "NeverTrigger",
+           "ProcessingTimeSessionWindows", "ProcessingTimeTrigger", "PurgingTrigger", "SlidingEventTimeWindows",
+           "SlidingProcessingTimeWindows", "TimeWindow", "Trigger", "TumblingEventTimeWindows",
+           "TumblingProcessingTimeWindows", "Window", "WindowAssigner", "check_assigner", "check_trigger",
+           "is_kernel_assigner", "kernel_trigger"]
 
 MAX_LONG_VALUE = (1 << 63) - 1  # Flink's Long.MAX_VALUE: the global window's end, the final watermark
 
@@ -71,23 +92,33 @@ class GlobalWindow(Window):
         return "GlobalWindow"
 
 
-class Trigger(Generic[T, W]):
-    """When a window fires. changeflow has the two triggers of :class:`GlobalWindows`."""
+class CountWindow(Window):
+    """The ``id``-th count window of a key (PyFlink's ``CountWindow``); it ends at ``Long.MAX_VALUE``."""
 
-    fires_at_end_of_stream = False
+    def __init__(self, id: int) -> None:  # noqa: A002 (PyFlink's name)
+        self.id = id
+
+    def max_timestamp(self) -> int:
+        return MAX_LONG_VALUE
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CountWindow) and self.id == other.id
+
+    def __hash__(self) -> int:
+        return hash(self.id)
 
     def __repr__(self) -> str:
-        return type(self).__name__
+        return f"CountWindow(id={self.id})"
 
 
-class NeverTrigger(Trigger):
-    """Never fires: the default trigger of ``GlobalWindows.create()``."""
+def count_window_of(window_id: int, end: int) -> CountWindow:
+    """The :class:`CountWindow` of the window kernel's ``(id, end)``."""
+    return CountWindow(window_id)
 
 
-class EndOfStreamTrigger(Trigger):
-    """Fires once, when the input has ended (FLIP-331)."""
-
-    fires_at_end_of_stream = True
+def global_window_of(window_id: int, end: int) -> GlobalWindow:
+    """The :class:`GlobalWindow` of the window kernel's ``(0, end)``."""
+    return GlobalWindow.get()
 
 
 class WindowAssigner(Generic[T, W]):
@@ -118,6 +149,10 @@ class GlobalWindows(WindowAssigner):
 
     def assign_windows(self, element: Any, timestamp: int, context: Any = None) -> list[GlobalWindow]:
         return [GlobalWindow.get()]
+
+    def spec(self) -> dict:
+        """The window kernel's ``EventWindows`` arguments, when a trigger of the kernel replaces the default one."""
+        return {"kind": "global"}
 
     def get_default_trigger(self, env: Any = None) -> Trigger:
         return self._trigger
@@ -159,31 +194,67 @@ class TimeWindow(Window):
         return f"TimeWindow(start={self.start}, end={self.end})"
 
 
-class EventTimeTrigger(Trigger):
-    """Fires a window when the watermark passes its end (the default trigger of event-time windows)."""
+class _KernelAssigner(WindowAssigner):
+    """An assigner the window kernel runs (event time or count); ``spec()`` gives its ``EventWindows`` arguments."""
+
+    def spec(self) -> dict:
+        raise NotImplementedError
 
 
-def _millis(value: Any, what: str) -> int:
-    """A ``Time`` or ``Duration`` (PyFlink 2.3's window assigners take ``Time``) in ms."""
-    for method in ("to_milliseconds", "to_millis"):
-        convert = getattr(value, method, None)
-        if callable(convert):
-            millis: Any = convert()
-            return int(millis)
-    raise TypeError(f"{what} takes a Time (or Duration), got {value!r}")
+class CountTumblingWindowAssigner(_KernelAssigner):
+    """A key's records in windows of ``window_size`` records, one after the other (PyFlink's)."""
+
+    def __init__(self, window_size: int) -> None:
+        if int(window_size) <= 0:
+            raise ValueError(f"a count window needs a positive size, got {window_size}")
+        self._window_size = int(window_size)
+
+    @staticmethod
+    def of(window_size: int) -> "CountTumblingWindowAssigner":
+        return CountTumblingWindowAssigner(window_size)
+
+    def get_default_trigger(self, env: Any = None) -> Trigger:
+        return CountTrigger(self._window_size)
+
+    def spec(self) -> dict:
+        return {"kind": "count_tumbling", "size": self._window_size}
+
+    def __repr__(self) -> str:
+        return f"CountTumblingWindowAssigner({self._window_size})"
 
 
-class _EventTimeAssigner(WindowAssigner):
-    """What the event-time assigners share; ``spec()`` gives the kernel's ``EventWindows`` arguments."""
+class CountSlidingWindowAssigner(_KernelAssigner):
+    """A key's records in windows of ``window_size`` records starting every ``window_slide`` records (PyFlink's:
+    each window fires once, when full; unlike Java's ``countWindow(size, slide)``, which fires every ``slide``
+    records with the last ``size``, partial windows at the start included)."""
+
+    def __init__(self, window_size: int, window_slide: int) -> None:
+        if int(window_size) <= 0 or int(window_slide) <= 0:
+            raise ValueError(f"a count window needs a positive size and slide, got {window_size}, {window_slide}")
+        self._window_size, self._window_slide = int(window_size), int(window_slide)
+
+    @staticmethod
+    def of(window_size: int, window_slide: int) -> "CountSlidingWindowAssigner":
+        return CountSlidingWindowAssigner(window_size, window_slide)
+
+    def get_default_trigger(self, env: Any = None) -> Trigger:
+        return CountTrigger(self._window_size)
+
+    def spec(self) -> dict:
+        return {"kind": "count_sliding", "size": self._window_size, "slide": self._window_slide}
+
+    def __repr__(self) -> str:
+        return f"CountSlidingWindowAssigner({self._window_size}, {self._window_slide})"
+
+
+class _EventTimeAssigner(_KernelAssigner):
+    """What the event-time assigners share."""
 
     def get_default_trigger(self, env: Any = None) -> Trigger:
         return EventTimeTrigger()
 
     def is_event_time(self) -> bool:
         return True
-
-    def spec(self) -> dict:
-        raise NotImplementedError
 
 
 class TumblingEventTimeWindows(_EventTimeAssigner):
@@ -251,9 +322,39 @@ class EventTimeSessionWindows(_EventTimeAssigner):
         return f"EventTimeSessionWindows({self._session_gap})"
 
 
-def is_event_time_assigner(assigner: Any) -> bool:
-    """Whether ``assigner`` is one of changeflow's event-time window assigners."""
-    return isinstance(assigner, _EventTimeAssigner)
+class _ProcessingTimeAssigner(WindowAssigner):
+    """PyFlink's processing-time assigners: refused when used (:func:`check_assigner`), kept for their names."""
+
+    def __init__(self, *args: Any) -> None:
+        self._args = args
+
+    @classmethod
+    def of(cls, *args: Any) -> Any:
+        return cls(*args)
+
+    @classmethod
+    def with_gap(cls, size: Any) -> Any:
+        return cls(size)
+
+    def __repr__(self) -> str:
+        return type(self).__name__
+
+
+class TumblingProcessingTimeWindows(_ProcessingTimeAssigner):
+    """PyFlink's tumbling processing-time windows: refused by changeflow."""
+
+
+class SlidingProcessingTimeWindows(_ProcessingTimeAssigner):
+    """PyFlink's sliding processing-time windows: refused by changeflow."""
+
+
+class ProcessingTimeSessionWindows(_ProcessingTimeAssigner):
+    """PyFlink's processing-time session windows: refused by changeflow."""
+
+
+def is_kernel_assigner(assigner: Any) -> bool:
+    """Whether the window kernel runs ``assigner``'s windows (event-time and count windows)."""
+    return isinstance(assigner, _KernelAssigner)
 
 
 def check_assigner(assigner: Any, where: str) -> GlobalWindows:
@@ -262,23 +363,21 @@ def check_assigner(assigner: Any, where: str) -> GlobalWindows:
     >>> try:
     ...     check_assigner("tumbling", "window()")
     ... except ValueError as error:
-    ...     print(str(error).split(" only, ")[1])
+    ...     print(str(error).split(" only, ")[-1])
     got str 'tumbling'
     """
     if isinstance(assigner, GlobalWindows):
         return assigner
     name = type(assigner).__name__
-    if is_event_time_assigner(assigner):
-        raise ValueError(f"{where} does not support event-time windows ({assigner!r}): they are supported by "
-                         "KeyedStream.window() and DataStream.window_all()")
+    if isinstance(assigner, _ProcessingTimeAssigner):
+        raise ValueError(f"{where}: {name} (processing-time windows) is not supported by changeflow: {_WALL_CLOCK}")
+    if is_kernel_assigner(assigner):
+        raise ValueError(f"{where} does not support event-time or count windows ({assigner!r}): they are supported "
+                         "by KeyedStream.window() and DataStream.window_all()")
+    kinds = "" if where.startswith(("co_group", "join")) else (
+        ", the event-time windows and the count windows of changeflow.datastream.window")
     raise ValueError(f"{where} supports GlobalWindows.create() and GlobalWindows.create_with_end_of_stream_trigger()"
-                     f" only, got {name} {assigner!r}" + (
-                         ": processing-time and count windows are not supported yet" if "Window" in name else ""))
+                     f"{kinds} only, got {name} {assigner!r}" + (
+                         ": window assigners of other modules (PyFlink's, user-defined) are not supported"
+                         if "Window" in name else ""))
 
-
-def check_trigger(trigger: Any, where: str) -> Trigger:
-    """``trigger`` if it is one of changeflow's triggers, else an error naming it."""
-    if isinstance(trigger, (NeverTrigger, EndOfStreamTrigger)):
-        return trigger
-    raise ValueError(f"{where} supports NeverTrigger and EndOfStreamTrigger only (changeflow.datastream.window), "
-                     f"got {type(trigger).__name__} {trigger!r}")

@@ -16,7 +16,9 @@ all input, and the operator runs with batch algorithms (FLIP-331); with
 (``TumblingEventTimeWindows``, ``SlidingEventTimeWindows``,
 ``EventTimeSessionWindows``) windows fire as the watermark passes their end;
 ``allowed_lateness(ms)`` and ``side_output_late_data(tag)`` say what happens to
-late records (:mod:`changeflow.kernels.window.event_time`). The windowed
+late records (:mod:`changeflow.kernels.window.event_time`). Count windows
+(``KeyedStream.count_window``, ``DataStream.count_window_all``) fire when full;
+``trigger()`` replaces the trigger of both (:mod:`.window_triggers`). The windowed
 ``co_group``/``join`` take ``GlobalWindows`` only.
 
 >>> from changeflow.datastream import StreamExecutionEnvironment
@@ -37,8 +39,9 @@ from changeflow.common.typeinfo import PickledBytesTypeInfo
 from changeflow.datastream.functions import (AggregateFunction, AllWindowFunction, CoGroupFunction, FlatJoinFunction,
                                              JoinFunction, KeySelector, ProcessAllWindowFunction,
                                              ProcessWindowFunction, ReduceFunction, WindowFunction, describe)
-from changeflow.datastream.window import (EventTimeTrigger, GlobalWindow, TimeWindow, Trigger, check_assigner,
-                                          check_trigger, is_event_time_assigner)
+from changeflow.datastream.window import (EndOfStreamTrigger, GlobalWindow, GlobalWindows, NeverTrigger, TimeWindow,
+                                          Trigger, check_assigner, check_trigger, count_window_of, global_window_of,
+                                          is_kernel_assigner, kernel_trigger)
 # The module, not the name: changeflow.kernels.window imports the keyed kernels, which import this
 # package's functions, so a worker that loads a window kernel first meets this module mid-import.
 from changeflow.kernels.window import evaluate as window_kernels
@@ -76,9 +79,11 @@ class _Windowed:
     def __init__(self, stream: "DataStream", key_selector: Any, assigner: Any, where: str) -> None:
         self._stream = stream
         self._key_selector = key_selector
-        self._event_time = is_event_time_assigner(assigner)
-        self._assigner: Any = assigner if self._event_time else check_assigner(assigner, where)
+        # Event-time and count windows run in the window kernel (kernels.window.event_time), global windows not.
+        self._kernel = is_kernel_assigner(assigner)
+        self._assigner: Any = assigner if self._kernel else check_assigner(assigner, where)
         self._trigger: Trigger = self._assigner.get_default_trigger()
+        self._trigger_set = False  # trigger() was called (the operator's name shows the trigger)
         self._lateness = 0
         self._late_tag: Any = None
 
@@ -89,15 +94,17 @@ class _Windowed:
         return self._stream.get_type()
 
     def trigger(self, trigger: Trigger):
-        """Replaces the assigner's trigger (``NeverTrigger`` or ``EndOfStreamTrigger`` of :mod:`.window`;
-        event-time windows keep their ``EventTimeTrigger``)."""
+        """Replaces the assigner's trigger: ``EventTimeTrigger``, ``CountTrigger``, ``ContinuousEventTimeTrigger`` or
+        ``NeverTrigger``, each possibly in a ``PurgingTrigger`` (:mod:`.window_triggers`), run by the window kernel;
+        for global windows also ``EndOfStreamTrigger`` (FLIP-331's batch path, as ``NeverTrigger`` there)."""
         where = f"{type(self).__name__}.trigger()"
-        if self._event_time:
-            if not isinstance(trigger, EventTimeTrigger):
-                raise ValueError(f"{where}: event-time windows support their EventTimeTrigger only, got "
-                                 f"{type(trigger).__name__} {trigger!r}")
+        if isinstance(self._assigner, GlobalWindows):  # e.g. CountTrigger: the window kernel runs the global window
+            self._kernel = isinstance(trigger, Trigger) and not isinstance(trigger, (NeverTrigger, EndOfStreamTrigger))
+        if self._kernel:
+            kernel_trigger(trigger, where)
+            self._trigger, self._trigger_set = trigger, True
             return self
-        self._trigger = check_trigger(trigger, where)
+        self._trigger, self._trigger_set = check_trigger(trigger, where, kernel=True), True
         return self
 
     def allowed_lateness(self, time_ms: int):
@@ -113,7 +120,7 @@ class _Windowed:
         output (``get_side_output(output_tag)`` of the window's result) instead of being dropped."""
         if not getattr(type(output_tag), "is_output_tag", False):
             raise TypeError(f"side_output_late_data() takes an OutputTag, got {type(output_tag).__name__}")
-        if not self._event_time:
+        if not self._kernel:
             raise ValueError("side_output_late_data(): a global window has no late data; it needs an event-time "
                              "window assigner")
         self._late_tag = output_tag
@@ -158,19 +165,28 @@ class _Windowed:
         from changeflow.datastream.data_stream import DataStream
 
         name = f"{'Window' if self.keyed else 'WindowAll'}({self._assigner!r}, {spec.kind}({function_name}))"
-        if self._event_time:
+        if self._trigger_set:
+            name = name[:-1] + f", trigger={self._trigger!r})"
+        if self._kernel:
+            windows = EventWindows(**self._assigner.spec())
             spec = window_kernels.WindowSpec(spec.kind, spec.function, spec.window_function, spec.keyed,
                                              spec.output_type)
             node = EventWindowNode(name, output_type or PickledBytesTypeInfo(), input=self._stream._node,
                                    key_selector=self._key_selector, function=spec.function, spec=spec,
-                                   windows=EventWindows(**self._assigner.spec()), make_window=TimeWindow,
-                                   lateness=self._lateness, late_tag=self._late_tag)
+                                   windows=windows, make_window=_window_maker(windows),
+                                   lateness=self._lateness, late_tag=self._late_tag,
+                                   trigger=kernel_trigger(self._trigger, "trigger()"))
             return DataStream(self._stream._env, node)
-        if self._trigger is not self._assigner.get_default_trigger():
-            name = name[:-1] + f", trigger={self._trigger!r})"
         node = WindowNode(name, output_type or PickledBytesTypeInfo(), input=self._stream._node,
                           key_selector=self._key_selector, function=spec.function, spec=spec, trigger=self._trigger)
         return DataStream(self._stream._env, node)
+
+
+def _window_maker(windows: EventWindows) -> Any:
+    """What builds the window a window function sees from the kernel's ``(start, end)``."""
+    if windows.kind == "global":
+        return global_window_of
+    return TimeWindow if windows.event_time else count_window_of
 
 
 class WindowedStream(_Windowed):

@@ -26,7 +26,8 @@ def _api():
     from changeflow.common import Duration, Time, WatermarkStrategy
     from changeflow.common.watermark_strategy import TimestampAssigner
     from changeflow.datastream.functions import TimeDomain
-    from changeflow.datastream.window import (EventTimeSessionWindows, GlobalWindows, SlidingEventTimeWindows,
+    from changeflow.datastream.window import (ContinuousEventTimeTrigger, CountTrigger, EventTimeSessionWindows,
+                                              GlobalWindows, PurgingTrigger, SlidingEventTimeWindows,
                                               TumblingEventTimeWindows)
 
     end_of_stream = GlobalWindows.create_with_end_of_stream_trigger()
@@ -41,7 +42,9 @@ def _api():
                            WatermarkStrategy=WatermarkStrategy, TimeDomain=TimeDomain,
                            TumblingEventTimeWindows=TumblingEventTimeWindows,
                            SlidingEventTimeWindows=SlidingEventTimeWindows,
-                           EventTimeSessionWindows=EventTimeSessionWindows,
+                           EventTimeSessionWindows=EventTimeSessionWindows, CountTrigger=CountTrigger,
+                           PurgingTrigger=PurgingTrigger, ContinuousEventTimeTrigger=ContinuousEventTimeTrigger,
+                           count_window_all=lambda ds, size: ds.count_window_all(size),
                            end_of_stream=lambda keyed: keyed.window(end_of_stream),
                            end_of_stream_all=lambda ds: ds.window_all(end_of_stream))
 

@@ -1,9 +1,15 @@
-"""Event-time windows of the DataStream API: Flink's ``WindowOperator`` with the ``EventTimeTrigger``.
+"""Event-time and count windows of the DataStream API: Flink's ``WindowOperator`` and its triggers.
 
-:class:`EventWindows` says how a record's timestamp maps to windows
+:class:`EventWindows` says how a record maps to windows: by its timestamp
 (tumbling, sliding, session: Flink's ``TimeWindow`` arithmetic, offsets
-included); :class:`EventTimeWindow` is the kernel (``event_time`` set, see
-:mod:`changeflow.kernels.contract`):
+included) or by its position in its key (PyFlink's count windows: the n-th
+record of a key, from 0, is in window ``n // size`` (tumbling), or in every
+window ``id`` with ``id * slide <= n < id * slide + size`` (sliding)).
+:class:`EventTimeWindow` is the kernel (``event_time`` set, see
+:mod:`changeflow.kernels.contract`). When a window fires is its trigger's
+business (:class:`~.triggers.TriggerSpec`: event time, count, continuous
+event time, never, optionally purging); the default ``EventTimeTrigger`` of
+time windows and the ``CountTrigger(size)`` of count windows behave as follows:
 
 - a record (it must have an event timestamp) goes to each of its windows that
   is not *late*: a window is late when ``max_timestamp + allowed_lateness <=
@@ -14,8 +20,19 @@ included); :class:`EventTimeWindow` is the kernel (``event_time`` set, see
 - a window fires when the watermark reaches its ``max_timestamp`` (``end - 1``),
   and fires again, with all its contents, for every record added to it later
   (within the allowed lateness), as Flink's ``EventTimeTrigger`` does;
-- a window's state is dropped when the watermark reaches ``max_timestamp +
+  a count window fires when its ``size``-th record arrives (it is never late,
+  and its results' timestamp is its ``max_timestamp``, ``Long.MAX_VALUE``);
+- a trigger's event-time timers fire in timestamp order as the watermark
+  passes them; a timer registered while the watermark's timers fire (a
+  ``ContinuousEventTimeTrigger``'s next firing) fires at the next watermark
+  advance even when already due, never after the final watermark, as in
+  PyFlink 2.3 (its Python operator's timer registrations reach Flink's timer
+  service after the watermark's timers ran; Java's WindowOperator would fire
+  it in the same advance); a window that fires empty (purged) emits nothing;
+- a time window's state is dropped when the watermark reaches ``max_timestamp +
   allowed_lateness`` (a ProcessWindowFunction's ``clear(context)`` is called);
+  a count window that no later record of its key can reach and that has no
+  pending timer is dropped (unobservable: Flink keeps it, never to fire again);
 - session windows merge: a record's window ``[t, t + gap)`` merges with every
   window it intersects (``TimeWindow.intersects``: touching counts), contents
   merged (``reduce`` again, ``AggregateFunction.merge``, or the element lists
@@ -27,8 +44,9 @@ firing emits the result of the window function (if any), each output with
 the window's ``max_timestamp`` as its event timestamp. Windows due at one
 watermark fire in ``max_timestamp`` order, then key order.
 
-State: table ``event_windows`` holds ``(_key, _state)``: the key's windows, a
-pickled dict ``{(start, end): [contents, last stamp, fired]}``. ``on_watermark``
+State: table ``event_windows`` holds ``(_key, _state)``: the key's windows and
+record count, a pickled ``[{(start, end): [contents, last stamp, Pane]}, count]``
+(a count window is ``(id, Long.MAX_VALUE + 1)``). ``on_watermark``
 scans the bucket's keys (once per watermark: a micro-batch on Spark).
 """
 
@@ -45,11 +63,13 @@ from changeflow.kernels.keyed.records import KEY, ORD, VALUE, child_stamp, dumps
 from changeflow.kernels.keyed.user import ContextFactory, close_functions, method_or_self, open_functions
 from changeflow.kernels.state import KeyedState
 from changeflow.kernels.window.evaluate import WindowSpec, outputs_of
+from changeflow.kernels.window.triggers import Pane, TriggerSpec
 
 STATE = "_state"
 _TABLE = "event_windows"
 _FIRE_STAMP = b"\xff" * 8 + b"\x02"  # outputs of a watermark's firings sort after the micro-batch's records
 LATE = b"L"  # the _value prefix of a late record bound for the side output
+COUNT_WINDOW_END = 2**63  # a count window ends after Long.MAX_VALUE: its max_timestamp is Long.MAX_VALUE
 
 NO_TIMESTAMP_MESSAGE = ("Record has Java Long.MIN_VALUE timestamp (= no timestamp marker). Is the time "
                         "characteristic set to 'ProcessingTime', or did you forget to call "
@@ -83,6 +103,8 @@ class EventWindows:
     ([(20, 30)], [(-7, 3)])
     >>> EventWindows("sliding", 10, slide=5).assign(23), EventWindows("session", 0, gap=4).assign(7)
     ([(20, 30), (15, 25)], [(7, 11)])
+    >>> [w for w, _ in EventWindows("count_sliding", 3, slide=2).assign_count(4)]
+    [2, 1]
     """
 
     kind: str
@@ -94,6 +116,27 @@ class EventWindows:
     @property
     def merging(self) -> bool:
         return self.kind == "session"
+
+    @property
+    def event_time(self) -> bool:
+        """Time windows (by event timestamp; they can be late), not count (or global) windows."""
+        return not self.kind.startswith("count") and self.kind != "global"
+
+    def assign_count(self, n: int) -> list[tuple[int, int]]:
+        """The count windows of a key's ``n``-th record (from 0), as PyFlink's count assigners give them (``global``:
+        the one global window, ``GlobalWindows`` with a trigger of this kernel)."""
+        if self.kind == "global":
+            return [(0, COUNT_WINDOW_END)]
+        if self.kind == "count_tumbling":
+            return [(n // self.size, COUNT_WINDOW_END)]
+        last = n // self.slide
+        return [(i, COUNT_WINDOW_END) for i in range(last, -1, -1) if i * self.slide <= n < i * self.slide + self.size]
+
+    def reachable(self, w: tuple[int, int], n: int) -> bool:
+        """Whether count window ``w`` can still take a record once a key has ``n`` records."""
+        if self.kind == "global":
+            return True
+        return n < w[0] * (self.size if self.kind == "count_tumbling" else self.slide) + self.size
 
     def assign(self, timestamp: int) -> list[tuple[int, int]]:
         if self.kind == "session":
@@ -134,7 +177,8 @@ class _Context:
 class EventTimeWindow(KernelBase):
     """The kernel of ``KeyedStream.window(<event-time assigner>)`` (and ``window_all``) with a window function.
 
-    ``windows`` the assigner (:class:`EventWindows`); ``make_window(start, end)``
+    ``windows`` the assigner (:class:`EventWindows`); ``trigger`` its trigger (default: the assigner's, event
+    time or the count of a count window); ``make_window(start, end)``
     builds the window functions see (the API's ``TimeWindow``); ``lateness`` the
     allowed lateness (ms); ``late_tag``: emit late records (:func:`late_mark`) instead of dropping them.
     """
@@ -142,10 +186,14 @@ class EventTimeWindow(KernelBase):
     event_time = True
 
     def __init__(self, spec: WindowSpec, windows: EventWindows, name: str, *, make_window: Callable = tuple,
-                 lateness: int = 0, late_tag: str | None = None,
+                 lateness: int = 0, late_tag: str | None = None, trigger: TriggerSpec | None = None,
                  runtime_context: ContextFactory | None = None) -> None:
         self.spec = spec
         self.windows = windows
+        if trigger is None:  # the assigner's default trigger (GlobalWindows': NeverTrigger)
+            trigger = (TriggerSpec("event_time") if windows.event_time else TriggerSpec("never")
+                       if windows.kind == "global" else TriggerSpec("count", count=windows.size))
+        self.trigger = trigger
         self.name = name
         self.make_window = make_window
         self.lateness = lateness
@@ -163,10 +211,19 @@ class EventTimeWindow(KernelBase):
         try:
             for key_blob, blob, stamp in zip(batch[KEY], batch[VALUE], batch[ORD], strict=True):
                 timestamp = timestamp_of(blob)
-                if timestamp is None:
-                    raise fail(self.name, loads(blob), ValueError(NO_TIMESTAMP_MESSAGE))
-                mine = windows.setdefault(key_blob, {})
-                added = self._add(key_blob, mine, loads(blob), timestamp, stamp, watermark, out)
+                mine = windows.setdefault(key_blob, [{}, 0])
+                if self.windows.event_time:
+                    if timestamp is None:
+                        raise fail(self.name, loads(blob), ValueError(NO_TIMESTAMP_MESSAGE))
+                    assigned = self.windows.assign(timestamp)
+                else:  # a count window: by the record's position in its key
+                    assigned = self.windows.assign_count(mine[1])
+                    mine[1] += 1
+                    timestamp = MIN_WATERMARK if timestamp is None else timestamp
+                added = self._add(key_blob, mine[0], loads(blob), timestamp, assigned, stamp, watermark, out)
+                if not self.windows.event_time:
+                    self._drop_unreachable(mine)
+                    continue
                 late = not added and timestamp + self.lateness <= watermark
                 if late and self.late_tag is not None:  # else dropped, as Flink drops it
                     out.add([late_mark(blob)], stamp, raw=True)
@@ -181,20 +238,27 @@ class EventTimeWindow(KernelBase):
         if not len(rows) or STATE not in rows.columns:
             return None
         windows = {k: loads(v) for k, v in zip(rows[KEY], rows[STATE], strict=True)}
-        due = sorted((w[1] - 1, k, w) for k, mine in windows.items() for w, entry in mine.items()
-                     if not entry[2] and w[1] - 1 <= watermark)
+        # The trigger timers due, earliest first (then by key); a timer a firing registers waits for the next
+        # watermark (PyFlink's behaviour, see the module's docstring).
+        due = sorted((t, k, w) for k, mine in windows.items() for w, entry in mine[0].items() for t in entry[2].timers
+                     if t <= watermark)
         out = _Out()
         opened = self._open()
         try:
-            for _, key_blob, w in due:
-                entry = windows[key_blob][w]
-                entry[2] = True
-                self._fire(key_blob, w, entry, watermark, out, _FIRE_STAMP + (w[1] - 1 - MIN_WATERMARK).to_bytes(
-                    8, "big") + entry[1])
+            for time, key_blob, w in due:
+                entry = windows[key_blob][0][w]
+                pane: Pane = entry[2]
+                pane.timers.discard(time)
+                if self.trigger.on_event_time(pane, time, w[1] - 1):
+                    self._fire(key_blob, w, entry, watermark, out, _FIRE_STAMP + (time - MIN_WATERMARK).to_bytes(
+                        8, "big") + entry[1])
             for key_blob, mine in windows.items():
-                for w in [w for w in mine if w[1] - 1 + self.lateness <= watermark]:
+                if not self.windows.event_time:
+                    self._drop_unreachable(mine)
+                    continue
+                for w in [w for w in mine[0] if w[1] - 1 + self.lateness <= watermark]:
                     self._clear(key_blob, w, watermark)
-                    del mine[w]
+                    del mine[0][w]
         finally:
             close_functions(opened)
         keys = pd.DataFrame({KEY: np.asarray(list(windows), dtype=object)})
@@ -202,26 +266,29 @@ class EventTimeWindow(KernelBase):
         return out.frame()
 
     # --- windows -----------------------------------------------------------------------
-    def _add(self, key_blob: bytes, mine: dict, value: Any, timestamp: int, stamp: bytes, watermark: int,
-             out: "_Out") -> bool:
-        """Adds a record to its windows that are not late (firing those the watermark already passed)."""
+    def _add(self, key_blob: bytes, mine: dict, value: Any, timestamp: int, assigned: list[tuple[int, int]],
+             stamp: bytes, watermark: int, out: "_Out") -> bool:
+        """Adds a record to its windows that are not late, firing those whose trigger says so."""
         added = False
-        for w in self.windows.assign(timestamp):
+        for j, w in enumerate(assigned):
             if self.windows.merging:
-                w = self._merge(key_blob, mine, w)
-            if w[1] - 1 + self.lateness <= watermark:  # a late window (Flink's isWindowLate)
+                w = self._merge(key_blob, mine, w, watermark)
+            if self.windows.event_time and w[1] - 1 + self.lateness <= watermark:  # Flink's isWindowLate
                 continue
             added = True
             entry = mine.get(w)
             contents = self._fold(entry[0] if entry is not None else _EMPTY, value, key_blob)
-            fired = entry is not None and entry[2]
-            entry = mine[w] = [contents, stamp, fired]
-            if w[1] - 1 <= watermark:  # EventTimeTrigger.onElement: the watermark passed it, fire now
-                entry[2] = True
-                self._fire(key_blob, w, entry, watermark, out, stamp)
+            entry = mine[w] = [contents, stamp, entry[2] if entry is not None else Pane()]
+            if self.trigger.on_element(entry[2], timestamp, w[1] - 1, watermark):
+                self._fire(key_blob, w, entry, watermark, out, child_stamp(stamp, j))
         return added
 
-    def _merge(self, key_blob: bytes, mine: dict, new: tuple[int, int]) -> tuple[int, int]:
+    def _drop_unreachable(self, mine: list) -> None:
+        """Drops the count windows no later record reaches and no timer fires (they cannot fire again)."""
+        for w in [w for w, entry in mine[0].items() if not entry[2].timers and not self.windows.reachable(w, mine[1])]:
+            del mine[0][w]
+
+    def _merge(self, key_blob: bytes, mine: dict, new: tuple[int, int], watermark: int) -> tuple[int, int]:
         """A session: ``new`` and every window it (transitively) intersects become one window."""
         merged, parts = new, []
         changed = True
@@ -234,13 +301,15 @@ class EventTimeWindow(KernelBase):
                     changed = True
         if not parts or parts == [merged]:
             return merged
-        contents, last, fired = _EMPTY, b"", False
+        contents, last, panes = _EMPTY, b"", []
         for w in sorted(parts):
             entry = mine.pop(w)
-            contents = entry[0] if contents is _EMPTY else self._combine(contents, entry[0], key_blob)
-            last, fired = max(last, entry[1]), fired or entry[2]
+            if entry[0] is not _EMPTY:  # a purged window has no contents
+                contents = entry[0] if contents is _EMPTY else self._combine(contents, entry[0], key_blob)
+            last = max(last, entry[1])
+            panes.append(entry[2])
         # Flink's merged window fires anew when the watermark reaches its end (its trigger timer moves).
-        mine[merged] = [contents, last, False]
+        mine[merged] = [contents, last, self.trigger.on_merge(panes, merged[1] - 1, watermark)]
         return merged
 
     def _fold(self, contents: Any, value: Any, key_blob: bytes) -> Any:
@@ -270,16 +339,21 @@ class EventTimeWindow(KernelBase):
               stamp: bytes) -> None:
         spec, key = self.spec, self._key(key_blob)
         window = self.make_window(*w)
+        contents = entry[0]
+        if contents is _EMPTY:  # purged since: Flink emits nothing for a window without contents
+            return
+        if self.trigger.purge:  # FIRE_AND_PURGE: the contents go, the trigger's state stays
+            entry[0] = _EMPTY
         try:
             if spec.kind in ("reduce", "aggregate"):
-                result = spec.function.get_result(entry[0]) if spec.kind == "aggregate" else entry[0]
+                result = spec.function.get_result(contents) if spec.kind == "aggregate" else contents
                 elements, function = [result], spec.window_function
             else:
-                elements, function = list(entry[0]), spec.function
+                elements, function = list(contents), spec.function
             outputs = self._evaluate(function, key, elements, window, watermark)
         except Exception as error:
             raise fail(self.name, f"the window {window!r}", error, key) from error
-        out.add(self._typed(outputs), stamp, timestamp=w[1] - 1)
+        out.add(self._typed(outputs), stamp, timestamp=min(w[1] - 1, MAX_LONG))
 
     def _evaluate(self, function: Any, key: Any, elements: list, window: Any, watermark: int) -> list[Any]:
         if function is None:
@@ -315,7 +389,14 @@ class EventTimeWindow(KernelBase):
         return open_functions([self.spec.function, self.spec.window_function], self.name, self.runtime_context)
 
 
-_EMPTY = object()  # a window without contents yet (never stored)
+class _Empty:
+    """The contents of a window without any (new, or purged): pickled as a reference to :data:`_EMPTY`."""
+
+    def __reduce__(self) -> str:
+        return "_EMPTY"
+
+
+_EMPTY = _Empty()
 
 
 class _Out:
@@ -334,14 +415,18 @@ class _Out:
         return pd.DataFrame({VALUE: np.asarray(self.values, dtype=object), ORD: np.asarray(self.stamps, dtype=object)})
 
 
-def _load(state: KeyedState, keys: pd.DataFrame) -> dict[bytes, dict]:
+MAX_LONG = 2**63 - 1
+
+
+def _load(state: KeyedState, keys: pd.DataFrame) -> dict[bytes, list]:
     stored = state.load(_TABLE, keys)
     if not len(stored) or STATE not in stored.columns:
         return {}
     return {k: loads(v) for k, v in zip(stored[KEY], stored[STATE], strict=True)}
 
 
-def _store(state: KeyedState, keys: pd.DataFrame, windows: dict[bytes, dict]) -> None:
-    kept = [(k, dumps(v)) for k, v in windows.items() if v]  # a key without windows is deleted
+def _store(state: KeyedState, keys: pd.DataFrame, windows: dict[bytes, list]) -> None:
+    # A key without windows is deleted, unless it counts records for count windows.
+    kept = [(k, dumps(v)) for k, v in windows.items() if v[0] or v[1]]
     state.store(_TABLE, keys, pd.DataFrame({KEY: np.asarray([k for k, _ in kept], dtype=object),
                                             STATE: np.asarray([b for _, b in kept], dtype=object)}))

@@ -143,7 +143,7 @@ class TimestampsNode(Node):
 
 @dataclass(eq=False)
 class EventWindowNode(KeyedNode):
-    """An event-time window (tumbling, sliding, session) over ``input`` grouped by ``key_selector``:
+    """An event-time window (tumbling, sliding, session) or count window over ``input`` grouped by ``key_selector``:
     :class:`~changeflow.kernels.window.event_time.EventTimeWindow` with ``spec`` and ``windows``
     (:class:`~changeflow.kernels.window.event_time.EventWindows`); ``make_window`` builds the API's
     ``TimeWindow``; ``lateness`` the allowed lateness (ms); ``late_tag`` the late-data side output's tag or None."""
@@ -153,6 +153,7 @@ class EventWindowNode(KeyedNode):
     make_window: Any = None
     lateness: int = 0
     late_tag: Any = None
+    trigger: Any = None  # the kernel's TriggerSpec (None: the event-time trigger)
 
 
 @dataclass(eq=False)

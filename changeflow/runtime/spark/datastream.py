@@ -258,7 +258,7 @@ class DataStreamJob:
         if isinstance(node, EventWindowNode):
             kernel: Any = EventTimeWindow(node.spec, node.windows, node.name, make_window=node.make_window,
                                           lateness=node.lateness, late_tag=node.late_tag and node.late_tag.tag_id,
-                                          runtime_context=context)
+                                          trigger=node.trigger, runtime_context=context)
         else:
             kernel_type = KeyedReduce if isinstance(node, graph.KeyedReduceNode) else KeyedProcess
             kernel = kernel_type(node.function, node.name, with_keys=control, runtime_context=context)

@@ -68,10 +68,14 @@ class StreamingSettings:
     distinct_agg_split: bool = False  # table.optimizer.distinct-agg.split.enabled
     distinct_agg_split_buckets: int = 1024  # table.optimizer.distinct-agg.split.bucket-num
     watermark_interval_ms: int = 200  # pipeline.auto-watermark-interval
+    mini_batch_latency_ms: int = 0    # table.exec.mini-batch.allow-latency (a row-time MiniBatchAssigner's interval)
+    mini_batch_size: int = -1         # table.exec.mini-batch.size
 
     def planner(self) -> PlannerSettings:
         """The settings a logical plan is planned with for this query."""
-        return PlannerSettings(streaming=True, mini_batch=self.mini_batch, agg_phase_strategy=self.agg_phase_strategy,
+        return PlannerSettings(streaming=True, mini_batch=self.mini_batch,
+                               mini_batch_latency_ms=self.mini_batch_latency_ms, mini_batch_size=self.mini_batch_size,
+                               agg_phase_strategy=self.agg_phase_strategy,
                                flush=self.flush, state_ttl_ms=self.state_ttl_ms,
                                distinct_agg_split=self.distinct_agg_split,
                                distinct_agg_split_buckets=self.distinct_agg_split_buckets)
@@ -97,8 +101,9 @@ class StreamingTranslator:
         # Control rows (end of input, flush signals) flow through the query when an
         # operator acts on them; they never reach the sink.
         # Watermarks travel as control rows too (runtime/spark/event_time.py).
-        from changeflow.runtime.spark.event_time import assigner_numbers
+        from changeflow.runtime.spark.event_time import assigner_numbers, rowtime_mini_batch_intervals
         self.assigners = assigner_numbers(node)
+        self.mini_batch_intervals = rowtime_mini_batch_intervals(node, self.assigners)
         self.control = flush is not None or bool(self.assigners)
         # A buffering bucket flushes from a timer, which only fires in a micro-batch: an
         # idle long-running query needs Spark's no-data batches for flushes on idle
@@ -249,7 +254,9 @@ class StreamingTranslator:
         names = [n for n, _ in out_schema]
         processor = KernelProcessor(kernel, list(key_columns), self.settings.pages, names, flush, sources,
                                     changelog=idempotent_output != "append", control=self.control,
-                                    rows_per_page=rows_per_page, sweep=sweep, watermarks=watermarks)
+                                    rows_per_page=rows_per_page, sweep=sweep, watermarks=watermarks,
+                                    mini_batch_intervals={n: self.mini_batch_intervals[n] for n in watermarks
+                                                          if n in self.mini_batch_intervals})
         return packed.groupBy(BUCKET).transformWithStateInPandas(
             statefulProcessor=processor, outputStructType=self.changelog_struct(out_schema), outputMode="Append",
             timeMode=processor.time_mode,

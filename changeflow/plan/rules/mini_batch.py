@@ -30,8 +30,8 @@ from changeflow.plan.physical import annotate, with_inputs
 from changeflow.plan.rules import Rule
 
 # The operators whose mini-batch assigner works in row time (Flink's requireWatermark with
-# mini-batch on). Flink's event-time OVER, interval and temporal joins also require one, but a
-# watermark filtered to interval ends would change which of their rows are late: not planned yet.
+# mini-batch on). Flink's event-time OVER aggregation, interval join and rowtime deduplication
+# require one too; changeflow does not filter their watermarks yet (README, differences).
 _NEEDS_WATERMARK = (WindowAggregate,)
 
 

@@ -42,6 +42,8 @@ from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNod
                                    Source, TableAggregate, Union, UpsertMaterialize)
 from changeflow.plan.optimizer import N, PlannerSettings, planned
 from changeflow.runtime.spark.columns import compile_expr
+from changeflow.runtime.spark.current_watermark import calls_current_watermark, stamped
+from changeflow.kernels.current_watermark import COLUMN as CURRENT_WATERMARK_COLUMN
 from changeflow.runtime.spark.control_rows import CONTROL, ControlFanOut, source_id, without_control
 from changeflow.runtime.spark.packing import BUCKET, PACKED, Packer
 from changeflow.runtime.spark.processor import KernelProcessor
@@ -134,13 +136,19 @@ class StreamingTranslator:
             return self._distinct_positions(frame, self._sources - 1)
         if isinstance(node, Project):
             child = self._translate(node.input)
+            if calls_current_watermark([e for _, e in node.exprs]):
+                child = stamped(self, node.input, child)
             types = node.input.type_map()
             cols = [compile_expr(e, types).alias(n) for n, e in node.exprs]
             return child.select(*cols, KIND, SEQ, SUB)
         if isinstance(node, Filter):
             child = self._translate(node.input)
+            watermarked = calls_current_watermark([node.predicate])
+            if watermarked:
+                child = stamped(self, node.input, child)
             predicate = compile_expr(node.predicate, node.input.type_map())
-            return child.where(predicate | (F.col(KIND) >= CONTROL) if self.control else predicate)
+            kept = child.where(predicate | (F.col(KIND) >= CONTROL) if self.control else predicate)
+            return kept.drop(CURRENT_WATERMARK_COLUMN) if watermarked else kept
         if isinstance(node, Aggregate):
             return self._aggregate(node)
         if isinstance(node, (WatermarkAssigner, WindowTableFunction, WindowAggregate)):

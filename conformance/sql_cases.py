@@ -876,3 +876,6 @@ from conformance import sql_time_join_cases  # noqa: E402,F401  (registers its c
 
 # Legacy group windows: GROUP BY TUMBLE/HOP/SESSION(...) (issue 18).
 from conformance import sql_group_window_cases  # noqa: E402,F401  (registers its cases into CASES)
+
+# CURRENT_WATERMARK(ts) (issue 18).
+from conformance import sql_current_watermark_cases  # noqa: E402,F401  (registers its cases into CASES)

@@ -98,7 +98,9 @@ def _environment():
 
     env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
     columns = ", ".join(f"{n} {t}" for n, t in _TABLE)
-    env.execute_sql(f"CREATE TABLE t ({columns}) WITH ('connector' = 'datagen', 'number-of-rows' = '1')")
+    # ts is a rowtime attribute, so that CURRENT_WATERMARK(ts) can be planned.
+    env.execute_sql(f"CREATE TABLE t ({columns}, WATERMARK FOR ts AS ts) "
+                    "WITH ('connector' = 'datagen', 'number-of-rows' = '1')")
     return env
 
 

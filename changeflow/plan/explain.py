@@ -132,9 +132,9 @@ def explain(root: PlanNode, settings: ExplainSettings | None = None) -> str:
         mode = "[NONE]" if isinstance(node, Sink) else node.traits.changelog_mode
         assigner = node.traits.mini_batch_assigner
         if assigner is not None:
+            size = f", size=[{assigner[1]}]" if assigner[2] == "ProcTime" else ""   # a row-time one counts no rows
             prefix = emit(prefix, connector, with_mode(
-                f"MiniBatchAssigner(interval=[{assigner[0]}ms], mode=[ProcTime], size=[{assigner[1]}])",
-                INSERT_ONLY))
+                f"MiniBatchAssigner(interval=[{assigner[0]}ms], mode=[{assigner[2]}]{size})", INSERT_ONLY))
             connector = "+- "
         if isinstance(node, Project) and isinstance(node.input, Filter):
             # One Calc computes a filter and the projection above it, as Flink's CalcMergeRule.

@@ -17,7 +17,7 @@ connector checks its input by it; none of them derives an annotation again.
 >>> physical.traits.changelog_mode, physical.traits.upsert_keys, physical.traits.two_phase
 (ChangelogMode(insert=True, update_before=True, update_after=True, delete=False), [('k',)], True)
 >>> physical.input.traits.mini_batch_assigner, physical.input is src
-((0, -1), False)
+((0, -1, 'ProcTime'), False)
 """
 
 from __future__ import annotations

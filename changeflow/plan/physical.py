@@ -28,7 +28,8 @@ class Traits:
     ``unique_key``          a column set unique among its live rows (Flink's join input spec);
     ``row_key``             the unique key a regular join's kernel folds by (None: unknown);
     ``mini_batch``          mini-batch is on for this operator (:mod:`.rules.mini_batch`);
-    ``mini_batch_assigner`` on a source under mini-batch: ``(interval ms, size)`` of its assigner;
+    ``mini_batch_assigner`` the MiniBatchAssigner above a source or a watermark assigner under mini-batch:
+                            ``(interval ms, size, mode)``, mode ``ProcTime`` or ``RowTime``;
     ``folds_bundles``       a group aggregation folds each micro-batch per key (:mod:`.rules.agg_phase`);
     ``two_phase``           a group aggregation runs as a local and a global phase;
     ``flush``               the query's flush policy (``execution.max-flush-interval``; streaming only);
@@ -45,7 +46,7 @@ class Traits:
     unique_key: tuple[str, ...] | None = None
     row_key: tuple[str, ...] | None = None
     mini_batch: bool = False
-    mini_batch_assigner: tuple[int, int] | None = None
+    mini_batch_assigner: tuple[int, int, str] | None = None
     folds_bundles: bool = False
     two_phase: bool = False
     flush: Any = None

@@ -332,6 +332,24 @@ def _unix_timestamp(expr: Call, args: list[DataType]) -> DataType:
     return DataTypes.BIGINT(bool(args) and _nullable(args))
 
 
+def _current_watermark(expr: Call, args: list[DataType]) -> DataType:
+    """CURRENT_WATERMARK(rowtime): the watermark as the rowtime's type, no longer a time attribute, nullable.
+
+    Flink's type strategy accepts one rowtime attribute and fails validation on
+    anything else with ``Invalid function call:`` and the argument types.
+    """
+    from changeflow.plan.event_time import is_rowtime, plain_time
+
+    if len(args) != 1 or not is_rowtime(args[0]):
+        shown = ", ".join(str(plain_time(t)) for t in args)
+        why = ""
+        if len(args) == 1 and args[0].root not in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+            why = (f"\nCURRENT_WATERMARK() must be called with a single rowtime attribute argument, "
+                   f"but '{shown}' cannot be a time attribute.")
+        raise PlanError(f"Invalid function call:\nCURRENT_WATERMARK({shown}){why}")
+    return plain_time(args[0]).with_nullable(True)
+
+
 # Scalar functions of the SQL front end: Call.function -> result-type rule(call, arg types).
 SCALAR_FUNCTIONS = {
     "concat": _string_result, "concat_ws": _concat_ws, "upper": _string_function(), "lower": _string_function(),
@@ -350,7 +368,7 @@ SCALAR_FUNCTIONS = {
     "proctime": _fixed(proctime_type()),
     "to_timestamp": _fixed(DataTypes.TIMESTAMP(3, True)), "to_date": _fixed(DataTypes.DATE(True)),
     "date_format": _date_format, "extract": _extract, "unix_timestamp": _unix_timestamp,
-    "from_unixtime": _fixed(DataTypes.STRING(True)),
+    "from_unixtime": _fixed(DataTypes.STRING(True)), "current_watermark": _current_watermark,
 }
 
 

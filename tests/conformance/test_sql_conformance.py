@@ -178,3 +178,17 @@ def test_rejected_like_flink(name, spark, tmp_path):
     message = str(error).lower()
     missing = [m for m in case.error_mentions if m.lower() not in message]
     assert not missing, f"the error does not name {missing}: {error}"
+
+
+@pytest.mark.spark
+def test_current_watermark_is_the_same_whatever_the_micro_batches(spark, tmp_path):
+    """CURRENT_WATERMARK's watermarks live in its stage's state: three source rows per micro-batch
+    give Flink's values (golden current_watermark_filters_late_rows) for every row, the first
+    row of each micro-batch too."""
+    import dataclasses
+
+    name = "current_watermark_filters_late_rows"
+    case = CASES[name]
+    case = dataclasses.replace(case, config={**case.config, "changeflow.source.rows-per-batch": "3"})
+    _, ours = _run(case, spark, tmp_path, [None])
+    assert ours == [(kind, normalize(values)) for kind, values in load_golden(name)["changes"]]

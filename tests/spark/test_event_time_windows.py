@@ -114,3 +114,22 @@ def test_a_window_over_the_window_time_of_another_cascades(spark, tmp_path):
     per_window = Counter(ms // 10_000 for ms, _, _ in rows)
     assert sorted((second(r[1]), r[2], r[3]) for r in result) == [
         (w * 10, n, 2) for w, n in sorted(per_window.items())]
+
+
+def test_row_time_mini_batch_filters_watermarks_across_micro_batches(spark, tmp_path):
+    # Under a row-time MiniBatchAssigner (allow-latency 20 s) only the watermarks that end a 20 s
+    # interval reach the window aggregation: 1 s (the first) and 23 s, not 10 s. So (5 s, a) arrives
+    # while [0, 10 s) is still open and counts, as in Flink (the SQL golden
+    # window_tumble_minibatch_filters_watermarks). mini-batch.size 1 puts every row in a micro-batch
+    # of its own: the filter's last passed watermark comes from the operator's state.
+    write_bids(tmp_path / "bids", [(3_000, "a", 1), (12_000, "a", 2), (5_000, "a", 3), (25_000, "a", 4)])
+    t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode(), spark_session=spark)
+    config = t_env.get_config()
+    for key, value in {"changeflow.state.buckets": "2", "table.exec.mini-batch.enabled": "true",
+                       "table.exec.mini-batch.allow-latency": "20 s", "table.exec.mini-batch.size": "1"}.items():
+        config.set(key, value)
+    bids_table(t_env, tmp_path / "bids")
+    query = t_env.sql_query(TUMBLE_BY_KEY)
+    assert "MiniBatchAssigner(interval=[20000ms], mode=[RowTime], changelogMode=[I])" in query.explain()
+    assert [(kind, second(ws), second(we), k, cnt, s) for kind, ws, we, k, cnt, s in changes(query)] == [
+        ("+I", 0, 10, "a", 2, 4), ("+I", 10, 20, "a", 1, 2), ("+I", 20, 30, "a", 1, 4)]

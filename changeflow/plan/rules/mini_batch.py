@@ -1,32 +1,60 @@
 """Mini-batch assignment: ``table.exec.mini-batch.enabled`` in a streaming query.
 
 Flink's planner (MiniBatchIntervalInferRule) puts a ``MiniBatchAssigner`` right
-above each source and runs every stateful operator in its mini-batch form
-(MiniBatchGroupAggregate, a join folding its bundles). changeflow's bundle is a
-micro-batch (at most ``table.exec.mini-batch.size`` rows per source); the
-assigner's interval is the configured ``allow-latency``, printed as Flink does.
+above each source, or above its ``WatermarkAssigner`` when the table has one,
+and runs every stateful operator in its mini-batch form (MiniBatchGroupAggregate,
+a join folding its bundles). changeflow's bundle is a micro-batch (at most
+``table.exec.mini-batch.size`` rows per source); the assigner's interval is the
+configured ``allow-latency``, printed as Flink does.
 
-The rule annotates every node with ``mini_batch`` and each source with its
-assigner's ``(interval ms, size)``. Batch queries have no mini-batch.
+The assigner's mode is inferred top-down as Flink does: ``ProcTime`` from the
+root, turned ``RowTime`` below an operator that needs a watermark (a window
+aggregation; Flink's ``requireWatermark``). A ``RowTime`` assigner generates no
+watermarks: it forwards only those of its watermark assigner that end an
+``allow-latency`` interval (:mod:`changeflow.kernels.rowtime_mini_batch`, applied
+by the runtime where watermarks are applied), each then a bundle boundary for
+the operators after it.
+
+The rule annotates every node with ``mini_batch`` and the node under each
+assigner with ``mini_batch_assigner`` ``(interval ms, size, mode)``. Batch
+queries have no mini-batch.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from changeflow.plan.event_time import WatermarkAssigner, WindowAggregate
 from changeflow.plan.nodes import PlanNode, Source
-from changeflow.plan.physical import annotate_all
+from changeflow.plan.physical import annotate, with_inputs
 from changeflow.plan.rules import Rule
+
+# The operators whose mini-batch assigner works in row time (Flink's requireWatermark with
+# mini-batch on). Flink's event-time OVER aggregation, interval join and rowtime deduplication
+# require one too; changeflow does not filter their watermarks yet (README, differences).
+_NEEDS_WATERMARK = (WindowAggregate,)
 
 
 def apply(plan: PlanNode, settings: Any) -> PlanNode:
-    """The rule: ``mini_batch`` on every node, ``mini_batch_assigner`` on sources, when mini-batch is on."""
+    """The rule: ``mini_batch`` on every node, ``mini_batch_assigner`` under each assigner, when mini-batch is on."""
     if not (settings.streaming and settings.mini_batch):
         return plan
-    assigner = (settings.mini_batch_latency_ms, settings.mini_batch_size)
-    return annotate_all(plan, lambda node: {"mini_batch": True} if not isinstance(node, Source) else
-                        {"mini_batch": True, "mini_batch_assigner": assigner})
+    latency, size = settings.mini_batch_latency_ms, settings.mini_batch_size
+    done: dict[tuple[int, bool, bool], PlanNode] = {}   # a node reached by two paths stays one node
 
+    def visit(node: PlanNode, row_time: bool, under_watermark: bool) -> PlanNode:
+        key = (id(node), row_time, under_watermark)
+        if key not in done:
+            below = row_time or isinstance(node, _NEEDS_WATERMARK)
+            is_assigner = isinstance(node, WatermarkAssigner)
+            inputs = tuple(visit(c, below, is_assigner) for c in node.inputs)
+            values: dict[str, Any] = {"mini_batch": True}
+            if is_assigner or (isinstance(node, Source) and not under_watermark):
+                values["mini_batch_assigner"] = (latency, size, "RowTime" if row_time and is_assigner else "ProcTime")
+            done[key] = annotate(with_inputs(node, inputs), **values)
+        return done[key]
+
+    return visit(plan, False, False)
 
 
 RULE = Rule("mini_batch", 50, apply, ("mini_batch", "mini_batch_assigner"))

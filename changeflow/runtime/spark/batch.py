@@ -24,6 +24,7 @@ from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNod
                                    Sort, Source, TableAggregate, Union)
 from changeflow.runtime.spark.arithmetic import wrapping_long
 from changeflow.runtime.spark.columns import compile_expr
+from changeflow.runtime.spark.current_watermark import refuse_in_batch
 from changeflow.runtime.spark.sources import batch_frame
 from changeflow.runtime.spark.spark_types import to_spark
 
@@ -37,10 +38,12 @@ class BatchTranslator:
         if isinstance(node, Source):
             return batch_frame(self.spark, node)
         if isinstance(node, Project):
-            child = self.translate(node.input)
             types = node.input.type_map()
+            refuse_in_batch([e for _, e in node.exprs], types)
+            child = self.translate(node.input)
             return child.select(*[compile_expr(e, types).alias(n) for n, e in node.exprs], SEQ)
         if isinstance(node, Filter):
+            refuse_in_batch([node.predicate], node.input.type_map())
             return self.translate(node.input).where(compile_expr(node.predicate, node.input.type_map()))
         if isinstance(node, Aggregate) and any(is_user_call(c) for c in node.calls) \
                 or isinstance(node, TableAggregate):

@@ -21,6 +21,7 @@ from pyspark.sql import types as T
 
 from changeflow.common.types import DataType
 from changeflow.expressions import Alias, Call, Column as ColumnRef, Expression, Literal, UserCall
+from changeflow.kernels.current_watermark import COLUMN as CURRENT_WATERMARK_COLUMN
 from changeflow.plan.json_calls import JSON_FUNCTIONS
 from changeflow.plan.type_inference import type_of
 from changeflow.runtime.spark import arithmetic
@@ -67,6 +68,11 @@ def compile_expr(expr: Expression, schema: dict[str, DataType]) -> Column:
         return compile_expr(expr.args[0], schema).cast(to_spark(_constant(expr.args[1])))
     if f == "try_cast":
         return compile_expr(expr.args[0], schema).try_cast(to_spark(_constant(expr.args[1])))
+    if f == "current_watermark":
+        # The watermark before the row, stamped by the CurrentWatermarkStamp stage the translator
+        # put under this Calc (runtime/spark/current_watermark.py), typed as the rowtime argument.
+        instant = F.timestamp_millis(F.col(CURRENT_WATERMARK_COLUMN))
+        return instant if type_of(expr, schema).root == "TIMESTAMP_LTZ" else instant.cast("timestamp_ntz")
     if f == "timestampdiff":
         # Whole units from t1 to t2, truncated toward zero (Flink's TIMESTAMPDIFF).
         unit = _constant(expr.args[0])

@@ -75,7 +75,10 @@ class SparkEngine:
                                  distinct_agg_split=bool(self._conf.get("table.optimizer.distinct-agg.split.enabled")),
                                  distinct_agg_split_buckets=int(
                                      self._conf.get("table.optimizer.distinct-agg.split.bucket-num")),
-                                 watermark_interval_ms=to_millis(self._conf.get("pipeline.auto-watermark-interval")))
+                                 watermark_interval_ms=to_millis(self._conf.get("pipeline.auto-watermark-interval")),
+                                 mini_batch_latency_ms=to_millis(self._conf.get("table.exec.mini-batch.allow-latency"))
+                                 if enabled else 0,
+                                 mini_batch_size=rows if enabled else -1)
 
     # --- Table API and SQL --------------------------------------------------------------
     def run_query(self, plan: PlanNode, streaming: bool) -> QueryRun:

@@ -95,6 +95,26 @@ def assigner_numbers(root: PlanNode) -> dict[str, int]:
     return numbers
 
 
+def rowtime_mini_batch_intervals(root: PlanNode, numbers: dict[str, int]) -> dict[int, int]:
+    """The assigners under a row-time MiniBatchAssigner (their numbers), with its interval in ms.
+
+    The filter itself runs where a watermark is applied (``processor.KernelProcessor``),
+    which keeps the last one passed per assigner in state across micro-batches.
+    """
+    intervals: dict[int, int] = {}
+
+    def visit(node: PlanNode) -> None:
+        assigner = node.traits.mini_batch_assigner if node.traits is not None else None
+        if isinstance(node, WatermarkAssigner) and assigner is not None and assigner[2] == "RowTime" \
+                and assigner[0] > 0:
+            intervals[numbers[assigner_key(node)]] = assigner[0]
+        for child in node.inputs:
+            visit(child)
+
+    visit(root)
+    return intervals
+
+
 def upstream_watermarks(node: PlanNode, numbers: dict[str, int]) -> frozenset:
     """The numbers of the watermark assigners below ``node``."""
     if isinstance(node, WatermarkAssigner):

@@ -116,9 +116,12 @@ def join_stream(translator: Any, node: Join) -> DataFrame:
     # Any kernel's processor: the join's frames of each input stay apart (StreamingJoin.process_frames).
     # A join neither buffers nor acts on end of input: control rows only pass through it.
     # An interval join's watermark is the least over both inputs' assigners (the processor combines them).
+    watermarks = upstream_watermarks(node, translator.assigners)
     processor = KernelProcessor(kernel, key_columns, settings.pages, node.field_names,
                                 sources=upstream_sources(node), control=translator.control, sweep=sweep,
-                                watermarks=upstream_watermarks(node, translator.assigners))
+                                watermarks=watermarks,
+                                mini_batch_intervals={n: translator.mini_batch_intervals[n] for n in watermarks
+                                                      if n in translator.mini_batch_intervals})
     return packed[0].unionAll(packed[1]).groupBy(BUCKET).transformWithStateInPandas(
         statefulProcessor=processor, outputStructType=translator.changelog_struct(node.schema), outputMode="Append",
         timeMode=processor.time_mode)

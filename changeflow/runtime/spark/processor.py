@@ -55,6 +55,7 @@ from pyspark.sql.types import BinaryType, LongType, StructField, StructType
 from changeflow.kernels.changelog import SEQ, SUB
 from changeflow.kernels.contract import (MAX_WATERMARK, MIN_WATERMARK, HostClock, Kernel, concat_outputs,
                                         end_of_input_output)
+from changeflow.kernels.rowtime_mini_batch import passes
 from changeflow.runtime.spark.control_rows import Control, control_rows, split_payloads
 from changeflow.plan.flush_policy import FlushPolicy, flushes_from_timers
 from changeflow.runtime.spark.flush import BucketBuffer, BucketFlusher, MemoryFlusher
@@ -141,7 +142,7 @@ class KernelProcessor(StatefulProcessor):
     def __init__(self, kernel: Kernel, key_columns: list[str], pages: int, output_columns: list[str] | None = None,
                  flush: FlushPolicy | None = None, sources: frozenset = frozenset(), changelog: bool = True,
                  control: bool = False, rows_per_page: int | None = None, sweep: bool = True,
-                 watermarks: frozenset = frozenset()) -> None:
+                 watermarks: frozenset = frozenset(), mini_batch_intervals: dict[int, int] | None = None) -> None:
         self.kernel = kernel
         self.key_columns = list(key_columns)
         self.pages = pages
@@ -153,6 +154,9 @@ class KernelProcessor(StatefulProcessor):
         self.rows_per_page = rows_per_page
         # The watermark assigners upstream of an event-time kernel (their numbers, .event_time.assigner_numbers).
         self.watermarks = frozenset(watermarks) if kernel.event_time else frozenset()
+        # Assigners under a row-time MiniBatchAssigner (number -> allow-latency ms): only the watermarks
+        # that end a mini-batch interval pass (.kernels.rowtime_mini_batch); the rest never reach the kernel.
+        self.mini_batch_intervals = dict(mini_batch_intervals or {})
         self.clock = HostClock()
         self.sweep = TtlSweep(kernel, self.clock, active=sweep)
         self.timers = kernel.has_timers
@@ -303,7 +307,8 @@ class KernelProcessor(StatefulProcessor):
         The operator's watermark is the least, over the assigners upstream, of the
         largest watermark each has made (none while one has made none). Returns
         ``(position, watermark)`` for each watermark row of the batch, in position
-        order, that moves it on; the new largest per assigner is stored.
+        order, that moves it on; the new largest per assigner is stored (under a row-time
+        MiniBatchAssigner, the largest that passed its filter: the others are dropped).
         """
         if self.watermark_state is None:
             return []
@@ -317,6 +322,9 @@ class KernelProcessor(StatefulProcessor):
         for number, position, value in control.watermarks:
             if number not in self.watermarks or value <= seen.get(number, MIN_WATERMARK):
                 continue
+            interval = self.mini_batch_intervals.get(number)
+            if interval is not None and not passes(seen.get(number), value, interval):
+                continue   # seen keeps the last watermark passed, on which the filter depends
             seen[number] = value
             combined = _combined(seen, self.watermarks)
             if combined > current:

@@ -42,6 +42,8 @@ from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNod
                                    Source, TableAggregate, Union, UpsertMaterialize)
 from changeflow.plan.optimizer import N, PlannerSettings, planned
 from changeflow.runtime.spark.columns import compile_expr
+from changeflow.runtime.spark.current_watermark import calls_current_watermark, stamped
+from changeflow.kernels.current_watermark import COLUMN as CURRENT_WATERMARK_COLUMN
 from changeflow.runtime.spark.control_rows import CONTROL, ControlFanOut, source_id, without_control
 from changeflow.runtime.spark.packing import BUCKET, PACKED, Packer
 from changeflow.runtime.spark.processor import KernelProcessor
@@ -68,10 +70,14 @@ class StreamingSettings:
     distinct_agg_split: bool = False  # table.optimizer.distinct-agg.split.enabled
     distinct_agg_split_buckets: int = 1024  # table.optimizer.distinct-agg.split.bucket-num
     watermark_interval_ms: int = 200  # pipeline.auto-watermark-interval
+    mini_batch_latency_ms: int = 0    # table.exec.mini-batch.allow-latency (a row-time MiniBatchAssigner's interval)
+    mini_batch_size: int = -1         # table.exec.mini-batch.size
 
     def planner(self) -> PlannerSettings:
         """The settings a logical plan is planned with for this query."""
-        return PlannerSettings(streaming=True, mini_batch=self.mini_batch, agg_phase_strategy=self.agg_phase_strategy,
+        return PlannerSettings(streaming=True, mini_batch=self.mini_batch,
+                               mini_batch_latency_ms=self.mini_batch_latency_ms, mini_batch_size=self.mini_batch_size,
+                               agg_phase_strategy=self.agg_phase_strategy,
                                flush=self.flush, state_ttl_ms=self.state_ttl_ms,
                                distinct_agg_split=self.distinct_agg_split,
                                distinct_agg_split_buckets=self.distinct_agg_split_buckets)
@@ -97,8 +103,9 @@ class StreamingTranslator:
         # Control rows (end of input, flush signals) flow through the query when an
         # operator acts on them; they never reach the sink.
         # Watermarks travel as control rows too (runtime/spark/event_time.py).
-        from changeflow.runtime.spark.event_time import assigner_numbers
+        from changeflow.runtime.spark.event_time import assigner_numbers, rowtime_mini_batch_intervals
         self.assigners = assigner_numbers(node)
+        self.mini_batch_intervals = rowtime_mini_batch_intervals(node, self.assigners)
         self.control = flush is not None or bool(self.assigners)
         # A buffering bucket flushes from a timer, which only fires in a micro-batch: an
         # idle long-running query needs Spark's no-data batches for flushes on idle
@@ -129,13 +136,19 @@ class StreamingTranslator:
             return self._distinct_positions(frame, self._sources - 1)
         if isinstance(node, Project):
             child = self._translate(node.input)
+            if calls_current_watermark([e for _, e in node.exprs]):
+                child = stamped(self, node.input, child)
             types = node.input.type_map()
             cols = [compile_expr(e, types).alias(n) for n, e in node.exprs]
             return child.select(*cols, KIND, SEQ, SUB)
         if isinstance(node, Filter):
             child = self._translate(node.input)
+            watermarked = calls_current_watermark([node.predicate])
+            if watermarked:
+                child = stamped(self, node.input, child)
             predicate = compile_expr(node.predicate, node.input.type_map())
-            return child.where(predicate | (F.col(KIND) >= CONTROL) if self.control else predicate)
+            kept = child.where(predicate | (F.col(KIND) >= CONTROL) if self.control else predicate)
+            return kept.drop(CURRENT_WATERMARK_COLUMN) if watermarked else kept
         if isinstance(node, Aggregate):
             return self._aggregate(node)
         if isinstance(node, (WatermarkAssigner, WindowTableFunction, WindowAggregate)):
@@ -249,7 +262,9 @@ class StreamingTranslator:
         names = [n for n, _ in out_schema]
         processor = KernelProcessor(kernel, list(key_columns), self.settings.pages, names, flush, sources,
                                     changelog=idempotent_output != "append", control=self.control,
-                                    rows_per_page=rows_per_page, sweep=sweep, watermarks=watermarks)
+                                    rows_per_page=rows_per_page, sweep=sweep, watermarks=watermarks,
+                                    mini_batch_intervals={n: self.mini_batch_intervals[n] for n in watermarks
+                                                          if n in self.mini_batch_intervals})
         return packed.groupBy(BUCKET).transformWithStateInPandas(
             statefulProcessor=processor, outputStructType=self.changelog_struct(out_schema), outputMode="Append",
             timeMode=processor.time_mode,

@@ -19,8 +19,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from changeflow.expressions import Agg, Column, Expression, strip_alias
 from changeflow.kernels.aggregate.functions import AggCall
 from changeflow.plan.nodes import PlanNode, Schema, _DeclaredSchema, _OneInput
+from changeflow.plan.type_inference import type_of
 
 # The aggregate functions an OVER window computes (the others are refused by name).
 OVER_FUNCTIONS = ("count_star", "count", "sum", "sum0", "avg", "min", "max")
@@ -82,3 +84,16 @@ def _call(call: AggCall) -> str:
 
 
 __all__ = ["OVER_FUNCTIONS", "OverAggregate", "OverFrame", "describe_over"]
+
+
+def over_call(agg: "Agg", pre: "list[tuple[str, Expression]]", types: dict, index: int) -> AggCall:
+    """The ``index``-th over aggregate's call: its argument an input column, or computed by the
+    projection below the window (appended to ``pre`` as ``$f<n>``). Both front ends build OVER so."""
+    arg = None
+    if agg.arg is not None:
+        inner = strip_alias(agg.arg)
+        arg = inner.name if isinstance(inner, Column) else f"$f{len(pre)}"
+        if not isinstance(inner, Column):
+            pre.append((arg, inner))
+    arg_type = None if agg.arg is None else type_of(strip_alias(agg.arg), types)
+    return AggCall(agg.function, arg, arg_type, f"w0$o{index}")

@@ -28,7 +28,7 @@ from changeflow.expressions import Agg, Alias, Column, Expression, strip_alias
 from changeflow.kernels.aggregate.functions import AggCall
 from changeflow.plan.builder import aggregate_type
 from changeflow.plan.nodes import PlanNode, Project
-from changeflow.plan.over import OVER_FUNCTIONS, OverAggregate, OverFrame
+from changeflow.plan.over import OVER_FUNCTIONS, OverAggregate, OverFrame, over_call
 from changeflow.plan.type_inference import is_proctime, type_of
 from changeflow.sql.errors import SqlError, located, unsupported
 from changeflow.sql.scalar import ExpressionTranslator, Scope, ScopeColumn
@@ -67,15 +67,8 @@ def plan_over(planner: "QueryPlanner", plan: PlanNode, scope: Scope, items: list
     calls: list[AggCall] = []
     for w in windows:
         agg = _aggregate(planner, w, scope)
-        arg = None
-        if agg.arg is not None:
-            inner = strip_alias(agg.arg)
-            arg = inner.name if isinstance(inner, Column) else f"$f{len(pre)}"
-            if not isinstance(inner, Column):
-                pre.append((arg, inner))
-        arg_type = None if agg.arg is None else type_of(strip_alias(agg.arg), types)
         try:
-            calls.append(AggCall(agg.function, arg, arg_type, f"w0$o{len(calls)}"))
+            calls.append(over_call(agg, pre, types, len(calls)))
         except ValueError as e:
             raise SqlError(located(str(e), w, sql)) from None
     below = plan

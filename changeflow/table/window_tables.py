@@ -31,7 +31,7 @@ from changeflow.kernels.aggregate.functions import AggCall
 from changeflow.plan import builder
 from changeflow.plan.event_time import WindowSpec, window_table_function
 from changeflow.plan.nodes import Aggregate, PlanNode, Project
-from changeflow.plan.over import OVER_FUNCTIONS, OverAggregate, OverFrame
+from changeflow.plan.over import OVER_FUNCTIONS, OverAggregate, OverFrame, over_call
 from changeflow.plan.type_inference import PlanError, is_proctime, type_of
 from changeflow.table.window import GroupWindow, OverWindow, bound_name
 
@@ -267,14 +267,7 @@ def plan_over_window(plan: PlanNode, window: OverWindow, select: list[Expression
             if not isinstance(agg, Agg) or agg.function not in OVER_FUNCTIONS or agg.is_distinct:
                 raise NotImplementedError(f"{node}: an over window computes COUNT, SUM, AVG, MIN and MAX "
                                           "(no DISTINCT) in changeflow")
-            arg = None
-            if agg.arg is not None:
-                inner = strip_alias(agg.arg)
-                arg = inner.name if isinstance(inner, Column) else f"$f{len(pre)}"
-                if not isinstance(inner, Column):
-                    pre.append((arg, inner))
-            arg_type = None if agg.arg is None else type_of(strip_alias(agg.arg), types)
-            calls.append(AggCall(agg.function, arg, arg_type, f"w0$o{len(calls)}"))
+            calls.append(over_call(agg, pre, types, len(calls)))
             mapping[id(node)] = Column(calls[-1].output)
     if not calls:
         raise PlanError(f"the select of an over window has no aggregate over it (.over(col('{window.alias_name}')))")

@@ -121,6 +121,21 @@ def test_statement_set_writes_two_sinks_in_one_job(mode, stream_env, batch_env):
     assert sorted(_rows(t_env.from_path("high"))) == [("+I", (4, "d")), ("+I", (5, "e"))]
 
 
+def test_statement_set_with_a_not_null_column_in_one_sink(stream_env):
+    # One job's rows carry every sink's columns, the other sinks' NULL: a sink's column that
+    # Spark knows is never NULL (a literal) must not make the other sinks' rows invalid (Arrow
+    # refused them: "nulls in input cannot be viewed as non-nullable").
+    _sinks(stream_env, "names")
+    stream_env.execute_sql("CREATE TABLE tags (id BIGINT, tag STRING NOT NULL) WITH ('connector' = 'materialized')")
+    stream_env.create_temporary_view("src3", _table(stream_env).select(col("id"), col("name")))
+    statement_set = stream_env.create_statement_set()
+    statement_set.add_insert_sql("INSERT INTO tags SELECT id, 'low' FROM src3 WHERE id <= 2")
+    statement_set.add_insert_sql("INSERT INTO names SELECT id, name FROM src3 WHERE id = 5")
+    statement_set.execute().wait()
+    assert sorted(_rows(stream_env.from_path("tags"))) == [("+I", (1, "low")), ("+I", (2, "low"))]
+    assert _rows(stream_env.from_path("names")) == [("+I", (5, "e"))]
+
+
 def test_execute_statement_set_sql_and_execute_insert(stream_env):
     _sinks(stream_env, "s1", "s2", "s3")
     stream_env.create_temporary_view("src2", _table(stream_env).select(col("id"), col("name")))

@@ -72,6 +72,7 @@ from changeflow.plan.streams.nodes import (EventWindowNode, LateDataNode, SideOu
 from changeflow.plan.streams.rules import (buffering, check_end_of_stream_inputs, runs_as_batch,
                                            runs_at_end_of_stream)
 from changeflow.runtime.spark import end_of_stream
+from changeflow.runtime.spark.deferred_processor import DeferredProcessor
 from changeflow.runtime.spark.control_rows import MAX_ASSIGNERS, WATERMARK, ControlFanOut, without_control
 from changeflow.runtime.spark.errors import readable_errors, worker_note
 from changeflow.plan.flush_policy import FlushPolicy, flushes_from_timers
@@ -277,7 +278,8 @@ class DataStreamJob:
         processor = RecordKernelProcessor(kernel, KEY_COLUMNS, self.settings.pages, OUTPUT_COLUMNS, flush, sources,
                                           changelog=False, control=control, watermarks=self._watermarks(node))
         return packed.groupBy(BUCKET).transformWithStateInPandas(
-            statefulProcessor=processor, outputStructType=RECORDS, outputMode="Append", timeMode=processor.time_mode)
+            statefulProcessor=DeferredProcessor(processor), outputStructType=RECORDS, outputMode="Append",
+            timeMode=processor.time_mode)
 
 
     def _watermarks(self, node: graph.Node) -> frozenset:

@@ -30,6 +30,7 @@ from changeflow.plan.rules.buffering import micro_batch_interval_ms
 from changeflow.plan.nodes import PlanNode, Sink
 from changeflow.plan.optimizer import PlannerSettings, planned
 from changeflow.runtime.spark.batch import BatchTranslator
+from changeflow.runtime.spark.combined_frames import value_columns
 from changeflow.runtime.spark.errors import readable_errors
 from changeflow.runtime.spark.flush_signals import run_to_end
 from changeflow.connectors.sink_job import SinkJob
@@ -82,7 +83,7 @@ class SparkJobs:
             run_to_end(lambda: start_query(frame.writeStream.foreachBatch(collect)
                                            .option("checkpointLocation", f"{workdir}/checkpoint")
                                            .trigger(availableNow=True)), translator.flush_signal_dirs)
-            names = [n for n in frame.columns if n not in (KIND, SEQ, SUB)]
+            names = value_columns(frame)
             changes: list[Change] = []
             for _, table in sorted(batches.items()):
                 changes.extend(_changes(table, names))
@@ -105,7 +106,7 @@ class SparkJobs:
         try:
             with job_directory(self.checkpoint_root, job_name) as workdir, readable_errors():
                 frame, translator = self._translate(plan, settings, workdir)
-                names = [n for n in frame.columns if n not in (KIND, SEQ, SUB)]
+                names = value_columns(frame)
                 job.checkpoint = f"{workdir}/checkpoint"  # for get_state_metrics()
                 sink_job = SinkJob.in_directory(workdir, resumed=bool(committed_batches(workdir)))
                 sink.open(sink_job)
@@ -201,7 +202,7 @@ class LiveQuery:
     def __init__(self, frame: DataFrame, workdir: str, interval: int | None, no_data_batches: bool = False) -> None:
         self._queue: queue.Queue = queue.Queue()
         self._workdir = workdir
-        names = [n for n in frame.columns if n not in (KIND, SEQ, SUB)]
+        names = value_columns(frame)
 
         def collect(batch: DataFrame, batch_id: int) -> None:
             self._queue.put(list(_changes(batch.toArrow(), names)))

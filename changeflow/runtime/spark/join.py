@@ -44,6 +44,7 @@ from changeflow.kernels.join.temporal import TemporalJoin as TemporalJoinKernel
 from changeflow.plan.join_builder import join_key_type
 from changeflow.plan.nodes import Join
 from changeflow.plan.time_joins import IntervalJoin, TemporalJoin
+from changeflow.runtime.spark.deferred_processor import DeferredProcessor
 from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.control_rows import ControlFanOut
 from changeflow.runtime.spark.event_time import upstream_watermarks
@@ -123,7 +124,8 @@ def join_stream(translator: Any, node: Join) -> DataFrame:
                                 mini_batch_intervals={n: translator.mini_batch_intervals[n] for n in watermarks
                                                       if n in translator.mini_batch_intervals})
     return packed[0].unionAll(packed[1]).groupBy(BUCKET).transformWithStateInPandas(
-        statefulProcessor=processor, outputStructType=translator.changelog_struct(node.schema), outputMode="Append",
+        statefulProcessor=DeferredProcessor(processor), outputStructType=translator.changelog_struct(node.schema),
+        outputMode="Append",
         timeMode=processor.time_mode)
 
 

@@ -1,30 +1,25 @@
 """A statement set: several INSERTs as one job.
 
 Streaming: the sinks' changelog frames are translated each by its own
-translator (its own source directories under the job's) and unioned into ONE
-Structured Streaming query: every row carries the number of its sink and its
-columns packed in that sink's struct column (the others NULL), so frames of
-different schemas union. Each micro-batch is split by sink number and handed to
-every sink, in changelog order, before Spark commits it; one checkpoint covers
-all sinks, and a micro-batch run again after a restart is skipped for all of them
+translator (its own source directories under the job's) and run as ONE
+Structured Streaming query (:mod:`.combined_frames`). Each micro-batch is
+split by sink and handed to every sink, in changelog order, before Spark
+commits it; one checkpoint covers all sinks, and a micro-batch run again after a restart is skipped for all of them
 at once (:class:`~changeflow.connectors.sink_job.SinkJob`). Batch: one job
 writing each sink's final rows in turn.
 """
 
 from __future__ import annotations
 
-import functools
 import os
 
-import pyarrow as pa
 from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
 
 from changeflow.connectors.sink_job import SinkJob
-from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.plan.nodes import Sink
 from changeflow.runtime.insert_job import InsertJob
 from changeflow.runtime.sink_not_null import enforce
+from changeflow.runtime.spark.combined_frames import combine, frame_rows
 from changeflow.runtime.spark.errors import readable_errors
 from changeflow.runtime.spark.flush_signals import run_to_end
 from changeflow.runtime.spark.job_directory import committed_batches, job_directory
@@ -32,8 +27,6 @@ from changeflow.runtime.spark.jobs import SparkJobs, _changes, _start, micro_bat
 from changeflow.runtime.spark.query_settings import for_job
 from changeflow.runtime.spark.state_metrics import read_state_metrics
 from changeflow.runtime.spark.streaming import StreamingSettings, StreamingTranslator, physical_plan
-
-_SINK = "__sink"
 
 
 def submit_streaming_inserts(jobs: SparkJobs, plans: list[Sink], settings: StreamingSettings,
@@ -68,7 +61,7 @@ def _run_streaming(jobs: SparkJobs, plans: list[Sink], settings: StreamingSettin
                 translators = [StreamingTranslator(jobs.spark, settings, os.path.join(workdir, f"sink-{i}"))
                                for i in range(len(plans))]
                 frames = [t.translate(p) for t, p in zip(translators, plans, strict=True)]
-            combined, names = _combine(frames)
+            combined, names = combine(frames)
             job.checkpoint = f"{workdir}/checkpoint"
             sink_job = SinkJob.in_directory(workdir, resumed=bool(committed_batches(workdir)))
             for plan in plans:
@@ -80,7 +73,7 @@ def _run_streaming(jobs: SparkJobs, plans: list[Sink], settings: StreamingSettin
 
                 def deliver() -> None:
                     for i, plan in enumerate(plans):
-                        changes = _changes(_sink_rows(table, i, names[i]), names[i])
+                        changes = _changes(frame_rows(table, i, names[i]), names[i])
                         plan.connector.write(enforce(changes, plan.schema, not_null_enforcer, plan.table), batch_id)
 
                 sink_job.deliver_once(batch_id, deliver)
@@ -104,25 +97,3 @@ def _run_streaming(jobs: SparkJobs, plans: list[Sink], settings: StreamingSettin
     finally:
         for connector in opened:
             connector.close()
-
-
-def _combine(frames: list[DataFrame]) -> tuple[DataFrame, list[list[str]]]:
-    """One frame of every sink's changes: ``__sink``, the bookkeeping columns, a struct column per sink."""
-    names = [[n for n in f.columns if n not in (KIND, SEQ, SUB)] for f in frames]
-    structs = [F.struct(*[F.col(f"`{n}`") for n in cols]) for cols in names]
-    types = [f.select(s.alias("s")).schema["s"].dataType for f, s in zip(frames, structs, strict=True)]
-    parts = []
-    for i, frame in enumerate(frames):
-        packed = [structs[j].alias(f"_row{j}") if j == i else F.lit(None).cast(types[j]).alias(f"_row{j}")
-                  for j in range(len(frames))]
-        parts.append(frame.select(F.lit(i).alias(_SINK), KIND, SEQ, SUB, *packed))
-    return functools.reduce(DataFrame.unionAll, parts), names
-
-
-def _sink_rows(table: pa.Table, index: int, names: list[str]) -> pa.Table:
-    """The rows of sink ``index`` with its columns unpacked, and the bookkeeping columns."""
-    rows = table.filter(pa.array(table.column(_SINK).to_numpy() == index))
-    packed = rows.column(f"_row{index}").combine_chunks()
-    columns = {n: packed.field(k) for k, n in enumerate(names)}  # type: ignore[attr-defined]
-    columns.update({c: rows.column(c) for c in (KIND, SEQ, SUB)})
-    return pa.table(columns)

@@ -57,6 +57,7 @@ from changeflow.kernels.contract import (MAX_WATERMARK, MIN_WATERMARK, HostClock
                                         end_of_input_output)
 from changeflow.kernels.rowtime_mini_batch import passes
 from changeflow.runtime.spark.control_rows import Control, control_rows, split_payloads
+from changeflow.runtime.spark.deferred_processor import declare_state
 from changeflow.plan.flush_policy import FlushPolicy, flushes_from_timers
 from changeflow.runtime.spark.flush import BucketBuffer, BucketFlusher, MemoryFlusher
 from changeflow.state.paged import PagedKeyedState
@@ -172,17 +173,33 @@ class KernelProcessor(StatefulProcessor):
         timers = flushes_from_timers(self.flush) or self.sweep.active or self.timers
         return "ProcessingTime" if timers else "None"
 
+    def state_variables(self) -> list[tuple[str, str, tuple]]:
+        """The state variables the processor declares, in order: (``"map"`` or ``"value"``, name, schemas).
+
+        Operators of queries without control rows keep the state layout they had before."""
+        variables: list[tuple[str, str, tuple]] = [("map", "pages", (PAGE_KEY, PAGE_VALUE))]
+        if self.control:
+            variables.append(("value", "ended", (_BLOB,)))
+        if self.watermarks:
+            variables.append(("value", "watermarks", (_BLOB,)))
+        if self.flush is not None and flushes_from_timers(self.flush):
+            variables.append(("value", "flush", (_BLOB,)))
+        return variables
+
     def init(self, handle: StatefulProcessorHandle) -> None:
+        # State variables can only be declared here (Spark's rule).
+        self.bind(handle, declare_state(handle, self.state_variables()))
+
+    def bind(self, handle: StatefulProcessorHandle, states: dict[str, Any]) -> None:
+        """Take the handle and the state variables of :meth:`state_variables`, declared on ``handle``."""
         self.handle = handle
-        self.page_store = handle.getMapState("pages", PAGE_KEY, PAGE_VALUE)
-        # State variables can only be declared here; operators of queries without
-        # control rows keep the state layout they had before.
-        self.ended_state = handle.getValueState("ended", _BLOB) if self.control else None
-        self.watermark_state = handle.getValueState("watermarks", _BLOB) if self.watermarks else None
+        self.page_store = states["pages"]
+        self.ended_state = states.get("ended")
+        self.watermark_state = states.get("watermarks")
         self.flusher: BucketFlusher | MemoryFlusher | None = None
         if self.flush is not None and flushes_from_timers(self.flush):
             self.flusher = BucketFlusher(self.flush, self.key_columns, self.output_columns, self.changelog)
-            self.buffer_state = handle.getValueState("flush", _BLOB)
+            self.buffer_state = states["flush"]
         elif self.flush is not None:
             self.flusher = MemoryFlusher(self.flush, self.key_columns, self.output_columns, self.changelog)
         self.kernel.bind_clock(self.clock)

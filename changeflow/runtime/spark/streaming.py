@@ -41,6 +41,7 @@ from changeflow.plan.flush_policy import FlushPolicy, flushes_from_timers
 from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Replicate, Sink,
                                    Source, TableAggregate, Union, UpsertMaterialize)
 from changeflow.plan.optimizer import N, PlannerSettings, planned
+from changeflow.runtime.spark.deferred_processor import DeferredProcessor
 from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.current_watermark import calls_current_watermark, stamped
 from changeflow.kernels.current_watermark import COLUMN as CURRENT_WATERMARK_COLUMN
@@ -266,7 +267,8 @@ class StreamingTranslator:
                                     mini_batch_intervals={n: self.mini_batch_intervals[n] for n in watermarks
                                                           if n in self.mini_batch_intervals})
         return packed.groupBy(BUCKET).transformWithStateInPandas(
-            statefulProcessor=processor, outputStructType=self.changelog_struct(out_schema), outputMode="Append",
+            statefulProcessor=DeferredProcessor(processor), outputStructType=self.changelog_struct(out_schema),
+            outputMode="Append",
             timeMode=processor.time_mode,
         )
 

@@ -121,8 +121,7 @@ def join_stream(translator: Any, node: Join) -> DataFrame:
     processor = KernelProcessor(kernel, key_columns, settings.pages, node.field_names,
                                 sources=upstream_sources(node), control=translator.control, sweep=sweep,
                                 watermarks=watermarks,
-                                mini_batch_intervals={n: translator.mini_batch_intervals[n] for n in watermarks
-                                                      if n in translator.mini_batch_intervals})
+                                mini_batch_intervals=translator.mini_batch_intervals)
     return packed[0].unionAll(packed[1]).groupBy(BUCKET).transformWithStateInPandas(
         statefulProcessor=DeferredProcessor(processor), outputStructType=translator.changelog_struct(node.schema),
         outputMode="Append",

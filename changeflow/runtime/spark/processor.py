@@ -155,8 +155,9 @@ class KernelProcessor(StatefulProcessor):
         self.rows_per_page = rows_per_page
         # The watermark assigners upstream of an event-time kernel (their numbers, .event_time.assigner_numbers).
         self.watermarks = frozenset(watermarks) if kernel.event_time else frozenset()
-        # Assigners under a row-time MiniBatchAssigner (number -> allow-latency ms): only the watermarks
-        # that end a mini-batch interval pass (.kernels.rowtime_mini_batch); the rest never reach the kernel.
+        # Assigners under a row-time MiniBatchAssigner (number -> allow-latency ms; the query's, only those
+        # in ``watermarks`` are read): only the watermarks that end a mini-batch interval pass
+        # (.kernels.rowtime_mini_batch); the rest never reach the kernel.
         self.mini_batch_intervals = dict(mini_batch_intervals or {})
         self.clock = HostClock()
         self.sweep = TtlSweep(kernel, self.clock, active=sweep)

@@ -264,8 +264,7 @@ class StreamingTranslator:
         processor = KernelProcessor(kernel, list(key_columns), self.settings.pages, names, flush, sources,
                                     changelog=idempotent_output != "append", control=self.control,
                                     rows_per_page=rows_per_page, sweep=sweep, watermarks=watermarks,
-                                    mini_batch_intervals={n: self.mini_batch_intervals[n] for n in watermarks
-                                                          if n in self.mini_batch_intervals})
+                                    mini_batch_intervals=self.mini_batch_intervals)
         return packed.groupBy(BUCKET).transformWithStateInPandas(
             statefulProcessor=DeferredProcessor(processor), outputStructType=self.changelog_struct(out_schema),
             outputMode="Append",

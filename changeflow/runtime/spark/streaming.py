@@ -96,6 +96,10 @@ class StreamingTranslator:
         self.workdir = workdir
         self._sources = 0
         self.root: PlanNode | None = None  # the plan translate() was given (None: operators translated one by one)
+        # Set by translate() from the whole plan; a translator used operator by operator has none.
+        self.assigners: dict[str, int] = {}
+        self.mini_batch_intervals: dict[int, int] = {}
+        self.control = False
 
     def translate(self, node: PlanNode) -> DataFrame:
         """The changelog frame of ``node``'s physical plan (a logical plan is planned first)."""

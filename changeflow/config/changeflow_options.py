@@ -32,6 +32,22 @@ CHANGEFLOW_SPARK_MASTER = register(
     )
 )
 
+CHANGEFLOW_SPARK_LOG = register(
+    ConfigOption(
+        "changeflow.spark.log",
+        OptionType.STRING,
+        None,
+        description=(
+            "Where the Spark JVM's console output (log4j's warnings, the Python workers' lines) "
+            "goes when changeflow starts Spark itself. Unset: the file spark.log in changeflow's "
+            "temporary directory of the process (it stays after the process ends, until the next "
+            "changeflow process cleans it up); a path: that file (appended to); 'console': the "
+            "terminal, as Spark prints it. A failing job's error reaches the caller either way. "
+            "Read when the session is created; a session the user passes in is not changed."
+        ),
+    )
+)
+
 CHANGEFLOW_SHIP_PACKAGE = register(
     ConfigOption(
         "changeflow.ship-package",

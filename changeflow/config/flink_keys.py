@@ -104,7 +104,6 @@ _UNSUPPORTED = (
              "changeflow evaluates time functions in UTC: its queries run with "
              "spark.sql.session.timeZone = UTC, also on a session you pass in"),
     FlinkKey("table.sql-dialect", False, "default"),
-    FlinkKey("table.dml-sync", False, "false"),
     FlinkKey("table.builtin-catalog-name", False, "default_catalog"),
     FlinkKey("table.builtin-database-name", False, "default_database"),
     FlinkKey("table.column-expansion-strategy", False, ""),

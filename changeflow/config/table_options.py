@@ -50,6 +50,18 @@ TABLE_EXEC_MINI_BATCH_SIZE = register(
     )
 )
 
+TABLE_DML_SYNC = register(
+    ConfigOption(
+        "table.dml-sync",
+        OptionType.BOOLEAN,
+        False,
+        description=(
+            "Whether execute_sql of an INSERT (and a statement set's execute) returns only when its "
+            "job has finished, raising the job's error, as Flink's; false returns once the job runs."
+        ),
+    )
+)
+
 TABLE_OPTIMIZER_AGG_PHASE_STRATEGY = register(
     ConfigOption(
         "table.optimizer.agg-phase-strategy",

@@ -43,6 +43,8 @@ class JobClient(Protocol):
 
     def get_job_status(self) -> str: ...
 
+    def get_job_id(self) -> str: ...
+
 
 class CacheHandle(Protocol):
     """A cached intermediate result (FLIP-205): released by ``release()``, kept again after ``register()``."""

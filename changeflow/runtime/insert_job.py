@@ -9,6 +9,7 @@ Plain Python: no Spark import here.
 from __future__ import annotations
 
 import threading
+import uuid
 from typing import Callable
 
 
@@ -23,6 +24,7 @@ class InsertJob:
         self.checkpoint: str | None = None  # a streaming job's, once it has one
         self._error: BaseException | None = None
         self._cancelled = False
+        self._id = uuid.uuid4().hex  # 32 hex digits, as Flink's JobID prints
         self._thread = threading.Thread(target=self._main, args=(run,), name="changeflow-insert", daemon=True)
         self._thread.start()
 
@@ -63,6 +65,10 @@ class InsertJob:
         if self.checkpoint is None or self._read_metrics is None:
             return []
         return self._read_metrics(self.checkpoint)
+
+    def get_job_id(self) -> str:
+        """The job's id: 32 hexadecimal digits, as Flink's ``JobID`` prints."""
+        return self._id
 
     def get_job_status(self) -> str:
         if self._thread.is_alive():

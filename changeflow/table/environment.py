@@ -211,7 +211,13 @@ class TableEnvironment(FunctionMethods):
         streaming = self._planning.runs_streaming(plan)
         # Flink's name for an INSERT job; under changeflow.checkpoint-dir it names the checkpoint.
         name = (self._planning.option("pipeline.name") or f"insert-into_{plan.table}") if streaming else None
-        return TableResult.of_job(self._engine().submit_insert(plan, streaming, name), [plan.table])
+        return self._submitted(TableResult.of_job(self._engine().submit_insert(plan, streaming, name), [plan.table]))
+
+    def _submitted(self, result: TableResult) -> TableResult:
+        """An INSERT job's result; with ``table.dml-sync``, once the job has finished (raising its error)."""
+        if self._planning.option("table.dml-sync"):
+            result.wait()
+        return result
 
     def _to_spark(self, plan: PlanNode) -> Any:
         return self._engine().to_frame(plan, self._planning.runs_streaming(plan))

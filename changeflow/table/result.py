@@ -13,6 +13,7 @@ Three shapes, as in PyFlink:
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable, Iterator
 
 from changeflow.common.change import Change
 from changeflow.common.row import Row
@@ -164,19 +165,55 @@ class TableResult:
 
     def _print_live(self, live: LiveChanges) -> None:
         """Print an unbounded query's changes as they arrive (until it stops), as Flink's streaming tableau."""
-        widths = [2] + [column_width(n, t) for n, t in self._schema]
-        rule = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
+        lines = 0
+        for text in _op_table(self._schema, live.changes()):
+            print(text, flush=True)
+            lines += 1
+        count = lines - 4  # two rules, the header and the closing rule around the rows
+        print(f"{count} row{'s' if count != 1 else ''} in set")
 
-        def line(cells: list[str]) -> str:
-            return "| " + " | ".join(_fit(c, w) for c, w in zip(cells, widths, strict=True)) + " |"
 
-        print(rule, line(["op"] + [n for n, _ in self._schema]), rule, sep="\n", flush=True)
-        count = 0
-        for c in live.changes():
-            print(line([str(c.kind)] + [format_value(v, t) for v, (_, t) in zip(c.values, self._schema, strict=True)]),
-                  flush=True)
-            count += 1
-        print(rule, f"{count} row{'s' if count != 1 else ''} in set", sep="\n")
+def sql_client_tableau(result: TableResult) -> Iterator[str]:
+    """A query's result as Flink's SQL client prints it in TABLEAU mode, line by line as rows arrive.
+
+    A streaming query prints an ``op`` column and columns as wide as their types, each row as it
+    arrives, and ends with ``Received a total of N rows``; a batch query's columns are as wide as
+    their content, ending with ``N rows in set`` (``Empty set`` when there is none). The last line
+    is that footer (the client adds the time it took).
+    """
+    if not result._streaming and result._live is None:
+        rows = [c.values for c in result._changes]
+        cells = [[format_value(v, t) for v, (_, t) in zip(row, result._schema, strict=True)] for row in rows]
+        table = format_content_tableau([n for n, _ in result._schema], rows, cells)
+        yield from table.split("\n")
+        return
+    live = result._live
+    lines = 0
+    try:
+        for text in _op_table(result._schema, live.changes() if live is not None else iter(result._changes)):
+            yield text
+            lines += 1
+    finally:  # also when the reader stops early (Ctrl-C in the SQL client): the running query ends with it
+        if live is not None:
+            live.stop()
+    count = lines - 4
+    yield f"Received a total of {count} row{'s' if count != 1 else ''}"
+
+
+def _op_table(schema, changes: Iterable[Change]) -> Iterator[str]:
+    """The lines of a streaming tableau: an ``op`` column, columns as wide as their types, rows as they come."""
+    widths = [2] + [column_width(n, t) for n, t in schema]
+    rule = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
+
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(_fit(c, w) for c, w in zip(cells, widths, strict=True)) + " |"
+
+    yield rule
+    yield line(["op"] + [n for n, _ in schema])
+    yield rule
+    for c in changes:
+        yield line([str(c.kind)] + [format_value(v, t) for v, (_, t) in zip(c.values, schema, strict=True)])
+    yield rule
 
 
 def column_width(name: str, data_type: DataType) -> int:
@@ -226,11 +263,14 @@ def format_tableau(schema, changes: list[Change], streaming: bool) -> str:
     return "\n".join(out)
 
 
-def format_content_tableau(names: list[str], rows: list[tuple]) -> str:
-    """A statement's rows as Flink prints them: columns as wide as their content, NULL blank."""
+def format_content_tableau(names: list[str], rows: list[tuple], cells: list[list[str]] | None = None) -> str:
+    """A statement's rows as Flink prints them: columns as wide as their content, NULL blank.
+
+    ``cells``, when given, are the rows' texts already (a query's values, NULL as ``<NULL>``).
+    """
     if not rows:
         return "Empty set"
-    cells = [[_content(v) for v in row] for row in rows]
+    cells = cells if cells is not None else [[_content(v) for v in row] for row in rows]
     widths = [max([len(n)] + [len(line) for row in cells for line in row[i].split("\n")])
               for i, n in enumerate(names)]
     rule = "+" + "+".join("-" * (w + 2) for w in widths) + "+"

@@ -52,6 +52,10 @@ class StatementSet:
         self._sinks.append(self._t_env._planning.insert_plan(target_path_or_descriptor, table.plan))
         return self
 
+    def has_statements(self) -> bool:
+        """Whether an INSERT was added since the set was created or last executed (changeflow's own)."""
+        return bool(self._sinks)
+
     def add(self, table_pipeline) -> "StatementSet":
         raise NotImplementedError("StatementSet.add(TablePipeline) is not supported; use add_insert(path, table)")
 
@@ -85,7 +89,7 @@ def run_sinks(t_env: "TableEnvironment", sinks: list[Sink]) -> TableResult:
     streaming = any(planning.runs_streaming(plan) for plan in sinks)
     tables = [plan.table for plan in sinks]
     name = (planning.option("pipeline.name") or "insert-into_" + ",".join(tables)) if streaming else None
-    return TableResult.of_job(t_env._engine().submit_inserts(sinks, streaming, name), tables)
+    return t_env._submitted(TableResult.of_job(t_env._engine().submit_inserts(sinks, streaming, name), tables))
 
 
 _STATEMENT_SET = re.compile(r"^\s*EXECUTE\s+STATEMENT\s+SET\s+BEGIN\b(.*)\bEND\s*;?\s*$", re.IGNORECASE | re.DOTALL)

@@ -257,7 +257,7 @@ def test_unknown_key_suggests_the_closest_known_key(typo, meant):
 
 def test_unknown_key_without_a_close_match_lists_keys_under_its_prefix():
     with pytest.raises(ValueError) as error:
-        check_key("changeflow.zzz")
+        check_key("changeflow.zzzzzzzz")  # nothing close to it (difflib ratio < 0.6)
     assert "Known keys under 'changeflow.': changeflow.checkpoint-dir" in str(error.value)
 
 

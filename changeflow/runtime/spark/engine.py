@@ -48,7 +48,8 @@ class SparkEngine:
         """The environment's SparkSession: the user's (checked), or one created now with changeflow's settings."""
         ship = self._conf.get("changeflow.ship-package")
         if self._spark is None:
-            self._spark = session.get_or_create(self._conf.get("changeflow.spark.master"), ship_package=ship)
+            self._spark = session.get_or_create(self._conf.get("changeflow.spark.master"), ship_package=ship,
+                                                log=self._conf.get("changeflow.spark.log"))
         else:
             session.check(self._spark, ship)
         return self._spark

@@ -78,6 +78,9 @@ def await_query(query: Any, restart: Callable[[], Any], retries: int = TRANSIENT
         try:
             query.awaitTermination()
             return
+        except KeyboardInterrupt:
+            query.stop()  # Ctrl-C ends the query it interrupted, not only the wait for it
+            raise
         except Exception as error:
             if attempt >= retries or not transient(error):
                 raise

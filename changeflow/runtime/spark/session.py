@@ -12,9 +12,10 @@ import os
 import sys
 import threading
 
+from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
-from changeflow.runtime.spark import shipping, temp_root
+from changeflow.runtime.spark import console_log, shipping, temp_root
 from changeflow.runtime.spark.errors import FAULTHANDLER_CONFS, quiet_failure_logs
 from changeflow.runtime.spark.query_settings import (
     CHANGEFLOW_SESSION_SETTINGS,
@@ -25,13 +26,14 @@ _lock = threading.Lock()
 
 
 def get_or_create(master: str = "local[*]", extra: dict[str, str] | None = None,
-                  ship_package: bool = True) -> SparkSession:
+                  ship_package: bool = True, log: str | None = None) -> SparkSession:
     """A SparkSession able to run changeflow's stateful operators.
 
     transformWithStateInPandas needs the RocksDB state store provider and the Python
     workers must run this interpreter (it has pandas, pyarrow and protobuf), so both
     are set before the JVM starts. An active session is reused and checked instead.
     A local session keeps its temp files under changeflow's temp root (:mod:`.temp_root`).
+    ``log`` is ``changeflow.spark.log``: where the JVM's console output goes (:mod:`.console_log`).
     """
     with _lock:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -65,7 +67,10 @@ def get_or_create(master: str = "local[*]", extra: dict[str, str] | None = None,
             extra.update(temp_root.session_settings(extra.get("spark.driver.extraJavaOptions")))
         for key, value in extra.items():
             builder = builder.config(key, value)
-        session = builder.getOrCreate()
+        # Only a JVM started now can be given other output streams; one already running keeps its own.
+        jvm_starts = SparkContext._gateway is None
+        with console_log.jvm_output_to(console_log.target(log) if jvm_starts else None):
+            session = builder.getOrCreate()
         session.sparkContext.setLogLevel("ERROR")
         shipping.prepare(session, ship_package)  # off local[...]: changeflow to the executors (.shipping)
         quiet_failure_logs(session)  # the job's error says it; Spark's trace only on request (.errors)

@@ -122,7 +122,7 @@ class SqlClient:
             if head != "INSERT":
                 raise ValueError("Only INSERT statement is allowed in Statement Set.")
             self._statement_set.add_insert_sql(statement.text)
-            self.info("Add SQL update statement to the statement set.")
+            self.info("Execute statement succeeded.")  # Flink 2.3's words for an INSERT added to the set
             return
         if head in ("SELECT", "WITH", "VALUES", "(") and not self.interactive:
             self._check_tableau()
@@ -168,7 +168,7 @@ class SqlClient:
 
     def _begin_statement_set(self) -> None:
         self._statement_set = self.t_env.create_statement_set()
-        self.info("Begin a statement set.")
+        self.info("Execute statement succeeded.")
 
     def _end_statement_set(self) -> None:
         statements, self._statement_set = self._statement_set, None

@@ -3,63 +3,32 @@
 from __future__ import annotations
 
 import io
+import json
 import os
-import re
 import sys
 
 import pytest
 
 from changeflow.cli.client import SqlClient
+from changeflow.cli.main import run_file
+from conformance.sql_client_output import normalise
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCRIPT_DIR = os.path.join(ROOT, "conformance", "sql_client_scripts")
+GOLDENS = os.path.join(ROOT, "conformance", "goldens", "sql_client")
+SCRIPTS = sorted(name[:-4] for name in os.listdir(SCRIPT_DIR) if name.endswith(".sql"))
 
 
-def test_a_script_shows_streaming_and_batch_results_and_runs_insert_jobs(stream_env, tmp_path):
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_a_script_prints_what_flinks_sql_client_prints(stream_env, script):
+    """The script's output, normalised, equals Flink 2.3's sql-client.sh output for it (a golden)."""
+    with open(os.path.join(GOLDENS, f"{script}.json")) as f:
+        golden = json.load(f)
     out = io.StringIO()
-    c = SqlClient(stream_env, out)
-    path = tmp_path / "sink"
-    script = [
-        "SET 'sql-client.execution.result-mode' = 'tableau'",
-        # Flink's SQL client example: a streaming result is a changelog.
-        "SELECT name, COUNT(*) AS cnt FROM (VALUES ('Bob'), ('Alice'), ('Greg'), ('Bob')) AS NameTable(name) "
-        "GROUP BY name",
-        f"CREATE TABLE s (name STRING, cnt BIGINT) WITH ('connector' = 'filesystem', 'path' = '{path}', "
-        "'format' = 'csv')",
-        "BEGIN STATEMENT SET",
-        "INSERT INTO s VALUES ('a', 1)",
-        "END",
-        "SET 'table.dml-sync' = 'true'",
-        "INSERT INTO s VALUES ('b', 2)",
-        "SET 'execution.runtime-mode' = 'batch'",
-        "SELECT name, cnt FROM s ORDER BY name",
-    ]
-    assert all(c.run(statement) for statement in script)
-    assert c.wait_for_jobs()
-    text = re.sub(r"\(\d+\.\d\d seconds\)", "(T seconds)", out.getvalue())
-    assert """+----+--------------------------------+----------------------+
-| op |                           name |                  cnt |
-+----+--------------------------------+----------------------+
-| +I |                            Bob |                    1 |
-| +I |                          Alice |                    1 |
-| +I |                           Greg |                    1 |
-| -U |                            Bob |                    1 |
-| +U |                            Bob |                    2 |
-+----+--------------------------------+----------------------+
-Received a total of 5 rows (T seconds)
-""" in text
-    assert "[INFO] Begin a statement set.\n\n[INFO] Add SQL update statement to the statement set.\n" in text
-    assert re.search(r"\[INFO\] SQL update statement has been successfully submitted to the cluster:\n"
-                     r"Job ID: [0-9a-f]{32}\n", text)
-    assert "[INFO] Complete execution of the SQL update statement.\n" in text
-    # A batch result is sized by its content, as Flink's client prints it.
-    assert """+------+-----+
-| name | cnt |
-+------+-----+
-|    a |   1 |
-|    b |   2 |
-+------+-----+
-2 rows in set (T seconds)
-""" in text
+    client = SqlClient(stream_env, out)
+    run_file(client, os.path.join(SCRIPT_DIR, f"{script}.sql"))
+    assert client.wait_for_jobs()
+    assert normalise(out.getvalue()) == golden["lines"]
 
 
 def test_the_shell_in_a_terminal_runs_multi_line_statements_and_ctrl_c_ends_a_running_query(tmp_path):

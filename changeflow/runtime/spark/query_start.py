@@ -22,6 +22,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
+from changeflow.runtime.spark import progress
 from changeflow.runtime.spark.query_settings import (
     CHECKPOINT_SETTINGS,
     LOCK,
@@ -76,7 +77,8 @@ def await_query(query: Any, restart: Callable[[], Any], retries: int = TRANSIENT
     attempt = 0
     while query is not None:
         try:
-            query.awaitTermination()
+            with progress.shown(query):  # a line on a terminal while the program waits (.progress)
+                query.awaitTermination()
             return
         except KeyboardInterrupt:
             query.stop()  # Ctrl-C ends the query it interrupted, not only the wait for it

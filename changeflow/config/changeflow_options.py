@@ -48,6 +48,19 @@ CHANGEFLOW_SPARK_LOG = register(
     )
 )
 
+CHANGEFLOW_SPARK_UI = register(
+    ConfigOption(
+        "changeflow.spark.ui",
+        OptionType.BOOLEAN,
+        False,
+        description=(
+            "Whether a SparkSession changeflow starts itself serves Spark's web UI (its address is "
+            "printed on standard error when the session starts). Off by default: a local job "
+            "needs no UI port. Read when the session is created."
+        ),
+    )
+)
+
 CHANGEFLOW_SHIP_PACKAGE = register(
     ConfigOption(
         "changeflow.ship-package",

@@ -49,7 +49,8 @@ class SparkEngine:
         ship = self._conf.get("changeflow.ship-package")
         if self._spark is None:
             self._spark = session.get_or_create(self._conf.get("changeflow.spark.master"), ship_package=ship,
-                                                log=self._conf.get("changeflow.spark.log"))
+                                                log=self._conf.get("changeflow.spark.log"),
+                                                ui=bool(self._conf.get("changeflow.spark.ui")))
         else:
             session.check(self._spark, ship)
         return self._spark

@@ -26,14 +26,15 @@ _lock = threading.Lock()
 
 
 def get_or_create(master: str = "local[*]", extra: dict[str, str] | None = None,
-                  ship_package: bool = True, log: str | None = None) -> SparkSession:
+                  ship_package: bool = True, log: str | None = None, ui: bool = False) -> SparkSession:
     """A SparkSession able to run changeflow's stateful operators.
 
     transformWithStateInPandas needs the RocksDB state store provider and the Python
     workers must run this interpreter (it has pandas, pyarrow and protobuf), so both
     are set before the JVM starts. An active session is reused and checked instead.
     A local session keeps its temp files under changeflow's temp root (:mod:`.temp_root`).
-    ``log`` is ``changeflow.spark.log``: where the JVM's console output goes (:mod:`.console_log`).
+    ``log`` is ``changeflow.spark.log``: where the JVM's console output goes (:mod:`.console_log`);
+    ``ui`` is ``changeflow.spark.ui``: serve Spark's web UI and print its address.
     """
     with _lock:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -45,7 +46,7 @@ def get_or_create(master: str = "local[*]", extra: dict[str, str] | None = None,
         builder = (
             SparkSession.builder.master(master)
             .appName("changeflow")
-            .config("spark.ui.enabled", "false")
+            .config("spark.ui.enabled", "true" if ui else "false")
             # The progress bar would interleave with changelogs printed to the console.
             .config("spark.ui.showConsoleProgress", "false")
             # Performance only (a stateful operator's parallelism is changeflow.state.buckets):
@@ -72,6 +73,8 @@ def get_or_create(master: str = "local[*]", extra: dict[str, str] | None = None,
         with console_log.jvm_output_to(console_log.target(log) if jvm_starts else None):
             session = builder.getOrCreate()
         session.sparkContext.setLogLevel("ERROR")
+        if ui:
+            print(f"changeflow: Spark UI at {session.sparkContext.uiWebUrl}", file=sys.stderr, flush=True)
         shipping.prepare(session, ship_package)  # off local[...]: changeflow to the executors (.shipping)
         quiet_failure_logs(session)  # the job's error says it; Spark's trace only on request (.errors)
         return session

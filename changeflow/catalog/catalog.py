@@ -92,8 +92,9 @@ class Catalog:
         return name in self._temporary or name in self._permanent
 
     def list_tables(self) -> list[str]:
-        """Tables and views, sorted (Flink's ``SHOW TABLES`` lists both)."""
-        return sorted(set(self._temporary) | set(self._permanent))
+        """Tables and views, sorted (Flink's ``SHOW TABLES`` lists both; not the anonymous tables of
+        ``from_descriptor``)."""
+        return sorted(n for n in set(self._temporary) | set(self._permanent) if not n.startswith("*anonymous_"))
 
     def list_views(self) -> list[str]:
         return sorted({n for space in (self._temporary, self._permanent) for n, o in space.items()

@@ -41,6 +41,19 @@ def identifier(name: str) -> str:
     return f"{CATALOG}.{DATABASE}.{name}"
 
 
+def check_catalog(name: str) -> None:
+    """``USE CATALOG name``: only the one catalog exists (Flink's message)."""
+    if name != CATALOG:
+        raise CatalogError(f"A catalog with name [{name}] does not exist. (changeflow has one catalog, {CATALOG})")
+
+
+def check_database(name: str) -> None:
+    """``USE name``: only the one database exists (Flink's message)."""
+    if name != DATABASE:
+        raise CatalogError(f"A database with name [{name}] does not exist in the catalog: [{CATALOG}]. "
+                           f"(changeflow has one database, {DATABASE})")
+
+
 def object_name(parts: list[str]) -> str:
     """The object name of a (possibly qualified) identifier; only the default database exists."""
     if len(parts) == 1:

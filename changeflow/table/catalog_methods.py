@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from changeflow.catalog import CatalogError, CatalogView
-from changeflow.catalog.catalog import CATALOG, DATABASE
+from changeflow.catalog import CatalogView
+from changeflow.catalog.catalog import CATALOG, DATABASE, check_catalog, check_database
 from changeflow.table.pyflink_names import refused_attribute
 
 if TYPE_CHECKING:
@@ -47,14 +47,10 @@ class CatalogMethods:
         return []
 
     def use_catalog(self, catalog_name: str) -> None:
-        if catalog_name != CATALOG:
-            raise CatalogError(f"A catalog with name [{catalog_name}] does not exist; changeflow has one "
-                               f"catalog, {CATALOG}")
+        check_catalog(catalog_name)
 
     def use_database(self, database_name: str) -> None:
-        if database_name != DATABASE:
-            raise CatalogError(f"A database with name [{database_name}] does not exist in the catalog "
-                               f"[{CATALOG}]; changeflow has one database, {DATABASE}")
+        check_database(database_name)
 
     def list_temporary_tables(self) -> list[str]:
         return [n for n in self._catalog.list_tables() if self._is_temporary(n)]

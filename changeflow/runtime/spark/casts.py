@@ -17,16 +17,22 @@ from changeflow.common.types import DataType
 _DAY_MICROS = 86_400_000_000
 
 
-def special_cast(value: Column, source: DataType, target: DataType) -> Column | None:
-    """``CAST(value AS target)`` where Spark's cast differs from Flink's; None where Spark's is right."""
+def special_cast(value: Column, source: DataType, target: DataType, safe: bool = False) -> Column | None:
+    """``CAST(value AS target)`` where Spark's cast differs from Flink's; None where Spark's is right.
+
+    ``safe``: ``TRY_CAST``, NULL where a string does not parse."""
+
+    def to(column: Column, spark_type: str) -> Column:
+        return column.try_cast(spark_type) if safe else column.cast(spark_type)
+
     if target.root == "TIME":
         if source.root == "TIME":
             micros = value
         elif source.is_string:
             parts = F.split(F.trim(value), ":")
-            seconds = F.try_element_at(parts, F.lit(3)).cast("decimal(18, 9)")
-            micros = ((F.try_element_at(parts, F.lit(1)).cast("long") * 3600
-                       + F.try_element_at(parts, F.lit(2)).cast("long") * 60) * 1_000_000
+            seconds = to(F.try_element_at(parts, F.lit(3)), "decimal(18, 9)")
+            micros = ((to(F.try_element_at(parts, F.lit(1)), "long") * 3600
+                       + to(F.try_element_at(parts, F.lit(2)), "long") * 60) * 1_000_000
                       + F.floor(seconds * 1_000_000).cast("long"))
         else:  # TIMESTAMP / TIMESTAMP_LTZ (the session time zone is UTC, query_settings.py)
             micros = F.pmod(F.unix_micros(value.cast("timestamp")), F.lit(_DAY_MICROS))

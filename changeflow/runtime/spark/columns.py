@@ -70,7 +70,9 @@ def compile_expr(expr: Expression, schema: dict[str, DataType]) -> Column:
         special = special_cast(value, type_of(expr.args[0], schema), target)  # TIME, BINARY(n) (casts.py)
         return special if special is not None else value.cast(to_spark(target))
     if f == "try_cast":
-        return compile_expr(expr.args[0], schema).try_cast(to_spark(_constant(expr.args[1])))
+        value, target = compile_expr(expr.args[0], schema), _constant(expr.args[1])
+        special = special_cast(value, type_of(expr.args[0], schema), target, safe=True)
+        return special if special is not None else value.try_cast(to_spark(target))
     if f == "current_watermark":
         # The watermark before the row, stamped by the CurrentWatermarkStamp stage the translator
         # put under this Calc (runtime/spark/current_watermark.py), typed as the rowtime argument.

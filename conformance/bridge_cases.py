@@ -75,6 +75,14 @@ def to_changelog_stream_aggregate(env, t_env, api):
                                                                          api.col("id").sum.alias("s")))
 
 
+@case("to_changelog_stream_upsert_mode", "to_changelog_stream with ChangelogMode.upsert() and no target schema: "
+      "Flink 2.3 still emits the -U rows (no primary key to upsert on)", modes=("streaming",))
+def to_changelog_stream_upsert_mode(env, t_env, api):
+    t = _words(t_env, api)
+    return t_env.to_changelog_stream(t.group_by(api.col("data")).select(api.col("data"), api.col("id").sum.alias("s")),
+                                     changelog_mode=api.ChangelogMode.upsert())
+
+
 @case("from_data_stream_atomic", "a LONG stream becomes column f0")
 def from_data_stream_atomic(env, t_env, api):
     ds = env.from_collection([3, 1, 2], type_info=api.Types.LONG())

@@ -112,6 +112,8 @@ def to_json_value(v):
         return [to_json_value(x) for x in v]
     if hasattr(v, "isoformat"):
         return v.isoformat()
+    if isinstance(v, (bytes, bytearray)):  # PyFlink collects bytearray, changeflow bytes
+        return repr(bytes(v))
     raise TypeError(f"cannot encode collected value {v!r} of type {type(v).__name__}")
 
 

@@ -879,3 +879,7 @@ from conformance import sql_group_window_cases  # noqa: E402,F401  (registers it
 
 # CURRENT_WATERMARK(ts) (issue 18).
 from conformance import sql_current_watermark_cases  # noqa: E402,F401  (registers its cases into CASES)
+
+# NOT IN (subquery) and CAST to BYTES/TIME/MAP (issue 17's leftovers).
+from conformance import sql_not_in_cases  # noqa: E402,F401  (registers its cases into CASES)
+from conformance import sql_cast_cases  # noqa: E402,F401  (registers its cases into CASES)

@@ -169,6 +169,20 @@ def _(t_env, E):
         x.date_format(x.to_timestamp("2024-03-05 10:11:12"), "yyyy/MM/dd").alias("fmt"))
 
 
+# --- call_sql: a SQL expression inside the Table API ----------------------------------------
+@case("call_sql_select_and_filter")
+def _(t_env, E):
+    c, x = E.col, E.x
+    return _t(t_env).where(x.call_sql("v > 2 AND name IS NOT NULL")).select(
+        c("id"), x.call_sql("UPPER(name) || '!'"), x.call_sql("CAST(v AS DOUBLE) / 2").alias("half"))
+
+
+@case("call_sql_group_key", ordered=False)
+def _(t_env, E):
+    c, x = E.col, E.x
+    return _t(t_env).group_by(x.call_sql("MOD(v, 2)").alias("odd")).select(c("odd"), c("v").sum)
+
+
 # --- statement sets ------------------------------------------------------------------------
 def _sink(t_env, name, directory):
     t_env.execute_sql(f"CREATE TABLE {name} (id BIGINT, name STRING) WITH ('connector' = 'filesystem', "

@@ -41,6 +41,19 @@ def identifier(name: str) -> str:
     return f"{CATALOG}.{DATABASE}.{name}"
 
 
+def check_catalog(name: str) -> None:
+    """``USE CATALOG name``: only the one catalog exists (Flink's message)."""
+    if name != CATALOG:
+        raise CatalogError(f"A catalog with name [{name}] does not exist. (changeflow has one catalog, {CATALOG})")
+
+
+def check_database(name: str) -> None:
+    """``USE name``: only the one database exists (Flink's message)."""
+    if name != DATABASE:
+        raise CatalogError(f"A database with name [{name}] does not exist in the catalog: [{CATALOG}]. "
+                           f"(changeflow has one database, {DATABASE})")
+
+
 def object_name(parts: list[str]) -> str:
     """The object name of a (possibly qualified) identifier; only the default database exists."""
     if len(parts) == 1:
@@ -92,8 +105,9 @@ class Catalog:
         return name in self._temporary or name in self._permanent
 
     def list_tables(self) -> list[str]:
-        """Tables and views, sorted (Flink's ``SHOW TABLES`` lists both)."""
-        return sorted(set(self._temporary) | set(self._permanent))
+        """Tables and views, sorted (Flink's ``SHOW TABLES`` lists both; not the anonymous tables of
+        ``from_descriptor``)."""
+        return sorted(n for n in set(self._temporary) | set(self._permanent) if not n.startswith("*anonymous_"))
 
     def list_views(self) -> list[str]:
         return sorted({n for space in (self._temporary, self._permanent) for n, o in space.items()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from changeflow.common.types import DataType, DataTypes
 from changeflow.expressions import Agg, Alias, Call, Column, Expression, Literal, UserCall
+from changeflow.plan.cast_rules import cast_error, castable
 from changeflow.plan.json_calls import JSON_FUNCTIONS, json_type
 
 _INTEGRAL_RANK = {"TINYINT": 1, "SMALLINT": 2, "INT": 3, "BIGINT": 4}
@@ -171,6 +172,8 @@ def type_of(expr: Expression, schema: dict[str, DataType]) -> DataType:
         # The second argument is the target type, a constant rather than a value to type.
         source = type_of(expr.args[0], schema)
         target: DataType = expr.constant_arg(1)
+        if not castable(source, target):
+            raise PlanError(cast_error(source, target, expr))
         return target.with_nullable(True if f == "try_cast" else source.nullable)
     if f in JSON_FUNCTIONS:  # their constant clauses are specs, not values to type
         return json_type(expr, schema, type_of)

@@ -22,6 +22,7 @@ from changeflow.expressions import Agg, Call, Column, Expression, Literal, UserC
 from changeflow.functions import UserFunction
 from changeflow.sql import json_functions, user_functions
 from changeflow.sql.errors import SqlError, located, unsupported
+from changeflow.sql.type_names import cast_type
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,8 @@ def flink_type(node: exp.DataType, sql: str | None, at: exp.Expr | None = None) 
         return DataTypes.TIMESTAMP(params[0] if params else 6)
     if kind == "TIMESTAMPLTZ":
         return DataType("TIMESTAMP_LTZ", True, (params[0] if params else 6,))
+    if (other := cast_type(node, params, lambda n: flink_type(n, sql, at))) is not None:  # BYTES, TIME, MAP
+        return other
     error = unsupported("type", node, sql)
     if at is not None and at is not node:
         error = SqlError(located(str(error), at, sql))

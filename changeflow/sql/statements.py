@@ -21,6 +21,7 @@ from __future__ import annotations
 from sqlglot import Token, TokenType
 
 from changeflow.catalog import CatalogError, CatalogTable, CatalogView, identifier
+from changeflow.catalog.catalog import CATALOG, DATABASE, check_catalog, check_database
 from changeflow.common.types import DataTypes
 from changeflow.plan.nodes import PlanNode, Sink
 from changeflow.plan.type_inference import PlanError
@@ -72,6 +73,8 @@ def execute(session: StatementSession, sql: str) -> Outcome:
         return explain_statement(session, sql, cur)
     if head == "SHOW":
         return show(session, cur)
+    if head == "USE":
+        return use(cur)
     if head in ("DESCRIBE", "DESC"):
         cur.next()
         name = cur.qualified_name()
@@ -80,7 +83,7 @@ def execute(session: StatementSession, sql: str) -> Outcome:
         return describe(session, name)
     raise StatementError(f"unsupported SQL statement {tokens[0].text!r} at line 1, column 1; changeflow runs "
                          "SELECT, INSERT INTO, CREATE TABLE/VIEW, DROP TABLE/VIEW, SET, RESET, EXPLAIN, "
-                         "SHOW TABLES/VIEWS and DESCRIBE")
+                         "SHOW, USE and DESCRIBE")
 
 
 # --- queries -----------------------------------------------------------------------------
@@ -250,8 +253,36 @@ def show(session: StatementSession, cur: Cursor) -> Shown:
     cur.i = 1
     if cur.accept("VIEWS") and cur.at_end():
         return Shown((("view name", string),), [(n,) for n in session.catalog.list_views()])
+    # The one catalog, database and module (catalog/catalog.py), in Flink's columns.
+    for words, column, value in ((("CATALOGS",), "catalog name", CATALOG), (("DATABASES",), "database name", DATABASE),
+                                 (("CURRENT", "CATALOG"), "current catalog name", CATALOG),
+                                 (("CURRENT", "DATABASE"), "current database name", DATABASE),
+                                 (("MODULES",), "module name", "core")):
+        cur.i = 1
+        if cur.accept(*words) and cur.at_end():
+            return Shown(((column, string),), [(value,)])
     cur.i = 1
-    cur.fail("unsupported SHOW statement; changeflow runs SHOW TABLES and SHOW VIEWS")
+    cur.fail("unsupported SHOW statement; changeflow runs SHOW TABLES, VIEWS, CATALOGS, DATABASES, "
+             "CURRENT CATALOG, CURRENT DATABASE and MODULES")
+
+
+def use(cur: Cursor) -> Done:
+    """``USE CATALOG c`` / ``USE db``: changeflow's one catalog and database are always in use."""
+    cur.expect("USE")
+    if cur.accept("MODULES"):
+        cur.fail("USE MODULES: changeflow has only the core module")
+    is_catalog = cur.accept("CATALOG")
+    parts = [cur.name()]
+    while (t := cur.peek()) is not None and t.token_type == TokenType.DOT and not is_catalog:
+        cur.i += 1
+        parts.append(cur.name())
+    if not cur.at_end() or len(parts) > 2:
+        cur.fail("unexpected text after the name")
+    if is_catalog or len(parts) == 2:
+        check_catalog(parts[0])
+    if not is_catalog:
+        check_database(parts[-1])
+    return Done()
 
 
 _DESCRIBE_SCHEMA = (("name", DataTypes.STRING()), ("type", DataTypes.STRING()), ("null", DataTypes.BOOLEAN()),

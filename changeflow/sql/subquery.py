@@ -13,12 +13,14 @@ join with the distinct keys of the subquery, as Flink's semi / anti join:
   output is projected back onto the outer columns.
 
 A key equality never holds for a NULL, so an outer row with a NULL key is not
-``IN`` and is ``NOT EXISTS``, as in Flink. Refused, naming the construct:
-``NOT IN (subquery)`` (its three-valued NULL semantics need Flink's null-aware
-anti join), an uncorrelated ``EXISTS``, a correlation that is not an equality of
-columns, scalar subqueries, and subqueries outside WHERE. A subquery predicate
-elsewhere in the WHERE (under ``OR``, say) is a left "mark" join
-(:func:`filter_with_subqueries`).
+``IN`` and is ``NOT EXISTS``, as in Flink. A subquery predicate elsewhere in the
+WHERE (under ``OR``, say) is a left "mark" join (:func:`filter_with_subqueries`).
+``NOT IN`` (and an ``IN`` under ``NOT`` or ``CASE``) is three-valued, Flink's
+null-aware anti join: a second left join brings the subquery's row and non-NULL
+counts per correlation key, so a NULL ``x`` or a NULL in the subquery makes the
+predicate UNKNOWN unless the subquery is empty. Refused, naming the construct:
+an uncorrelated ``EXISTS``, a correlation that is not an equality of columns,
+scalar subqueries, and subqueries outside WHERE.
 """
 
 from __future__ import annotations
@@ -71,9 +73,8 @@ def apply_subquery(planner: "QueryPlanner", plan: PlanNode, scope: "Scope", conj
     """``plan`` filtered by one ``[NOT] EXISTS`` / ``IN`` conjunct (a semi or anti join)."""
     negated = isinstance(conjunct, exp.Not)
     predicate = conjunct.this if negated else conjunct
-    if isinstance(predicate, exp.In) and negated:
-        raise unsupported("NOT IN (subquery) (its NULL semantics need a null-aware anti join; "
-                          "use NOT EXISTS)", conjunct, planner.sql)
+    if isinstance(predicate, exp.In) and negated:  # three-valued: a null-aware anti join
+        return filter_with_subqueries(planner, plan, scope, conjunct)
     joined, mark = _keys_join(planner, plan, scope, predicate, "LEFT" if negated else "INNER")
     if negated:  # NOT EXISTS: the rows the left join padded
         joined = Filter(joined, Call("is_null", (Column(mark),)))
@@ -91,8 +92,9 @@ def filter_with_subqueries(planner: "QueryPlanner", plan: PlanNode, scope: "Scop
 
     Each subquery is a left join with its distinct keys (a "mark" join: at most
     one match per row), and the predicate becomes ``key IS NOT NULL``; the
-    joins' columns are projected away after the filter. An ``IN`` under ``NOT``
-    is refused (three-valued NULL semantics).
+    joins' columns are projected away after the filter. Where an ``IN`` sits
+    below anything but AND / OR (``NOT``, ``CASE``, ``IS NULL``), UNKNOWN and FALSE
+    differ, so it becomes its three-valued value (:func:`_three_valued_in`).
     """
     from changeflow.sql.scalar import Scope, ScopeColumn
 
@@ -100,17 +102,41 @@ def filter_with_subqueries(planner: "QueryPlanner", plan: PlanNode, scope: "Scop
     columns = list(scope.columns)
     joined = plan
     for predicate in _predicates(condition):
-        if isinstance(predicate, exp.In) and any(isinstance(p, exp.Not) for p in _ancestors(predicate, condition)):
-            raise unsupported("NOT IN (subquery) (its NULL semantics need a null-aware anti join; "
-                              "use NOT EXISTS)", predicate, planner.sql)
+        three_valued = isinstance(predicate, exp.In) and not all(
+            isinstance(p, (exp.And, exp.Or, exp.Paren)) for p in _ancestors(predicate, condition))
         joined, mark = _keys_join(planner, joined, Scope(columns), predicate, "LEFT")
         columns.append(ScopeColumn("$mark", mark, mark))
-        predicate.replace(exp.Not(this=exp.Is(this=exp.column(mark, table="$mark", quoted=True),
-                                              expression=exp.Null())))
+        matched = exp.Not(this=exp.Is(this=_mark_column(mark), expression=exp.Null()))
+        if three_valued:
+            joined, rows, non_null = _counts_join(planner, joined, Scope(columns), predicate)
+            columns += [ScopeColumn("$mark", rows, rows), ScopeColumn("$mark", non_null, non_null)]
+            predicate.replace(_three_valued_in(predicate.this.copy(), matched, rows, non_null))
+        else:
+            predicate.replace(matched)
     refuse_nested_subqueries(condition, planner)
     predicate_expr = planner.expression(condition, Scope(columns), aggregates=False)
     filtered = planner.guard(lambda: Filter(joined, predicate_expr), condition)
     return Project(filtered, tuple((n, Column(n)) for n in plan.field_names), plan.schema)
+
+
+def _mark_column(name: str) -> exp.Column:
+    return exp.column(name, table="$mark", quoted=True)
+
+
+def _three_valued_in(x: exp.Expr, matched: exp.Expr, rows: str, non_null: str) -> exp.Expr:
+    """``x IN (subquery)`` as SQL's three-valued logic has it (Flink's null-aware semi / anti join).
+
+    TRUE when a subquery row equals ``x``; FALSE when the subquery has no rows
+    (for this row's correlation: no counts row, or a count of 0); otherwise
+    UNKNOWN when ``x`` is NULL or a subquery value is NULL (``rows`` counts all
+    rows, ``non_null`` the non-NULL values), else FALSE.
+    """
+    n, nn = _mark_column(rows), _mark_column(non_null)
+    empty = exp.Or(this=exp.Is(this=n, expression=exp.Null()),
+                   expression=exp.EQ(this=n.copy(), expression=exp.Literal.number(0)))
+    unknown = exp.Or(this=exp.Is(this=x, expression=exp.Null()), expression=exp.NEQ(this=n.copy(), expression=nn))
+    return exp.Case(ifs=[exp.If(this=matched, true=exp.true()), exp.If(this=empty, true=exp.false()),
+                         exp.If(this=unknown, true=exp.Null())], default=exp.false())
 
 
 def _predicates(condition: exp.Expr) -> list[exp.Expr]:
@@ -141,9 +167,10 @@ def _ancestors(node: exp.Expr, root: exp.Expr) -> list[exp.Expr]:
     return out
 
 
-def _keys_join(planner: "QueryPlanner", plan: PlanNode, scope: "Scope", predicate: exp.Expr, join_type: str
-               ) -> tuple[PlanNode, str]:
-    """``plan`` joined (``join_type``) with the distinct keys of ``predicate``'s subquery; the first key's column."""
+def _parts(planner: "QueryPlanner", predicate: exp.Expr
+           ) -> tuple[exp.Select, list[exp.Expr], list[exp.Expr], int]:
+    """``predicate``'s subquery without its correlation, the outer and inner key expressions
+    (an ``IN``'s own pair first), and how many of them are correlation pairs."""
     if isinstance(predicate, exp.In):
         query = predicate.args["query"]
         select = query.this if isinstance(query, exp.Subquery) else query
@@ -157,27 +184,64 @@ def _keys_join(planner: "QueryPlanner", plan: PlanNode, scope: "Scope", predicat
             raise unsupported("EXISTS over a set operation", predicate, planner.sql)
         outer, inner = [], []
     select, pairs = _decorrelate(planner, select, predicate)
-    outer += [o for o, _ in pairs]
-    inner += [i for _, i in pairs]
-    if not outer:
+    if not outer and not pairs:
         raise unsupported("uncorrelated EXISTS (subquery)", predicate, planner.sql)
-    keys_query = select.copy()
-    keys_query.set("expressions", [exp.alias_(e.copy(), f"$k{i}", quoted=True) for i, e in enumerate(inner)])
-    keys_query.set("distinct", None)
-    keys = set_ops.distinct(planner.query(keys_query))
-    outer_columns = []
+    return select, outer + [o for o, _ in pairs], inner + [i for _, i in pairs], len(pairs)
+
+
+def _outer_columns(planner: "QueryPlanner", scope: "Scope", outer: list[exp.Expr]) -> list[str]:
+    names = []
     for o in outer:
         e = planner.expression(o, scope, aggregates=False)
         if not isinstance(e, Column):
             raise unsupported("IN / EXISTS keyed by an expression that is not a column", o, planner.sql)
-        outer_columns.append(e.name)
-    right_names = output_names(plan.field_names, keys.field_names)
+        names.append(e.name)
+    return names
+
+
+def _equalities(left: list[str], right: list[str]) -> Expression | None:
     condition: Expression | None = None
-    for lc, rc in zip(outer_columns, right_names, strict=True):
+    for lc, rc in zip(left, right, strict=True):
         eq = Call("==", (Column(lc), Column(rc)))
         condition = eq if condition is None else Call("and", (condition, eq))
+    return condition
+
+
+def _keys_join(planner: "QueryPlanner", plan: PlanNode, scope: "Scope", predicate: exp.Expr, join_type: str
+               ) -> tuple[PlanNode, str]:
+    """``plan`` joined (``join_type``) with the distinct keys of ``predicate``'s subquery; the first key's column."""
+    select, outer, inner, _ = _parts(planner, predicate)
+    keys_query = select.copy()
+    keys_query.set("expressions", [exp.alias_(e.copy(), f"$k{i}", quoted=True) for i, e in enumerate(inner)])
+    keys_query.set("distinct", None)
+    keys = set_ops.distinct(planner.query(keys_query))
+    outer_columns = _outer_columns(planner, scope, outer)
+    right_names = output_names(plan.field_names, keys.field_names)
+    condition = _equalities(outer_columns, right_names)
     joined = planner.guard(lambda: join(plan, keys, join_type, condition), predicate)
     return joined, right_names[0]
+
+
+def _counts_join(planner: "QueryPlanner", plan: PlanNode, scope: "Scope", predicate: exp.Expr
+                 ) -> tuple[PlanNode, str, str]:
+    """``plan`` left-joined with, per correlation key, the subquery's row count and non-NULL value count.
+
+    An uncorrelated ``IN`` joins one global count row on no key (in streaming, no
+    row while the subquery is empty: the padded NULL count reads as empty).
+    """
+    select, outer, inner, correlated = _parts(planner, predicate)
+    corr_outer, corr_inner = outer[len(outer) - correlated:], inner[len(inner) - correlated:]
+    counts_query = select.copy()
+    counts_query.set("distinct", None)
+    counts_query.set("expressions", [exp.alias_(e.copy(), f"$c{i}", quoted=True) for i, e in enumerate(corr_inner)]
+                     + [exp.alias_(exp.Count(this=exp.Star()), "$n", quoted=True),
+                        exp.alias_(exp.Count(this=inner[0].copy()), "$nn", quoted=True)])
+    counts_query.set("group", exp.Group(expressions=[e.copy() for e in corr_inner]) if corr_inner else None)
+    counts = planner.query(counts_query)
+    right_names = output_names(plan.field_names, counts.field_names)
+    condition = _equalities(_outer_columns(planner, scope, corr_outer), right_names[:correlated])
+    joined = planner.guard(lambda: join(plan, counts, "LEFT", condition), predicate)
+    return joined, right_names[-2], right_names[-1]
 
 
 def _decorrelate(planner: "QueryPlanner", select: exp.Select, where_used: exp.Expr

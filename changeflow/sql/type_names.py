@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Callable
 
+from sqlglot import exp
+
 from changeflow.common.types import MAX_LENGTH, DataType, DataTypes
 
 OTHER_TYPES = ("BINARY", "VARBINARY", "BYTES", "TIME", "NULL", "MAP", "MULTISET", "ROW")
@@ -101,3 +103,30 @@ def _read_row(rest: list[str], text: str, column: str, read_type: Reader) -> tup
             rest = rest[1:]
     rest = _expect(rest, close, "ROW<...>", text, column)
     return DataTypes.ROW(fields), "ROW<" + ", ".join(shown) + ">", rest
+
+
+def cast_type(node: exp.DataType, params: list[int], read: Callable) -> DataType | None:
+    """The Flink type of a parsed ``CAST`` target among BINARY/VARBINARY/BYTES, TIME and MAP.
+
+    ``params`` are the type's integer parameters and ``read`` turns a MAP's key and
+    value type nodes into types. None for any other type name (the caller refuses it).
+    """
+    kind = node.this.name if hasattr(node.this, "name") else str(node.this)
+    if kind == "USERDEFINED":  # sqlglot knows no BYTES
+        kind = str(node.args.get("kind") or "").upper()
+    nested = [e for e in node.expressions if isinstance(e, exp.DataType)]
+    if kind == "BYTES":
+        return DataTypes.BYTES()
+    if kind in ("BINARY", "VARBINARY"):
+        n = params[0] if params else (1 if kind == "BINARY" else MAX_LENGTH)
+        if not 1 <= n <= MAX_LENGTH:
+            raise DdlError(f"{kind} length must be between 1 and {MAX_LENGTH}, got {n}")
+        return DataTypes.BINARY(n) if kind == "BINARY" else DataTypes.VARBINARY(n)
+    if kind == "TIME":
+        precision = params[0] if params else 0
+        if not 0 <= precision <= 9:
+            raise DdlError(f"TIME precision must be between 0 and 9, got {precision}")
+        return DataTypes.TIME(precision)
+    if kind == "MAP" and len(nested) == 2:
+        return DataTypes.MAP(read(nested[0]), read(nested[1]))
+    return None

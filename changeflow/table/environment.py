@@ -20,6 +20,7 @@ from changeflow.plan.nodes import PlanNode, Sink
 from changeflow.runtime.engine import Engine, spark_engine
 from changeflow.sql import statements
 from changeflow.sql.session import Done, Explained, Outcome, RunInsert, RunQuery, Shown
+from changeflow.table.catalog_methods import CatalogMethods
 from changeflow.table.elements import elements_source, pandas_source, spark_source
 from changeflow.table.functions_env import FunctionMethods
 from changeflow.table.planning import PlanningContext
@@ -30,8 +31,8 @@ from changeflow.table.table import Table
 __all__ = ["EnvironmentSettings", "TableConfig", "TableEnvironment"]
 
 
-class TableEnvironment(FunctionMethods):
-    """Entry point of the Table API (function registration: :mod:`.functions_env`).
+class TableEnvironment(FunctionMethods, CatalogMethods):
+    """Entry point of the Table API (function registration: :mod:`.functions_env`; catalogs: :mod:`.catalog_methods`).
 
     >>> from changeflow.table import EnvironmentSettings, TableEnvironment
     >>> t_env = TableEnvironment.create(EnvironmentSettings.in_batch_mode())

@@ -23,7 +23,8 @@ from changeflow.expression_functions import TimeIntervalUnit, TimePointUnit, uni
 from changeflow.expressions import Agg, Call, Column, Expression, Literal, UserCall, _to_expr
 
 __all__ = [
-    "Expression", "TimeIntervalUnit", "TimePointUnit", "and_", "call", "coalesce", "col", "concat", "concat_ws",
+    "Expression", "TimeIntervalUnit", "TimePointUnit", "and_", "call", "call_sql", "coalesce", "col", "concat",
+    "concat_ws",
     "count_star", "current_date", "current_timestamp", "date_format", "e", "from_unixtime", "if_then_else",
     "json", "json_array", "json_array_agg", "json_object", "json_object_agg", "json_string",
     "lit", "local_timestamp", "log", "negative", "not_", "null_of", "or_", "pi", "range_", "timestamp_diff",
@@ -224,6 +225,12 @@ def json_object_agg(on_null: Any, key_expr: Any, value_expr: Any) -> Expression:
 def json_array_agg(on_null: Any, item_expr: Any) -> Expression:
     """``JSON_ARRAYAGG``: not implemented by changeflow."""
     raise NotImplementedError("json_array_agg (JSON_ARRAYAGG) is not supported by changeflow")
+
+
+def call_sql(sql_expression: str) -> Expression:
+    """A SQL expression (``call_sql("UPPER(name) || '!'")``), resolved against the table it is used on."""
+    from changeflow.sql.call_sql import sql_expression as parsed
+    return parsed(sql_expression)
 
 
 def call(f: Any, *args: Any) -> Expression:

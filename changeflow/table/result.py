@@ -146,6 +146,10 @@ class TableResult:
     def get_table_schema(self) -> TableSchema:
         return TableSchema(self._schema)
 
+    def get_resolved_schema(self) -> TableSchema:
+        """The result's columns and types (PyFlink's ``ResolvedSchema``; same as :meth:`get_table_schema`)."""
+        return TableSchema(self._schema)
+
     def print(self) -> None:
         """Print as PyFlink: ``OK``, a tableau of the rows, or an ``INSERT``'s ``-1`` once its job ends."""
         if self._result_kind is ResultKind.SUCCESS:

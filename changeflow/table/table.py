@@ -11,13 +11,17 @@ from changeflow.expressions import Column, Expression
 from changeflow.plan.nodes import PlanNode
 from changeflow.plan.type_inference import PlanError
 from changeflow.table.aggregate_tables import AggregatedTable, FlatAggregateTable
+from changeflow.table.pyflink_names import UNSUPPORTED, refused_attribute
 from changeflow.table.window_tables import GroupWindowedTable, OverWindowedTable, WindowGroupedTable
 
 if TYPE_CHECKING:
     from changeflow.table.environment import TableEnvironment
     from changeflow.table.conflict import InsertConflictStrategy
     from changeflow.table.result import TableResult
+    import pandas as pd
     from pyspark.sql import DataFrame
+
+    from changeflow.table.table_pipeline import TablePipeline
 
 
 __all__ = ["GroupWindowedTable", "GroupedTable", "OverWindowedTable", "Table", "TableSchema", "WindowGroupedTable"]
@@ -53,6 +57,16 @@ class TableSchema:
     def get_field_data_type(self, name: str):
         return dict(self._schema)[name]
 
+    # PyFlink's ResolvedSchema names (Table.get_resolved_schema returns this same object)
+    def get_column_count(self) -> int:
+        return len(self._schema)
+
+    def get_column_names(self) -> list[str]:
+        return self.get_field_names()
+
+    def get_column_data_types(self) -> list:
+        return self.get_field_data_types()
+
     def __str__(self) -> str:
         return "(\n" + ",\n".join(f"  `{n}` {t}" for n, t in self._schema) + "\n)"
 
@@ -84,6 +98,8 @@ class Table:
         if name.startswith("_"):
             raise AttributeError(name)
         names = self._plan.field_names
+        if name not in names and name in UNSUPPORTED["Table"]:
+            return refused_attribute("Table", name)
         if name not in names:
             raise AttributeError(f"The current table has no column named '{name}', available columns: "
                                  f"[{', '.join(names)}]")
@@ -99,8 +115,12 @@ class Table:
     # --- relational operators -----------------------------------------------------------
     def select(self, *fields: Expression | str) -> "Table":
         """Project (and, with aggregates, globally aggregate) the table; ``col('*')`` and
-        ``with_columns(...)`` / ``without_columns(...)`` stand for columns."""
-        return self._wrap(builder.project(self._plan, columns_ops.expand(self._plan, _exprs(fields))))
+        ``with_columns(...)`` / ``without_columns(...)`` stand for columns. An unnamed item of a
+        projection is ``_c<position>``, as Flink's Table API names it (SQL's are ``EXPR$<position>``)."""
+        exprs = columns_ops.expand(self._plan, _exprs(fields))
+        if not any(e.contains_aggregate() for e in exprs):
+            exprs = [e if e.output_name() else e.alias(f"_c{i}") for i, e in enumerate(exprs)]
+        return self._wrap(builder.project(self._plan, exprs))
 
     def add_columns(self, *fields: Expression) -> "Table":
         return self._wrap(builder.add_columns(self._plan, _exprs(fields)))
@@ -264,8 +284,25 @@ class Table:
             schema = tuple((n, plain_time(t)) for n, t in schema)
         return TableSchema(schema)
 
+    def get_resolved_schema(self) -> TableSchema:
+        """The result's columns and types (PyFlink's ``ResolvedSchema``; same as :meth:`get_schema`)."""
+        return self.get_schema()
+
     def print_schema(self) -> None:
         print(self.get_schema())
+
+    def print_explain(self, *extra_details) -> None:
+        print(self.explain(*extra_details))
+
+    def insert_into(self, table_path: str, overwrite: bool = False) -> "TablePipeline":
+        """This table bound to the sink ``table_path``; ``.execute()`` runs the INSERT (:mod:`.table_pipeline`)."""
+        from changeflow.table.table_pipeline import TablePipeline
+        return TablePipeline(self, table_path, overwrite)
+
+    def to_pandas(self) -> "pd.DataFrame":
+        """Run the query; its final rows as a pandas DataFrame (an updating query's changes applied, as PyFlink)."""
+        from changeflow.table.table_pipeline import to_pandas
+        return to_pandas(self)
 
     def explain(self, *extra_details) -> str:
         """The plan with each operator's changelog mode and mini-batch setting."""
@@ -325,7 +362,10 @@ class GroupedTable:
         self._keys = keys
 
     def select(self, *fields: Expression | str) -> Table:
-        plan = builder.aggregate(self._table.plan, self._keys, _exprs(fields))
+        """Aggregate per group; an unnamed item is ``EXPR$<n>``, n counting the unnamed items only (Flink's)."""
+        unnamed = itertools.count()
+        exprs = [e if e.output_name() else e.alias(f"EXPR${next(unnamed)}") for e in _exprs(fields)]
+        plan = builder.aggregate(self._table.plan, self._keys, exprs)
         return self._table._wrap(plan)
 
     def aggregate(self, func) -> "AggregatedTable":

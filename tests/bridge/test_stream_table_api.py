@@ -88,6 +88,13 @@ def test_upsert_changelogs_are_refused(envs):
     ds = env.from_collection([Row("a", 1)], Types.ROW_NAMED(["w", "n"], [Types.STRING(), Types.INT()]))
     with pytest.raises(NotImplementedError, match="ChangelogMode.upsert"):
         t_env.from_changelog_stream(ds, None, ChangelogMode.upsert())
+    from changeflow.common.types import DataTypes
+    from changeflow.table import Schema
+    t = t_env.from_elements([(1, "a")], ["id", "data"])
+    keyed = Schema.new_builder().column("id", DataTypes.BIGINT().not_null()).column(
+        "data", DataTypes.STRING()).primary_key("id").build()
+    with pytest.raises(NotImplementedError, match=r"upsert\(\) and a primary key"):
+        t_env.to_changelog_stream(t, keyed, ChangelogMode.upsert())
 
 
 def test_to_data_stream_refuses_an_updating_table(envs):

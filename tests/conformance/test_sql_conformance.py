@@ -61,6 +61,8 @@ def normalize(value):
         return tuple((normalize(k), c) for k, c in pairs)
     if isinstance(value, (list, tuple)):
         return tuple(normalize(v) for v in value)
+    if isinstance(value, (bytes, bytearray)):  # BYTES / BINARY(n): their repr, as the golden's
+        return repr(bytes(value))
     raise TypeError(f"unexpected collected value {value!r} ({type(value).__name__})")
 
 

@@ -135,3 +135,22 @@ def test_temporary_objects_shadow_permanent_ones_as_in_flink(t_env):
     assert t_env.from_path("v").get_schema().get_field_names() == ["id", "name"]
     assert t_env.drop_temporary_view("v") and not t_env.drop_temporary_view("v")
     assert t_env._catalog.get("v").options == {"connector": "blackhole"}
+
+
+def test_show_and_use_the_one_catalog_as_flink_prints_them(t_env, capsys):
+    """Flink 2.3's output for the same statements (PyFlink 2.3, TableEnvironment in streaming mode)."""
+    for statement in ("SHOW CATALOGS", "SHOW CURRENT DATABASE", "SHOW MODULES", "USE CATALOG default_catalog",
+                      "USE default_database", "USE default_catalog.default_database"):
+        t_env.execute_sql(statement).print()
+    assert capsys.readouterr().out == (
+        "+-----------------+\n|    catalog name |\n+-----------------+\n| default_catalog |\n"
+        "+-----------------+\n1 row in set\n"
+        "+-----------------------+\n| current database name |\n+-----------------------+\n"
+        "|      default_database |\n+-----------------------+\n1 row in set\n"
+        "+-------------+\n| module name |\n+-------------+\n|        core |\n+-------------+\n1 row in set\n"
+        "OK\nOK\nOK\n")
+    with pytest.raises(Exception, match=r"A catalog with name \[nope\] does not exist\."):
+        t_env.execute_sql("USE CATALOG nope")
+    with pytest.raises(Exception, match=r"A database with name \[nope\] does not exist in the catalog: "
+                                        r"\[default_catalog\]\."):
+        t_env.execute_sql("USE nope")

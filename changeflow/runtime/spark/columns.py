@@ -25,6 +25,7 @@ from changeflow.kernels.current_watermark import COLUMN as CURRENT_WATERMARK_COL
 from changeflow.plan.json_calls import JSON_FUNCTIONS
 from changeflow.plan.type_inference import type_of
 from changeflow.runtime.spark import arithmetic
+from changeflow.runtime.spark.casts import special_cast
 from changeflow.runtime.spark.json_columns import compile_json
 from changeflow.runtime.spark.spark_types import to_spark as _to_spark_type
 
@@ -65,9 +66,13 @@ def compile_expr(expr: Expression, schema: dict[str, DataType]) -> Column:
     assert isinstance(expr, Call), expr
     f = expr.function
     if f == "cast":
-        return compile_expr(expr.args[0], schema).cast(to_spark(_constant(expr.args[1])))
+        value, target = compile_expr(expr.args[0], schema), _constant(expr.args[1])
+        special = special_cast(value, type_of(expr.args[0], schema), target)  # TIME, BINARY(n) (casts.py)
+        return special if special is not None else value.cast(to_spark(target))
     if f == "try_cast":
-        return compile_expr(expr.args[0], schema).try_cast(to_spark(_constant(expr.args[1])))
+        value, target = compile_expr(expr.args[0], schema), _constant(expr.args[1])
+        special = special_cast(value, type_of(expr.args[0], schema), target, safe=True)
+        return special if special is not None else value.try_cast(to_spark(target))
     if f == "current_watermark":
         # The watermark before the row, stamped by the CurrentWatermarkStamp stage the translator
         # put under this Calc (runtime/spark/current_watermark.py), typed as the rowtime argument.

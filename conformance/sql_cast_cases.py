@@ -1,0 +1,63 @@
+"""CAST to BYTES / BINARY / VARBINARY, TIME and MAP: Flink's results and refusals (issue 17).
+
+Registered into :data:`conformance.sql_cases.CASES`, recorded by
+``conformance/record_flink_sql.py``.
+"""
+
+from __future__ import annotations
+
+import datetime
+
+from conformance.sql_cases import _view, case
+
+# c(s STRING, ts TIMESTAMP(3), tm STRING)
+C_ROWS = [("abc", datetime.datetime(2024, 1, 2, 3, 4, 5, 678000), "12:34:56"),
+          ("", datetime.datetime(2024, 1, 2, 23, 59, 59), "00:00:01.5"),
+          (None, None, None)]
+
+
+def _c(t_env, E):
+    D = E.DataTypes
+    _view(t_env, E, "c", C_ROWS, ("s", D.STRING()), ("ts", D.TIMESTAMP(3)), ("tm", D.STRING()))
+
+
+@case("cast_to_binary_types")
+def cast_to_binary_types(t_env, E):
+    """CAST of strings to BYTES, VARBINARY(n) and BINARY(n) (UTF-8, padded or truncated), and back."""
+    _c(t_env, E)
+    return t_env.sql_query(
+        "SELECT CAST(s AS BYTES) AS b, CAST(s AS VARBINARY(2)) AS vb, CAST(s AS BINARY(2)) AS b2, "
+        "CAST(s AS BINARY(5)) AS b5, CAST(CAST(s AS BYTES) AS STRING) AS back FROM c")
+
+
+@case("cast_to_time")
+def cast_to_time(t_env, E):
+    """CAST of strings and timestamps to TIME and TIME(3), and of a TIME to STRING."""
+    _c(t_env, E)
+    return t_env.sql_query(
+        "SELECT CAST(tm AS TIME) AS t0, CAST(tm AS TIME(3)) AS t3, CAST(ts AS TIME) AS ts0, "
+        "CAST(ts AS TIME(3)) AS ts3, CAST(CAST(tm AS TIME) AS STRING) AS shown FROM c")
+
+
+@case("cast_to_map")
+def cast_to_map(t_env, E):
+    """CAST of a MAP column to MAPs of other value types."""
+    D = E.DataTypes
+    _view(t_env, E, "m", [(1, {"a": 1, "b": 2}), (2, None)], ("k", D.BIGINT()),
+          ("m", D.MAP(D.STRING(), D.INT())))
+    return t_env.sql_query("SELECT k, CAST(m AS MAP<STRING, BIGINT>) AS mb, "
+                           "CAST(m AS MAP<STRING, STRING>) AS ms FROM m")
+
+
+@case("error_cast_int_to_bytes", compare="error", error_mentions=("CAST", "BYTES"))
+def error_cast_int_to_bytes(t_env, E):
+    """CAST of an integer to BYTES."""
+    _c(t_env, E)
+    return t_env.sql_query("SELECT CAST(CHAR_LENGTH(s) AS BYTES) FROM c")
+
+
+@case("error_cast_string_to_map", compare="error", error_mentions=("CAST", "MAP"))
+def error_cast_string_to_map(t_env, E):
+    """CAST of a string to a MAP."""
+    _c(t_env, E)
+    return t_env.sql_query("SELECT CAST(s AS MAP<STRING, STRING>) FROM c")

@@ -1,0 +1,130 @@
+"""The ``jdbc`` connector against a real PostgreSQL (tests/postgres_server.py), without Spark.
+
+The sink and the source are driven as the runtime drives them (``open``, ``write(changes, batch_id)``,
+``close``; ``rows()``); the Spark tests (test_jdbc_spark.py) run them inside queries.
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+
+import pytest
+
+from changeflow.common.change import Change
+from changeflow.common.row_kind import RowKind
+from changeflow.connectors import ConnectorError, create_sink, create_source
+from changeflow.connectors.jdbc import JdbcError
+from changeflow.connectors.sink_job import SinkJob
+from changeflow.sql.ddl import parse_create_table
+from tests.postgres_server import PASSWORD, USER
+
+I, UB, UA, D = RowKind.INSERT, RowKind.UPDATE_BEFORE, RowKind.UPDATE_AFTER, RowKind.DELETE
+
+
+def table(server, columns: str, name: str, **options):
+    opts = {"connector": "jdbc", "url": server.url, "table-name": name, "username": USER, "password": PASSWORD,
+            **options}
+    listed = ", ".join(f"'{k}' = '{v}'" for k, v in opts.items())
+    return parse_create_table(f"CREATE TABLE t ({columns}) WITH ({listed})")[0]
+
+
+def recreate(server, name: str, ddl: str) -> None:
+    server.execute(f"DROP TABLE IF EXISTS {name}")
+    server.execute(f"CREATE TABLE {name} ({ddl})")
+
+
+def test_upsert_sink_applies_a_changelog_by_key_and_a_replayed_batch_writes_nothing(postgres):
+    recreate(postgres, "totals", "k TEXT PRIMARY KEY, n BIGINT")
+    sink = create_sink(table(postgres, "k STRING, n BIGINT, PRIMARY KEY (k) NOT ENFORCED", "totals",
+                             **{"sink.buffer-flush.max-rows": "2"}), True)
+    job = SinkJob.fresh()
+    sink.open(job)
+    sink.write([Change(I, ("a", 1)), Change(I, ("b", 1)), Change(UB, ("a", 1)), Change(UA, ("a", 2))], 0)
+    sink.write([Change(D, ("b", 1)), Change(I, ("c", 5)), Change(UB, ("a", 2)), Change(UA, ("a", 3))], 1)
+    sink.close()
+    assert sorted(postgres.execute("SELECT k, n FROM totals")) == [("a", 3), ("c", 5)]
+
+    # A restarted job (same writer, from its checkpoint) runs batch 1 again, then batch 2: 1 is skipped.
+    again = create_sink(table(postgres, "k STRING, n BIGINT, PRIMARY KEY (k) NOT ENFORCED", "totals"), True)
+    again.open(SinkJob(job.writer, resumed=True))
+    again.write([Change(D, ("a", 3))], 1)  # different content on purpose: only a skip leaves a in place
+    again.write([Change(I, ("d", 7))], 2)
+    again.close()
+    assert sorted(postgres.execute("SELECT k, n FROM totals")) == [("a", 3), ("c", 5), ("d", 7)]
+    assert postgres.execute("SELECT batch_id FROM changeflow_batches WHERE query_id = %s",
+                            (f"{job.writer}:totals",)) == [(2,)]
+
+
+def test_append_sink_inserts_once_per_batch_and_refuses_updates_at_planning(postgres):
+    recreate(postgres, "events", "id INT, name VARCHAR(20), amount NUMERIC(10, 2), at TIMESTAMP")
+    columns = "id INT, name STRING, amount DECIMAL(10, 2), at TIMESTAMP(3)"
+    sink = create_sink(table(postgres, columns, "events"), True)
+    assert sink.accepts_updates is False  # no primary key: an updating query fails at planning (Flink's rule)
+    job = SinkJob.fresh()
+    sink.open(job)
+    at = datetime.datetime(2024, 1, 2, 3, 4, 5)
+    rows = [(1, "x", decimal.Decimal("1.50"), at), (2, None, None, None)]
+    sink.write([Change(I, r) for r in rows], 0)
+    sink.write([Change(I, r) for r in rows], 0)  # the same batch again (a replay): nothing more
+    sink.write([Change(I, (3, "y", decimal.Decimal("2"), at))], None)  # a batch job's result: no batch record
+    sink.close()
+    assert sorted(postgres.execute("SELECT id, name, amount, at FROM events")) == [
+        *rows, (3, "y", decimal.Decimal("2.00"), at)]
+
+
+def test_scan_source_reads_declared_types_and_partitions_as_flink(postgres):
+    recreate(postgres, "dim", "id BIGINT, name TEXT, price NUMERIC(8, 3), ok BOOLEAN, day DATE, raw BYTEA, "
+                              "ts TIMESTAMPTZ")
+    ts = datetime.datetime(2024, 5, 6, 7, 8, 9, tzinfo=datetime.timezone.utc)
+    for i in range(1, 11):
+        postgres.execute("INSERT INTO dim VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                         (i, f"n{i}", decimal.Decimal("1.2345") * i, i % 2 == 0, datetime.date(2024, 1, i),
+                          bytes([i]), ts))
+    columns = "id BIGINT, name STRING, price DECIMAL(8, 3), ok BOOLEAN, day DATE, raw BYTES, ts TIMESTAMP_LTZ(3)"
+    source = create_source(table(postgres, columns, "dim"), False)
+    rows = sorted(source.rows())
+    # changeflow's DDL reads TIMESTAMP_LTZ as TIMESTAMP: the instant comes as its UTC time.
+    assert rows[0] == (1, "n1", decimal.Decimal("1.235"), False, datetime.date(2024, 1, 1), b"\x01",
+                       ts.replace(tzinfo=None))
+    assert len(rows) == 10
+    # Flink's partitions: [2, 4], [5, 7], [8, 9]; rows outside the bounds are not read, as in Flink.
+    parted = create_source(table(postgres, columns, "dim", **{
+        "scan.partition.column": "id", "scan.partition.num": "3", "scan.partition.lower-bound": "2",
+        "scan.partition.upper-bound": "9", "scan.fetch-size": "2"}), False)
+    assert [p for _, p in parted.queries()] == [(2, 4), (5, 7), (8, 9)]
+    assert sorted(r[0] for r in parted.rows()) == list(range(2, 10))
+
+
+def test_errors_name_the_connector_and_the_option(postgres):
+    recreate(postgres, "small", "k INT PRIMARY KEY, v BIGINT")
+    cases = [
+        ({"password": "wrong"}, "k INT, v BIGINT", "small", "wrong 'password' or 'username'"),
+        ({"url": "jdbc:postgresql://127.0.0.1:1/postgres"}, "k INT, v BIGINT", "small", "server of option 'url'"),
+        ({"url": postgres.url.replace("/postgres", "/nodb")}, "k INT, v BIGINT", "small",
+         "the database of option 'url' does not exist"),
+        ({}, "k INT, v BIGINT", "missing", "the table of option 'table-name' does not exist"),
+        ({}, "k INT, v INT", "small", "column 'v' is declared INT but the database's column is int8, which "
+                                      "Flink's JDBC connector reads as BIGINT"),
+        ({}, "k INT, w BIGINT", "small", "lacks a declared column"),
+    ]
+    for options, columns, name, message in cases:
+        sink = create_sink(table(postgres, columns, name, **options), True)
+        with pytest.raises(JdbcError, match="Connector 'jdbc' of table") as e:
+            sink.open(SinkJob.fresh())
+        assert message in str(e.value)
+        sink.close()
+    # Refused when the table is first used, as Flink's factory does: unknown keys, a url of another database.
+    with pytest.raises(ConnectorError, match="(?s)'password'='\\*{6}'.*Unsupported options found for 'jdbc'.*"
+                                             "sink.buffer-flush.max-row\n"):
+        create_sink(table(postgres, "k INT", "small", **{"sink.buffer-flush.max-row": "5"}), True)
+    with pytest.raises(ConnectorError, match="Option 'url' of connector 'jdbc': only PostgreSQL urls"):
+        create_source(table(postgres, "k INT", "small", url="jdbc:mysql://h/db"), False)
+    with pytest.raises(ConnectorError, match="(?s)Either all or none of the following options.*scan.partition.column"):
+        create_source(table(postgres, "k INT", "small", **{"scan.partition.column": "k"}), False)
+    # An upsert needs a unique index on the declared key.
+    recreate(postgres, "nokey", "k INT, v BIGINT")
+    sink = create_sink(table(postgres, "k INT, v BIGINT, PRIMARY KEY (k) NOT ENFORCED", "nokey"), True)
+    with pytest.raises(JdbcError, match=r"PRIMARY KEY \(k\) has no unique index"):
+        sink.open(SinkJob.fresh())
+    sink.close()

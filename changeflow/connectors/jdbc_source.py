@@ -52,6 +52,7 @@ class JdbcSource:
 
     def __init__(self, table: CatalogTable, streaming: bool) -> None:
         check_options(table, False)
+        self.table = table
         self.connection = Connection.of(table, False)
         self.fetch_size = positive(table, False, "scan.fetch-size", 0)
         boolean(table, False, "scan.auto-commit", True)

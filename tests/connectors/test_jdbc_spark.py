@@ -1,0 +1,114 @@
+"""The ``jdbc`` connector in Spark jobs, against a real PostgreSQL (tests/postgres_server.py).
+
+Few queries (each costs seconds): one streaming and one batch statement set over a jdbc scan source into
+two upsert sinks, and a two-run append job whose second run replays a micro-batch the database already has.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+
+import pytest
+
+from tests.connectors.test_job_resume import committed_batches, wait_until
+from tests.connectors.test_unbounded_sources import put
+from tests.postgres_server import PASSWORD, USER
+
+
+def jdbc(server, name: str) -> str:
+    return (f"'connector' = 'jdbc', 'url' = '{server.url}', 'table-name' = '{name}', 'username' = '{USER}', "
+            f"'password' = '{PASSWORD}'")
+
+
+def test_streaming_upserts_and_deletes_equal_the_batch_result(postgres, stream_env, batch_env):
+    postgres.execute("DROP TABLE IF EXISTS clicks, by_user_s, by_user_b, by_count_s, by_count_b")
+    postgres.execute("CREATE TABLE clicks (id INT, usr TEXT, amount BIGINT)")
+    rng = random.Random(7)
+    rows = [(i, f"u{rng.randrange(12)}", rng.randrange(-5, 20)) for i in range(200)]
+    with postgres.connect() as conn, conn.cursor() as cur:
+        cur.executemany("INSERT INTO clicks VALUES (%s, %s, %s)", rows)
+    for mode in ("s", "b"):
+        postgres.execute(f"CREATE TABLE by_user_{mode} (usr TEXT PRIMARY KEY, n BIGINT, total BIGINT)")
+        postgres.execute(f"CREATE TABLE by_count_{mode} (n BIGINT PRIMARY KEY, users BIGINT)")
+    # Small micro-batches: users' counts move between micro-batches, so the second level deletes rows.
+    stream_env.get_config().set("changeflow.source.rows-per-batch", "25")
+    for env, mode in ((stream_env, "s"), (batch_env, "b")):
+        env.execute_sql(f"CREATE TABLE clicks (id INT, usr STRING, amount BIGINT) WITH ({jdbc(postgres, 'clicks')}, "
+                        f"'scan.partition.column' = 'id', 'scan.partition.num' = '3', "
+                        f"'scan.partition.lower-bound' = '0', 'scan.partition.upper-bound' = '199')")
+        env.execute_sql(f"CREATE TABLE by_user (usr STRING, n BIGINT, total BIGINT, PRIMARY KEY (usr) NOT ENFORCED) "
+                        f"WITH ({jdbc(postgres, f'by_user_{mode}')}, 'sink.buffer-flush.max-rows' = '7')")
+        env.execute_sql(f"CREATE TABLE by_count (n BIGINT, users BIGINT, PRIMARY KEY (n) NOT ENFORCED) "
+                        f"WITH ({jdbc(postgres, f'by_count_{mode}')})")
+        statements = env.create_statement_set()
+        statements.add_insert_sql("INSERT INTO by_user SELECT usr, COUNT(*), SUM(amount) FROM clicks GROUP BY usr")
+        statements.add_insert_sql("INSERT INTO by_count SELECT n, COUNT(*) FROM "
+                                  "(SELECT usr, COUNT(*) AS n FROM clicks GROUP BY usr) GROUP BY n")
+        statements.execute().wait()
+
+    expected_users: dict = {}
+    for _, usr, amount in rows:
+        n, total = expected_users.get(usr, (0, 0))
+        expected_users[usr] = (n + 1, total + amount)
+    by_user = sorted((u, n, t) for u, (n, t) in expected_users.items())
+    counts: dict = {}
+    for n, _ in expected_users.values():
+        counts[n] = counts.get(n, 0) + 1
+    for mode in ("s", "b"):
+        assert sorted(postgres.execute(f"SELECT usr, n, total FROM by_user_{mode}")) == by_user
+        assert sorted(postgres.execute(f"SELECT n, users FROM by_count_{mode}")) == sorted(counts.items())
+    # Every streaming micro-batch committed with its batch id: one record per (job, table).
+    recorded = postgres.execute("SELECT query_id, batch_id FROM changeflow_batches WHERE query_id LIKE '%by_%_s'")
+    assert len(recorded) == 2 and all(batch >= 7 for _, batch in recorded)  # 200 rows / 25 a micro-batch
+
+
+def test_a_replayed_micro_batch_after_a_restart_is_written_once(postgres, stream_env, tmp_path):
+    """The job stops after the database committed a micro-batch but before Spark did: the resumed job runs
+    that micro-batch again, and the sink's record of its batch id makes the replay write nothing."""
+    postgres.execute("DROP TABLE IF EXISTS events")
+    postgres.execute("CREATE TABLE events (id INT, v TEXT)")
+    incoming, checkpoints = tmp_path / "in", tmp_path / "checkpoints"
+    incoming.mkdir()
+    stream_env.get_config().set("changeflow.checkpoint-dir", str(checkpoints))
+    stream_env.execute_sql(f"CREATE TABLE src (id INT, v STRING) WITH ('connector' = 'filesystem', "
+                           f"'path' = '{incoming}', 'format' = 'csv', 'source.monitor-interval' = '200 ms')")
+    stream_env.execute_sql(f"CREATE TABLE events (id INT, v STRING) WITH ({jdbc(postgres, 'events')})")
+    insert = "INSERT INTO events SELECT id, UPPER(v) FROM src WHERE id > 0"
+    count = lambda: postgres.execute("SELECT count(*) FROM events")[0][0]  # noqa: E731
+
+    put(incoming, "1.csv", "1,a\n2,b\n0,skipped\n")
+    job = stream_env.execute_sql(insert).get_job_client()
+    directory = checkpoints / "insert-into_default_catalog.default_database.events"
+    try:
+        wait_until(lambda: count() == 2 and committed_batches(directory), job)
+        put(incoming, "2.csv", "3,c\n")
+        wait_until(lambda: count() == 3 and len(committed_batches(directory)) >= 2, job)
+    finally:
+        job.cancel()
+    # Undo Spark's commit of the last micro-batch and changeflow's record of delivering it: as if the job had
+    # been killed right after the database transaction committed.
+    last = max(int(n) for n in committed_batches(directory))
+    for name in (str(last), f".{last}.crc"):  # the commit and its checksum file
+        if (directory / "checkpoint" / "commits" / name).exists():
+            os.remove(directory / "checkpoint" / "commits" / name)
+    (directory / "sink-delivered").write_text(str(last - 1))
+
+    put(incoming, "3.csv", "4,d\n5,e\n")
+    job = stream_env.execute_sql(insert).get_job_client()
+    try:
+        wait_until(lambda: count() >= 5, job)
+    finally:
+        job.cancel()
+    assert sorted(postgres.execute("SELECT id, v FROM events")) == [(1, "A"), (2, "B"), (3, "C"), (4, "D"),
+                                                                     (5, "E")]
+    assert postgres.execute("SELECT batch_id FROM changeflow_batches WHERE query_id LIKE '%:events'")[0][0] > last
+
+
+def test_a_wrong_password_fails_the_insert_job_naming_the_option(postgres, stream_env):
+    postgres.execute("CREATE TABLE IF NOT EXISTS sink_pw (k INT)")
+    stream_env.execute_sql("CREATE TABLE numbers (k INT) WITH ('connector' = 'datagen', 'number-of-rows' = '3')")
+    stream_env.execute_sql(f"CREATE TABLE sink_pw (k INT) WITH ({jdbc(postgres, 'sink_pw')})".replace(
+        f"'password' = '{PASSWORD}'", "'password' = 'nope'"))
+    with pytest.raises(Exception, match="Connector 'jdbc' of table .*sink_pw.*wrong 'password' or 'username'"):
+        stream_env.execute_sql("INSERT INTO sink_pw SELECT k FROM numbers").wait()

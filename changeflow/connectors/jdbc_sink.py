@@ -42,6 +42,11 @@ BATCHES_TABLE = "changeflow_batches"
 _CREATE_BATCHES = (f"CREATE TABLE IF NOT EXISTS {BATCHES_TABLE} (query_id TEXT PRIMARY KEY, "
                    f"batch_id BIGINT NOT NULL, committed_at TIMESTAMPTZ NOT NULL DEFAULT now())")
 _UPSERTS = (RowKind.INSERT, RowKind.UPDATE_AFTER)
+# From this many rows a flush goes through COPY (appended rows straight into the table; upserted rows into a
+# temporary staging table, then one INSERT ... SELECT ... ON CONFLICT): several times faster than one
+# INSERT per row, with the same result. Fewer rows take executemany, which costs no extra statements.
+COPY_ROWS = 1000
+_STAGE = "changeflow_stage"
 
 
 class JdbcSink:
@@ -61,6 +66,7 @@ class JdbcSink:
         self._conn: Any = None
         self._query_id: str | None = None
         self._batches_ready = False
+        self._staged_on: Any = None
         self._statements = _statements(self.connection, names, self.key)
 
     # --- the job's life ---------------------------------------------------------------
@@ -129,10 +135,18 @@ class JdbcSink:
                                 f"received a {change.kind} change")
             rows.append(change.values)
             if self.max_rows and len(rows) >= self.max_rows:
-                cur.executemany(self._statements["insert"], rows)
+                self._insert(cur, rows)
                 rows = []
         if rows:
+            self._insert(cur, rows)
+
+    def _insert(self, cur: Any, rows: list) -> None:
+        if len(rows) < COPY_ROWS:
             cur.executemany(self._statements["insert"], rows)
+            return
+        with cur.copy(self._statements["copy"]) as copy:
+            for row in rows:
+                copy.write_row(row)
 
     def _upsert(self, cur: Any, changes: list[Change]) -> None:
         # Flink's TableBufferReducedStatementExecutor: the last change of a key in the buffer wins.
@@ -152,12 +166,28 @@ class JdbcSink:
     def _flush(self, cur: Any, buffer: dict[tuple, tuple[bool, tuple]]) -> None:
         upserts = [values for upsert, values in buffer.values() if upsert]
         deletes = [key for key, (upsert, _) in buffer.items() if not upsert]
-        if upserts:
+        if len(upserts) >= COPY_ROWS:  # the keys are distinct (folded above), as one INSERT ... ON CONFLICT needs
+            self._ensure_stage(cur)
+            with cur.copy(f"COPY {_STAGE} FROM STDIN") as copy:
+                for row in upserts:
+                    copy.write_row(row)
+            cur.execute(self._statements["upsert_staged"])
+            cur.execute(f"TRUNCATE {_STAGE}")
+        elif upserts:
             cur.executemany(self._statements["upsert"], upserts)
         if deletes:
             cur.executemany(self._statements["delete"], deletes)
 
     # --- helpers ----------------------------------------------------------------------
+    def _ensure_stage(self, cur: Any) -> None:
+        """The connection's temporary staging table: the sink's columns, with the table's types."""
+        if self._staged_on is self._conn:
+            return
+        columns = ", ".join(Connection.column(n) for n, _ in self.connection.columns)
+        cur.execute(f"CREATE TEMPORARY TABLE IF NOT EXISTS {_STAGE} ON COMMIT DELETE ROWS AS "  # noqa: S608
+                    f"SELECT {columns} FROM {self.connection.quoted_table()} WITH NO DATA")
+        self._staged_on = self._conn  # per connection: a new one (after a lost connection) has none
+
     def _ensure_batches_table(self) -> None:
         if self._batches_ready:
             return
@@ -206,12 +236,14 @@ def _statements(connection: Connection, names: list[str], key: tuple[str, ...]) 
     columns = ", ".join(column(n) for n in names)
     placeholders = ", ".join(["%s"] * len(names))
     insert = f"INSERT INTO {table} ({columns}) VALUES ({placeholders})"
-    statements = {"insert": insert}
+    statements = {"insert": insert, "copy": f"COPY {table} ({columns}) FROM STDIN"}
     if key:
         rest = [n for n in names if n not in key]
         conflict = ", ".join(column(k) for k in key)
         action = ("DO UPDATE SET " + ", ".join(f"{column(n)} = EXCLUDED.{column(n)}" for n in rest)) if rest \
             else "DO NOTHING"
         statements["upsert"] = f"{insert} ON CONFLICT ({conflict}) {action}"
+        statements["upsert_staged"] = (f"INSERT INTO {table} ({columns}) SELECT {columns} FROM {_STAGE} "
+                                       f"ON CONFLICT ({conflict}) {action}")
         statements["delete"] = f"DELETE FROM {table} WHERE " + " AND ".join(f"{column(k)} = %s" for k in key)
     return statements

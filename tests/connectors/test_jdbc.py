@@ -128,3 +128,30 @@ def test_errors_name_the_connector_and_the_option(postgres):
     with pytest.raises(JdbcError, match=r"PRIMARY KEY \(k\) has no unique index"):
         sink.open(SinkJob.fresh())
     sink.close()
+
+
+def test_large_flushes_go_through_copy_with_the_same_result(postgres):
+    from changeflow.connectors.jdbc_sink import COPY_ROWS
+
+    n = COPY_ROWS + 500
+    recreate(postgres, "big_up", "k BIGINT PRIMARY KEY, v TEXT, d NUMERIC(6, 2)")
+    recreate(postgres, "big_app", "k BIGINT, v TEXT, d NUMERIC(6, 2)")
+    up = create_sink(table(postgres, "k BIGINT, v STRING, d DECIMAL(6, 2), PRIMARY KEY (k) NOT ENFORCED",
+                           "big_up", **{"sink.buffer-flush.max-rows": str(3 * n)}), True)
+    app = create_sink(table(postgres, "k BIGINT, v STRING, d DECIMAL(6, 2)", "big_app",
+                            **{"sink.buffer-flush.max-rows": "0"}), True)  # 0: no limit (Flink: no buffering)
+    for sink in (up, app):
+        sink.open(SinkJob.fresh())
+    first = [Change(I, (k, f"v{k}", decimal.Decimal(k % 100) / 4)) for k in range(n)]
+    up.write(first, 0)
+    # Batch 1: every key updated, then a third of them deleted, and a NULL: folded per key, staged, copied.
+    second = [c for k in range(n) for c in (Change(UB, first[k].values), Change(UA, (k, "new", None)))]
+    second += [Change(D, (k, "new", None)) for k in range(0, n, 3)]
+    up.write(second, 1)
+    up.write(second, 1)  # replayed: skipped
+    app.write(first + first, 0)
+    for sink in (up, app):
+        sink.close()
+    assert sorted(postgres.execute("SELECT k, v, d FROM big_up")) == [(k, "new", None) for k in range(n) if k % 3]
+    assert postgres.execute("SELECT count(*), count(DISTINCT k), sum(d) FROM big_app") == [
+        (2 * n, n, 2 * sum(decimal.Decimal(k % 100) / 4 for k in range(n)))]

@@ -1,4 +1,5 @@
-"""Connectors: ``filesystem``, ``print``, ``blackhole``, ``datagen``, ``jdbc`` and ``materialized`` tables of ``CREATE TABLE``.
+"""Connectors: ``filesystem``, ``print``, ``blackhole``, ``datagen``, ``jdbc`` and ``materialized`` tables of
+``CREATE TABLE``.
 
 A connector object is created when a table is read (``create_source``) or
 written (``create_sink``), which is when its options are checked, as in
@@ -94,5 +95,5 @@ def _describe(node) -> str:
 
 
 __all__ = ["BadRecordError", "BlackholeSink", "ConnectorError", "DataGenSource", "FileSystemSink",
-           "FileSystemSource", "JdbcSink", "JdbcSource", "MaterializedSink", "MaterializedSource", "PrintSink", "check_sink_input", "create_sink",
-           "create_source", "identifier"]
+           "FileSystemSource", "JdbcSink", "JdbcSource", "MaterializedSink", "MaterializedSource", "PrintSink",
+           "check_sink_input", "create_sink", "create_source", "identifier"]

@@ -14,8 +14,10 @@ the column's name and both types rather than on the first row.
 >>> compatible("varchar", DataTypes.STRING()), compatible("int8", DataTypes.INT())
 (True, False)
 >>> import decimal
->>> read_value(decimal.Decimal("1.005"), DataTypes.DECIMAL(10, 2)), read_value(decimal.Decimal("123.4"), DataTypes.DECIMAL(3, 1))
-(Decimal('1.01'), None)
+>>> read_value(decimal.Decimal("1.005"), DataTypes.DECIMAL(10, 2))
+Decimal('1.01')
+>>> read_value(decimal.Decimal("123.4"), DataTypes.DECIMAL(3, 1)) is None  # more digits than the precision
+True
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ from changeflow.common.types import DataType
 _TEXT = {"CHAR", "VARCHAR", "STRING"}
 _BINARY = {"BINARY", "VARBINARY", "BYTES"}
 
-# PostgreSQL type name (pg_type.typname) -> (Flink's type as PostgresTypeMapper names it, the declared roots it reads as)
+# PostgreSQL type name (pg_type.typname) -> (Flink's type as PostgresTypeMapper names it, the declared roots
+# it reads as)
 _TYPES: dict[str, tuple[str, set[str]]] = {
     "int2": ("SMALLINT", {"SMALLINT"}),
     "int4": ("INT", {"INT"}),
@@ -86,8 +89,10 @@ def read_value(value: Any, declared: DataType) -> Any:
         element = declared.element
         assert element is not None
         return [read_value(v, element) for v in value]
-    if root == "TIMESTAMP" and isinstance(value, datetime.datetime) and value.tzinfo is not None:
-        return value.astimezone(datetime.timezone.utc).replace(tzinfo=None)  # a timestamptz read as TIMESTAMP
+    if isinstance(value, datetime.datetime):
+        if root == "TIMESTAMP" and value.tzinfo is not None:  # a timestamptz read as TIMESTAMP
+            return value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+        return value
     if root in ("FLOAT", "DOUBLE"):
         return float(value)
     return value

@@ -155,3 +155,17 @@ def test_large_flushes_go_through_copy_with_the_same_result(postgres):
     assert sorted(postgres.execute("SELECT k, v, d FROM big_up")) == [(k, "new", None) for k in range(n) if k % 3]
     assert postgres.execute("SELECT count(*), count(DISTINCT k), sum(d) FROM big_app") == [
         (2 * n, n, 2 * sum(decimal.Decimal(k % 100) / 4 for k in range(n)))]
+
+
+def test_a_lookup_join_on_a_jdbc_table_is_refused_naming_it():
+    from changeflow.sql.errors import SqlError
+    from changeflow.table import EnvironmentSettings, TableEnvironment
+
+    t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
+    t_env.execute_sql("CREATE TABLE orders (id INT, cid INT, pt AS PROCTIME()) WITH ('connector' = 'datagen')")
+    t_env.execute_sql("CREATE TABLE customers (cid INT, name STRING, PRIMARY KEY (cid) NOT ENFORCED) WITH ("
+                      "'connector' = 'jdbc', 'url' = 'jdbc:postgresql://127.0.0.1:5432/db', 'table-name' = 'c', "
+                      "'lookup.cache.max-rows' = '100', 'lookup.cache.ttl' = '10 s')")
+    with pytest.raises(SqlError, match="processing-time temporal join or lookup join is not supported"):
+        t_env.sql_query("SELECT o.id, c.name FROM orders AS o JOIN customers FOR SYSTEM_TIME AS OF o.pt AS c "
+                        "ON o.cid = c.cid")

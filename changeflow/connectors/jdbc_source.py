@@ -10,7 +10,8 @@ into ``num`` queries ``WHERE column BETWEEN lo AND hi`` over ranges computed as
 Flink's ``JdbcNumericBetweenParametersProvider`` computes them (so, as in Flink,
 rows outside the bounds are not read); the four go together. ``scan.fetch-size``
 reads through a server-side cursor, that many rows a round trip. The read runs
-in the driver's process (like a bounded filesystem table's), over the network.
+on the executors on Spark, one Spark partition per query (``runtime/spark/jdbc_source.py``),
+after the driver has checked the table.
 
 >>> partitions(1, 10, 3)
 [(1, 4), (5, 7), (8, 10)]
@@ -19,8 +20,6 @@ in the driver's process (like a bounded filesystem table's), over the network.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 from changeflow.catalog import CatalogTable
 from changeflow.connectors.jdbc import Connection, JdbcError, check_options, positive
@@ -86,31 +85,43 @@ class JdbcSource:
         where = f" WHERE {Connection.column(self.partition_column)} BETWEEN %s AND %s"
         return [(select + where, r) for r in self.ranges]
 
-    def rows(self) -> list[tuple]:
-        """Every row of the table now."""
-        import psycopg
-
+    def check(self) -> None:
+        """Connect and check the table now (the driver does, before executors read it): errors name the option."""
         conn = self.connection.connect()
         try:
             self.connection.check_table(conn)
-            types = [t for _, t in self.connection.columns]
-            rows: list[tuple] = []
-            for i, (statement, params) in enumerate(self.queries()):
-                for raw in self._read(conn, statement, params, i):
-                    rows.append(tuple(read_value(v, t) for v, t in zip(raw, types, strict=True)))
-            conn.rollback()
-            return rows
-        except psycopg.Error as e:
-            raise JdbcError(f"{self.connection.where()}: reading failed: {str(e).strip()}") from None
         finally:
             conn.close()
 
-    def _read(self, conn: Any, statement: str, params: tuple, number: int) -> list[tuple]:
-        if self.fetch_size:  # a server-side cursor: fetch-size rows a round trip
-            with conn.cursor(name=f"changeflow_scan_{number}") as cur:
-                cur.itersize = self.fetch_size
-                cur.execute(statement, params)
-                return list(cur)
-        with conn.cursor() as cur:
+    def read_query(self, number: int) -> list[tuple]:
+        """The rows of query ``number`` of :meth:`queries` (an executor reads one partition with it)."""
+        return read_rows(self.connection, self.queries()[number], self.fetch_size, number)
+
+    def rows(self) -> list[tuple]:
+        """Every row of the table now, read in this process."""
+        self.check()
+        return [row for i in range(len(self.queries())) for row in self.read_query(i)]
+
+
+def read_rows(connection: Connection, query: tuple[str, tuple], fetch_size: int, number: int = 0) -> list[tuple]:
+    """The rows of one query, each value as its declared type; a :class:`JdbcError` naming the table if it fails."""
+    import psycopg
+
+    statement, params = query
+    types = [t for _, t in connection.columns]
+    conn = connection.connect()
+    try:
+        if fetch_size:  # a server-side cursor: fetch-size rows a round trip
+            cursor = conn.cursor(name=f"changeflow_scan_{number}")
+            cursor.itersize = fetch_size
+        else:
+            cursor = conn.cursor()
+        with cursor as cur:
             cur.execute(statement, params)
-            return cur.fetchall()
+            rows = [tuple(read_value(v, t) for v, t in zip(raw, types, strict=True)) for raw in cur]
+        conn.rollback()  # the read changes nothing
+        return rows
+    except psycopg.Error as e:
+        raise JdbcError(f"{connection.where()}: reading failed: {str(e).strip()}") from None
+    finally:
+        conn.close()

@@ -90,7 +90,7 @@ def read_value(value: Any, declared: DataType) -> Any:
         assert element is not None
         return [read_value(v, element) for v in value]
     if isinstance(value, datetime.datetime):
-        if root == "TIMESTAMP" and value.tzinfo is not None:  # a timestamptz read as TIMESTAMP
+        if value.tzinfo is not None:  # timestamptz: the instant as a naive UTC datetime, changeflow's TIMESTAMP_LTZ
             return value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
         return value
     if root in ("FLOAT", "DOUBLE"):

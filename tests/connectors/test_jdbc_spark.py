@@ -25,18 +25,18 @@ def test_streaming_upserts_and_deletes_equal_the_batch_result(postgres, stream_e
     postgres.execute("DROP TABLE IF EXISTS clicks, by_user_s, by_user_b, by_count_s, by_count_b")
     postgres.execute("CREATE TABLE clicks (id INT, usr TEXT, amount BIGINT)")
     rng = random.Random(7)
-    rows = [(i, f"u{rng.randrange(12)}", rng.randrange(-5, 20)) for i in range(200)]
+    rows = [(i, f"u{rng.randrange(8)}", rng.randrange(-5, 20)) for i in range(120)]
     with postgres.connect() as conn, conn.cursor() as cur:
         cur.executemany("INSERT INTO clicks VALUES (%s, %s, %s)", rows)
     for mode in ("s", "b"):
         postgres.execute(f"CREATE TABLE by_user_{mode} (usr TEXT PRIMARY KEY, n BIGINT, total BIGINT)")
         postgres.execute(f"CREATE TABLE by_count_{mode} (n BIGINT PRIMARY KEY, users BIGINT)")
     # Small micro-batches: users' counts move between micro-batches, so the second level deletes rows.
-    stream_env.get_config().set("changeflow.source.rows-per-batch", "25")
+    stream_env.get_config().set("changeflow.source.rows-per-batch", "40")
     for env, mode in ((stream_env, "s"), (batch_env, "b")):
         env.execute_sql(f"CREATE TABLE clicks (id INT, usr STRING, amount BIGINT) WITH ({jdbc(postgres, 'clicks')}, "
                         f"'scan.partition.column' = 'id', 'scan.partition.num' = '3', "
-                        f"'scan.partition.lower-bound' = '0', 'scan.partition.upper-bound' = '199')")
+                        f"'scan.partition.lower-bound' = '0', 'scan.partition.upper-bound' = '119')")
         env.execute_sql(f"CREATE TABLE by_user (usr STRING, n BIGINT, total BIGINT, PRIMARY KEY (usr) NOT ENFORCED) "
                         f"WITH ({jdbc(postgres, f'by_user_{mode}')}, 'sink.buffer-flush.max-rows' = '7')")
         env.execute_sql(f"CREATE TABLE by_count (n BIGINT, users BIGINT, PRIMARY KEY (n) NOT ENFORCED) "
@@ -60,7 +60,7 @@ def test_streaming_upserts_and_deletes_equal_the_batch_result(postgres, stream_e
         assert sorted(postgres.execute(f"SELECT n, users FROM by_count_{mode}")) == sorted(counts.items())
     # Every streaming micro-batch committed with its batch id: one record per (job, table).
     recorded = postgres.execute("SELECT query_id, batch_id FROM changeflow_batches WHERE query_id LIKE '%by_%_s'")
-    assert len(recorded) == 2 and all(batch >= 7 for _, batch in recorded)  # 200 rows / 25 a micro-batch
+    assert len(recorded) == 2 and all(batch >= 2 for _, batch in recorded)  # 120 rows / 40 a micro-batch
 
 
 def test_a_replayed_micro_batch_after_a_restart_is_written_once(postgres, stream_env, tmp_path):

@@ -47,6 +47,9 @@ _UPSERTS = (RowKind.INSERT, RowKind.UPDATE_AFTER)
 # INSERT per row, with the same result. Fewer rows take executemany, which costs no extra statements.
 COPY_ROWS = 1000
 _STAGE = "changeflow_stage"
+# The (query id, url) of the sinks open in this process: two sinks of one job writing one database table would
+# share a batch record, so the second's writes would be skipped as replays; such a job is refused.
+_OPEN: set[tuple[str, str]] = set()
 
 
 class JdbcSink:
@@ -72,13 +75,25 @@ class JdbcSink:
     # --- the job's life ---------------------------------------------------------------
     def open(self, job: SinkJob) -> None:
         """Connect and check the table (its columns, types and the key's unique index)."""
-        self._query_id = f"{job.writer}:{self.connection.table_name}"
+        query_id = f"{job.writer}:{self.connection.table_name}"
+        if (query_id, self.connection.url) in _OPEN:
+            raise JdbcError(f"{self.connection.where()}: two sinks of one job write this database table; its "
+                            f"exactly-once record (query id, batch id) would be shared. Write it from one INSERT.")
         self._conn = self.connection.connect()
-        self.connection.check_table(self._conn)
-        if self.key:
-            self._check_unique_key()
+        try:
+            self.connection.check_table(self._conn)
+            if self.key:
+                self._check_unique_key()
+        except BaseException:
+            self.close()  # a failed open leaves nothing open (a statement set closes only the sinks it opened)
+            raise
+        self._query_id = query_id
+        _OPEN.add((query_id, self.connection.url))
 
     def close(self) -> None:
+        if self._query_id is not None:
+            _OPEN.discard((self._query_id, self.connection.url))
+            self._query_id = None
         if self._conn is not None:
             self._conn.close()
             self._conn = None

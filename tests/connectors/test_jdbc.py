@@ -169,3 +169,15 @@ def test_a_lookup_join_on_a_jdbc_table_is_refused_naming_it():
     with pytest.raises(SqlError, match="processing-time temporal join or lookup join is not supported"):
         t_env.sql_query("SELECT o.id, c.name FROM orders AS o JOIN customers FOR SYSTEM_TIME AS OF o.pt AS c "
                         "ON o.cid = c.cid")
+
+
+def test_two_sinks_of_one_job_into_one_database_table_are_refused(postgres):
+    recreate(postgres, "shared", "k INT")
+    job = SinkJob.fresh()
+    first, second = (create_sink(table(postgres, "k INT", "shared"), True) for _ in range(2))
+    first.open(job)
+    with pytest.raises(JdbcError, match="two sinks of one job write this database table"):
+        second.open(job)
+    first.close()
+    second.open(job)  # the first one closed: no longer shared
+    second.close()

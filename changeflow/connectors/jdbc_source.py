@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from changeflow.catalog import CatalogTable
 from changeflow.connectors.jdbc import Connection, JdbcError, check_options, positive
+from changeflow.connectors.jdbc_lookup import JdbcLookupFunction, LookupCache
 from changeflow.connectors.jdbc_types import read_value
 from changeflow.connectors.options import boolean, failure, integer
 
@@ -54,6 +55,8 @@ class JdbcSource:
         self.table = table
         self.connection = Connection.of(table, False)
         self.fetch_size = positive(table, False, "scan.fetch-size", 0)
+        self.lookup_cache = LookupCache.of(table)
+        self.lookup_retries = positive(table, False, "lookup.max-retries", 3)
         boolean(table, False, "scan.auto-commit", True)
         given = [k for k in _PARTITION if k in table.options]
         if given and len(given) != len(_PARTITION):
@@ -84,6 +87,10 @@ class JdbcSource:
             return [(select, ())]
         where = f" WHERE {Connection.column(self.partition_column)} BETWEEN %s AND %s"
         return [(select + where, r) for r in self.ranges]
+
+    def lookup_function(self, keys: tuple[str, ...]) -> JdbcLookupFunction:
+        """The function a lookup join calls per probe row with the values of ``keys`` (columns of this table)."""
+        return JdbcLookupFunction(self.connection, keys, self.lookup_cache, self.lookup_retries)
 
     def check(self) -> None:
         """Connect and check the table now (the driver does, before executors read it): errors name the option."""

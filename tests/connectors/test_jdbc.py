@@ -157,7 +157,8 @@ def test_large_flushes_go_through_copy_with_the_same_result(postgres):
         (2 * n, n, 2 * sum(decimal.Decimal(k % 100) / 4 for k in range(n)))]
 
 
-def test_a_lookup_join_on_a_jdbc_table_is_refused_naming_it():
+def test_lookup_joins_plan_as_a_correlate_and_refuse_what_they_cannot_do():
+    from changeflow.plan.correlate import Correlate
     from changeflow.sql.errors import SqlError
     from changeflow.table import EnvironmentSettings, TableEnvironment
 
@@ -166,9 +167,52 @@ def test_a_lookup_join_on_a_jdbc_table_is_refused_naming_it():
     t_env.execute_sql("CREATE TABLE customers (cid INT, name STRING, PRIMARY KEY (cid) NOT ENFORCED) WITH ("
                       "'connector' = 'jdbc', 'url' = 'jdbc:postgresql://127.0.0.1:5432/db', 'table-name' = 'c', "
                       "'lookup.cache.max-rows' = '100', 'lookup.cache.ttl' = '10 s')")
-    with pytest.raises(SqlError, match="processing-time temporal join or lookup join is not supported"):
-        t_env.sql_query("SELECT o.id, c.name FROM orders AS o JOIN customers FOR SYSTEM_TIME AS OF o.pt AS c "
-                        "ON o.cid = c.cid")
+    t_env.execute_sql("CREATE TABLE other (cid INT, name STRING) WITH ('connector' = 'datagen')")
+    lookup = "SELECT o.id, c.name FROM orders AS o {} customers FOR SYSTEM_TIME AS OF o.pt AS c ON o.cid = c.cid{}"
+    plan = t_env.sql_query(lookup.format("JOIN", " AND c.name <> 'x'"))._plan
+    nodes = []
+    while plan is not None:
+        nodes.append(plan)
+        plan = plan.inputs[0] if plan.inputs else None
+    function = next(n for n in nodes if isinstance(n, Correlate)).call.function.instance
+    assert function.keys == ("cid",) and function.cache_settings.max_rows == 100
+    assert function.cache_settings.expire_after_write_ms == 10_000
+    with pytest.raises(SqlError, match="a LEFT lookup join with a condition other than equalities"):
+        t_env.sql_query(lookup.format("LEFT JOIN", " AND c.name <> 'x'"))
+    with pytest.raises(SqlError, match="into table other, whose connector cannot look rows up"):
+        t_env.sql_query("SELECT o.id FROM orders AS o JOIN other FOR SYSTEM_TIME AS OF o.pt AS c ON o.cid = c.cid")
+
+
+def test_the_lookup_function_queries_by_key_and_caches_as_flink(postgres):
+    import time
+
+    from changeflow.connectors.jdbc_lookup import LookupCache
+
+    recreate(postgres, "dim", "cid INT, name TEXT")
+    postgres.execute("INSERT INTO dim VALUES (1, 'a'), (2, 'b'), (2, 'b2')")
+    source = create_source(table(postgres, "cid INT, name STRING", "dim", **{
+        "lookup.cache": "PARTIAL", "lookup.partial-cache.max-rows": "2",
+        "lookup.partial-cache.expire-after-write": "300 ms"}), True)
+    assert source.lookup_cache == LookupCache(2, 300, None, True)
+    f = source.lookup_function(("cid",))
+    f.open(None)
+    assert sorted(f.eval(2)) == [(2, "b"), (2, "b2")] and list(f.eval(None)) == []
+    postgres.execute("UPDATE dim SET name = 'new' WHERE cid = 1")
+    assert list(f.eval(1)) == [(1, "new")]
+    postgres.execute("UPDATE dim SET name = 'newer' WHERE cid = 1")
+    assert list(f.eval(1)) == [(1, "new")] and list(f.eval(3)) == []  # cached; a missing key is cached too
+    assert f.queries == 3
+    assert list(f.eval(2)) != [] and f.queries == 4  # 2 was evicted (max-rows 2: keys 1 and 3 were newer)
+    time.sleep(0.35)
+    assert list(f.eval(1)) == [(1, "newer")]  # expired after write
+    f.close()
+    # Without cache options: every call queries.
+    plain = create_source(table(postgres, "cid INT, name STRING", "dim"), True).lookup_function(("cid",))
+    plain.open(None)
+    for _ in range(3):
+        list(plain.eval(1))
+    assert plain.queries == 3
+    plain.close()
 
 
 def test_two_sinks_of_one_job_into_one_database_table_are_refused(postgres):

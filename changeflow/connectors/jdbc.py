@@ -28,8 +28,7 @@ from changeflow.connectors.options import check_keys, duration_ms, failure, inte
 
 CONNECTION_OPTIONS = {"connector", "url", "table-name", "driver", "username", "password",
                       "connection.max-retry-timeout", "property-version"}
-# Accepted so that a Flink table declaring them can be scanned and written; the lookup join they configure is
-# refused at planning (sql/temporal_join.py), naming it.
+# The lookup join's cache and retries (jdbc_lookup.py).
 LOOKUP_OPTIONS = {"lookup.cache", "lookup.cache.max-rows", "lookup.cache.ttl", "lookup.cache.caching-missing-key",
                   "lookup.partial-cache.max-rows", "lookup.partial-cache.expire-after-write",
                   "lookup.partial-cache.expire-after-access", "lookup.partial-cache.cache-missing-key",

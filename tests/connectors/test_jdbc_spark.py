@@ -112,3 +112,22 @@ def test_a_wrong_password_fails_the_insert_job_naming_the_option(postgres, strea
         f"'password' = '{PASSWORD}'", "'password' = 'nope'"))
     with pytest.raises(Exception, match="Connector 'jdbc' of table .*sink_pw.*wrong 'password' or 'username'"):
         stream_env.execute_sql("INSERT INTO sink_pw SELECT k FROM numbers").wait()
+
+
+def test_a_lookup_join_reads_the_dimension_table_per_probe_row(postgres, stream_env, tmp_path):
+    postgres.execute("DROP TABLE IF EXISTS customers")
+    postgres.execute("CREATE TABLE customers (cid INT PRIMARY KEY, name TEXT, tier SMALLINT)")
+    postgres.execute("INSERT INTO customers VALUES (1, 'ann', 1), (2, 'bob', 2)")
+    (tmp_path / "orders.csv").write_text("10,1\n11,2\n12,3\n13,1\n14,\n")
+    stream_env.execute_sql(f"CREATE TABLE orders (id INT, cid INT, pt AS PROCTIME()) WITH ('connector' = "
+                           f"'filesystem', 'path' = '{tmp_path / 'orders.csv'}', 'format' = 'csv')")
+    stream_env.execute_sql(f"CREATE TABLE customers (cid INT, name STRING, tier SMALLINT, PRIMARY KEY (cid) NOT "
+                           f"ENFORCED) WITH ({jdbc(postgres, 'customers')}, 'lookup.cache.max-rows' = '10', "
+                           f"'lookup.cache.ttl' = '1 min')")
+    result = stream_env.execute_sql(
+        "SELECT o.id, c.name, c.tier FROM orders AS o LEFT JOIN customers FOR SYSTEM_TIME AS OF o.pt AS c "
+        "ON o.cid = c.cid")
+    with result.collect() as rows:
+        got = sorted((tuple(r), str(r.get_row_kind())) for r in rows)
+    assert got == [((10, "ann", 1), "+I"), ((11, "bob", 2), "+I"), ((12, None, None), "+I"),
+                   ((13, "ann", 1), "+I"), ((14, None, None), "+I")]

@@ -63,7 +63,8 @@ class JdbcSink:
         self.max_rows = positive(table, True, "sink.buffer-flush.max-rows", 100)
         self.max_retries = positive(table, True, "sink.max-retries", 3)
         duration_ms(table, True, "sink.buffer-flush.interval")  # checked; see the module's docstring
-        positive(table, True, "sink.parallelism", 1, minimum=1) if "sink.parallelism" in table.options else None
+        if "sink.parallelism" in table.options:
+            positive(table, True, "sink.parallelism", 1, minimum=1)  # checked; one writer (the module's docstring)
         names = [n for n, _ in self.connection.columns]
         self._key_index = [names.index(k) for k in self.key]
         self._conn: Any = None

@@ -29,3 +29,14 @@ def batch_env(spark):
     from changeflow.table import EnvironmentSettings, TableEnvironment
 
     return TableEnvironment.create(EnvironmentSettings.in_batch_mode(), spark_session=spark)
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """A throwaway PostgreSQL cluster (tests/postgres_server.py), one per test process, stopped after."""
+    pytest.importorskip("psycopg")
+    from tests import postgres_server
+
+    server = postgres_server.start()
+    yield server
+    server.stop()

@@ -1,4 +1,5 @@
-"""Connectors: ``filesystem``, ``print``, ``blackhole``, ``datagen`` and ``materialized`` tables of ``CREATE TABLE``.
+"""Connectors: ``filesystem``, ``print``, ``blackhole``, ``datagen``, ``jdbc`` and ``materialized`` tables of
+``CREATE TABLE``.
 
 A connector object is created when a table is read (``create_source``) or
 written (``create_sink``), which is when its options are checked, as in
@@ -16,6 +17,8 @@ from changeflow.connectors.blackhole import BlackholeSink
 from changeflow.connectors.datagen import DataGenSource
 from changeflow.connectors.filesystem import FileSystemSink, FileSystemSource
 from changeflow.connectors.formats import BadRecordError
+from changeflow.connectors.jdbc_sink import JdbcSink
+from changeflow.connectors.jdbc_source import JdbcSource
 from changeflow.connectors.materialized import MaterializedSink, MaterializedSource
 from changeflow.connectors.options import ConnectorError, failure
 from changeflow.connectors.print_sink import PrintSink
@@ -23,9 +26,10 @@ from changeflow.connectors.print_sink import PrintSink
 if TYPE_CHECKING:
     from changeflow.plan.nodes import Sink
 
-_SOURCES = {"filesystem": FileSystemSource, "datagen": DataGenSource, "materialized": MaterializedSource}
+_SOURCES = {"filesystem": FileSystemSource, "datagen": DataGenSource, "materialized": MaterializedSource,
+            "jdbc": JdbcSource}
 _SINKS = {"filesystem": FileSystemSink, "print": PrintSink, "blackhole": BlackholeSink,
-          "materialized": MaterializedSink}
+          "materialized": MaterializedSink, "jdbc": JdbcSink}
 
 
 def _connector(table: CatalogTable, as_sink: bool) -> str:
@@ -91,5 +95,5 @@ def _describe(node) -> str:
 
 
 __all__ = ["BadRecordError", "BlackholeSink", "ConnectorError", "DataGenSource", "FileSystemSink",
-           "FileSystemSource", "MaterializedSink", "MaterializedSource", "PrintSink", "check_sink_input", "create_sink",
-           "create_source", "identifier"]
+           "FileSystemSource", "JdbcSink", "JdbcSource", "MaterializedSink", "MaterializedSource", "PrintSink",
+           "check_sink_input", "create_sink", "create_source", "identifier"]

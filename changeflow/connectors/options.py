@@ -22,9 +22,23 @@ class ConnectorError(PlanError):
 def failure(table: CatalogTable, as_sink: bool, reason: str) -> ConnectorError:
     """Flink's "Unable to create a source/sink" message around ``reason``."""
     what = "a sink for writing" if as_sink else "a source for reading"
-    listed = "\n".join(f"'{k}'='{v}'" for k, v in sorted(table.options.items()))
+    listed = "\n".join(f"'{k}'='{hidden(k, v)}'" for k, v in sorted(table.options.items()))
     return ConnectorError(f"Unable to create {what} table '{identifier(table.name)}'.\n\n"
                           f"Table options are:\n\n{listed}\n\n{reason}")
+
+
+# Flink's GlobalConfiguration.SENSITIVE_KEYS: an option whose key contains one is shown as ******.
+_SENSITIVE = ("password", "secret", "fs.azure.account.key", "apikey", "auth-params", "service-key", "token",
+              "basic-auth", "jaas.config", "http-headers")
+
+
+def hidden(key: str, value: str) -> str:
+    """``value`` as Flink shows it in a message: ``******`` for a sensitive key such as ``password``.
+
+    >>> hidden("password", "s3cret"), hidden("url", "jdbc:postgresql://h/db")
+    ('******', 'jdbc:postgresql://h/db')
+    """
+    return "******" if any(s in key.lower() for s in _SENSITIVE) else value
 
 
 def check_keys(table: CatalogTable, as_sink: bool, connector: str, supported: set[str],

@@ -6,8 +6,9 @@ on the table without its ``FOR SYSTEM_TIME``), then the join becomes a
 
 - only ``[INNER] JOIN`` and ``LEFT [OUTER] JOIN``;
 - ``AS OF`` names a TIMESTAMP column of the probe side that is a rowtime
-  attribute (a processing-time attribute would be a processing-time temporal
-  join, or a lookup join: not supported, refused by name);
+  attribute; a processing-time attribute makes it a lookup join
+  (:mod:`changeflow.sql.lookup_join`: into a ``jdbc`` table; a processing-time
+  temporal join into another table is refused by name);
 - the versioned table declares a PRIMARY KEY and a WATERMARK (its rowtime
   attribute), and the equalities of ON cover its primary key.
 """
@@ -56,11 +57,8 @@ def plan_temporal_join(planner: "QueryPlanner", left: PlanNode, left_scope: Scop
     if t.root not in ("TIMESTAMP", "TIMESTAMP_LTZ"):
         raise SqlError(located(f"{_WHAT}: The system time period specification expects Timestamp type but is "
                                f"'{t.root}' (column {as_of.sql()})", as_of, sql))
-    if is_proctime(t):
-        raise SqlError(located(f"unsupported SQL: FOR SYSTEM_TIME AS OF a processing-time attribute "
-                               f"({as_of.sql()}): a processing-time temporal join or lookup join is not "
-                               f"supported", as_of, sql))
-    if not is_rowtime(t):
+    proctime = is_proctime(t)
+    if not proctime and not is_rowtime(t):
         raise SqlError(located(f"{_WHAT}: Temporal table join currently only supports 'FOR SYSTEM_TIME AS OF' "
                                f"left table's time attribute field; {as_of.sql()} is not a time attribute",
                                as_of, sql))
@@ -71,6 +69,9 @@ def plan_temporal_join(planner: "QueryPlanner", left: PlanNode, left_scope: Scop
     plain_join.set("this", plain)
     node, scope, rest = plan_join(planner, left, left_scope, plain_join, where)
     assert isinstance(node, Join)
+    if proctime:  # a lookup join (sql/lookup_join.py)
+        from changeflow.sql.lookup_join import plan_lookup_join
+        return plan_lookup_join(planner, node, scope, join, name, rest)
     right = node.right
     key = declared_key(right)
     if not key:

@@ -24,8 +24,8 @@ from changeflow.sql import SqlError
     ("SELECT * FROM u FOR SYSTEM_TIME AS OF TIMESTAMP '2024-01-01 00:00:00'",
      r"FOR SYSTEM_TIME AS OF outside a join \(time travel\) is not supported \(table u\)"),
     ("SELECT * FROM tp JOIN u FOR SYSTEM_TIME AS OF tp.pt ON tp.id = u.id",
-     r"FOR SYSTEM_TIME AS OF a processing-time attribute \(tp.pt\): a processing-time temporal join or "
-     r"lookup join is not supported"),
+     r"unsupported SQL: FOR SYSTEM_TIME AS OF a processing-time attribute \(a lookup join\) into table u, whose "
+     r"connector cannot look rows up \(a processing-time temporal join\); the 'jdbc' connector can"),
     ("SELECT * FROM TABLE(\n  TUMBLE(TABLE t PARTITION BY id, DESCRIPTOR(ts), INTERVAL '1' MINUTE))",
      r"PARTITION BY in the table argument of TUMBLE \(at line 2, column 3\)"),
     ("SELECT name FROM tp GROUP BY SESSION(pt, INTERVAL '1' MINUTE), name",

@@ -4,7 +4,8 @@ The files of a bounded filesystem table are read once; their rows take the
 path of any bounded source (:mod:`.sources`): a batch frame, or in streaming
 mode Parquet files of ``rows_per_batch`` rows, one per micro-batch. A bounded
 datagen table is generated on the executors instead, by row ranges
-(:mod:`.datagen_source`), with the same ``_seq`` and micro-batches. Processing-time columns
+(:mod:`.datagen_source`), with the same ``_seq`` and micro-batches; a ``jdbc``
+table is read on the executors, a partition per query (:mod:`.jdbc_source`). Processing-time columns
 (``pt AS PROCTIME()``) are stamped by Spark when each micro-batch runs.
 
 Unbounded connectors are Spark streams decoded in the Python workers with the
@@ -29,6 +30,7 @@ from changeflow.connectors.formats import arrow_type
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.plan.nodes import Source
 from changeflow.runtime.spark.datagen_source import datagen_batch_frame, datagen_stream, is_bounded_datagen
+from changeflow.runtime.spark.jdbc_source import is_jdbc, jdbc_frame
 from changeflow.runtime.spark.spark_types import struct
 
 
@@ -74,6 +76,10 @@ def connector_batch_frame(spark: SparkSession, node: Source) -> DataFrame:
         physical = _physical_schema(node)
         frame = datagen_batch_frame(spark, node.payload, physical)
         return _with_proctime(frame, node, _proctime(node), [SEQ])
+    if is_jdbc(node.payload):  # read on the executors, a partition per query
+        physical = Source(node.name, _physical_schema(node), "spark",
+                          jdbc_frame(spark, node.payload, _physical_schema(node)))
+        return _with_proctime(batch_frame(spark, physical), node, _proctime(node), [SEQ])
     physical, proctime = _physical(node)
     return _with_proctime(batch_frame(spark, physical), node, proctime, [SEQ])
 
@@ -88,6 +94,11 @@ def connector_stream_frame(spark: SparkSession, node: Source, directory: str, ro
         physical = Source(node.name, _physical_schema(node), "connector", node.payload)
         rows = datagen_stream(spark, node.payload, physical.schema, rows_per_batch, end_of_input)
         return _with_proctime(bounded_changes(rows, physical, end_of_input), node, _proctime(node), [KIND, SEQ, SUB])
+    if is_jdbc(node.payload):  # read on the executors into the job's staged files (lazy: a resumed job has them)
+        physical = Source(node.name, _physical_schema(node), "spark",
+                          jdbc_frame(spark, node.payload, _physical_schema(node)))
+        return _with_proctime(stream_frame(spark, physical, directory, rows_per_batch, end_of_input), node,
+                              _proctime(node), [KIND, SEQ, SUB])
     physical, proctime = _physical(node)
     return _with_proctime(stream_frame(spark, physical, directory, rows_per_batch, end_of_input), node, proctime,
                           [KIND, SEQ, SUB])

@@ -57,7 +57,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.file is None:
         run_shell(client)
         return 0 if client.wait_for_jobs() else 1
-    client.info("Executing SQL from file.")
     ok = run_file(client, args.file)
     return 0 if client.wait_for_jobs() and ok else 1
 
@@ -70,6 +69,8 @@ def run_file(client: SqlClient, path: str, echo: bool = True) -> bool:
     except OSError as e:
         client.error(f"Could not read the SQL script {path!r}.", f"{type(e).__name__}: {e.strerror}")
         return False
+    if echo:
+        client.info("Executing SQL from file.")
     try:
         for statement in statements(script):
             if echo:

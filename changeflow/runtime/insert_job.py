@@ -12,6 +12,8 @@ import threading
 import uuid
 from typing import Callable
 
+from changeflow.runtime.query_progress import Totals
+
 
 class InsertJob:
     """A submitted INSERT job, as PyFlink's ``JobClient``: status, ``cancel()``, and ``wait()`` for the result."""
@@ -65,6 +67,20 @@ class InsertJob:
         if self.checkpoint is None or self._read_metrics is None:
             return []
         return self._read_metrics(self.checkpoint)
+
+    def get_metrics(self) -> dict:
+        """A streaming job's figures so far (changeflow's own, beyond PyFlink's ``JobClient``).
+
+        ``status`` (as :meth:`get_job_status`), ``micro_batches``, ``rows_read``,
+        ``rows_per_second`` (of the last micro-batch), ``changes_out`` (None where the sink
+        does not count its rows) and ``state_rows`` (rows in the state stores), summed
+        from Spark's progress reports of the query (its recent ones: Spark keeps the last
+        100). A batch job, or a streaming one before its first micro-batch, has zeros.
+        """
+        totals = Totals()
+        for report in (getattr(self.query, "recentProgress", None) or []) if self.query is not None else []:
+            totals.add(report)
+        return {"status": self.get_job_status(), **totals.as_dict()}
 
     def get_job_id(self) -> str:
         """The job's id: 32 hexadecimal digits, as Flink's ``JobID`` prints."""

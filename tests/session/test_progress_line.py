@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 
+from changeflow.runtime.query_progress import Totals
 from changeflow.runtime.spark import progress
 
 
@@ -29,7 +30,7 @@ def report(batch, rows_in, rows_out, state_rows, rate=1000.0):
 
 
 def test_totals_sum_each_micro_batch_once():
-    totals = progress.Totals()
+    totals = Totals()
     assert totals.line() == "[changeflow] starting the query ..."
     for r in (report(0, 1000, 10, 5), report(0, 1000, 10, 5), report(1, 2500, 30, 7, rate=48102.4), None):
         totals.add(r)
@@ -64,6 +65,22 @@ def test_nothing_is_drawn_off_a_terminal_or_when_switched_off(monkeypatch):
 
 
 def test_a_sink_that_does_not_count_its_rows_shows_no_figure():
-    totals = progress.Totals()
+    totals = Totals()
     totals.add({"batchId": 0, "numInputRows": 4, "processedRowsPerSecond": 2.0, "sink": {"numOutputRows": -1}})
     assert totals.line() == "[changeflow] micro-batch 0 · 4 rows read · 2 rows/s"
+
+
+def test_an_insert_jobs_metrics_sum_its_querys_recent_progress():
+    from changeflow.runtime.insert_job import InsertJob
+
+    class Recent:
+        recentProgress = [report(0, 100, 4, 3), report(1, 50, 2, 5, rate=25.0)]  # noqa: N815  (Spark's name)
+
+    def run(job):
+        job.query = Recent()
+
+    job = InsertJob(run)
+    job.wait()
+    assert job.get_metrics() == {"status": "FINISHED", "micro_batches": 2, "rows_read": 150, "rows_per_second": 25.0,
+                                 "changes_out": 6, "state_rows": 5}
+    assert len(job.get_job_id()) == 32

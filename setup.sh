@@ -15,4 +15,11 @@ PYRIGHT_PYTHON_GLOBAL_NODE=0 .venv/bin/pyright --version >/dev/null
 # PyFlink's own example programs, which the conformance tests run under changeflow: the wheel is
 # downloaded (not installed: no Flink is needed) and the tests read the examples from it.
 .venv/bin/pip download -q --no-deps -d .venv/pyflink-wheel apache-flink==2.3.0
+# The Kafka connector: its Python client, Spark's Kafka source jars (on changeflow's own session's
+# spark.jars) and, for its tests, Apache Kafka's broker, fetched through Maven into .venv/jars (tools/kafka).
+.venv/bin/pip install -q -e '.[kafka]'
+for part in spark broker; do
+  mvn -q -B -f "tools/kafka/$part-pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
+    -DoutputDirectory="$PWD/.venv/jars/$([ "$part" = spark ] && echo spark-kafka || echo kafka-broker)"
+done
 .venv/bin/python examples/daily_uv.py

@@ -1,4 +1,5 @@
-"""Connectors: ``filesystem``, ``print``, ``blackhole``, ``datagen`` and ``materialized`` tables of ``CREATE TABLE``.
+"""Connectors: ``filesystem``, ``print``, ``blackhole``, ``datagen``, ``materialized``, ``kafka`` and ``upsert-kafka``
+tables of ``CREATE TABLE``.
 
 A connector object is created when a table is read (``create_source``) or
 written (``create_sink``), which is when its options are checked, as in
@@ -16,6 +17,7 @@ from changeflow.connectors.blackhole import BlackholeSink
 from changeflow.connectors.datagen import DataGenSource
 from changeflow.connectors.filesystem import FileSystemSink, FileSystemSource
 from changeflow.connectors.formats import BadRecordError
+from changeflow.connectors.kafka import KafkaSink, KafkaSource, UpsertKafkaSink, upsert_kafka_source
 from changeflow.connectors.materialized import MaterializedSink, MaterializedSource
 from changeflow.connectors.options import ConnectorError, failure
 from changeflow.connectors.print_sink import PrintSink
@@ -23,9 +25,11 @@ from changeflow.connectors.print_sink import PrintSink
 if TYPE_CHECKING:
     from changeflow.plan.nodes import Sink
 
-_SOURCES = {"filesystem": FileSystemSource, "datagen": DataGenSource, "materialized": MaterializedSource}
+_SOURCES = {"filesystem": FileSystemSource, "datagen": DataGenSource, "materialized": MaterializedSource,
+            "kafka": KafkaSource, "upsert-kafka": upsert_kafka_source}
 _SINKS = {"filesystem": FileSystemSink, "print": PrintSink, "blackhole": BlackholeSink,
-          "materialized": MaterializedSink}
+          "materialized": MaterializedSink, "kafka": KafkaSink, "upsert-kafka": UpsertKafkaSink}
+_WITH_METADATA = ("kafka", "upsert-kafka")  # the connectors that give metadata columns
 
 
 def _connector(table: CatalogTable, as_sink: bool) -> str:
@@ -37,6 +41,10 @@ def _connector(table: CatalogTable, as_sink: bool) -> str:
         raise failure(table, as_sink, f"Could not find any factory for identifier '{name}' that implements "
                                       f"'DynamicTable{'Sink' if as_sink else 'Source'}Factory'. Available factory "
                                       f"identifiers are:\n\n" + "\n".join(sorted(set(_SOURCES) | set(_SINKS))))
+    metadata = [c.name for c in table.schema.columns if c.metadata is not None]
+    if metadata and name not in _WITH_METADATA:
+        raise failure(table, as_sink, f"Connector '{name}' has no metadata: METADATA columns ({', '.join(metadata)}) "
+                                      f"are supported by the Kafka connectors only.")
     return name
 
 
@@ -91,5 +99,5 @@ def _describe(node) -> str:
 
 
 __all__ = ["BadRecordError", "BlackholeSink", "ConnectorError", "DataGenSource", "FileSystemSink",
-           "FileSystemSource", "MaterializedSink", "MaterializedSource", "PrintSink", "check_sink_input", "create_sink",
+           "FileSystemSource", "KafkaSink", "KafkaSource", "UpsertKafkaSink", "MaterializedSink", "MaterializedSource", "PrintSink", "check_sink_input", "create_sink",
            "create_source", "identifier"]

@@ -65,8 +65,9 @@ class KafkaBroker:
                 "group.initial.rebalance.delay.ms=0", ""]))
         subprocess.run(self._java("kafka.tools.StorageTool", "format", "-t", _cluster_id(), "-c", properties,
                                   heap="-Xmx256m"), check=True, capture_output=True)
-        log = open(os.path.join(self.directory, "broker.log"), "wb")
-        self.process = subprocess.Popen(self._java("kafka.Kafka", properties), stdout=log, stderr=subprocess.STDOUT)
+        with open(os.path.join(self.directory, "broker.log"), "wb") as log:  # the child keeps its own descriptor
+            self.process = subprocess.Popen(self._java("kafka.Kafka", properties), stdout=log,
+                                            stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

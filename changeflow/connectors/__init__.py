@@ -99,5 +99,6 @@ def _describe(node) -> str:
 
 
 __all__ = ["BadRecordError", "BlackholeSink", "ConnectorError", "DataGenSource", "FileSystemSink",
-           "FileSystemSource", "KafkaSink", "KafkaSource", "UpsertKafkaSink", "MaterializedSink", "MaterializedSource", "PrintSink", "check_sink_input", "create_sink",
+           "FileSystemSource", "KafkaSink", "KafkaSource", "UpsertKafkaSink", "MaterializedSink",
+           "MaterializedSource", "PrintSink", "check_sink_input", "create_sink",
            "create_source", "identifier"]

@@ -2,7 +2,10 @@
 
 A ``kafka`` table is an unbounded source of ``+I`` rows (Spark's own Kafka source
 reads it: :mod:`changeflow.runtime.spark.kafka_source`; offsets live in the job's
-checkpoint) and an append sink. An ``upsert-kafka`` table is a sink of an updating
+checkpoint) and an append sink. Sinks write each micro-batch's changes in changelog
+order through a Kafka producer (confluent-kafka) on the driver: ``at-least-once`` (the
+default: a micro-batch run again after a restart is written again) or ``exactly-once``
+(a Kafka transaction per micro-batch, :meth:`KafkaSink.open`). An ``upsert-kafka`` table is a sink of an updating
 query keyed by the table's ``PRIMARY KEY``: ``+I``/``+U`` write the row under its key,
 ``-D`` writes a tombstone (the key with a null value), ``-U`` is not written.
 
@@ -15,7 +18,7 @@ fails the job naming its topic, partition and offset, or is skipped with the for
 ``partition``, ``offset``, ``timestamp``, ``timestamp-type`` and ``headers``.
 
 Not supported (refused naming the option): ``scan.bounded.mode`` (a bounded read),
-``sink.delivery-guarantee`` = ``exactly-once``, ``sink.transactional-id-prefix``,
+``sink.transactional-id-prefix`` (the transactional id is the job's),
 ``sink.partitioner`` other than ``default``, metadata columns in a sink, ``upsert-kafka``
 as a source (Flink normalises it with a ChangelogNormalize operator changeflow lacks),
 formats other than json, csv and raw.
@@ -41,7 +44,7 @@ _SINK = {"sink.partitioner", "sink.delivery-guarantee", "sink.parallelism", "sin
 _NOT_SUPPORTED = {"scan.bounded.mode": "a bounded read of a Kafka table",
                   "scan.bounded.timestamp-millis": "a bounded read of a Kafka table",
                   "scan.bounded.specific-offsets": "a bounded read of a Kafka table",
-                  "sink.transactional-id-prefix": "exactly-once delivery"}
+                  "sink.transactional-id-prefix": "a transactional id of the user's: it is the job's"}
 _STARTUP = ("earliest-offset", "latest-offset", "group-offsets", "timestamp", "specific-offsets")
 METADATA = {"topic": "STRING", "partition": "INT", "offset": "BIGINT", "timestamp": "TIMESTAMP_LTZ",
             "timestamp-type": "STRING", "headers": "MAP", "leader-epoch": "INT"}
@@ -103,6 +106,27 @@ def encode(fmt, row: tuple, schema) -> bytes | None:
     if isinstance(fmt, RawFormat):
         return fmt.encode_record(row, schema)
     return fmt.encode([row], schema).rstrip(b"\n")
+
+
+def client_config(properties: dict[str, str], **more) -> dict:
+    """``properties.*`` for a librdkafka client (confluent-kafka): the ones it does not know are left out.
+
+    Flink's (and Spark's) clients are Java's; most property names are the same in
+    librdkafka, some are Java's only (``default.api.timeout.ms``), which librdkafka refuses.
+    Those still reach Spark's Java consumer (:mod:`changeflow.runtime.spark.kafka_source`).
+    """
+    from confluent_kafka import KafkaException, Producer
+
+    config = {**properties, "log_level": 0, **more}
+    while True:
+        try:
+            Producer({**config, "bootstrap.servers": config.get("bootstrap.servers", "")})
+            return config
+        except KafkaException as e:
+            match = re.search(r'No such configuration property: "([^"]+)"', str(e))
+            if match is None or match.group(1) not in config:
+                raise
+            del config[match.group(1)]
 
 
 class _Kafka:
@@ -271,10 +295,7 @@ class KafkaSink(_Kafka):
             raise failure(table, True, f"Metadata columns ({', '.join(self.metadata)}) are not supported by "
                                        f"changeflow's '{self.connector}' sink.")
         guarantee = options.get("sink.delivery-guarantee", "at-least-once")
-        if guarantee == "exactly-once":
-            raise failure(table, True, "'sink.delivery-guarantee' = 'exactly-once' is not supported by changeflow's "
-                                       "Kafka sink (no Kafka transactions yet); use 'at-least-once'.")
-        if guarantee not in ("at-least-once", "none"):
+        if guarantee not in ("at-least-once", "exactly-once", "none"):
             raise failure(table, True, f"Invalid value for option 'sink.delivery-guarantee'. Supported values are "
                                        f"[at-least-once, exactly-once, none], but was: {guarantee}")
         partitioner = options.get("sink.partitioner", "default")
@@ -282,7 +303,10 @@ class KafkaSink(_Kafka):
             raise failure(table, True, f"'sink.partitioner' = '{partitioner}' is not supported by changeflow's "
                                        f"Kafka sink: records go to a partition by their key's hash, keyless ones "
                                        f"spread ('default').")
+        self.exactly_once = guarantee == "exactly-once"
         self._producer = None
+        self._group = None  # exactly-once: the consumer group whose offset records the last committed batch
+        self._committed = -1  # exactly-once: the last micro-batch id committed in Kafka
 
     def record(self, change: Change) -> tuple[bytes | None, bytes | None] | None:
         """The ``(key, value)`` a change writes, or None for a change not written (``-U`` of upsert-kafka)."""
@@ -299,13 +323,31 @@ class KafkaSink(_Kafka):
                          f"the 'kafka' connector appends insert-only input (use 'upsert-kafka' for updates)")
 
     def open(self, job: SinkJob) -> None:
-        """A micro-batch run again after a restart is written again (at least once)."""
+        """Start the producer for ``job``.
+
+        At least once, a micro-batch run again after a restart is written again.
+        Exactly once, each micro-batch is one Kafka transaction (transactional id from
+        the job's writer id, stable across restarts: starting fences and aborts what an
+        earlier run left open), which also commits the batch id as the offset of a
+        consumer group of the job's own; a batch id at or below the committed one is
+        not written again. Readers with ``isolation.level`` = ``read_committed`` see every
+        change once.
+        """
         from confluent_kafka import Producer
 
-        config = {**self.properties, "log_level": 0}
-        config.setdefault("enable.idempotence", "true")  # no duplicates from the producer's own retries
-        self._producer = Producer(config)
         self._errors: list = []
+        if not self.exactly_once:
+            # enable.idempotence: no duplicates from the producer's own retries
+            self._producer = Producer(client_config(self.properties, **{"enable.idempotence": True}))
+            return
+        name = f"changeflow-{job.writer}-{self.topic}"
+        self._producer = Producer(client_config(self.properties, **{"transactional.id": name}))
+        self._producer.init_transactions(60)
+        from confluent_kafka import Consumer, TopicPartition
+
+        self._group = Consumer(client_config(self.properties, **{"group.id": name, "enable.auto.commit": False}))
+        committed = self._group.committed([TopicPartition(self.topic, 0)], timeout=30)[0].offset
+        self._committed = committed - 1 if committed >= 0 else -1
 
     def write(self, changes: list[Change], batch_id: int | None = None) -> None:
         """Produce every change in order and wait until the broker has them all (or fail naming the option)."""
@@ -313,6 +355,10 @@ class KafkaSink(_Kafka):
             self.open(SinkJob.fresh())
         producer = self._producer
         assert producer is not None
+        if self.exactly_once:
+            if batch_id is not None and batch_id <= self._committed:
+                return  # committed in Kafka before a restart: written once already
+            producer.begin_transaction()
 
         def delivered(error, message) -> None:
             if error is not None:
@@ -328,16 +374,41 @@ class KafkaSink(_Kafka):
                     break
                 except BufferError:  # the producer's queue is full: let it send
                     producer.poll(0.1)
+        if self.exactly_once:
+            self._commit(producer, batch_id)
+            return
         remaining = producer.flush(int(self.properties.get("delivery.timeout.ms", 120_000)) / 1000)
         if remaining or self._errors:
             reason = self._errors[0] if self._errors else f"{remaining} records not delivered in time"
             raise ConnectorError(f"Kafka sink of table '{self.table.name}' could not write to topic '{self.topic}' "
                                  f"at 'properties.bootstrap.servers' = '{self.bootstrap}': {reason}")
 
+    def _commit(self, producer, batch_id: int | None) -> None:
+        """Commit the open transaction with the batch id as the job's group offset (aborted on failure)."""
+        from confluent_kafka import KafkaException, TopicPartition
+
+        assert self._group is not None
+        batch = self._committed + 1 if batch_id is None else batch_id
+        try:
+            producer.send_offsets_to_transaction([TopicPartition(self.topic, 0, batch + 1)],
+                                                 self._group.consumer_group_metadata(), 60)
+            producer.commit_transaction(120)
+        except KafkaException as e:
+            producer.abort_transaction(60)
+            raise ConnectorError(f"Kafka sink of table '{self.table.name}' could not commit its transaction to "
+                                 f"topic '{self.topic}' at 'properties.bootstrap.servers' = '{self.bootstrap}': "
+                                 f"{e}") from None
+        if self._errors:
+            raise ConnectorError(f"Kafka sink of table '{self.table.name}' could not write to topic "
+                                 f"'{self.topic}': {self._errors[0]}")
+        self._committed = batch
+
     def close(self) -> None:
-        if self._producer is not None:
+        if self._producer is not None and not self.exactly_once:
             self._producer.flush(10)
-        self._producer = None
+        if self._group is not None:
+            self._group.close()
+        self._producer, self._group = None, None
 
 
 class UpsertKafkaSink(KafkaSink):

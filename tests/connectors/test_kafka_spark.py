@@ -51,7 +51,8 @@ def test_a_keyed_aggregation_into_upsert_kafka_resumes_from_its_checkpoint(strea
     stream_env.execute_sql(f"CREATE TABLE totals (k STRING, total INT, n BIGINT, PRIMARY KEY (k) NOT ENFORCED) "
                            f"WITH ('connector' = 'upsert-kafka', 'topic' = '{sink}', "
                            f"'properties.bootstrap.servers' = '{kafka_broker.bootstrap}', "
-                           f"'key.format' = 'json', 'value.format' = 'json')")
+                           f"'key.format' = 'json', 'value.format' = 'json', "
+                           f"'sink.delivery-guarantee' = 'exactly-once')")
     insert = "INSERT INTO totals SELECT k, SUM(v) AS total, COUNT(*) AS n FROM src GROUP BY k"
 
     def produce(rows):
@@ -76,7 +77,26 @@ def test_a_keyed_aggregation_into_upsert_kafka_resumes_from_its_checkpoint(strea
         job.cancel()
     assert _materialized(kafka_broker.consume(sink)) == _expected(first + second)
     # Every change is a keyed JSON record; no -U reaches the topic (the +U after it replaces the value).
-    assert all(json.loads(k).keys() == {"k"} for k, _ in kafka_broker.consume(sink))
+    # Exactly once: a key's records (read_committed) are its values in order, none repeated.
+    written = [(json.loads(k), json.loads(v)) for k, v in kafka_broker.consume(sink)]
+    assert all(k.keys() == {"k"} for k, _ in written)
+    a = [v["total"] for k, v in written if k["k"] == "a"]
+    assert a == sorted(set(a))
+
+
+def test_key_and_value_formats_and_metadata_columns(stream_env, kafka_broker):
+    topic = kafka_broker.create_topic(f"meta-{uuid.uuid4().hex[:8]}")
+    kafka_broker.produce(topic, [(b"a", "1,x"), (b"b", "2,y")])
+    stream_env.execute_sql(
+        f"CREATE TABLE src (k STRING, v INT, s STRING, tp STRING METADATA FROM 'topic' VIRTUAL, "
+        f"part INT METADATA FROM 'partition' VIRTUAL, off BIGINT METADATA FROM 'offset' VIRTUAL, "
+        f"ts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp' VIRTUAL, hs MAP<STRING, BYTES> METADATA FROM 'headers') "
+        f"WITH ('connector' = 'kafka', 'topic' = '{topic}', 'properties.bootstrap.servers' = "
+        f"'{kafka_broker.bootstrap}', 'scan.startup.mode' = 'earliest-offset', 'key.format' = 'raw', "
+        f"'key.fields' = 'k', 'value.format' = 'csv', 'value.fields-include' = 'EXCEPT_KEY')")
+    with stream_env.sql_query("SELECT k, v, s, tp, part, off, ts IS NOT NULL, hs FROM src").execute().collect() as rows:
+        got = [tuple(next(rows)) for _ in range(2)]
+    assert got == [("a", 1, "x", topic, 0, 0, True, {}), ("b", 2, "y", topic, 0, 1, True, {})]
 
 
 def test_a_record_that_is_not_json_fails_the_job_naming_it(stream_env, kafka_broker):

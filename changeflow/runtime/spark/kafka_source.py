@@ -25,12 +25,12 @@ import sys
 
 import pyarrow as pa
 from pyspark.errors import AnalysisException
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from changeflow.common.type_values import arrow_type
-from changeflow.connectors.kafka import KafkaSource
+from changeflow.connectors.kafka import KafkaSource, client_config
 from changeflow.connectors.options import ConnectorError
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.runtime.spark.spark_types import struct, to_spark
@@ -50,6 +50,10 @@ def _check_broker(connector: KafkaSource) -> list[str]:
     """Fail naming the option if no broker answers at ``properties.bootstrap.servers``; the topics' names."""
     from confluent_kafka.admin import AdminClient
 
+    if not any(_listening(server) for server in connector.bootstrap.split(",")):
+        raise ConnectorError(f"Kafka table '{connector.table.name}': no Kafka broker answered at "
+                             f"'properties.bootstrap.servers' = '{connector.bootstrap}' (connection refused or "
+                             f"timed out at every server)")
     admin = AdminClient(_client_config(connector))
     try:
         metadata = admin.list_topics(timeout=15)
@@ -59,9 +63,21 @@ def _check_broker(connector: KafkaSource) -> list[str]:
     return list(metadata.topics)
 
 
+def _listening(server: str) -> bool:
+    """Whether ``host:port`` accepts a TCP connection within 5 s (a client would retry for long)."""
+    import socket
+
+    host, _, port = server.strip().rpartition(":")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=5):
+            return True
+    except (OSError, ValueError):
+        return False
+
+
 def _client_config(connector: KafkaSource, **more) -> dict:
-    config = {k: v for k, v in connector.properties.items() if k not in ("auto.offset.reset",)}
-    return {**config, "log_level": 0, **more}
+    properties = {k: v for k, v in connector.properties.items() if k not in ("auto.offset.reset",)}
+    return client_config(properties, **more)
 
 
 def _partitions(connector: KafkaSource, topic: str) -> list[int]:
@@ -116,13 +132,15 @@ def _start_options(connector: KafkaSource) -> dict[str, str]:
     return {"startingOffsets": _group_offsets(connector)}
 
 
-def _metadata_column(key: str, name: str, data_type) -> F.Column:
+def _metadata_column(key: str, name: str, data_type) -> Column:
     column = {"topic": F.col("topic"), "partition": F.col("partition"), "offset": F.col("offset"),
               "timestamp": F.col("timestamp"),
               "timestamp-type": F.when(F.col("timestampType") == 0, F.lit("CreateTime"))
                                  .when(F.col("timestampType") == 1, F.lit("LogAppendTime"))
                                  .otherwise(F.lit("NoTimestampType")),
-              "headers": F.map_from_entries(F.col("headers")),
+              # no headers: Spark gives null, Flink an empty map
+              "headers": F.coalesce(F.map_from_entries(F.col("headers")),
+                                    F.create_map().cast("map<string,binary>")),
               "leader-epoch": F.lit(None)}[key]
     return column.cast(to_spark(data_type)).alias(name)
 

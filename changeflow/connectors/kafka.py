@@ -36,7 +36,7 @@ from changeflow.connectors.options import ConnectorError, boolean, check_keys, f
 from changeflow.connectors.sink_job import SinkJob
 
 _COMMON = {"connector", "topic", "properties.bootstrap.servers", "key.format", "value.format", "format",
-           "key.fields", "key.fields-prefix", "value.fields-include", "property-version"}
+           "key.fields", "value.fields-include", "property-version"}
 _SOURCE = {"topic-pattern", "properties.group.id", "scan.startup.mode", "scan.startup.timestamp-millis",
            "scan.startup.specific-offsets", "scan.topic-partition-discovery.interval", "scan.parallelism"}
 _SINK = {"sink.partitioner", "sink.delivery-guarantee", "sink.parallelism", "sink.buffer-flush.max-rows",
@@ -44,6 +44,7 @@ _SINK = {"sink.partitioner", "sink.delivery-guarantee", "sink.parallelism", "sin
 _NOT_SUPPORTED = {"scan.bounded.mode": "a bounded read of a Kafka table",
                   "scan.bounded.timestamp-millis": "a bounded read of a Kafka table",
                   "scan.bounded.specific-offsets": "a bounded read of a Kafka table",
+                  "key.fields-prefix": "a prefix on the key columns' names",
                   "sink.transactional-id-prefix": "a transactional id of the user's: it is the job's"}
 _STARTUP = ("earliest-offset", "latest-offset", "group-offsets", "timestamp", "specific-offsets")
 METADATA = {"topic": "STRING", "partition": "INT", "offset": "BIGINT", "timestamp": "TIMESTAMP_LTZ",

@@ -145,6 +145,29 @@ def _metadata_column(key: str, name: str, data_type) -> Column:
     return column.cast(to_spark(data_type)).alias(name)
 
 
+def missing_jar_error(connector: KafkaSource, error: Exception) -> ConnectorError | None:
+    """The error to raise when ``error`` says the session lacks Spark's Kafka source (None for another error).
+
+    A user's session is not changed by changeflow: it names what to add.
+
+    >>> from changeflow.sql.ddl import parse_create_table
+    >>> t, _ = parse_create_table("CREATE TABLE s (v STRING) WITH ('connector' = 'kafka', 'topic' = 't', "
+    ...     "'properties.bootstrap.servers' = 'h:1', 'value.format' = 'raw', 'scan.startup.mode' = 'earliest-offset')")
+    >>> print(missing_jar_error(KafkaSource(t, True), Exception("[KAFKA_DATA_SOURCE_NOT_ENABLED] Failed to find "
+    ...     "data source: kafka. Please deploy the application as per ...")))
+    Kafka table 's' needs Spark's Kafka source on the SparkSession's classpath: start the session with
+    spark.jars.packages=org.apache.spark:spark-sql-kafka-0-10_2.13:4.2.0 (or its jars in spark.jars; ./setup.sh
+    fetches them into .venv/jars/spark-kafka)
+    """
+    text = str(error)
+    if "KAFKA_DATA_SOURCE_NOT_ENABLED" not in text and "Failed to find data source: kafka" not in text:
+        return None
+    return ConnectorError(
+        f"Kafka table '{connector.table.name}' needs Spark's Kafka source on the SparkSession's classpath: "
+        f"start the session with spark.jars.packages={SPARK_KAFKA_PACKAGE} (or its jars in spark.jars; "
+        f"./setup.sh fetches them into .venv/jars/spark-kafka)")
+
+
 def kafka_stream(spark: SparkSession, connector: KafkaSource, rows_per_batch: int) -> DataFrame:
     """The table's records as a stream of its columns (declared order), ``_kind`` +I, ``_seq`` and ``_sub``."""
     _check_broker(connector)
@@ -163,12 +186,7 @@ def kafka_stream(spark: SparkSession, connector: KafkaSource, rows_per_batch: in
     try:
         records = reader.load()
     except AnalysisException as e:
-        if "kafka" in str(e).lower() and ("not found" in str(e).lower() or "DATA_SOURCE_NOT_FOUND" in str(e)):
-            raise ConnectorError(
-                f"Kafka table '{connector.table.name}' needs Spark's Kafka source on the SparkSession's classpath: "
-                f"start the session with spark.jars.packages={SPARK_KAFKA_PACKAGE} (or its jars in spark.jars; "
-                f"./setup.sh fetches them into .venv/jars/spark-kafka)") from None
-        raise
+        raise missing_jar_error(connector, e) or e from None
     payload = connector.payload_schema
     out = struct(payload).add("_row", T.LongType(), False)
     arrow_out = pa.schema([(n, arrow_type(t)) for n, t in payload] + [("_row", pa.int64())])

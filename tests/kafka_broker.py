@@ -119,11 +119,17 @@ class KafkaBroker:
 
         producer = Producer(self.client_config(**{"enable.idempotence": True}))
         for key, value in records:
-            if partition is None:
-                producer.produce(topic, key=key, value=value)
-            else:
-                producer.produce(topic, key=key, value=value, partition=partition)
-        producer.flush(30)
+            while True:
+                try:
+                    if partition is None:
+                        producer.produce(topic, key=key, value=value)
+                    else:
+                        producer.produce(topic, key=key, value=value, partition=partition)
+                    break
+                except BufferError:  # the local queue is full: let the producer send
+                    producer.poll(0.1)
+        if producer.flush(120):
+            raise TimeoutError(f"records to {topic} not delivered within 120 s")
 
     def consume(self, topic: str, isolation: str = "read_committed") -> list[tuple[bytes | None, bytes | None]]:
         """Every record of ``topic`` now, as ``(key, value)``: a partition's records in offset order,

@@ -256,6 +256,35 @@ class KafkaSource(_Kafka):
             raise ConnectorError(f"Querying an unbounded table '{table.name}' in batch mode is not allowed. The "
                                  f"'kafka' table is unbounded ('scan.bounded.mode' is not supported by changeflow).")
 
+    def decode_records(self, keys: list, values: list, where) -> tuple[list[tuple], list[int]]:
+        """Records' keys and values as rows of :attr:`payload_schema`, and the indexes of the records kept.
+
+        ``where(i)`` names record ``i`` in errors. Values of a keyless JSON or CSV table are
+        decoded in one call of the format (a few times faster than one call per record);
+        any doubt (a record that does not parse, a skipped one, a row count that differs)
+        decodes record by record, which names the bad record.
+        """
+        fmt = self.value_format
+        if (self.key_format is None and isinstance(fmt, (JsonFormat, CsvFormat)) and not fmt.ignore_parse_errors
+                and None not in values):
+            if isinstance(fmt, JsonFormat):  # a raw newline can only be whitespace in JSON
+                values_text = [v.replace(b"\r", b" ").replace(b"\n", b" ") for v in values]
+            else:
+                values_text = values
+            try:
+                rows = fmt.decode_bytes(b"\n".join(values_text), "Kafka records", self.value_schema)
+            except BadRecordError:
+                rows = None
+            if rows is not None and len(rows) == len(values) and all(v.strip() for v in values_text):
+                return rows, list(range(len(values)))
+        rows, kept = [], []
+        for i, (key, value) in enumerate(zip(keys, values, strict=True)):
+            row = self.decode_record(key, value, where(i))
+            if row is not None:
+                rows.append(row)
+                kept.append(i)
+        return rows, kept
+
     def decode_record(self, key: bytes | None, value: bytes | None, where: str) -> tuple | None:
         """A record's key and value as a row of :attr:`payload_schema` (None: skipped by ignore-parse-errors).
 

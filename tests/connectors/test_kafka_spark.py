@@ -46,7 +46,7 @@ def test_a_keyed_aggregation_into_upsert_kafka_resumes_from_its_checkpoint(strea
     source, sink = kafka_broker.create_topic(f"in-{uuid.uuid4().hex[:8]}", 2), f"out-{uuid.uuid4().hex[:8]}"
     kafka_broker.create_topic(sink, 2)
     stream_env.get_config().set("changeflow.checkpoint-dir", str(tmp_path / "checkpoints"))
-    stream_env.get_config().set("changeflow.source.rows-per-batch", "4")  # several micro-batches per run
+    stream_env.get_config().set("changeflow.source.rows-per-batch", "5")  # two micro-batches in the first run
     stream_env.execute_sql(_source_ddl(source, kafka_broker.bootstrap))
     stream_env.execute_sql(f"CREATE TABLE totals (k STRING, total INT, n BIGINT, PRIMARY KEY (k) NOT ENFORCED) "
                            f"WITH ('connector' = 'upsert-kafka', 'topic' = '{sink}', "

@@ -193,13 +193,10 @@ def kafka_stream(spark: SparkSession, connector: KafkaSource, rows_per_batch: in
 
     def decode(batches):
         for batch in batches:
-            columns = [batch.column(n).to_pylist() for n in ("key", "value", "topic", "partition", "offset")]
-            rows, kept = [], []
-            for i, (key, value, topic, partition, offset) in enumerate(zip(*columns, strict=True)):
-                row = connector.decode_record(key, value, connector.where(topic, partition, offset))
-                if row is not None:
-                    rows.append(row)
-                    kept.append(i)
+            keys, values, topics, partitions, offsets = [
+                batch.column(n).to_pylist() for n in ("key", "value", "topic", "partition", "offset")]
+            rows, kept = connector.decode_records(
+                keys, values, lambda i: connector.where(topics[i], partitions[i], offsets[i]))  # noqa: B023
             values = list(zip(*rows, strict=True)) if rows else [()] * len(payload)
             arrays = [pa.array(list(v), type=arrow_type(t)) for v, (_, t) in zip(values, payload, strict=True)]
             yield pa.RecordBatch.from_arrays(arrays + [pa.array(kept, type=pa.int64())], schema=arrow_out)

@@ -17,7 +17,8 @@ from changeflow.connectors.blackhole import BlackholeSink
 from changeflow.connectors.datagen import DataGenSource
 from changeflow.connectors.filesystem import FileSystemSink, FileSystemSource
 from changeflow.connectors.formats import BadRecordError
-from changeflow.connectors.kafka import KafkaSink, KafkaSource, UpsertKafkaSink, upsert_kafka_source
+from changeflow.connectors.kafka import KafkaSource, upsert_kafka_source
+from changeflow.connectors.kafka_sink import KafkaSink, UpsertKafkaSink
 from changeflow.connectors.materialized import MaterializedSink, MaterializedSource
 from changeflow.connectors.options import ConnectorError, failure
 from changeflow.connectors.print_sink import PrintSink

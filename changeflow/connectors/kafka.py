@@ -5,7 +5,7 @@ reads it: :mod:`changeflow.runtime.spark.kafka_source`; offsets live in the job'
 checkpoint) and an append sink. Sinks write each micro-batch's changes in changelog
 order through a Kafka producer (confluent-kafka) on the driver: ``at-least-once`` (the
 default: a micro-batch run again after a restart is written again) or ``exactly-once``
-(a Kafka transaction per micro-batch, :meth:`KafkaSink.open`). An ``upsert-kafka`` table is a sink of an updating
+(a Kafka transaction per micro-batch: :mod:`.kafka_sink`). An ``upsert-kafka`` table is a sink of an updating
 query keyed by the table's ``PRIMARY KEY``: ``+I``/``+U`` write the row under its key,
 ``-D`` writes a tombstone (the key with a null value), ``-U`` is not written.
 
@@ -29,11 +29,8 @@ from __future__ import annotations
 import re
 
 from changeflow.catalog import CatalogTable
-from changeflow.common.change import Change
-from changeflow.common.row_kind import RowKind
 from changeflow.connectors.formats import BadRecordError, CsvFormat, JsonFormat
 from changeflow.connectors.options import ConnectorError, boolean, check_keys, failure, integer
-from changeflow.connectors.sink_job import SinkJob
 
 _COMMON = {"connector", "topic", "properties.bootstrap.servers", "key.format", "value.format", "format",
            "key.fields", "value.fields-include", "property-version"}
@@ -109,6 +106,15 @@ def encode(fmt, row: tuple, schema) -> bytes | None:
     return fmt.encode([row], schema).rstrip(b"\n")
 
 
+def require_client() -> None:
+    """Fail naming the package when the Kafka client (confluent-kafka, the ``kafka`` extra) is missing."""
+    try:
+        import confluent_kafka  # noqa: F401
+    except ImportError:
+        raise ConnectorError("The Kafka connectors need the confluent-kafka package: pip install "
+                             "'changeflow[kafka]' (or confluent-kafka)") from None
+
+
 def client_config(properties: dict[str, str], **more) -> dict:
     """``properties.*`` for a librdkafka client (confluent-kafka): the ones it does not know are left out.
 
@@ -130,7 +136,7 @@ def client_config(properties: dict[str, str], **more) -> dict:
             del config[match.group(1)]
 
 
-class _Kafka:
+class KafkaTable:
     """What a Kafka table's source and sink share: topic, client properties, formats and column roles."""
 
     connector = "kafka"
@@ -217,7 +223,7 @@ def _specific_offsets(table: CatalogTable, text: str) -> dict[int, int]:
     return offsets
 
 
-class KafkaSource(_Kafka):
+class KafkaSource(KafkaTable):
     """An unbounded ``kafka`` table read from ``startup`` on; rows decoded by :meth:`decode_record`."""
 
     bounded = False
@@ -307,145 +313,6 @@ class KafkaSource(_Kafka):
             return None
         values.update(zip([n for n, _ in self.value_schema], row, strict=True))
         return tuple(values.get(n) for n, _ in self.payload_schema)
-
-
-class KafkaSink(_Kafka):
-    """Writes a job's changes to a topic through a Kafka producer, in changelog order, at least once."""
-
-    accepts_updates = False
-
-    def __init__(self, table: CatalogTable) -> None:
-        super().__init__(table, True)
-        options = table.options
-        if "topic" not in options or ";" in options["topic"]:
-            raise failure(table, True, "A Kafka sink needs one 'topic' ('topic-pattern' and topic lists are for "
-                                       "sources).")
-        self.topic = options["topic"]
-        if self.metadata:
-            raise failure(table, True, f"Metadata columns ({', '.join(self.metadata)}) are not supported by "
-                                       f"changeflow's '{self.connector}' sink.")
-        guarantee = options.get("sink.delivery-guarantee", "at-least-once")
-        if guarantee not in ("at-least-once", "exactly-once", "none"):
-            raise failure(table, True, f"Invalid value for option 'sink.delivery-guarantee'. Supported values are "
-                                       f"[at-least-once, exactly-once, none], but was: {guarantee}")
-        partitioner = options.get("sink.partitioner", "default")
-        if partitioner != "default":
-            raise failure(table, True, f"'sink.partitioner' = '{partitioner}' is not supported by changeflow's "
-                                       f"Kafka sink: records go to a partition by their key's hash, keyless ones "
-                                       f"spread ('default').")
-        self.exactly_once = guarantee == "exactly-once"
-        self._producer = None
-        self._group = None  # exactly-once: the consumer group whose offset records the last committed batch
-        self._committed = -1  # exactly-once: the last micro-batch id committed in Kafka
-
-    def record(self, change: Change) -> tuple[bytes | None, bytes | None] | None:
-        """The ``(key, value)`` a change writes, or None for a change not written (``-U`` of upsert-kafka)."""
-        row = dict(zip([n for n, _ in self.schema], change.values, strict=True))
-        key = (encode(self.key_format, tuple(row[n] for n, _ in self.key_schema), self.key_schema)
-               if self.key_format is not None else None)
-        if change.kind is RowKind.INSERT or (self.accepts_updates and change.kind is RowKind.UPDATE_AFTER):
-            return key, encode(self.value_format, tuple(row[n] for n, _ in self.value_schema), self.value_schema)
-        if self.accepts_updates and change.kind is RowKind.DELETE:
-            return key, None  # a tombstone
-        if self.accepts_updates:
-            return None  # -U: the +U after it replaces the key's value
-        raise ValueError(f"Kafka sink of table '{self.table.name}' received a {change.kind} change {change.values}; "
-                         f"the 'kafka' connector appends insert-only input (use 'upsert-kafka' for updates)")
-
-    def open(self, job: SinkJob) -> None:
-        """Start the producer for ``job``.
-
-        At least once, a micro-batch run again after a restart is written again.
-        Exactly once, each micro-batch is one Kafka transaction (transactional id from
-        the job's writer id, stable across restarts: starting fences and aborts what an
-        earlier run left open), which also commits the batch id as the offset of a
-        consumer group of the job's own; a batch id at or below the committed one is
-        not written again. Readers with ``isolation.level`` = ``read_committed`` see every
-        change once.
-        """
-        from confluent_kafka import Producer
-
-        self._errors: list = []
-        if not self.exactly_once:
-            # enable.idempotence: no duplicates from the producer's own retries
-            self._producer = Producer(client_config(self.properties, **{"enable.idempotence": True}))
-            return
-        name = f"changeflow-{job.writer}-{self.topic}"
-        self._producer = Producer(client_config(self.properties, **{"transactional.id": name}))
-        self._producer.init_transactions(60)
-        from confluent_kafka import Consumer, TopicPartition
-
-        self._group = Consumer(client_config(self.properties, **{"group.id": name, "enable.auto.commit": False}))
-        committed = self._group.committed([TopicPartition(self.topic, 0)], timeout=30)[0].offset
-        self._committed = committed - 1 if committed >= 0 else -1
-
-    def write(self, changes: list[Change], batch_id: int | None = None) -> None:
-        """Produce every change in order and wait until the broker has them all (or fail naming the option)."""
-        if self._producer is None:
-            self.open(SinkJob.fresh())
-        producer = self._producer
-        assert producer is not None
-        if self.exactly_once:
-            if batch_id is not None and batch_id <= self._committed:
-                return  # committed in Kafka before a restart: written once already
-            producer.begin_transaction()
-
-        def delivered(error, message) -> None:
-            if error is not None:
-                self._errors.append(error)
-
-        for change in changes:
-            record = self.record(change)
-            if record is None:
-                continue
-            while True:
-                try:
-                    producer.produce(self.topic, key=record[0], value=record[1], on_delivery=delivered)
-                    break
-                except BufferError:  # the producer's queue is full: let it send
-                    producer.poll(0.1)
-        if self.exactly_once:
-            self._commit(producer, batch_id)
-            return
-        remaining = producer.flush(int(self.properties.get("delivery.timeout.ms", 120_000)) / 1000)
-        if remaining or self._errors:
-            reason = self._errors[0] if self._errors else f"{remaining} records not delivered in time"
-            raise ConnectorError(f"Kafka sink of table '{self.table.name}' could not write to topic '{self.topic}' "
-                                 f"at 'properties.bootstrap.servers' = '{self.bootstrap}': {reason}")
-
-    def _commit(self, producer, batch_id: int | None) -> None:
-        """Commit the open transaction with the batch id as the job's group offset (aborted on failure)."""
-        from confluent_kafka import KafkaException, TopicPartition
-
-        assert self._group is not None
-        batch = self._committed + 1 if batch_id is None else batch_id
-        try:
-            producer.send_offsets_to_transaction([TopicPartition(self.topic, 0, batch + 1)],
-                                                 self._group.consumer_group_metadata(), 60)
-            producer.commit_transaction(120)
-        except KafkaException as e:
-            producer.abort_transaction(60)
-            raise ConnectorError(f"Kafka sink of table '{self.table.name}' could not commit its transaction to "
-                                 f"topic '{self.topic}' at 'properties.bootstrap.servers' = '{self.bootstrap}': "
-                                 f"{e}") from None
-        if self._errors:
-            raise ConnectorError(f"Kafka sink of table '{self.table.name}' could not write to topic "
-                                 f"'{self.topic}': {self._errors[0]}")
-        self._committed = batch
-
-    def close(self) -> None:
-        if self._producer is not None and not self.exactly_once:
-            self._producer.flush(10)
-        if self._group is not None:
-            self._group.close()
-        self._producer, self._group = None, None
-
-
-class UpsertKafkaSink(KafkaSink):
-    """The ``upsert-kafka`` sink: the changelog by primary key, ``-D`` as a tombstone."""
-
-    connector = "upsert-kafka"
-    accepts_updates = True
 
 
 def upsert_kafka_source(table: CatalogTable, streaming: bool):

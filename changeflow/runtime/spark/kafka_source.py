@@ -30,7 +30,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from changeflow.common.type_values import arrow_type
-from changeflow.connectors.kafka import KafkaSource, client_config
+from changeflow.connectors.kafka import KafkaSource, client_config, require_client
 from changeflow.connectors.options import ConnectorError
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.runtime.spark.spark_types import struct, to_spark
@@ -48,6 +48,7 @@ def spark_jars() -> list[str]:
 
 def _check_broker(connector: KafkaSource) -> list[str]:
     """Fail naming the option if no broker answers at ``properties.bootstrap.servers``; the topics' names."""
+    require_client()
     from confluent_kafka.admin import AdminClient
 
     if not any(_listening(server) for server in connector.bootstrap.split(",")):

@@ -29,3 +29,17 @@ def batch_env(spark):
     from changeflow.table import EnvironmentSettings, TableEnvironment
 
     return TableEnvironment.create(EnvironmentSettings.in_batch_mode(), spark_session=spark)
+
+
+@pytest.fixture(scope="session")
+def kafka_broker():
+    """A KRaft single-node Apache Kafka broker on a free loopback port (tests/kafka_broker.py): started by the
+    first test that asks for it, stopped after the session."""
+    pytest.importorskip("confluent_kafka")
+    from tests.kafka_broker import KafkaBroker
+
+    broker = KafkaBroker().start()
+    try:
+        yield broker
+    finally:
+        broker.stop()

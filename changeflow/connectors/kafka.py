@@ -177,6 +177,9 @@ class KafkaTable:
         self.payload_schema = tuple(physical)  # the columns read from a record's key and value
         key_fields = [f.strip() for f in options.get("key.fields", "").split(";") if f.strip()]
         if self.connector == "upsert-kafka":
+            if "key.fields" in options:
+                raise failure(table, as_sink, "Option 'key.fields' is not allowed for 'upsert-kafka': the key is "
+                                              "the table's PRIMARY KEY.")
             if not table.schema.primary_key:
                 raise failure(table, as_sink, "'upsert-kafka' tables require to define a PRIMARY KEY constraint. "
                                               "The PRIMARY KEY specifies which columns should be read from or "

@@ -69,6 +69,8 @@ def test_a_kafka_table_in_batch_mode_is_refused():
      r"Metadata columns \(o\) are not supported"),
     (f"'connector' = 'kafka', {_BASE}, 'value.format' = 'json', 'key.fields' = 'k'", "k STRING, v INT",
      "key.format"),
+    (f"'connector' = 'upsert-kafka', {_BASE}, 'key.format' = 'json', 'value.format' = 'json', 'key.fields' = 'k'",
+     "k STRING, v INT, PRIMARY KEY (k) NOT ENFORCED", "'key.fields' is not allowed for 'upsert-kafka'"),
 ])
 def test_a_bad_sink_is_refused_naming_the_option(options, columns, message):
     with pytest.raises(ConnectorError, match=message):

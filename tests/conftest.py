@@ -40,3 +40,17 @@ def postgres():
     server = postgres_server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka_broker():
+    """A KRaft single-node Apache Kafka broker on a free loopback port (tests/kafka_broker.py): started by the
+    first test that asks for it, stopped after the session."""
+    pytest.importorskip("confluent_kafka")
+    from tests.kafka_broker import KafkaBroker
+
+    broker = KafkaBroker().start()
+    try:
+        yield broker
+    finally:
+        broker.stop()

@@ -40,9 +40,12 @@ class DeclaredColumn:
     expression: str | None = None
     display_expression: str | None = None
     proctime: bool = False
+    metadata: str | None = None  # ``METADATA [FROM 'key']``: the connector's metadata key it reads
+    virtual: bool = False  # ``METADATA ... VIRTUAL``: read only, never written by a sink
 
     @property
     def is_physical(self) -> bool:
+        """Given by the connector: a physical or a metadata column (not computed, not PROCTIME())."""
         return self.expression is None and not self.proctime
 
 
@@ -93,6 +96,8 @@ class DeclaredSchema:
         for c in self.columns:
             in_key = c.name in self.primary_key
             extras = f"AS {c.display_expression}" if c.display_expression is not None else None
+            if c.metadata is not None:
+                extras = f"METADATA FROM '{c.metadata}'" + (" VIRTUAL" if c.virtual else "")
             watermark = (self.watermark.display_expression
                          if self.watermark is not None and self.watermark.column == c.name else None)
             rows.append((c.name, self.type_string(c), c.data_type.nullable and not in_key,

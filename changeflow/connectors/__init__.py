@@ -1,5 +1,5 @@
-"""Connectors: ``filesystem``, ``print``, ``blackhole``, ``datagen``, ``jdbc`` and ``materialized`` tables of
-``CREATE TABLE``.
+"""Connectors: ``filesystem``, ``print``, ``blackhole``, ``datagen``, ``jdbc``, ``materialized``, ``kafka`` and
+``upsert-kafka`` tables of ``CREATE TABLE``.
 
 A connector object is created when a table is read (``create_source``) or
 written (``create_sink``), which is when its options are checked, as in
@@ -19,6 +19,8 @@ from changeflow.connectors.filesystem import FileSystemSink, FileSystemSource
 from changeflow.connectors.formats import BadRecordError
 from changeflow.connectors.jdbc_sink import JdbcSink
 from changeflow.connectors.jdbc_source import JdbcSource
+from changeflow.connectors.kafka import KafkaSource, upsert_kafka_source
+from changeflow.connectors.kafka_sink import KafkaSink, UpsertKafkaSink
 from changeflow.connectors.materialized import MaterializedSink, MaterializedSource
 from changeflow.connectors.options import ConnectorError, failure
 from changeflow.connectors.print_sink import PrintSink
@@ -27,9 +29,10 @@ if TYPE_CHECKING:
     from changeflow.plan.nodes import Sink
 
 _SOURCES = {"filesystem": FileSystemSource, "datagen": DataGenSource, "materialized": MaterializedSource,
-            "jdbc": JdbcSource}
+            "jdbc": JdbcSource, "kafka": KafkaSource, "upsert-kafka": upsert_kafka_source}
 _SINKS = {"filesystem": FileSystemSink, "print": PrintSink, "blackhole": BlackholeSink,
-          "materialized": MaterializedSink, "jdbc": JdbcSink}
+          "materialized": MaterializedSink, "jdbc": JdbcSink, "kafka": KafkaSink, "upsert-kafka": UpsertKafkaSink}
+_WITH_METADATA = ("kafka", "upsert-kafka")  # the connectors that give metadata columns
 
 
 def _connector(table: CatalogTable, as_sink: bool) -> str:
@@ -41,6 +44,10 @@ def _connector(table: CatalogTable, as_sink: bool) -> str:
         raise failure(table, as_sink, f"Could not find any factory for identifier '{name}' that implements "
                                       f"'DynamicTable{'Sink' if as_sink else 'Source'}Factory'. Available factory "
                                       f"identifiers are:\n\n" + "\n".join(sorted(set(_SOURCES) | set(_SINKS))))
+    metadata = [c.name for c in table.schema.columns if c.metadata is not None]
+    if metadata and name not in _WITH_METADATA:
+        raise failure(table, as_sink, f"Connector '{name}' has no metadata: METADATA columns ({', '.join(metadata)}) "
+                                      f"are supported by the Kafka connectors only.")
     return name
 
 
@@ -95,5 +102,6 @@ def _describe(node) -> str:
 
 
 __all__ = ["BadRecordError", "BlackholeSink", "ConnectorError", "DataGenSource", "FileSystemSink",
-           "FileSystemSource", "JdbcSink", "JdbcSource", "MaterializedSink", "MaterializedSource", "PrintSink",
-           "check_sink_input", "create_sink", "create_source", "identifier"]
+           "FileSystemSource", "JdbcSink", "JdbcSource", "KafkaSink", "KafkaSource", "UpsertKafkaSink",
+           "MaterializedSink", "MaterializedSource", "PrintSink", "check_sink_input", "create_sink",
+           "create_source", "identifier"]

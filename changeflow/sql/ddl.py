@@ -318,13 +318,15 @@ def _column(cur: Cursor) -> DeclaredColumn:
         data_type = data_type.with_nullable(False)
     else:
         cur.accept("NULL")
-    if cur.word() == "METADATA":
-        cur.fail("METADATA columns are not supported")
+    metadata, virtual = None, False
+    if cur.accept("METADATA"):  # read from the connector's metadata (Kafka: offset, partition, ...)
+        metadata = cur.string() if cur.accept("FROM") else name
+        virtual = cur.accept("VIRTUAL")
     if cur.accept("COMMENT"):
         cur.string()
     if not cur.at_end():
         cur.fail(f"unexpected text in the definition of column {name!r}")
-    return DeclaredColumn(name, data_type, display)
+    return DeclaredColumn(name, data_type, display, metadata=metadata, virtual=virtual)
 
 
 def display_expression(text: str) -> str:

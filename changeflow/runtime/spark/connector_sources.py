@@ -14,6 +14,7 @@ connector's own code, so rows and errors are the same as in the bounded read:
 - a monitored filesystem table is Spark's ``binaryFile`` stream of the
   directory, one new file per micro-batch (oldest first); each file's content
   is decoded by the table's format, ``_seq`` being the row's position in its file;
+- a ``kafka`` table is Spark's Kafka source (:mod:`.kafka_source`);
 - an unbounded datagen table is Spark's ``rate`` stream (``rows-per-second``),
   each index turned into a generated row, ``_seq`` being the index.
 """
@@ -26,6 +27,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from changeflow.connectors.formats import arrow_type
+from changeflow.connectors.kafka import KafkaSource
 
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.plan.nodes import Source
@@ -89,6 +91,11 @@ def connector_stream_frame(spark: SparkSession, node: Source, directory: str, ro
     from changeflow.runtime.spark.sources import bounded_changes, stream_frame
 
     if not node.payload.bounded:
+        if isinstance(node.payload, KafkaSource):
+            from changeflow.runtime.spark.kafka_source import kafka_stream
+
+            frame = kafka_stream(spark, node.payload, rows_per_batch)
+            return _with_proctime(frame, node, _proctime(node), [KIND, SEQ, SUB])
         return _with_proctime(_unbounded_stream(spark, node), node, _proctime(node), [KIND, SEQ, SUB])
     if is_bounded_datagen(node.payload):  # generated on the executors, a micro-batch at a time
         physical = Source(node.name, _physical_schema(node), "connector", node.payload)

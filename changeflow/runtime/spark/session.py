@@ -16,6 +16,7 @@ from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
 from changeflow.runtime.spark import console_log, shipping, temp_root
+from changeflow.runtime.spark.kafka_source import spark_jars as kafka_jars
 from changeflow.runtime.spark.errors import FAULTHANDLER_CONFS, quiet_failure_logs
 from changeflow.runtime.spark.query_settings import (
     CHANGEFLOW_SESSION_SETTINGS,
@@ -62,6 +63,9 @@ def get_or_create(master: str = "local[*]", extra: dict[str, str] | None = None,
         # (runtime/spark/packing.py); Arrow batches of 10k rows (Spark's default) cost ~0.5 s per 2M-row
         # partition in per-batch overhead, 100k rows about a tenth of that (.query_settings lists the rest).
         extra = {**CHANGEFLOW_SESSION_SETTINGS, **(extra or {})}
+        jars = kafka_jars()  # Spark's Kafka source, if ./setup.sh fetched it (the 'kafka' connector)
+        if jars and "spark.jars" not in extra:
+            extra["spark.jars"] = ",".join(jars)
         if master.startswith("local") and "spark.local.dir" not in extra:
             # The JVM's and Spark's temp files go under one changeflow root, cleaned of crashed runs' (.temp_root).
             temp_root.clean_dead()

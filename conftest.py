@@ -11,6 +11,10 @@ under its directory, and the doctests in changeflow/ need the same marking and t
 - Doctests that start Spark are listed in ``SPARK_DOCTESTS`` (they request no fixture).
 - A test that is not marked ``spark`` fails if it launches Spark's JVM (pyspark's gateway), with a message
   naming the marker it lacks, so a Spark test cannot hide in the fast run.
+- In the test processes of pytest-xdist (``-n 2``), the Spark tests run first, the cluster test first of
+  them, and the fast tests last: each process takes the next test when it is free, so a run that ends on
+  tests of milliseconds ends in both processes at about the same time (a long Spark test near the end
+  of the run kept one process busy while the other had finished).
 """
 
 from __future__ import annotations
@@ -30,6 +34,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.spark)
         if item.get_closest_marker("cluster") is not None and item.get_closest_marker("spark") is None:
             item.add_marker(pytest.mark.spark)
+    if hasattr(config, "workerinput"):  # an xdist test process: every one sorts its collection the same way
+        items.sort(key=_run_order)  # stable: a module's tests stay together, in their order
+
+
+def _run_order(item: pytest.Item) -> int:
+    """The cluster test (a child run of minutes) first, then the other Spark tests, then the fast ones."""
+    if item.get_closest_marker("cluster") is not None:
+        return 0
+    return 1 if item.get_closest_marker("spark") is not None else 2
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -17,6 +17,10 @@ from conformance import datastream_cases, datastream_event_time_cases
 from conformance.datastream_cases import CASES
 from conformance.record_flink_datastream import GOLDEN_DIR, encode
 
+# One test process runs the whole module (pytest-xdist's --dist loadgroup): the module's fixture, one
+# job per runtime mode for all cases, runs once.
+pytestmark = pytest.mark.xdist_group("datastream_conformance")
+
 
 def _api():
     from changeflow.common import Types

@@ -68,29 +68,51 @@ def test_late_rows_are_dropped_and_counted_as_flink_does_whatever_the_micro_batc
     assert [m["late_records_dropped"] for m in metrics if m["operator"] == "WindowAggregate"] == [2], metrics
 
 
-@pytest.mark.parametrize("window", [
-    "TUMBLE(TABLE bids, DESCRIPTOR(ts), INTERVAL '10' SECOND)",
-    "HOP(TABLE bids, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '15' SECOND)",
-    "CUMULATE(TABLE bids, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '20' SECOND)",
-])
-def test_streaming_over_rows_out_of_order_within_the_delay_equals_batch(spark, tmp_path, window):
+WINDOWS = {
+    "tumble": "TUMBLE(TABLE bids, DESCRIPTOR(ts), INTERVAL '10' SECOND)",
+    "hop": "HOP(TABLE bids, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '15' SECOND)",
+    "cumulate": "CUMULATE(TABLE bids, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '20' SECOND)",
+}
+
+
+def window_query(window: str) -> str:
+    return (f"SELECT window_start, window_end, k, COUNT(*) AS cnt, SUM(v) AS s, MAX(v) AS mx "
+            f"FROM TABLE({window}) GROUP BY window_start, window_end, k")
+
+
+def out_of_order_env(spark, directory, streaming: bool):
+    settings = EnvironmentSettings.in_streaming_mode() if streaming else EnvironmentSettings.in_batch_mode()
+    t_env = TableEnvironment.create(settings, spark_session=spark)
+    t_env.get_config().set("changeflow.state.buckets", "2")
+    t_env.get_config().set("changeflow.source.rows-per-batch", "25")
+    bids_table(t_env, directory, delay_s=3)
+    return t_env
+
+
+@pytest.fixture(scope="module")
+def out_of_order_bids(spark, tmp_path_factory):
+    """120 rows, each less than 3 s behind the latest (a 3 s watermark delay drops none), and the
+    streaming changes of every window of WINDOWS over them: one streaming query runs the three window
+    aggregations (independent operators over the same rows), each one's rows tagged with its name."""
     rng = random.Random(7)
-    # 120 rows, each less than 3 s behind the latest: a 3 s watermark delay drops none.
     rows, latest = [], 0
     for _ in range(120):
         latest += rng.randrange(0, 1_500)
         rows.append((max(0, latest - rng.randrange(0, 2_999)), rng.choice("abcd"), rng.randrange(-5, 20)))
-    write_bids(tmp_path / "bids", rows)
-    query = (f"SELECT window_start, window_end, k, COUNT(*) AS cnt, SUM(v) AS s, MAX(v) AS mx "
-             f"FROM TABLE({window}) GROUP BY window_start, window_end, k")
-    results = []
-    for settings in (EnvironmentSettings.in_streaming_mode(), EnvironmentSettings.in_batch_mode()):
-        t_env = TableEnvironment.create(settings, spark_session=spark)
-        t_env.get_config().set("changeflow.state.buckets", "2")
-        t_env.get_config().set("changeflow.source.rows-per-batch", "25")
-        bids_table(t_env, tmp_path / "bids", delay_s=3)
-        results.append(changes(t_env.sql_query(query)))
-    streaming, batch = results
+    directory = tmp_path_factory.mktemp("out-of-order") / "bids"
+    write_bids(directory, rows)
+    t_env = out_of_order_env(spark, directory, streaming=True)
+    union = " UNION ALL ".join(f"SELECT '{name}' AS w, * FROM ({window_query(window)})"
+                               for name, window in WINDOWS.items())
+    streamed = changes(t_env.sql_query(union))
+    return directory, {name: [(kind, *values) for kind, tag, *values in streamed if tag == name] for name in WINDOWS}
+
+
+@pytest.mark.parametrize("window", sorted(WINDOWS))
+def test_streaming_over_rows_out_of_order_within_the_delay_equals_batch(spark, out_of_order_bids, window):
+    directory, streamed = out_of_order_bids
+    streaming = streamed[window]
+    batch = changes(out_of_order_env(spark, directory, streaming=False).sql_query(window_query(WINDOWS[window])))
     assert {c[0] for c in streaming} == {"+I"}   # insert-only: each window once
     assert Counter(streaming) == Counter(batch)
     assert len(batch) > 10

@@ -1,9 +1,10 @@
 """Deduplication and Top-N on Spark: the streaming changelog, materialized, equals batch mode.
 
 The nodes are built directly on a Table's plan (``table._plan``), as the SQL
-planner builds them from ``ROW_NUMBER() OVER (...)`` queries. One Spark job per
-mode and query; small data in several micro-batches (so state carries over) and,
-for Top-N, a retracting input made by a GROUP BY below it.
+planner builds them from ``ROW_NUMBER() OVER (...)`` queries. One streaming job per
+mode for the four queries (tagged), one batch job per query; small data in several
+micro-batches (so state carries over) and, for Top-N, a retracting input made by a
+GROUP BY below it.
 """
 
 from __future__ import annotations
@@ -42,6 +43,22 @@ def queries(t_env):
 
 
 
+def tagged_union(tables: dict, total_type):
+    """The streaming queries as cases of one query: each row tagged with its query's name, in the columns
+    (q, k, item, v, rn) every query fits (v: x or total; rn: the row number or NULL)."""
+    from changeflow.table.expressions import lit
+
+    union = None
+    for name, table in tables.items():
+        columns = table._plan.field_names
+        value = col("total") if "total" in columns else col("x")
+        rn = col("rn") if "rn" in columns else lit(None, DataTypes.BIGINT())
+        tagged = table.select(lit(name).alias("q"), col("k"), col("item"), value.cast(total_type).alias("v"),
+                              rn.cast(DataTypes.BIGINT()).alias("rn"))
+        union = tagged if union is None else union.union_all(tagged)
+    return union
+
+
 @pytest.mark.parametrize("mini_batch", [False, True], ids=["per-row", "mini-batch"])
 def test_streaming_materializes_to_batch(spark, mini_batch):
     stream = TableEnvironment.create(EnvironmentSettings.in_streaming_mode(), spark_session=spark)
@@ -52,14 +69,18 @@ def test_streaming_materializes_to_batch(spark, mini_batch):
         stream.get_config().set("table.exec.mini-batch.allow-latency", "1 s")
         stream.get_config().set("table.exec.mini-batch.size", "5")
     batch = TableEnvironment.create(EnvironmentSettings.in_batch_mode(), spark_session=spark)
-    streaming_queries, _ = queries(stream)
+    streaming_queries, total_type = queries(stream)
     batch_queries, _ = queries(batch)
     expected = {
         "dedup_keep_last": [(1, "t", -6), (2, "r", 2)],
         "dedup_keep_first": [(1, "p", 5), (1, "q", 3), (1, "r", 4), (1, "s", None), (1, "t", 6)],
     }
+    # The four queries are independent operators over the same rows: one streaming query runs them all
+    # (one query start instead of four), each tagged with its name.
+    streamed = materialize_table(tagged_union(streaming_queries, total_type))
     for name in streaming_queries:
         batch_result = materialize_table(batch_queries[name])
-        assert materialize_table(streaming_queries[name]) == batch_result, name
+        ours = [r[1:] if "rn" in batch_queries[name]._plan.field_names else r[1:4] for r in streamed if r[0] == name]
+        assert sorted(ours, key=repr) == sorted(map(tuple, batch_result), key=repr), name
         if name in expected:
             assert sorted(map(tuple, batch_result), key=repr) == sorted(expected[name], key=repr), name

@@ -95,7 +95,7 @@ events = st.lists(st.tuples(st.integers(0, 60_000), st.sampled_from("abc"), st.i
                   max_size=50)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(events=events, window=st.sampled_from(WINDOWS), insert_only=st.booleans(),
        cuts=st.lists(st.integers(0, 200), max_size=4), marks=st.lists(st.integers(0, 1000), max_size=12),
        delay=st.sampled_from([0, 1_500, 30_000]), paged=st.booleans())
@@ -132,7 +132,7 @@ def test_the_window_aggregation_in_one_pass_equals_segment_by_segment(events, wi
         assert len(fast_state.scan(table)) == len(slow_state.scan(table))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(events=events, window=st.sampled_from(WINDOWS), cuts=st.lists(st.integers(0, 200), max_size=3),
        marks=st.lists(st.integers(0, 1000), max_size=8), delay=st.sampled_from([0, 2_000]))
 def test_the_harness_gives_the_same_changelog_in_one_call_as_one_watermark_at_a_time(events, window, cuts, marks,
@@ -153,6 +153,20 @@ def test_the_harness_gives_the_same_changelog_in_one_call_as_one_watermark_at_a_
         assert sorted(map(tuple, fired_together)) == sorted(map(tuple, fired_apart))
     assert sorted(map(tuple, together.end_of_input())) == sorted(map(tuple, one_by_one.end_of_input()))
     assert together.kernel.late_records(together.state) == one_by_one.kernel.late_records(one_by_one.state)
+
+
+def test_each_window_fires_at_the_first_watermark_that_reaches_its_end_and_rows_meet_the_one_in_force():
+    rows = [insert_record(at(0), at(10_000), "a", 1), insert_record(at(10_000), at(20_000), "a", 2),
+            insert_record(at(0), at(10_000), "a", 4),      # after 9_999: late
+            insert_record(at(10_000), at(20_000), "b", 8), insert_record(at(20_000), at(30_000), "a", 16)]
+    h = KernelHarness(kernel(True), COLUMNS)
+    frame = h.frame(rows)
+    out = h.kernel.process_with_watermarks([frame], [(1, 9_999), (3, 12_000), (4, 19_999)], h.state)
+    assert out[["we", "k", "cnt", "s", SEQ, SUB]].values.tolist() == [
+        [at(10_000), "a", 1, 1, 1, FIRED_SUB], [at(20_000), "a", 1, 2, 4, FIRED_SUB],
+        [at(20_000), "b", 1, 8, 4, FIRED_SUB + 1]]
+    assert h.kernel.current_watermark == 19_999 and h.kernel.late_records(h.state) == 1
+    assert end_of_input_output(h.kernel, h.state)[["we", "k", "s"]].values.tolist() == [[at(30_000), "a", 16]]
 
 
 def test_a_watermark_that_closes_no_window_reads_no_pending_page():

@@ -12,7 +12,16 @@ Usage: .venv/bin/python benchmarks/event_time_window.py [--rows 4000000] [--keys
    ``groupBy(window("ts", "10 seconds"), "k")`` in append mode. Both write to a no-op
    sink; the figure is the wall time from query start to end of input, and the ratio
    changeflow / Spark.
-2. **State stays bounded.** The window kernel alone (no Spark) over the same kind of
+2. **One micro-batch in the kernel** (``--kernel``, no Spark): what a window
+   aggregation's buckets get from one micro-batch of ``--kernel-rows`` rows: the
+   rows (the dtypes the packing stage gives) and the watermarks the assigner
+   emits among them (``pipeline.auto-watermark-interval`` 200 ms: one per 200
+   rows here, as on Spark), over paged state; the seconds per bucket of the
+   kernel contract's ``process_with_watermarks`` (the window aggregation's one
+   pass), and of its default, segment by segment (``process`` and
+   ``on_watermark`` per watermark, as every micro-batch ran before), for the
+   first ``--segment-buckets`` buckets.
+3. **State stays bounded.** The window kernel alone (no Spark) over the same kind of
    input in batches of 100k rows, the watermark after each: the state rows it keeps
    after each batch (``pending`` and ``acc``: open windows x keys), against the
    windows it has closed so far.
@@ -126,6 +135,54 @@ def state_growth(rows: int, keys: int, batch: int = 100_000) -> list[dict]:
     return out
 
 
+def kernel_micro_batch(rows: int, keys: int, buckets: int = 8, segment_buckets: int = 1) -> dict:
+    """One micro-batch through the window kernel, bucket by bucket (no Spark): see the module docstring."""
+    from changeflow.common.types import DataTypes as T
+    from changeflow.kernels.aggregate.functions import AggCall
+    from changeflow.kernels.aggregate.window_agg import WindowAggregate
+    from changeflow.kernels.contract import KernelBase
+    from changeflow.runtime.spark.event_time import emitted_watermarks
+    from changeflow.runtime.spark.packing import bucket_index
+    from changeflow.state.paged import DictPageStore, PagedKeyedState
+
+    names = ["window_start", "window_end", "k"]
+    rng = np.random.default_rng(7)
+    ms = event_times(rng, 1_000, rows)
+    window = ms - ms % WINDOW_MS
+
+    def stamps(values: np.ndarray) -> pd.Series:   # TIMESTAMP columns reach kernels as objects
+        return pd.Series(EPOCH + values.astype("timedelta64[ms]")).astype(object)
+
+    frame = pd.DataFrame({"window_start": stamps(window), "window_end": stamps(window + WINDOW_MS),
+                          "k": pd.array(rng.integers(0, keys, rows), dtype="Int64"),
+                          "v": pd.array(rng.integers(0, 1000, rows), dtype="Int64"),
+                          "_kind": np.zeros(rows, dtype=np.int8), "_seq": np.arange(rows, dtype=np.int64),
+                          "_sub": np.zeros(rows, dtype=np.int64)})
+    offset = int((EPOCH - np.datetime64("1970-01-01T00:00:00", "ms")).astype(np.int64))
+    marks, _, pending = emitted_watermarks((ms + offset - 2_000).astype(float), np.arange(rows), None, None, 200)
+    marks += [pending] if pending is not None else []
+    bucket = bucket_index(frame, names, buckets)
+
+    def run(b: int, one_pass: bool) -> tuple[float, int]:
+        kernel = WindowAggregate(names, [AggCall("count_star", None, T.BIGINT(False), "cnt"),
+                                         AggCall("sum", "v", T.BIGINT(), "s")], "window_end")
+        state = PagedKeyedState(DictPageStore(), names, 64)
+        rows_b = frame.loc[bucket == b].reset_index(drop=True)
+        start = time.perf_counter()
+        out = (kernel.process_with_watermarks([rows_b], list(marks), state) if one_pass else
+               KernelBase.process_with_watermarks(kernel, [rows_b], list(marks), state))
+        state.commit()
+        return time.perf_counter() - start, 0 if out is None else len(out)
+
+    one_pass = [run(b, True) for b in range(buckets)]
+    segmented = [run(b, False) for b in range(min(segment_buckets, buckets))]
+    assert all(a[1] == b[1] for a, b in zip(one_pass, segmented, strict=False)), "the two paths fired differently"
+    return {"rows": rows, "keys": keys, "buckets": buckets, "watermarks": len(marks),
+            "one_pass_s_per_bucket": [round(t, 2) for t, _ in one_pass],
+            "segment_by_segment_s_per_bucket": [round(t, 1) for t, _ in segmented],
+            "windows_fired": sum(n for _, n in one_pass)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=4_000_000)
@@ -133,13 +190,22 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=4)
     parser.add_argument("--state-rows", type=int, default=2_000_000)
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "event_time_window.json"))
+    parser.add_argument("--kernel", action="store_true", help="only one micro-batch in the kernel (no Spark)")
+    parser.add_argument("--kernel-rows", type=int, default=250_000)
+    parser.add_argument("--segment-buckets", type=int, default=1)
     args = parser.parse_args()
+    if args.kernel:
+        report = {"date": dt.date.today().isoformat(), "load_average": os.getloadavg()[0],
+                  **kernel_micro_batch(args.kernel_rows, args.keys, segment_buckets=args.segment_buckets)}
+        print(json.dumps(report, indent=1))
+        return
     spark = session.get_or_create("local[2]", {"spark.sql.shuffle.partitions": "4"})
     workdir = tempfile.mkdtemp(prefix="cf-bench-window-")
     try:
         data = os.path.join(workdir, "data")
         os.makedirs(data)
         write_files(data, args.rows, args.keys, args.files)
+        load_start = os.getloadavg()[0]   # the machine may be shared: the load goes with the figures
         spark_s = spark_baseline(spark, data, workdir)
         changeflow_s = changeflow_run(spark, data, args.rows, args.files)
         growth = state_growth(args.state_rows, args.keys)
@@ -147,6 +213,7 @@ def main() -> None:
                   "window": "TUMBLE 10 s, watermark ts - 2 s, event time 1 ms a row, up to 1 s disorder",
                   "spark_s": round(spark_s, 1), "changeflow_s": round(changeflow_s, 1),
                   "ratio": round(changeflow_s / spark_s, 2),
+                  "load_average_1min": {"start": load_start, "end": os.getloadavg()[0]},
                   "state_rows_after_batches": growth[:: max(1, len(growth) // 10)] + growth[-1:]}
         os.makedirs(os.path.dirname(args.out), exist_ok=True)
         with open(args.out, "w") as f:

@@ -44,8 +44,16 @@ without ``event_time`` is never called with a watermark (the
 ``current_watermark`` to the watermark the operator has seen so far
 (:data:`MIN_WATERMARK` before the first): the rows of a batch are processed
 against the watermark that preceded them (a row of a window the watermark has
-closed is late), then ``on_watermark`` moves it on. On Spark the watermark
-advances once per micro-batch, after its rows (``changeflow.runtime.spark.event_time``).
+closed is late), then ``on_watermark`` moves it on. On Spark a micro-batch
+carries watermarks among its rows, where the assigner emitted them
+(``changeflow.runtime.spark.event_time``; thousands in a large micro-batch): the
+host hands the kernel the batch with them in one call,
+:meth:`Kernel.process_with_watermarks` (in step 2, instead of
+``process_frames``). Its default (:class:`KernelBase`) cuts the batch at the
+watermarks' positions and calls ``process_frames`` and ``on_watermark`` in turn
+(:func:`~changeflow.kernels.watermark_batch.apply_by_segments`); a kernel may
+override it with one pass that gives the same output (the window aggregation,
+:mod:`changeflow.kernels.aggregate.window_agg`).
 
 :class:`KernelBase` gives every optional part its default (no timers, no sweep,
 nothing to flush or emit at end of input); a kernel subclasses it and overrides
@@ -60,6 +68,7 @@ from typing import Callable, Protocol
 import pandas as pd
 
 from changeflow.kernels.state import InMemoryKeyedState, KeyedState
+from changeflow.kernels.watermark_batch import apply_by_segments
 
 MAX_WATERMARK = 2**63 - 1
 """The watermark at the end of bounded input (Flink's ``Watermark.MAX_WATERMARK``, ``Long.MAX_VALUE``)."""
@@ -157,6 +166,23 @@ class Kernel(Protocol):
         """
         ...
 
+    def process_with_watermarks(self, frames: list[pd.DataFrame], watermarks: list[tuple[int, int]],
+                                state: KeyedState) -> pd.DataFrame | None:
+        """A batch's rows (as :meth:`process_frames` takes them) with the watermarks that arrived among them.
+
+        ``watermarks`` are ``(position, watermark)`` pairs, both ascending, every
+        watermark above ``current_watermark``: each follows the rows whose ``_seq``
+        is at most its position (rows without ``_seq``, DataStream records, precede
+        them all). The result must equal, row for row, :meth:`process_frames` of the
+        rows up to the first position, then :meth:`on_watermark` of the first
+        watermark with what it fires stamped at its position
+        (:func:`~changeflow.kernels.watermark_batch.stamp_fired`), and so on, then
+        the rows after the last position; rows fired by one watermark may come in
+        another order only where ``on_watermark`` gives them no order of its own.
+        On return ``current_watermark`` is the last watermark (only with ``event_time``).
+        """
+        ...
+
     def next_timer(self, state: KeyedState) -> int | None:
         """When the earliest pending processing-time timer is due (ms), or None (only with ``has_timers``)."""
         ...
@@ -224,6 +250,13 @@ class KernelBase:
 
     def process_frames(self, frames: list[pd.DataFrame], state: KeyedState) -> pd.DataFrame:
         return self.process(frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True), state)
+
+    def process_with_watermarks(self, frames: list[pd.DataFrame], watermarks: list[tuple[int, int]],
+                                state: KeyedState) -> pd.DataFrame | None:
+        """The default: segment by segment (:func:`~changeflow.kernels.watermark_batch.apply_by_segments`)."""
+        if not watermarks:
+            return self.process_frames(list(frames), state) if frames else None
+        return apply_by_segments(self, frames, watermarks, state)
 
     def next_timer(self, state: KeyedState) -> int | None:
         return None

@@ -26,6 +26,13 @@ LATE_RECORDS = "late_records"
 """The state table where an event-time kernel counts the rows it dropped as late: one row under the
 all-null key with a ``records`` count (state metrics sum it; it is not a key of the operator)."""
 
+NEXT_END = "next_end"
+"""The state table where the window aggregation keeps the earliest end of its pending windows (its
+next event-time timer): one row under the all-null key with an ``end``, not a key of the operator."""
+
+BUCKET_TABLES = frozenset({LATE_RECORDS, NEXT_END})
+"""State tables of one row per bucket under the all-null key: state metrics count no key or row of them."""
+
 
 def null_key(keys: list[str]) -> pd.DataFrame:
     """The all-null key of ``keys`` (the one empty key without key columns): where a kernel keeps what

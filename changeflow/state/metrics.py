@@ -7,7 +7,9 @@ module counts them from the pages themselves: ``summarize`` takes every
 gives the number of distinct keys over all the operator's tables, the bytes
 stored, the pages and the rows of each table, and the rows an event-time
 operator dropped as late (its ``late_records`` table: one row under the
-all-null key per bucket, holding a count, which is not a key of the operator).
+all-null key per bucket, holding a count, which is not a key of the operator;
+the other tables of :data:`~changeflow.kernels.state.BUCKET_TABLES`, kept the
+same way, are not counted).
 
 >>> import pickle
 >>> import pandas as pd
@@ -27,7 +29,7 @@ from typing import Iterable
 
 import pandas as pd
 
-from changeflow.kernels.state import LATE_RECORDS
+from changeflow.kernels.state import BUCKET_TABLES, LATE_RECORDS
 from changeflow.state.paged import INFO_PAGE
 
 
@@ -65,8 +67,9 @@ def summarize(pages: Iterable[tuple[int, bytes]], operator_id: int = -1) -> Oper
             data.append(pickle.loads(blob))
     for page in data:
         for table, frame in page.items():
-            if table == LATE_RECORDS:
-                metrics.late_records_dropped += int(frame["records"].sum()) if len(frame) else 0
+            if table in BUCKET_TABLES:
+                if table == LATE_RECORDS:
+                    metrics.late_records_dropped += int(frame["records"].sum()) if len(frame) else 0
                 continue
             metrics.rows[table] = metrics.rows.get(table, 0) + len(frame)
             if metrics.key_columns and set(metrics.key_columns) <= set(frame.columns):

@@ -20,7 +20,8 @@ as the Spark runtime does:
   :meth:`~KernelHarness.end_of_input` (for an event-time kernel the final
   watermark first, as every host does); :meth:`~KernelHarness.watermark`
   advances event time (``on_watermark``; refused by a kernel without
-  ``event_time``);
+  ``event_time``), and :meth:`~KernelHarness.process_with_watermarks` feeds a
+  batch with watermarks among its rows in one call, as the Spark host does;
 - **restarts**: :meth:`~KernelHarness.snapshot` serializes the state and
   :meth:`~KernelHarness.restore` continues from it with a fresh kernel object,
   as Spark re-creates the processor (and unpickles the kernel) every
@@ -180,6 +181,34 @@ class KernelHarness:
         if interval is not None and len(batch) and (self._sweep_due is None or self._sweep_due > self.now + interval):
             self._sweep_due = self.now + interval  # armed by input, a TTL ahead (as the runtime's TtlSweep)
         return out
+
+    def process_with_watermarks(self, records: Iterable[Row], watermarks: Iterable[tuple[int, int]]) -> list[Row]:
+        """Feed ``records`` as one batch with watermarks among them, as the Spark host hands a micro-batch over.
+
+        ``watermarks`` are ``(after, watermark)`` pairs: the watermark follows the
+        first ``after`` records of the batch. As a host does, only the watermarks
+        that move the current one on are passed; one call of the kernel's
+        ``process_with_watermarks``. Returns the changes emitted (what a watermark
+        fires after the rows before it), which must be those of :meth:`process` and
+        :meth:`watermark` called in turn.
+        """
+        self._before_call()
+        batch = self.frame(records)
+        first = int(batch[SEQ].iloc[0]) if len(batch) else self._next_seq
+        advances, current = [], self.current_watermark
+        for after, watermark in sorted(watermarks, key=lambda w: w[0]):
+            if not 0 <= after <= len(batch):
+                raise ValueError(f"a watermark after {after} records of a batch of {len(batch)}")
+            if int(watermark) > current:
+                current = int(watermark)
+                advances.append((first + int(after) - 1, current))
+        out = self.kernel.process_with_watermarks([batch] if len(batch) else [], advances, self.state)
+        self.current_watermark = current
+        self.kernel.current_watermark = current
+        interval = self.kernel.sweep_interval_ms
+        if interval is not None and len(batch) and (self._sweep_due is None or self._sweep_due > self.now + interval):
+            self._sweep_due = self.now + interval
+        return self._collect(out)
 
     def flush(self) -> list[Row]:
         """An upstream operator flushed: the kernel's ``flush``; return what it emitted."""

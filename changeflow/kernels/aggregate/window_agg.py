@@ -18,9 +18,26 @@ query's keys). The kernel
    window whose end - 1 ms the watermark has reached, ordered by window end, and
    drops those windows' state: it stays bounded by the windows still open.
 
-Output stamps: ``_seq`` is the window's end (ms), ``_sub`` the row's place
-among the rows that watermark fired in its bucket, so the windows reach the next
-operator in the order of their ends, as Flink fires them.
+The earliest end among the windows in ``pending`` is kept in the state table
+``next_end`` (one row under the all-null key, as a timer service keeps its
+earliest timer), so a watermark that closes no window reads one value instead of
+every page of ``pending``; it may be earlier than the real earliest (after a
+window's rows were all retracted), which costs a scan, never a missed window.
+
+A micro-batch on Spark carries a watermark every 200 ms of event time among
+its rows: over a fast source, thousands. :meth:`process_with_watermarks` takes
+them in one pass instead of one ``process`` and ``on_watermark`` per segment:
+each row is late against the watermark in force at its position; the others fold
+at once (a window's rows after the watermark that fires it are late, so its
+accumulators when it fires are its final ones); each due window fires at the
+first watermark that reaches its end - 1 ms, stamped at that watermark's
+position, the windows of one watermark ordered by end as :meth:`on_watermark`
+orders them.
+
+Output stamps of :meth:`on_watermark`: ``_seq`` is the window's end (ms),
+``_sub`` the row's place among the rows that watermark fired in its bucket, so
+the windows reach the next operator in the order of their ends, as Flink fires
+them (a host restamps them at the watermark's position).
 """
 
 from __future__ import annotations
@@ -34,9 +51,11 @@ from changeflow.kernels.aggregate.functions import AggCall
 from changeflow.kernels.aggregate.group_agg import GroupAggregate
 from changeflow.kernels.changelog import DELETE, INSERT, KIND, SEQ, SUB, UPDATE_AFTER
 from changeflow.kernels.contract import KernelBase
-from changeflow.kernels.state import LATE_RECORDS, KeyedState, count_late_records
+from changeflow.kernels.state import LATE_RECORDS, NEXT_END, KeyedState, count_late_records, null_key
+from changeflow.kernels.watermark_batch import FIRED_SUB, segment_of
 
 PENDING = "pending"
+_NONE = np.iinfo(np.int64).max   # next_end when no window is pending: no watermark reaches it
 
 
 def epoch_ms(values: Any) -> np.ndarray:
@@ -81,13 +100,40 @@ class WindowAggregate(KernelBase):
         return self.aggregate.output_columns
 
     def process(self, batch: pd.DataFrame, state: KeyedState) -> pd.DataFrame:
+        ends = epoch_ms(batch[self.window_end]) if len(batch) else np.zeros(0, dtype=np.int64)
+        return self._fold(batch, ends - 1 <= self.current_watermark, state)
+
+    def process_with_watermarks(self, frames: list[pd.DataFrame], watermarks: list[tuple[int, int]],
+                                state: KeyedState) -> pd.DataFrame | None:
+        """The batch and its watermarks in one pass (the module docstring): same output as segment by segment."""
+        if not watermarks:
+            return self.process_frames(frames, state) if frames else None
+        positions = np.asarray([p for p, _ in watermarks], dtype=np.int64)
+        values = np.asarray([w for _, w in watermarks], dtype=np.int64)
+        parts = [f for f in frames if len(f)]
+        if parts:
+            batch = parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
+            ends = epoch_ms(batch[self.window_end])
+            in_force = np.concatenate([[self.current_watermark], values])[
+                segment_of(batch[SEQ].to_numpy(dtype=np.int64), positions)]
+            self._fold(batch, ends - 1 <= in_force, state)
+        fired = self._fire(values, state)
+        self.current_watermark = int(values[-1])
+        if fired is None:
+            return None
+        fired, index = fired
+        fired[SEQ] = positions[index]
+        fired[SUB] = FIRED_SUB + _rank_within(index)
+        return fired
+
+    def _fold(self, batch: pd.DataFrame, late: np.ndarray, state: KeyedState) -> pd.DataFrame:
+        """Drop (and count) the ``late`` rows of ``batch``, fold the others; nothing is emitted yet."""
         if len(batch):
             kinds = batch[KIND].to_numpy()
             if self.input_insert_only and (kinds != INSERT).any():
                 raise ValueError("this window aggregation was planned for an insert-only input; got a "
                                  f"{'-D' if (kinds == DELETE).any() else 'retraction'} for window end "
                                  f"{batch[self.window_end].iloc[int(np.flatnonzero(kinds != INSERT)[0])]}")
-            late = epoch_ms(batch[self.window_end]) - 1 <= self.current_watermark
             if late.any():
                 count_late_records(state, self.keys, int(late.sum()))
                 batch = batch.loc[~late].reset_index(drop=True)
@@ -102,29 +148,76 @@ class WindowAggregate(KernelBase):
         alive = last[last[KIND].isin([INSERT, UPDATE_AFTER])].drop(columns=[KIND, SEQ, SUB])
         state.store(PENDING, pd.DataFrame(last[self.keys]).reset_index(drop=True),
                     pd.DataFrame(alive).reset_index(drop=True))
+        if len(alive):
+            earliest = int(epoch_ms(alive[self.window_end]).min())
+            known = self._next_end(state)
+            if known is not None and earliest < known:
+                self._set_next_end(state, earliest)
 
     def on_watermark(self, watermark: int, state: KeyedState) -> pd.DataFrame | None:
+        fired = self._fire(np.asarray([watermark], dtype=np.int64), state)
+        if fired is None:
+            return None
+        out = fired[0]
+        out[SEQ] = epoch_ms(out[self.window_end])
+        out[SUB] = np.arange(len(out), dtype=np.int64)
+        return out
+
+    def _fire(self, watermarks: np.ndarray, state: KeyedState) -> tuple[pd.DataFrame, np.ndarray] | None:
+        """Fire the windows the ascending ``watermarks`` close; drop their state.
+
+        Returns the fired rows (output columns, ``+I``), ordered by the watermark
+        that fires each (its index, also returned) and then by window end, or None.
+        """
+        known = self._next_end(state)
+        if known is not None and known - 1 > watermarks[-1]:
+            return None   # no pending window ends by the last watermark: no scan
         pending = state.scan(PENDING)
         if not len(pending):
+            self._set_next_end(state, None)
             return None
         ends = epoch_ms(pending[self.window_end])
-        due = ends - 1 <= watermark
+        due = ends - 1 <= watermarks[-1]
+        self._set_next_end(state, int(ends[~due].min()) if (~due).any() else None)
         if not due.any():
             return None
-        fired = pending.loc[due].assign(_end=ends[due]).sort_values("_end", kind="stable").reset_index(drop=True)
+        index = np.searchsorted(watermarks, ends[due] - 1, side="left")
+        order = np.lexsort((ends[due], index))   # by watermark, then by end (stable: scan order among equals)
+        fired = pending.loc[due].iloc[order].reset_index(drop=True)
         keys = fired[self.keys]
         empty = keys.iloc[:0]
         for table in [PENDING, *self.aggregate.state_tables]:
             state.store(table, keys, empty)
-        out = fired.drop(columns=["_end"]).assign(**{KIND: np.full(len(fired), INSERT, dtype=np.int8)})
-        out[SEQ] = fired["_end"].to_numpy(dtype=np.int64)
-        out[SUB] = np.arange(len(fired), dtype=np.int64)
-        return out[[c for c in self.output_columns]]
+        out = fired.assign(**{KIND: np.full(len(fired), INSERT, dtype=np.int8),
+                              SEQ: np.zeros(len(fired), dtype=np.int64), SUB: np.zeros(len(fired), dtype=np.int64)})
+        return out[list(self.output_columns)], index[order]
+
+    def _next_end(self, state: KeyedState) -> int | None:
+        """The earliest end (ms) a window in ``pending`` may have; None when not known (state without it)."""
+        row = state.load(NEXT_END, null_key(self.keys))
+        if not len(row):
+            return None
+        return int(row["end"].iloc[0])
+
+    def _set_next_end(self, state: KeyedState, end: int | None) -> None:
+        """Keep ``end`` as the earliest pending window end (None: no window pending)."""
+        key = null_key(self.keys)
+        state.store(NEXT_END, key, key.assign(end=np.asarray([_NONE if end is None else end], dtype=np.int64)))
 
     def late_records(self, state: KeyedState) -> int:
         """How many rows this kernel dropped as late (in ``state``'s buckets)."""
         rows = state.scan(LATE_RECORDS)
         return int(rows["records"].sum()) if len(rows) else 0
+
+
+def _rank_within(groups: np.ndarray) -> np.ndarray:
+    """Each element's place among the equal ones before it, for ``groups`` sorted ascending.
+
+    >>> _rank_within(np.array([0, 0, 2, 2, 2])).tolist()
+    [0, 1, 0, 1, 2]
+    """
+    starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]]) if len(groups) else np.zeros(0, np.int64)
+    return np.arange(len(groups), dtype=np.int64) - np.repeat(starts, np.diff(np.r_[starts, len(groups)]))
 
 
 __all__ = ["WindowAggregate", "epoch_ms"]

@@ -47,15 +47,14 @@ from __future__ import annotations
 import pickle
 from typing import Any, Iterator
 
-import numpy as np
 import pandas as pd
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
 from pyspark.sql.types import BinaryType, LongType, StructField, StructType
 
-from changeflow.kernels.changelog import SEQ, SUB
 from changeflow.kernels.contract import (MAX_WATERMARK, MIN_WATERMARK, HostClock, Kernel, concat_outputs,
                                         end_of_input_output)
 from changeflow.kernels.rowtime_mini_batch import passes
+from changeflow.kernels.watermark_batch import stamp_fired
 from changeflow.runtime.spark.control_rows import Control, control_rows, split_payloads
 from changeflow.runtime.spark.deferred_processor import declare_state
 from changeflow.plan.flush_policy import FlushPolicy, flushes_from_timers
@@ -355,21 +354,13 @@ class KernelProcessor(StatefulProcessor):
                  state: PagedKeyedState) -> pd.DataFrame | None:
         """The batch's rows and watermarks in position order: the rows up to a watermark's position, then it.
 
-        What a watermark fires is stamped with its position (after the rows
-        there), so the next operator sees it before the watermark too.
+        One call of the kernel contract's ``process_with_watermarks``: what a
+        watermark fires is stamped with its position (after the rows there), so
+        the next operator sees it before the watermark too.
         """
-        outputs = []
-        for position, watermark in advances:
-            # DataStream records carry no position (_seq): a micro-batch's records precede its watermarks.
-            before = [_rows(f, f[SEQ].to_numpy() <= position) if SEQ in f.columns else f for f in frames]
-            frames = [_rows(f, f[SEQ].to_numpy() > position) if SEQ in f.columns else f.iloc[:0] for f in frames]
-            if any(len(f) for f in before):
-                outputs.append(self.kernel.process_frames([f for f in before if len(f)], state))
-            outputs.append(_stamped(self.kernel.on_watermark(watermark, state), position))
-            self.kernel.current_watermark = watermark
-        if any(len(f) for f in frames):
-            outputs.append(self.kernel.process_frames([f for f in frames if len(f)], state))
-        return concat_outputs(*outputs)
+        if advances:
+            return self.kernel.process_with_watermarks(frames, advances, state)
+        return self.kernel.process_frames(frames, state) if frames else None
 
     def _signals(self, control: Control | None, state: PagedKeyedState) -> pd.DataFrame | None:
         """The kernel's output for the batch's signals: ``flush`` on an upstream flush, ``end_of_input`` once.
@@ -390,7 +381,7 @@ class KernelProcessor(StatefulProcessor):
             self.ended_state.update((pickle.dumps(after, protocol=5),))
         if self.sources <= after and not self.sources <= before:
             ended = end_of_input_output(self.kernel, state)
-            out = concat_outputs(out, _stamped(ended, END_POSITION) if self.kernel.event_time else ended)
+            out = concat_outputs(out, stamp_fired(ended, END_POSITION) if self.kernel.event_time else ended)
         return out
 
     def close(self) -> None:
@@ -399,20 +390,6 @@ class KernelProcessor(StatefulProcessor):
 
 # Where what fires at the end of input goes: after every position a source can stamp.
 END_POSITION = 1 << 62
-_FIRED_SUB = 1 << 40   # what a watermark fires follows the outputs of the row at its position
-
-
-def _stamped(fired: pd.DataFrame | None, position: int) -> pd.DataFrame | None:
-    """What a watermark (or the end of input) fired, stamped to follow the rows before ``position``."""
-    if fired is None or not len(fired) or SEQ not in fired.columns:
-        return fired
-    return fired.assign(**{SEQ: np.full(len(fired), position, dtype=np.int64),
-                           SUB: _FIRED_SUB + np.arange(len(fired), dtype=np.int64)})
-
-
-def _rows(frame: pd.DataFrame, mask: np.ndarray) -> pd.DataFrame:
-    """The rows of ``frame`` where ``mask`` holds."""
-    return frame.loc[mask]
 
 
 def _combined(seen: dict[int, int], assigners: frozenset) -> int:

@@ -62,7 +62,7 @@ def main() -> None:
     for row in axes:
         row[0].legend(fontsize=8)
     fig.suptitle("Sink upsert materializer: 10k records under one key, payload 250 bytes "
-                 "(machine load per run: see README)")
+                 "(machine load per run: see docs/benchmarks.md)")
     fig.tight_layout()
     out = os.path.join(os.path.dirname(HERE), "docs", "materializer_throughput.png")
     os.makedirs(os.path.dirname(out), exist_ok=True)

@@ -41,7 +41,7 @@ BEGIN STATEMENT SET\t\tBegins a statement set. Syntax: "BEGIN STATEMENT SET;"
 END                \t\tEnds a statement set. Syntax: "END;"
 
 Hint: Make sure that a statement ends with ";" for finalizing (multi-line) statements.
-The SQL changeflow runs: the "SQL" section of changeflow's README."""  # noqa: E501  (Flink's layout)
+The SQL changeflow runs: docs/sql.md in changeflow's repository."""  # noqa: E501  (Flink's layout)
 
 
 class Quit(Exception):

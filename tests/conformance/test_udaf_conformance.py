@@ -46,7 +46,7 @@ cloudpickle.register_pickle_by_value(sys.modules[__name__])
 E = types.SimpleNamespace(col=col, lit=lit, DataTypes=_Types, Row=Row, udaf=udaf, udtaf=udtaf,
                           AggregateFunction=AggregateFunction, TableAggregateFunction=TableAggregateFunction)
 
-# Flink refuses these in batch mode; changeflow runs them (README: where changeflow differs).
+# Flink refuses these in batch mode; changeflow runs them (docs/differences.md).
 BEYOND_FLINK = {"batch_udaf_group_by": "udaf_two_phase", "batch_udtaf_top2": "udtaf_top2"}
 
 

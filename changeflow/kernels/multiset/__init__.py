@@ -8,7 +8,7 @@ one batch loads and writes its state rows, and :mod:`.rows` for the row tuples
 (:mod:`changeflow.kernels.materializer`) and by deduplication over retracting
 input (:mod:`changeflow.kernels.rank.deduplicate_retract`). FIRST_VALUE/LAST_VALUE
 with retraction keep a list per key instead: measured on the paged state Spark
-runs on, the list was faster except for single keys of ~100,000 values (README).
+runs on, the list was faster except for single keys of ~100,000 values (docs/benchmarks.md).
 """
 
 from changeflow.kernels.multiset.ordered import MultisetSession, OrderedMultiset

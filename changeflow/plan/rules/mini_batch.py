@@ -31,7 +31,7 @@ from changeflow.plan.rules import Rule
 
 # The operators whose mini-batch assigner works in row time (Flink's requireWatermark with
 # mini-batch on). Flink's event-time OVER aggregation, interval join and rowtime deduplication
-# require one too; changeflow does not filter their watermarks yet (README, differences).
+# require one too; changeflow does not filter their watermarks yet (docs/differences.md).
 _NEEDS_WATERMARK = (WindowAggregate,)
 
 

@@ -69,7 +69,7 @@ ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvi
 NO_DATA_BATCHES = "spark.sql.streaming.noDataMicroBatches.enabled"
 
 # Checkpoint settings every changeflow query starts with, unless the session sets the key itself
-# (benchmarks/checkpoint_size.py measures them; README "Checkpoint size"). A changeflow operator keeps
+# (benchmarks/checkpoint_size.py measures them; docs/benchmarks.md "Checkpoint size"). A changeflow operator keeps
 # its state in pages (runtime/spark/processor.py), so a micro-batch that touches keys across the
 # key space rewrites about all of it: every retained micro-batch costs about the live state's size.
 # Spark retains 100 micro-batches, and deletes older ones only in its state maintenance, every 60 s

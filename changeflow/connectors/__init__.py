@@ -1,5 +1,5 @@
-"""Connectors: ``filesystem``, ``print``, ``blackhole``, ``datagen``, ``jdbc`` and ``materialized`` tables of
-``CREATE TABLE``.
+"""Connectors: ``filesystem``, ``print``, ``blackhole``, ``datagen``, ``nexmark``, ``jdbc`` and ``materialized``
+tables of ``CREATE TABLE``.
 
 A connector object is created when a table is read (``create_source``) or
 written (``create_sink``), which is when its options are checked, as in
@@ -20,6 +20,7 @@ from changeflow.connectors.formats import BadRecordError
 from changeflow.connectors.jdbc_sink import JdbcSink
 from changeflow.connectors.jdbc_source import JdbcSource
 from changeflow.connectors.materialized import MaterializedSink, MaterializedSource
+from changeflow.connectors.nexmark import NexmarkSource
 from changeflow.connectors.options import ConnectorError, failure
 from changeflow.connectors.print_sink import PrintSink
 
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from changeflow.plan.nodes import Sink
 
 _SOURCES = {"filesystem": FileSystemSource, "datagen": DataGenSource, "materialized": MaterializedSource,
-            "jdbc": JdbcSource}
+            "jdbc": JdbcSource, "nexmark": NexmarkSource}
 _SINKS = {"filesystem": FileSystemSink, "print": PrintSink, "blackhole": BlackholeSink,
           "materialized": MaterializedSink, "jdbc": JdbcSink}
 
@@ -95,5 +96,6 @@ def _describe(node) -> str:
 
 
 __all__ = ["BadRecordError", "BlackholeSink", "ConnectorError", "DataGenSource", "FileSystemSink",
-           "FileSystemSource", "JdbcSink", "JdbcSource", "MaterializedSink", "MaterializedSource", "PrintSink",
+           "FileSystemSource", "JdbcSink", "JdbcSource", "MaterializedSink", "MaterializedSource", "NexmarkSource",
+           "PrintSink",
            "check_sink_input", "create_sink", "create_source", "identifier"]

@@ -151,6 +151,12 @@ def _next_base0_auction_id(c: NexmarkConfig, event_id: np.ndarray, rng: np.rando
     return low + rng.integers(0, last - low + 1 + AUCTION_ID_LEAD)
 
 
+def _hot_id(base0: np.ndarray) -> np.ndarray:
+    """``(id / HOT_RATIO) * HOT_RATIO`` with Java's division (toward zero: a -1 id, when a proportion is 0,
+    gives 0, not -100)."""
+    return np.where(base0 < 0, -((-base0) // HOT_RATIO), base0 // HOT_RATIO) * HOT_RATIO
+
+
 def _hot(ratio: int, n: int, rng: np.random.Generator) -> np.ndarray:
     """``random.nextInt(ratio) > 0``: hot with probability ``1 - 1/ratio``."""
     return rng.integers(0, ratio, size=n) > 0
@@ -259,7 +265,7 @@ def _auctions(c: NexmarkConfig, event_id: np.ndarray, event_number: np.ndarray, 
               rng: np.random.Generator) -> dict:
     n = len(event_id)
     hot = _hot(c.hot_sellers_ratio, n, rng)
-    hot_seller = (last_base0_person_id(c, event_id) // HOT_RATIO) * HOT_RATIO
+    hot_seller = _hot_id(last_base0_person_id(c, event_id))
     seller = np.where(hot, hot_seller, _next_base0_person_id(c, event_id, rng)) + FIRST_PERSON_ID
     category = FIRST_CATEGORY_ID + rng.integers(0, NUM_CATEGORIES, size=n)
     initial_bid = _price(n, rng)
@@ -279,10 +285,10 @@ def _auctions(c: NexmarkConfig, event_id: np.ndarray, event_number: np.ndarray, 
 def _bids(c: NexmarkConfig, event_id: np.ndarray, ts: np.ndarray, rng: np.random.Generator) -> dict:
     n = len(event_id)
     hot = _hot(c.hot_auction_ratio, n, rng)
-    hot_auction = (last_base0_auction_id(c, event_id) // HOT_RATIO) * HOT_RATIO
+    hot_auction = _hot_id(last_base0_auction_id(c, event_id))
     auction = np.where(hot, hot_auction, _next_base0_auction_id(c, event_id, rng)) + FIRST_AUCTION_ID
     hot = _hot(c.hot_bidders_ratio, n, rng)
-    hot_bidder = (last_base0_person_id(c, event_id) // HOT_RATIO) * HOT_RATIO + 1
+    hot_bidder = _hot_id(last_base0_person_id(c, event_id)) + 1
     # FIRST_PERSON_ID is added twice, as nexmark's BidGenerator does: bidder ids are person ids + 1000.
     bidder = np.where(hot, hot_bidder, _next_base0_person_id(c, event_id, rng)) + 2 * FIRST_PERSON_ID
     price = _price(n, rng)

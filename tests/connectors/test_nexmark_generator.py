@@ -136,3 +136,26 @@ def test_arrow_columns_null_the_other_kinds():
     first_bid = bid[kinds.index(2)]
     assert list(first_bid) == ["auction", "bidder", "price", "channel", "url", "dateTime", "extra"]
     assert first_bid["dateTime"].isoformat() == "1970-01-01T00:00:00"  # event 2: (2 + 1) * 100 µs, in ms
+
+
+def test_a_zero_proportion_divides_as_java():
+    events = _generator(person_proportion=0).events(0, 1000)
+    assert (events.event_type != 0).all()
+    # lastBase0PersonId is -1 without persons: Java's -1 / 100 * 100 is 0, so hot sellers are 1000.
+    assert set(events.auction["seller"][events.auction["seller"] % 100 == 0].tolist()) == {1000}
+
+
+def test_the_stream_reader_of_an_unbounded_source_never_ends():
+    pytest.importorskip("pyspark")
+    from pyspark.sql.streaming.datasource import ReadMaxRows
+
+    from changeflow.runtime.spark.datagen_source import _Reader
+
+    source = _source(**{"base-time": "0"})
+    physical = tuple((c.name, c.data_type) for c in source.table.schema.physical_columns())
+    reader = _Reader(source, physical, rows_per_batch=1000, end_of_input=False, partitions_per_batch=2)
+    assert reader.latestOffset({"row": 10**12}, ReadMaxRows(1000)) == {"row": 10**12 + 1000}
+    [partition] = reader.partitions({"row": 5}, {"row": 25})
+    [batch] = list(reader.read(partition))
+    assert batch.column("_seq").to_pylist() == list(range(5, 25))
+    assert batch.column("event_type").to_pylist() == source.generator.events(5, 20).event_type.tolist()

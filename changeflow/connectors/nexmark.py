@@ -185,6 +185,8 @@ def _struct(events: Events, name: str, struct_type: pa.DataType) -> pa.Array:
         if role == "ts":  # epoch milliseconds -> TIMESTAMP(3) (UTC wall-clock time, as nexmark's Instant)
             children.append(pa.array(np.asarray(values, dtype=np.int64) * 1000, type=pa.timestamp("us"))
                             .cast(arrow_field.type))
+        elif isinstance(values, pa.Array):  # strings: built as Arrow by the generator
+            children.append(values if values.type == arrow_field.type else values.cast(arrow_field.type))
         else:
             children.append(pa.array(values, type=arrow_field.type))
     compact = pa.StructArray.from_arrays(children, fields=list(struct_type))

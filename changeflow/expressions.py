@@ -235,6 +235,8 @@ class Call(Expression):
             return f"{self.args[0]} {self.function.replace('_', ' ').upper()}"
         if self.function == "cast":
             return f"CAST({self.args[0]} AS {self.constant_arg(1)})"
+        if self.function == "get_field":  # a ROW's field, as Flink prints it
+            return f"{self.args[0]}.{self.constant_arg(1)}"
         return f"{self.function.upper()}({', '.join(str(a) for a in self.args)})"
 
 

@@ -324,6 +324,8 @@ def arrow_type(t):
         return pa.decimal128(*t.params)
     if t.root == "ARRAY":
         return pa.list_(arrow_type(t.element))
+    if t.root == "ROW":
+        return pa.struct([pa.field(n, arrow_type(f)) for n, f in t.params])
     raise TypeError(f"type {t} cannot be stored in a file")
 
 

@@ -335,6 +335,17 @@ def _unix_timestamp(expr: Call, args: list[DataType]) -> DataType:
     return DataTypes.BIGINT(bool(args) and _nullable(args))
 
 
+def _get_field(expr: Call, args: list[DataType]) -> DataType:
+    """``row.field``: the field's type, nullable when the row is."""
+    name = expr.constant_arg(1)
+    if args[0].root != "ROW":
+        raise PlanError(f"cannot access field '{name}' of {expr.args[0]}: it is {args[0]}, not a ROW")
+    fields = dict(args[0].params)
+    if name not in fields:
+        raise PlanError(f"ROW {expr.args[0]} has no field '{name}'; its fields: {', '.join(fields)}")
+    return fields[name].with_nullable(fields[name].nullable or args[0].nullable)
+
+
 def _current_watermark(expr: Call, args: list[DataType]) -> DataType:
     """CURRENT_WATERMARK(rowtime): the watermark as the rowtime's type, no longer a time attribute, nullable.
 
@@ -372,6 +383,7 @@ SCALAR_FUNCTIONS = {
     "to_timestamp": _fixed(DataTypes.TIMESTAMP(3, True)), "to_date": _fixed(DataTypes.DATE(True)),
     "date_format": _date_format, "extract": _extract, "unix_timestamp": _unix_timestamp,
     "from_unixtime": _fixed(DataTypes.STRING(True)), "current_watermark": _current_watermark,
+    "get_field": _get_field,
 }
 
 

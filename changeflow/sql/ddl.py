@@ -259,15 +259,22 @@ def _table_elements(cur: Cursor, start: int, stop: int) -> DeclaredSchema:
         if watermark.column not in names:
             raise DdlError(f"The rowtime attribute field '{watermark.column}' is not defined in the table schema. "
                            f"Available fields: {names}")
-        rowtime = columns[names.index(watermark.column)].data_type
-        if rowtime.root != "TIMESTAMP":
-            raise DdlError(f"Invalid data type of time field for watermark definition. The field must be of type "
-                           f"TIMESTAMP(p) or TIMESTAMP_LTZ(p), the supported precision 'p' is from 0 to 3, "
-                           f"but the time field type is {rowtime}")
+        rowtime = columns[names.index(watermark.column)]
+        # A computed column's type is known once it is planned: table_plan checks it then.
+        if rowtime.expression is None:
+            check_rowtime_type(rowtime.data_type)
     # A primary key's columns are NOT NULL (Flink's DESCRIBE shows null = FALSE).
     columns = [DeclaredColumn(c.name, c.data_type.with_nullable(False), c.type_text, c.expression,
                               c.display_expression, c.proctime) if c.name in primary_key else c for c in columns]
     return DeclaredSchema(tuple(columns), primary_key, watermark)
+
+
+def check_rowtime_type(data_type: DataType) -> None:
+    """Fail, with Flink's message, unless ``data_type`` can be a watermark's time column."""
+    if data_type.root != "TIMESTAMP":
+        raise DdlError(f"Invalid data type of time field for watermark definition. The field must be of type "
+                       f"TIMESTAMP(p) or TIMESTAMP_LTZ(p), the supported precision 'p' is from 0 to 3, "
+                       f"but the time field type is {data_type}")
 
 
 def _primary_key(cur: Cursor) -> tuple[str, ...]:

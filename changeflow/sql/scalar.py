@@ -18,10 +18,11 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from changeflow.common.types import DataType, DataTypes
-from changeflow.expressions import Agg, Call, Column, Expression, Literal, UserCall
+from changeflow.expressions import Agg, Call, Expression, Literal, UserCall
 from changeflow.functions import UserFunction
 from changeflow.sql import json_functions, user_functions
 from changeflow.sql.errors import SqlError, located, unsupported
+from changeflow.sql.row_fields import column_or_field
 from changeflow.sql.type_names import cast_type
 
 
@@ -189,7 +190,7 @@ class ExpressionTranslator:
             niladic = _NILADIC.get(node.name.upper())
             if niladic and not node.table and not node.this.quoted:
                 return Call(niladic, ())  # LOCALTIMESTAMP and the like take no parentheses
-            return Column(self.scope.lookup(node, self.sql))
+            return column_or_field(self.scope, node, self.sql)
         if isinstance(node, (exp.Literal, exp.Boolean, exp.Null)):
             return literal(node, self.sql)
         if isinstance(node, exp.Func):

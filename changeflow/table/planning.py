@@ -28,6 +28,7 @@ from changeflow.plan.nodes import PlanNode, Project, Sink, Source
 from changeflow.plan.rules.sink_materialize import MaterializeSettings, plan_sink
 from changeflow.plan.type_inference import PlanError
 from changeflow.sql import statements
+from changeflow.sql.ddl import check_rowtime_type
 from changeflow.sql.planner import plan_query
 from changeflow.table.settings import EnvironmentSettings
 
@@ -111,6 +112,7 @@ class PlanningContext:
             raise PlanError(f"WATERMARK FOR {wm.column} AS SOURCE_WATERMARK() (table {table.name}) is not supported: "
                             f"no changeflow source emits watermarks of its own; declare the watermark as an "
                             f"expression, e.g. WATERMARK FOR {wm.column} AS {wm.column} - INTERVAL '5' SECOND")
+        check_rowtime_type(plan.type_map()[wm.column])  # a computed column's type is known only now
         over = plan
         project = self._plan_over(f"SELECT ({wm.expression}) AS `__watermark` FROM `{hidden}`", hidden, over)
         assert isinstance(project, Project), "a one-column SELECT plans as a projection"

@@ -242,6 +242,7 @@ _SCALAR = {
     "current_date": lambda e, a: F.current_date(), "to_timestamp": _to_timestamp, "to_date": _to_date,
     "date_format": lambda e, a: F.date_format(a[0], _literal_value(e.args[1], "DATE_FORMAT's format")),
     "extract": _extract, "unix_timestamp": _unix_timestamp, "from_unixtime": _from_unixtime,
+    "get_field": lambda e, a: a[0].getField(_literal_value(e.args[1], "a ROW field's name")),
 }
 
 

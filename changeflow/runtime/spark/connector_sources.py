@@ -4,7 +4,8 @@ The files of a bounded filesystem table are read once; their rows take the
 path of any bounded source (:mod:`.sources`): a batch frame, or in streaming
 mode Parquet files of ``rows_per_batch`` rows, one per micro-batch. A bounded
 datagen table is generated on the executors instead, by row ranges
-(:mod:`.datagen_source`), with the same ``_seq`` and micro-batches; a ``jdbc``
+(:mod:`.datagen_source`), with the same ``_seq`` and micro-batches (a nexmark
+table too, bounded or not); a ``jdbc``
 table is read on the executors, a partition per query (:mod:`.jdbc_source`). Processing-time columns
 (``pt AS PROCTIME()``) are stamped by Spark when each micro-batch runs.
 
@@ -31,7 +32,7 @@ from changeflow.connectors.kafka import KafkaSource
 
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.plan.nodes import Source
-from changeflow.runtime.spark.datagen_source import datagen_batch_frame, datagen_stream, is_bounded_datagen
+from changeflow.runtime.spark.datagen_source import datagen_batch_frame, datagen_stream, is_bounded_datagen, is_nexmark
 from changeflow.runtime.spark.jdbc_source import is_jdbc, jdbc_frame
 from changeflow.runtime.spark.spark_types import struct
 
@@ -90,6 +91,10 @@ def connector_stream_frame(spark: SparkSession, node: Source, directory: str, ro
                            end_of_input: bool = False) -> DataFrame:
     from changeflow.runtime.spark.sources import bounded_changes, stream_frame
 
+    if is_nexmark(node.payload) and not node.payload.bounded:  # generated on the executors, without an end
+        physical = Source(node.name, _physical_schema(node), "connector", node.payload)
+        rows = datagen_stream(spark, node.payload, physical.schema, rows_per_batch, False)
+        return _with_proctime(bounded_changes(rows, physical, False), node, _proctime(node), [KIND, SEQ, SUB])
     if not node.payload.bounded:
         if isinstance(node.payload, KafkaSource):
             from changeflow.runtime.spark.kafka_source import kafka_stream

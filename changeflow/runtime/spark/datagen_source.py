@@ -1,8 +1,9 @@
-"""A bounded ``datagen`` table on Spark, generated on the executors a range of rows at a time.
+"""A bounded ``datagen`` or a ``nexmark`` table on Spark, generated on the executors a range of rows at a time.
 
 Row ``i`` of a datagen table is a function of ``i`` (:mod:`changeflow.connectors.datagen`),
-so the source never exists whole anywhere: memory is that of one Arrow batch per
-task, whatever ``number-of-rows`` says.
+as event ``i`` of a nexmark table (:mod:`changeflow.connectors.nexmark`), so the
+source never exists whole anywhere: memory is that of one Arrow batch per task,
+whatever ``number-of-rows`` or ``events.num`` says.
 
 - Batch: ``spark.range(n)`` cut into partitions; each partition's indexes become
   rows in the Python workers (``mapInArrow``). ``_seq`` is the row index.
@@ -12,7 +13,9 @@ task, whatever ``number-of-rows`` says.
   so micro-batch boundaries (mini-batch bundles) and ``_seq`` (the index) are the
   same as there. With ``end_of_input`` one more micro-batch holds the source's
   end-of-input control row (:mod:`.control_rows`). A resumed query regenerates
-  its rows from the checkpointed offset.
+  its rows from the checkpointed offset. An unbounded nexmark table
+  (``events.num`` = 0) is the same stream without an end: every micro-batch takes
+  ``rows_per_batch`` more events.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from pyspark.sql.streaming.datasource import ReadMaxRows, SupportsTriggerAvailab
 
 from changeflow.connectors.datagen import DataGenSource
 from changeflow.connectors.formats import arrow_type
+from changeflow.connectors.nexmark import NexmarkSource
 from changeflow.kernels.changelog import SEQ
 from changeflow.runtime.spark.spark_types import struct
 
@@ -38,7 +42,11 @@ _MAX_PARTITIONS = 100_000        # ...unless that needs more partitions than thi
 
 
 def is_bounded_datagen(connector) -> bool:
-    return isinstance(connector, DataGenSource) and connector.bounded
+    return isinstance(connector, (DataGenSource, NexmarkSource)) and connector.bounded
+
+
+def is_nexmark(connector) -> bool:
+    return isinstance(connector, NexmarkSource)
 
 
 def _spark_schema(physical, all_nullable: bool) -> T.StructType:
@@ -55,19 +63,22 @@ def _arrow_schema(physical, all_nullable: bool) -> pa.Schema:
     return pa.schema([pa.field(f.name, a, f.nullable) for f, a in zip(spark.fields, types, strict=True)])
 
 
-def _batches(connector: DataGenSource, physical, start: int, end: int, all_nullable: bool = False):
+def _batches(connector: DataGenSource | NexmarkSource, physical, start: int, end: int, all_nullable: bool = False):
     """Rows ``start .. end - 1`` as Arrow record batches of at most ROWS_PER_ARROW_BATCH rows."""
     schema = _arrow_schema(physical, all_nullable)
     for first in range(start, end, ROWS_PER_ARROW_BATCH):
         count = min(ROWS_PER_ARROW_BATCH, end - first)
-        arrays = [pa.array(c, type=arrow_type(t))
-                  for c, (_, t) in zip(connector.columns(first, count), physical, strict=True)]
+        if isinstance(connector, NexmarkSource):  # built as Arrow arrays (ROWs) by the generator
+            arrays = connector.arrow_columns(first, count)
+        else:
+            arrays = [pa.array(c, type=arrow_type(t))
+                      for c, (_, t) in zip(connector.columns(first, count), physical, strict=True)]
         arrays.append(pa.array(range(first, first + count), type=pa.int64()))
         yield pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
-def datagen_batch_frame(spark: SparkSession, connector: DataGenSource, physical) -> DataFrame:
-    """The bounded datagen table as a batch DataFrame of its connector's columns and ``_seq``."""
+def datagen_batch_frame(spark: SparkSession, connector: DataGenSource | NexmarkSource, physical) -> DataFrame:
+    """The bounded datagen or nexmark table as a batch DataFrame of its connector's columns and ``_seq``."""
     n = connector.total_rows
     parallelism = spark.sparkContext.defaultParallelism
     partitions = max(1, min(max(math.ceil(n / _ROWS_PER_PARTITION), min(parallelism, math.ceil(n / 10_000))),
@@ -98,7 +109,7 @@ class _Range(InputPartition):
 class _Reader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """Offsets ``{"row": i}``: the next row index; row ``row_count`` is the end-of-input marker."""
 
-    def __init__(self, connector: DataGenSource, physical, rows_per_batch: int, end_of_input: bool,
+    def __init__(self, connector: DataGenSource | NexmarkSource, physical, rows_per_batch: int, end_of_input: bool,
                  partitions_per_batch: int) -> None:
         self.connector, self.physical = connector, physical
         self.rows_per_batch, self.end_of_input = rows_per_batch, end_of_input
@@ -111,10 +122,13 @@ class _Reader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return ReadMaxRows(self.rows_per_batch)
 
     def latestOffset(self, start: dict, limit) -> dict:
-        row, n = start["row"], self.connector.total_rows
+        row = start["row"]
+        # At most rows_per_batch rows whatever the limit: a micro-batch is a bundle.
+        step = min(self.rows_per_batch, limit.max_rows) if isinstance(limit, ReadMaxRows) else self.rows_per_batch
+        if self.connector.row_count is None:  # an unbounded nexmark stream: always more events
+            return {"row": row + step}
+        n = self.connector.total_rows
         if row < n:
-            # At most rows_per_batch rows whatever the limit: a micro-batch is a bundle.
-            step = min(self.rows_per_batch, limit.max_rows) if isinstance(limit, ReadMaxRows) else self.rows_per_batch
             return {"row": min(n, row + step)}
         if row == n and self.end_of_input:
             return {"row": n + 1}  # the marker micro-batch, alone after the last data
@@ -133,7 +147,10 @@ class _Reader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def read(self, partition: _Range):
         from changeflow.runtime.spark.control_rows import END_OF_INPUT
 
-        n = self.connector.total_rows
+        n = self.connector.row_count
+        if n is None:  # unbounded
+            yield from _batches(self.connector, self.physical, partition.start, partition.end)
+            return
         yield from _batches(self.connector, self.physical, partition.start, min(partition.end, n), self.end_of_input)
         if partition.end > n:  # the end-of-input marker: every column null
             schema = _arrow_schema(self.physical, True)
@@ -162,9 +179,9 @@ class _DataGenStream(DataSource):
         return _Reader(*self.settings)
 
 
-def datagen_stream(spark: SparkSession, connector: DataGenSource, physical, rows_per_batch: int,
+def datagen_stream(spark: SparkSession, connector: DataGenSource | NexmarkSource, physical, rows_per_batch: int,
                    end_of_input: bool) -> DataFrame:
-    """The bounded datagen table as a stream of its connector's columns and ``_seq``."""
+    """The datagen (bounded) or nexmark table as a stream of its connector's columns and ``_seq``."""
     schema = _spark_schema(physical, end_of_input)
     name = f"changeflow_datagen_{uuid.uuid4().hex}"
     partitions = max(1, spark.sparkContext.defaultParallelism)

@@ -30,6 +30,7 @@ import decimal
 import numpy as np
 
 from changeflow.catalog import CatalogTable
+from changeflow.connectors.generated_rows import GeneratedRows
 from changeflow.connectors.options import ConnectorError, check_keys, failure, integer, number
 
 BLOCK = 4096  # rows generated from one seeded random generator (row i is in block i // BLOCK)
@@ -138,8 +139,10 @@ class _Field:
         return values
 
 
-class DataGenSource:
+class DataGenSource(GeneratedRows):
     """Generated rows; ``row_count`` is ``None`` for an unbounded source."""
+
+    connector = "datagen"
 
     def __init__(self, table: CatalogTable, streaming: bool) -> None:
         columns = table.schema.physical_columns()
@@ -163,17 +166,6 @@ class DataGenSource:
             raise ConnectorError(f"Querying an unbounded table '{table.name}' in batch mode is not allowed. The table "
                                  "source is unbounded: set 'number-of-rows' or a sequence field to bound it.")
         self.table = table
-
-    @property
-    def bounded(self) -> bool:
-        return self.row_count is not None
-
-    @property
-    def total_rows(self) -> int:
-        """``row_count`` of a bounded source (an unbounded one has no total: an error)."""
-        if self.row_count is None:
-            raise ValueError(f"the datagen source '{self.table.name}' is unbounded: it has no total row count")
-        return self.row_count
 
     def columns(self, start: int, count: int) -> list[list]:
         """The values of rows ``start .. start + count - 1``, one list per field (``None`` for null).

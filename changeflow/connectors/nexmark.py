@@ -34,6 +34,7 @@ import numpy as np
 from changeflow.catalog import CatalogTable
 from changeflow.config.memory_size import parse_memory_size
 from changeflow.connectors.nexmark_generator import AUCTION, BID, PERSON, Events, NexmarkConfig, NexmarkGenerator
+from changeflow.connectors.generated_rows import GeneratedRows
 from changeflow.connectors.options import ConnectorError, boolean, check_keys, duration_ms, failure, integer
 
 if TYPE_CHECKING:
@@ -74,8 +75,10 @@ def _bytes(table: CatalogTable, key: str, default: int) -> int:
         raise failure(table, False, f"Could not parse value '{text}' for key '{key}': {e}") from None
 
 
-class NexmarkSource:
+class NexmarkSource(GeneratedRows):
     """Nexmark's events; ``row_count`` is ``None`` for an unbounded source (``events.num`` = 0)."""
+
+    connector = "nexmark"
 
     def __init__(self, table: CatalogTable, streaming: bool) -> None:
         check_keys(table, False, "nexmark", _OPTIONS)
@@ -135,17 +138,6 @@ class NexmarkSource:
         if data_type.root != "ROW" or [f for f, _ in data_type.params] != want:
             raise failure(self.table, False, f"column '{name}' must be ROW<{', '.join(want)}> as in nexmark's "
                                              f"DDL, got {data_type}")
-
-    @property
-    def bounded(self) -> bool:
-        return self.row_count is not None
-
-    @property
-    def total_rows(self) -> int:
-        """``row_count`` of a bounded source (an unbounded one has no total: an error)."""
-        if self.row_count is None:
-            raise ValueError(f"the nexmark source '{self.table.name}' is unbounded: it has no total row count")
-        return self.row_count
 
     def arrow_columns(self, start: int, count: int) -> list[pa.Array]:
         """Events ``start .. start + count - 1`` as one Arrow array per column of the table."""

@@ -35,18 +35,12 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from changeflow.runtime.spark import session  # noqa: E402
 from changeflow.table import EnvironmentSettings, TableEnvironment  # noqa: E402
-from tests.kafka_broker import KafkaBroker  # noqa: E402
+from tests.kafka_broker import KafkaBroker, upsert_table  # noqa: E402
 
 
 def materialized(records) -> dict:
-    table: dict = {}
-    for key, value in records:
-        if value is None:
-            table.pop(key, None)
-        else:
-            table[key] = value
     out = {}
-    for value in table.values():
+    for value in upsert_table(records).values():
         row = json.loads(value)
         out[row["k"]] = (int(row["total"]), int(row["n"]))
     return out

@@ -171,3 +171,14 @@ class KafkaBroker:
         self.process = None
         self._admin = None
         shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def upsert_table(records: list[tuple[bytes | None, bytes | None]]) -> dict:
+    """An upsert topic's records applied in order: the latest value per key, a tombstone (None) deleting it."""
+    table: dict = {}
+    for key, value in records:
+        if value is None:
+            table.pop(key, None)
+        else:
+            table[key] = value
+    return table

@@ -13,17 +13,12 @@ import uuid
 import pytest
 
 from tests.connectors.test_job_resume import wait_until
+from tests.kafka_broker import upsert_table
 
 
 def _materialized(records: list[tuple[bytes | None, bytes | None]]) -> dict:
-    """An upsert topic applied in order: the latest value per key, a tombstone deleting it."""
-    table: dict = {}
-    for key, value in records:
-        if value is None:
-            table.pop(key, None)
-        else:
-            table[key] = value
-    return {json.loads(k)["k"]: json.loads(v) for k, v in table.items()}
+    """An upsert topic applied in order, keyed and valued by its JSON."""
+    return {json.loads(k)["k"]: json.loads(v) for k, v in upsert_table(records).items()}
 
 
 def _expected(rows: list[tuple[str, int]]) -> dict:

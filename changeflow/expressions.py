@@ -426,6 +426,23 @@ def json_text(text: Any) -> Call:
     return Call("json", (_to_expr(text),))
 
 
+def json_array_agg(item: Any, on_null: Any = "ABSENT") -> "Agg":
+    """``JSON_ARRAYAGG(item [NULL|ABSENT] ON NULL)``, aggregating the item as JSON text.
+
+    As Flink wraps the argument into ``JSON_STRING``, the item is rendered here by a
+    one-element ``JSON_ARRAY`` (a nested JSON_OBJECT / JSON_ARRAY stays JSON); the
+    function name carries the ON NULL clause, as Flink's JSON_ARRAYAGG_ABSENT_ON_NULL.
+    """
+    on = choice(on_null, ("NULL", "ABSENT"), "ON NULL")
+    return Agg(f"json_arrayagg_{on.lower()}_on_null", json_array([item], on))
+
+
+def json_object_agg(key: Any, value: Any, on_null: Any = "NULL") -> "Agg":
+    """``JSON_OBJECTAGG(KEY key VALUE value [NULL|ABSENT] ON NULL)``, aggregating ``[key, value]`` as JSON text."""
+    on = choice(on_null, ("NULL", "ABSENT"), "ON NULL")
+    return Agg(f"json_objectagg_{on.lower()}_on_null", json_array([key, value], "NULL"))
+
+
 def _path(path: Any, function: str) -> str:
     # Checked against the JSONPath grammar when the plan is typed (plan.json_calls).
     if not isinstance(path, str):

@@ -165,3 +165,58 @@ def json_table_api(t_env, E):
         .alias("missing"),
         s.json_query("$", enums.JsonQueryWrapper.CONDITIONAL_ARRAY).alias("q"),
         s.json_exists("$.f").alias("has_f"), s.is_json(enums.JsonType.OBJECT).alias("is_object"))
+
+
+# o(id BIGINT, name STRING, score DOUBLE): per-name totals move between count groups, so the
+# JSON aggregates over them retract and re-add members; one NULL score, one NULL name's row.
+O_ROWS = [
+    (1, "ann", 1.5), (2, "bob", 2.0), (3, "ann", None), (4, "cy", 0.25), (5, "bob", 1e20),
+    (6, "dee", 3.0), (7, "ann", 2.0),
+]
+
+_JSON_AGGS = ("SELECT cnt, JSON_OBJECTAGG(KEY name VALUE total) AS obj, "
+              "JSON_OBJECTAGG(KEY name VALUE low ABSENT ON NULL) AS obj_absent, JSON_ARRAYAGG(name) AS names, "
+              "JSON_ARRAYAGG(low NULL ON NULL) AS lows, JSON_ARRAYAGG(JSON_OBJECT('n' VALUE name)) AS nested "
+              "FROM (SELECT name, COUNT(*) AS cnt, SUM(score) AS total, MIN(CASE WHEN score < 2 THEN score END) "
+              "AS low FROM o GROUP BY name) GROUP BY cnt")
+
+
+def _o(t_env, E):
+    D = E.DataTypes
+    _view(t_env, E, "o", O_ROWS, ("id", D.BIGINT()), ("name", D.STRING()), ("score", D.DOUBLE()))
+
+
+@case("json_aggregates_over_retracting_input")
+def json_aggregates_over_retracting_input(t_env, E):
+    """JSON_OBJECTAGG (members sorted by key; NULL / ABSENT ON NULL) and JSON_ARRAYAGG (arrival
+    order; ABSENT / NULL ON NULL; a nested JSON_OBJECT inserted as JSON) over a grouped input whose
+    rows are retracted and re-added as names move between count groups."""
+    _o(t_env, E)
+    return t_env.sql_query(_JSON_AGGS)
+
+
+@case("json_aggregates_batch", mode="batch")
+def json_aggregates_batch(t_env, E):
+    """The same JSON aggregates in batch mode, and a global JSON aggregate over no rows ([] and {})."""
+    _o(t_env, E)
+    return t_env.sql_query(_JSON_AGGS + " UNION ALL SELECT CAST(-1 AS BIGINT), JSON_OBJECTAGG(KEY name VALUE score), "
+                           "'', JSON_ARRAYAGG(name), '', '' FROM o WHERE id < 0")
+
+
+@case("json_objectagg_duplicate_key", compare="error", error_mentions=("already present",))
+def json_objectagg_duplicate_key(t_env, E):
+    """A key twice in one group fails the job with Flink's message."""
+    _o(t_env, E)
+    return t_env.sql_query("SELECT JSON_OBJECTAGG(KEY name VALUE id) AS obj FROM o")
+
+
+@case("json_aggregates_table_api")
+def json_aggregates_table_api(t_env, E):
+    """The Table API's json_object_agg / json_array_agg with JsonOnNull, grouped by name."""
+    X = _expressions(E)
+    enums = importlib.import_module(f"{E.DataTypes.__module__.split('.')[0]}.table.expression")
+    _o(t_env, E)
+    return t_env.sql_query("SELECT * FROM o WHERE id < 7").group_by(X.col("name")).select(
+        X.col("name"), X.json_array_agg(enums.JsonOnNull.NULL, X.col("score")).alias("scores"),
+        X.json_object_agg(enums.JsonOnNull.ABSENT, X.col("id").cast(E.DataTypes.STRING()), X.col("score"))
+        .alias("by_id"))

@@ -11,9 +11,12 @@ and :class:`FlinkJsonArray` nodes, in Calcite's grammar:
 - ``JSON_EXISTS(s, path [(TRUE|FALSE|UNKNOWN|ERROR) ON ERROR])``
 - ``JSON_ARRAY(v, ... [(NULL|ABSENT) ON NULL])``
 
-``JSON_OBJECT`` and ``IS [NOT] JSON [kind]`` come from sqlglot's own grammar. :func:`translate`
-turns every one of them into the plan's call (:mod:`changeflow.plan.json_calls`).
-``JSON_OBJECTAGG`` and ``JSON_ARRAYAGG`` are refused, named.
+- ``JSON_ARRAYAGG(v [(NULL|ABSENT) ON NULL])``
+
+``JSON_OBJECT``, ``JSON_OBJECTAGG`` and ``IS [NOT] JSON [kind]`` come from sqlglot's own grammar.
+:func:`translate` turns every one of them into the plan's call (:mod:`changeflow.plan.json_calls`);
+the two aggregates become aggregate calls over their argument rendered as JSON text
+(:mod:`changeflow.kernels.aggregate.json_aggs`).
 """
 
 from __future__ import annotations
@@ -25,7 +28,8 @@ from sqlglot.parser import Parser
 from sqlglot.expressions.core import Expression as SqlExpression
 from sqlglot.tokenizer_core import TokenType
 
-from changeflow.expressions import Call, Expression
+from changeflow.common.types import DataTypes
+from changeflow.expressions import Call, Expression, Literal
 from changeflow.plan import json_calls
 from changeflow.sql.errors import SqlError, located, unsupported
 
@@ -52,6 +56,11 @@ class FlinkJsonExists(SqlExpression, exp.Func):
 class FlinkJsonArray(SqlExpression, exp.Func):
     _sql_names = ["JSON_ARRAY"]
     arg_types = {"expressions": False, "on_null": False}
+
+
+class FlinkJsonArrayAgg(SqlExpression, exp.AggFunc):
+    _sql_names = ["JSON_ARRAYAGG"]
+    arg_types = {"this": True, "on_null": False}
 
 
 # --- parsing (methods of sqlglot's Parser, called with the parser as `self`) -----------------------
@@ -137,9 +146,20 @@ def _parse_json_array(self: Parser) -> exp.Expr:
     return self.expression(FlinkJsonArray(**node))
 
 
+def _parse_json_arrayagg(self: Parser) -> exp.Expr:
+    node: dict = {"this": self._parse_assignment()}
+    if self._match(TokenType.ORDER_BY, advance=False):
+        self.raise_error("JSON_ARRAYAGG ... ORDER BY is not supported (items keep their arrival order)")
+    if self._match_text_seq("NULL", "ON", "NULL"):
+        node["on_null"] = exp.var("NULL")
+    elif self._match_text_seq("ABSENT", "ON", "NULL"):
+        node["on_null"] = exp.var("ABSENT")
+    return self.expression(FlinkJsonArrayAgg(**node))
+
+
 FUNCTION_PARSERS: dict[str, Callable[[Parser], exp.Expr]] = {
     "JSON_VALUE": _parse_json_value, "JSON_QUERY": _parse_json_query, "JSON_EXISTS": _parse_json_exists,
-    "JSON_ARRAY": _parse_json_array,
+    "JSON_ARRAY": _parse_json_array, "JSON_ARRAYAGG": _parse_json_arrayagg,
 }
 
 
@@ -155,9 +175,15 @@ def _path(node: exp.Expr, function: str, sql: str | None) -> str:
     return node.this
 
 
-def translate(node: exp.Expr, tr: Callable[[exp.Expr], Expression], flink_type, sql: str | None) -> Expression | None:
-    """The plan call for a JSON function node, or None if ``node`` is not one."""
+def translate(node: exp.Expr, tr: Callable[[exp.Expr], Expression], flink_type, sql: str | None,
+              aggregate: Callable[..., Expression] | None = None) -> Expression | None:
+    """The plan call for a JSON function node, or None if ``node`` is not one.
+
+    ``aggregate(node, function, argument)`` builds an aggregate call (JSON_ARRAYAGG, JSON_OBJECTAGG).
+    """
     try:
+        if isinstance(node, (FlinkJsonArrayAgg, exp.JSONObjectAgg)):
+            return _aggregate(node, aggregate, sql)
         return _translate(node, tr, flink_type, sql)
     except NotImplementedError as error:
         raise SqlError(located(str(error), node, sql)) from None
@@ -198,10 +224,6 @@ def _translate(node: exp.Expr, tr, flink_type, sql: str | None) -> Expression | 
             pairs.append((key.this, _value(pair.expression, tr)))
         handling = node.args.get("null_handling") or "NULL ON NULL"
         return json_calls.json_object(pairs, str(handling).split()[0])
-    if isinstance(node, exp.JSONObjectAgg) or isinstance(node, exp.Anonymous) and node.name.upper() in (
-            "JSON_ARRAYAGG", "JSON_OBJECTAGG"):
-        name = "JSON_OBJECTAGG" if isinstance(node, exp.JSONObjectAgg) else node.name.upper()
-        raise unsupported(f"aggregate function {name}", node, sql)
     if isinstance(node, exp.Anonymous) and node.name.upper() == "JSON_STRING":
         if len(node.expressions) != 1:
             raise SqlError(located("JSON_STRING takes 1 argument", node, sql))
@@ -210,6 +232,32 @@ def _translate(node: exp.Expr, tr, flink_type, sql: str | None) -> Expression | 
         raise SqlError(located("The JSON function can only be used as a value of JSON_OBJECT or JSON_ARRAY",
                                node, sql))
     return None
+
+
+def _aggregate(node: exp.Expr, aggregate: Callable[..., Expression] | None, sql: str | None) -> Expression:
+    """JSON_ARRAYAGG / JSON_OBJECTAGG over their argument as JSON text (a JSON_ARRAY, see kernels' json_aggs).
+
+    Their SQL type is Calcite's VARCHAR(2000) NOT NULL; the Table API's functions give STRING NOT NULL.
+    """
+    if aggregate is None:
+        raise SqlError(located(f"aggregate {node.sql()} is not allowed here", node, sql))
+    return Call("cast", (_json_aggregate(node, aggregate, sql), Literal(DataTypes.VARCHAR(2000, nullable=False),
+                                                                         None)))
+
+
+def _json_aggregate(node: exp.Expr, aggregate: Callable[..., Expression], sql: str | None) -> Expression:
+    if isinstance(node, FlinkJsonArrayAgg):
+        on_null = _word(node.args.get("on_null"), "ABSENT")
+        item = FlinkJsonArray(expressions=[node.this], on_null=exp.var(on_null))
+        return aggregate(node, f"json_arrayagg_{on_null.lower()}_on_null", item)
+    if node.args.get("return_type") or node.args.get("encoding") or len(node.expressions) != 1:
+        raise unsupported("JSON_OBJECTAGG with RETURNING, ENCODING or several KEY ... VALUE entries", node, sql)
+    entry = node.expressions[0]
+    if not isinstance(entry, exp.JSONKeyValue):
+        raise unsupported(f"JSON_OBJECTAGG entry {entry.sql()}", entry, sql)
+    on_null = str(node.args.get("null_handling") or "NULL ON NULL").split()[0].upper()
+    pair = FlinkJsonArray(expressions=[entry.this, entry.expression], on_null=exp.var("NULL"))
+    return aggregate(node, f"json_objectagg_{on_null.lower()}_on_null", pair)
 
 
 def _default(node: exp.Expr | None, tr) -> Expression | None:

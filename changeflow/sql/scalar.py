@@ -325,7 +325,7 @@ class ExpressionTranslator:
 
     def _function(self, node: exp.Expr) -> Expression:
         sql = self.sql
-        json_call = json_functions.translate(node, self.tr, flink_type, sql)
+        json_call = json_functions.translate(node, self.tr, flink_type, sql, self._aggregate)
         if json_call is not None:
             return json_call
         if isinstance(node, exp.TimestampDiff):

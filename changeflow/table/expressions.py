@@ -218,13 +218,18 @@ def json(value: Any) -> Expression:
 
 
 def json_object_agg(on_null: Any, key_expr: Any, value_expr: Any) -> Expression:
-    """``JSON_OBJECTAGG``: not implemented by changeflow."""
-    raise NotImplementedError("json_object_agg (JSON_OBJECTAGG) is not supported by changeflow")
+    """``JSON_OBJECTAGG(KEY key VALUE value ON NULL)``: the group's key/value pairs as one JSON object.
+
+    ``on_null`` is ``JsonOnNull.NULL`` (a NULL value gives a ``null`` member) or
+    ``JsonOnNull.ABSENT`` (the member is left out); members are sorted by key, and a key
+    seen twice in a group fails the job, as in Flink.
+    """
+    return _json.json_object_agg(key_expr, value_expr, on_null)
 
 
 def json_array_agg(on_null: Any, item_expr: Any) -> Expression:
-    """``JSON_ARRAYAGG``: not implemented by changeflow."""
-    raise NotImplementedError("json_array_agg (JSON_ARRAYAGG) is not supported by changeflow")
+    """``JSON_ARRAYAGG(item ON NULL)``: the group's items as one JSON array, in arrival order."""
+    return _json.json_array_agg(item_expr, on_null)
 
 
 def call_sql(sql_expression: str) -> Expression:

@@ -27,5 +27,6 @@ def test_sql_names_and_calls():
     assert generator.sql_name("JSON_VALUE") == "JSON_VALUE"
     env = generator._environment()
     assert generator.accepted(env, "JSON_VALUE") == "JSON_VALUE(s, '$.a')"
-    assert generator.accepted(env, "JSON_OBJECTAGG") is None  # refused: not implemented
+    assert generator.accepted(env, "JSON_OBJECTAGG") == "JSON_OBJECTAGG(KEY s VALUE i)"
+    assert generator.accepted(env, "ARRAY_AGG") is None  # refused: not implemented
     assert generator.accepted(env, "NO_SUCH_FUNCTION") is None

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from changeflow.kernels.aggregate.json_aggs import JSON_AGGREGATES, empty_result
 from changeflow.kernels.aggregate.functions import AggCall
 from changeflow.kernels.aggregate.keys import KeyIndex
 from changeflow.kernels.aggregate.user import UserAggCall, _Runner, output_arrays, result_values
@@ -57,6 +58,8 @@ def empty_global_row(calls: list[AggCall]) -> pd.DataFrame:
             value = 0
         elif call.function == "collect":
             value = {}
+        elif call.function in JSON_AGGREGATES:
+            value = empty_result(call.function)
         else:
             value = None
         data.update(output_arrays(call, result_values([value], call.result_type)))

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from changeflow.common.types import DataType, DataTypes
+from changeflow.kernels.aggregate.json_aggs import JSON_AGGREGATES
 
 FUNCTIONS = (
     "count_star",
@@ -32,7 +33,7 @@ FUNCTIONS = (
     "var_pop",
     "var_samp",
     "collect",
-)
+) + JSON_AGGREGATES  # their argument is JSON text the front end built (.json_aggs)
 VARIANCE_FUNCTIONS = ("stddev_pop", "stddev_samp", "var_pop", "var_samp")
 _NEEDS_NUMERIC = ("sum", "sum0", "avg") + VARIANCE_FUNCTIONS
 
@@ -106,6 +107,8 @@ def result_type(function: str, arg_type: DataType | None) -> DataType:
         return DataTypes.BIGINT(nullable=False)
     if function == "listagg":
         return DataTypes.STRING()
+    if function in JSON_AGGREGATES:  # in SQL, Calcite's VARCHAR(2000) NOT NULL (sql.json_functions casts)
+        return DataTypes.STRING(nullable=False)
     if arg_type is None:
         raise ValueError(f"{function} needs an argument type")
     if function == "collect":

@@ -5,7 +5,8 @@ MaxWithRetractAggFunction): retracting the current extreme falls back to the
 next surviving value. FIRST_VALUE/LAST_VALUE and LISTAGG with retraction keep
 the surviving values in arrival order; retracting ``v`` removes its earliest
 surviving occurrence (Flink removes ``orderList.get(0)`` / ``list.remove(v)``).
-COLLECT keeps a value -> count multiset and returns it.
+COLLECT keeps a value -> count multiset and returns it. JSON_ARRAYAGG and
+JSON_OBJECTAGG keep their items and members as LISTAGG keeps values (:mod:`.json_aggs`).
 
 These fold with a Python loop per row: a value's fate depends on everything
 retracted before it, which has no cheap vectorised form. State is exploded to
@@ -23,6 +24,7 @@ import pandas as pd
 
 from changeflow.kernels.aggregate.base import CODE, Accumulator, Folded, StateView
 from changeflow.kernels.aggregate.fold import Fold
+from changeflow.kernels.aggregate.json_aggs import JSON_AGGREGATES, JsonArrayAgg, JsonObjectAgg, empty_result
 from changeflow.kernels.aggregate.values import Values, from_series, to_array
 from changeflow.kernels.frames import column
 
@@ -136,6 +138,8 @@ class PerKeyAccumulator(Accumulator):
             return _Extreme(f == "max", content)
         if f == "collect":
             return _Collect(content)
+        if f in JSON_AGGREGATES:
+            return JsonArrayAgg(content) if f.startswith("json_arrayagg") else JsonObjectAgg(f, content)
         return _Arrivals(f, self.call.separator, content)
 
     def fold(self, fold: Fold, arg: Values, sign: np.ndarray, state: StateView) -> Folded:
@@ -179,6 +183,10 @@ class PerKeyAccumulator(Accumulator):
             # COLLECT is NOT NULL: a key without values has the empty multiset.
             return Values(_objects([{} if v is None else v for v in items]), np.ones(len(items), dtype=bool))
         valid = np.fromiter((v is not None for v in items), dtype=bool, count=len(items))
+        if self.call.function in JSON_AGGREGATES:
+            # NOT NULL as well: a key whose items were all left out (or none stored) shows [] / {}.
+            empty = empty_result(self.call.function)
+            return Values(_objects([empty if v is None else v for v in items]), np.ones(len(items), dtype=bool))
         if self.call.function == "listagg":
             return Values(data, valid)
         return _typed(data, valid, self.arg_type)

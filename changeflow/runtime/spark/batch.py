@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import functools
 
+import pandas as pd
+
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from changeflow.kernels.aggregate.functions import AggCall, result_type
+from changeflow.kernels.aggregate.json_aggs import JSON_AGGREGATES, json_array_of, json_object_of
 from changeflow.kernels.changelog import SEQ
 from changeflow.plan.correlate import Correlate
 from changeflow.plan.event_time import WatermarkAssigner, WindowTableFunction
@@ -113,6 +116,8 @@ def aggregate_column(call: AggCall) -> Column:
         return F.when(F.size(values) > 0, F.array_join(values, call.separator))
     if f == "collect":
         return _multiset(x)
+    if f in JSON_AGGREGATES:
+        return _json_aggregate(f)(_ordered_values(x))
     if call.distinct:
         distinct = _over_distinct(call, F.array_distinct(F.collect_list(x)))
         return (_wrap(distinct, call) if f in ("sum", "sum0") else distinct).cast(out_type)
@@ -217,6 +222,17 @@ def _over_distinct(call: AggCall, values: Column) -> Column:
 def _ordered_values(x: Column) -> Column:
     pairs = F.array_sort(F.collect_list(F.when(x.isNotNull(), F.struct(F.col(SEQ).alias("o"), x.alias("v")))))
     return F.transform(pairs, lambda p: p["v"])
+
+
+def _json_aggregate(function: str):
+    """JSON_ARRAYAGG / JSON_OBJECTAGG of a group's JSON texts in arrival order, by the kernels' own functions."""
+    def build(texts) -> str:
+        return json_array_of(texts) if function.startswith("json_arrayagg") else json_object_of(texts, function)
+
+    def run(groups: pd.Series) -> pd.Series:
+        return pd.Series([build(texts) for texts in groups], dtype=object)
+    # pyspark's stubs type pandas_udf's function argument by its older call forms only.
+    return F.pandas_udf(run, "string")  # pyright: ignore[reportCallIssue, reportArgumentType]
 
 
 def _multiset(x: Column) -> Column:

@@ -11,6 +11,9 @@ under its directory, and the doctests in changeflow/ need the same marking and t
 - Doctests that start Spark are listed in ``SPARK_DOCTESTS`` (they request no fixture).
 - A test that is not marked ``spark`` fails if it launches Spark's JVM (pyspark's gateway), with a message
   naming the marker it lacks, so a Spark test cannot hide in the fast run.
+- A test that requests a server fixture started once per test process (``kafka_broker``, ``postgres``) is put
+  in that server's ``xdist_group``: one test process runs them all, so a run starts one broker and one
+  PostgreSQL, not one in each process (a broker is a JVM and seconds of start-up).
 - In the test processes of pytest-xdist (``-n 2``), the Spark tests run first, the cluster test first of
   them, and the fast tests last: each process takes the next test when it is free, so a run that ends on
   tests of milliseconds ends in both processes at about the same time (a long Spark test near the end
@@ -24,10 +27,20 @@ import pytest
 # Doctests (module-qualified names as pytest shows them) that start a SparkSession.
 SPARK_DOCTESTS: frozenset[str] = frozenset()
 
+# Session fixtures that start a server in each test process that asks for one: their tests share a group.
+SERVER_FIXTURES: tuple[str, ...] = ("kafka_broker", "postgres")
 
+
+# tryfirst: the groups are set before pytest-xdist's own hook reads them (it renames the tests by group).
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))  # the closure: fixtures of fixtures too
+        for server in SERVER_FIXTURES:
+            if server in fixtures:
+                item.add_marker(pytest.mark.xdist_group(server))
+        if getattr(config.option, "loadgroup", False):  # an xdist test process under --dist loadgroup
+            _name_by_group(item)
         if "cluster" in fixtures:
             item.add_marker(pytest.mark.cluster)
         if "spark" in fixtures or item.name in SPARK_DOCTESTS:
@@ -36,6 +49,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.spark)
     if hasattr(config, "workerinput"):  # an xdist test process: every one sorts its collection the same way
         items.sort(key=_run_order)  # stable: a module's tests stay together, in their order
+
+
+def _name_by_group(item: pytest.Item) -> None:
+    """Append ``@<group>`` to the test's id, as pytest-xdist's ``--dist loadgroup`` does to group tests.
+
+    pytest-xdist (3.8) renames a grouped test by writing ``item._nodeid``, where pytest 8 kept the id;
+    pytest 9 keeps it in ``item._id``, so xdist's renaming has no effect and the tests of a group were
+    spread over both processes, each running the group's module fixture (the DataStream conformance
+    job ran twice). Under pytest 8 xdist's own renaming works and this does nothing.
+    """
+    if "_nodeid" in vars(item) or not hasattr(item, "_id"):
+        return
+    groups = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                     for m in item.iter_markers("xdist_group")})
+    if groups:
+        item._id = type(item._id).parse(f"{item.nodeid}@{'_'.join(groups)}")
 
 
 def _run_order(item: pytest.Item) -> int:

@@ -31,24 +31,28 @@ SPARK_DOCTESTS: frozenset[str] = frozenset()
 SERVER_FIXTURES: tuple[str, ...] = ("kafka_broker", "postgres")
 
 
-# tryfirst: the groups are set before pytest-xdist's own hook reads them (it renames the tests by group).
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+# A wrapper: the markers are set before every other plugin's hook (-m selects by them, pytest-xdist reads
+# the groups), the tests are renamed by group and sorted after them (-k and --deselect see the plain ids).
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]):
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))  # the closure: fixtures of fixtures too
         for server in SERVER_FIXTURES:
             if server in fixtures:
                 item.add_marker(pytest.mark.xdist_group(server))
-        if getattr(config.option, "loadgroup", False):  # an xdist test process under --dist loadgroup
-            _name_by_group(item)
         if "cluster" in fixtures:
             item.add_marker(pytest.mark.cluster)
         if "spark" in fixtures or item.name in SPARK_DOCTESTS:
             item.add_marker(pytest.mark.spark)
         if item.get_closest_marker("cluster") is not None and item.get_closest_marker("spark") is None:
             item.add_marker(pytest.mark.spark)
+    result = yield
+    if getattr(config.option, "loadgroup", False):  # an xdist test process under --dist loadgroup
+        for item in items:
+            _name_by_group(item)
     if hasattr(config, "workerinput"):  # an xdist test process: every one sorts its collection the same way
         items.sort(key=_run_order)  # stable: a module's tests stay together, in their order
+    return result
 
 
 def _name_by_group(item: pytest.Item) -> None:
@@ -57,14 +61,13 @@ def _name_by_group(item: pytest.Item) -> None:
     pytest-xdist (3.8) renames a grouped test by writing ``item._nodeid``, where pytest 8 kept the id;
     pytest 9 keeps it in ``item._id``, so xdist's renaming has no effect and the tests of a group were
     spread over both processes, each running the group's module fixture (the DataStream conformance
-    job ran twice). Under pytest 8 xdist's own renaming works and this does nothing.
+    job ran twice). Where xdist's renaming works (pytest 8) the id already ends with the group: left alone.
     """
-    if "_nodeid" in vars(item) or not hasattr(item, "_id"):
-        return
     groups = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
                      for m in item.iter_markers("xdist_group")})
-    if groups:
-        item._id = type(item._id).parse(f"{item.nodeid}@{'_'.join(groups)}")
+    suffix = f"@{'_'.join(groups)}"
+    if groups and hasattr(item, "_id") and not item.nodeid.endswith(suffix):
+        item._id = type(item._id).parse(item.nodeid + suffix)
 
 
 def _run_order(item: pytest.Item) -> int:

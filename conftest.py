@@ -11,6 +11,9 @@ under its directory, and the doctests in changeflow/ need the same marking and t
 - Doctests that start Spark are listed in ``SPARK_DOCTESTS`` (they request no fixture).
 - A test that is not marked ``spark`` fails if it launches Spark's JVM (pyspark's gateway), with a message
   naming the marker it lacks, so a Spark test cannot hide in the fast run.
+- A test that requests a server fixture started once per test process (``kafka_broker``, ``postgres``) is put
+  in that server's ``xdist_group``: one test process runs them all, so a run starts one broker and one
+  PostgreSQL, not one in each process (a broker is a JVM and seconds of start-up).
 - In the test processes of pytest-xdist (``-n 2``), the Spark tests run first, the cluster test first of
   them, and the fast tests last: each process takes the next test when it is free, so a run that ends on
   tests of milliseconds ends in both processes at about the same time (a long Spark test near the end
@@ -24,18 +27,47 @@ import pytest
 # Doctests (module-qualified names as pytest shows them) that start a SparkSession.
 SPARK_DOCTESTS: frozenset[str] = frozenset()
 
+# Session fixtures that start a server in each test process that asks for one: their tests share a group.
+SERVER_FIXTURES: tuple[str, ...] = ("kafka_broker", "postgres")
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+
+# A wrapper: the markers are set before every other plugin's hook (-m selects by them, pytest-xdist reads
+# the groups), the tests are renamed by group and sorted after them (-k and --deselect see the plain ids).
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]):
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))  # the closure: fixtures of fixtures too
+        for server in SERVER_FIXTURES:
+            if server in fixtures:
+                item.add_marker(pytest.mark.xdist_group(server))
         if "cluster" in fixtures:
             item.add_marker(pytest.mark.cluster)
         if "spark" in fixtures or item.name in SPARK_DOCTESTS:
             item.add_marker(pytest.mark.spark)
         if item.get_closest_marker("cluster") is not None and item.get_closest_marker("spark") is None:
             item.add_marker(pytest.mark.spark)
+    result = yield
+    if getattr(config.option, "loadgroup", False):  # an xdist test process under --dist loadgroup
+        for item in items:
+            _name_by_group(item)
     if hasattr(config, "workerinput"):  # an xdist test process: every one sorts its collection the same way
         items.sort(key=_run_order)  # stable: a module's tests stay together, in their order
+    return result
+
+
+def _name_by_group(item: pytest.Item) -> None:
+    """Append ``@<group>`` to the test's id, as pytest-xdist's ``--dist loadgroup`` does to group tests.
+
+    pytest-xdist (3.8) renames a grouped test by writing ``item._nodeid``, where pytest 8 kept the id;
+    pytest 9 keeps it in ``item._id``, so xdist's renaming has no effect and the tests of a group were
+    spread over both processes, each running the group's module fixture (the DataStream conformance
+    job ran twice). Where xdist's renaming works (pytest 8) the id already ends with the group: left alone.
+    """
+    groups = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                     for m in item.iter_markers("xdist_group")})
+    suffix = f"@{'_'.join(groups)}"
+    if groups and hasattr(item, "_id") and not item.nodeid.endswith(suffix):
+        item._id = type(item._id).parse(item.nodeid + suffix)
 
 
 def _run_order(item: pytest.Item) -> int:

@@ -12,6 +12,9 @@ from changeflow.table import EnvironmentSettings, TableEnvironment
 
 EPOCH = dt.datetime(2024, 1, 1)
 
+# One test process runs the module (--dist loadgroup): the out-of-order bids' streaming query runs once.
+pytestmark = pytest.mark.xdist_group("event_time_windows")
+
 
 def write_bids(directory, rows) -> None:
     """``(second, key, value)`` rows as a CSV file: ``ts`` is 2024-01-01 00:00:<second>."""

@@ -14,7 +14,8 @@ from changeflow.table import EnvironmentSettings, TableEnvironment
 from changeflow.table.expressions import col, lit
 from changeflow.testing import materialize_table
 
-pytestmark = pytest.mark.spark
+# One test process runs the module (--dist loadgroup): its fixture's streaming query runs once.
+pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("join_spark")]
 
 LEFT_SCHEMA = DataTypes.ROW([DataTypes.FIELD("k", DataTypes.INT()), DataTypes.FIELD("v", DataTypes.BIGINT())])
 RIGHT_SCHEMA = DataTypes.ROW([DataTypes.FIELD("rk", DataTypes.BIGINT()), DataTypes.FIELD("w", DataTypes.STRING())])

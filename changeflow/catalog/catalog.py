@@ -153,3 +153,19 @@ class Catalog:
         if if_exists:
             return False
         raise CatalogError(f"{word} with identifier '{identifier(name)}' does not exist.")
+
+    def alter(self, name: str, what: str) -> CatalogTable | CatalogView:
+        """The permanent object ``name`` that ``ALTER TABLE/VIEW`` changes (Flink alters no temporary one)."""
+        found = self._permanent.get(name)
+        if found is None or name in self._temporary:
+            raise CatalogError(f"{what} `{CATALOG}`.`{DATABASE}`.`{name}` doesn't exist or is a temporary "
+                               f"{what.lower()}.")
+        return found
+
+    def replace(self, name: str, entry: CatalogTable | CatalogView) -> None:
+        """Put ``entry`` in place of the permanent object ``name`` (renamed when ``entry.name`` differs)."""
+        if entry.name != name and self.contains(entry.name):
+            raise CatalogError(f"Could not execute ALTER TABLE {name} RENAME TO {entry.name}: "
+                               f"Table (or view) {DATABASE}.{entry.name} already exists in Catalog {CATALOG}.")
+        del self._permanent[name]
+        self._permanent[entry.name] = entry

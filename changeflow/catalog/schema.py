@@ -42,6 +42,7 @@ class DeclaredColumn:
     proctime: bool = False
     metadata: str | None = None  # ``METADATA [FROM 'key']``: the connector's metadata key it reads
     virtual: bool = False  # ``METADATA ... VIRTUAL``: read only, never written by a sink
+    comment: str | None = None  # ``COMMENT '...'`` (SHOW CREATE TABLE prints it)
 
     @property
     def is_physical(self) -> bool:

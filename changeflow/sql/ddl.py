@@ -329,11 +329,10 @@ def _column(cur: Cursor) -> DeclaredColumn:
     if cur.accept("METADATA"):  # read from the connector's metadata (Kafka: offset, partition, ...)
         metadata = cur.string() if cur.accept("FROM") else name
         virtual = cur.accept("VIRTUAL")
-    if cur.accept("COMMENT"):
-        cur.string()
+    comment = cur.string() if cur.accept("COMMENT") else None
     if not cur.at_end():
         cur.fail(f"unexpected text in the definition of column {name!r}")
-    return DeclaredColumn(name, data_type, display, metadata=metadata, virtual=virtual)
+    return DeclaredColumn(name, data_type, display, metadata=metadata, virtual=virtual, comment=comment)
 
 
 def display_expression(text: str) -> str:

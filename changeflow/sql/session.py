@@ -16,7 +16,7 @@ a text, or just ``OK``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol, Union
+from typing import Any, Protocol, Union
 
 from changeflow.catalog import Catalog, CatalogTable, DeclaredSchema
 from changeflow.common.configuration import Configuration
@@ -54,6 +54,10 @@ class StatementSession(Protocol):
 
     def explain(self, plan: PlanNode) -> str:
         """EXPLAIN's text for ``plan``."""
+        ...
+
+    def register_function(self, name: str, function: Any, system: bool, if_not_exists: bool) -> None:
+        """``CREATE FUNCTION``: the Python object ``function`` (a udf/udtf/udaf/udtaf) registered as ``name``."""
         ...
 
     def reset_option(self, key: str | None = None) -> None:

@@ -25,6 +25,7 @@ from changeflow.catalog.catalog import CATALOG, DATABASE, check_catalog, check_d
 from changeflow.common.types import DataTypes
 from changeflow.plan.nodes import PlanNode, Sink
 from changeflow.plan.type_inference import PlanError
+from changeflow.sql import catalog_statements
 from changeflow.sql.ddl import Cursor, DdlError, parse_create_table, tokenize
 from changeflow.sql.on_conflict import reject_on_conflict, split_on_conflict
 from changeflow.sql.planner import plan_query
@@ -62,9 +63,15 @@ def execute(session: StatementSession, sql: str) -> Outcome:
     if head == "INSERT":
         return insert(session, sql, cur)
     if head == "CREATE":
+        if "FUNCTION" in (cur.word(1), cur.word(2), cur.word(3)):
+            return catalog_statements.create_function(session, cur)
         return create(session, sql, cur)
     if head == "DROP":
+        if "FUNCTION" in (cur.word(1), cur.word(2), cur.word(3)):
+            return catalog_statements.drop_function(session, cur)
         return drop(session, cur)
+    if head == "ALTER":
+        return catalog_statements.alter(session, cur, lambda c: _valid_query(session, c))
     if head == "SET":
         return set_option(session, cur)
     if head == "RESET":
@@ -82,11 +89,20 @@ def execute(session: StatementSession, sql: str) -> Outcome:
             cur.fail("unexpected text after the table name")
         return describe(session, name)
     raise StatementError(f"unsupported SQL statement {tokens[0].text!r} at line 1, column 1; changeflow runs "
-                         "SELECT, INSERT INTO, CREATE TABLE/VIEW, DROP TABLE/VIEW, SET, RESET, EXPLAIN, "
-                         "SHOW, USE and DESCRIBE")
+                         "SELECT, INSERT INTO, CREATE/DROP TABLE, VIEW and FUNCTION, ALTER TABLE/VIEW, SET, "
+                         "RESET, EXPLAIN, SHOW, USE and DESCRIBE")
 
 
 # --- queries -----------------------------------------------------------------------------
+
+
+def _valid_query(session: StatementSession, cur: Cursor) -> str:
+    """The query text at ``cur``, planned once so that a bad query fails now, as Flink's DDL does."""
+    if cur.at_end():
+        cur.fail("expected the view's query")
+    query = query_text(cur)
+    plan_sql_query(session, query)
+    return query
 
 
 def plan_sql_query(session: StatementSession, sql: str) -> PlanNode:
@@ -165,7 +181,7 @@ def create(session: StatementSession, sql: str, cur: Cursor) -> Done:
                                  f"{len(plan.schema)}: {plan.field_names}")
         session.catalog.create_view(CatalogView(name, temporary, query=(query, tuple(aliases or ()))), if_not_exists)
         return Done()
-    cur.fail("unsupported CREATE statement; changeflow runs CREATE [TEMPORARY] TABLE and CREATE [TEMPORARY] VIEW")
+    cur.fail("unsupported CREATE statement; changeflow runs CREATE [TEMPORARY] TABLE, VIEW and FUNCTION")
 
 
 def drop(session: StatementSession, cur: Cursor) -> Done:
@@ -174,7 +190,7 @@ def drop(session: StatementSession, cur: Cursor) -> Done:
     kind = cur.next().text.upper()
     if kind not in ("TABLE", "VIEW"):
         cur.i -= 1
-        cur.fail("unsupported DROP statement; changeflow runs DROP TABLE and DROP VIEW")
+        cur.fail("unsupported DROP statement; changeflow runs DROP TABLE, VIEW and FUNCTION")
     if_exists = cur.accept("IF", "EXISTS")
     name = cur.qualified_name()
     if not cur.at_end():
@@ -262,8 +278,12 @@ def show(session: StatementSession, cur: Cursor) -> Shown:
         if cur.accept(*words) and cur.at_end():
             return Shown(((column, string),), [(value,)])
     cur.i = 1
+    if cur.word() == "CREATE":
+        return catalog_statements.show_create(session, cur)
+    if cur.word() == "FUNCTIONS" or cur.word() == "USER":
+        return catalog_statements.show_functions(session, cur)
     cur.fail("unsupported SHOW statement; changeflow runs SHOW TABLES, VIEWS, CATALOGS, DATABASES, "
-             "CURRENT CATALOG, CURRENT DATABASE and MODULES")
+             "CURRENT CATALOG, CURRENT DATABASE, MODULES, [USER] FUNCTIONS and CREATE TABLE/VIEW")
 
 
 def use(cur: Cursor) -> Done:

@@ -16,10 +16,11 @@ import weakref
 from typing import Any
 
 from changeflow.catalog.functions import FunctionCatalog
+from changeflow.sql.catalog_statements import builtin_function_names
 from changeflow.functions import AggregateFunction, TableAggregateFunction, UserFunction
 from changeflow.table.udf import UserDefinedFunctionWrapper, udaf, udtaf
 
-__all__ = ["FunctionMethods", "registered_function", "user_function"]
+__all__ = ["FunctionMethods", "register_function", "registered_function", "user_function"]
 
 # The function catalogs of the live environments, for ``call("name", ...)`` (see registered_function).
 _CATALOGS: "weakref.WeakSet[FunctionCatalog]" = weakref.WeakSet()
@@ -38,6 +39,13 @@ def user_function(function: Any, name: str | None = None) -> UserFunction:
     if name is None:
         return function.function
     return dataclasses.replace(function.function, name=name)
+
+
+def register_function(functions: FunctionCatalog, name: str, function: Any, system: bool,
+                      if_not_exists: bool = False) -> None:
+    """Register ``function`` as ``name`` in ``functions`` (SQL's ``CREATE FUNCTION ... LANGUAGE PYTHON``)."""
+    _CATALOGS.add(functions)
+    functions.create(name, user_function(function, name), system, if_not_exists)
 
 
 def registered_function(name: str) -> UserFunction:
@@ -100,9 +108,7 @@ class FunctionMethods:
 
     def list_functions(self) -> list[str]:
         """The names of the built-in functions changeflow implements and of the user-defined ones."""
-        from changeflow.expressions import AGGREGATES
-        from changeflow.plan.type_inference import SCALAR_FUNCTIONS
-        return sorted(set(SCALAR_FUNCTIONS) | set(AGGREGATES) | set(self._functions().list()))
+        return sorted(set(builtin_function_names()) | set(self._functions().list()))
 
     def create_java_temporary_function(self, path: str, function_class_name: str) -> None:
         raise _java("create_java_temporary_function")

@@ -30,6 +30,7 @@ from changeflow.plan.type_inference import PlanError
 from changeflow.sql import statements
 from changeflow.sql.ddl import check_rowtime_type
 from changeflow.sql.planner import plan_query
+from changeflow.table.functions_env import register_function
 from changeflow.table.settings import EnvironmentSettings
 
 __all__ = ["PlanningContext"]
@@ -69,6 +70,10 @@ class PlanningContext:
                 self.option("execution.runtime-mode") == "AUTOMATIC":
             return bool(unbounded_sources(plan))
         return self.streaming
+
+    def register_function(self, name: str, function: Any, system: bool, if_not_exists: bool) -> None:
+        """SQL's ``CREATE [TEMPORARY [SYSTEM]] FUNCTION ... LANGUAGE PYTHON``."""
+        register_function(self._catalog.functions, name, function, system, if_not_exists)
 
     def reset_option(self, key: str | None = None) -> None:
         """``RESET ['key']``: back to the value the environment was created with."""

@@ -28,7 +28,8 @@ Rows are returned with their change kind last: ``(*values, kind)``, ``kind`` bei
 
 >>> from changeflow.common.types import DataTypes
 >>> schema = (("id", DataTypes.INT()), ("v", DataTypes.STRING()))
->>> DebeziumJsonFormat(False).decode_bytes(b'{"before":{"id":1,"v":"a"},"after":{"id":1,"v":"b"},"op":"u"}', "f", schema)
+>>> update = b'{"before":{"id":1,"v":"a"},"after":{"id":1,"v":"b"},"op":"u"}'
+>>> DebeziumJsonFormat(False).decode_bytes(update, "f", schema)
 [(1, 'a', 1), (1, 'b', 2)]
 >>> DebeziumJsonFormat(False).decode_bytes(b'{"after":{"id":1,"v":"a"}}', "f", schema)
 Traceback (most recent call last):
@@ -115,6 +116,10 @@ class ChangelogJsonFormat:
                 raise BadRecordError(f"Corrupt {self.title} JSON message '{_shown(line)}' ({where(number)}): "
                                      f"{e}") from None
         return rows
+
+    def encode(self, rows: list[tuple], schema: Schema) -> bytes:
+        """Not implemented: :func:`changelog_format` refuses these formats in a sink before any write."""
+        raise NotImplementedError(f"writing {self.name} records")
 
     def _skip(self, where: str) -> None:
         self.skipped += 1
@@ -259,9 +264,10 @@ class CanalJsonFormat(ChangelogJsonFormat):
             for i, after in enumerate(data):
                 if i >= len(old):
                     raise _Corrupt(f"\"old\" has {len(old)} rows, \"data\" {len(data)}")
-                if after is None or old[i] is None:
+                before = old[i]
+                if after is None or before is None:
                     raise _Corrupt("a row of \"data\" or \"old\" is null")
-                out += [_before(old[i], after, old_json, schema) + (UPDATE_BEFORE,), after + (UPDATE_AFTER,)]
+                out += [_before(before, after, old_json, schema) + (UPDATE_BEFORE,), after + (UPDATE_AFTER,)]
             return out
         if kind == "CREATE":
             return []  # a DDL event

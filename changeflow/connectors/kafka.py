@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 
 from changeflow.catalog import CatalogTable
-from changeflow.connectors.changelog_formats import CHANGELOG_FORMATS, changelog_format
+from changeflow.connectors.changelog_formats import CHANGELOG_FORMATS, ChangelogJsonFormat, changelog_format
 from changeflow.connectors.formats import BadRecordError, CsvFormat, JsonFormat
 from changeflow.connectors.options import ConnectorError, boolean, check_keys, failure, integer
 
@@ -315,6 +315,8 @@ class KafkaSource(KafkaTable):
 
         A null value (a tombstone) gives no change, as in Flink's changelog formats.
         """
+        fmt = self.value_format
+        assert isinstance(fmt, ChangelogJsonFormat)
         rows, kept = [], []
         names = [n for n, _ in self.payload_schema]
         for i, (key, value) in enumerate(zip(keys, values, strict=True)):
@@ -326,7 +328,7 @@ class KafkaSource(KafkaTable):
                 if row is None:
                     continue
                 key_values = dict(zip([n for n, _ in self.key_schema], row, strict=True))
-            for change in self.value_format.decode_record(value, where(i), self.value_schema):
+            for change in fmt.decode_record(value, where(i), self.value_schema):
                 columns = {**key_values, **dict(zip([n for n, _ in self.value_schema], change, strict=False))}
                 rows.append(tuple(columns.get(n) for n in names) + (change[-1],))
                 kept.append(i)

@@ -3,8 +3,9 @@
 A source is insert-only (a DataStream read with ``from_changelog_stream``, or a
 table read with a changelog format such as ``debezium-json``: ``[I,UB,UA,D]``).
 Projections and filters keep their input's mode. A group aggregation emits
-updates (``-U``/``+U``) and, when its input retracts, deletes (a group can empty). The kernels use the mode of their input to pick cheaper
-accumulators: MAX over insert-only input needs only the current maximum.
+updates (``-U``/``+U``) and, when its input retracts, deletes (a group can empty).
+The kernels use the mode of their input to pick cheaper accumulators: MAX over
+insert-only input needs only the current maximum.
 
 The rule (:func:`apply`) annotates every node's ``changelog_mode``.
 """

@@ -141,7 +141,10 @@ class FileSystemSource:
         The format reads the bytes itself, so an invalid UTF-8 byte is reported with
         the file, line and byte offset (or skips only its record with ``ignore-parse-errors``).
         """
-        return self.format.decode_bytes(data, path, self.schema)
+        rows = self.format.decode_bytes(data, path, self.schema)
+        if self.monitor_interval_ms is not None:  # in a Spark worker: a warning in the Spark log
+            report_skipped(self.format, self.table)
+        return rows
 
     def rows(self) -> list[tuple]:
         """Every row of the files present now (the bounded read)."""

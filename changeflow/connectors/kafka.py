@@ -33,7 +33,7 @@ import re
 from changeflow.catalog import CatalogTable
 from changeflow.connectors.changelog_formats import CHANGELOG_FORMATS, ChangelogJsonFormat, changelog_format
 from changeflow.connectors.formats import BadRecordError, CsvFormat, JsonFormat
-from changeflow.connectors.options import ConnectorError, boolean, check_keys, failure, integer
+from changeflow.connectors.options import ConnectorError, boolean, check_keys, failure, integer, report_skipped
 
 _COMMON = {"connector", "topic", "properties.bootstrap.servers", "key.format", "value.format", "format",
            "key.fields", "value.fields-include", "property-version"}
@@ -332,6 +332,7 @@ class KafkaSource(KafkaTable):
                 columns = {**key_values, **dict(zip([n for n, _ in self.value_schema], change, strict=False))}
                 rows.append(tuple(columns.get(n) for n in names) + (change[-1],))
                 kept.append(i)
+        report_skipped(fmt, self.table)  # in a Spark worker: a warning in the Spark log
         return rows, kept
 
     def decode_record(self, key: bytes | None, value: bytes | None, where: str) -> tuple | None:

@@ -3,7 +3,8 @@
 Few Spark queries (each costs seconds): the filesystem case against Flink 2.3's golden in
 streaming mode (the exact changelog) and in batch mode (refused, as Flink refuses it); a
 record without ``op`` failing the job; the same Debezium records from a real Kafka topic
-into an upsert file sink, whose table must equal Flink's result. The decoding itself is
+into an upsert file sink, whose table must equal Flink's result; and from a monitored
+directory (decoded in Spark's workers), Flink's changes. The decoding itself is
 tested without Spark in ``test_cdc_formats.py``.
 """
 
@@ -84,3 +85,17 @@ def test_debezium_records_from_kafka_retract_through_a_two_level_aggregation(str
     finally:
         job.cancel()
     assert table() == expected == {(20, 1), (45, 1)}
+
+
+@pytest.mark.spark
+def test_a_monitored_directory_of_debezium_files_gives_flinks_changes(stream_env, tmp_path):
+    (tmp_path / "1.json").write_text("".join(line + "\n" for line in DEBEZIUM), encoding="utf-8")
+    stream_env.execute_sql(f"CREATE TABLE src ({SCHEMA}) WITH ('connector' = 'filesystem', 'path' = '{tmp_path}', "
+                           f"'format' = 'debezium-json', 'source.monitor-interval' = '200 ms')")
+    expected = [(kind, tuple(values)) for kind, values in _golden("debezium_changelog")["changes"]]
+    rows = stream_env.from_path("src").execute().collect()
+    try:
+        got = [(str(r.get_row_kind()), tuple(r)) for r in (next(rows) for _ in expected)]
+    finally:
+        rows.close()
+    assert got == expected

@@ -31,8 +31,10 @@ from changeflow.catalog import CatalogTable
 from changeflow.common.row_kind import RowKind
 from changeflow.common.types import DataTypes
 from changeflow.connectors import filestore
+from changeflow.connectors.changelog_formats import CHANGELOG_FORMATS, changelog_format
 from changeflow.connectors.formats import FORMATS, CsvFormat, JsonFormat, ParquetFormat
-from changeflow.connectors.options import boolean, check_keys, duration_ms, failure
+from changeflow.connectors.options import (ConnectorError, batch_only_inserts, boolean, check_keys, duration_ms,
+                                          failure, report_skipped)
 from changeflow.connectors.sink_job import SinkJob
 from changeflow.common.change import Change
 
@@ -48,12 +50,14 @@ OP_COLUMN = "op"  # the change kind column of an upsert changelog file
 
 def _format(table: CatalogTable, as_sink: bool):
     name = table.options.get("format")
-    fmt = FORMATS.get(name or "")
+    fmt = FORMATS.get(name or "") or CHANGELOG_FORMATS.get(name or "")
     check_keys(table, as_sink, "filesystem", _OPTIONS | (fmt.options if fmt is not None else set()),
                required=("path", "format"))
     if fmt is None:
         raise failure(table, as_sink, f"Could not find any format factory for identifier '{name}'. "
-                                      f"Available formats: {', '.join(sorted(FORMATS))}")
+                                      f"Available formats: {', '.join(sorted(FORMATS | CHANGELOG_FORMATS))}")
+    if name in CHANGELOG_FORMATS:
+        return changelog_format(table, as_sink, name)
     if fmt is JsonFormat:
         return JsonFormat(boolean(table, as_sink, "json.ignore-parse-errors"),
                           boolean(table, as_sink, "json.fail-on-missing-field"))
@@ -119,6 +123,13 @@ class FileSystemSource:
         # Flink monitors only in streaming mode; a batch job reads what is there.
         self.monitor_interval_ms = interval if streaming and interval else None
         self.table = table
+        if self.changelog and not streaming:
+            raise ConnectorError(batch_only_inserts(table))
+
+    @property
+    def changelog(self) -> bool:
+        """Whether the rows are changes (a changelog format): each row is ``(*values, kind)``."""
+        return getattr(self.format, "changelog", False)
 
     @property
     def bounded(self) -> bool:
@@ -130,7 +141,10 @@ class FileSystemSource:
         The format reads the bytes itself, so an invalid UTF-8 byte is reported with
         the file, line and byte offset (or skips only its record with ``ignore-parse-errors``).
         """
-        return self.format.decode_bytes(data, path, self.schema)
+        rows = self.format.decode_bytes(data, path, self.schema)
+        if self.monitor_interval_ms is not None:  # in a Spark worker: a warning in the Spark log
+            report_skipped(self.format, self.table)
+        return rows
 
     def rows(self) -> list[tuple]:
         """Every row of the files present now (the bounded read)."""
@@ -140,6 +154,7 @@ class FileSystemSource:
         rows: list[tuple] = []
         for file in data_files(self.path):
             rows.extend(self.decode(store.read_bytes(file), file))
+        report_skipped(self.format, self.table)
         return rows
 
 

@@ -21,7 +21,9 @@ Not supported (refused naming the option): ``scan.bounded.mode`` (a bounded read
 ``sink.transactional-id-prefix`` (the transactional id is the job's),
 ``sink.partitioner`` other than ``default``, metadata columns in a sink, ``upsert-kafka``
 as a source (Flink normalises it with a ChangelogNormalize operator changeflow lacks),
-formats other than json, csv and raw.
+formats other than json, csv, raw and (as a source's value format) the changelog formats
+``debezium-json``, ``canal-json`` and ``maxwell-json`` (:mod:`.changelog_formats`), whose
+records become ``+I``/``-U``/``+U``/``-D`` changes.
 """
 
 from __future__ import annotations
@@ -29,8 +31,9 @@ from __future__ import annotations
 import re
 
 from changeflow.catalog import CatalogTable
+from changeflow.connectors.changelog_formats import CHANGELOG_FORMATS, ChangelogJsonFormat, changelog_format
 from changeflow.connectors.formats import BadRecordError, CsvFormat, JsonFormat
-from changeflow.connectors.options import ConnectorError, boolean, check_keys, failure, integer
+from changeflow.connectors.options import ConnectorError, boolean, check_keys, failure, integer, report_skipped
 
 _COMMON = {"connector", "topic", "properties.bootstrap.servers", "key.format", "value.format", "format",
            "key.fields", "value.fields-include", "property-version"}
@@ -81,8 +84,14 @@ def _format(table: CatalogTable, as_sink: bool, name: str, prefix: str):
                          table.options.get(f"{prefix}csv.null-literal"))
     if name == "raw":
         return RawFormat()
+    if name in CHANGELOG_FORMATS:
+        if prefix == "key.":  # Flink's KafkaConnectorOptionsUtil refuses it the same way
+            raise failure(table, as_sink, f"A key format should only deal with INSERT-only records. But {name} "
+                                          f"has a changelog mode of [I,UB,UA,D].")
+        return changelog_format(table, as_sink, name, prefix)
     raise failure(table, as_sink, f"Could not find any format factory for identifier '{name}' that implements "
-                                  f"the Kafka connector's formats. Available formats: csv, json, raw")
+                                  f"the Kafka connector's formats. Available formats: "
+                                  f"{', '.join(sorted(['csv', 'json', 'raw', *CHANGELOG_FORMATS]))}")
 
 
 def decode(fmt, data: bytes, where: str, schema) -> tuple | None:
@@ -152,7 +161,7 @@ class KafkaTable:
         key_format = options.get("key.format")
         format_keys = set()
         for prefix, name in (("key.", key_format), ("value.", value_format), ("", options.get("format"))):
-            for fmt in (JsonFormat, CsvFormat, RawFormat):
+            for fmt in (JsonFormat, CsvFormat, RawFormat, *CHANGELOG_FORMATS.values()):
                 if fmt.name == name:
                     format_keys |= {prefix + o for o in fmt.options}
         check_keys(table, as_sink, self.connector,
@@ -208,6 +217,11 @@ class KafkaTable:
         self.key_format = _format(table, as_sink, key_format, "key.") if key_format else None
         self.value_format = _format(table, as_sink, value_format,
                                     "value." if "value.format" in options else "")
+
+    @property
+    def changelog(self) -> bool:
+        """Whether the value format is a changelog format: rows are changes ``(*values, kind)``."""
+        return getattr(self.value_format, "changelog", False)
 
     def where(self, topic: str, partition: int, offset: int) -> str:
         return f"Kafka record of topic '{topic}', partition {partition}, offset {offset}"
@@ -274,6 +288,8 @@ class KafkaSource(KafkaTable):
         decodes record by record, which names the bad record.
         """
         fmt = self.value_format
+        if self.changelog:
+            return self._decode_changes(keys, values, where)
         if (self.key_format is None and isinstance(fmt, (JsonFormat, CsvFormat)) and not fmt.ignore_parse_errors
                 and None not in values):
             if isinstance(fmt, JsonFormat):  # a raw newline can only be whitespace in JSON
@@ -292,6 +308,31 @@ class KafkaSource(KafkaTable):
             if row is not None:
                 rows.append(row)
                 kept.append(i)
+        return rows, kept
+
+    def _decode_changes(self, keys: list, values: list, where) -> tuple[list[tuple], list[int]]:
+        """Records of a changelog value format as changes ``(*payload, kind)``: none, one or several per record.
+
+        A null value (a tombstone) gives no change, as in Flink's changelog formats.
+        """
+        fmt = self.value_format
+        assert isinstance(fmt, ChangelogJsonFormat)
+        rows, kept = [], []
+        names = [n for n, _ in self.payload_schema]
+        for i, (key, value) in enumerate(zip(keys, values, strict=True)):
+            if not value:
+                continue
+            key_values: dict = {}
+            if self.key_format is not None and key is not None:
+                row = decode(self.key_format, key, f"key of {where(i)}", self.key_schema)
+                if row is None:
+                    continue
+                key_values = dict(zip([n for n, _ in self.key_schema], row, strict=True))
+            for change in fmt.decode_record(value, where(i), self.value_schema):
+                columns = {**key_values, **dict(zip([n for n, _ in self.value_schema], change, strict=False))}
+                rows.append(tuple(columns.get(n) for n in names) + (change[-1],))
+                kept.append(i)
+        report_skipped(fmt, self.table)  # in a Spark worker: a warning in the Spark log
         return rows, kept
 
     def decode_record(self, key: bytes | None, value: bytes | None, where: str) -> tuple | None:

@@ -98,3 +98,29 @@ def duration_ms(table: CatalogTable, as_sink: bool, key: str) -> int | None:
         return int(parse_duration(text).total_seconds() * 1000)
     except ValueError as e:
         raise failure(table, as_sink, f"Could not parse value '{text}' for key '{key}': {e}") from None
+
+
+def batch_only_inserts(table: CatalogTable) -> str:
+    """Flink's message for a changelog source (updates and deletes) read in batch mode, which Flink refuses."""
+    return (f"Querying a table in batch mode is currently only possible for INSERT-only table sources. But the "
+            f"source for table '{identifier(table.name)}' produces other changelog messages than just INSERT.")
+
+
+def report_skipped(fmt, table: CatalogTable) -> None:
+    """Tell the user how many records ``fmt`` skipped with ``ignore-parse-errors`` (a warning), then reset the count.
+
+    Flink skips such records silently; changeflow says how many there were and where the first was.
+    """
+    skipped = getattr(fmt, "skipped", 0)
+    if not skipped:
+        return
+    import warnings
+
+    warnings.warn(f"table '{table.name}': {skipped} record(s) that do not parse skipped by "
+                  f"'{fmt.name}.ignore-parse-errors' (the first: {fmt.first_skipped})", SkippedRecordsWarning,
+                  stacklevel=2)
+    fmt.skipped, fmt.first_skipped = 0, None
+
+
+class SkippedRecordsWarning(UserWarning):
+    """Records of a source that did not parse and were skipped (``<format>.ignore-parse-errors``)."""

@@ -27,6 +27,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from changeflow.common.types import DataTypes
 from changeflow.connectors.formats import arrow_type
 from changeflow.connectors.kafka import KafkaSource
 
@@ -48,8 +49,30 @@ def _physical_schema(node: Source) -> tuple:
 
 
 def _physical(node: Source) -> tuple[Source, list[str]]:
-    """The source of the connector's own columns, and the names of the processing-time columns."""
-    return Source(node.name, _physical_schema(node), "elements", node.payload.rows()), _proctime(node)
+    """The source of the connector's own columns, and the names of the processing-time columns.
+
+    A changelog connector's rows end with their change kind: a last column, :data:`CDC_KIND`.
+    """
+    return Source(node.name, _physical_schema(node) + _kind_column(node), "elements", node.payload.rows()), \
+        _proctime(node)
+
+
+CDC_KIND = "_cdc_kind"  # a changelog connector's change kind, until it becomes the frame's _kind
+
+
+def _changelog(node: Source) -> bool:
+    return bool(getattr(node.payload, "changelog", False))
+
+
+def _kind_column(node: Source) -> tuple:
+    return ((CDC_KIND, DataTypes.TINYINT()),) if _changelog(node) else ()
+
+
+def _with_kinds(frame: DataFrame, node: Source) -> DataFrame:
+    """A changelog connector's change kinds as ``_kind`` (control rows, whose ``_kind`` is set, stay)."""
+    if not _changelog(node):
+        return frame
+    return frame.withColumn(KIND, F.when(F.col(KIND) == 0, F.col(CDC_KIND)).otherwise(F.col(KIND)).cast("byte"))
 
 
 def trigger_interval_ms(plan) -> int | None:
@@ -101,7 +124,8 @@ def connector_stream_frame(spark: SparkSession, node: Source, directory: str, ro
 
             frame = kafka_stream(spark, node.payload, rows_per_batch)
             return _with_proctime(frame, node, _proctime(node), [KIND, SEQ, SUB])
-        return _with_proctime(_unbounded_stream(spark, node), node, _proctime(node), [KIND, SEQ, SUB])
+        return _with_proctime(_with_kinds(_unbounded_stream(spark, node), node), node, _proctime(node),
+                              [KIND, SEQ, SUB])
     if is_bounded_datagen(node.payload):  # generated on the executors, a micro-batch at a time
         physical = Source(node.name, _physical_schema(node), "connector", node.payload)
         rows = datagen_stream(spark, node.payload, physical.schema, rows_per_batch, end_of_input)
@@ -112,8 +136,8 @@ def connector_stream_frame(spark: SparkSession, node: Source, directory: str, ro
         return _with_proctime(stream_frame(spark, physical, directory, rows_per_batch, end_of_input), node,
                               _proctime(node), [KIND, SEQ, SUB])
     physical, proctime = _physical(node)
-    return _with_proctime(stream_frame(spark, physical, directory, rows_per_batch, end_of_input), node, proctime,
-                          [KIND, SEQ, SUB])
+    frame = _with_kinds(stream_frame(spark, physical, directory, rows_per_batch, end_of_input), node)
+    return _with_proctime(frame, node, proctime, [KIND, SEQ, SUB])
 
 
 _FILE = T.StructType([T.StructField("path", T.StringType()), T.StructField("modificationTime", T.TimestampType()),
@@ -123,7 +147,7 @@ _FILE = T.StructType([T.StructField("path", T.StringType()), T.StructField("modi
 def _unbounded_stream(spark: SparkSession, node: Source) -> DataFrame:
     connector = node.payload
     proctime = _proctime(node)
-    physical = tuple((n, t) for n, t in node.schema if n not in proctime)
+    physical = tuple((n, t) for n, t in node.schema if n not in proctime) + _kind_column(node)
     out = struct(physical).add(SEQ, T.LongType(), False)
     arrow_schema = pa.schema([(n, arrow_type(t)) for n, t in physical] + [(SEQ, pa.int64())])
 

@@ -30,6 +30,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from changeflow.common.type_values import arrow_type
+from changeflow.common.types import DataTypes
 from changeflow.connectors.kafka import KafkaSource, client_config, require_client
 from changeflow.connectors.options import ConnectorError
 from changeflow.kernels.changelog import KIND, SEQ, SUB
@@ -189,8 +190,11 @@ def kafka_stream(spark: SparkSession, connector: KafkaSource, rows_per_batch: in
     except AnalysisException as e:
         raise missing_jar_error(connector, e) or e from None
     payload = connector.payload_schema
-    out = struct(payload).add("_row", T.LongType(), False)
-    arrow_out = pa.schema([(n, arrow_type(t)) for n, t in payload] + [("_row", pa.int64())])
+    # A changelog value format (debezium-json, ...) gives each row's change kind and, as a record may
+    # give several changes (-U and +U), its position among them: the change's _sub.
+    changes = ((_CDC_KIND, DataTypes.TINYINT()), (_CDC_SUB, DataTypes.BIGINT())) if connector.changelog else ()
+    out = struct(payload + changes).add("_row", T.LongType(), False)
+    arrow_out = pa.schema([(n, arrow_type(t)) for n, t in payload + changes] + [("_row", pa.int64())])
 
     def decode(batches):
         for batch in batches:
@@ -198,8 +202,11 @@ def kafka_stream(spark: SparkSession, connector: KafkaSource, rows_per_batch: in
                 batch.column(n).to_pylist() for n in ("key", "value", "topic", "partition", "offset")]
             rows, kept = connector.decode_records(
                 keys, values, lambda i: connector.where(topics[i], partitions[i], offsets[i]))  # noqa: B023
-            values = list(zip(*rows, strict=True)) if rows else [()] * len(payload)
-            arrays = [pa.array(list(v), type=arrow_type(t)) for v, (_, t) in zip(values, payload, strict=True)]
+            if changes:
+                rows = [row + (_sub_of(kept, j),) for j, row in enumerate(rows)]
+            values = list(zip(*rows, strict=True)) if rows else [()] * (len(payload) + len(changes))
+            arrays = [pa.array(list(v), type=arrow_type(t))
+                      for v, (_, t) in zip(values, payload + changes, strict=True)]
             yield pa.RecordBatch.from_arrays(arrays + [pa.array(kept, type=pa.int64())], schema=arrow_out)
 
     # The record's own fields (topic, offset, timestamp, ...) pass through the Python worker as Arrow
@@ -212,8 +219,20 @@ def kafka_stream(spark: SparkSession, connector: KafkaSource, rows_per_batch: in
     for name, data_type in connector.schema:
         key = connector.metadata.get(name)
         columns.append(F.col(f"`{name}`") if key is None else _metadata_column(key, name, data_type))
-    return frame.select(*columns, F.lit(0).cast("byte").alias(KIND), F.col("offset").cast("long").alias(SEQ),
-                        F.lit(0).cast("long").alias(SUB))
+    kind, sub = (F.col(_CDC_KIND), F.col(_CDC_SUB)) if changes else (F.lit(0), F.lit(0))
+    return frame.select(*columns, kind.cast("byte").alias(KIND), F.col("offset").cast("long").alias(SEQ),
+                        sub.cast("long").alias(SUB))
+
+
+_CDC_KIND, _CDC_SUB = "_cdc_kind", "_cdc_sub"
+
+
+def _sub_of(kept: list[int], j: int) -> int:
+    """The position of row ``j`` among the rows of its record (``kept`` holds each row's record index)."""
+    sub = 0
+    while j - sub > 0 and kept[j - sub - 1] == kept[j]:
+        sub += 1
+    return sub
 
 
 def _out_schema(decoded: T.StructType, records: T.StructType, fields: list[str]) -> T.StructType:

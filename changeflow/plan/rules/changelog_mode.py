@@ -1,7 +1,8 @@
 """Changelog-mode inference: which kinds of change each operator can emit.
 
-A source is insert-only (a DataStream read with ``from_changelog_stream``:
-``[I,UB,UA,D]``). Projections and filters keep their input's mode. A group
+A source is insert-only (a DataStream read with ``from_changelog_stream``, or a
+connector whose ``changelog`` is true such as ``postgres-cdc``: ``[I,UB,UA,D]``).
+Projections and filters keep their input's mode. A group
 aggregation emits updates (``-U``/``+U``) and, when its input retracts, deletes
 (a group can empty). The kernels use the mode of their input to pick cheaper
 accumulators: MAX over insert-only input needs only the current maximum.
@@ -49,8 +50,10 @@ RETRACT = ChangelogMode(True, True, True, True)
 
 def node_mode(node: PlanNode, inputs: list[ChangelogMode]) -> ChangelogMode:
     """The changelog mode ``node`` emits over inputs of ``inputs`` modes (in ``node.inputs`` order)."""
-    if isinstance(node, Source):  # a DataStream read with from_changelog_stream carries all four kinds
-        return RETRACT if node.kind == "datastream" and node.payload.changelog else INSERT_ONLY
+    if isinstance(node, Source):  # a DataStream read with from_changelog_stream, or a CDC table: all four kinds
+        if node.kind in ("datastream", "connector") and getattr(node.payload, "changelog", False):
+            return RETRACT
+        return INSERT_ONLY
     if isinstance(node, (Project, Filter, Correlate, Replicate, WatermarkAssigner, WindowTableFunction)):
         return inputs[0]  # a correlate's rows keep the kind of the input change they come from
     if isinstance(node, TemporalJoin):

@@ -67,7 +67,7 @@ def test_snapshot_and_changes_into_a_group_by_equal_the_batch_result_across_a_re
         cur.executemany(f"INSERT INTO {table} VALUES (%s, %s, %s)",
                         [(i, f"u{rng.randrange(5)}", rng.randrange(1, 50)) for i in range(25)])
     stream_env.get_config().set("changeflow.checkpoint-dir", str(tmp_path / "checkpoints"))
-    stream_env.get_config().set("changeflow.source.rows-per-batch", "10")  # three snapshot files, small ranges
+    stream_env.get_config().set("changeflow.source.rows-per-batch", "20")  # two snapshot files, then ranges
     stream_env.execute_sql(f"CREATE TABLE orders (id INT, usr STRING, amount BIGINT) "
                            f"WITH ({cdc(postgres, table, slot, publication)})")
     stream_env.execute_sql(f"CREATE TABLE totals (usr STRING, total BIGINT, n BIGINT, PRIMARY KEY (usr) NOT ENFORCED) "
@@ -80,17 +80,17 @@ def test_snapshot_and_changes_into_a_group_by_equal_the_batch_result_across_a_re
 
     job = stream_env.execute_sql(insert).get_job_client()
     try:
-        _changes(postgres, table, rng, 100, 15)  # while the snapshot is read and after
-        wait_until(done, job, 420)
+        _changes(postgres, table, rng, 100, 10)  # while the snapshot is staged: in it, or in the stream
+        wait_until(done, job, 600)
+        _changes(postgres, table, rng, 150, 10)  # from the replication slot
+        wait_until(done, job, 600)
     finally:
         job.cancel()
 
     _changes(postgres, table, rng, 200, 15)  # while the job is down: the slot keeps them
     job = stream_env.execute_sql(insert).get_job_client()
     try:
-        wait_until(done, job, 420)
-        _changes(postgres, table, rng, 300, 5)
-        wait_until(done, job, 420)
+        wait_until(done, job, 600)
     finally:
         job.cancel()
     assert sorted(postgres.execute(f"SELECT usr, total, n FROM {sink}")) == _batch(postgres, table)

@@ -94,38 +94,49 @@ def settings_of(source: PostgresCdcSource, snapshot: SnapshotFilter | None) -> S
 
 
 def prepare(source: PostgresCdcSource) -> int:
-    """Check the server, table and publication, create what is missing; the slot's position (an LSN).
+    """Check the server, table and publication, create what is missing; where the stream starts (an LSN).
 
-    Runs on the driver when the job starts: every error names the option or object at fault."""
-    import psycopg
-
+    That is the slot's position; with ``latest-offset`` the server's current one if later (a slot
+    that already held changes: they are older than the job). Runs on the driver when the job
+    first starts: every error names the option or object at fault."""
     c = source.connection
     conn = c.connect(autocommit=True)
     try:
-        wal_level = conn.execute("SHOW wal_level").fetchone()[0]
-        if wal_level != "logical":
-            raise CdcError(f"{c.where()}: the server's wal_level is '{wal_level}', but reading changes needs "
-                           f"wal_level = logical (set it in postgresql.conf and restart the server)")
-        c.check_table(conn)
-        _publication(source, conn)
-        row = conn.execute("SELECT plugin, database, confirmed_flush_lsn::text FROM pg_replication_slots "
-                           "WHERE slot_name = %s", (source.slot,)).fetchone()
-        if row is None:
-            try:
-                created = conn.execute("SELECT lsn::text FROM pg_create_logical_replication_slot(%s, 'pgoutput')",
-                                       (source.slot,)).fetchone()[0]
-            except psycopg.Error as e:
-                raise CdcError(f"{c.where()}: cannot create the replication slot of option 'slot.name' = "
-                               f"'{source.slot}' as 'username' = '{c.username}' (it needs the REPLICATION attribute): "
-                               f"{_first_line(e)}") from None
-            return lsn_int(created)
-        plugin, database, confirmed = row
-        if plugin != "pgoutput" or database != c.database:
-            raise CdcError(f"{c.where()}: the replication slot of option 'slot.name' = '{source.slot}' exists for "
-                           f"plugin '{plugin}' in database '{database}', not 'pgoutput' in '{c.database}'")
-        return lsn_int(confirmed)
+        position = _prepare(source, conn)
+        if source.startup_mode == "latest-offset":
+            now = conn.execute("SELECT pg_current_wal_insert_lsn()::text").fetchone()[0]
+            position = max(position, lsn_int(now))
+        return position
     finally:
         conn.close()
+
+
+def _prepare(source: PostgresCdcSource, conn: Any) -> int:
+    import psycopg
+
+    c = source.connection
+    wal_level = conn.execute("SHOW wal_level").fetchone()[0]
+    if wal_level != "logical":
+        raise CdcError(f"{c.where()}: the server's wal_level is '{wal_level}', but reading changes needs "
+                       f"wal_level = logical (set it in postgresql.conf and restart the server)")
+    c.check_table(conn)
+    _publication(source, conn)
+    row = conn.execute("SELECT plugin, database, confirmed_flush_lsn::text FROM pg_replication_slots "
+                       "WHERE slot_name = %s", (source.slot,)).fetchone()
+    if row is None:
+        try:
+            created = conn.execute("SELECT lsn::text FROM pg_create_logical_replication_slot(%s, 'pgoutput')",
+                                   (source.slot,)).fetchone()[0]
+        except psycopg.Error as e:
+            raise CdcError(f"{c.where()}: cannot create the replication slot of option 'slot.name' = "
+                           f"'{source.slot}' as 'username' = '{c.username}' (it needs the REPLICATION attribute): "
+                           f"{_first_line(e)}") from None
+        return lsn_int(created)
+    plugin, database, confirmed = row
+    if plugin != "pgoutput" or database != c.database:
+        raise CdcError(f"{c.where()}: the replication slot of option 'slot.name' = '{source.slot}' exists for "
+                       f"plugin '{plugin}' in database '{database}', not 'pgoutput' in '{c.database}'")
+    return lsn_int(confirmed)
 
 
 def _publication(source: PostgresCdcSource, conn: Any) -> None:

@@ -19,7 +19,7 @@ from changeflow.connectors.jdbc import JdbcError
 from changeflow.connectors.postgres_cdc import CdcError
 from changeflow.connectors.postgres_cdc_stream import (advance, export_snapshot, next_end, prepare, read_changes,
                                                        settings_of, snapshot_rows)
-from changeflow.kernels.changelog import INSERT, UPDATE_AFTER
+from changeflow.kernels.changelog import DELETE, INSERT, UPDATE_AFTER
 from changeflow.sql.ddl import parse_create_table
 from tests.postgres_server import PASSWORD, USER
 
@@ -213,3 +213,20 @@ def test_an_update_without_a_full_before_image_names_the_table(postgres, fresh):
                                        rf"REPLICA IDENTITY is not FULL\).*ALTER TABLE public.{fresh} REPLICA "
                                        rf"IDENTITY FULL"):
         list(read_changes(settings, start, end))
+
+
+def test_latest_offset_reads_only_changes_after_the_first_start(postgres, fresh):
+    postgres.execute(f"CREATE TABLE {fresh} (id INT PRIMARY KEY, v TEXT)")
+    postgres.execute(f"ALTER TABLE {fresh} REPLICA IDENTITY FULL")
+    prepare(_cdc(postgres, fresh))  # the slot exists and keeps what follows
+    postgres.execute(f"INSERT INTO {fresh} VALUES (1, 'before the job')")
+    source = _cdc(postgres, fresh, **{"scan.startup.mode": "latest-offset",
+                                      "scan.incremental.snapshot.enabled": "true"})
+    start = prepare(source)
+    postgres.execute(f"INSERT INTO {fresh} VALUES (2, 'after')")
+    postgres.execute(f"DELETE FROM {fresh} WHERE id = 1")
+    time.sleep(1)
+    settings = settings_of(source, None)
+    end, count = next_end(settings, start, 100)
+    assert count == 2
+    assert list(read_changes(settings, start, end)) == [(INSERT, (2, "after")), (DELETE, (1, "before the job"))]

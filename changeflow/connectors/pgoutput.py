@@ -92,27 +92,34 @@ class _Reader:
         return text
 
     def tuple(self) -> list:
+        # Byte arithmetic rather than struct: this loop runs for every value of every change.
+        data, at = self.data, self.at
+        count = int.from_bytes(data[at:at + 2], "big")
+        at += 2
         values: list = []
-        for _ in range(self.one(">h")):
-            kind = self.byte()
-            if kind == "n":
+        for _ in range(count):
+            kind = data[at]
+            at += 1
+            if kind == 0x74 or kind == 0x62:  # 't' (text) or 'b' (binary): a length and the bytes
+                length = int.from_bytes(data[at:at + 4], "big")
+                values.append(data[at + 4:at + 4 + length])
+                at += 4 + length
+            elif kind == 0x6E:  # 'n'
                 values.append(None)
-            elif kind == "u":
+            elif kind == 0x75:  # 'u'
                 values.append(UNCHANGED)
-            elif kind in ("t", "b"):
-                length = self.one(">i")
-                values.append(bytes(self.data[self.at:self.at + length]))
-                self.at += length
             else:
-                raise ProtocolError(f"unknown pgoutput column kind {kind!r}")
+                raise ProtocolError(f"unknown pgoutput column kind {chr(kind)!r}")
+        self.at = at
         return values
 
 
-def transactions(messages: Iterable[bytes]) -> Iterator[Transaction]:
+def transactions(messages: Iterable[bytes], values: bool = True) -> Iterator[Transaction]:
     """The committed transactions of a stream of pgoutput messages, in commit order.
 
     Relation messages are remembered across transactions: pgoutput sends a
-    relation's schema once per decoding session, before its first change."""
+    relation's schema once per decoding session, before its first change.
+    Without ``values`` a change's tuples are not read (``old``/``new`` None): enough to count rows."""
     relations: dict[int, Relation] = {}
     current: Transaction | None = None
     for data in messages:
@@ -135,6 +142,9 @@ def transactions(messages: Iterable[bytes]) -> Iterator[Transaction]:
             if current is None:
                 raise ProtocolError(f"pgoutput change {tag!r} outside a transaction")
             relation = relations[r.one(">i")]
+            if not values:
+                current.changes.append(Change(tag, relation, None, None))
+                continue
             if tag == "I":
                 r.byte()  # 'N'
                 current.changes.append(Change("I", relation, None, r.tuple()))

@@ -262,7 +262,7 @@ def next_end(settings: StreamSettings, start: int, max_rows: int) -> tuple[int, 
         while True:
             messages = _peek(conn, settings, None, want)
             end, rows = start, 0
-            for t in transactions(messages):
+            for t in transactions(messages, values=False):
                 changes = _ours(settings, t, start)
                 if changes is None:
                     continue

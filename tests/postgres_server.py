@@ -81,7 +81,7 @@ class PostgresServer:
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
-def start() -> PostgresServer:
+def start(wal_level: str = "logical") -> PostgresServer:
     """initdb a new cluster in a temporary directory and start it; raises with the server's log if it fails."""
     bindir = bin_dir()
     directory = tempfile.mkdtemp(prefix="changeflow-pg-")
@@ -107,7 +107,7 @@ def start() -> PostgresServer:
             os.chown(log, pwd.getpwnam("postgres").pw_uid, pwd.getpwnam("postgres").pw_gid)
         process = subprocess.Popen([*prefix, os.path.join(bindir, "postgres"), "-D", data, "-p", str(port),
                                     "-c", "listen_addresses=127.0.0.1", "-c", f"unix_socket_directories={directory}",
-                                    "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "wal_level=logical",
+                                    "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", f"wal_level={wal_level}",
                                     "-c", "max_connections=50"],
                                    stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     server = PostgresServer(directory, port, process)

@@ -1,5 +1,5 @@
 """Connectors: ``filesystem``, ``print``, ``blackhole``, ``datagen``, ``nexmark``, ``jdbc``, ``materialized``,
-``kafka`` and ``upsert-kafka`` tables of ``CREATE TABLE``.
+``kafka``, ``upsert-kafka`` and ``postgres-cdc`` tables of ``CREATE TABLE``.
 
 A connector object is created when a table is read (``create_source``) or
 written (``create_sink``), which is when its options are checked, as in
@@ -24,13 +24,15 @@ from changeflow.connectors.kafka_sink import KafkaSink, UpsertKafkaSink
 from changeflow.connectors.materialized import MaterializedSink, MaterializedSource
 from changeflow.connectors.nexmark import NexmarkSource
 from changeflow.connectors.options import ConnectorError, failure
+from changeflow.connectors.postgres_cdc import PostgresCdcSource
 from changeflow.connectors.print_sink import PrintSink
 
 if TYPE_CHECKING:
     from changeflow.plan.nodes import Sink
 
 _SOURCES = {"filesystem": FileSystemSource, "datagen": DataGenSource, "materialized": MaterializedSource,
-            "jdbc": JdbcSource, "kafka": KafkaSource, "upsert-kafka": upsert_kafka_source, "nexmark": NexmarkSource}
+            "jdbc": JdbcSource, "kafka": KafkaSource, "upsert-kafka": upsert_kafka_source, "nexmark": NexmarkSource,
+            "postgres-cdc": PostgresCdcSource}
 _SINKS = {"filesystem": FileSystemSink, "print": PrintSink, "blackhole": BlackholeSink,
           "materialized": MaterializedSink, "jdbc": JdbcSink, "kafka": KafkaSink, "upsert-kafka": UpsertKafkaSink}
 _WITH_METADATA = ("kafka", "upsert-kafka")  # the connectors that give metadata columns
@@ -104,5 +106,5 @@ def _describe(node) -> str:
 
 __all__ = ["BadRecordError", "BlackholeSink", "ConnectorError", "DataGenSource", "FileSystemSink",
            "FileSystemSource", "JdbcSink", "JdbcSource", "KafkaSink", "KafkaSource", "UpsertKafkaSink",
-           "MaterializedSink", "MaterializedSource", "NexmarkSource", "PrintSink", "check_sink_input",
-           "create_sink", "create_source", "identifier"]
+           "MaterializedSink", "MaterializedSource", "NexmarkSource", "PostgresCdcSource", "PrintSink",
+           "check_sink_input", "create_sink", "create_source", "identifier"]

@@ -1,7 +1,8 @@
 """Changelog-mode inference: which kinds of change each operator can emit.
 
 A source is insert-only (a DataStream read with ``from_changelog_stream``, or a
-table read with a changelog format such as ``debezium-json``: ``[I,UB,UA,D]``).
+table read with a changelog format such as ``debezium-json``, or a CDC connector such as
+``postgres-cdc``: ``[I,UB,UA,D]``).
 Projections and filters keep their input's mode. A group aggregation emits
 updates (``-U``/``+U``) and, when its input retracts, deletes (a group can empty).
 The kernels use the mode of their input to pick cheaper accumulators: MAX over
@@ -52,7 +53,8 @@ def node_mode(node: PlanNode, inputs: list[ChangelogMode]) -> ChangelogMode:
     """The changelog mode ``node`` emits over inputs of ``inputs`` modes (in ``node.inputs`` order)."""
     if isinstance(node, Source):
         # A DataStream read with from_changelog_stream carries all four kinds, and so does a
-        # connector table read with a changelog format (debezium-json, canal-json, maxwell-json).
+        # connector table read with a changelog format (debezium-json, canal-json, maxwell-json) or
+        # from a CDC connector (postgres-cdc).
         if node.kind in ("datastream", "connector") and getattr(node.payload, "changelog", False):
             return RETRACT
         return INSERT_ONLY

@@ -16,6 +16,7 @@ connector's own code, so rows and errors are the same as in the bounded read:
   directory, one new file per micro-batch (oldest first); each file's content
   is decoded by the table's format, ``_seq`` being the row's position in its file;
 - a ``kafka`` table is Spark's Kafka source (:mod:`.kafka_source`);
+- a ``postgres-cdc`` table is its staged snapshot, then its changes (:mod:`.postgres_cdc_source`);
 - an unbounded datagen table is Spark's ``rate`` stream (``rows-per-second``),
   each index turned into a generated row, ``_seq`` being the index.
 """
@@ -30,12 +31,17 @@ from pyspark.sql import types as T
 from changeflow.common.types import DataTypes
 from changeflow.connectors.formats import arrow_type
 from changeflow.connectors.kafka import KafkaSource
+from changeflow.connectors.postgres_cdc import PostgresCdcSource
 
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.plan.nodes import Source
 from changeflow.runtime.spark.datagen_source import datagen_batch_frame, datagen_stream, is_bounded_datagen, is_nexmark
 from changeflow.runtime.spark.jdbc_source import is_jdbc, jdbc_frame
 from changeflow.runtime.spark.spark_types import struct
+
+
+def is_postgres_cdc(connector) -> bool:
+    return isinstance(connector, PostgresCdcSource)
 
 
 def _proctime(node: Source) -> list[str]:
@@ -119,6 +125,11 @@ def connector_stream_frame(spark: SparkSession, node: Source, directory: str, ro
         rows = datagen_stream(spark, node.payload, physical.schema, rows_per_batch, False)
         return _with_proctime(bounded_changes(rows, physical, False), node, _proctime(node), [KIND, SEQ, SUB])
     if not node.payload.bounded:
+        if is_postgres_cdc(node.payload):  # a snapshot, then the changes (+I/-U/+U/-D) of a replication slot
+            from changeflow.runtime.spark.postgres_cdc_source import postgres_cdc_stream
+
+            frame = postgres_cdc_stream(spark, node.payload, _physical_schema(node), directory, rows_per_batch)
+            return _with_proctime(frame, node, _proctime(node), [KIND, SEQ, SUB])
         if isinstance(node.payload, KafkaSource):
             from changeflow.runtime.spark.kafka_source import kafka_stream
 

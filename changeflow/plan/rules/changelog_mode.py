@@ -1,7 +1,7 @@
 """Changelog-mode inference: which kinds of change each operator can emit.
 
-A source is insert-only (a DataStream read with ``from_changelog_stream``:
-``[I,UB,UA,D]``). Projections and filters keep their input's mode. A group
+A source is insert-only (a DataStream read with ``from_changelog_stream``, or a
+connector reading a changelog such as a Delta table's change data feed: ``[I,UB,UA,D]``). Projections and filters keep their input's mode. A group
 aggregation emits updates (``-U``/``+U``) and, when its input retracts, deletes
 (a group can empty). The kernels use the mode of their input to pick cheaper
 accumulators: MAX over insert-only input needs only the current maximum.
@@ -50,6 +50,8 @@ RETRACT = ChangelogMode(True, True, True, True)
 def node_mode(node: PlanNode, inputs: list[ChangelogMode]) -> ChangelogMode:
     """The changelog mode ``node`` emits over inputs of ``inputs`` modes (in ``node.inputs`` order)."""
     if isinstance(node, Source):  # a DataStream read with from_changelog_stream carries all four kinds
+        if node.kind == "connector":  # a connector reading a changelog ('delta' with 'mode' = 'streaming')
+            return RETRACT if getattr(node.payload, "changelog", False) else INSERT_ONLY
         return RETRACT if node.kind == "datastream" and node.payload.changelog else INSERT_ONLY
     if isinstance(node, (Project, Filter, Correlate, Replicate, WatermarkAssigner, WindowTableFunction)):
         return inputs[0]  # a correlate's rows keep the kind of the input change they come from

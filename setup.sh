@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up .venv at the repository root with changeflow, its test tools, its linters, the jdbc connector's
-# client (psycopg) and the delta connector's delta-rs (deltalake), then runs the demo. Spark needs a Java runtime: installed from Debian when missing.
+# client (psycopg) and the delta connector's delta-rs (deltalake), then runs the demo. Spark needs a Java
+# runtime: installed from Debian when missing.
 set -euo pipefail
 cd "$(dirname "$0")"
 if ! command -v java >/dev/null 2>&1; then

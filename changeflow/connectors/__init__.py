@@ -106,7 +106,8 @@ def _describe(node) -> str:
         return type(node).__name__
 
 
-__all__ = ["BadRecordError", "BlackholeSink", "ConnectorError", "DataGenSource", "DeltaSink", "DeltaSource", "FileSystemSink",
+__all__ = ["BadRecordError", "BlackholeSink", "ConnectorError", "DataGenSource", "DeltaSink", "DeltaSource",
+           "FileSystemSink",
            "FileSystemSource", "JdbcSink", "JdbcSource", "KafkaSink", "KafkaSource", "UpsertKafkaSink",
            "MaterializedSink", "MaterializedSource", "NexmarkSource", "PrintSink", "check_sink_input",
            "create_sink", "create_source", "identifier"]

@@ -1,4 +1,4 @@
-"""The ``delta`` connector: Delta Lake tables through delta-rs (the ``deltalake`` package, changeflow's ``delta`` extra).
+"""The ``delta`` connector: Delta Lake tables through delta-rs (the ``deltalake`` package, the ``delta`` extra).
 
 A table declares the option names of Delta's Flink connector::
 

@@ -34,7 +34,6 @@ def check_change_feed(location: Location, delta_table: Any) -> None:
 def read_changes(location: Location, start: int, end: int, snapshot: bool) -> Any:
     """The change rows of versions ``(start, end]`` (with ``snapshot`` and ``start`` = -1, version ``end``'s rows)."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     if snapshot and start < 0:
         delta_table = location.open(end)
@@ -63,8 +62,7 @@ def read_changes(location: Location, start: int, end: int, snapshot: bool) -> An
     position = [0] * len(order)
     for j in range(1, len(order)):  # the position within the row's version
         position[j] = position[j - 1] + 1 if versions[order[j]] == versions[order[j - 1]] else 0
-    seq = pc.add(pc.multiply(pa.array([versions[i] for i in order], pa.int64()), _SHIFT),
-                 pa.array(position, pa.int64()))
+    seq = pa.array([versions[i] * _SHIFT + p for i, p in zip(order, position, strict=True)], pa.int64())
     return _with_bookkeeping(table, kind, seq)
 
 

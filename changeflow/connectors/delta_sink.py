@@ -60,6 +60,7 @@ class DeltaSink:
         names = [n for n, _ in self.location.columns]
         self._key_index = [names.index(k) for k in self.key]
         self.app_id: str | None = None
+        self._table: Any = None  # the open DeltaTable, brought up to date before each write
 
     # --- the job's life ---------------------------------------------------------------
     def open(self, job: SinkJob) -> None:
@@ -68,10 +69,10 @@ class DeltaSink:
         if (self.location.path, app_id) in _OPEN:
             raise DeltaError(f"{self.location.where()}: two sinks of one job write this Delta table; its exactly-once "
                              f"record (application transaction, batch id) would be shared. Write it from one INSERT.")
-        if self.location.exists():
-            self.location.check_schema(self.location.open())
-        else:
+        if not self.location.exists():
             self._create()
+        self._table = self.location.open()
+        self.location.check_schema(self._table)
         self.app_id = app_id
         _OPEN.add((self.location.path, app_id))
 
@@ -79,6 +80,7 @@ class DeltaSink:
         if self.app_id is not None:
             _OPEN.discard((self.location.path, self.app_id))
             self.app_id = None
+        self._table = None
 
     def _create(self) -> None:
         from deltalake import DeltaTable
@@ -104,7 +106,11 @@ class DeltaSink:
             raise DeltaError(f"{self.location.where()}: the sink was not opened")
         if not changes:
             return  # no commit: a replay of an empty micro-batch writes nothing either
-        delta_table = self.location.open()
+        delta_table = self._table
+        try:
+            delta_table.update_incremental()  # the commits since the last write (another writer's too)
+        except Exception as e:  # noqa: BLE001 - delta-rs raises several types; the message says which
+            raise DeltaError(f"{self.location.where()}: cannot read the table's log: {e}") from None
         if batch_id is not None:
             done = delta_table.transaction_version(self.app_id)
             if done is not None and done >= batch_id:
@@ -156,16 +162,21 @@ class DeltaSink:
             return
         flags = [upsert for upsert, _ in buffer.values()]
         source = self._arrow([values for _, values in buffer.values()], flags)
-        merge_into(delta_table, source, self.key, [n for n, _ in self.location.columns], commit)
+        merge_into(delta_table, source, self.key, [n for n, _ in self.location.columns], commit, all(flags))
 
 
-def merge_into(delta_table: Any, source: Any, key: tuple[str, ...], names: list[str], commit: Any) -> Any:
-    """One MERGE of ``source`` (the columns ``names`` and the flag column) into ``delta_table`` on ``key``."""
+def merge_into(delta_table: Any, source: Any, key: tuple[str, ...], names: list[str], commit: Any,
+               upserts_only: bool = False) -> Any:
+    """One MERGE of ``source`` (the columns ``names`` and the flag column) into ``delta_table`` on ``key``.
+
+    With ``upserts_only`` (no row of ``source`` deletes) the clauses need no condition on the flag.
+    """
     on = " AND ".join(f"t.{_quoted(k)} = s.{_quoted(k)}" for k in key)
-    upsert, delete = f"s.{_quoted(_FLAG)}", f"NOT s.{_quoted(_FLAG)}"
+    upsert: str | None = None if upserts_only else f"s.{_quoted(_FLAG)}"
     rest = [n for n in names if n not in key]
     merger = delta_table.merge(source, predicate=on, source_alias="s", target_alias="t", commit_properties=commit)
-    merger = merger.when_matched_delete(predicate=delete)
+    if not upserts_only:
+        merger = merger.when_matched_delete(predicate=f"NOT s.{_quoted(_FLAG)}")
     if rest:
         merger = merger.when_matched_update(updates={_quoted(n): f"s.{_quoted(n)}" for n in rest}, predicate=upsert)
     merger = merger.when_not_matched_insert(updates={_quoted(n): f"s.{_quoted(n)}" for n in names}, predicate=upsert)

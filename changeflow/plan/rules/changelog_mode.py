@@ -1,7 +1,8 @@
 """Changelog-mode inference: which kinds of change each operator can emit.
 
 A source is insert-only (a DataStream read with ``from_changelog_stream``, or a
-connector reading a changelog such as a Delta table's change data feed: ``[I,UB,UA,D]``). Projections and filters keep their input's mode. A group
+connector reading a changelog such as a Delta table's change data feed:
+``[I,UB,UA,D]``). Projections and filters keep their input's mode. A group
 aggregation emits updates (``-U``/``+U``) and, when its input retracts, deletes
 (a group can empty). The kernels use the mode of their input to pick cheaper
 accumulators: MAX over insert-only input needs only the current maximum.

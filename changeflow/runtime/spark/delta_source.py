@@ -64,8 +64,8 @@ def delta_changes_stream(spark: SparkSession, source: DeltaSource, schema: tuple
 
 
 def changes_struct(schema: tuple) -> T.StructType:
-    return (struct(schema).add(KIND, T.ByteType(), False).add(SEQ, T.LongType(), False)
-            .add(SUB, T.LongType(), False))
+    # Nullable, as the Arrow batches the reader yields declare them (Spark compares the two schemas exactly).
+    return struct(schema).add(KIND, T.ByteType(), True).add(SEQ, T.LongType(), True).add(SUB, T.LongType(), True)
 
 
 class _Versions(InputPartition):

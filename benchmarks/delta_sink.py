@@ -15,7 +15,8 @@ micro-batches of ``batch`` rows:
   key) as an Arrow table and one delta-rs ``merge`` (update all columns when matched, insert when not):
   what a hand-written upsert into Delta would do, without deletes or the exactly-once record.
 
-Each timed run starts from a new empty table; figures are medians of ``repeats`` runs.
+Each timed run starts from a new empty table; the two alternate which runs first; figures are medians of
+``repeats`` runs.
 """
 
 from __future__ import annotations
@@ -89,7 +90,7 @@ def main() -> None:
             parts = batches(changelog(args.rows, keys), args.batch)
             times: dict[str, list[float]] = {"sink": [], "merge": []}
             for run in range(args.repeats):
-                for name in ("sink", "merge"):
+                for name in (("sink", "merge") if run % 2 == 0 else ("merge", "sink")):  # neither always first
                     path = os.path.join(root, f"{name}-{keys}-{run}")
                     times[name].append(run_sink(path, parts) if name == "sink" else run_merge(path, parts, schema))
                     shutil.rmtree(path)

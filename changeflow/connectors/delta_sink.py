@@ -29,6 +29,7 @@ delta-rs's object store: ``table-path`` must be reachable from there.
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 from changeflow.catalog import CatalogTable
@@ -37,7 +38,6 @@ from changeflow.common.row_kind import RowKind
 from changeflow.connectors.delta import TABLE_PROPERTY_PREFIX, DeltaError, Location, check_options
 from changeflow.connectors.sink_job import SinkJob
 
-_UPSERTS = (RowKind.INSERT, RowKind.UPDATE_AFTER)
 _FLAG = "__changeflow_upsert"  # the merge source's column: true to upsert the key's row, false to delete it
 # The (table path, writer) of the sinks open in this process: two sinks of one job writing one Delta table would
 # share its transaction record, so the second's writes would be skipped as replays; such a job is refused.
@@ -152,12 +152,15 @@ class DeltaSink:
         write_deltalake(delta_table, self._arrow(rows), mode="append", commit_properties=commit)
 
     def _merge(self, delta_table: Any, changes: list[Change], commit: Any) -> None:
-        buffer: dict[tuple, tuple[bool, tuple]] = {}  # the last change of each key wins
+        # The last change of each key wins (one dict store per change: this loop is the sink's own cost).
+        key_of = operator.itemgetter(*self._key_index)
+        skip, delete = RowKind.UPDATE_BEFORE, RowKind.DELETE
+        buffer: dict[Any, tuple[bool, tuple]] = {}
         for change in changes:
-            if change.kind == RowKind.UPDATE_BEFORE:
-                continue
-            values = tuple(change.values)
-            buffer[tuple(values[i] for i in self._key_index)] = (change.kind in _UPSERTS, values)
+            kind = change.kind
+            if kind is not skip:
+                values = change.values
+                buffer[key_of(values)] = (kind is not delete, values)
         if not buffer:
             return
         flags = [upsert for upsert, _ in buffer.values()]

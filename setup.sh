@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Sets up .venv at the repository root with changeflow, its test tools, its linters and the jdbc connector's
-# client (psycopg), then runs the demo. Spark needs a Java runtime: installed from Debian when missing.
+# Sets up .venv at the repository root with changeflow, its test tools, its linters, the jdbc connector's
+# client (psycopg) and the delta connector's delta-rs (deltalake), then runs the demo. Spark needs a Java
+# runtime: installed from Debian when missing.
 set -euo pipefail
 cd "$(dirname "$0")"
 if ! command -v java >/dev/null 2>&1; then
@@ -14,7 +15,7 @@ if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb 
 fi
 python3 -m venv .venv
 .venv/bin/pip install -q --upgrade pip
-.venv/bin/pip install -q -e '.[test,lint,jdbc,kafka]'
+.venv/bin/pip install -q -e '.[test,lint,jdbc,kafka,delta]'
 # pyright's first run may fetch what it is missing; it runs here, on the Node.js wheel installed
 # above (as .ci/lint does), so the linters later run offline.
 PYRIGHT_PYTHON_GLOBAL_NODE=0 .venv/bin/pyright --version >/dev/null

@@ -1,5 +1,5 @@
 """Connectors: ``filesystem``, ``print``, ``blackhole``, ``datagen``, ``nexmark``, ``jdbc``, ``materialized``,
-``kafka``, ``upsert-kafka`` and ``postgres-cdc`` tables of ``CREATE TABLE``.
+``kafka``, ``upsert-kafka``, ``postgres-cdc`` and ``delta`` tables of ``CREATE TABLE``.
 
 A connector object is created when a table is read (``create_source``) or
 written (``create_sink``), which is when its options are checked, as in
@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 from changeflow.catalog import CatalogTable, identifier
 from changeflow.connectors.blackhole import BlackholeSink
 from changeflow.connectors.datagen import DataGenSource
+from changeflow.connectors.delta import DeltaSource
+from changeflow.connectors.delta_sink import DeltaSink
 from changeflow.connectors.filesystem import FileSystemSink, FileSystemSource
 from changeflow.connectors.formats import BadRecordError
 from changeflow.connectors.jdbc_sink import JdbcSink
@@ -32,9 +34,10 @@ if TYPE_CHECKING:
 
 _SOURCES = {"filesystem": FileSystemSource, "datagen": DataGenSource, "materialized": MaterializedSource,
             "jdbc": JdbcSource, "kafka": KafkaSource, "upsert-kafka": upsert_kafka_source, "nexmark": NexmarkSource,
-            "postgres-cdc": PostgresCdcSource}
+            "postgres-cdc": PostgresCdcSource, "delta": DeltaSource}
 _SINKS = {"filesystem": FileSystemSink, "print": PrintSink, "blackhole": BlackholeSink,
-          "materialized": MaterializedSink, "jdbc": JdbcSink, "kafka": KafkaSink, "upsert-kafka": UpsertKafkaSink}
+          "materialized": MaterializedSink, "jdbc": JdbcSink, "kafka": KafkaSink, "upsert-kafka": UpsertKafkaSink,
+          "delta": DeltaSink}
 _WITH_METADATA = ("kafka", "upsert-kafka")  # the connectors that give metadata columns
 
 
@@ -104,7 +107,8 @@ def _describe(node) -> str:
         return type(node).__name__
 
 
-__all__ = ["BadRecordError", "BlackholeSink", "ConnectorError", "DataGenSource", "FileSystemSink",
+__all__ = ["BadRecordError", "BlackholeSink", "ConnectorError", "DataGenSource", "DeltaSink", "DeltaSource",
+           "FileSystemSink",
            "FileSystemSource", "JdbcSink", "JdbcSource", "KafkaSink", "KafkaSource", "UpsertKafkaSink",
            "MaterializedSink", "MaterializedSource", "NexmarkSource", "PostgresCdcSource", "PrintSink",
            "check_sink_input", "create_sink", "create_source", "identifier"]

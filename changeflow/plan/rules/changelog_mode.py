@@ -1,8 +1,8 @@
 """Changelog-mode inference: which kinds of change each operator can emit.
 
 A source is insert-only (a DataStream read with ``from_changelog_stream``, or a
-table read with a changelog format such as ``debezium-json``, or a CDC connector such as
-``postgres-cdc``: ``[I,UB,UA,D]``).
+table read with a changelog format such as ``debezium-json``, a CDC connector such as
+``postgres-cdc``, or a Delta table's change data feed: ``[I,UB,UA,D]``).
 Projections and filters keep their input's mode. A group aggregation emits
 updates (``-U``/``+U``) and, when its input retracts, deletes (a group can empty).
 The kernels use the mode of their input to pick cheaper accumulators: MAX over
@@ -54,7 +54,7 @@ def node_mode(node: PlanNode, inputs: list[ChangelogMode]) -> ChangelogMode:
     if isinstance(node, Source):
         # A DataStream read with from_changelog_stream carries all four kinds, and so does a
         # connector table read with a changelog format (debezium-json, canal-json, maxwell-json) or
-        # from a CDC connector (postgres-cdc).
+        # from a CDC connector (postgres-cdc) or a Delta table's change data feed ('mode' = 'streaming').
         if node.kind in ("datastream", "connector") and getattr(node.payload, "changelog", False):
             return RETRACT
         return INSERT_ONLY

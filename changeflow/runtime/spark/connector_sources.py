@@ -6,7 +6,8 @@ mode Parquet files of ``rows_per_batch`` rows, one per micro-batch. A bounded
 datagen table is generated on the executors instead, by row ranges
 (:mod:`.datagen_source`), with the same ``_seq`` and micro-batches (a nexmark
 table too, bounded or not); a ``jdbc``
-table is read on the executors, a partition per query (:mod:`.jdbc_source`). Processing-time columns
+table is read on the executors, a partition per query (:mod:`.jdbc_source`), and a bounded ``delta`` table's
+snapshot on an executor (:mod:`.delta_source`). Processing-time columns
 (``pt AS PROCTIME()``) are stamped by Spark when each micro-batch runs.
 
 Unbounded connectors are Spark streams decoded in the Python workers with the
@@ -17,6 +18,8 @@ connector's own code, so rows and errors are the same as in the bounded read:
   is decoded by the table's format, ``_seq`` being the row's position in its file;
 - a ``kafka`` table is Spark's Kafka source (:mod:`.kafka_source`);
 - a ``postgres-cdc`` table is its staged snapshot, then its changes (:mod:`.postgres_cdc_source`);
+- a ``delta`` table with ``'mode' = 'streaming'`` is its change data feed, a Python data
+  source whose offsets are table versions (:mod:`.delta_source`);
 - an unbounded datagen table is Spark's ``rate`` stream (``rows-per-second``),
   each index turned into a generated row, ``_seq`` being the index.
 """
@@ -35,6 +38,7 @@ from changeflow.connectors.postgres_cdc import PostgresCdcSource
 
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.plan.nodes import Source
+from changeflow.runtime.spark.delta_source import delta_changes_stream, delta_snapshot_frame, is_delta
 from changeflow.runtime.spark.datagen_source import datagen_batch_frame, datagen_stream, is_bounded_datagen, is_nexmark
 from changeflow.runtime.spark.jdbc_source import is_jdbc, jdbc_frame
 from changeflow.runtime.spark.spark_types import struct
@@ -108,9 +112,8 @@ def connector_batch_frame(spark: SparkSession, node: Source) -> DataFrame:
         physical = _physical_schema(node)
         frame = datagen_batch_frame(spark, node.payload, physical)
         return _with_proctime(frame, node, _proctime(node), [SEQ])
-    if is_jdbc(node.payload):  # read on the executors, a partition per query
-        physical = Source(node.name, _physical_schema(node), "spark",
-                          jdbc_frame(spark, node.payload, _physical_schema(node)))
+    if is_jdbc(node.payload) or is_delta(node.payload):  # read on the executors
+        physical = Source(node.name, _physical_schema(node), "spark", _executor_frame(spark, node))
         return _with_proctime(batch_frame(spark, physical), node, _proctime(node), [SEQ])
     physical, proctime = _physical(node)
     return _with_proctime(batch_frame(spark, physical), node, proctime, [SEQ])
@@ -130,6 +133,9 @@ def connector_stream_frame(spark: SparkSession, node: Source, directory: str, ro
 
             frame = postgres_cdc_stream(spark, node.payload, _physical_schema(node), directory, rows_per_batch)
             return _with_proctime(frame, node, _proctime(node), [KIND, SEQ, SUB])
+        if is_delta(node.payload):  # the change data feed, offsets = table versions
+            frame = delta_changes_stream(spark, node.payload, _physical_schema(node))
+            return _with_proctime(frame, node, _proctime(node), [KIND, SEQ, SUB])
         if isinstance(node.payload, KafkaSource):
             from changeflow.runtime.spark.kafka_source import kafka_stream
 
@@ -141,14 +147,21 @@ def connector_stream_frame(spark: SparkSession, node: Source, directory: str, ro
         physical = Source(node.name, _physical_schema(node), "connector", node.payload)
         rows = datagen_stream(spark, node.payload, physical.schema, rows_per_batch, end_of_input)
         return _with_proctime(bounded_changes(rows, physical, end_of_input), node, _proctime(node), [KIND, SEQ, SUB])
-    if is_jdbc(node.payload):  # read on the executors into the job's staged files (lazy: a resumed job has them)
-        physical = Source(node.name, _physical_schema(node), "spark",
-                          jdbc_frame(spark, node.payload, _physical_schema(node)))
+    if is_jdbc(node.payload) or is_delta(node.payload):  # read on the executors into the job's staged files
+        physical = Source(node.name, _physical_schema(node), "spark", _executor_frame(spark, node))
         return _with_proctime(stream_frame(spark, physical, directory, rows_per_batch, end_of_input), node,
                               _proctime(node), [KIND, SEQ, SUB])
     physical, proctime = _physical(node)
     frame = _with_kinds(stream_frame(spark, physical, directory, rows_per_batch, end_of_input), node)
     return _with_proctime(frame, node, proctime, [KIND, SEQ, SUB])
+
+
+def _executor_frame(spark: SparkSession, node: Source) -> DataFrame:
+    """A ``jdbc`` or bounded ``delta`` table as a batch frame read on the executors (lazy: a resumed job has
+    the rows it staged)."""
+    if is_jdbc(node.payload):
+        return jdbc_frame(spark, node.payload, _physical_schema(node))
+    return delta_snapshot_frame(spark, node.payload, _physical_schema(node))
 
 
 _FILE = T.StructType([T.StructField("path", T.StringType()), T.StructField("modificationTime", T.TimestampType()),

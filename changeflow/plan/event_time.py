@@ -65,6 +65,7 @@ def is_time_attribute(node: PlanNode, column: str) -> bool:
     temporal joins. A regular aggregation or join outputs plain timestamps.
     """
     from changeflow.plan.nodes import Aggregate, Deduplicate, Join, Rank, Source, Union
+    from changeflow.plan.window_ops import WindowDeduplicate, WindowRank
 
     if not is_rowtime(node.type_map().get(column, DataType("NULL"))):
         return False
@@ -72,7 +73,7 @@ def is_time_attribute(node: PlanNode, column: str) -> bool:
         return True
     if isinstance(node, WatermarkAssigner):
         return column == node.rowtime or is_time_attribute(node.input, column)
-    if isinstance(node, (Filter, Deduplicate, Rank)):
+    if isinstance(node, (Filter, Deduplicate, Rank, WindowDeduplicate, WindowRank)):
         return is_time_attribute(node.input, column)
     if isinstance(node, Project):
         expr = dict(node.exprs).get(column)

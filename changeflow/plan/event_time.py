@@ -94,7 +94,8 @@ def is_time_attribute(node: PlanNode, column: str) -> bool:
 
         bounds = interval_bounds(node)
         node = interval_join(node, bounds) if bounds is not None else node
-    if isinstance(node, Join) and getattr(node, "left_time", ""):   # interval and temporal joins
+    if isinstance(node, Join) and (getattr(node, "left_time", "") or getattr(node, "left_window", None)):
+        # interval, temporal and window joins keep both sides' time attributes
         left = len(node.left.field_names)
         index = node.field_names.index(column)
         side, name = (node.left, node.left.field_names[index]) if index < left else \

@@ -33,8 +33,9 @@ ASK_ROWS = [
     ("05.000", "a", 1),     # 1 s late, window still open
     ("12.000", "d", 4),
     ("16.000", "a", 7),
+    ("18.000", "b", 3),
     ("22.000", "b", 1),
-    ("18.000", "b", 3),     # 1 s behind the newest row, window still open
+    ("21.000", "a", 8),     # 1 s behind the newest row, window still open
     ("31.000", "a", 9),
 ]
 
@@ -53,11 +54,13 @@ def window_topn_tvf(t_env, E):
 @case("window_topn_window_aggregate", compare="changelog", why=WHY_TOP)
 def window_topn_window_aggregate(t_env, E):
     """Window Top-N after a window aggregation: the two keys with the largest SUM(v) per 10 s
-    window, ranks 1 and 2 (rn BETWEEN), the row number not selected."""
+    window, ranks 1 and 2 (rn BETWEEN), the row number not selected.  Ties on SUM(v) are broken
+    by k: rows of equal sort keys rank in arrival order, which is the window aggregation's
+    emission order (its timer queue's in Flink)."""
     _bids(t_env, E, rows=LATE_BID_ROWS)
     return t_env.sql_query(
         "SELECT window_start, window_end, k, s FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, "
-        "window_end ORDER BY s DESC) AS rn FROM (SELECT window_start, window_end, k, SUM(v) AS s, COUNT(*) AS c "
+        "window_end ORDER BY s DESC, k) AS rn FROM (SELECT window_start, window_end, k, SUM(v) AS s, COUNT(*) AS c "
         f"FROM {_TUMBLE} GROUP BY window_start, window_end, k)) WHERE rn BETWEEN 1 AND 2")
 
 

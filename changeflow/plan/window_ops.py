@@ -133,8 +133,8 @@ def describe_window(window: WindowSpec, start: str, end: str) -> str:
 
 def describe_window_op(node: PlanNode) -> str:
     """A window Top-N, deduplication or join as Flink's EXPLAIN names it."""
-    window = describe_window(node.window, node.window_start, node.window_end) \
-        if not isinstance(node, WindowJoin) else ""
+    if isinstance(node, (WindowRank, WindowDeduplicate)):
+        window = describe_window(node.window, node.window_start, node.window_end)
     if isinstance(node, WindowRank):
         order = ", ".join(f"{c} {'ASC' if asc else 'DESC'}" for c, asc, _ in node.order_by)
         return (f"WindowRank(window=[{window}], rankType=[ROW_NUMBER], rankRange=[rankStart={node.rank_start}, "

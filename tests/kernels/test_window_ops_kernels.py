@@ -109,7 +109,8 @@ def test_the_one_pass_with_watermarks_equals_segment_by_segment():
         done = after
     expected += step.process(records[done:])
     assert [tuple(r) for r in got] == [tuple(r) for r in expected]
-    assert one.kernel.late_records(one.state) == step.kernel.late_records(step.state) == 3   # c at 4 s, b at 9 s, a at 19 s
+    # Late: c at 4 s, b at 9 s, a at 19 s.
+    assert one.kernel.late_records(one.state) == step.kernel.late_records(step.state) == 3
     assert [tuple(r) for r in one.end_of_input()] == [tuple(r) for r in step.end_of_input()]
 
 

@@ -20,7 +20,8 @@ def test_rules_run_in_their_declared_order():
     # the distinct split) run before those that annotate it; interval joins before the materializer, which
     # reads the query's changelog mode.
     assert names[:11] == ["sort_limit", "interval_join", "temporal_join", "sink_materialize", "window_aggregate",
-                         "over_aggregate", "window_join", "split_distinct", "window_rank", "runtime_mode", "changelog_mode"]
+                          "over_aggregate", "window_join", "split_distinct", "window_rank", "runtime_mode",
+                          "changelog_mode"]
     assert names.index("agg_phase") > names.index("changelog_mode")  # two phases read the input's mode
     assert [r.order for r in RULES] == sorted(r.order for r in RULES)
 

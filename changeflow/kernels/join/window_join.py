@@ -132,10 +132,10 @@ class WindowJoin(WindowBuffered):
         data[ROW_SEQ] = frame[SEQ].to_numpy(dtype=np.int64)
         data[ROW_SUB] = frame[SUB].to_numpy(dtype=np.int64)
         rows = pd.DataFrame(data)
-        key_frame = rows[self.keys].drop_duplicates().reset_index(drop=True)
+        key_frame = pd.DataFrame(rows[self.keys]).drop_duplicates().reset_index(drop=True)
         stored = state.load(TABLES[side], key_frame)
         if len(stored) and ROW_SEQ in stored.columns:
-            rows = pd.concat([stored[list(rows.columns)], rows], ignore_index=True)
+            rows = pd.concat([pd.DataFrame(stored[list(rows.columns)]), rows], ignore_index=True)
         state.store(TABLES[side], key_frame, rows)
         self._note_end(int(ends.min()), state)
 

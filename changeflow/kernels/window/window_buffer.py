@@ -45,6 +45,7 @@ class WindowBuffered(KernelBase):
 
     event_time = True
     keys: list[str]
+    output_columns: list[str]   # a property of each subclass
     _positions: np.ndarray | None = None
     _values: np.ndarray | None = None
 

@@ -68,7 +68,7 @@ class WindowRank(WindowBuffered):
         self.columns = list(columns)
         self.keys = [*partition_keys, window_start, window_end]
         self.window_end = window_end
-        self.order_by = [tuple(o) for o in order_by]
+        self.order_by = list(order_by)
         self.rank_start, self.rank_end = int(rank_start), int(rank_end)
         self.rank_column = rank_column
         self.latest_first = latest_first
@@ -89,7 +89,8 @@ class WindowRank(WindowBuffered):
         batch = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
         kinds = batch[KIND].to_numpy()
         if (kinds != INSERT).any():
-            raise ValueError(f"{self.name} takes insert-only rows; got a change of kind {int(kinds[kinds != INSERT][0])}")
+            raise ValueError(f"{self.name} takes insert-only rows; got a change of kind "
+                             f"{int(kinds[kinds != INSERT][0])}")
         batch = batch.loc[~self._late(batch, self.window_end, state)]
         if not len(batch):
             return
@@ -97,8 +98,8 @@ class WindowRank(WindowBuffered):
                                ROW_SUB: batch[SUB].to_numpy(dtype=np.int64)})[self._stored]
         key_frame = rows[self.keys].drop_duplicates().reset_index(drop=True)
         stored = state.load(TABLE, key_frame)
-        both = pd.concat([stored[self._stored], rows], ignore_index=True) if len(stored) and ROW_SEQ in stored \
-            else rows.reset_index(drop=True)
+        both = pd.concat([pd.DataFrame(stored[self._stored]), rows], ignore_index=True) \
+            if len(stored) and ROW_SEQ in stored else pd.DataFrame(rows).reset_index(drop=True)
         ranked, ranks = self._ranked(both)
         state.store(TABLE, key_frame, ranked.loc[ranks <= self.rank_end].reset_index(drop=True))
         self._note_end(int(epoch_ms(rows[self.window_end]).min()), state)
@@ -117,15 +118,18 @@ class WindowRank(WindowBuffered):
         ranks = np.arange(len(ordered)) - np.repeat(starts, np.diff(np.r_[starts, len(ordered)])) + 1
         return ordered, ranks
 
+    def _no_rows(self) -> pd.DataFrame:
+        return pd.DataFrame({c: pd.Series([], dtype=object) for c in self.output_columns})
+
     def _take_due(self, watermark: int, state: KeyedState) -> tuple[pd.DataFrame, np.ndarray, int | None]:
         rows = state.scan(TABLE)
         if not len(rows) or ROW_SEQ not in rows.columns:
-            return pd.DataFrame(columns=self.output_columns), np.zeros(0, dtype=np.int64), None
+            return self._no_rows(), np.zeros(0, dtype=np.int64), None
         ends = epoch_ms(rows[self.window_end])
         due = ends - 1 <= watermark
         remaining = int(ends[~due].min()) if (~due).any() else None
         if not due.any():
-            return pd.DataFrame(columns=self.output_columns), np.zeros(0, dtype=np.int64), remaining
+            return self._no_rows(), np.zeros(0, dtype=np.int64), remaining
         fired = rows.loc[due].reset_index(drop=True)
         state.store(TABLE, fired[self.keys].drop_duplicates().reset_index(drop=True), fired.iloc[:0])
         ordered, ranks = self._ranked(fired)

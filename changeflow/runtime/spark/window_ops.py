@@ -34,7 +34,7 @@ def window_rank_stream(tr: "StreamingTranslator", node: WindowRank | WindowDedup
     kernel: WindowRankKernel
     if isinstance(node, WindowRank):
         kernel = WindowRankKernel(names, list(node.partition_keys), node.window_start, node.window_end,
-                                  [tuple(o) for o in node.order_by], node.rank_start, node.rank_end,
+                                  list(node.order_by), node.rank_start, node.rank_end,
                                   node.rank_column)
         keys = list(node.partition_keys)
     else:

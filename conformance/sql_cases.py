@@ -883,3 +883,6 @@ from conformance import sql_current_watermark_cases  # noqa: E402,F401  (registe
 # NOT IN (subquery) and CAST to BYTES/TIME/MAP (issue 17's leftovers).
 from conformance import sql_not_in_cases  # noqa: E402,F401  (registers its cases into CASES)
 from conformance import sql_cast_cases  # noqa: E402,F401  (registers its cases into CASES)
+
+# Window Top-N, window deduplication and window join (issue 18).
+from conformance import sql_window_ops_cases  # noqa: E402,F401  (registers its cases into CASES)

@@ -65,6 +65,7 @@ def is_time_attribute(node: PlanNode, column: str) -> bool:
     temporal joins. A regular aggregation or join outputs plain timestamps.
     """
     from changeflow.plan.nodes import Aggregate, Deduplicate, Join, Rank, Source, Union
+    from changeflow.plan.window_ops import WindowDeduplicate, WindowRank
 
     if not is_rowtime(node.type_map().get(column, DataType("NULL"))):
         return False
@@ -72,7 +73,7 @@ def is_time_attribute(node: PlanNode, column: str) -> bool:
         return True
     if isinstance(node, WatermarkAssigner):
         return column == node.rowtime or is_time_attribute(node.input, column)
-    if isinstance(node, (Filter, Deduplicate, Rank)):
+    if isinstance(node, (Filter, Deduplicate, Rank, WindowDeduplicate, WindowRank)):
         return is_time_attribute(node.input, column)
     if isinstance(node, Project):
         expr = dict(node.exprs).get(column)
@@ -93,7 +94,8 @@ def is_time_attribute(node: PlanNode, column: str) -> bool:
 
         bounds = interval_bounds(node)
         node = interval_join(node, bounds) if bounds is not None else node
-    if isinstance(node, Join) and getattr(node, "left_time", ""):   # interval and temporal joins
+    if isinstance(node, Join) and (getattr(node, "left_time", "") or getattr(node, "left_window", None)):
+        # interval, temporal and window joins keep both sides' time attributes
         left = len(node.left.field_names)
         index = node.field_names.index(column)
         side, name = (node.left, node.left.field_names[index]) if index < left else \

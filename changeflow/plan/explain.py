@@ -69,6 +69,8 @@ from changeflow.plan import correlate
 from changeflow.plan.flush_policy import FlushPolicy
 from changeflow.plan.event_time import WatermarkAssigner, WindowAggregate, WindowTableFunction
 from changeflow.plan.over import OverAggregate, describe_over
+from changeflow.plan.window_ops import (WINDOW_OPERATORS, WindowDeduplicate, WindowRank, describe_window_op,
+                                        exchange_keys)
 from changeflow.kernels.aggregate.user import USER_FUNCTION
 from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Replicate, Sink,
                                    Sort, Source, TableAggregate, Union, UpsertMaterialize)
@@ -154,6 +156,8 @@ def explain(root: PlanNode, settings: ExplainSettings | None = None) -> str:
             visit(node.input, exchange(below, "+- ", keys, node.input.traits.changelog_mode), "+- ")
         elif isinstance(node, OverAggregate):
             visit(node.input, exchange(below, "+- ", node.partition_keys, node.input.traits.changelog_mode), "+- ")
+        elif isinstance(node, (WindowRank, WindowDeduplicate)):
+            visit(node.input, exchange(below, "+- ", exchange_keys(node), node.input.traits.changelog_mode), "+- ")
         elif isinstance(node, (Rank, Deduplicate, UpsertMaterialize)):
             keys = node.partition_keys if isinstance(node, Rank) else \
                 node.primary_key if isinstance(node, UpsertMaterialize) else node.keys
@@ -242,6 +246,8 @@ def describe_node(node: PlanNode) -> str:
         columns = node.field_names[len(node.keys):]
         return (f"PythonGroupTableAggregate(groupBy=[{', '.join(node.keys)}], "
                 f"select=[{', '.join(node.keys + (f'{node.call}',))} AS ({', '.join(columns)})])")
+    if isinstance(node, WINDOW_OPERATORS):
+        return describe_window_op(node)
     if isinstance(node, Join):
         return _describe_join(node)  # an interval join too (its own name and window bounds)
     if isinstance(node, Union):

@@ -38,6 +38,7 @@ from changeflow.plan.physical import Traits
 from changeflow.plan.rules.sink_materialize import MaterializeSettings
 from changeflow.plan.type_inference import PlanError
 from changeflow.sql import plan_query
+from changeflow.plan.window_ops import WindowDeduplicate, WindowJoin, WindowRank
 from fixture_files import Case, catalog, read_cases
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -74,11 +75,16 @@ def label(node: PlanNode) -> str:
     if isinstance(node, WindowTableFunction):
         return f"{name}({node.window})"
     if isinstance(node, Join):
-        return f"{name}({node.join_type})"
+        keys = f", keys=[{', '.join(node.left_keys)}]" if isinstance(node, WindowJoin) else ""
+        return f"{name}({node.join_type}{keys})"
     if isinstance(node, Deduplicate):
         return f"{name}(key=[{', '.join(node.keys)}])"
     if isinstance(node, Rank):
         return f"{name}(partitionBy=[{', '.join(node.partition_keys)}], rankEnd={node.rank_end})"
+    if isinstance(node, (WindowRank, WindowDeduplicate)):
+        keys = node.partition_keys if isinstance(node, WindowRank) else node.keys
+        end = f", rankEnd={node.rank_end}" if isinstance(node, WindowRank) else f", keepLast={node.keep_last}"
+        return f"{name}({node.window}, partitionBy=[{', '.join(keys)}]{end})"
     if isinstance(node, Sink):
         return f"{name}({node.table}, pk=[{', '.join(node.primary_key)}])"
     if isinstance(node, UpsertMaterialize):

@@ -22,6 +22,7 @@ from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNod
                                    Sort, Source, TableAggregate, Union, UpsertMaterialize)
 from changeflow.plan.physical import annotate_all
 from changeflow.plan.time_joins import IntervalJoin, TemporalJoin
+from changeflow.plan.window_ops import WINDOW_OPERATORS
 from changeflow.plan.rules import Rule
 
 
@@ -62,10 +63,11 @@ def node_mode(node: PlanNode, inputs: list[ChangelogMode]) -> ChangelogMode:
         return inputs[0]  # a correlate's rows keep the kind of the input change they come from
     if isinstance(node, TemporalJoin):
         return inputs[0]  # each probe row once, with its own kind, when the watermark passes its time
-    if isinstance(node, (WindowAggregate, OverAggregate, IntervalJoin)):
+    if isinstance(node, (WindowAggregate, OverAggregate, IntervalJoin, *WINDOW_OPERATORS)):
         # A window's row is emitted once, when the watermark passes its end; an OVER
         # aggregation emits each input row once, with its aggregates; an interval
-        # join its pairs once, and an outer row's padding once it can no longer match.
+        # join its pairs once, and an outer row's padding once it can no longer match; a
+        # window Top-N, deduplication or join a window's rows once, when the watermark passes its end.
         return INSERT_ONLY
     if isinstance(node, Sort):  # batch (a streaming Sort becomes a Rank: rules/sort_limit.py)
         return inputs[0] if node.fetch is None else RETRACT

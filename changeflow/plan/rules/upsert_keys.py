@@ -50,6 +50,7 @@ from changeflow.plan.join_builder import unique_key_of
 from changeflow.plan.nodes import Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, UpsertMaterialize
 from changeflow.plan.physical import annotate_all
 from changeflow.plan.time_joins import IntervalJoin, TemporalJoin
+from changeflow.plan.window_ops import WindowJoin
 from changeflow.plan.rules import Rule
 
 Keys = list[tuple[str, ...]]
@@ -70,8 +71,8 @@ def upsert_keys(node: PlanNode) -> Keys | None:
         return [node.keys]
     if isinstance(node, Rank):
         return _rank_keys(node)
-    if isinstance(node, (IntervalJoin, TemporalJoin)):
-        return None  # an interval join is insert-only; a temporal join's keys are not derived (none claimed)
+    if isinstance(node, (IntervalJoin, TemporalJoin, WindowJoin)):
+        return None  # an interval or window join is insert-only; a temporal join's keys are not derived (none claimed)
     if isinstance(node, Join):
         return _join_keys(node)
     if isinstance(node, UpsertMaterialize):

@@ -21,7 +21,9 @@ An interval join (:class:`~changeflow.plan.time_joins.IntervalJoin`) runs the
 same way with the :class:`~changeflow.kernels.join.interval.IntervalJoin` kernel, an
 event-time kernel: its processor gives it the least watermark over both inputs'
 assigners; so does a temporal join (:class:`~changeflow.plan.time_joins.TemporalJoin`,
-kernel :class:`~changeflow.kernels.join.temporal.TemporalJoin`). A batch plan has
+kernel :class:`~changeflow.kernels.join.temporal.TemporalJoin`) and a window join
+(:class:`~changeflow.plan.window_ops.WindowJoin`, kernel
+:class:`~changeflow.kernels.join.window_join.WindowJoin`). A batch plan has
 neither (the regular join gives an interval join's rows; a temporal join is refused).
 
 Batch (:func:`join_batch`): Spark's join of the two inputs on the equi keys and the
@@ -41,9 +43,11 @@ from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.join import SIDE, StreamingJoin, key_column
 from changeflow.kernels.join.interval import IntervalJoin as IntervalJoinKernel
 from changeflow.kernels.join.temporal import TemporalJoin as TemporalJoinKernel
+from changeflow.kernels.join.window_join import WindowJoin as WindowJoinKernel
 from changeflow.plan.join_builder import join_key_type
 from changeflow.plan.nodes import Join
 from changeflow.plan.time_joins import IntervalJoin, TemporalJoin
+from changeflow.plan.window_ops import WindowJoin
 from changeflow.runtime.spark.deferred_processor import DeferredProcessor
 from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.control_rows import ControlFanOut
@@ -86,6 +90,10 @@ def join_stream(translator: Any, node: Join) -> DataFrame:
         kernel = IntervalJoinKernel(node.join_type, left_names, right_names, list(node.left_keys), right_keys,
                                     left_time, right_rename[node.right_time], node.lower_ms, node.upper_ms,
                                     node.remaining, key_dtypes=key_dtypes, dtypes=dtypes)
+    elif isinstance(node, WindowJoin):  # the window join (plan/window_ops.py): each window joined at its end
+        kernel = WindowJoinKernel(node.join_type, left_names, right_names, list(node.left_keys), right_keys,
+                                  dict(zip(node.left.field_names, left_names, strict=True))[node.left_window[1]],
+                                  right_rename[node.right_window[1]], node.condition, key_dtypes=key_dtypes)
     elif isinstance(node, TemporalJoin):  # the event-time temporal join (FOR SYSTEM_TIME AS OF)
         left_time = dict(zip(node.left.field_names, left_names, strict=True))[node.left_time]
         kernel = TemporalJoinKernel(node.join_type, left_names, right_names, list(node.left_keys), right_keys,

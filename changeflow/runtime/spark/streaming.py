@@ -36,6 +36,7 @@ from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.ttl import KeyStateTtl
 from changeflow.plan.correlate import Correlate
 from changeflow.plan.event_time import WatermarkAssigner, WindowAggregate, WindowTableFunction
+from changeflow.plan.window_ops import WindowDeduplicate, WindowRank
 from changeflow.plan.over import OverAggregate
 from changeflow.plan.flush_policy import FlushPolicy, flushes_from_timers
 from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Replicate, Sink,
@@ -177,6 +178,9 @@ class StreamingTranslator:
         if isinstance(node, Join):
             from changeflow.runtime.spark.join import join_stream
             return join_stream(self, node)
+        if isinstance(node, (WindowRank, WindowDeduplicate)):
+            from changeflow.runtime.spark.window_ops import window_rank_stream
+            return window_rank_stream(self, node)
         if isinstance(node, (Deduplicate, Rank)):
             from changeflow.runtime.spark.rank import rank_stream
             return rank_stream(self, node)

@@ -5,8 +5,9 @@ DataStream read with ``from_changelog_stream`` is ``[I,UB,UA,D]``, or
 ``[I,UA,D]`` in upsert mode; a connector whose ``changelog_mode`` is ``"upsert"``
 or ``"all"``). A ChangelogNormalize turns a source's changes into ``[I,UB,UA,D]``.
 Projections and filters keep their input's mode. A group aggregation emits
-updates (``-U``/``+U``) and, when its input retracts, deletes (a group can empty). The kernels use the mode of their input to pick cheaper
-accumulators: MAX over insert-only input needs only the current maximum.
+updates (``-U``/``+U``) and, when its input retracts, deletes (a group can empty).
+The kernels use the mode of their input to pick cheaper accumulators: MAX over
+insert-only input needs only the current maximum.
 
 The rule (:func:`apply`) annotates every node's ``changelog_mode``.
 """

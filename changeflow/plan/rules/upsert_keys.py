@@ -48,7 +48,8 @@ from changeflow.expressions import Column
 from changeflow.plan.event_time import WatermarkAssigner, WindowAggregate
 from changeflow.plan.join_builder import unique_key_of
 from changeflow.plan.nodes import (Aggregate, ChangelogNormalize, Deduplicate, Filter, Join, PlanNode, Project, Rank,
-                                   UpsertMaterialize)
+                                   Source, UpsertMaterialize)
+from changeflow.plan.rules.changelog_mode import source_mode
 from changeflow.plan.physical import annotate_all
 from changeflow.plan.time_joins import IntervalJoin, TemporalJoin
 from changeflow.plan.rules import Rule
@@ -69,6 +70,10 @@ def upsert_keys(node: PlanNode) -> Keys | None:
         return _project_keys(node)
     if isinstance(node, (Deduplicate, ChangelogNormalize)):
         return [node.keys]
+    if isinstance(node, Source) and node.primary_key and not source_mode(node).insert_only:
+        # A changelog source's changes are keyed by its primary key (Flink's upsert keys of a scan;
+        # a sink is planned before the ChangelogNormalize after such a source is inserted).
+        return [tuple(node.primary_key)]
     if isinstance(node, Rank):
         return _rank_keys(node)
     if isinstance(node, (IntervalJoin, TemporalJoin)):

@@ -65,7 +65,7 @@ def source_mode(node: Source) -> ChangelogMode:
         return RETRACT if payload.changelog else INSERT_ONLY
     if node.kind != "connector":
         return INSERT_ONLY
-    return {"upsert": UPSERT, "all": RETRACT}.get(getattr(payload, "changelog_mode", None), INSERT_ONLY)
+    return {"upsert": UPSERT, "all": RETRACT}.get(str(getattr(payload, "changelog_mode", "")), INSERT_ONLY)
 
 
 def node_mode(node: PlanNode, inputs: list[ChangelogMode]) -> ChangelogMode:

@@ -174,3 +174,64 @@ def to_retract_stream(env, t_env, api):
 @case("to_append_stream", "to_append_stream of an insert-only table into a typed Row stream")
 def to_append_stream(env, t_env, api):
     return t_env.to_append_stream(_words(t_env, api), api.Types.ROW([api.Types.LONG(), api.Types.STRING()]))
+
+
+def _upserts(env, api):
+    """An upsert changelog keyed by ``name``: repeats of equal rows, a key-only delete, a delete of no row."""
+    kinds = api.RowKind
+    rows = [api.Row.of_kind(kinds.INSERT, "alice", 12), api.Row.of_kind(kinds.INSERT, "bob", 5),
+            api.Row.of_kind(kinds.UPDATE_AFTER, "alice", 100), api.Row.of_kind(kinds.INSERT, "alice", 100),
+            api.Row.of_kind(kinds.UPDATE_AFTER, "alice", 100), api.Row.of_kind(kinds.INSERT, "bob", 5),
+            api.Row.of_kind(kinds.DELETE, "bob", None), api.Row.of_kind(kinds.DELETE, "dave", None),
+            api.Row.of_kind(kinds.INSERT, "carol", 7), api.Row.of_kind(kinds.UPDATE_AFTER, "bob", 9),
+            api.Row.of_kind(kinds.DELETE, "bob", 9), api.Row.of_kind(kinds.UPDATE_AFTER, "carol", 8)]
+    return env.from_collection(rows, type_info=api.Types.ROW_NAMED(["name", "score"],
+                                                                   [api.Types.STRING(), api.Types.INT()]))
+
+
+def _keyed_schema(api):
+    return (api.Schema.new_builder().column("name", api.DataTypes.STRING().not_null())
+            .column("score", api.DataTypes.INT()).primary_key("name").build())
+
+
+@case("from_changelog_stream_upsert", "from_changelog_stream in upsert mode: ChangelogNormalize by the primary key "
+      "adds -U rows, drops a repeated +I, completes a key-only -D and ignores a -D of no row", modes=("streaming",))
+def from_changelog_stream_upsert(env, t_env, api):
+    return t_env.from_changelog_stream(_upserts(env, api), _keyed_schema(api), api.ChangelogMode.upsert())
+
+
+@case("from_changelog_stream_upsert_sum", "a global SUM over an upsert changelog stream", modes=("streaming",))
+def from_changelog_stream_upsert_sum(env, t_env, api):
+    t = t_env.from_changelog_stream(_upserts(env, api), _keyed_schema(api), api.ChangelogMode.upsert())
+    return t.select(api.col("score").sum.alias("total"))
+
+
+@case("from_changelog_stream_upsert_no_key", "upsert mode without a primary key: no ChangelogNormalize, the "
+      "changes pass as they are", modes=("streaming",))
+def from_changelog_stream_upsert_no_key(env, t_env, api):
+    return t_env.from_changelog_stream(_upserts(env, api), changelog_mode=api.ChangelogMode.upsert())
+
+
+def _duplicated_cdc(env, api):
+    """A retract changelog keyed by ``name`` whose events arrive twice (a CDC source's at-least-once)."""
+    kinds = api.RowKind
+    events = [(kinds.INSERT, "alice", 12), (kinds.INSERT, "bob", 5), (kinds.UPDATE_BEFORE, "alice", 12),
+              (kinds.UPDATE_AFTER, "alice", 100), (kinds.DELETE, "bob", 5), (kinds.INSERT, "carol", 7)]
+    rows = [api.Row.of_kind(k, n, s) for k, n, s in events for _ in range(2)]
+    return env.from_collection(rows, type_info=api.Types.ROW_NAMED(["name", "score"],
+                                                                   [api.Types.STRING(), api.Types.INT()]))
+
+
+@case("cdc_events_duplicate", "table.exec.source.cdc-events-duplicate: a keyed changelog's duplicated events "
+      "normalized by ChangelogNormalize, a SUM over it", modes=("streaming",))
+def cdc_events_duplicate(env, t_env, api):
+    t_env.get_config().set("table.exec.source.cdc-events-duplicate", "true")
+    t = t_env.from_changelog_stream(_duplicated_cdc(env, api), _keyed_schema(api))
+    return t.select(api.col("score").sum.alias("total"))
+
+
+@case("cdc_events_duplicate_rows", "table.exec.source.cdc-events-duplicate: the normalized changelog itself",
+      modes=("streaming",))
+def cdc_events_duplicate_rows(env, t_env, api):
+    t_env.get_config().set("table.exec.source.cdc-events-duplicate", "true")
+    return t_env.from_changelog_stream(_duplicated_cdc(env, api), _keyed_schema(api))

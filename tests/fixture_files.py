@@ -77,4 +77,19 @@ def catalog():
                    primary_key=("k",))
     tables["rates"] = assign_watermark(rates, "rts", Column("rts"), "`rts`")
     tables["rates_nokey"] = assign_watermark(replace(rates, primary_key=()), "rts", Column("rts"), "`rts`")
+    # Connector sources that declare a changelog (plan/rules/changelog_mode.py source_mode): ups an
+    # upsert-kafka-like upsert source keyed by k, cdc a CDC format's full changelog keyed by k.
+    keyed = (("k", T.STRING(False)), ("v", T.INT()))
+    tables["ups"] = Source("ups", keyed, "connector", _Declared("upsert"), primary_key=("k",))
+    tables["ups_nokey"] = Source("ups_nokey", keyed, "connector", _Declared("upsert"))
+    tables["cdc"] = Source("cdc", keyed, "connector", _Declared("all"), primary_key=("k",))
     return resolve
+
+
+class _Declared:
+    """A connector payload that only declares its changelog mode (for planning, never run)."""
+
+    bounded = False
+
+    def __init__(self, changelog_mode: str) -> None:
+        self.changelog_mode = changelog_mode

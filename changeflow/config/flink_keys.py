@@ -92,7 +92,6 @@ _UNSUPPORTED = (
     FlinkKey("table.exec.sink.type-length-enforcer", False, "IGNORE"),
     FlinkKey("table.exec.sink.nested-constraint-enforcer", False, "IGNORE"),
     FlinkKey("table.exec.sort.default-limit", False, "-1"),
-    FlinkKey("table.exec.source.cdc-events-duplicate", False, "false"),
     FlinkKey("table.exec.source.idle-timeout", False, "0 ms"),
     FlinkKey("table.exec.emit.early-fire.enabled", False, "false"),
     FlinkKey("table.exec.emit.early-fire.delay", False, None),

@@ -101,6 +101,20 @@ TABLE_OPTIMIZER_DISTINCT_AGG_SPLIT_BUCKET_NUM = register(
     )
 )
 
+TABLE_EXEC_SOURCE_CDC_EVENTS_DUPLICATE = register(
+    ConfigOption(
+        "table.exec.source.cdc-events-duplicate",
+        OptionType.BOOLEAN,
+        False,
+        description=(
+            "Whether a source with a PRIMARY KEY that produces a changelog (a CDC format, "
+            "from_changelog_stream) may deliver duplicated change events. When true the planner "
+            "puts a ChangelogNormalize keyed by the primary key after such a source, which keeps "
+            "the last row per key and drops the duplicates (stateful)."
+        ),
+    )
+)
+
 TABLE_EXEC_STATE_TTL = register(
     ConfigOption(
         "table.exec.state.ttl",

@@ -7,7 +7,10 @@ order through a Kafka producer (confluent-kafka) on the driver: ``at-least-once`
 default: a micro-batch run again after a restart is written again) or ``exactly-once``
 (a Kafka transaction per micro-batch: :mod:`.kafka_sink`). An ``upsert-kafka`` table is a sink of an updating
 query keyed by the table's ``PRIMARY KEY``: ``+I``/``+U`` write the row under its key,
-``-D`` writes a tombstone (the key with a null value), ``-U`` is not written.
+``-D`` writes a tombstone (the key with a null value), ``-U`` is not written. As a source
+(:class:`UpsertKafkaSource`) it reads the topic from its earliest offset as an upsert
+changelog: a record is ``+I`` of its row, a tombstone ``-D`` of its key; the planner puts
+Flink's ChangelogNormalize after it (:mod:`changeflow.plan.rules.changelog_normalize`).
 
 Records are decoded and encoded by changeflow's formats (:mod:`.formats`: ``json``,
 ``csv``; ``raw`` here): the key by ``key.format`` from the ``key.fields`` columns, the
@@ -19,9 +22,8 @@ fails the job naming its topic, partition and offset, or is skipped with the for
 
 Not supported (refused naming the option): ``scan.bounded.mode`` (a bounded read),
 ``sink.transactional-id-prefix`` (the transactional id is the job's),
-``sink.partitioner`` other than ``default``, metadata columns in a sink, ``upsert-kafka``
-as a source (Flink normalises it with a ChangelogNormalize operator changeflow lacks),
-formats other than json, csv, raw and (as a source's value format) the changelog formats
+``sink.partitioner`` other than ``default``, metadata columns in a sink, formats other
+than json, csv, raw and (as a source's value format) the changelog formats
 ``debezium-json``, ``canal-json`` and ``maxwell-json`` (:mod:`.changelog_formats`), whose
 records become ``+I``/``-U``/``+U``/``-D`` changes.
 """
@@ -149,6 +151,7 @@ class KafkaTable:
     """What a Kafka table's source and sink share: topic, client properties, formats and column roles."""
 
     connector = "kafka"
+    source_options = _SOURCE  # the options a source takes besides the common ones
 
     def __init__(self, table: CatalogTable, as_sink: bool) -> None:
         self.table, self.as_sink = table, as_sink
@@ -165,7 +168,7 @@ class KafkaTable:
                 if fmt.name == name:
                     format_keys |= {prefix + o for o in fmt.options}
         check_keys(table, as_sink, self.connector,
-                   _COMMON | (_SINK if as_sink else _SOURCE) | format_keys
+                   _COMMON | (_SINK if as_sink else self.source_options) | format_keys
                    | {k for k in options if k.startswith("properties.")},
                    required=("properties.bootstrap.servers",))
         if value_format is None:
@@ -244,6 +247,7 @@ class KafkaSource(KafkaTable):
     """An unbounded ``kafka`` table read from ``startup`` on; rows decoded by :meth:`decode_record`."""
 
     bounded = False
+    default_startup = "group-offsets"
 
     def __init__(self, table: CatalogTable, streaming: bool) -> None:
         super().__init__(table, False)
@@ -254,7 +258,7 @@ class KafkaSource(KafkaTable):
                           if topic else "Either 'topic' or 'topic-pattern' must be set.")
         self.topics = [t.strip() for t in topic.split(";")] if topic else []
         self.topic_pattern = pattern
-        mode = options.get("scan.startup.mode", "group-offsets")
+        mode = options.get("scan.startup.mode", self.default_startup)
         if mode not in _STARTUP:
             raise failure(table, False, f"Invalid value for option 'scan.startup.mode'. Supported values are "
                                         f"[{', '.join(_STARTUP)}], but was: {mode}")
@@ -277,7 +281,8 @@ class KafkaSource(KafkaTable):
                                         "(the default 'scan.startup.mode').")
         if not streaming:
             raise ConnectorError(f"Querying an unbounded table '{table.name}' in batch mode is not allowed. The "
-                                 f"'kafka' table is unbounded ('scan.bounded.mode' is not supported by changeflow).")
+                                 f"'{self.connector}' table is unbounded ('scan.bounded.mode' is not supported by "
+                                 f"changeflow).")
 
     def decode_records(self, keys: list, values: list, where) -> tuple[list[tuple], list[int]]:
         """Records' keys and values as rows of :attr:`payload_schema`, and the indexes of the records kept.
@@ -359,7 +364,36 @@ class KafkaSource(KafkaTable):
         return tuple(values.get(n) for n, _ in self.payload_schema)
 
 
-def upsert_kafka_source(table: CatalogTable, streaming: bool):
-    raise failure(table, False, "'upsert-kafka' as a source is not supported by changeflow yet (Flink normalises "
-                                "its upserts with a ChangelogNormalize operator changeflow does not have); read the "
-                                "topic with 'connector' = 'kafka' as an append-only table instead.")
+class UpsertKafkaSource(KafkaSource):
+    """An ``upsert-kafka`` table read as an upsert changelog keyed by its ``PRIMARY KEY`` (Flink's semantics).
+
+    The topic is read from its earliest offset (Flink's upsert-kafka has no
+    ``scan.startup.mode``): a record's row is an upsert of its key (``+I``; the
+    ChangelogNormalize after the source makes it ``+I`` or ``-U``/``+U``), a record
+    with a null value (a tombstone) deletes its key (``-D`` holding only the key
+    columns, completed by ChangelogNormalize from the key's last row). The runtime
+    gives a tombstone its kind (``changeflow.runtime.spark.kafka_source``).
+    """
+
+    connector = "upsert-kafka"
+    source_options = {"scan.parallelism"}  # Flink's upsert-kafka source takes no startup or pattern options
+    default_startup = "earliest-offset"
+    changelog_mode = "upsert"  # plan/rules/changelog_mode.py: [I,UA,D]
+
+    def decode_record(self, key: bytes | None, value: bytes | None, where: str) -> tuple | None:
+        """A record as a row; a tombstone as its key columns with nulls elsewhere (its kind is ``-D``)."""
+        if value is not None:
+            return super().decode_record(key, value, where)
+        if key is None:
+            raise BadRecordError(f"{where}: a record of 'upsert-kafka' table '{self.table.name}' without a key and "
+                                 f"without a value (a tombstone must name the key it deletes)")
+        row = decode(self.key_format, key, f"key of {where}", self.key_schema)
+        if row is None:
+            return None
+        values = dict(zip([n for n, _ in self.key_schema], row, strict=True))
+        return tuple(values.get(n) for n, _ in self.payload_schema)
+
+
+def upsert_kafka_source(table: CatalogTable, streaming: bool) -> UpsertKafkaSource:
+    """The source of an ``upsert-kafka`` table (the connectors' factory for the name)."""
+    return UpsertKafkaSource(table, streaming)

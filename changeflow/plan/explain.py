@@ -62,7 +62,7 @@ A group aggregation split by ``table.optimizer.distinct-agg.split.enabled``
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from changeflow.kernels.aggregate.local import partial_fields
 from changeflow.plan import correlate
@@ -72,8 +72,8 @@ from changeflow.plan.over import OverAggregate, describe_over
 from changeflow.plan.window_ops import (WINDOW_OPERATORS, WindowDeduplicate, WindowRank, describe_window_op,
                                         exchange_keys)
 from changeflow.kernels.aggregate.user import USER_FUNCTION
-from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Replicate, Sink,
-                                   Sort, Source, TableAggregate, Union, UpsertMaterialize)
+from changeflow.plan.nodes import (Aggregate, ChangelogNormalize, Deduplicate, Filter, Join, PlanNode, Project, Rank,
+                                   Replicate, Sink, Sort, Source, TableAggregate, Union, UpsertMaterialize)
 from changeflow.plan.optimizer import PlannerSettings, planned
 from changeflow.plan.rules.buffering import reads_a_file_per_batch
 from changeflow.plan.rules.changelog_mode import INSERT_ONLY, ChangelogMode
@@ -94,6 +94,7 @@ class ExplainSettings:
     no_effect_keys: tuple[str, ...] = ()   # Flink keys set that changeflow accepts and never reads
     distinct_agg_split: bool = False       # table.optimizer.distinct-agg.split.enabled
     distinct_agg_split_buckets: int = 1024  # table.optimizer.distinct-agg.split.bucket-num
+    cdc_events_duplicate: bool = False     # table.exec.source.cdc-events-duplicate
 
     def planner(self) -> PlannerSettings:
         flush = None if self.flush_interval_ms is None else FlushPolicy(self.flush_interval_ms,
@@ -101,7 +102,8 @@ class ExplainSettings:
         return PlannerSettings(self.streaming, self.mini_batch, self.mini_batch_latency_ms, self.mini_batch_size,
                                self.agg_phase_strategy, flush, self.state_ttl_ms,
                                distinct_agg_split=self.distinct_agg_split,
-                               distinct_agg_split_buckets=self.distinct_agg_split_buckets)
+                               distinct_agg_split_buckets=self.distinct_agg_split_buckets,
+                               cdc_events_duplicate=self.cdc_events_duplicate)
 
 
 _JOIN_TYPES = {"INNER": "InnerJoin", "LEFT": "LeftOuterJoin", "RIGHT": "RightOuterJoin", "FULL": "FullOuterJoin"}
@@ -158,10 +160,13 @@ def explain(root: PlanNode, settings: ExplainSettings | None = None) -> str:
             visit(node.input, exchange(below, "+- ", node.partition_keys, node.input.traits.changelog_mode), "+- ")
         elif isinstance(node, (WindowRank, WindowDeduplicate)):
             visit(node.input, exchange(below, "+- ", exchange_keys(node), node.input.traits.changelog_mode), "+- ")
-        elif isinstance(node, (Rank, Deduplicate, UpsertMaterialize)):
+        elif isinstance(node, (Rank, Deduplicate, UpsertMaterialize, ChangelogNormalize)):
             keys = node.partition_keys if isinstance(node, Rank) else \
                 node.primary_key if isinstance(node, UpsertMaterialize) else node.keys
-            visit(node.input, exchange(below, "+- ", keys, node.input.traits.changelog_mode), "+- ")
+            drop = getattr(node, "drop_update_before", False)  # Flink's DropUpdateBefore under a ChangelogNormalize
+            mode = replace(node.input.traits.changelog_mode, update_before=False) if drop else None
+            below = exchange(below, "+- ", keys, mode or node.input.traits.changelog_mode)
+            visit(node.input, emit(below, "+- ", f"DropUpdateBefore(changelogMode={mode})") if mode else below, "+- ")
         else:
             children = node.inputs
             for i, child in enumerate(children):
@@ -259,6 +264,8 @@ def describe_node(node: PlanNode) -> str:
         columns = ", ".join(node.field_names)
         return (f"Correlate(invocation=[$REPLICATE_ROWS$1({node.count}, {columns})], "
                 f"select=[{columns}], joinType=[INNER])")
+    if isinstance(node, ChangelogNormalize):
+        return f"ChangelogNormalize(key=[{', '.join(node.keys)}])"
     if isinstance(node, Deduplicate):
         keep = "LastRow" if node.keep_last else "FirstRow"
         order = "PROCTIME" if node.order == "proctime" else "ROWTIME"

@@ -185,6 +185,23 @@ class Deduplicate(_OneInput, _InputSchema):
 
 
 @dataclass(frozen=True, eq=False)
+class ChangelogNormalize(_OneInput, _InputSchema):
+    """Flink's ChangelogNormalize: the last row per ``keys`` (a source's primary key), as a retract changelog.
+
+    The planner puts it over a source of upserts (``+U`` without ``-U``, ``-D`` perhaps
+    holding only the key) and, with ``table.exec.source.cdc-events-duplicate``, over a
+    keyed source of a full changelog (:mod:`changeflow.plan.rules.changelog_normalize`).
+    Its operator is :mod:`changeflow.kernels.normalize`. Output: the input's columns.
+    ``drop_update_before``: the input has ``-U`` rows, which Flink drops before the node
+    (its ``DropUpdateBefore``: the node takes only ``+U``).
+    """
+
+    input: PlanNode
+    keys: tuple[str, ...]
+    drop_update_before: bool = False
+
+
+@dataclass(frozen=True, eq=False)
 class Rank(_OneInput, _DeclaredSchema):
     """Top-N: ``ROW_NUMBER() OVER (PARTITION BY keys ORDER BY order_by) BETWEEN start AND end``.
 

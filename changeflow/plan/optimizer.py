@@ -49,6 +49,7 @@ class PlannerSettings:
     materialize: MaterializeSettings | None = None  # None: sinks were planned with their statement
     distinct_agg_split: bool = False       # table.optimizer.distinct-agg.split.enabled
     distinct_agg_split_buckets: int = 1024  # table.optimizer.distinct-agg.split.bucket-num
+    cdc_events_duplicate: bool = False     # table.exec.source.cdc-events-duplicate
 
 
 N = TypeVar("N", bound=PlanNode)  # a rule keeps the root's kind (a Sink stays a Sink)

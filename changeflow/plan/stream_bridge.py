@@ -30,7 +30,8 @@ class StreamInput:
 
     ``node`` is the stream's graph node; ``shape`` how a record becomes a row;
     ``changelog`` True for ``from_changelog_stream`` (a Row's RowKind is the
-    change's kind: the table is ``[I,UB,UA,D]``), False for ``from_data_stream``
+    change's kind: the table is ``[I,UB,UA,D]``, or ``[I,UA,D]`` with ``upsert``,
+    ``ChangelogMode.upsert()``), False for ``from_data_stream``
     (insert-only; another kind fails the job, as in Flink). ``runtime_context``
     and ``caches`` are the DataStream environment's (its functions' ``open()``
     context, its ``DataStream.cache()`` registry).
@@ -41,6 +42,7 @@ class StreamInput:
     changelog: bool = False
     runtime_context: Any = field(default=None, repr=False)
     caches: Any = field(default=None, repr=False)
+    upsert: bool = False
 
 
 @dataclass(frozen=True, eq=False)

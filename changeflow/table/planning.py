@@ -207,7 +207,9 @@ class PlanningContext:
                                              distinct_agg_split=bool(
                                                  self.option("table.optimizer.distinct-agg.split.enabled")),
                                              distinct_agg_split_buckets=int(
-                                                 self.option("table.optimizer.distinct-agg.split.bucket-num"))))
+                                                 self.option("table.optimizer.distinct-agg.split.bucket-num")),
+                                             cdc_events_duplicate=bool(
+                                                 self.option("table.exec.source.cdc-events-duplicate"))))
 
 
 def _check_insert_types(name: str, query_schema, sink_schema) -> None:

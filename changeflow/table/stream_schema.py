@@ -87,10 +87,7 @@ def derived_columns(info: TypeInformation, where: str) -> tuple[Columns, RecordS
 
 def select_by_schema(columns: Columns, shape: RecordShape, schema: Any, where: str) -> tuple[Columns, RecordShape]:
     """The derived columns a ``Schema`` declares, by name and in its order; declared types must match."""
-    declared = schema.declared()
-    if declared.primary_key:
-        raise NotImplementedError(f"{where}: a primary key in the schema of a DataStream conversion "
-                                  "(upsert changelogs are not supported)")
+    declared = schema.declared()  # a primary key is the caller's (from_changelog_stream keeps it)
     names = [n for n, _ in columns]
     chosen, positions = [], []
     for column in declared.columns:

@@ -105,16 +105,18 @@ class StreamTableEnvironment(TableEnvironment):
                               changelog_mode: ChangelogMode | None = None) -> Table:
         """A table whose changes are ``data_stream``'s Rows, each of its RowKind (``+I``, ``-U``, ``+U``, ``-D``).
 
-        ``changelog_mode`` ``all()`` (the default) or ``insert_only()``; ``upsert()``
-        is not supported. In batch mode the table must be insert-only, as in Flink.
+        ``changelog_mode`` ``all()`` (the default), ``insert_only()`` or ``upsert()``: ``+I``,
+        ``+U`` without ``-U`` and ``-D`` (which may hold only the key) of the ``schema``'s
+        primary key, normalized by the planner's ChangelogNormalize into a retract
+        changelog (without a primary key the changes pass as they are, as in Flink 2.3).
+        A primary key in ``schema`` is the table's; with
+        ``table.exec.source.cdc-events-duplicate`` an ``all()`` changelog is normalized too.
+        In batch mode the table must be insert-only, as in Flink.
         """
         mode = changelog_mode or ChangelogMode.all()
-        if mode.is_upsert:
-            raise NotImplementedError("from_changelog_stream with ChangelogMode.upsert() (an upsert changelog "
-                                      "keyed by a primary key); use ChangelogMode.all() with -U rows")
         extra = (schema,) if schema is not None else ()
         return Table(self._stream_source(data_stream, extra, changelog=not mode.is_insert_only,
-                                         method="from_changelog_stream"), self)
+                                         method="from_changelog_stream", upsert=mode.is_upsert), self)
 
     def create_temporary_view(self, view_path: str, table_or_data_stream: Any, *fields_or_schema: Any) -> None:
         """Register a Table, or a DataStream as ``from_data_stream`` reads it, under ``view_path``."""
@@ -125,7 +127,7 @@ class StreamTableEnvironment(TableEnvironment):
         super().create_temporary_view(view_path, table_or_data_stream)
 
     def _stream_source(self, data_stream: DataStream, fields_or_schema: tuple, changelog: bool,
-                       method: str) -> Source:
+                       method: str, upsert: bool = False) -> Source:
         if not isinstance(data_stream, DataStream):
             raise TypeError(f"{method}() takes a DataStream, got {type(data_stream).__name__}")
         if data_stream._env is not self._stream_env:
@@ -133,12 +135,17 @@ class StreamTableEnvironment(TableEnvironment):
         name = anonymous_name("datastream_source")
         where = f"{method}({name})"
         columns, shape = derived_columns(data_stream.get_type(), where)
+        primary_key: tuple[str, ...] = ()
         if len(fields_or_schema) == 1 and isinstance(fields_or_schema[0], Schema):
             columns, shape = select_by_schema(columns, shape, fields_or_schema[0], where)
+            primary_key = tuple(fields_or_schema[0].declared().primary_key)
+            if primary_key and method != "from_changelog_stream":
+                raise NotImplementedError(f"{where}: a primary key in the schema of {method} (it is read by "
+                                          f"from_changelog_stream only)")
         elif fields_or_schema:
             columns, shape = select_by_fields(columns, shape, fields_or_schema, where)
-        spec = StreamInput(data_stream._node, shape, changelog, RuntimeContext, self._stream_env._caches)
-        return Source(name, columns, "datastream", spec)
+        spec = StreamInput(data_stream._node, shape, changelog, RuntimeContext, self._stream_env._caches, upsert)
+        return Source(name, columns, "datastream", spec, primary_key=primary_key)
 
     # --- Table -> DataStream -------------------------------------------------------------
     def to_data_stream(self, table: Table) -> DataStream:

@@ -6,7 +6,7 @@ import pytest
 
 from changeflow.common import Configuration, Row, RowKind, Types
 from changeflow.datastream import CollectSink, RuntimeExecutionMode, StreamExecutionEnvironment
-from changeflow.table import DataTypes, Schema, StreamTableEnvironment, TableDescriptor
+from changeflow.table import ChangelogMode, DataTypes, Schema, StreamTableEnvironment, TableDescriptor
 from changeflow.table.expressions import col
 
 
@@ -87,3 +87,29 @@ def test_batch_retract_stream_is_all_additions(spark):
     got = t_env.to_retract_stream(agg, Types.ROW([Types.STRING(), Types.LONG()])).execute_and_collect()
     assert sorted((flag, str(r.get_row_kind()), tuple(r)) for flag, r in got) == [
         (True, "+I", ("a", 4)), (True, "+I", ("b", 2))]
+
+
+@pytest.mark.parametrize("options", [{"table.exec.mini-batch.enabled": "true",
+                                      "table.exec.mini-batch.allow-latency": "1 s",
+                                      "table.exec.mini-batch.size": "3"},
+                                     {"table.exec.state.ttl": "1 h"}])
+def test_an_upsert_changelog_stream_under_mini_batch_and_state_ttl(spark, options):
+    """ChangelogNormalize on Spark folding micro-batches per key (mini-batch) or passing repeats on
+    (a state TTL): the materialized table is the stream's last row per key either way."""
+    from changeflow.testing import materialize
+
+    env, t_env = _envs(spark)
+    for key, value in options.items():
+        t_env.get_config().set(key, value)
+    changes = [("+I", "a", 1), ("+I", "b", 2), ("+U", "a", 1), ("-D", "c", None), ("+U", "a", 3),
+               ("-D", "b", None), ("+I", "c", 4), ("+I", "b", 5), ("+U", "c", 4), ("-D", "a", None),
+               ("+I", "a", 6)]
+    kinds = {"+I": RowKind.INSERT, "+U": RowKind.UPDATE_AFTER, "-D": RowKind.DELETE}
+    ds = env.from_collection([Row.of_kind(kinds[k], n, v) for k, n, v in changes],
+                             type_info=Types.ROW_NAMED(["name", "score"], [Types.STRING(), Types.INT()]))
+    schema = Schema.new_builder().column("name", DataTypes.STRING().not_null()).column(
+        "score", DataTypes.INT()).primary_key("name").build()
+    table = t_env.from_changelog_stream(ds, schema, ChangelogMode.upsert())
+    with table.execute().collect() as rows:
+        got = [tuple(r) for r in materialize(list(rows))]
+    assert got == [("a", 6), ("b", 5), ("c", 4)]

@@ -83,13 +83,29 @@ def test_an_untyped_stream_is_refused(envs):
         t_env.from_data_stream(env.from_collection([(1, "a")]))
 
 
-def test_upsert_changelogs_are_refused(envs):
-    env, t_env = envs
-    ds = env.from_collection([Row("a", 1)], Types.ROW_NAMED(["w", "n"], [Types.STRING(), Types.INT()]))
-    with pytest.raises(NotImplementedError, match="ChangelogMode.upsert"):
-        t_env.from_changelog_stream(ds, None, ChangelogMode.upsert())
+def test_an_upsert_changelog_is_normalized_by_its_primary_key(envs):
     from changeflow.common.types import DataTypes
     from changeflow.table import Schema
+
+    env, t_env = envs
+    ds = env.from_collection([Row("a", 1)], Types.ROW_NAMED(["w", "n"], [Types.STRING(), Types.INT()]))
+    keyed = Schema.new_builder().column("w", DataTypes.STRING().not_null()).column(
+        "n", DataTypes.INT()).primary_key("w").build()
+    plan = t_env.from_changelog_stream(ds, keyed, ChangelogMode.upsert()).explain()
+    assert "ChangelogNormalize(key=[w], changelogMode=[I,UB,UA,D])" in plan
+    assert "ChangelogNormalize" not in t_env.from_changelog_stream(ds, None, ChangelogMode.upsert()).explain()
+    assert "ChangelogNormalize" not in t_env.from_changelog_stream(ds, keyed).explain()
+    t_env.get_config().set("table.exec.source.cdc-events-duplicate", "true")
+    assert "DropUpdateBefore" in t_env.from_changelog_stream(ds, keyed).explain()
+    with pytest.raises(NotImplementedError, match="a primary key in the schema of from_data_stream"):
+        t_env.from_data_stream(ds, keyed)
+
+
+def test_upsert_to_changelog_stream_with_a_key_is_refused(envs):
+    from changeflow.common.types import DataTypes
+    from changeflow.table import Schema
+
+    env, t_env = envs
     t = t_env.from_elements([(1, "a")], ["id", "data"])
     keyed = Schema.new_builder().column("id", DataTypes.BIGINT().not_null()).column(
         "data", DataTypes.STRING()).primary_key("id").build()

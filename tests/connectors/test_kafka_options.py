@@ -43,7 +43,7 @@ def test_a_source_takes_flinks_options():
     (f"'connector' = 'kafka', {_BASE}, 'value.format' = 'json', 'scan.startup.mode' = 'specific-offsets', "
      "'scan.startup.specific-offsets' = 'p0:1'", "Expected format is 'partition:0,offset:42"),
     (f"'connector' = 'upsert-kafka', {_BASE}, 'key.format' = 'json', 'value.format' = 'json'",
-     "'upsert-kafka' as a source is not supported"),
+     "require to define a PRIMARY KEY"),
 ])
 def test_a_bad_source_is_refused_naming_the_option(options, message):
     with pytest.raises(ConnectorError, match=message):
@@ -85,3 +85,31 @@ def test_metadata_columns_belong_to_kafka_tables_only():
 def test_describe_shows_a_metadata_column():
     table = _table(f"'connector' = 'kafka', {_BASE}", "k STRING, o BIGINT METADATA FROM 'offset' VIRTUAL")
     assert table.schema.describe_rows()[1][4] == "METADATA FROM 'offset' VIRTUAL"
+
+
+_UPSERT = f"'connector' = 'upsert-kafka', {_BASE}, 'key.format' = 'json', 'value.format' = 'json'"
+_KEYED = "k STRING, v INT, PRIMARY KEY (k) NOT ENFORCED"
+
+
+def test_an_upsert_kafka_source_reads_upserts_and_tombstones():
+    source = create_source(_table(_UPSERT, _KEYED), streaming=True)
+    assert source.changelog_mode == "upsert" and source.startup_mode == "earliest-offset"
+    assert source.decode_record(b'{"k": "a"}', b'{"k": "a", "v": 3}', "r") == ("a", 3)
+    assert source.decode_record(b'{"k": "a"}', None, "r") == ("a", None)  # a tombstone: its key, -D
+    with pytest.raises(Exception, match="without a key and without a value"):
+        source.decode_record(None, None, "r")
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ("'scan.bounded.mode' = 'latest-offset'", "'scan.bounded.mode' is not supported"),
+    ("'scan.startup.mode' = 'latest-offset'", "(?s)Unsupported options found for 'upsert-kafka'.*scan.startup.mode"),
+    ("'topic-pattern' = 'x.*'", "(?s)Unsupported options found for 'upsert-kafka'.*topic-pattern"),
+])
+def test_an_upsert_kafka_source_refuses_what_flink_refuses(extra, message):
+    with pytest.raises(ConnectorError, match=message):
+        create_source(_table(f"{_UPSERT}, {extra}", _KEYED), streaming=True)
+
+
+def test_an_upsert_kafka_table_in_batch_mode_is_refused():
+    with pytest.raises(ConnectorError, match="'upsert-kafka' table is unbounded"):
+        create_source(_table(_UPSERT, _KEYED), streaming=False)

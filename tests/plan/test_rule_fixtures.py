@@ -10,7 +10,7 @@ prints as ``ERROR: message``.
 
 Settings: ``# mode: batch``, ``# mini-batch: on``, ``# agg-phase: ONE_PHASE``,
 ``# flush: 5000`` (ms; ``# flush: 5000 memory-only``), ``# state-ttl: 20000``,
-``# split-distinct: on`` (``# bucket-num: 16``),
+``# split-distinct: on`` (``# bucket-num: 16``), ``# cdc-events-duplicate: on``,
 and for :mod:`~changeflow.plan.rules.sink_materialize` a sink over the query:
 ``# sink-key: k, v`` (its primary key), ``# conflict: DEDUPLICATE``,
 ``# materialize: FORCE``, ``# materialize-strategy: MAP``.
@@ -30,8 +30,8 @@ import pytest
 
 from changeflow.plan.event_time import WindowAggregate, WindowTableFunction
 from changeflow.plan.flush_policy import FlushPolicy
-from changeflow.plan.nodes import (Aggregate, Deduplicate, Join, PlanNode, Project, Rank, Sink, Source,
-                                   UpsertMaterialize)
+from changeflow.plan.nodes import (Aggregate, ChangelogNormalize, Deduplicate, Join, PlanNode, Project, Rank, Sink,
+                                   Source, UpsertMaterialize)
 from changeflow.plan.over import OverAggregate
 from changeflow.plan.optimizer import RULES, PlannerSettings, optimize
 from changeflow.plan.physical import Traits
@@ -62,7 +62,8 @@ def planner_settings(s: dict[str, str]) -> PlannerSettings:
                            state_ttl_ms=int(s.get("state-ttl", "0")),
                            materialize=materialize if "sink-key" in s else None,
                            distinct_agg_split=s.get("split-distinct") == "on",
-                           distinct_agg_split_buckets=int(s.get("bucket-num", "1024")))
+                           distinct_agg_split_buckets=int(s.get("bucket-num", "1024")),
+                           cdc_events_duplicate=s.get("cdc-events-duplicate") == "on")
 
 
 def label(node: PlanNode) -> str:
@@ -77,8 +78,9 @@ def label(node: PlanNode) -> str:
     if isinstance(node, Join):
         keys = f", keys=[{', '.join(node.left_keys)}]" if isinstance(node, WindowJoin) else ""
         return f"{name}({node.join_type}{keys})"
-    if isinstance(node, Deduplicate):
-        return f"{name}(key=[{', '.join(node.keys)}])"
+    if isinstance(node, (Deduplicate, ChangelogNormalize)):
+        drop = ", dropUpdateBefore" if getattr(node, "drop_update_before", False) else ""
+        return f"{name}(key=[{', '.join(node.keys)}]{drop})"
     if isinstance(node, Rank):
         return f"{name}(partitionBy=[{', '.join(node.partition_keys)}], rankEnd={node.rank_end})"
     if isinstance(node, (WindowRank, WindowDeduplicate)):

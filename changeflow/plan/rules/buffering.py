@@ -33,13 +33,14 @@ from __future__ import annotations
 from typing import Any
 
 from changeflow.plan.correlate import Correlate
-from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Replicate, Sink,
-                                   Sort, Source, Union, UpsertMaterialize)
+from changeflow.plan.nodes import (Aggregate, ChangelogNormalize, Deduplicate, Filter, Join, PlanNode, Project, Rank,
+                                   Replicate, Sink, Sort, Source, Union, UpsertMaterialize)
 from changeflow.plan.physical import annotate_all
 from changeflow.plan.rules import Rule
 
 # Nodes whose output changes only when their input does (no timers, no clock of their own).
-_REACTIVE = (Project, Filter, Replicate, Sort, Union, Join, Deduplicate, Rank, UpsertMaterialize, Sink, Correlate)
+_REACTIVE = (Project, Filter, Replicate, Sort, Union, Join, Deduplicate, Rank, UpsertMaterialize, Sink, Correlate,
+             ChangelogNormalize)
 
 
 def apply(plan: PlanNode, settings: Any) -> PlanNode:

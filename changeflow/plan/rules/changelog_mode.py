@@ -1,8 +1,10 @@
 """Changelog-mode inference: which kinds of change each operator can emit.
 
-A source is insert-only (a DataStream read with ``from_changelog_stream``, or a
-table read with a changelog format such as ``debezium-json``, a CDC connector such as
-``postgres-cdc``, or a Delta table's change data feed: ``[I,UB,UA,D]``).
+A source is insert-only unless it declares otherwise (:func:`source_mode`: a
+DataStream read with ``from_changelog_stream`` is ``[I,UB,UA,D]``, or
+``[I,UA,D]`` in upsert mode; a connector whose ``changelog_mode`` is ``"upsert"``
+or ``"all"``, or whose ``changelog`` is true: a changelog format such as
+``debezium-json``, ``postgres-cdc``, a Delta table's change data feed). A ChangelogNormalize turns a source's changes into ``[I,UB,UA,D]``.
 Projections and filters keep their input's mode. A group aggregation emits
 updates (``-U``/``+U``) and, when its input retracts, deletes (a group can empty).
 The kernels use the mode of their input to pick cheaper accumulators: MAX over
@@ -18,8 +20,8 @@ from dataclasses import dataclass
 from changeflow.plan.correlate import Correlate
 from changeflow.plan.event_time import WatermarkAssigner, WindowAggregate, WindowTableFunction
 from changeflow.plan.over import OverAggregate
-from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Replicate, Sink,
-                                   Sort, Source, TableAggregate, Union, UpsertMaterialize)
+from changeflow.plan.nodes import (Aggregate, ChangelogNormalize, Deduplicate, Filter, Join, PlanNode, Project, Rank,
+                                   Replicate, Sink, Sort, Source, TableAggregate, Union, UpsertMaterialize)
 from changeflow.plan.physical import annotate_all
 from changeflow.plan.time_joins import IntervalJoin, TemporalJoin
 from changeflow.plan.window_ops import WINDOW_OPERATORS
@@ -48,17 +50,35 @@ class ChangelogMode:
 INSERT_ONLY = ChangelogMode()
 UPDATES = ChangelogMode(True, True, True, False)
 RETRACT = ChangelogMode(True, True, True, True)
+UPSERT = ChangelogMode(True, False, True, True)
+
+
+def source_mode(node: Source) -> ChangelogMode:
+    """The changes a source emits: what its DataStream conversion or its connector declares.
+
+    A connector declares a changelog by a ``changelog_mode`` attribute: ``"upsert"``
+    (``[I,UA,D]``, keyed by the table's primary key: upsert-kafka) or ``"all"``
+    (``[I,UB,UA,D]``: a CDC format); without one it is insert-only.
+    """
+    payload = node.payload
+    if node.kind == "datastream":
+        if getattr(payload, "upsert", False):
+            return UPSERT
+        return RETRACT if payload.changelog else INSERT_ONLY
+    if node.kind != "connector":
+        return INSERT_ONLY
+    declared = str(getattr(payload, "changelog_mode", ""))
+    if not declared and getattr(payload, "changelog", False):  # a changelog format, a CDC source, a change feed
+        declared = "all"
+    return {"upsert": UPSERT, "all": RETRACT}.get(declared, INSERT_ONLY)
 
 
 def node_mode(node: PlanNode, inputs: list[ChangelogMode]) -> ChangelogMode:
     """The changelog mode ``node`` emits over inputs of ``inputs`` modes (in ``node.inputs`` order)."""
     if isinstance(node, Source):
-        # A DataStream read with from_changelog_stream carries all four kinds, and so does a
-        # connector table read with a changelog format (debezium-json, canal-json, maxwell-json) or
-        # from a CDC connector (postgres-cdc) or a Delta table's change data feed ('mode' = 'streaming').
-        if node.kind in ("datastream", "connector") and getattr(node.payload, "changelog", False):
-            return RETRACT
-        return INSERT_ONLY
+        return source_mode(node)
+    if isinstance(node, ChangelogNormalize):
+        return RETRACT  # -U with every +U of a key's earlier row; -D with the full row (Flink's ALL_CHANGES)
     if isinstance(node, (Project, Filter, Correlate, Replicate, WatermarkAssigner, WindowTableFunction)):
         return inputs[0]  # a correlate's rows keep the kind of the input change they come from
     if isinstance(node, TemporalJoin):

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from changeflow.plan.nodes import Aggregate, Deduplicate, Join, PlanNode, Rank
+from changeflow.plan.nodes import Aggregate, ChangelogNormalize, Deduplicate, Join, PlanNode, Rank
 from changeflow.plan.nodes import TableAggregate
 from changeflow.plan.physical import annotate_all
 from changeflow.plan.rules import Rule
@@ -38,7 +38,7 @@ def apply(plan: PlanNode, settings: Any) -> PlanNode:
     def ttl(node: PlanNode) -> dict:
         if isinstance(node, Join):
             return {"side_ttl_ms": join_ttl_ms(node, settings.state_ttl_ms)}
-        if isinstance(node, (Aggregate, Deduplicate, Rank, TableAggregate)):
+        if isinstance(node, (Aggregate, Deduplicate, Rank, TableAggregate, ChangelogNormalize)):
             return {"state_ttl_ms": operator_ttl_ms(node, settings.state_ttl_ms)}
         return {}
 
@@ -49,7 +49,7 @@ def operator_ttl_ms(node: PlanNode, default_ms: int) -> int:
     """The state TTL (ms) of a group aggregation, deduplication or Top-N node; 0 for none."""
     if isinstance(node, Aggregate):
         return default_ms if node.state_ttl_ms is None else node.state_ttl_ms
-    if isinstance(node, (Deduplicate, Rank, TableAggregate)):
+    if isinstance(node, (Deduplicate, Rank, TableAggregate, ChangelogNormalize)):
         return default_ms  # the STATE_TTL hint does not reach them (as in Flink)
     raise TypeError(f"{type(node).__name__} has no single state TTL")
 

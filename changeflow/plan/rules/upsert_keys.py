@@ -47,7 +47,9 @@ from itertools import product
 from changeflow.expressions import Column
 from changeflow.plan.event_time import WatermarkAssigner, WindowAggregate
 from changeflow.plan.join_builder import unique_key_of
-from changeflow.plan.nodes import Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, UpsertMaterialize
+from changeflow.plan.nodes import (Aggregate, ChangelogNormalize, Deduplicate, Filter, Join, PlanNode, Project, Rank,
+                                   Source, UpsertMaterialize)
+from changeflow.plan.rules.changelog_mode import source_mode
 from changeflow.plan.physical import annotate_all
 from changeflow.plan.time_joins import IntervalJoin, TemporalJoin
 from changeflow.plan.window_ops import WindowJoin
@@ -67,8 +69,12 @@ def upsert_keys(node: PlanNode) -> Keys | None:
         return upsert_keys(node.input)
     if isinstance(node, Project):
         return _project_keys(node)
-    if isinstance(node, Deduplicate):
+    if isinstance(node, (Deduplicate, ChangelogNormalize)):
         return [node.keys]
+    if isinstance(node, Source) and node.primary_key and not source_mode(node).insert_only:
+        # A changelog source's changes are keyed by its primary key (Flink's upsert keys of a scan;
+        # a sink is planned before the ChangelogNormalize after such a source is inserted).
+        return [tuple(node.primary_key)]
     if isinstance(node, Rank):
         return _rank_keys(node)
     if isinstance(node, (IntervalJoin, TemporalJoin, WindowJoin)):
@@ -94,7 +100,7 @@ def unique_key(node: PlanNode) -> tuple[str, ...] | None:
     key and row number (on the partition key alone when only the first row is
     kept). Projections and filters keep a key whose columns they pass through.
     """
-    if isinstance(node, (Aggregate, WindowAggregate, Deduplicate)):
+    if isinstance(node, (Aggregate, WindowAggregate, Deduplicate, ChangelogNormalize)):
         return node.keys
     if isinstance(node, Rank):
         if node.rank_end == 1:

@@ -80,7 +80,8 @@ class SparkEngine:
                                  watermark_interval_ms=to_millis(self._conf.get("pipeline.auto-watermark-interval")),
                                  mini_batch_latency_ms=to_millis(self._conf.get("table.exec.mini-batch.allow-latency"))
                                  if enabled else 0,
-                                 mini_batch_size=rows if enabled else -1)
+                                 mini_batch_size=rows if enabled else -1,
+                                 cdc_events_duplicate=bool(self._conf.get("table.exec.source.cdc-events-duplicate")))
 
     # --- Table API and SQL --------------------------------------------------------------
     def run_query(self, plan: PlanNode, streaming: bool) -> QueryRun:

@@ -7,7 +7,8 @@ repeating records. Each micro-batch's records are decoded in the Python workers 
 connector (:class:`changeflow.connectors.kafka.KafkaSource`), so a bad record fails the
 job naming its topic, partition and offset. Metadata columns are Spark column expressions
 over the record's fields. ``_seq`` is the record's offset: a partition's records keep their
-order (records of different partitions have none, as in Flink).
+order (records of different partitions have none, as in Flink). An ``upsert-kafka`` record's
+kind is ``+I``, or ``-D`` for a tombstone (a null value).
 
 Where to start is translated to Spark's options once, when the query first starts:
 ``earliest-offset``/``latest-offset``, ``timestamp`` (``startingTimestamp``),
@@ -37,6 +38,7 @@ from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.runtime.spark.spark_types import struct, to_spark
 
 SPARK_KAFKA_PACKAGE = "org.apache.spark:spark-sql-kafka-0-10_2.13:4.2.0"
+_TOMBSTONE = "_tombstone"  # an upsert-kafka record without a value: a -D of its key
 # Options Spark's Kafka source sets itself and refuses from the user.
 _SPARK_OWNS = {"auto.offset.reset", "key.deserializer", "value.deserializer", "enable.auto.commit",
                "interceptor.classes", "group.id", "bootstrap.servers"}
@@ -213,13 +215,21 @@ def kafka_stream(spark: SparkSession, connector: KafkaSource, rows_per_batch: in
     # arrays, taken at the kept rows: metadata columns are then Spark expressions (no Python conversion).
     fields = ["key", "value", "topic", "partition", "offset", "timestamp", "timestampType"] + (
         ["headers"] if headers else [])
+    upsert = getattr(connector, "changelog_mode", None) == "upsert"
+    if upsert:  # upsert-kafka: a tombstone (null value) is a -D of its key, any other record a +I
+        records = records.withColumn(_TOMBSTONE, F.col("value").isNull())
+        fields.append(_TOMBSTONE)
     numbered = records.select(*fields)
     frame = numbered.mapInArrow(_with_record(decode, fields), _out_schema(out, numbered.schema, fields))
     columns = []
     for name, data_type in connector.schema:
         key = connector.metadata.get(name)
         columns.append(F.col(f"`{name}`") if key is None else _metadata_column(key, name, data_type))
-    kind, sub = (F.col(_CDC_KIND), F.col(_CDC_SUB)) if changes else (F.lit(0), F.lit(0))
+    if changes:  # a changelog value format: each row's kind and position among its record's changes
+        kind, sub = F.col(_CDC_KIND), F.col(_CDC_SUB)
+    else:  # upsert-kafka: a tombstone is a -D (3) of its key; anything else +I
+        kind = F.when(F.col(_TOMBSTONE), F.lit(3)).otherwise(F.lit(0)) if upsert else F.lit(0)
+        sub = F.lit(0)
     return frame.select(*columns, kind.cast("byte").alias(KIND), F.col("offset").cast("long").alias(SEQ),
                         sub.cast("long").alias(SUB))
 

@@ -1,4 +1,7 @@
-"""Deduplication and Top-N on Spark: streaming through the rank kernels, batch with ``row_number()``.
+"""Deduplication, Top-N and ChangelogNormalize on Spark: streaming through their kernels, batch with ``row_number()``.
+
+A :class:`~changeflow.plan.nodes.ChangelogNormalize` runs in streaming plans only, keyed by
+its primary key, like a keep-last deduplication over a changelog (:mod:`changeflow.kernels.normalize`).
 
 Streaming: a :class:`~changeflow.plan.nodes.Deduplicate` or
 :class:`~changeflow.plan.nodes.Rank` runs its kernel
@@ -36,7 +39,8 @@ from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.rank import TopN, deduplicate_kernel
 from changeflow.kernels.ttl import KeyStateTtl
 from changeflow.expressions import Call
-from changeflow.plan.nodes import Deduplicate, Rank
+from changeflow.kernels.normalize import changelog_normalize_kernel
+from changeflow.plan.nodes import ChangelogNormalize, Deduplicate, Rank
 from changeflow.plan.type_inference import is_proctime
 from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.sources import kernel_input_dtype
@@ -45,7 +49,7 @@ from changeflow.state.paged import ROWS_PER_GROWING_PAGE
 _ROW_NUMBER = "__row_number"
 
 
-def rank_stream(translator, node: Deduplicate | Rank) -> DataFrame:
+def rank_stream(translator, node: Deduplicate | Rank | ChangelogNormalize) -> DataFrame:
     """The changelog of ``node`` as a Structured Streaming DataFrame."""
     child = translator._translate(node.input)
     # A processing-time attribute (PROCTIME()) is arrival order, which the kernels
@@ -55,7 +59,11 @@ def rank_stream(translator, node: Deduplicate | Rank) -> DataFrame:
     insert_only = node.input.traits.changelog_mode.insert_only
     mini_batch = node.traits.mini_batch
     ttl_ms = node.traits.state_ttl_ms or 0
-    if isinstance(node, Deduplicate):
+    if isinstance(node, ChangelogNormalize):  # the last row per primary key (kernels/normalize)
+        kernel = changelog_normalize_kernel(columns, list(node.keys), mini_batch=mini_batch, ttl_ms=ttl_ms,
+                                            drop_update_before=node.drop_update_before)
+        keys, rows_per_page = list(node.keys), None
+    elif isinstance(node, Deduplicate):
         _check_proctime(node)
         kernel = deduplicate_kernel(columns, list(node.keys), keep_last=node.keep_last, mini_batch=mini_batch,
                                     input_insert_only=insert_only, ttl_ms=ttl_ms)

@@ -39,8 +39,8 @@ from changeflow.plan.event_time import WatermarkAssigner, WindowAggregate, Windo
 from changeflow.plan.window_ops import WindowDeduplicate, WindowRank
 from changeflow.plan.over import OverAggregate
 from changeflow.plan.flush_policy import FlushPolicy, flushes_from_timers
-from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Replicate, Sink,
-                                   Source, TableAggregate, Union, UpsertMaterialize)
+from changeflow.plan.nodes import (Aggregate, ChangelogNormalize, Deduplicate, Filter, Join, PlanNode, Project, Rank,
+                                   Replicate, Sink, Source, TableAggregate, Union, UpsertMaterialize)
 from changeflow.plan.optimizer import N, PlannerSettings, planned
 from changeflow.runtime.spark.deferred_processor import DeferredProcessor
 from changeflow.runtime.spark.columns import compile_expr
@@ -74,6 +74,7 @@ class StreamingSettings:
     watermark_interval_ms: int = 200  # pipeline.auto-watermark-interval
     mini_batch_latency_ms: int = 0    # table.exec.mini-batch.allow-latency (a row-time MiniBatchAssigner's interval)
     mini_batch_size: int = -1         # table.exec.mini-batch.size
+    cdc_events_duplicate: bool = False  # table.exec.source.cdc-events-duplicate
 
     def planner(self) -> PlannerSettings:
         """The settings a logical plan is planned with for this query."""
@@ -82,7 +83,8 @@ class StreamingSettings:
                                agg_phase_strategy=self.agg_phase_strategy,
                                flush=self.flush, state_ttl_ms=self.state_ttl_ms,
                                distinct_agg_split=self.distinct_agg_split,
-                               distinct_agg_split_buckets=self.distinct_agg_split_buckets)
+                               distinct_agg_split_buckets=self.distinct_agg_split_buckets,
+                               cdc_events_duplicate=self.cdc_events_duplicate)
 
 
 def physical_plan(plan: N, settings: StreamingSettings) -> N:
@@ -181,7 +183,7 @@ class StreamingTranslator:
         if isinstance(node, (WindowRank, WindowDeduplicate)):
             from changeflow.runtime.spark.window_ops import window_rank_stream
             return window_rank_stream(self, node)
-        if isinstance(node, (Deduplicate, Rank)):
+        if isinstance(node, (Deduplicate, Rank, ChangelogNormalize)):
             from changeflow.runtime.spark.rank import rank_stream
             return rank_stream(self, node)
         if isinstance(node, UpsertMaterialize):

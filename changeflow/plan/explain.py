@@ -1,12 +1,9 @@
 """EXPLAIN: the physical plan as a tree, each operator with its changelog mode and settings.
 
-It prints the planner's annotations (:mod:`changeflow.plan.optimizer`; a
-logical plan is planned first) and derives none itself. The shape follows the physical plan Flink 2.3 prints with
-``ExplainDetail.CHANGELOG_MODE``: one line per operator, children below it
-(``:-`` for all but the last child of a join or union, ``+-`` for the last),
-an ``Exchange`` wherever rows are shuffled by key (below a group aggregation,
-a join's two inputs, a rank), and ``MiniBatchAssigner`` right above each
-source when mini-batch is on. Operators carry Flink's attributes:
+It prints the planner's annotations (:mod:`changeflow.plan.optimizer`) and derives none itself, in the
+shape of Flink 2.3's physical plan with ``ExplainDetail.CHANGELOG_MODE``: one line per operator, children
+below it (``:-`` for all but the last child, ``+-`` for the last), an ``Exchange`` wherever rows are shuffled
+by key, a ``MiniBatchAssigner`` above each source under mini-batch. Operators carry Flink's attributes:
 
 * a two-phase aggregation (:mod:`changeflow.plan.rules.agg_phase`) prints as
   ``GlobalGroupAggregate`` above the exchange merging the partial
@@ -29,11 +26,9 @@ source when mini-batch is on. Operators carry Flink's attributes:
   where the planner put the sink upsert materializer before the sink and
   ``conflictStrategy=[DEDUPLICATE]`` for an ``ON CONFLICT`` clause, as Flink
   prints them;
-* the materializer itself as the line below the sink,
-  ``SinkMaterializer(pk=[k], upsertKey=[u], strategy=[LEGACY],
-  conflict=[DEDUPLICATE])`` (Flink's operator name; Flink shows it only in its
-  JSON execution plan) above an ``Exchange`` by the primary key, with the
-  ADAPTIVE thresholds and the state TTL where they apply;
+* the materializer below the sink, ``SinkMaterializer(pk=[k], upsertKey=[u], strategy=[LEGACY],
+  conflict=[DEDUPLICATE])`` (Flink's name; Flink shows it only in its JSON execution plan) above an
+  ``Exchange`` by the primary key, with the ADAPTIVE thresholds and the state TTL where they apply;
 * every stateful operator's state TTL where it has one (streaming mode):
   ``stateTtl=[20000ms]`` on a group aggregation, deduplication or Top-N,
   ``leftStateTtl=[..ms], rightStateTtl=[..ms]`` on a join (0ms: that side keeps
@@ -50,9 +45,8 @@ how often the query's micro-batches run over unbounded input: once per
 interval when every row reaching the sink is buffered
 (:mod:`changeflow.plan.rules.buffering`), else at the sources' pace.
 
-A last ``== Configuration ==`` section names the real Flink keys the job sets that
-changeflow accepts but never reads (:func:`changeflow.config.flink_keys.no_effect_keys`),
-such as ``table.optimizer.join-reorder-enabled``.
+A last ``== Configuration ==`` section names the real Flink keys the job sets that changeflow
+accepts but never reads (:func:`changeflow.config.flink_keys.no_effect_keys`).
 
 A group aggregation split by ``table.optimizer.distinct-agg.split.enabled``
 (:mod:`changeflow.plan.rules.split_distinct`) prints as Flink's two levels,

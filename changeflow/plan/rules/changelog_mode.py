@@ -4,7 +4,8 @@ A source is insert-only unless it declares otherwise (:func:`source_mode`: a
 DataStream read with ``from_changelog_stream`` is ``[I,UB,UA,D]``, or
 ``[I,UA,D]`` in upsert mode; a connector whose ``changelog_mode`` is ``"upsert"``
 or ``"all"``, or whose ``changelog`` is true: a changelog format such as
-``debezium-json``, ``postgres-cdc``, a Delta table's change data feed). A ChangelogNormalize turns a source's changes into ``[I,UB,UA,D]``.
+``debezium-json``, ``postgres-cdc``, a Delta table's change data feed).
+A ChangelogNormalize turns a source's changes into ``[I,UB,UA,D]``.
 Projections and filters keep their input's mode. A group aggregation emits
 updates (``-U``/``+U``) and, when its input retracts, deletes (a group can empty).
 The kernels use the mode of their input to pick cheaper accumulators: MAX over

@@ -51,6 +51,28 @@ def count_late_records(state: "KeyedState", keys: list[str], n: int) -> None:
     state.store(LATE_RECORDS, key, key.assign(records=np.asarray([total], dtype=np.int64)))
 
 
+def late_record_total(state: "KeyedState") -> int:
+    """How many rows were dropped as late, over ``state``'s buckets (:data:`LATE_RECORDS`)."""
+    rows = state.scan(LATE_RECORDS)
+    return int(rows["records"].sum()) if len(rows) else 0
+
+
+# The stored earliest pending window end when no window is pending: no watermark reaches it.
+NO_PENDING_END = np.iinfo(np.int64).max
+
+
+def load_next_end(state: "KeyedState", keys: list[str]) -> int | None:
+    """The earliest end (ms) a pending window of the bucket may have (:data:`NEXT_END`); None when not stored."""
+    row = state.load(NEXT_END, null_key(keys))
+    return int(row["end"].iloc[0]) if len(row) else None
+
+
+def store_next_end(state: "KeyedState", keys: list[str], end: int | None) -> None:
+    """Keep ``end`` as the bucket's earliest pending window end (None: no window pending)."""
+    key = null_key(keys)
+    state.store(NEXT_END, key, key.assign(end=np.asarray([NO_PENDING_END if end is None else end], dtype=np.int64)))
+
+
 @runtime_checkable
 class KeyedState(Protocol):
     """Tables of per-key rows, read and written a batch of keys at a time.

@@ -100,4 +100,15 @@ def apply_by_segments(kernel: Any, frames: Sequence[pd.DataFrame], watermarks: S
     return outputs[0] if len(outputs) == 1 else pd.concat(outputs, ignore_index=True)
 
 
-__all__ = ["FIRED_SUB", "apply_by_segments", "segment_of", "segments", "stamp_fired"]
+__all__ = ["FIRED_SUB", "apply_by_segments", "rank_within", "segment_of", "segments", "stamp_fired"]
+
+
+def rank_within(groups: np.ndarray) -> np.ndarray:
+    """Each element's place among the equal ones before it, for ``groups`` sorted ascending
+    (the ``_sub`` order of the rows a fired window emits).
+
+    >>> rank_within(np.array([0, 0, 2, 2, 2])).tolist()
+    [0, 1, 0, 1, 2]
+    """
+    starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]]) if len(groups) else np.zeros(0, np.int64)
+    return np.arange(len(groups), dtype=np.int64) - np.repeat(starts, np.diff(np.r_[starts, len(groups)]))

@@ -51,11 +51,11 @@ from changeflow.kernels.aggregate.functions import AggCall
 from changeflow.kernels.aggregate.group_agg import GroupAggregate
 from changeflow.kernels.changelog import DELETE, INSERT, KIND, SEQ, SUB, UPDATE_AFTER
 from changeflow.kernels.contract import KernelBase
-from changeflow.kernels.state import LATE_RECORDS, NEXT_END, KeyedState, count_late_records, null_key
-from changeflow.kernels.watermark_batch import FIRED_SUB, segment_of
+from changeflow.kernels.state import (KeyedState, count_late_records, late_record_total, load_next_end,
+                                      store_next_end)
+from changeflow.kernels.watermark_batch import FIRED_SUB, rank_within, segment_of
 
 PENDING = "pending"
-_NONE = np.iinfo(np.int64).max   # next_end when no window is pending: no watermark reaches it
 
 
 def epoch_ms(values: Any) -> np.ndarray:
@@ -123,7 +123,7 @@ class WindowAggregate(KernelBase):
             return None
         fired, index = fired
         fired[SEQ] = positions[index]
-        fired[SUB] = FIRED_SUB + _rank_within(index)
+        fired[SUB] = FIRED_SUB + rank_within(index)
         return fired
 
     def _fold(self, batch: pd.DataFrame, late: np.ndarray, state: KeyedState) -> pd.DataFrame:
@@ -150,9 +150,9 @@ class WindowAggregate(KernelBase):
                     pd.DataFrame(alive).reset_index(drop=True))
         if len(alive):
             earliest = int(epoch_ms(alive[self.window_end]).min())
-            known = self._next_end(state)
+            known = load_next_end(state, self.keys)
             if known is not None and earliest < known:
-                self._set_next_end(state, earliest)
+                store_next_end(state, self.keys, earliest)
 
     def on_watermark(self, watermark: int, state: KeyedState) -> pd.DataFrame | None:
         fired = self._fire(np.asarray([watermark], dtype=np.int64), state)
@@ -169,16 +169,16 @@ class WindowAggregate(KernelBase):
         Returns the fired rows (output columns, ``+I``), ordered by the watermark
         that fires each (its index, also returned) and then by window end, or None.
         """
-        known = self._next_end(state)
+        known = load_next_end(state, self.keys)
         if known is not None and known - 1 > watermarks[-1]:
             return None   # no pending window ends by the last watermark: no scan
         pending = state.scan(PENDING)
         if not len(pending):
-            self._set_next_end(state, None)
+            store_next_end(state, self.keys, None)
             return None
         ends = epoch_ms(pending[self.window_end])
         due = ends - 1 <= watermarks[-1]
-        self._set_next_end(state, int(ends[~due].min()) if (~due).any() else None)
+        store_next_end(state, self.keys, int(ends[~due].min()) if (~due).any() else None)
         if not due.any():
             return None
         index = np.searchsorted(watermarks, ends[due] - 1, side="left")
@@ -192,32 +192,9 @@ class WindowAggregate(KernelBase):
                               SEQ: np.zeros(len(fired), dtype=np.int64), SUB: np.zeros(len(fired), dtype=np.int64)})
         return out[list(self.output_columns)], index[order]
 
-    def _next_end(self, state: KeyedState) -> int | None:
-        """The earliest end (ms) a window in ``pending`` may have; None when not known (state without it)."""
-        row = state.load(NEXT_END, null_key(self.keys))
-        if not len(row):
-            return None
-        return int(row["end"].iloc[0])
-
-    def _set_next_end(self, state: KeyedState, end: int | None) -> None:
-        """Keep ``end`` as the earliest pending window end (None: no window pending)."""
-        key = null_key(self.keys)
-        state.store(NEXT_END, key, key.assign(end=np.asarray([_NONE if end is None else end], dtype=np.int64)))
-
     def late_records(self, state: KeyedState) -> int:
         """How many rows this kernel dropped as late (in ``state``'s buckets)."""
-        rows = state.scan(LATE_RECORDS)
-        return int(rows["records"].sum()) if len(rows) else 0
-
-
-def _rank_within(groups: np.ndarray) -> np.ndarray:
-    """Each element's place among the equal ones before it, for ``groups`` sorted ascending.
-
-    >>> _rank_within(np.array([0, 0, 2, 2, 2])).tolist()
-    [0, 1, 0, 1, 2]
-    """
-    starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]]) if len(groups) else np.zeros(0, np.int64)
-    return np.arange(len(groups), dtype=np.int64) - np.repeat(starts, np.diff(np.r_[starts, len(groups)]))
+        return late_record_total(state)
 
 
 __all__ = ["WindowAggregate", "epoch_ms"]

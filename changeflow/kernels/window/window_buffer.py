@@ -30,10 +30,10 @@ import pandas as pd
 from changeflow.kernels.aggregate.window_agg import epoch_ms
 from changeflow.kernels.changelog import SEQ, SUB
 from changeflow.kernels.contract import KernelBase
-from changeflow.kernels.state import LATE_RECORDS, NEXT_END, KeyedState, count_late_records, null_key
-from changeflow.kernels.watermark_batch import FIRED_SUB, segment_of
+from changeflow.kernels.state import (KeyedState, count_late_records, late_record_total, load_next_end,
+                                      store_next_end)
+from changeflow.kernels.watermark_batch import FIRED_SUB, rank_within, segment_of
 
-_NONE = np.iinfo(np.int64).max   # next_end when no window is buffered
 
 
 class WindowBuffered(KernelBase):
@@ -80,9 +80,9 @@ class WindowBuffered(KernelBase):
 
     def _note_end(self, earliest: int, state: KeyedState) -> None:
         """A window ending at ``earliest`` (ms) was buffered: keep the earliest buffered end."""
-        known = self._next_end(state)
+        known = load_next_end(state, self.keys)
         if known is None or earliest < known:
-            self._set_next_end(state, earliest)
+            store_next_end(state, self.keys, earliest)
 
     # --- the kernel contract -----------------------------------------------------------------
     def process(self, batch: pd.DataFrame, state: KeyedState) -> pd.DataFrame:
@@ -111,7 +111,7 @@ class WindowBuffered(KernelBase):
             return None
         out, index = fired
         out[SEQ] = positions[index]
-        out[SUB] = FIRED_SUB + _rank_within(index)
+        out[SUB] = FIRED_SUB + rank_within(index)
         return out
 
     def on_watermark(self, watermark: int, state: KeyedState) -> pd.DataFrame | None:
@@ -124,11 +124,11 @@ class WindowBuffered(KernelBase):
         return out
 
     def _fire(self, watermarks: np.ndarray, state: KeyedState) -> tuple[pd.DataFrame, np.ndarray] | None:
-        known = self._next_end(state)
+        known = load_next_end(state, self.keys)
         if known is not None and known - 1 > watermarks[-1]:
             return None   # no buffered window ends by the last watermark: no scan
         out, ends, remaining = self._take_due(int(watermarks[-1]), state)
-        self._set_next_end(state, remaining)
+        store_next_end(state, self.keys, remaining)
         if not len(out):
             return None
         out = out.assign(**{SEQ: np.zeros(len(out), dtype=np.int64), SUB: np.zeros(len(out), dtype=np.int64)})
@@ -137,24 +137,9 @@ class WindowBuffered(KernelBase):
         self._fired_ends = ends[order]
         return out.iloc[order].reset_index(drop=True)[self.output_columns], index[order]
 
-    def _next_end(self, state: KeyedState) -> int | None:
-        row = state.load(NEXT_END, null_key(self.keys))
-        return int(row["end"].iloc[0]) if len(row) else None
-
-    def _set_next_end(self, state: KeyedState, end: int | None) -> None:
-        key = null_key(self.keys)
-        state.store(NEXT_END, key, key.assign(end=np.asarray([_NONE if end is None else end], dtype=np.int64)))
-
     def late_records(self, state: KeyedState) -> int:
         """How many rows this kernel dropped as late (in ``state``'s buckets)."""
-        rows = state.scan(LATE_RECORDS)
-        return int(rows["records"].sum()) if len(rows) else 0
-
-
-def _rank_within(groups: np.ndarray) -> np.ndarray:
-    """Each element's place among the equal ones before it, for ``groups`` sorted ascending."""
-    starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]]) if len(groups) else np.zeros(0, np.int64)
-    return np.arange(len(groups), dtype=np.int64) - np.repeat(starts, np.diff(np.r_[starts, len(groups)]))
+        return late_record_total(state)
 
 
 __all__ = ["WindowBuffered"]

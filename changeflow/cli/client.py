@@ -2,11 +2,11 @@
 
 The messages are Flink 2.3's (``[INFO] Execute statement succeeded.``, ``[ERROR] Could
 not execute SQL statement. Reason:`` and the error's class and message), so a script's
-output reads as it does under Flink. Results show in ``TABLEAU`` mode, rows as they
-arrive; ``sql-client.execution.result-mode`` (Flink's default ``TABLE``, a full-screen
-view) must be set to ``TABLEAU`` to run a query from a file, as Flink's client requires.
-The interactive shell shows queries in ``TABLEAU`` mode whatever the setting: changeflow
-has no full-screen result view (``TABLE``, ``CHANGELOG``).
+output reads as it does under Flink. ``sql-client.execution.result-mode`` picks how a
+query's result shows: ``TABLEAU`` prints rows as they arrive; in the interactive shell,
+``TABLE`` (Flink's default) and ``CHANGELOG`` open Flink's full-screen views of the
+materialized table or of the changes (:mod:`changeflow.cli.terminal_view`). A query run
+from a file needs ``TABLEAU``, as Flink's client requires.
 
 Where changeflow differs: Flink submits an ``INSERT`` to a cluster and the client can
 exit while the job runs there; changeflow's jobs run in the client's process, so the
@@ -23,9 +23,10 @@ from typing import TextIO
 
 from changeflow.cli.script import Statement
 from changeflow.table import TableEnvironment
-from changeflow.table.result import TableResult, sql_client_tableau
+from changeflow.table.result import TableResult, query_changes, sql_client_tableau
 
 RESULT_MODE = "sql-client.execution.result-mode"
+MAX_TABLE_ROWS = "sql-client.execution.max-table-result.rows"
 
 HELP = """The following commands are available:
 
@@ -124,8 +125,8 @@ class SqlClient:
             self._statement_set.add_insert_sql(statement.text)
             self.info("Execute statement succeeded.")  # Flink 2.3's words for an INSERT added to the set
             return
-        if head in ("SELECT", "WITH", "VALUES", "(") and not self.interactive:
-            self._check_tableau()
+        if head in ("SELECT", "WITH", "VALUES", "("):
+            self._check_result_mode()  # before the query starts, so a refused mode runs nothing
         started = time.monotonic()
         result = self.t_env.execute_sql(statement.text)
         if head == "INSERT":
@@ -138,14 +139,37 @@ class SqlClient:
         else:
             self.info("Execute statement succeeded.")
 
-    def _check_tableau(self) -> None:
-        mode = str(self.t_env.get_config().get(RESULT_MODE, "TABLE")).upper()
-        if mode != "TABLEAU":
+    def _result_mode(self) -> str:
+        return str(self.t_env.get_config().get(RESULT_MODE, "TABLE")).strip().upper()
+
+    def _check_result_mode(self) -> None:
+        mode = self._result_mode()
+        if mode not in ("TABLE", "CHANGELOG", "TABLEAU"):
+            raise ValueError(f"Could not parse value '{mode.lower()}' for key '{RESULT_MODE}' "
+                             "(expected one of TABLE, CHANGELOG, TABLEAU).")
+        if not self.interactive and mode != "TABLEAU":
             raise ValueError(
                 f"In non-interactive mode, it only supports to use TABLEAU as value of {RESULT_MODE} when execute "
                 f"query. Please add 'SET {RESULT_MODE}=TABLEAU;' in the sql file.")
+        if mode == "CHANGELOG" and not self.t_env.streaming:
+            raise ValueError("Results of batch queries can only be served in table or tableau mode.")
+        if mode != "TABLEAU":
+            from changeflow.cli.terminal_view import check_terminal  # termios and curses: only for the views
+
+            check_terminal(mode == "TABLE", out=self.out)
 
     def _show_query(self, result: TableResult, started: float) -> None:
+        mode = self._result_mode()
+        if mode != "TABLEAU":
+            from changeflow.cli.terminal_view import show_result  # termios and curses: only for the views
+
+            max_rows = int(self.t_env.get_config().get(MAX_TABLE_ROWS, "1000000"))
+            show_result(query_changes(result), list(zip(result.get_resolved_schema().get_field_names(),
+                                                        result.get_resolved_schema().get_field_data_types(),
+                                                        strict=True)),
+                        mode == "TABLE", max_rows=max_rows, out=self.out)
+            self.info("Result retrieval cancelled.")  # Flink's words on leaving a result view
+            return
         footer = None
         for line in sql_client_tableau(result):
             if footer is not None:

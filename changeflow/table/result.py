@@ -204,6 +204,17 @@ def sql_client_tableau(result: TableResult) -> Iterator[str]:
     yield f"Received a total of {count} row{'s' if count != 1 else ''}"
 
 
+def query_changes(result: TableResult) -> CloseableIterator:
+    """A query's changes, as they arrive, with the engine's values (as :func:`format_value` takes them).
+
+    What the SQL client's full-screen views read; ``close()`` stops a query that is still running.
+    """
+    live = result._live
+    if live is not None:
+        return CloseableIterator(live.changes(), live.stop)
+    return CloseableIterator(list(result._changes))
+
+
 def _op_table(schema, changes: Iterable[Change]) -> Iterator[str]:
     """The lines of a streaming tableau: an ``op`` column, columns as wide as their types, rows as they come."""
     widths = [2] + [column_width(n, t) for n, t in schema]

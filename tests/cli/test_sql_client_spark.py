@@ -38,6 +38,8 @@ def test_the_shell_in_a_terminal_runs_multi_line_statements_and_ctrl_c_ends_a_ru
                           timeout=300)
     try:
         shell.expect_exact("Flink SQL> ")
+        shell.sendline("SET 'sql-client.execution.result-mode' = 'tableau';")  # Flink's default is TABLE
+        shell.expect_exact("[INFO] Execute statement succeeded.")
         shell.sendline("CREATE TABLE gen (v BIGINT)")
         shell.expect_exact("> ")
         shell.sendline("  WITH ('connector' = 'datagen', 'rows-per-second' = '5', 'fields.v.kind' = 'sequence', "
@@ -53,6 +55,43 @@ def test_the_shell_in_a_terminal_runs_multi_line_statements_and_ctrl_c_ends_a_ru
         shell.expect_exact("Flink SQL> ")
         shell.sendline("SHOW TABLES;")
         shell.expect_exact("|        gen |")
+        shell.sendline("QUIT;")
+        shell.expect_exact("[INFO] Exiting changeflow SQL client...")
+        shell.expect(pexpect.EOF)
+    finally:
+        shell.close(force=True)
+    assert shell.exitstatus == 0, shell.before
+
+
+GROUP_BY = "SELECT word, COUNT(*) AS cnt FROM (VALUES ('hello'), ('world'), ('hello')) AS t(word) GROUP BY word;"
+
+
+def test_the_table_and_changelog_result_modes_are_full_screen_views_that_q_leaves(tmp_path):
+    """TABLE (Flink's default) shows the table a GROUP BY's changelog builds, CHANGELOG its -U/+U changes."""
+    pexpect = pytest.importorskip("pexpect")
+    env = {**os.environ, "CHANGEFLOW_TMP_ROOT": str(tmp_path), "HOME": str(tmp_path), "TERM": "xterm"}
+    shell = pexpect.spawn(sys.executable, ["-m", "changeflow.cli", "sql"], cwd=ROOT, env=env, encoding="utf-8",
+                          timeout=600, dimensions=(20, 90))
+    try:
+        shell.expect_exact("Flink SQL> ")
+        shell.sendline(GROUP_BY)
+        shell.expect_exact("\x1b[?1049h")  # the terminal's alternate screen: the shell's lines stay behind it
+        shell.expect_exact("SQL Query Result (Table)")
+        shell.expect_exact("Table program finished.")  # a bounded query: its last snapshot is on the screen
+        shell.expect(r"\n +world +1\r?\n +hello +2\r?\n")  # hello's -U removed its first row: one row per word
+        shell.send("q")
+        shell.expect_exact("\x1b[?1049l")  # back to the shell's screen
+        shell.expect_exact("[INFO] Result retrieval cancelled.")
+        shell.expect_exact("Flink SQL> ")
+        shell.sendline("SET 'sql-client.execution.result-mode' = 'changelog';")
+        shell.expect_exact("[INFO] Execute statement succeeded.")
+        shell.sendline(GROUP_BY)
+        shell.expect_exact("SQL Query Result (Changelog)")
+        shell.expect_exact("Table program finished.")
+        shell.expect(r"\n \+I +hello +1\r?\n \+I +world +1\r?\n -U +hello +1\r?\n \+U +hello +2\r?\n")
+        shell.send("\x03")  # Ctrl-C leaves the view, as Q does, and not the shell
+        shell.expect_exact("[INFO] Result retrieval cancelled.")
+        shell.expect_exact("Flink SQL> ")
         shell.sendline("QUIT;")
         shell.expect_exact("[INFO] Exiting changeflow SQL client...")
         shell.expect(pexpect.EOF)

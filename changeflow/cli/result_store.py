@@ -24,6 +24,7 @@ import threading
 from collections.abc import Iterable
 
 from changeflow.common.change import Change
+from changeflow.common.row_kind import RowKind
 
 #: Flink's default of ``sql-client.execution.max-table-result.rows``.
 DEFAULT_MAX_TABLE_ROWS = 1_000_000
@@ -94,25 +95,42 @@ class ResultFeed:
         self._error: BaseException | None = None
 
     def consume(self, changes: Iterable[Change]) -> None:
-        """Collect ``changes`` until they end, the query fails or :meth:`stop` is called."""
+        """Collect ``changes`` until they end, the query fails or :meth:`stop` is called.
+
+        A ``-U`` is applied together with the change after it (its ``+U``): a snapshot taken
+        between the two would miss the updated row. Flink's view can show that gap; changeflow
+        delivers a micro-batch's changes in a burst, where a snapshot would often fall in one.
+        """
+        held: Change | None = None
         try:
             for change in changes:
                 if self._stopped:
                     break
-                self.add(change)
+                if change.kind is RowKind.UPDATE_BEFORE and held is None:
+                    held = change
+                    continue
+                self.add(*([held, change] if held is not None else [change]))
+                held = None
         except BaseException as e:  # the query's failure: the view reports it
             with self._lock:
                 self._error = e
         finally:
             with self._lock:
+                if held is not None:
+                    self._apply(held)
                 self._finished = True
 
-    def add(self, change: Change) -> None:
+    def add(self, *changes: Change) -> None:
+        """Add changes (applied at once: a snapshot sees all of them or none)."""
         with self._lock:
-            if self._table is not None:
-                self._table.apply(change)
-            else:
-                self._pending.append(change)
+            for change in changes:
+                self._apply(change)
+
+    def _apply(self, change: Change) -> None:
+        if self._table is not None:
+            self._table.apply(change)
+        else:
+            self._pending.append(change)
 
     def finish(self) -> None:
         """Mark the end of the changes (:meth:`consume` does so itself)."""

@@ -78,6 +78,35 @@ def test_rows_with_unhashable_values_materialize():
     assert rows.rows() == [([3], {})]
 
 
+def test_a_snapshot_never_falls_between_an_update_before_and_its_update_after():
+    feed = ResultFeed(True)
+    seen = []
+
+    def changes():
+        yield change("+I", "a", 1)
+        yield change("-U", "a", 1)
+        seen.append(feed.snapshot())  # the query's next change is not there yet
+        yield change("+U", "a", 2)
+        yield change("-U", "a", 2)  # the last change: applied when the changes end
+
+    feed.consume(changes())
+    assert seen == [[("a", 1)]]
+    assert feed.snapshot() == []
+    assert feed.snapshot() is None  # the end: the last snapshot was taken
+
+
+def test_the_querys_failure_is_raised_by_the_views_next_read():
+    feed = ResultFeed(False)
+
+    def changes():
+        yield change("+I", "a", 1)
+        raise RuntimeError("the query failed")
+
+    feed.consume(changes())
+    with pytest.raises(RuntimeError, match="the query failed"):
+        feed.drain()
+
+
 @st.composite
 def changelogs(draw):
     """A valid changelog over a few keys: each -U/-D retracts a row the table holds."""

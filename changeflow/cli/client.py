@@ -163,11 +163,10 @@ class SqlClient:
         if mode != "TABLEAU":
             from changeflow.cli.terminal_view import show_result  # termios and curses: only for the views
 
+            schema = result.get_resolved_schema()
+            columns = list(zip(schema.get_field_names(), schema.get_field_data_types(), strict=True))
             max_rows = int(self.t_env.get_config().get(MAX_TABLE_ROWS, "1000000"))
-            show_result(query_changes(result), list(zip(result.get_resolved_schema().get_field_names(),
-                                                        result.get_resolved_schema().get_field_data_types(),
-                                                        strict=True)),
-                        mode == "TABLE", max_rows=max_rows, out=self.out)
+            show_result(query_changes(result), columns, mode == "TABLE", max_rows=max_rows, out=self.out)
             self.info("Result retrieval cancelled.")  # Flink's words on leaving a result view
             return
         footer = None

@@ -45,6 +45,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -126,8 +127,9 @@ def check(query: str, ours: dict, theirs: dict) -> dict:
     if query in W.NONDETERMINISTIC:
         return {"outcome": "not compared", "reason": W.NONDETERMINISTIC[query]}
     if "error" in ours or "error" in theirs:
-        return {"outcome": "not compared", "reason": "fails on " + " and ".join(
-            name for name, r in (("changeflow", ours), ("Flink", theirs)) if "error" in r)}
+        return {"outcome": "not compared", "reason": "; ".join(
+            f"{'not run' if r['error'].startswith('not run') else 'fails'} on {name}"
+            for name, r in (("changeflow", ours), ("Flink", theirs)) if "error" in r)}
     a = {json.dumps(r): n for r, n in ours["rows"]}
     b = {json.dumps(r): n for r, n in theirs["rows"]}
     rows = sum(b.values())
@@ -164,6 +166,8 @@ def _reason(result: dict) -> str:
     # The error's first line, short enough for a table cell; "|" would end the cell.
     text = result["error"].replace("|", "/")
     text = text.split(": ", 1)[1] if text.startswith(("org.", "java.")) and ": " in text else text
+    # Spark's streaming failure: the query's ids say nothing, the cause follows them
+    text = re.sub(r"\[STREAM_FAILED\] Query \[id = [^]]*\] terminated with exception: ", "", text)
     return text if len(text) <= 160 else text[:157] + "..."
 
 

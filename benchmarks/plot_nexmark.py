@@ -4,7 +4,7 @@ Usage: python benchmarks/plot_nexmark.py  (needs matplotlib: ``pip install chang
 
 Reads ``benchmarks/results/nexmark.json`` (written by ``nexmark.py``) and writes
 ``docs/nexmark_throughput.png``: one pair of bars per query (log scale); a query that an
-engine does not run has no bar for it, marked with an x on the axis.
+engine has no figure for (it fails or was not run) is marked with an x on the axis.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def main() -> None:
     ax.legend()
     load = doc.get("load_average_1min", {})
     ax.set_title(f"Nexmark, {doc['events']:,} events, parallelism {doc['parallelism']}, 2 shared cores "
-                 f"(load average {load.get('mean', '?')}); x: the query does not run on that engine",
+                 f"(load average {load.get('mean', '?')}); x: no figure (the query fails or was not run)",
                  fontsize=10)
     fig.tight_layout()
     out = os.path.join(os.path.dirname(HERE), "docs", "nexmark_throughput.png")

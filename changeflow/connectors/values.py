@@ -109,6 +109,11 @@ def to_python(value: Any, t: DataType, from_text: bool) -> Any:
         if not isinstance(value, list):
             raise ValueError(f"{_json_text(value)} is not an array")
         return [to_python(v, t.element_type, from_text) for v in value]
+    if root == "ROW" and not from_text:
+        # A JSON object, its fields by name (a missing one is null), as Flink's JsonToRowDataConverters.
+        if not isinstance(value, dict):
+            raise ValueError(f"{_json_text(value)} is not an object")
+        return tuple(to_python(value.get(name), field_type, from_text) for name, field_type in t.params)
     raise ValueError(f"type {t} is not supported by this format")
 
 

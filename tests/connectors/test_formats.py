@@ -129,3 +129,15 @@ def test_corrupt_parquet_file_names_the_file():
     for bad in (b"not parquet at all", data[:len(data) // 2]):
         with pytest.raises(BadRecordError, match="Failed to read Parquet file p/f.parquet: "):
             ParquetFormat().decode_bytes(bad, "p/f.parquet", SCHEMA)
+
+
+def test_json_reads_a_row_column_by_field_name_as_flink():
+    row_type = DataTypes.ROW([DataTypes.FIELD("id", DataTypes.BIGINT()), DataTypes.FIELD("ts", DataTypes.TIMESTAMP(3)),
+                              DataTypes.FIELD("s", DataTypes.STRING())])
+    schema = (("k", DataTypes.INT()), ("r", row_type))
+    text = ('{"k": 1, "r": {"s": "x", "id": 7, "ts": "2024-01-02 03:04:05.120", "other": 1}}\n'
+            '{"k": 2, "r": null}\n{"k": 3, "r": {"id": 8}}\n')
+    assert JsonFormat(False).decode(text, "f.json", schema) == [
+        (1, (7, datetime.datetime(2024, 1, 2, 3, 4, 5, 120000), "x")), (2, None), (3, (8, None, None))]
+    with pytest.raises(BadRecordError, match="column 'r' of type .*: 5 is not an object"):
+        JsonFormat(False).decode('{"k": 1, "r": 5}\n', "f.json", schema)

@@ -35,7 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from changeflow.catalog import CatalogTable, identifier
+from changeflow.catalog import CatalogTable
 from changeflow.common.types import DataType
 from changeflow.connectors.options import ConnectorError, check_keys, failure, integer
 
@@ -80,7 +80,7 @@ class Location:
         storage = tuple(sorted((k[len(STORAGE_PREFIX):], v) for k, v in table.options.items()
                                if k.startswith(STORAGE_PREFIX)))
         columns = tuple((c.name, c.data_type) for c in table.schema.physical_columns())
-        return Location(identifier(table.name), table.options["table-path"], storage, columns)
+        return Location(table.identifier, table.options["table-path"], storage, columns)
 
     def where(self) -> str:
         return f"Connector 'delta' of table '{self.table}' ('table-path' = '{self.path}')"

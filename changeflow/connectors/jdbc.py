@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from changeflow.catalog import CatalogTable, identifier
+from changeflow.catalog import CatalogTable
 from changeflow.common.types import DataType
 from changeflow.connectors.jdbc_types import compatible, flink_type_name
 from changeflow.connectors.jdbc_url import conninfo, shown
@@ -81,7 +81,7 @@ class Connection:
     def of(table: CatalogTable, as_sink: bool) -> "Connection":
         timeout = duration_ms(table, as_sink, "connection.max-retry-timeout")
         columns = tuple((c.name, c.data_type) for c in table.schema.physical_columns())
-        return Connection(identifier(table.name), table.options["url"], table.options["table-name"], columns,
+        return Connection(table.identifier, table.options["url"], table.options["table-name"], columns,
                           table.options.get("username"), table.options.get("password"),
                           max(1, (timeout or 60_000) // 1000))
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import overload
 
-from changeflow.catalog import CatalogTable, identifier
+from changeflow.catalog import CatalogTable
 from changeflow.config.durations import parse_duration
 from changeflow.plan.type_inference import PlanError
 
@@ -23,7 +23,7 @@ def failure(table: CatalogTable, as_sink: bool, reason: str) -> ConnectorError:
     """Flink's "Unable to create a source/sink" message around ``reason``."""
     what = "a sink for writing" if as_sink else "a source for reading"
     listed = "\n".join(f"'{k}'='{hidden(k, v)}'" for k, v in sorted(table.options.items()))
-    return ConnectorError(f"Unable to create {what} table '{identifier(table.name)}'.\n\n"
+    return ConnectorError(f"Unable to create {what} table '{table.identifier}'.\n\n"
                           f"Table options are:\n\n{listed}\n\n{reason}")
 
 
@@ -103,7 +103,7 @@ def duration_ms(table: CatalogTable, as_sink: bool, key: str) -> int | None:
 def batch_only_inserts(table: CatalogTable) -> str:
     """Flink's message for a changelog source (updates and deletes) read in batch mode, which Flink refuses."""
     return (f"Querying a table in batch mode is currently only possible for INSERT-only table sources. But the "
-            f"source for table '{identifier(table.name)}' produces other changelog messages than just INSERT.")
+            f"source for table '{table.identifier}' produces other changelog messages than just INSERT.")
 
 
 def report_skipped(fmt, table: CatalogTable) -> None:

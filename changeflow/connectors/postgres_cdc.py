@@ -34,7 +34,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from changeflow.catalog import CatalogTable, identifier
+from changeflow.catalog import CatalogTable
 from changeflow.connectors.jdbc import Connection, JdbcError
 from changeflow.connectors.options import ConnectorError, boolean, check_keys, duration_ms, failure, integer
 
@@ -172,7 +172,7 @@ class PostgresCdcSource:
         schema_name, table_name = options["schema-name"], options["table-name"]
         columns = tuple((c.name, c.data_type) for c in table.schema.physical_columns())
         self.connection = CdcConnection(
-            identifier(table.name), f"jdbc:postgresql://{options['hostname']}:{port}/{options['database-name']}",
+            table.identifier, f"jdbc:postgresql://{options['hostname']}:{port}/{options['database-name']}",
             f"{schema_name}.{table_name}", columns, options["username"], options["password"],
             max(1, timeout // 1000), options["hostname"], port, options["database-name"])
         self.schema_name, self.table_name = schema_name, table_name

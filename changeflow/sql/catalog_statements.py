@@ -23,7 +23,6 @@ import re
 from collections.abc import Callable
 
 from changeflow.catalog import CatalogError, CatalogTable, CatalogView
-from changeflow.catalog.catalog import CATALOG, DATABASE
 from changeflow.common.types import DataType, DataTypes
 from changeflow.expressions import AGGREGATES
 from changeflow.plan.json_calls import JSON_FUNCTIONS
@@ -32,10 +31,6 @@ from changeflow.sql.ddl import Cursor, parse_options
 from changeflow.sql.session import Done, Shown, StatementSession
 
 __all__ = ["alter", "builtin_function_names", "create_function", "drop_function", "show_create", "show_functions"]
-
-
-def _full(name: str) -> str:
-    return f"`{CATALOG}`.`{DATABASE}`.`{name}`"
 
 
 # --- functions -------------------------------------------------------------------------------
@@ -87,14 +82,15 @@ def drop_function(session: StatementSession, cur: Cursor) -> Done:
     name = cur.qualified_name()
     if not cur.at_end():
         cur.fail("unexpected text after the name")
-    functions = session.catalog.functions
-    if functions.drop(name, system, if_exists=True) or if_exists:
+    catalog = session.catalog
+    if catalog.functions.drop(name, system, if_exists=True) or if_exists:
         return Done()
     if system:
         raise CatalogError(f"Could not drop temporary system function. A function named '{name}' doesn't exist.")
+    path = catalog.qualify(name)
     if temporary:
-        raise CatalogError(f"Temporary catalog function {_full(name)} doesn't exist")
-    raise CatalogError(f"Function {DATABASE}.{name} does not exist in Catalog {CATALOG}.")
+        raise CatalogError(f"Temporary catalog function {path.quoted} doesn't exist")
+    raise CatalogError(f"Function {path.database}.{path.name} does not exist in Catalog {path.catalog}.")
 
 
 def show_functions(session: StatementSession, cur: Cursor) -> Shown:
@@ -189,12 +185,13 @@ def show_create(session: StatementSession, cur: Cursor) -> Shown:
     _end(cur)
     entry = session.catalog.get(name)
     if what == "TABLE" and not isinstance(entry, CatalogTable):
-        raise CatalogError(f"SHOW CREATE TABLE is only supported for tables, but {_full(name)} is a view. "
+        raise CatalogError(f"SHOW CREATE TABLE is only supported for tables, but {entry.path.quoted} is a view. "
                            f"Please use SHOW CREATE VIEW instead.")
     if what == "VIEW" and not isinstance(entry, CatalogView):
-        raise CatalogError(f"SHOW CREATE VIEW is only supported for views, but {_full(name)} is a table. "
+        raise CatalogError(f"SHOW CREATE VIEW is only supported for views, but {entry.path.quoted} is a table. "
                            f"Please use SHOW CREATE TABLE instead.")
-    text = _table_ddl(entry) if isinstance(entry, CatalogTable) else _view_ddl(entry)
+    # A view lists its columns, named or not, as Flink's does.
+    text = _table_ddl(entry) if isinstance(entry, CatalogTable) else _view_ddl(entry, session.resolve(name).field_names)
     return Shown((("result", DataTypes.STRING()),), [(text,)])
 
 
@@ -231,7 +228,7 @@ def _table_ddl(table: CatalogTable) -> str:
     if schema.primary_key:
         keys = ", ".join(f"`{k}`" for k in schema.primary_key)
         lines.append(f"  CONSTRAINT `PK_{'_'.join(schema.primary_key)}` PRIMARY KEY ({keys}) NOT ENFORCED")
-    head = f"CREATE {'TEMPORARY ' if table.temporary else ''}TABLE {_full(table.name)} (\n"
+    head = f"CREATE {'TEMPORARY ' if table.temporary else ''}TABLE {table.path.quoted} (\n"
     text = head + ",\n".join(lines) + "\n)\n"
     if table.comment is not None:
         text += f"COMMENT {_quote(table.comment)}\n"
@@ -241,12 +238,11 @@ def _table_ddl(table: CatalogTable) -> str:
     return text
 
 
-def _view_ddl(view: CatalogView) -> str:
-    head = f"CREATE {'TEMPORARY ' if view.temporary else ''}VIEW {_full(view.name)}"
+def _view_ddl(view: CatalogView, columns: list[str]) -> str:
+    head = f"CREATE {'TEMPORARY ' if view.temporary else ''}VIEW {view.path.quoted}"
     if view.query is None:  # a Table API view (create_temporary_view of a Table): no SQL text to show
         raise CatalogError(f"SHOW CREATE VIEW {view.name}: the view was made from a Table object, "
                            f"not from SQL, so changeflow has no query text to show")
-    query, aliases = view.query
-    query = query.strip()
-    columns = " (\n" + ",\n".join(f"  `{a}`" for a in aliases) + "\n)" if aliases else ""
-    return f"{head}{columns}\nAS {query}\n"
+    query = view.query[0].strip()
+    listed = " (\n" + ",\n".join(f"  `{c}`" for c in columns) + "\n)"
+    return f"{head}{listed}\nAS {query}\n"

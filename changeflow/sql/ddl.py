@@ -26,8 +26,7 @@ from sqlglot.dialects.spark import Spark
 from sqlglot.errors import SqlglotError, TokenError
 from sqlglot.tokenizer_core import Token, TokenType
 
-from changeflow.catalog import (PROCTIME_TYPE, CatalogTable, DeclaredColumn, DeclaredSchema, Watermark,
-                                object_name)
+from changeflow.catalog import PROCTIME_TYPE, CatalogTable, DeclaredColumn, DeclaredSchema, Watermark, join_path
 from changeflow.common.types import DataType, DataTypes
 from changeflow.plan.type_inference import PlanError
 from changeflow.sql.type_names import OTHER_TYPES as _OTHER_TYPES
@@ -119,11 +118,16 @@ class Cursor:
         return t.text
 
     def qualified_name(self) -> str:
+        """``[[catalog.]database.]name`` as one path string (:func:`changeflow.catalog.join_path`)."""
+        return join_path(self.name_parts())
+
+    def name_parts(self) -> list[str]:
+        """The parts of a dotted identifier at the cursor."""
         parts = [self.name()]
         while (t := self.peek()) is not None and t.token_type == TokenType.DOT:
             self.i += 1
             parts.append(self.name())
-        return object_name(parts)
+        return parts
 
     def name_list(self) -> list[str]:
         """``(a, b, ...)``: the names in the parentheses at the cursor, which moves past them."""

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
+from changeflow.catalog import join_path
 from changeflow.plan import builder
 from changeflow.plan.nodes import PlanNode
 from changeflow.sql.errors import unsupported
@@ -32,7 +33,7 @@ def plan_relation(planner: "QueryPlanner", node: exp.Expr) -> tuple[PlanNode, Sc
         if isinstance(node.this, exp.Anonymous) or not isinstance(node.this, exp.Identifier):
             raise unsupported("table function", node, planner.sql)
         refuse_version(node, planner.sql)
-        name = ".".join(p.name for p in node.parts)
+        name = join_path([p.name for p in node.parts])  # the catalog completes db.t and t (catalog/paths.py)
         plan = planner.table(name, node)
         alias = node.alias or node.name
         alias_node = node.args.get("alias")

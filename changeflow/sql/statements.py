@@ -20,12 +20,11 @@ from __future__ import annotations
 
 from sqlglot import Token, TokenType
 
-from changeflow.catalog import CatalogError, CatalogTable, CatalogView, identifier
-from changeflow.catalog.catalog import CATALOG, DATABASE, check_catalog, check_database
+from changeflow.catalog import CatalogError, CatalogTable, CatalogView
 from changeflow.common.types import DataTypes
 from changeflow.plan.nodes import PlanNode, Sink
 from changeflow.plan.type_inference import PlanError
-from changeflow.sql import catalog_statements
+from changeflow.sql import catalog_statements, namespace_statements
 from changeflow.sql.ddl import Cursor, DdlError, parse_create_table, tokenize
 from changeflow.sql.on_conflict import reject_on_conflict, split_on_conflict
 from changeflow.sql.planner import plan_query
@@ -62,6 +61,8 @@ def execute(session: StatementSession, sql: str) -> Outcome:
         return RunQuery(plan_sql_query(session, sql))
     if head == "INSERT":
         return insert(session, sql, cur)
+    if head in ("CREATE", "DROP") and cur.word(1) in ("CATALOG", "DATABASE"):
+        return _NAMESPACE_DDL[(head, cur.word(1))](session, cur)
     if head == "CREATE":
         if "FUNCTION" in (cur.word(1), cur.word(2), cur.word(3)):
             return catalog_statements.create_function(session, cur)
@@ -71,6 +72,8 @@ def execute(session: StatementSession, sql: str) -> Outcome:
             return catalog_statements.drop_function(session, cur)
         return drop(session, cur)
     if head == "ALTER":
+        if cur.word(1) == "DATABASE":
+            return namespace_statements.alter_database(session, cur)
         return catalog_statements.alter(session, cur, lambda c: _valid_query(session, c))
     if head == "SET":
         return set_option(session, cur)
@@ -81,16 +84,24 @@ def execute(session: StatementSession, sql: str) -> Outcome:
     if head == "SHOW":
         return show(session, cur)
     if head == "USE":
-        return use(cur)
+        return namespace_statements.use(session, cur)
     if head in ("DESCRIBE", "DESC"):
         cur.next()
+        if cur.word() in ("CATALOG", "DATABASE", "FUNCTION", "MODEL") and cur.peek(1) is not None:
+            cur.fail(f"DESCRIBE {cur.word()} is not supported by changeflow; it describes tables and views")
         name = cur.qualified_name()
         if not cur.at_end():
             cur.fail("unexpected text after the table name")
         return describe(session, name)
     raise StatementError(f"unsupported SQL statement {tokens[0].text!r} at line 1, column 1; changeflow runs "
-                         "SELECT, INSERT INTO, CREATE/DROP TABLE, VIEW and FUNCTION, ALTER TABLE/VIEW, SET, "
-                         "RESET, EXPLAIN, SHOW, USE and DESCRIBE")
+                         "SELECT, INSERT INTO, CREATE/DROP CATALOG, DATABASE, TABLE, VIEW and FUNCTION, "
+                         "ALTER DATABASE/TABLE/VIEW, SET, RESET, EXPLAIN, SHOW, USE and DESCRIBE")
+
+
+_NAMESPACE_DDL = {("CREATE", "CATALOG"): namespace_statements.create_catalog,
+                  ("CREATE", "DATABASE"): namespace_statements.create_database,
+                  ("DROP", "CATALOG"): namespace_statements.drop_catalog,
+                  ("DROP", "DATABASE"): namespace_statements.drop_database}
 
 
 # --- queries -----------------------------------------------------------------------------
@@ -262,47 +273,15 @@ def explain_text(session: StatementSession, sql: str, cur: Cursor | None = None)
 
 
 def show(session: StatementSession, cur: Cursor) -> Shown:
-    cur.expect("SHOW")
-    string = DataTypes.STRING()
-    if cur.accept("TABLES") and cur.at_end():
-        return Shown((("table name", string),), [(n,) for n in session.catalog.list_tables()])
-    cur.i = 1
-    if cur.accept("VIEWS") and cur.at_end():
-        return Shown((("view name", string),), [(n,) for n in session.catalog.list_views()])
-    # The one catalog, database and module (catalog/catalog.py), in Flink's columns.
-    for words, column, value in ((("CATALOGS",), "catalog name", CATALOG), (("DATABASES",), "database name", DATABASE),
-                                 (("CURRENT", "CATALOG"), "current catalog name", CATALOG),
-                                 (("CURRENT", "DATABASE"), "current database name", DATABASE),
-                                 (("MODULES",), "module name", "core")):
-        cur.i = 1
-        if cur.accept(*words) and cur.at_end():
-            return Shown(((column, string),), [(value,)])
-    cur.i = 1
+    shown = namespace_statements.show(session, cur)  # catalogs, databases, tables, views, current ones
+    if shown is not None:
+        return shown
     if cur.word() == "CREATE":
         return catalog_statements.show_create(session, cur)
     if cur.word() == "FUNCTIONS" or cur.word() == "USER":
         return catalog_statements.show_functions(session, cur)
-    cur.fail("unsupported SHOW statement; changeflow runs SHOW TABLES, VIEWS, CATALOGS, DATABASES, "
+    cur.fail("unsupported SHOW statement; changeflow runs SHOW CATALOGS, DATABASES, TABLES, VIEWS, "
              "CURRENT CATALOG, CURRENT DATABASE, MODULES, [USER] FUNCTIONS and CREATE TABLE/VIEW")
-
-
-def use(cur: Cursor) -> Done:
-    """``USE CATALOG c`` / ``USE db``: changeflow's one catalog and database are always in use."""
-    cur.expect("USE")
-    if cur.accept("MODULES"):
-        cur.fail("USE MODULES: changeflow has only the core module")
-    is_catalog = cur.accept("CATALOG")
-    parts = [cur.name()]
-    while (t := cur.peek()) is not None and t.token_type == TokenType.DOT and not is_catalog:
-        cur.i += 1
-        parts.append(cur.name())
-    if not cur.at_end() or len(parts) > 2:
-        cur.fail("unexpected text after the name")
-    if is_catalog or len(parts) == 2:
-        check_catalog(parts[0])
-    if not is_catalog:
-        check_database(parts[-1])
-    return Done()
 
 
 _DESCRIBE_SCHEMA = (("name", DataTypes.STRING()), ("type", DataTypes.STRING()), ("null", DataTypes.BOOLEAN()),
@@ -314,8 +293,9 @@ def describe(session: StatementSession, name: str) -> Shown:
     """Flink's ``DESCRIBE``: name, type, null, key, extras, watermark per column."""
     catalog = session.catalog
     if not catalog.contains(name):
-        raise CatalogError(f"Tables or views with the identifier '{identifier(name)}' doesn't exist. "
-                           f"Known tables and views: {', '.join(catalog.list_tables()) or '(none)'}")
+        path = catalog.qualify(name)
+        raise CatalogError(f"Tables or views with the identifier '{path.identifier}' doesn't exist. Known tables "
+                           f"and views: {', '.join(catalog.list_tables(path.catalog, path.database)) or '(none)'}")
     entry = catalog.get(name)
     if isinstance(entry, CatalogTable):
         return Shown(_DESCRIBE_SCHEMA, session.declared_schema(entry).describe_rows())

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from sqlglot import exp, tokens
 from sqlglot.tokenizer_core import TokenType
 
+from changeflow.catalog import join_path
 from changeflow.plan.event_time import WindowSpec, window_table_function
 from changeflow.sql.errors import SqlError, located, unsupported
 from changeflow.sql.scalar import Scope, ScopeColumn
@@ -171,7 +172,7 @@ def plan_window_tvf(planner: "QueryPlanner", node: exp.Expr) -> tuple["PlanNode"
     data, timecol, *durations = args
     if not isinstance(data, exp.Column) or not isinstance(timecol, exp.Column):
         raise unsupported(f"{name}: the table and time column arguments", call, planner.sql)
-    table = ".".join(p.name for p in data.parts)
+    table = join_path([p.name for p in data.parts])
     plan = planner.table(table, data)
     params = PARAMETERS[name][2:]
     if name == "SESSION":

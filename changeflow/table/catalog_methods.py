@@ -1,10 +1,11 @@
-"""``TableEnvironment``'s catalog methods, as PyFlink names them, over changeflow's one catalog.
+"""``TableEnvironment``'s catalog methods, as PyFlink names them.
 
-changeflow has one in-memory catalog and database, Flink's defaults
-(``default_catalog.default_database``): the methods that name them answer with
-those, ``use_catalog`` / ``use_database`` accept them and refuse any other name, and
-PyFlink's methods for catalogs, models, modules and compiled plans that changeflow
-does not have raise, naming themselves (:mod:`.pyflink_names`).
+Catalogs are Flink's in-memory ones (``default_catalog`` with
+``default_database`` to start with; more by ``CREATE CATALOG c WITH ('type' =
+'generic_in_memory')``); ``use_catalog`` / ``use_database`` change the current ones
+that complete short names. PyFlink's methods that take ``Catalog`` objects (Java
+catalogs) and those for models, modules and compiled plans raise, naming
+themselves (:mod:`.pyflink_names`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from changeflow.catalog import CatalogView
-from changeflow.catalog.catalog import CATALOG, DATABASE, check_catalog, check_database
 from changeflow.table.pyflink_names import refused_attribute
 
 if TYPE_CHECKING:
@@ -29,16 +29,17 @@ class CatalogMethods:
         raise NotImplementedError
 
     def get_current_catalog(self) -> str:
-        return CATALOG
+        return self._catalog.current_catalog
 
     def get_current_database(self) -> str:
-        return DATABASE
+        return self._catalog.current_database
 
     def list_catalogs(self) -> list[str]:
-        return [CATALOG]
+        return self._catalog.list_catalogs()
 
     def list_databases(self) -> list[str]:
-        return [DATABASE]
+        """The databases of the current catalog."""
+        return self._catalog.list_databases()
 
     def list_modules(self) -> list[str]:
         return ["core"]
@@ -47,16 +48,16 @@ class CatalogMethods:
         return []
 
     def use_catalog(self, catalog_name: str) -> None:
-        check_catalog(catalog_name)
+        """Make ``catalog_name`` current, with its default database (Flink's message if it does not exist)."""
+        self._catalog.use_catalog(catalog_name)
 
     def use_database(self, database_name: str) -> None:
-        check_database(database_name)
+        """Make ``database_name`` of the current catalog current."""
+        self._catalog.use_database(self._catalog.current_catalog, database_name)
 
     def list_temporary_tables(self) -> list[str]:
-        return [n for n in self._catalog.list_tables() if self._is_temporary(n)]
-
-    def _is_temporary(self, name: str) -> bool:
-        return self._catalog.get(name).temporary
+        """The temporary tables and views of the current database."""
+        return self._catalog.list_temporary()
 
     def create_view(self, view_path: str, table: "Table", ignore_if_exists: bool = False) -> None:
         """A permanent view of ``table`` (``create_temporary_view`` registers a temporary one)."""

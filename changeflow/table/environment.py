@@ -76,7 +76,7 @@ class TableEnvironment(FunctionMethods, CatalogMethods):
         return Table(spark_source(self._engine().frame_schema(df), df), self)
 
     def create_temporary_view(self, view_path: str, table: Table) -> None:
-        """Register ``table`` under ``view_path``; the name must be free, as in Flink."""
+        """Register ``table`` under ``view_path`` (``v``, ``db.v`` or ``c.db.v``); the name must be free."""
         self._catalog.create_view(CatalogView(view_path, True, table=table))
 
     def create_temporary_table(self, path: str, descriptor) -> None:
@@ -98,13 +98,16 @@ class TableEnvironment(FunctionMethods, CatalogMethods):
         return Table(self._planning.resolve(path), self)
 
     def list_tables(self) -> list[str]:
+        """The tables and views of the current database (temporary ones included)."""
         return self._catalog.list_tables()
 
     def list_views(self) -> list[str]:
+        """The views of the current database (temporary ones included)."""
         return self._catalog.list_views()
 
     def list_temporary_views(self) -> list[str]:
-        return self._catalog.list_views()
+        """The temporary views of the current database."""
+        return self._catalog.list_temporary(CatalogView)
 
     def drop_temporary_view(self, view_path: str) -> bool:
         return self._catalog.drop_view(view_path, if_exists=True, temporary=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from changeflow.catalog import Catalog, CatalogError, CatalogTable, CatalogView, DeclaredSchema, identifier
+from changeflow.catalog import Catalog, CatalogError, CatalogTable, CatalogView, DeclaredSchema
 from changeflow.common.configuration import Configuration
 from changeflow.common.types import DataType
 from changeflow.config import to_millis, validate_mini_batch
@@ -92,7 +92,8 @@ class PlanningContext:
             if entry.table is not None:
                 return entry.table.plan
             query, aliases = entry.query
-            plan = statements.plan_sql_query(self, query)
+            with self._catalog.scoped(entry.scope):  # its names resolve where the view was made, as in Flink
+                plan = statements.plan_sql_query(self, query)
             return builder.rename(plan, list(aliases)) if aliases else plan
         return self.table_plan(entry, create_source(entry, self.streaming))
 
@@ -100,7 +101,7 @@ class PlanningContext:
         """A DDL table read through ``connector``: the source, then its computed columns, then its watermark."""
         schema = table.schema
         read = tuple((c.name, c.data_type) for c in schema.columns if c.expression is None or c.proctime)
-        source = Source(f"[{identifier(table.name).replace('.', ', ')}]", read, "connector", connector,
+        source = Source(f"[{table.identifier.replace('.', ', ')}]", read, "connector", connector,
                         primary_key=tuple(schema.primary_key))
         computed = [c for c in schema.columns if c.expression is not None and not c.proctime]
         hidden = f"__{table.name}_columns"
@@ -150,11 +151,13 @@ class PlanningContext:
         """``INSERT INTO name [(columns)] query [ON CONFLICT DO conflict]``: the query cast to the sink's
         columns, the sink upsert materializer where the sink needs it
         (:mod:`changeflow.plan.rules.sink_materialize`), then the Sink."""
-        if not self._catalog.contains(name):
-            raise CatalogError(f"Cannot find table '`default_catalog`.`default_database`.`{name}`' in any of the "
-                               f"catalogs [default_catalog], nor as a temporary table. Known tables: "
-                               f"{', '.join(self._catalog.list_tables()) or '(none)'}")
-        entry = self._catalog.get(name)
+        entry = self._catalog.find(name)
+        if entry is None:
+            path = self._catalog.qualify(name)
+            known = ", ".join(self._catalog.list_tables(path.catalog, path.database)) or "(none)"
+            raise CatalogError(f"Cannot find table '{path.quoted}' in any of the catalogs "
+                               f"[{', '.join(self._catalog.list_catalogs())}], nor as a temporary table. Known "
+                               f"tables: {known}")
         if not isinstance(entry, CatalogTable):
             raise CatalogError(f"cannot INSERT INTO view {name!r}; insert into a table declared by CREATE TABLE")
         sink = create_sink(entry, self.streaming)
@@ -166,7 +169,7 @@ class PlanningContext:
                     raise PlanError(f"Unknown target column '{c}' in INSERT INTO {name}; "
                                     f"columns: {', '.join(target_names)}")
         given = columns if columns is not None else target_names
-        _check_insert_types(name, query.schema, [(n, dict(target)[n]) for n in given])
+        _check_insert_types(entry.identifier, query.schema, [(n, dict(target)[n]) for n in given])
         by_target = dict(zip(given, query.field_names, strict=True))
         exprs = []
         for n, t in target:
@@ -181,7 +184,7 @@ class PlanningContext:
                     raise PlanError(f"column {n!r} of {name} is NOT NULL and not given by the INSERT column list")
                 exprs.append((n, Literal(None, t)))
         projected = Project(query, tuple(exprs), tuple(target))
-        plan = Sink(projected, identifier(name), sink, entry.schema.primary_key, conflict)
+        plan = Sink(projected, entry.identifier, sink, entry.schema.primary_key, conflict)
         if self.runs_streaming(plan):  # a batch job writes its final rows, insert-only, to any sink
             check_sink_input(plan)
         return plan_sink(plan, MaterializeSettings.from_configuration(self._configuration, self.streaming))
@@ -212,7 +215,7 @@ class PlanningContext:
                                                  self.option("table.exec.source.cdc-events-duplicate"))))
 
 
-def _check_insert_types(name: str, query_schema, sink_schema) -> None:
+def _check_insert_types(sink_identifier: str, query_schema, sink_schema) -> None:
     """Flink's check that a query's columns fit the sink's, with its message."""
     def show(schema) -> str:
         return "[" + ", ".join(f"{n}: {t}" for n, t in schema) + "]"
@@ -226,7 +229,7 @@ def _check_insert_types(name: str, query_schema, sink_schema) -> None:
                 cause = f"Incompatible types for sink column '{sink_name}' at position {i + 1}."
                 break
     if cause is not None:
-        raise PlanError(f"Column types of query result and sink for '{identifier(name)}' do not match.\n"
+        raise PlanError(f"Column types of query result and sink for '{sink_identifier}' do not match.\n"
                         f"Cause: {cause}\n\nQuery schema: {show(query_schema)}\nSink schema:  {show(sink_schema)}")
 
 

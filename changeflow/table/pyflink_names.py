@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import Any, NoReturn
 
-_CATALOGS = "changeflow has one in-memory catalog, default_catalog.default_database"
+_CATALOGS = ("Catalog objects are Java catalogs; create an in-memory catalog with "
+             "CREATE CATALOG c WITH ('type' = 'generic_in_memory')")
 _PLANS = "compiled plans are Flink's JSON plans of Java operators; changeflow plans run on Spark"
 _MODELS = "models (CREATE MODEL, ML_PREDICT) are not implemented"
 _MODULES = "changeflow has only the core module"

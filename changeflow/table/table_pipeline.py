@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from changeflow.catalog.catalog import identifier
 
 if TYPE_CHECKING:
     from changeflow.table.result import TableResult
@@ -33,8 +32,8 @@ class TablePipeline:
         return self._table.execute_insert(self._path, self._overwrite)
 
     def get_sink_identifier(self) -> str:
-        """The sink's full name, ``default_catalog.default_database.<table>``."""
-        return identifier(self._path)
+        """The sink's full name, ``catalog.database.table`` (the current ones complete a short path)."""
+        return self._table._t_env._catalog.qualify(self._path).identifier
 
     def explain(self, *extra_details: Any) -> str:
         raise NotImplementedError("TablePipeline.explain (PyFlink's) is not supported by changeflow: "

@@ -24,7 +24,7 @@ from changeflow.config.flink_keys import no_effect_keys
 from changeflow.expressions import Call, Column, Expression, Literal
 from changeflow.kernels.aggregate import GroupAggregate
 from changeflow.plan.explain import ExplainSettings, explain
-from changeflow.plan.nodes import Aggregate, PlanNode, Project, Source
+from changeflow.plan.nodes import Aggregate, PlanNode, Project, Source, Union
 from changeflow.plan.optimizer import PlannerSettings, optimize
 from changeflow.plan.rules.split_distinct import split, why_not_split
 from changeflow.sql import plan_query
@@ -36,6 +36,10 @@ QUERIES = [
     "SELECT k, COUNT(DISTINCT x) AS c, SUM(DISTINCT x) AS sd, SUM(v) AS s, AVG(v) AS a, MIN(x) AS lo, "
     "MAX(v) AS hi, COUNT(*) AS n, COUNT(v) AS cv FROM s GROUP BY k",
     "SELECT COUNT(DISTINCT x) AS c, AVG(DISTINCT x) AS a, MAX(x) AS m FROM s",
+    # DISTINCT over two columns: one copy of each row per group set (plan/distinct_expand.py)
+    "SELECT k, COUNT(DISTINCT x) AS c, COUNT(DISTINCT v) AS cv, SUM(DISTINCT v) AS sv, AVG(v) AS a, "
+    "MIN(x) AS lo, COUNT(*) AS n FROM s GROUP BY k",
+    "SELECT COUNT(DISTINCT x) AS c, MAX(DISTINCT v) AS m, COUNT(*) AS n, SUM(x) AS s FROM s",
 ]
 
 
@@ -80,6 +84,8 @@ def run(plan: PlanNode, batches: list[list], *, mini_batch: bool) -> list:
     def step(node: PlanNode, batch: list) -> list:
         if isinstance(node, Source):
             return batch
+        if isinstance(node, Union):  # the copies of split_distinct_expand.py, one input after the other
+            return [change for child in node.inputs for change in step(child, batch)]
         child = step(node.inputs[0], batch)
         if isinstance(node, Project):
             names = node.input.field_names
@@ -110,6 +116,13 @@ def direct(sql_index: int, table: list[tuple]) -> list[tuple]:
         xs = [r[1] for r in rows]
         vs = [r[2] for r in rows if r[2] is not None]
         distinct = sorted(set(x for x in xs if x is not None))
+        vs_distinct = sorted(set(vs))
+        if sql_index == 2:
+            return (len(distinct), len(vs_distinct), sum(vs_distinct) if vs_distinct else None,
+                    int(sum(vs) / len(vs)) if vs else None, min(distinct) if distinct else None, len(rows))
+        if sql_index == 3:
+            return (len(distinct), max(vs_distinct) if vs_distinct else None, len(rows),
+                    sum(x for x in xs if x is not None) if distinct else None)
         if sql_index == 0:
             return (len(distinct), sum(distinct) if distinct else None, sum(vs) if vs else None,
                     int(sum(vs) / len(vs)) if vs else None, min(distinct) if distinct else None,
@@ -117,7 +130,7 @@ def direct(sql_index: int, table: list[tuple]) -> list[tuple]:
         return (len(distinct), int(sum(distinct) / len(distinct)) if distinct else None,
                 max(distinct) if distinct else None)
 
-    if sql_index == 1:
+    if sql_index in (1, 3):
         return [aggregates(table)] if table else []
     groups: dict = {}
     for r in table:
@@ -152,7 +165,7 @@ def changelogs(draw):
 
 
 @pytest.mark.parametrize("mini_batch", [False, True])
-@pytest.mark.parametrize("index", [0, 1])
+@pytest.mark.parametrize("index", [0, 1, 2, 3])
 @settings(max_examples=40, deadline=None)
 @given(data=changelogs(), buckets=st.sampled_from([1, 3, 1024]))
 def test_the_split_plan_materializes_to_the_unsplit_and_the_batch_result(index, mini_batch, data, buckets):

@@ -18,6 +18,8 @@ QUERIES = [
     "SELECT k, COUNT(DISTINCT u) AS c, SUM(v) AS s, AVG(v) AS a, MAX(u) AS m, COUNT(*) AS n FROM t GROUP BY k",
     # over an updating input (the inner aggregation retracts): a global COUNT(DISTINCT)
     "SELECT COUNT(DISTINCT s) AS c, MIN(s) AS lo FROM (SELECT u, SUM(v) AS s FROM t GROUP BY u)",
+    # DISTINCT over two columns: a copy of each row per distinct column (plan/distinct_expand.py)
+    "SELECT k, COUNT(DISTINCT u) AS cu, COUNT(DISTINCT v) AS cv, SUM(v) AS s, COUNT(*) AS n FROM t GROUP BY k",
 ]
 MODES = {"split": {"table.optimizer.distinct-agg.split.enabled": "true",
                    "table.optimizer.distinct-agg.split.bucket-num": "4"},
@@ -41,7 +43,7 @@ def result(spark, sql, streaming, conf):
     return table.explain(), changes
 
 
-@pytest.mark.parametrize("sql", QUERIES, ids=["group-by", "over-updates"])
+@pytest.mark.parametrize("sql", QUERIES, ids=["group-by", "over-updates", "two-distinct-columns"])
 def test_the_split_plan_materializes_to_the_unsplit_and_batch_results(spark, sql):
     _, batch = result(spark, sql, False, {})
     expected = materialize(batch)

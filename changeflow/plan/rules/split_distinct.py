@@ -18,13 +18,16 @@ The final level consumes the partial level's updates (each partial row change
 is a retraction and an insertion), so it emits updates as the unsplit
 aggregation does; materialized, the results are equal.
 
+DISTINCT aggregates over several columns need one copy of each row per
+distinct column (Flink's Expand): :mod:`changeflow.plan.distinct_expand` builds the
+copies as a union of Calcs.
+
 Like Flink, the rule applies only in streaming mode and only when every
 aggregate of the node can be split. changeflow differs in three ways:
 
-* it splits only when the DISTINCT calls take (besides group keys) one
-  argument column: distinct aggregates over several columns need Flink's
-  Expand operator (one copy of each row per distinct argument), which
-  changeflow does not have, so such an aggregation stays one level;
+* over several distinct columns the plan shows a Union of Calcs where Flink's
+  shows an Expand, and the partial level groups by the expand id ``$e`` where
+  Flink filters each partial aggregate by it (the same groups and results);
 * FIRST_VALUE, LAST_VALUE and LISTAGG, which Flink splits, keep the node
   one level: their results depend on arrival order, which the split changes;
   sums and averages over FLOAT/DOUBLE keep it one level too (the order of
@@ -46,6 +49,7 @@ from changeflow.kernels.aggregate.functions import AggCall
 from changeflow.plan.nodes import Aggregate, PlanNode, Project
 from changeflow.plan.physical import annotate, rewrite
 from changeflow.plan.rules import Rule
+from changeflow.plan.distinct_expand import expand
 from changeflow.plan.type_inference import type_of
 
 # function -> (partial functions, final function of each partial result), as Flink's PARTIAL_FINAL_MAP.
@@ -79,8 +83,6 @@ def why_not_split(node: Aggregate) -> str | None:
             return f"{call.function.upper()} cannot be split"
         if call.function in _SUMS and not call.typed_arg[1].is_integral:
             return f"{call.function.upper()} over {call.arg_type} is not split (its result depends on the order)"
-    if len(_distinct_columns(node)) > 1:
-        return "DISTINCT aggregates over several columns need an Expand"
     return None
 
 
@@ -107,9 +109,12 @@ def split(node: Aggregate, buckets: int) -> PlanNode:
     # Over a Calc that only renames the columns the bucket (and AVG's cast) read, they join its
     # select list (one Calc, as Flink's plan); a computed value is not computed twice (a
     # nondeterministic one would then land in another bucket than its value).
+    # Expanded (several distinct columns), every argument is copied per group set: only plain columns are.
     calc = node.input if isinstance(node.input, Project) else None
+    several = len(_distinct_columns(node)) > 1
     if calc is not None and not all(isinstance(dict(calc.exprs)[c.arg], Column) for c in node.calls if
-                                    c.arg is not None and (c.function == "avg" or c.arg in _distinct_columns(node))):
+                                    c.arg is not None and (several or c.function == "avg" or
+                                                           c.arg in _distinct_columns(node))):
         calc = None
     below = node.input if calc is None else calc.input
     exprs: list[tuple[str, Expression]] = [(n, Column(n)) for n in below.field_names] if calc is None else \
@@ -118,35 +123,41 @@ def split(node: Aggregate, buckets: int) -> PlanNode:
     in_types = below.type_map()
     taken = set(below.field_names) | set(computed) | {n for n, _ in node.schema}
     keys = list(node.keys)
-    for column in _distinct_columns(node):
-        bucket = _fresh(taken, len(exprs))
-        exprs.append((bucket, Call("%", (Call("hash_code", (computed[column],)), Literal(buckets)))))
-        keys.append(bucket)
-    # AVG's partial sum runs over the argument as BIGINT, as the unsplit AVG accumulates
-    # (a partial SUM0 in the argument's own type could overflow where AVG does not).
+    distinct_columns = _distinct_columns(node)
     wide: dict[str, str] = {}
-    for call in node.calls:
-        arg = call.arg
-        if call.function == "avg" and arg is not None and arg not in wide:
-            wide[arg] = _fresh(taken, len(exprs))
-            exprs.append((wide[arg], Call("cast", (computed[arg], Literal(DataTypes.BIGINT())))))
-    project = Project(below, tuple(exprs), tuple((n, type_of(e, in_types)) for n, e in exprs))
+    inputs = list(node.calls)  # the calls as the partial level reads them
+    if len(distinct_columns) > 1:  # one copy of each row per group set (split_distinct_expand.py)
+        project, keys, inputs = expand(node, below, computed, distinct_columns, buckets,
+                                       lambda: _fresh(taken, len(exprs) + len(taken)))
+    else:
+        for column in distinct_columns:
+            bucket = _fresh(taken, len(exprs))
+            exprs.append((bucket, Call("%", (Call("hash_code", (computed[column],)), Literal(buckets)))))
+            keys.append(bucket)
+        # AVG's partial sum runs over the argument as BIGINT, as the unsplit AVG accumulates
+        # (a partial SUM0 in the argument's own type could overflow where AVG does not).
+        for call in node.calls:
+            arg = call.arg
+            if call.function == "avg" and arg is not None and arg not in wide:
+                wide[arg] = _fresh(taken, len(exprs))
+                exprs.append((wide[arg], Call("cast", (computed[arg], Literal(DataTypes.BIGINT())))))
+        project = Project(below, tuple(exprs), tuple((n, type_of(e, in_types)) for n, e in exprs))
 
     partial_calls: list[AggCall] = []
     final_calls: list[AggCall] = []
     finish: list[tuple[str, Expression]] = [(k, Column(k)) for k in node.keys]
-    for call in node.calls:
+    for original, call in zip(node.calls, inputs, strict=True):
         partials, finals = _SPLITS[call.function]
         outputs = []
         for p, f in zip(partials, finals, strict=True):
-            arg = wide[call.typed_arg[0]] if call.function == "avg" and p == "sum0" else call.arg
+            arg = wide[call.typed_arg[0]] if call.function == "avg" and p == "sum0" and wide else call.arg
             arg_type = None if arg is None else project.type_map()[arg]
             pc = AggCall(p, arg, arg_type, _fresh(taken, len(keys) + len(partial_calls)), call.distinct)
             partial_calls.append(pc)
             out = call.output if len(partials) == 1 else _fresh(taken, len(node.keys) + len(final_calls))
             final_calls.append(AggCall(f, pc.output, pc.result_type, out))
             outputs.append(out)
-        finish.append((call.output, _avg(call, *outputs) if call.function == "avg" else Column(call.output)))
+        finish.append((call.output, _avg(original, *outputs) if call.function == "avg" else Column(call.output)))
     partial = Aggregate(project, tuple(keys), tuple(partial_calls),
                         tuple((k, project.type_map()[k]) for k in keys) +
                         tuple((c.output, c.result_type) for c in partial_calls), node.state_ttl_ms)
@@ -155,8 +166,8 @@ def split(node: Aggregate, buckets: int) -> PlanNode:
     final = Aggregate(annotate(partial, partial_final="PARTIAL"), node.keys, tuple(final_calls), final_schema,
                       node.state_ttl_ms)
     final = annotate(final, partial_final="FINAL")
-    if all(isinstance(e, Column) and e.name == n for n, e in finish):
-        return final
+    if len(distinct_columns) <= 1 and all(isinstance(e, Column) and e.name == n for n, e in finish):
+        return final  # (the expanded partial level reads nullable copies: the Calc restores the declared types)
     return Project(final, tuple(finish), node.schema)
 
 

@@ -10,7 +10,8 @@ shuffles never lose Flink's order. Sources:
   same for every file below a list of paths (``FileSource``);
 - ``sequence``: the numbers ``start..end`` (``NumberSequenceSource``), from Spark's ``range``;
 - ``kafka``: the values of a topic's records (``KafkaSource``), Spark's Kafka source read by
-  the ``kafka`` table connector (:mod:`.kafka_source`), positioned by offset;
+  the ``kafka`` table connector (:mod:`.kafka_source`), positioned by offset; bounded
+  (``set_bounded``), a batch read of the resolved offset ranges (:mod:`.kafka_bounded`);
 - ``dataframe``: a Spark DataFrame's rows as named :class:`~changeflow.common.row.Row`
   values; a streaming DataFrame is unbounded (its rows of one micro-batch
   have no order: position 0, ties keep arrival order).
@@ -67,6 +68,11 @@ def source_records(job: "DataStreamJob", node: SourceNode) -> DataFrame:
         start, end = node.payload
         df = job.spark.range(start, end + 1).select(F.col("id").alias("line"))
         return _bounded_spark(job, df, node, LineEncoder(number))
+    if node.kind == "kafka" and node.payload.bounded:  # KafkaSource with set_bounded: a batch read of its ranges
+        from changeflow.runtime.spark.kafka_bounded import kafka_batch_frame
+
+        df = kafka_batch_frame(job.spark, node.payload)
+        return _bounded_spark(job, df.select(F.col("value").alias("line")), node, LineEncoder(number))
     if node.kind == "kafka":  # KafkaSource: an unbounded stream of the values, each positioned by its offset
         from changeflow.runtime.spark.kafka_source import kafka_stream
 

@@ -20,8 +20,14 @@ fails the job naming its topic, partition and offset, or is skipped with the for
 ``ignore-parse-errors``. Metadata columns (``METADATA FROM 'offset'``) read ``topic``,
 ``partition``, ``offset``, ``timestamp``, ``timestamp-type`` and ``headers``.
 
-Not supported (refused naming the option): ``scan.bounded.mode`` (a bounded read),
-``sink.transactional-id-prefix`` (the transactional id is the job's),
+``scan.bounded.mode`` (``latest-offset``, ``group-offsets``, ``timestamp`` with
+``scan.bounded.timestamp-millis``, ``specific-offsets`` with ``scan.bounded.specific-offsets``)
+makes the table bounded, as Flink's bounded Kafka source: each partition is read from its
+start up to its stopping offset (excluded), resolved once when the job starts
+(:mod:`.kafka_offsets`), in batch mode or as a streaming job's bounded source.
+
+Not supported (refused naming the option): a bounded read of an ``upsert-kafka`` table or
+of a changelog value format, ``sink.transactional-id-prefix`` (the transactional id is the job's),
 ``sink.partitioner`` other than ``default``, metadata columns in a sink, formats other
 than json, csv, raw and (as a source's value format) the changelog formats
 ``debezium-json``, ``canal-json`` and ``maxwell-json`` (:mod:`.changelog_formats`), whose
@@ -40,15 +46,16 @@ from changeflow.connectors.options import ConnectorError, boolean, check_keys, f
 _COMMON = {"connector", "topic", "properties.bootstrap.servers", "key.format", "value.format", "format",
            "key.fields", "value.fields-include", "property-version"}
 _SOURCE = {"topic-pattern", "properties.group.id", "scan.startup.mode", "scan.startup.timestamp-millis",
-           "scan.startup.specific-offsets", "scan.topic-partition-discovery.interval", "scan.parallelism"}
+           "scan.startup.specific-offsets", "scan.topic-partition-discovery.interval", "scan.parallelism",
+           "scan.bounded.mode", "scan.bounded.timestamp-millis", "scan.bounded.specific-offsets"}
 _SINK = {"sink.partitioner", "sink.delivery-guarantee", "sink.parallelism", "sink.buffer-flush.max-rows",
          "sink.buffer-flush.interval"}
-_NOT_SUPPORTED = {"scan.bounded.mode": "a bounded read of a Kafka table",
-                  "scan.bounded.timestamp-millis": "a bounded read of a Kafka table",
-                  "scan.bounded.specific-offsets": "a bounded read of a Kafka table",
-                  "key.fields-prefix": "a prefix on the key columns' names",
+_NOT_SUPPORTED = {"key.fields-prefix": "a prefix on the key columns' names",
                   "sink.transactional-id-prefix": "a transactional id of the user's: it is the job's"}
+_UPSERT_NOT_SUPPORTED = dict.fromkeys(("scan.bounded.mode", "scan.bounded.timestamp-millis",
+                                      "scan.bounded.specific-offsets"), "a bounded read of an upsert-kafka table")
 _STARTUP = ("earliest-offset", "latest-offset", "group-offsets", "timestamp", "specific-offsets")
+_BOUNDED = ("latest-offset", "group-offsets", "timestamp", "specific-offsets", "unbounded")
 METADATA = {"topic": "STRING", "partition": "INT", "offset": "BIGINT", "timestamp": "TIMESTAMP_LTZ",
             "timestamp-type": "STRING", "headers": "MAP", "leader-epoch": "INT"}
 
@@ -156,7 +163,8 @@ class KafkaTable:
     def __init__(self, table: CatalogTable, as_sink: bool) -> None:
         self.table, self.as_sink = table, as_sink
         options = table.options
-        for key, what in _NOT_SUPPORTED.items():
+        refused = {**_NOT_SUPPORTED, **(_UPSERT_NOT_SUPPORTED if self.connector == "upsert-kafka" else {})}
+        for key, what in refused.items():
             if key in options:
                 raise failure(table, as_sink, f"Option '{key}' is not supported by changeflow's '{self.connector}' "
                                               f"connector ({what} is not implemented).")
@@ -230,13 +238,13 @@ class KafkaTable:
         return f"Kafka record of topic '{topic}', partition {partition}, offset {offset}"
 
 
-def _specific_offsets(table: CatalogTable, text: str) -> dict[int, int]:
+def _specific_offsets(table: CatalogTable, text: str, key: str = "scan.startup.specific-offsets") -> dict[int, int]:
     """Flink's ``partition:0,offset:42;partition:1,offset:300`` as {partition: offset}."""
     offsets = {}
     for part in filter(None, (p.strip() for p in text.split(";"))):
         match = re.fullmatch(r"partition:(\d+),offset:(\d+)", part.replace(" ", ""))
         if not match:
-            raise failure(table, False, f"Invalid properties for option 'scan.startup.specific-offsets'. "
+            raise failure(table, False, f"Invalid properties for option '{key}'. "
                                         f"Expected format is 'partition:0,offset:42;partition:1,offset:300', "
                                         f"got '{text}'.")
         offsets[int(match.group(1))] = int(match.group(2))
@@ -279,10 +287,40 @@ class KafkaSource(KafkaTable):
         if mode == "group-offsets" and "group.id" not in self.properties:
             raise failure(table, False, "Option 'properties.group.id' is required in 'group-offsets' startup mode "
                                         "(the default 'scan.startup.mode').")
-        if not streaming:
+        self._bounded_options(table)
+        if not streaming and not self.bounded:
             raise ConnectorError(f"Querying an unbounded table '{table.name}' in batch mode is not allowed. The "
-                                 f"'{self.connector}' table is unbounded ('scan.bounded.mode' is not supported by "
-                                 f"changeflow).")
+                                 f"'{self.connector}' table is unbounded (set 'scan.bounded.mode' to read it "
+                                 f"bounded).")
+
+    def _bounded_options(self, table: CatalogTable) -> None:
+        """``scan.bounded.*``: where the read of each partition stops (:attr:`bounded_mode`; None: unbounded)."""
+        options = table.options
+        mode = options.get("scan.bounded.mode", "unbounded")
+        if mode not in _BOUNDED:
+            raise failure(table, False, f"Invalid value for option 'scan.bounded.mode'. Supported values are "
+                                        f"[{', '.join(_BOUNDED)}], but was: {mode}")
+        self.bounded_mode = None if mode == "unbounded" else mode
+        self.bounded = self.bounded_mode is not None
+        self.bounded_timestamp = integer(table, False, "scan.bounded.timestamp-millis")
+        if mode == "timestamp" and self.bounded_timestamp is None:
+            raise failure(table, False, "'scan.bounded.timestamp-millis' is required in 'timestamp' bounded mode "
+                                        "but missing.")
+        self.bounded_offsets: dict[int, int] = {}
+        if mode == "specific-offsets":
+            text = options.get("scan.bounded.specific-offsets")
+            if text is None:
+                raise failure(table, False, "'scan.bounded.specific-offsets' is required in 'specific-offsets' "
+                                            "bounded mode but missing.")
+            if len(self.topics) != 1:
+                raise failure(table, False, "'scan.bounded.specific-offsets' needs exactly one 'topic'.")
+            self.bounded_offsets = _specific_offsets(table, text, "scan.bounded.specific-offsets")
+        if mode == "group-offsets" and "group.id" not in self.properties:
+            raise failure(table, False, "Option 'properties.group.id' is required in 'group-offsets' bounded mode.")
+        if self.bounded and self.changelog:
+            raise failure(table, False, f"'scan.bounded.mode' with the changelog format "
+                                        f"'{self.value_format.name}' is not supported by changeflow (a bounded read "
+                                        f"of changes is not implemented).")
 
     def decode_records(self, keys: list, values: list, where) -> tuple[list[tuple], list[int]]:
         """Records' keys and values as rows of :attr:`payload_schema`, and the indexes of the records kept.

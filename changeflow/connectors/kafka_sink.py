@@ -21,6 +21,7 @@ class KafkaSink(KafkaTable):
     """Writes a job's changes to a topic through a Kafka producer, in changelog order, at least once."""
 
     accepts_updates = False
+    transactional_id_prefix = "changeflow"  # exactly once: the transactional id's start (the DataStream sink's own)
 
     def __init__(self, table: CatalogTable) -> None:
         super().__init__(table, True)
@@ -79,7 +80,7 @@ class KafkaSink(KafkaTable):
             # enable.idempotence: no duplicates from the producer's own retries
             self._producer = Producer(client_config(self.properties, **{"enable.idempotence": True}))
             return
-        name = f"changeflow-{job.writer}-{self.topic}"
+        name = f"{self.transactional_id_prefix}-{job.writer}-{self.topic}"
         self._producer = Producer(client_config(self.properties, **{"transactional.id": name}))
         self._producer.init_transactions(60)
         from confluent_kafka import Consumer, TopicPartition

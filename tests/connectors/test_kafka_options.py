@@ -36,8 +36,12 @@ def test_a_source_takes_flinks_options():
     (f"'connector' = 'kafka', {_BASE}, 'value.format' = 'json'", "properties.group.id"),
     (f"'connector' = 'kafka', {_BASE}, 'value.format' = 'avro', 'scan.startup.mode' = 'earliest-offset'",
      "format factory for identifier 'avro'"),
-    (f"'connector' = 'kafka', {_BASE}, 'value.format' = 'json', 'scan.bounded.mode' = 'latest-offset'",
-     "'scan.bounded.mode' is not supported"),
+    (f"'connector' = 'kafka', {_BASE}, 'value.format' = 'json', 'scan.startup.mode' = 'earliest-offset', "
+     "'scan.bounded.mode' = 'earliest-offset'", "Invalid value for option 'scan.bounded.mode'"),
+    (f"'connector' = 'kafka', {_BASE}, 'value.format' = 'json', 'scan.startup.mode' = 'earliest-offset', "
+     "'scan.bounded.mode' = 'specific-offsets'", "'scan.bounded.specific-offsets' is required"),
+    (f"'connector' = 'kafka', {_BASE}, 'value.format' = 'debezium-json', 'scan.startup.mode' = 'earliest-offset', "
+     "'scan.bounded.mode' = 'latest-offset'", "'scan.bounded.mode' with the changelog format 'debezium-json'"),
     (f"'connector' = 'kafka', {_BASE}, 'value.format' = 'json', 'scan.startup.mode' = 'timestamp'",
      "scan.startup.timestamp-millis"),
     (f"'connector' = 'kafka', {_BASE}, 'value.format' = 'json', 'scan.startup.mode' = 'specific-offsets', "

@@ -4,10 +4,11 @@
   ``FileSink`` (row format: one line per record), ``StreamFormat``,
   ``OutputFileConfig``, ``RollingPolicy``, ``BucketAssigner``;
 - :mod:`.number_seq`: ``NumberSequenceSource``;
+- :mod:`.kafka`: ``KafkaSource``, ``KafkaSink`` and their builders;
 - :mod:`.base`: ``Source``, ``Sink``, ``DeliveryGuarantee``.
 
 A source is passed to ``env.from_source(source, watermark_strategy, name)``, a
-sink to ``ds.sink_to(sink)``. The other connectors of PyFlink (Kafka, Pulsar,
+sink to ``ds.sink_to(sink)``. The other connectors of PyFlink (Pulsar,
 Elasticsearch, JDBC, ...) do not exist in changeflow.
 """
 
@@ -16,9 +17,11 @@ from changeflow.datastream.connectors.file_system import (BucketAssigner, FileEn
                                                           FileSource, FileSourceBuilder, FileSplitAssignerProvider,
                                                           OutputFileConfig, RollingPolicy, StreamFormat,
                                                           StreamingFileSink)
+from changeflow.datastream.connectors.kafka import FlinkKafkaConsumer, FlinkKafkaProducer, KafkaSource, Semantic
 from changeflow.datastream.connectors.number_seq import NumberSequenceSource
 
-# As PyFlink, the file system and number sequence names are also here (``from ...connectors import FileSink``).
+# As PyFlink, the file system, number sequence and some Kafka names are also here (``connectors.FileSink``).
 __all__ = ["BucketAssigner", "DeliveryGuarantee", "FileEnumeratorProvider", "FileSink", "FileSource",
-           "FileSourceBuilder", "FileSplitAssignerProvider", "NumberSequenceSource", "OutputFileConfig",
-           "RollingPolicy", "Sink", "Source", "StreamFormat", "StreamingFileSink"]
+           "FileSourceBuilder", "FileSplitAssignerProvider", "FlinkKafkaConsumer", "FlinkKafkaProducer",
+           "KafkaSource", "NumberSequenceSource", "OutputFileConfig", "RollingPolicy", "Semantic", "Sink", "Source",
+           "StreamFormat", "StreamingFileSink"]

@@ -53,6 +53,8 @@ def is_bounded(source: SourceNode) -> bool:
     if source.kind == "table":  # a Table converted to a stream ends when its plan's sources do
         from changeflow.plan.boundedness import unbounded_sources
         return not unbounded_sources(source.payload.plan)
+    if source.kind == "kafka":  # KafkaSource: bounded with set_bounded
+        return source.payload.bounded
     return not (source.kind == "dataframe" and source.payload.isStreaming)
 
 

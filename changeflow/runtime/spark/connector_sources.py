@@ -6,8 +6,9 @@ mode Parquet files of ``rows_per_batch`` rows, one per micro-batch. A bounded
 datagen table is generated on the executors instead, by row ranges
 (:mod:`.datagen_source`), with the same ``_seq`` and micro-batches (a nexmark
 table too, bounded or not); a ``jdbc``
-table is read on the executors, a partition per query (:mod:`.jdbc_source`), and a bounded ``delta`` table's
-snapshot on an executor (:mod:`.delta_source`). Processing-time columns
+table is read on the executors, a partition per query (:mod:`.jdbc_source`), a bounded ``delta`` table's
+snapshot on an executor (:mod:`.delta_source`), a bounded ``kafka`` table by Spark's Kafka source
+(:mod:`.kafka_bounded`). Processing-time columns
 (``pt AS PROCTIME()``) are stamped by Spark when each micro-batch runs.
 
 Unbounded connectors are Spark streams decoded in the Python workers with the
@@ -41,6 +42,7 @@ from changeflow.plan.nodes import Source
 from changeflow.runtime.spark.delta_source import delta_changes_stream, delta_snapshot_frame, is_delta
 from changeflow.runtime.spark.datagen_source import datagen_batch_frame, datagen_stream, is_bounded_datagen, is_nexmark
 from changeflow.runtime.spark.jdbc_source import is_jdbc, jdbc_frame
+from changeflow.runtime.spark.kafka_bounded import is_bounded_kafka, kafka_batch_frame
 from changeflow.runtime.spark.spark_types import struct
 
 
@@ -112,7 +114,7 @@ def connector_batch_frame(spark: SparkSession, node: Source) -> DataFrame:
         physical = _physical_schema(node)
         frame = datagen_batch_frame(spark, node.payload, physical)
         return _with_proctime(frame, node, _proctime(node), [SEQ])
-    if is_jdbc(node.payload) or is_delta(node.payload):  # read on the executors
+    if is_jdbc(node.payload) or is_delta(node.payload) or is_bounded_kafka(node.payload):  # read on the executors
         physical = Source(node.name, _physical_schema(node), "spark", _executor_frame(spark, node))
         return _with_proctime(batch_frame(spark, physical), node, _proctime(node), [SEQ])
     physical, proctime = _physical(node)
@@ -147,7 +149,7 @@ def connector_stream_frame(spark: SparkSession, node: Source, directory: str, ro
         physical = Source(node.name, _physical_schema(node), "connector", node.payload)
         rows = datagen_stream(spark, node.payload, physical.schema, rows_per_batch, end_of_input)
         return _with_proctime(bounded_changes(rows, physical, end_of_input), node, _proctime(node), [KIND, SEQ, SUB])
-    if is_jdbc(node.payload) or is_delta(node.payload):  # read on the executors into the job's staged files
+    if is_jdbc(node.payload) or is_delta(node.payload) or is_bounded_kafka(node.payload):  # staged by the job
         physical = Source(node.name, _physical_schema(node), "spark", _executor_frame(spark, node))
         return _with_proctime(stream_frame(spark, physical, directory, rows_per_batch, end_of_input), node,
                               _proctime(node), [KIND, SEQ, SUB])
@@ -161,6 +163,8 @@ def _executor_frame(spark: SparkSession, node: Source) -> DataFrame:
     the rows it staged)."""
     if is_jdbc(node.payload):
         return jdbc_frame(spark, node.payload, _physical_schema(node))
+    if is_bounded_kafka(node.payload):
+        return kafka_batch_frame(spark, node.payload)
     return delta_snapshot_frame(spark, node.payload, _physical_schema(node))
 
 

@@ -191,6 +191,12 @@ def kafka_stream(spark: SparkSession, connector: KafkaSource, rows_per_batch: in
         records = reader.load()
     except AnalysisException as e:
         raise missing_jar_error(connector, e) or e from None
+    return decoded_records(connector, records)
+
+
+def decoded_records(connector: KafkaSource, records: DataFrame) -> DataFrame:
+    """Spark's Kafka records (a stream, or a bounded read's batch frame) decoded as :func:`kafka_stream` says."""
+    headers = "headers" in connector.metadata.values()
     payload = connector.payload_schema
     # A changelog value format (debezium-json, ...) gives each row's change kind and, as a record may
     # give several changes (-U and +U), its position among them: the change's _sub.

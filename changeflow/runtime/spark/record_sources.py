@@ -9,6 +9,9 @@ shuffles never lose Flink's order. Sources:
 - ``text``: a text file's lines, in file order (Spark's ``read.text``); ``files`` the
   same for every file below a list of paths (``FileSource``);
 - ``sequence``: the numbers ``start..end`` (``NumberSequenceSource``), from Spark's ``range``;
+- ``kafka``: the values of a topic's records (``KafkaSource``), Spark's Kafka source read by
+  the ``kafka`` table connector (:mod:`.kafka_source`), positioned by offset; bounded
+  (``set_bounded``), a batch read of the resolved offset ranges (:mod:`.kafka_bounded`);
 - ``dataframe``: a Spark DataFrame's rows as named :class:`~changeflow.common.row.Row`
   values; a streaming DataFrame is unbounded (its rows of one micro-batch
   have no order: position 0, ties keep arrival order).
@@ -30,6 +33,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from changeflow.kernels.changelog import SEQ
 from changeflow.kernels.keyed.records import KEY, ORD, VALUE, dumps, source_stamp
 from changeflow.kernels.source_records import LineEncoder, RowEncoder
 from changeflow.plan.streams.nodes import SourceNode
@@ -64,6 +68,17 @@ def source_records(job: "DataStreamJob", node: SourceNode) -> DataFrame:
         start, end = node.payload
         df = job.spark.range(start, end + 1).select(F.col("id").alias("line"))
         return _bounded_spark(job, df, node, LineEncoder(number))
+    if node.kind == "kafka" and node.payload.bounded:  # KafkaSource with set_bounded: a batch read of its ranges
+        from changeflow.runtime.spark.kafka_bounded import kafka_batch_frame
+
+        df = kafka_batch_frame(job.spark, node.payload)
+        return _bounded_spark(job, df.select(F.col("value").alias("line")), node, LineEncoder(number))
+    if node.kind == "kafka":  # KafkaSource: an unbounded stream of the values, each positioned by its offset
+        from changeflow.runtime.spark.kafka_source import kafka_stream
+
+        _require_streaming(job, node, "Kafka source")
+        df = kafka_stream(job.spark, node.payload, job.settings.rows_per_batch)
+        return _unbounded(job, df.select("value", SEQ), node, number, LineEncoder(number))
     if node.kind == "dataframe":
         df = node.payload
         if df.isStreaming:
@@ -75,11 +90,14 @@ def source_records(job: "DataStreamJob", node: SourceNode) -> DataFrame:
     raise TypeError(f"unknown source kind {node.kind}")
 
 
-def _unbounded(job: "DataStreamJob", df: DataFrame, node: SourceNode, number: int) -> DataFrame:
+def _require_streaming(job: "DataStreamJob", node: SourceNode, what: str) -> None:
     if not job.settings.streaming:
-        raise ValueError(f"source {node.name} is an unbounded (streaming) DataFrame: it needs "
-                         "RuntimeExecutionMode.STREAMING")
-    records = df.mapInPandas(RowEncoder(df.columns, number, ordered=False), RECORDS)
+        raise ValueError(f"source {node.name} is an unbounded {what}: it needs RuntimeExecutionMode.STREAMING")
+
+
+def _unbounded(job: "DataStreamJob", df: DataFrame, node: SourceNode, number: int, encoder: Any = None) -> DataFrame:
+    _require_streaming(job, node, "(streaming) DataFrame")
+    records = df.mapInPandas(encoder or RowEncoder(df.columns, number, ordered=False), RECORDS)
     if job.control and flushes_from_timers(job.settings.flush):
         # Read up to what is available, it would end with the last records buffered.
         signals = os.path.join(job.workdir, f"flush-signals-{number}")

@@ -1,0 +1,52 @@
+"""A bounded ``kafka`` table (``scan.bounded.mode``) on Spark: a batch read of Spark's Kafka source.
+
+The offset range of each partition is resolved once, on the driver
+(:func:`changeflow.connectors.kafka_offsets.bounded_ranges`), and given to Spark's
+Kafka source as ``startingOffsets``/``endingOffsets`` of the partitions it is
+``assign``-ed; the records are decoded as an unbounded table's are
+(:func:`.kafka_source.decoded_records`). In a streaming job the frame is the rows
+of a bounded source, staged once in the job's directory (a resumed job reads them
+again, not the topic).
+"""
+
+from __future__ import annotations
+
+import json
+
+from pyspark.errors import AnalysisException
+from pyspark.sql import DataFrame, SparkSession
+
+from changeflow.connectors.kafka import KafkaSource
+from changeflow.connectors.kafka_offsets import bounded_ranges
+from changeflow.runtime.spark.kafka_source import _SPARK_OWNS, _check_broker, decoded_records, missing_jar_error
+from changeflow.runtime.spark.spark_types import struct
+
+__all__ = ["is_bounded_kafka", "kafka_batch_frame"]
+
+
+def is_bounded_kafka(connector) -> bool:
+    return isinstance(connector, KafkaSource) and connector.bounded
+
+
+def kafka_batch_frame(spark: SparkSession, connector: KafkaSource) -> DataFrame:
+    """The table's rows in the resolved offset ranges: a batch frame of its columns (declared order)."""
+    _check_broker(connector)
+    ranges = {topic: r for topic, r in bounded_ranges(connector).items() if r}
+    names = [f"`{n}`" for n, _ in connector.schema]
+    if not any(start < stop for r in ranges.values() for start, stop in r.values()):
+        return spark.createDataFrame([], struct(connector.schema))
+    reader = spark.read.format("kafka").option("kafka.bootstrap.servers", connector.bootstrap)
+    for key, value in connector.properties.items():
+        if key not in _SPARK_OWNS:
+            reader = reader.option(f"kafka.{key}", value)
+    reader = (reader.option("assign", json.dumps({t: sorted(r) for t, r in ranges.items()}))
+              .option("startingOffsets", json.dumps({t: {str(p): s for p, (s, _) in r.items()}
+                                                     for t, r in ranges.items()}))
+              .option("endingOffsets", json.dumps({t: {str(p): e for p, (_, e) in r.items()}
+                                                   for t, r in ranges.items()}))
+              .option("includeHeaders", str("headers" in connector.metadata.values()).lower()))
+    try:
+        records = reader.load()
+    except AnalysisException as e:
+        raise missing_jar_error(connector, e) or e from None
+    return decoded_records(connector, records).select(*names)

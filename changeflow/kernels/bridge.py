@@ -7,14 +7,11 @@ A Table plan's changes are typed columns plus ``_kind``/``_seq``/``_sub``
 way; the Spark runtime runs them in ``mapInArrow`` (:mod:`changeflow.runtime.spark.bridge`).
 
 Order. A change ``(_seq, _sub)`` becomes the stamp of the ``_sub``-th output of
-record ``_seq`` of a source numbered ``source`` (:func:`change_stamp`), so sorting
-stamps sorts changes exactly as ``(_seq, _sub)`` does. Back, a stamp's source
-position is ``_seq`` and the rest of it (source number, fan-out indices) is packed
-into ``_sub`` (:func:`stamp_sub`): the source number in 8 bits and the first two
-fan-out indices in 16 bits each, leaving the Table kernels' ``_sub`` arithmetic
-room for eleven stateful levels. Records that differ only beyond that (a third
-nested fan-out, an index above 65535, a source numbered above 255) tie and keep
-arrival order.
+record ``_seq`` of a source numbered ``source`` (:func:`~changeflow.kernels.order.change_stamp`),
+so sorting stamps sorts changes exactly as ``(_seq, _sub)`` does. Back, a stamp's
+source position is ``_seq`` and the rest of it (source number, first two fan-out
+indices) is packed into ``_sub`` (:func:`~changeflow.kernels.order.stamp_sub`; its
+limits are in :mod:`changeflow.kernels.order`).
 
 Row kinds. ``_kind`` is the :class:`~changeflow.common.RowKind` value, so a Row
 record's ``get_row_kind()`` and a change's ``_kind`` map one to one.
@@ -30,46 +27,10 @@ import pyarrow as pa
 from changeflow.common.row import Row
 from changeflow.common.row_kind import RowKind
 from changeflow.kernels.changelog import KIND, SEQ, SUB
-from changeflow.kernels.keyed.records import ORD, VALUE, dumps, loads
+from changeflow.kernels.keyed.records import VALUE, dumps, loads
+from changeflow.kernels.order import ORD, change_stamp, stamp_seq, stamp_sub
 
 _KINDS = list(RowKind)
-_ESCAPE = 0xFFFFFFFF
-
-
-def change_stamp(seq: int, sub: int, source: int) -> bytes:
-    """The record stamp of change ``(seq, sub)`` of a Table plan read as DataStream source ``source``.
-
-    >>> change_stamp(1, 0, 0) < change_stamp(1, 1, 0) < change_stamp(1, 2**40, 0) < change_stamp(2, 0, 0)
-    True
-    """
-    head = seq.to_bytes(8, "big", signed=True) + source.to_bytes(2, "big")
-    if 0 <= sub < _ESCAPE:
-        return head + sub.to_bytes(4, "big")
-    return head + _ESCAPE.to_bytes(4, "big") + sub.to_bytes(8, "big", signed=True)
-
-
-def stamp_sub(stamp: bytes) -> int:
-    """The ``_sub`` of a record stamped ``stamp``: its source number and first two fan-out indices, packed.
-
-    >>> from changeflow.kernels.keyed.records import child_stamp, source_stamp
-    >>> a = source_stamp(5, 1)
-    >>> stamp_sub(a) < stamp_sub(child_stamp(a, 0)) < stamp_sub(child_stamp(child_stamp(a, 0), 1))
-    True
-    >>> stamp_sub(child_stamp(a, 2)) < stamp_sub(source_stamp(5, 2))
-    True
-    """
-    source = min(int.from_bytes(stamp[8:10], "big"), 0xFF)
-    packed = source
-    for i in range(2):
-        start = 10 + 4 * i
-        index = int.from_bytes(stamp[start:start + 4], "big") + 1 if len(stamp) >= start + 4 else 0
-        packed = (packed << 16) | min(index, 0xFFFF)
-    return packed
-
-
-def stamp_seq(stamp: bytes) -> int:
-    """The source position a record stamp starts with."""
-    return int.from_bytes(stamp[:8], "big", signed=True)
 
 
 @dataclass(frozen=True)

@@ -26,8 +26,8 @@ import pandas as pd
 from changeflow.common.typeinfo import conform
 from changeflow.kernels.frames import select
 from changeflow.kernels.keyed.process import ProcessContext
-from changeflow.kernels.keyed.records import (KEY, ORD, VALUE, child_stamp, control_mask, dumps, fail, loads,
-                                              timestamp_of)
+from changeflow.kernels.keyed.records import KEY, VALUE, control_mask, dumps, fail, loads, timestamp_of
+from changeflow.kernels.order import ORD, child_stamp
 from changeflow.kernels.keyed.user import close_functions, method_or_self, open_functions
 
 # The method of Flink's function interface each kind of op calls (a plain callable is called itself).

@@ -13,7 +13,8 @@ import pandas as pd
 
 from changeflow.common.row import Row
 from changeflow.common.row_kind import RowKind
-from changeflow.kernels.keyed.records import ORD, VALUE, dumps, source_stamp
+from changeflow.kernels.keyed.records import VALUE, dumps
+from changeflow.kernels.order import ORD, source_stamp
 
 __all__ = ["LineEncoder", "RowEncoder", "named_rows", "python_values"]
 

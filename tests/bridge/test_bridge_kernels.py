@@ -7,10 +7,10 @@ import pytest
 
 from changeflow.common.row import Row
 from changeflow.common.row_kind import RowKind
-from changeflow.kernels.bridge import (ChangesToRecords, RecordShape, RecordsToChanges, change_stamp, stamp_seq,
-                                       stamp_sub)
+from changeflow.kernels.bridge import ChangesToRecords, RecordShape, RecordsToChanges
 from changeflow.kernels.changelog import KIND, SEQ, SUB
-from changeflow.kernels.keyed.records import ORD, VALUE, child_stamp, dumps, loads, source_stamp
+from changeflow.kernels.keyed.records import VALUE, dumps, loads
+from changeflow.kernels.order import ORD, change_stamp, child_stamp, source_stamp, stamp_seq, stamp_sub
 
 
 def _changes(rows):

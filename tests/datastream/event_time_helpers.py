@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from changeflow.kernels.keyed.records import KEY, ORD, VALUE, dumps, loads, source_stamp, timestamp_of
+from changeflow.kernels.keyed.records import KEY, VALUE, dumps, loads, timestamp_of
+from changeflow.kernels.order import ORD, source_stamp
 from changeflow.testing import KernelHarness
 
 

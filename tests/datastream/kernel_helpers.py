@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from changeflow.kernels.keyed.records import KEY, ORD, VALUE, dumps, loads, source_stamp
+from changeflow.kernels.keyed.records import KEY, VALUE, dumps, loads
+from changeflow.kernels.order import ORD, source_stamp
 
 
 def records(values, key=lambda v: v[0], start=0):

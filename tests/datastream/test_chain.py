@@ -7,7 +7,8 @@ from changeflow.datastream import FlatMapFunction, MapFunction, ProcessFunction,
 from changeflow.kernels.chain import ChainRunner, run
 from changeflow.plan.streams.nodes import Op
 from changeflow.kernels.keyed import UserFunctionError
-from changeflow.kernels.keyed.records import KEY, ORD, VALUE, dumps, loads, source_stamp
+from changeflow.kernels.keyed.records import KEY, VALUE, dumps, loads
+from changeflow.kernels.order import ORD, source_stamp
 import pandas as pd
 
 

@@ -19,7 +19,8 @@ from changeflow.kernels.chain import ChainRunner
 from changeflow.plan.streams.nodes import Op
 from changeflow.datastream.accumulate import AccumulateReduce
 from changeflow.kernels.keyed import KeyedProcess, KeyedReduce, UserFunctionError
-from changeflow.kernels.keyed.records import ORD, VALUE, dumps, source_stamp
+from changeflow.kernels.keyed.records import VALUE, dumps
+from changeflow.kernels.order import ORD, source_stamp
 from changeflow.kernels.state import InMemoryKeyedState
 
 from kernel_helpers import records, values

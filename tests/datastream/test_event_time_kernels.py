@@ -153,7 +153,8 @@ def test_event_time_timers_in_batch_mode_fire_after_the_key():
     host = RecordHost(kernel)  # only to build the frame
     import pandas as pd
 
-    from changeflow.kernels.keyed.records import KEY, ORD, VALUE, dumps, source_stamp
+    from changeflow.kernels.keyed.records import KEY, VALUE, dumps
+    from changeflow.kernels.order import ORD, source_stamp
     frame = pd.DataFrame({KEY: [dumps("a"), dumps("a")], VALUE: [dumps(("a", 1), 3), dumps(("a", 2), 4)],
                           ORD: [source_stamp(i, 0) for i in range(2)]})
     del host
@@ -161,7 +162,8 @@ def test_event_time_timers_in_batch_mode_fire_after_the_key():
 
 
 def test_timestamps_and_watermark_of_a_partition():
-    from changeflow.kernels.keyed.records import control_kind, dumps, parse_control_stamp, source_stamp, timestamp_of
+    from changeflow.kernels.keyed.records import dumps, timestamp_of
+    from changeflow.kernels.order import control_kind, parse_control_stamp, source_stamp
     from changeflow.kernels.keyed.timestamps import TimestampAssigning
     import pandas as pd
 

@@ -12,8 +12,8 @@ from changeflow.kernels.chain import ChainRunner
 from changeflow.plan.streams.nodes import Op
 from changeflow.kernels.keyed.buffered import KEY_COLUMNS, ChangelogRecords, as_changelog
 from changeflow.kernels.keyed.process import KeyedProcess
-from changeflow.kernels.keyed.records import (CONTROL_VALUE, KEY, ORD, VALUE, control_stamp, dumps, loads,
-                                              parse_control_stamp, source_stamp)
+from changeflow.kernels.keyed.records import CONTROL_VALUE, KEY, VALUE, dumps, loads
+from changeflow.kernels.order import ORD, control_stamp, parse_control_stamp, source_stamp
 from changeflow.kernels.keyed.reduce import KeyedReduce
 from changeflow.kernels.state import InMemoryKeyedState
 from changeflow.runtime.spark.control_rows import END_OF_INPUT, FLUSH, Control, ControlFanOut, control_rows, to_records

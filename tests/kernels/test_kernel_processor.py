@@ -16,7 +16,8 @@ from changeflow.datastream.functions import RuntimeContext
 from changeflow.kernels.aggregate import AggCall, GroupAggregate
 from changeflow.kernels.contract import HostClock, KernelBase
 from changeflow.kernels.keyed import KeyedProcess
-from changeflow.kernels.keyed.records import KEY, ORD, VALUE, dumps, loads, source_stamp
+from changeflow.kernels.keyed.records import KEY, VALUE, dumps, loads
+from changeflow.kernels.order import ORD, source_stamp
 from changeflow.kernels.ttl import KeyStateTtl
 from changeflow.runtime.spark.control_rows import CONTROL, Control
 from changeflow.runtime.spark.processor import KernelProcessor

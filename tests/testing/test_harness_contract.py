@@ -19,7 +19,8 @@ from changeflow.kernels.contract import Kernel, KernelBase
 from changeflow.kernels.join import StreamingJoin
 from changeflow.kernels.keyed import KeyedProcess, KeyedReduce
 from changeflow.kernels.keyed.buffered import ChangelogRecords
-from changeflow.kernels.keyed.records import KEY, ORD, VALUE, dumps, loads, source_stamp
+from changeflow.kernels.keyed.records import KEY, VALUE, dumps, loads
+from changeflow.kernels.order import ORD, source_stamp
 from changeflow.kernels.materializer import SinkUpsertMaterializer
 from changeflow.kernels.rank import InsertOnlyDeduplicate, RetractingDeduplicate, TopN
 from changeflow.kernels.ttl import KeyStateTtl

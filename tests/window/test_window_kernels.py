@@ -12,7 +12,8 @@ from changeflow.datastream.functions import (AggregateFunction, AllWindowFunctio
                                              JoinFunction, ProcessWindowFunction, WindowFunction)
 from changeflow.datastream.window import MAX_LONG_VALUE, GlobalWindow
 from changeflow.kernels.keyed import UserFunctionError
-from changeflow.kernels.keyed.records import KEY, ORD, VALUE, dumps, loads, source_stamp
+from changeflow.kernels.keyed.records import KEY, VALUE, dumps, loads
+from changeflow.kernels.order import ORD, source_stamp
 from changeflow.kernels.window import CoGroupKernel, PartialFold, WindowKernel, WindowSpec, complete_groups
 from changeflow.kernels.window.evaluate import SIDE
 from conformance.datastream_cases import average_function

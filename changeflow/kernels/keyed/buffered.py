@@ -22,7 +22,8 @@ import numpy as np
 import pandas as pd
 
 from changeflow.kernels.changelog import INSERT, KIND, SEQ, SUB
-from changeflow.kernels.keyed.records import KEY, ORD, VALUE
+from changeflow.kernels.keyed.records import KEY, VALUE
+from changeflow.kernels.order import ORD, sort_records
 from changeflow.kernels.contract import WrappingKernel
 from changeflow.kernels.state import KeyedState
 
@@ -34,14 +35,14 @@ OUTPUT_COLUMNS = [KEY, VALUE, ORD]
 def as_changelog(records: pd.DataFrame) -> pd.DataFrame:
     """``(_key, _value, _ord)`` records as ``+I`` changes numbered in stamp order.
 
-    >>> from changeflow.kernels.keyed.records import source_stamp
+    >>> from changeflow.kernels.order import source_stamp
     >>> recs = pd.DataFrame({KEY: [b"a", b"b"], VALUE: [b"x", b"y"], ORD: [source_stamp(5, 0), source_stamp(2, 0)]})
     >>> as_changelog(recs)[[KEY, KIND, SEQ, SUB]].to_dict("list")
     {'_key': [b'b', b'a'], '_kind': [0, 0], '_seq': [0, 1], '_sub': [0, 0]}
     """
     if KEY not in records.columns:
         raise ValueError(f"a buffered keyed operator's output needs the {KEY} column, got {list(records.columns)}")
-    ordered = records.sort_values(ORD, kind="stable", ignore_index=True)[OUTPUT_COLUMNS]
+    ordered = sort_records(records)[OUTPUT_COLUMNS]
     n = len(ordered)
     return ordered.assign(**{KIND: np.full(n, INSERT, dtype=np.int8), SEQ: np.arange(n, dtype=np.int64),
                              SUB: np.zeros(n, dtype=np.int64)})
@@ -51,7 +52,8 @@ class ChangelogRecords(WrappingKernel):
     """Wraps a keyed kernel built ``with_keys=True``: its records as insert-only changes (see the module docstring).
 
     >>> from changeflow.kernels.keyed.reduce import KeyedReduce
-    >>> from changeflow.kernels.keyed.records import dumps, loads, source_stamp
+    >>> from changeflow.kernels.keyed.records import dumps, loads
+    >>> from changeflow.kernels.order import source_stamp
     >>> from changeflow.kernels.state import InMemoryKeyedState
     >>> from changeflow.kernels.flush import LatestPerKey
     >>> batch = pd.DataFrame({KEY: [dumps("a"), dumps("a"), dumps("b")],

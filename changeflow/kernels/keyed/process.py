@@ -40,7 +40,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from changeflow.kernels.keyed.records import KEY, ORD, VALUE, child_stamp, dumps, fail, loads, timestamp_of
+from changeflow.kernels.keyed.records import KEY, VALUE, dumps, fail, loads, timestamp_of
+from changeflow.kernels.order import ORD, child_stamp, key_end_stamp, sort_records, timer_stamp
 from changeflow.kernels.contract import MAX_WATERMARK, MIN_WATERMARK, KernelBase, wall_clock
 from changeflow.kernels.keyed.user import (EVENT_TIME, PROCESSING_TIME, ContextFactory, close_functions,
                                            open_functions)
@@ -56,7 +57,7 @@ class KeyedProcess(KernelBase):
     >>> from changeflow.datastream.functions import KeyedProcessFunction, RuntimeContext
     >>> from changeflow.datastream.state import ValueStateDescriptor
     >>> from changeflow.kernels.state import InMemoryKeyedState
-    >>> from changeflow.kernels.keyed.records import source_stamp
+    >>> from changeflow.kernels.order import source_stamp
     >>> class Count(KeyedProcessFunction):
     ...     def open(self, ctx): self.n = ctx.get_state(ValueStateDescriptor("n"))
     ...     def process_element(self, value, ctx):
@@ -88,7 +89,7 @@ class KeyedProcess(KernelBase):
 
     def process(self, batch: pd.DataFrame, state: KeyedState) -> pd.DataFrame:
         """Processes a batch of records (streaming: timers fire later, through :meth:`fire`)."""
-        batch = batch.sort_values(ORD, kind="stable", ignore_index=True)
+        batch = sort_records(batch)
         run = _Run(self, state, pd.unique(batch[KEY]))
         try:
             for key_blob, blob, stamp in zip(batch[KEY], batch[VALUE], batch[ORD], strict=True):
@@ -106,7 +107,7 @@ class KeyedProcess(KernelBase):
         """
         from changeflow.kernels.state import InMemoryKeyedState
 
-        batch = batch.sort_values(ORD, kind="stable", ignore_index=True)
+        batch = sort_records(batch)
         state = InMemoryKeyedState()
         run = _Run(self, state, pd.unique(batch[KEY]))
         try:
@@ -114,13 +115,14 @@ class KeyedProcess(KernelBase):
                 assert isinstance(key_blob, bytes)  # the group's value of the pickled-key column
                 for blob, stamp in zip(group[VALUE], group[ORD], strict=True):
                     run.process_element(key_blob, loads(blob), stamp, timestamp_of(blob))
-                # After every output of the key's last record (their indexes stay below 2**32 - 1):
-                # its event-time timers (the watermark is Long.MAX_VALUE at the key's end), then the others.
-                base = group[ORD].iloc[-1] + b"\xff" * 4
+                # After every output of the key's last record: its event-time timers (the watermark is
+                # Long.MAX_VALUE at the key's end), then the others.
+                last = group[ORD].iloc[-1]
                 self.current_watermark = MAX_WATERMARK
-                run.fire_timers(MAX_WATERMARK, only_key=key_blob, stamp_base=base + b"\x00", event=True)
+                run.fire_timers(MAX_WATERMARK, only_key=key_blob, stamp_base=key_end_stamp(last, event=True),
+                                event=True)
                 self.current_watermark = MIN_WATERMARK
-                run.fire_timers(None, only_key=key_blob, stamp_base=base + b"\x01")
+                run.fire_timers(None, only_key=key_blob, stamp_base=key_end_stamp(last, event=False))
         finally:
             close_functions(run.opened)
         return run.output()
@@ -160,8 +162,6 @@ _TIMER_TABLE = "timers"
 _EVENT_TIMER_TABLE = "event_timers"
 _BUCKET_KEY = b""
 _TIMER_KEY, _TIME = "_timer_key", "_time"
-# Outputs of timers sort after every source-stamped record of their micro-batch.
-_TIMER_STAMP = b"\xff" * 8
 
 
 def _load_timers(state: KeyedState, table: str = _TIMER_TABLE) -> dict[bytes, set[int]]:
@@ -259,11 +259,9 @@ class _Run:
                 outputs = list(emitted) if emitted is not None else []
             except Exception as error:
                 raise fail(f"{self.kernel.name}.on_timer", f"timer at {t}", error, key) from error
-            # Event-time timers' outputs sort after the processing-time ones' of the same micro-batch.
-            mark = b"\x01" if event else b""
-            base = stamp_base if stamp_base is not None else (
-                _TIMER_STAMP + mark + (t - MIN_WATERMARK).to_bytes(8, "big"))
-            self._emit(outputs, base + fired.to_bytes(4, "big"))
+            # Outputs of timers sort after every source-stamped record of their micro-batch (.order).
+            base = stamp_base if stamp_base is not None else timer_stamp(t, event)
+            self._emit(outputs, child_stamp(base, fired))
             fired += 1
 
     def register(self, t: int) -> None:

@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from changeflow.kernels.keyed.records import KEY, ORD, VALUE, dumps, fail, loads, timestamp_of
+from changeflow.kernels.keyed.records import KEY, VALUE, dumps, fail, loads, timestamp_of
+from changeflow.kernels.order import ORD, sort_records
 from changeflow.kernels.contract import KernelBase
 from changeflow.kernels.frames import select
 from changeflow.kernels.keyed.user import ContextFactory, close_functions, method_or_self, open_functions
@@ -38,7 +39,7 @@ class KeyedReduce(KernelBase):
     streaming output also has the ``_key`` column (the flush buffer keys by it).
 
     >>> from changeflow.kernels.state import InMemoryKeyedState
-    >>> from changeflow.kernels.keyed.records import source_stamp
+    >>> from changeflow.kernels.order import source_stamp
     >>> batch = pd.DataFrame({KEY: [dumps("a"), dumps("b"), dumps("a")],
     ...                       VALUE: [dumps(("a", 1)), dumps(("b", 2)), dumps(("a", 3))],
     ...                       ORD: [source_stamp(i, 0) for i in range(3)]})
@@ -58,7 +59,7 @@ class KeyedReduce(KernelBase):
 
     # --- streaming: one output per input -----------------------------------------------
     def process(self, batch: pd.DataFrame, state: KeyedState) -> pd.DataFrame:
-        batch = batch.sort_values(ORD, kind="stable", ignore_index=True)
+        batch = sort_records(batch)
         keys = pd.DataFrame({KEY: pd.unique(batch[KEY])})
         stored = state.load(_TABLE, keys)
         running: dict[bytes, Any] = {}
@@ -72,7 +73,7 @@ class KeyedReduce(KernelBase):
     # --- batch: one output per key ------------------------------------------------------
     def final(self, batch: pd.DataFrame) -> pd.DataFrame:
         """Each key's final value, stamped with the key's last record (all of a key's input is in ``batch``)."""
-        batch = batch.sort_values(ORD, kind="stable", ignore_index=True)
+        batch = sort_records(batch)
         running: dict[bytes, Any] = {}
         self._fold(batch, running, emit_each=False)
         last = batch.drop_duplicates(KEY, keep="last")

@@ -24,8 +24,8 @@ from typing import Any, Iterator
 import numpy as np
 import pandas as pd
 
-from changeflow.kernels.keyed.records import (ORD, VALUE, control_mask, control_stamp, dumps, fail, loads,
-                                              timestamp_of)
+from changeflow.kernels.keyed.records import VALUE, control_mask, dumps, fail, loads, timestamp_of
+from changeflow.kernels.order import ORD, control_stamp
 from changeflow.kernels.keyed.user import close_functions, open_functions
 
 NO_TIMESTAMP = -(2**63)  # Flink's Long.MIN_VALUE: the record_timestamp of a record without one
@@ -42,7 +42,7 @@ class TimestampAssigning:
 
     >>> from changeflow.common.watermark_strategy import WatermarkStrategy
     >>> from changeflow.common.time import Duration
-    >>> from changeflow.kernels.keyed.records import source_stamp, parse_control_stamp, control_kind
+    >>> from changeflow.kernels.order import source_stamp, parse_control_stamp, control_kind
     >>> strategy = WatermarkStrategy.for_bounded_out_of_orderness(Duration.of_millis(10)).with_timestamp_assigner(
     ...     lambda value, _: value * 100)
     >>> frame = pd.DataFrame({VALUE: [dumps(v) for v in (3, 1)], ORD: [source_stamp(i, 0) for i in range(2)]})

@@ -13,7 +13,8 @@ import pandas as pd
 
 from changeflow.kernels.contract import KernelBase
 from changeflow.kernels.frames import select
-from changeflow.kernels.keyed.records import KEY, ORD, VALUE, fail, loads
+from changeflow.kernels.keyed.records import KEY, VALUE, fail, loads
+from changeflow.kernels.order import ORD
 from changeflow.kernels.keyed.user import ContextFactory, close_functions, method_or_self, open_functions
 from changeflow.kernels.state import KeyedState
 from changeflow.kernels.window.evaluate import SIDE, WINDOW_TABLE, Emitter, fire_stored, no_records, outputs_of

@@ -36,7 +36,8 @@ import pandas as pd
 
 from changeflow.kernels.contract import KernelBase, wall_clock
 from changeflow.kernels.frames import select
-from changeflow.kernels.keyed.records import KEY, ORD, VALUE, child_stamp, dumps, fail, loads
+from changeflow.kernels.keyed.records import KEY, VALUE, dumps, fail, loads
+from changeflow.kernels.order import ORD, child_stamp
 from changeflow.kernels.keyed.user import MAX_LONG_VALUE, ContextFactory, close_functions, method_or_self, \
     open_functions
 from changeflow.kernels.state import KeyedState
@@ -148,7 +149,7 @@ class Emitter:
 class WindowKernel(KernelBase):
     """Evaluates a :class:`WindowSpec` over complete key groups; ``name`` names the operator in errors.
 
-    >>> from changeflow.kernels.keyed.records import source_stamp
+    >>> from changeflow.kernels.order import source_stamp
     >>> values = [("a", 1), ("b", 2), ("a", 3)]
     >>> records = pd.DataFrame({KEY: [dumps(v[0]) for v in values], VALUE: [dumps(v) for v in values],
     ...                         ORD: [source_stamp(i, 0) for i in range(3)]})

@@ -59,7 +59,8 @@ import numpy as np
 import pandas as pd
 
 from changeflow.kernels.contract import MIN_WATERMARK, KernelBase, wall_clock
-from changeflow.kernels.keyed.records import KEY, ORD, VALUE, child_stamp, dumps, fail, loads, timestamp_of
+from changeflow.kernels.keyed.records import KEY, VALUE, dumps, fail, loads, timestamp_of
+from changeflow.kernels.order import ORD, child_stamp, fire_stamp, sort_records
 from changeflow.kernels.keyed.user import ContextFactory, close_functions, method_or_self, open_functions
 from changeflow.kernels.state import KeyedState
 from changeflow.kernels.window.evaluate import WindowSpec, outputs_of
@@ -67,7 +68,6 @@ from changeflow.kernels.window.triggers import Pane, TriggerSpec
 
 STATE = "_state"
 _TABLE = "event_windows"
-_FIRE_STAMP = b"\xff" * 8 + b"\x02"  # outputs of a watermark's firings sort after the micro-batch's records
 LATE = b"L"  # the _value prefix of a late record bound for the side output
 COUNT_WINDOW_END = 2**63  # a count window ends after Long.MAX_VALUE: its max_timestamp is Long.MAX_VALUE
 
@@ -202,7 +202,7 @@ class EventTimeWindow(KernelBase):
 
     # --- the kernel contract -----------------------------------------------------------
     def process(self, batch: pd.DataFrame, state: KeyedState) -> pd.DataFrame:
-        batch = batch.sort_values(ORD, kind="stable", ignore_index=True)
+        batch = sort_records(batch)
         keys = pd.DataFrame({KEY: np.asarray(pd.unique(batch[KEY]), dtype=object)})
         windows = _load(state, keys)
         out = _Out()
@@ -250,8 +250,7 @@ class EventTimeWindow(KernelBase):
                 pane: Pane = entry[2]
                 pane.timers.discard(time)
                 if self.trigger.on_event_time(pane, time, w[1] - 1):
-                    self._fire(key_blob, w, entry, watermark, out, _FIRE_STAMP + (time - MIN_WATERMARK).to_bytes(
-                        8, "big") + entry[1])
+                    self._fire(key_blob, w, entry, watermark, out, fire_stamp(time, entry[1]))
             for key_blob, mine in windows.items():
                 if not self.windows.event_time:
                     self._drop_unreachable(mine)

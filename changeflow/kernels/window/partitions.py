@@ -20,7 +20,8 @@ import pandas as pd
 from changeflow.kernels import chain
 from changeflow.kernels.chain import ChainRunner
 from changeflow.kernels.keyed.process import KeyedProcess
-from changeflow.kernels.keyed.records import KEY, ORD, VALUE, control_mask, dumps, loads, source_stamp
+from changeflow.kernels.keyed.records import KEY, VALUE, control_mask, dumps, loads
+from changeflow.kernels.order import ORD, source_stamp
 from changeflow.kernels.source_records import named_rows
 from changeflow.kernels.window.evaluate import PartialFold, WindowKernel
 from changeflow.kernels.window.groups import complete_groups

@@ -33,7 +33,8 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 from changeflow.kernels.bridge import ChangesToRecords, RecordsToChanges
 from changeflow.kernels.changelog import KIND, SEQ, SUB
-from changeflow.kernels.keyed.records import ORD, VALUE
+from changeflow.kernels.keyed.records import VALUE
+from changeflow.kernels.order import ORD
 from changeflow.plan.nodes import Source
 from changeflow.plan.optimizer import PlannerSettings, planned
 from changeflow.plan.streams.nodes import TableNode

@@ -77,8 +77,8 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from changeflow.kernels.changelog import KIND, SEQ, SUB
-from changeflow.kernels.keyed.records import (CONTROL_VALUE, ORD, VALUE, control_kind, control_mask,
-                                              control_stamp, parse_control_stamp)
+from changeflow.kernels.keyed.records import CONTROL_VALUE, VALUE, control_mask
+from changeflow.kernels.order import ORD, control_kind, control_stamp, parse_control_stamp
 from changeflow.runtime.spark.buckets import bucket_ids
 from changeflow.runtime.spark.packing import BUCKET, PAYLOAD
 

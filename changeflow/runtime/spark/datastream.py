@@ -60,7 +60,8 @@ from changeflow.connectors.sink_job import SinkJob
 from changeflow.kernels.chain import ChainRunner
 from changeflow.kernels.keyed.buffered import KEY_COLUMNS, OUTPUT_COLUMNS, ChangelogRecords
 from changeflow.kernels.keyed.process import KeyedProcess
-from changeflow.kernels.keyed.records import KEY, ORD, VALUE, loads
+from changeflow.kernels.keyed.records import KEY, VALUE, loads
+from changeflow.kernels.order import ORD
 from changeflow.kernels.keyed.reduce import KeyedReduce
 from changeflow.kernels.keyed.timestamps import TimestampAssigning
 from changeflow.kernels.window.event_time import EventTimeWindow

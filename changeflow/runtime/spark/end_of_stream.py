@@ -47,7 +47,8 @@ from pyspark.sql import types as T
 
 from changeflow.kernels.chain import ChainRunner
 from changeflow.kernels.keyed.process import KeyedProcess
-from changeflow.kernels.keyed.records import KEY, ORD, VALUE
+from changeflow.kernels.keyed.records import KEY, VALUE
+from changeflow.kernels.order import ORD
 from changeflow.kernels.window.co_group import CoGroupKernel
 from changeflow.kernels.window.evaluate import LAST, SIDE, WindowKernel, WindowSpec
 from changeflow.kernels.window.partitions import Combine, Discard, FireGroups, Prepare, ProcessGroups

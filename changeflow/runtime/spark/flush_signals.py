@@ -32,7 +32,8 @@ from pyspark.sql import types as T
 
 from changeflow.connectors import filestore
 from changeflow.kernels.changelog import KIND, SEQ, SUB
-from changeflow.kernels.keyed.records import CONTROL_VALUE, ORD, VALUE, control_stamp
+from changeflow.kernels.keyed.records import CONTROL_VALUE, VALUE
+from changeflow.kernels.order import ORD, control_stamp
 from changeflow.runtime.spark.control_rows import CONTROL, FLUSH
 from changeflow.runtime.spark.query_start import await_query
 

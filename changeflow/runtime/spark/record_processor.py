@@ -17,7 +17,8 @@ from typing import Any
 import pandas as pd
 
 from changeflow.kernels.contract import Kernel
-from changeflow.kernels.keyed.records import KEY, ORD, VALUE
+from changeflow.kernels.keyed.records import KEY, VALUE
+from changeflow.kernels.order import ORD
 from changeflow.runtime.spark.control_rows import to_records
 from changeflow.runtime.spark.processor import KernelProcessor
 

@@ -34,7 +34,8 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from changeflow.kernels.changelog import SEQ
-from changeflow.kernels.keyed.records import KEY, ORD, VALUE, dumps, source_stamp
+from changeflow.kernels.keyed.records import KEY, VALUE, dumps
+from changeflow.kernels.order import ORD, source_stamp
 from changeflow.kernels.source_records import LineEncoder, RowEncoder
 from changeflow.plan.streams.nodes import SourceNode
 from changeflow.runtime.spark.control_rows import end_of_input_records

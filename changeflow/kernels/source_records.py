@@ -2,7 +2,7 @@
 
 Each input frame holds a source's rows followed by their position in the
 source (a column the runtime adds); the stamp of a record is that position
-and the source's number (:func:`~changeflow.kernels.keyed.records.source_stamp`).
+and the source's number (:func:`~changeflow.kernels.order.source_stamp`).
 No Spark import.
 """
 

@@ -57,6 +57,10 @@ def get_or_create(master: str = "local[*]", extra: dict[str, str] | None = None,
             # user function ran (runtime/spark/errors.py), so the error names it. This one is static (the
             # SQL one, which falls back to it, is set per job on a user's session).
             .config(FAULTHANDLER_CONFS[0], "true")
+            # A Python worker started on a busy machine (a 2-core one running other Spark work) took longer
+            # than Spark's 15 s to connect back and the query failed ("Python worker failed to connect back");
+            # a worker that starts slowly is not an error. Static: only a session changeflow creates.
+            .config("spark.python.authenticate.socketTimeout", "180s")
         )
         # The settings changeflow's queries need, in the session itself: also for queries changeflow does not
         # start (a user's writeStream over to_spark()). Stateful operators take their input through mapInPandas

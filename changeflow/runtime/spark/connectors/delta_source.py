@@ -6,7 +6,7 @@ URI on a cluster (a local path only in local mode). The driver opens the table f
 to fail at the job's start naming the option when it is missing or its columns differ.
 
 - The snapshot (``'mode' = 'batch'``) is one Spark partition reading the version asked
-  for; the caller treats it as any bounded Spark frame (:mod:`.sources`).
+  for; the caller treats it as any bounded Spark frame (:mod:`..sources`).
 - The change data feed (``'mode' = 'streaming'``) is a Python data source
   (:class:`DeltaChangesSource`) whose offsets are table versions: a micro-batch reads
   the versions after its start up to its end (:func:`~changeflow.connectors.delta_changes.read_changes`),

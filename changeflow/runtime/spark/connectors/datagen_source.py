@@ -9,10 +9,10 @@ whatever ``number-of-rows`` or ``events.num`` says.
   rows in the Python workers (``mapInArrow``). ``_seq`` is the row index.
 - Streaming: a Python data source whose offset is the next row index. Each
   micro-batch takes at most ``rows_per_batch`` rows (the admission limit), as the
-  file-backed bounded sources of :mod:`.sources` take one file of that many rows,
+  file-backed bounded sources of :mod:`..sources` take one file of that many rows,
   so micro-batch boundaries (mini-batch bundles) and ``_seq`` (the index) are the
   same as there. With ``end_of_input`` one more micro-batch holds the source's
-  end-of-input control row (:mod:`.control_rows`). A resumed query regenerates
+  end-of-input control row (:mod:`..control_rows`). A resumed query regenerates
   its rows from the checkpointed offset. An unbounded nexmark table
   (``events.num`` = 0) is the same stream without an end: every micro-batch takes
   ``rows_per_batch`` more events.

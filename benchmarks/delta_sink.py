@@ -4,9 +4,9 @@ Usage: .venv/bin/python benchmarks/delta_sink.py [--rows 100000] [--keys 100000,
        [--repeats 3] [--out benchmarks/results/delta_sink.json]
 
 Each case writes ``rows`` changes (``+I`` for a key's first row, then ``-U``/``+U`` pairs, counted as one
-row each as a changelog delivers them; the changelog of benchmarks/jdbc_sink.py) over ``keys`` keys into a
-Delta table ``(k BIGINT, name STRING, amount DECIMAL(12, 2), at TIMESTAMP)`` in a temporary directory, in
-micro-batches of ``batch`` rows:
+row each as a changelog delivers them: benchmarks/sink_changelog.py, as benchmarks/jdbc_sink.py writes) over
+``keys`` keys into a Delta table ``(k BIGINT, name STRING, amount DECIMAL(12, 2), at TIMESTAMP)`` in a
+temporary directory, in micro-batches of ``batch`` rows:
 
 - ``sink``: changeflow's ``DeltaSink.write(changes, batch_id)`` per micro-batch, as the runtime calls it
   (``PRIMARY KEY (k)``): the changes folded per key, one MERGE commit per micro-batch that also records
@@ -21,7 +21,6 @@ Each timed run starts from a new empty table; the two alternate which runs first
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -32,27 +31,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks.jdbc_sink import batches, changelog  # noqa: E402
+from benchmarks.sink_changelog import arguments, batches, changelog, result, run_sink, upserts  # noqa: E402
 from changeflow.common.change import Change  # noqa: E402
-from changeflow.common.row_kind import RowKind  # noqa: E402
-from changeflow.connectors import create_sink  # noqa: E402
-from changeflow.connectors.sink_job import SinkJob  # noqa: E402
-from changeflow.sql.ddl import parse_create_table  # noqa: E402
-
-COLUMNS = "k BIGINT, name STRING, amount DECIMAL(12, 2), at TIMESTAMP(6)"
-
-
-def run_sink(path: str, parts: list[list[Change]]) -> float:
-    ddl = f"CREATE TABLE bench ({COLUMNS}, PRIMARY KEY (k) NOT ENFORCED) WITH ('connector' = 'delta', " \
-          f"'table-path' = '{path}')"
-    sink = create_sink(parse_create_table(ddl)[0], True)
-    sink.open(SinkJob.fresh())  # creates the table (not timed)
-    start = time.perf_counter()
-    for batch_id, part in enumerate(parts):
-        sink.write(part, batch_id)
-    elapsed = time.perf_counter() - start
-    sink.close()
-    return elapsed
 
 
 def run_merge(path: str, parts: list[list[Change]], schema) -> float:
@@ -62,7 +42,7 @@ def run_merge(path: str, parts: list[list[Change]], schema) -> float:
     DeltaTable.create(path, schema)
     start = time.perf_counter()
     for part in parts:
-        last = {c.values[0]: c.values for c in part if c.kind in (RowKind.INSERT, RowKind.UPDATE_AFTER)}
+        last = {values[0]: values for values in upserts(part)}
         columns = list(zip(*last.values(), strict=True))
         source = pa.Table.from_arrays([pa.array(list(c), type=f.type) for c, f in zip(columns, schema, strict=True)],
                                       schema=schema)
@@ -72,13 +52,7 @@ def run_merge(path: str, parts: list[list[Change]], schema) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--rows", type=int, default=100_000)
-    parser.add_argument("--keys", default="100000,10000")
-    parser.add_argument("--batch", type=int, default=25_000)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--out")
-    args = parser.parse_args()
+    args = arguments(rows=100_000, keys="100000,10000", batch=25_000).parse_args()
     import pyarrow as pa
 
     schema = pa.schema([("k", pa.int64()), ("name", pa.string()), ("amount", pa.decimal128(12, 2)),
@@ -92,14 +66,14 @@ def main() -> None:
             for run in range(args.repeats):
                 for name in (("sink", "merge") if run % 2 == 0 else ("merge", "sink")):  # neither always first
                     path = os.path.join(root, f"{name}-{keys}-{run}")
-                    times[name].append(run_sink(path, parts) if name == "sink" else run_merge(path, parts, schema))
+                    if name == "sink":
+                        times[name].append(run_sink(f"'connector' = 'delta', 'table-path' = '{path}'", parts))
+                    else:
+                        times[name].append(run_merge(path, parts, schema))
                     shutil.rmtree(path)
-            sink_s, merge_s = statistics.median(times["sink"]), statistics.median(times["merge"])
-            result = {"rows": args.rows, "keys": keys, "batch": args.batch, "sink_s": round(sink_s, 3),
-                      "merge_s": round(merge_s, 3), "sink_rows_per_s": round(args.rows / sink_s),
-                      "merge_rows_per_s": round(args.rows / merge_s), "ratio": round(merge_s / sink_s, 2)}
-            print(json.dumps(result), flush=True)
-            results.append(result)
+            line = result(args, keys, statistics.median(times["sink"]), "merge", statistics.median(times["merge"]))
+            print(json.dumps(line), flush=True)
+            results.append(line)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     if args.out:

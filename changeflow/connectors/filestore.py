@@ -10,7 +10,7 @@ files of a bounded source, flush signals) go through a :class:`FileStore`:
 * a local path or a ``file:`` URI: :class:`LocalFileStore` (``os``);
 * any other scheme: the store the runtime registered for it
   (:func:`register_scheme`). The Spark runtime registers one over the JVM's
-  Hadoop ``FileSystem`` (``changeflow.runtime.spark.hadoop_store``) when it
+  Hadoop ``FileSystem`` (``changeflow.runtime.spark.connectors.hadoop_store``) when it
   is given a session, so every scheme Spark is configured for works.
 
 Paths keep the form they were given in: a store takes and returns the same

@@ -10,7 +10,7 @@ into ``num`` queries ``WHERE column BETWEEN lo AND hi`` over ranges computed as
 Flink's ``JdbcNumericBetweenParametersProvider`` computes them (so, as in Flink,
 rows outside the bounds are not read); the four go together. ``scan.fetch-size``
 reads through a server-side cursor, that many rows a round trip. The read runs
-on the executors on Spark, one Spark partition per query (``runtime/spark/jdbc_source.py``),
+on the executors on Spark, one Spark partition per query (``runtime/spark/connectors/jdbc_source.py``),
 after the driver has checked the table.
 
 >>> partitions(1, 10, 3)

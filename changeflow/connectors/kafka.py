@@ -1,7 +1,7 @@
 """The ``kafka`` and ``upsert-kafka`` connectors, with Flink's option names.
 
 A ``kafka`` table is an unbounded source of ``+I`` rows (Spark's own Kafka source
-reads it: :mod:`changeflow.runtime.spark.kafka_source`; offsets live in the job's
+reads it: :mod:`changeflow.runtime.spark.connectors.kafka_source`; offsets live in the job's
 checkpoint) and an append sink. Sinks write each micro-batch's changes in changelog
 order through a Kafka producer (confluent-kafka) on the driver: ``at-least-once`` (the
 default: a micro-batch run again after a restart is written again) or ``exactly-once``
@@ -138,7 +138,7 @@ def client_config(properties: dict[str, str], **more) -> dict:
 
     Flink's (and Spark's) clients are Java's; most property names are the same in
     librdkafka, some are Java's only (``default.api.timeout.ms``), which librdkafka refuses.
-    Those still reach Spark's Java consumer (:mod:`changeflow.runtime.spark.kafka_source`).
+    Those still reach Spark's Java consumer (:mod:`changeflow.runtime.spark.connectors.kafka_source`).
     """
     from confluent_kafka import KafkaException, Producer
 
@@ -410,7 +410,7 @@ class UpsertKafkaSource(KafkaSource):
     ChangelogNormalize after the source makes it ``+I`` or ``-U``/``+U``), a record
     with a null value (a tombstone) deletes its key (``-D`` holding only the key
     columns, completed by ChangelogNormalize from the key's last row). The runtime
-    gives a tombstone its kind (``changeflow.runtime.spark.kafka_source``).
+    gives a tombstone its kind (``changeflow.runtime.spark.connectors.kafka_source``).
     """
 
     connector = "upsert-kafka"

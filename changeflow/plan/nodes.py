@@ -202,12 +202,16 @@ class ChangelogNormalize(_OneInput, _InputSchema):
 
 
 @dataclass(frozen=True, eq=False)
-class Rank(_OneInput, _DeclaredSchema):
-    """Top-N: ``ROW_NUMBER() OVER (PARTITION BY keys ORDER BY order_by) BETWEEN start AND end``.
+class RankFields(_OneInput, _DeclaredSchema):
+    """The fields of a ``ROW_NUMBER()`` Top-N, regular (:class:`Rank`) or per window (``WindowRank``).
 
     ``order_by`` holds ``(column, ascending, nulls_first)`` triples.
     ``rank_column`` names the row-number output column, appended to the input's
     columns, or is ``None`` when the query does not select it.
+
+    Neither node is the other (a window Top-N emits once per window, insert-only;
+    a regular one retracts): rules and translators test for the node itself, never
+    for this base.
     """
 
     input: PlanNode
@@ -217,6 +221,14 @@ class Rank(_OneInput, _DeclaredSchema):
     rank_end: int
     rank_column: str | None
     out_schema: Schema
+
+
+@dataclass(frozen=True, eq=False)
+class Rank(RankFields):
+    """Top-N: ``ROW_NUMBER() OVER (PARTITION BY keys ORDER BY order_by) BETWEEN start AND end``.
+
+    Fields as :class:`RankFields`.
+    """
 
 
 @dataclass(frozen=True, eq=False)

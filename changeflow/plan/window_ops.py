@@ -26,28 +26,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from changeflow.plan.event_time import WindowAggregate, WindowSpec, window_lineage
-from changeflow.plan.nodes import Filter, Join, PlanNode, Project, Schema, _DeclaredSchema, _InputSchema, _OneInput
+from changeflow.plan.nodes import Filter, Join, PlanNode, Project, RankFields, _InputSchema, _OneInput
 
 # Role -> output column of a windowed node: "window_start", "window_end" (and "window_time").
 Roles = dict[str, tuple[str, WindowSpec]]
 
 
 @dataclass(frozen=True, eq=False)
-class WindowRank(_OneInput, _DeclaredSchema):
+class WindowRank(RankFields):
     """Window Top-N: ``ROW_NUMBER() OVER (PARTITION BY window_start, window_end, partition_keys ...)``.
 
     ``partition_keys`` are the other PARTITION BY columns (the window's start and
     end, ``window_start``/``window_end`` as the input names them, are implied).
-    Fields otherwise as :class:`~changeflow.plan.nodes.Rank`.
+    Fields otherwise as :class:`~changeflow.plan.nodes.RankFields`; not a
+    :class:`~changeflow.plan.nodes.Rank` (no regular Top-N rule applies to it).
     """
 
-    input: PlanNode
-    partition_keys: tuple[str, ...]
-    order_by: tuple[tuple[str, bool, bool], ...]
-    rank_start: int
-    rank_end: int
-    rank_column: str | None
-    out_schema: Schema
     window: WindowSpec
     window_start: str
     window_end: str

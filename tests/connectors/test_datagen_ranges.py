@@ -28,7 +28,7 @@ def test_stream_reader_plans_a_trillion_rows_a_micro_batch_at_a_time():
     pytest.importorskip("pyspark")
     from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
 
-    from changeflow.runtime.spark.datagen_source import _Reader
+    from changeflow.runtime.spark.connectors.datagen_source import _Reader
     from changeflow.runtime.spark.control_rows import END_OF_INPUT
 
     n = 10**12

@@ -21,7 +21,7 @@ from changeflow.runtime.changes import Change
 def store(request):
     if request.param == "local":
         return filestore.LOCAL
-    from changeflow.runtime.spark.hadoop_store import HadoopFileStore
+    from changeflow.runtime.spark.connectors.hadoop_store import HadoopFileStore
 
     return HadoopFileStore(request.getfixturevalue("spark"))
 

@@ -71,7 +71,7 @@ def _source(broker, topic: str, options: str):
 def test_start_positions_become_sparks_starting_offsets(kafka_broker):
     from confluent_kafka import Consumer, TopicPartition
 
-    from changeflow.runtime.spark.kafka_source import _start_options
+    from changeflow.runtime.spark.connectors.kafka_source import _start_options
 
     topic = kafka_broker.create_topic(f"start-{uuid.uuid4().hex[:8]}", 2)
     kafka_broker.produce(topic, [(None, b"x")] * 6, partition=0)

@@ -153,7 +153,7 @@ def test_the_stream_reader_of_an_unbounded_source_never_ends():
     pytest.importorskip("pyspark")
     from pyspark.sql.streaming.datasource import ReadMaxRows
 
-    from changeflow.runtime.spark.datagen_source import _Reader
+    from changeflow.runtime.spark.connectors.datagen_source import _Reader
 
     source = _source(**{"base-time": "0"})
     physical = tuple((c.name, c.data_type) for c in source.table.schema.physical_columns())

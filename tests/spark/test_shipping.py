@@ -46,7 +46,7 @@ def test_ship_package_is_an_option():
 @pytest.mark.spark
 def test_a_local_session_ships_nothing_and_serves_hadoop_schemes(spark, monkeypatch):
     from changeflow.runtime.spark import shipping
-    from changeflow.runtime.spark.hadoop_store import HadoopFileStore
+    from changeflow.runtime.spark.connectors.hadoop_store import HadoopFileStore
 
     added = []
     monkeypatch.setattr(type(spark.sparkContext), "addPyFile", lambda self, path: added.append(path))

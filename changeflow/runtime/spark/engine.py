@@ -24,7 +24,7 @@ from changeflow.plan.nodes import PlanNode, Sink
 from changeflow.runtime.changes import QueryRun
 from changeflow.runtime.spark import session
 from changeflow.runtime.spark.stream_cache import SparkCache
-from changeflow.runtime.spark.connector_sources import trigger_interval_ms
+from changeflow.runtime.spark.connectors.connector_sources import trigger_interval_ms
 from changeflow.runtime.spark.datastream import DataStreamJob, DataStreamSettings
 from changeflow.runtime.spark.job_directory import temporary_directory
 from changeflow.runtime.spark.jobs import InsertJob, SparkJobs

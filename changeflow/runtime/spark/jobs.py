@@ -178,7 +178,7 @@ def micro_batch_interval(plan: PlanNode, settings: StreamingSettings) -> int | N
     planner's ``output_buffered``; :mod:`changeflow.plan.rules.buffering` says
     why that costs no latency).
     """
-    from changeflow.runtime.spark.connector_sources import trigger_interval_ms
+    from changeflow.runtime.spark.connectors.connector_sources import trigger_interval_ms
 
     plan = physical_plan(plan, settings)
     flush = plan.traits.flush

@@ -11,7 +11,7 @@ shuffles never lose Flink's order. Sources:
 - ``sequence``: the numbers ``start..end`` (``NumberSequenceSource``), from Spark's ``range``;
 - ``kafka``: the values of a topic's records (``KafkaSource``), Spark's Kafka source read by
   the ``kafka`` table connector (:mod:`.kafka_source`), positioned by offset; bounded
-  (``set_bounded``), a batch read of the resolved offset ranges (:mod:`.kafka_bounded`);
+  (``set_bounded``), a batch read of the resolved offset ranges (:mod:`.connectors.kafka_bounded`);
 - ``dataframe``: a Spark DataFrame's rows as named :class:`~changeflow.common.row.Row`
   values; a streaming DataFrame is unbounded (its rows of one micro-batch
   have no order: position 0, ties keep arrival order).
@@ -70,12 +70,12 @@ def source_records(job: "DataStreamJob", node: SourceNode) -> DataFrame:
         df = job.spark.range(start, end + 1).select(F.col("id").alias("line"))
         return _bounded_spark(job, df, node, LineEncoder(number))
     if node.kind == "kafka" and node.payload.bounded:  # KafkaSource with set_bounded: a batch read of its ranges
-        from changeflow.runtime.spark.kafka_bounded import kafka_batch_frame
+        from changeflow.runtime.spark.connectors.kafka_bounded import kafka_batch_frame
 
         df = kafka_batch_frame(job.spark, node.payload)
         return _bounded_spark(job, df.select(F.col("value").alias("line")), node, LineEncoder(number))
     if node.kind == "kafka":  # KafkaSource: an unbounded stream of the values, each positioned by its offset
-        from changeflow.runtime.spark.kafka_source import kafka_stream
+        from changeflow.runtime.spark.connectors.kafka_source import kafka_stream
 
         _require_streaming(job, node, "Kafka source")
         df = kafka_stream(job.spark, node.payload, job.settings.rows_per_batch)

@@ -16,7 +16,7 @@ from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
 from changeflow.runtime.spark import console_log, shipping, temp_root
-from changeflow.runtime.spark.kafka_source import spark_jars as kafka_jars
+from changeflow.runtime.spark.connectors.kafka_source import spark_jars as kafka_jars
 from changeflow.runtime.spark.errors import FAULTHANDLER_CONFS, quiet_failure_logs
 from changeflow.runtime.spark.query_settings import (
     CHANGEFLOW_SESSION_SETTINGS,

@@ -29,7 +29,7 @@ import zipfile
 from pyspark.sql import SparkSession
 
 import changeflow
-from changeflow.runtime.spark import hadoop_store
+from changeflow.runtime.spark.connectors import hadoop_store
 
 _lock = threading.Lock()
 _zip: str | None = None  # the package zip of this process

@@ -58,7 +58,7 @@ def arrow_table(node: Source) -> pa.Table:
 def batch_frame(spark: SparkSession, node: Source) -> DataFrame:
     """The source as a Spark batch DataFrame with a ``_seq`` column of source positions."""
     if node.kind == "connector":  # a DDL table's connector
-        from changeflow.runtime.spark.connector_sources import connector_batch_frame
+        from changeflow.runtime.spark.connectors.connector_sources import connector_batch_frame
         return connector_batch_frame(spark, node)
     if node.kind == "spark":
         return node.payload.withColumn(SEQ, F.monotonically_increasing_id())
@@ -83,7 +83,7 @@ def stream_frame(spark: SparkSession, node: Source, directory: str, rows_per_bat
     more file holding its end-of-input control row (:mod:`.control_rows`).
     """
     if node.kind == "connector":  # a DDL table's connector
-        from changeflow.runtime.spark.connector_sources import connector_stream_frame
+        from changeflow.runtime.spark.connectors.connector_sources import connector_stream_frame
         return connector_stream_frame(spark, node, directory, rows_per_batch, end_of_input)
     if node.kind == "spark" and node.payload.isStreaming:
         return _ordered_stream(node)

@@ -298,7 +298,7 @@ class StreamingTranslator:
         """
         if kernel.sweep_interval_ms is None:
             return False
-        from changeflow.runtime.spark.connector_sources import trigger_interval_ms
+        from changeflow.runtime.spark.connectors.connector_sources import trigger_interval_ms
 
         setting = self.spark.conf.get("spark.sql.streaming.noDataMicroBatches.enabled", "true")
         no_data = (setting or "true").strip().lower()   # typed Optional; unset gives the default

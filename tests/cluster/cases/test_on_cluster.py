@@ -14,7 +14,7 @@ import pytest
 from changeflow.common import Configuration, Row
 from changeflow.connectors import filestore
 from changeflow.datastream import RuntimeExecutionMode, StreamExecutionEnvironment
-from changeflow.runtime.spark.hadoop_store import HadoopFileStore
+from changeflow.runtime.spark.connectors.hadoop_store import HadoopFileStore
 from changeflow.table import EnvironmentSettings, TableEnvironment
 
 pytestmark = pytest.mark.cluster

@@ -9,10 +9,10 @@ whatever ``number-of-rows`` or ``events.num`` says.
   rows in the Python workers (``mapInArrow``). ``_seq`` is the row index.
 - Streaming: a Python data source whose offset is the next row index. Each
   micro-batch takes at most ``rows_per_batch`` rows (the admission limit), as the
-  file-backed bounded sources of :mod:`.sources` take one file of that many rows,
+  file-backed bounded sources of :mod:`..sources` take one file of that many rows,
   so micro-batch boundaries (mini-batch bundles) and ``_seq`` (the index) are the
   same as there. With ``end_of_input`` one more micro-batch holds the source's
-  end-of-input control row (:mod:`.control_rows`). A resumed query regenerates
+  end-of-input control row (:mod:`..control_rows`). A resumed query regenerates
   its rows from the checkpointed offset. An unbounded nexmark table
   (``events.num`` = 0) is the same stream without an end: every micro-batch takes
   ``rows_per_batch`` more events.
@@ -21,19 +21,19 @@ whatever ``number-of-rows`` or ``events.num`` says.
 from __future__ import annotations
 
 import math
-import uuid
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
-from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+from pyspark.sql.datasource import DataSourceStreamReader
 from pyspark.sql.streaming.datasource import ReadMaxRows, SupportsTriggerAvailableNow
 
 from changeflow.connectors.datagen import DataGenSource
 from changeflow.connectors.formats import arrow_type
 from changeflow.connectors.nexmark import NexmarkSource
 from changeflow.kernels.changelog import SEQ
+from changeflow.runtime.spark.connectors.python_streams import Span, table_stream
 from changeflow.runtime.spark.spark_types import struct
 
 ROWS_PER_ARROW_BATCH = 10_000  # rows a Python worker generates and hands to Spark at once
@@ -100,12 +100,6 @@ def datagen_batch_frame(spark: SparkSession, connector: DataGenSource | NexmarkS
     return spark.range(0, n, 1, partitions).mapInArrow(generate, out)
 
 
-class _Range(InputPartition):
-    def __init__(self, start: int, end: int) -> None:
-        super().__init__((start, end))
-        self.start, self.end = start, end
-
-
 class _Reader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """Offsets ``{"row": i}``: the next row index; row ``row_count`` is the end-of-input marker."""
 
@@ -142,9 +136,9 @@ class _Reader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if last <= first:
             return []
         size = max(math.ceil((last - first) / self.partitions_per_batch), ROWS_PER_ARROW_BATCH)
-        return [_Range(a, min(a + size, last)) for a in range(first, last, size)]
+        return [Span(a, min(a + size, last)) for a in range(first, last, size)]
 
-    def read(self, partition: _Range):
+    def read(self, partition: Span):
         from changeflow.runtime.spark.control_rows import END_OF_INPUT
 
         n = self.connector.row_count
@@ -161,34 +155,10 @@ class _Reader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         pass
 
 
-class _DataGenStream(DataSource):
-    """Subclassed per table by :func:`datagen_stream`, with the table's generator as class attributes."""
-
-    source_name = ""
-    settings: tuple = ()
-    spark_schema = None
-
-    @classmethod
-    def name(cls) -> str:
-        return cls.source_name
-
-    def schema(self):
-        return self.spark_schema
-
-    def streamReader(self, schema) -> _Reader:
-        return _Reader(*self.settings)
-
-
 def datagen_stream(spark: SparkSession, connector: DataGenSource | NexmarkSource, physical, rows_per_batch: int,
                    end_of_input: bool) -> DataFrame:
     """The datagen (bounded) or nexmark table as a stream of its connector's columns and ``_seq``."""
-    schema = _spark_schema(physical, end_of_input)
-    name = f"changeflow_datagen_{uuid.uuid4().hex}"
     partitions = max(1, spark.sparkContext.defaultParallelism)
-    # A class of its own per table: Spark finds a Python data source by its name, and the
-    # class (pickled by value, with the generator) is what its workers get.
-    source = type(name, (_DataGenStream,), {
-        "source_name": name, "spark_schema": schema,
-        "settings": (connector, tuple(physical), rows_per_batch, end_of_input, partitions)})
-    spark.dataSource.register(source)
-    return spark.readStream.format(name).load().select(*[F.col(f"`{n}`") for n, _ in physical], F.col(SEQ))
+    stream = table_stream(spark, "changeflow_datagen", _spark_schema(physical, end_of_input), _Reader, connector,
+                          tuple(physical), rows_per_batch, end_of_input, partitions)
+    return stream.select(*[F.col(f"`{n}`") for n, _ in physical], F.col(SEQ))

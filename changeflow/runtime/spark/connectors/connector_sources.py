@@ -1,7 +1,7 @@
 """DDL tables' sources on Spark: connector rows as batch frames and streams.
 
 The files of a bounded filesystem table are read once; their rows take the
-path of any bounded source (:mod:`.sources`): a batch frame, or in streaming
+path of any bounded source (:mod:`..sources`): a batch frame, or in streaming
 mode Parquet files of ``rows_per_batch`` rows, one per micro-batch. A bounded
 datagen table is generated on the executors instead, by row ranges
 (:mod:`.datagen_source`), with the same ``_seq`` and micro-batches (a nexmark
@@ -39,10 +39,11 @@ from changeflow.connectors.postgres_cdc import PostgresCdcSource
 
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.plan.nodes import Source
-from changeflow.runtime.spark.delta_source import delta_changes_stream, delta_snapshot_frame, is_delta
-from changeflow.runtime.spark.datagen_source import datagen_batch_frame, datagen_stream, is_bounded_datagen, is_nexmark
-from changeflow.runtime.spark.jdbc_source import is_jdbc, jdbc_frame
-from changeflow.runtime.spark.kafka_bounded import is_bounded_kafka, kafka_batch_frame
+from changeflow.runtime.spark.connectors.delta_source import delta_changes_stream, delta_snapshot_frame, is_delta
+from changeflow.runtime.spark.connectors.datagen_source import (datagen_batch_frame, datagen_stream, is_bounded_datagen,
+                                                                is_nexmark)
+from changeflow.runtime.spark.connectors.jdbc_source import is_jdbc, jdbc_frame
+from changeflow.runtime.spark.connectors.kafka_bounded import is_bounded_kafka, kafka_batch_frame
 from changeflow.runtime.spark.spark_types import struct
 
 
@@ -131,7 +132,7 @@ def connector_stream_frame(spark: SparkSession, node: Source, directory: str, ro
         return _with_proctime(bounded_changes(rows, physical, False), node, _proctime(node), [KIND, SEQ, SUB])
     if not node.payload.bounded:
         if is_postgres_cdc(node.payload):  # a snapshot, then the changes (+I/-U/+U/-D) of a replication slot
-            from changeflow.runtime.spark.postgres_cdc_source import postgres_cdc_stream
+            from changeflow.runtime.spark.connectors.postgres_cdc_source import postgres_cdc_stream
 
             frame = postgres_cdc_stream(spark, node.payload, _physical_schema(node), directory, rows_per_batch)
             return _with_proctime(frame, node, _proctime(node), [KIND, SEQ, SUB])
@@ -139,7 +140,7 @@ def connector_stream_frame(spark: SparkSession, node: Source, directory: str, ro
             frame = delta_changes_stream(spark, node.payload, _physical_schema(node))
             return _with_proctime(frame, node, _proctime(node), [KIND, SEQ, SUB])
         if isinstance(node.payload, KafkaSource):
-            from changeflow.runtime.spark.kafka_source import kafka_stream
+            from changeflow.runtime.spark.connectors.kafka_source import kafka_stream
 
             frame = kafka_stream(spark, node.payload, rows_per_batch)
             return _with_proctime(frame, node, _proctime(node), [KIND, SEQ, SUB])

@@ -6,7 +6,7 @@ URI on a cluster (a local path only in local mode). The driver opens the table f
 to fail at the job's start naming the option when it is missing or its columns differ.
 
 - The snapshot (``'mode' = 'batch'``) is one Spark partition reading the version asked
-  for; the caller treats it as any bounded Spark frame (:mod:`.sources`).
+  for; the caller treats it as any bounded Spark frame (:mod:`..sources`).
 - The change data feed (``'mode' = 'streaming'``) is a Python data source
   (:class:`DeltaChangesSource`) whose offsets are table versions: a micro-batch reads
   the versions after its start up to its end (:func:`~changeflow.connectors.delta_changes.read_changes`),
@@ -27,6 +27,7 @@ from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPart
 
 from changeflow.connectors.delta import DeltaSource, Location
 from changeflow.connectors.delta_changes import KIND, SEQ, SUB, check_change_feed, latest_version, read_changes
+from changeflow.runtime.spark.connectors.python_streams import Span
 from changeflow.runtime.spark.spark_types import struct
 
 _FORMAT = "changeflow_delta_changes"
@@ -68,12 +69,6 @@ def changes_struct(schema: tuple) -> T.StructType:
     return struct(schema).add(KIND, T.ByteType(), True).add(SEQ, T.LongType(), True).add(SUB, T.LongType(), True)
 
 
-class _Versions(InputPartition):
-    def __init__(self, start: int, end: int) -> None:
-        super().__init__((start, end))
-        self.start, self.end = start, end
-
-
 class DeltaChangesSource(DataSource):
     """Spark's Python data source over a Delta table's change data feed (options: ``location``, ``startingVersion``)."""
 
@@ -107,10 +102,10 @@ class _ChangesReader(DataSourceStreamReader):
     def partitions(self, start: dict, end: dict) -> list[InputPartition]:
         if end["version"] <= start["version"]:
             return []
-        return [_Versions(start["version"], end["version"])]
+        return [Span(start["version"], end["version"])]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        assert isinstance(partition, _Versions)
+        assert isinstance(partition, Span)
         table = read_changes(self.location, partition.start, partition.end, self.snapshot)
         yield from table.to_batches()
 

@@ -5,7 +5,7 @@ option), then a frame of the query numbers (one partition each) is mapped to the
 each query reads, in the executors' Python workers, through psycopg. With
 ``scan.partition.*`` the ranges are read in parallel; without, one partition reads the
 table. The result is a batch DataFrame of the connector's columns; the caller treats it
-as any bounded Spark frame (:mod:`.sources`: a ``_seq`` in partition order, and in
+as any bounded Spark frame (:mod:`..sources`: a ``_seq`` in partition order, and in
 streaming mode Parquet files of ``rows_per_batch`` rows staged once in the job's
 directory, so a resumed job reads the rows of its first run).
 """

@@ -28,13 +28,12 @@ an update's ``-U`` and ``+U`` share nothing but follow each other.
 from __future__ import annotations
 
 import json
-import uuid
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
-from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+from pyspark.sql.datasource import DataSourceStreamReader
 
 from changeflow.common.type_values import arrow_type
 from changeflow.connectors import filestore
@@ -42,6 +41,7 @@ from changeflow.connectors.postgres_cdc import CdcError, PostgresCdcSource
 from changeflow.connectors.postgres_cdc_stream import (SnapshotFilter, StreamSettings, advance, export_snapshot,
                                                        next_end, prepare, read_changes, settings_of, snapshot_rows)
 from changeflow.kernels.changelog import KIND, SEQ, SUB
+from changeflow.runtime.spark.connectors.python_streams import Span, table_stream
 from changeflow.runtime.spark.job_directory import require_shared
 from changeflow.runtime.spark.shipping import master_url
 from changeflow.runtime.spark.source_files import file_stream, write_frame_files
@@ -104,12 +104,6 @@ def _snapshot_frame(spark: SparkSession, settings: StreamSettings, physical, sna
     return spark.range(0, 1, 1, 1).mapInArrow(read, out)
 
 
-class _Range(InputPartition):
-    def __init__(self, start: dict, end: dict) -> None:
-        super().__init__((start["lsn"], end["lsn"]))
-        self.start, self.end = start, end
-
-
 class _ChangeReader(DataSourceStreamReader):
     """Offsets ``{"gate": snapshot files passed, "lsn": position, "rows": change rows before it}``."""
 
@@ -127,9 +121,9 @@ class _ChangeReader(DataSourceStreamReader):
         return start if end == start["lsn"] else {"gate": start["gate"], "lsn": end, "rows": start["rows"] + rows}
 
     def partitions(self, start: dict, end: dict):
-        return [] if end["lsn"] == start["lsn"] else [_Range(start, end)]
+        return [] if end["lsn"] == start["lsn"] else [Span(start, end)]
 
-    def read(self, partition: _Range):
+    def read(self, partition: Span):
         changes = list(read_changes(self.settings, partition.start["lsn"], partition.end["lsn"]))
         expected = partition.end["rows"] - partition.start["rows"]
         if len(changes) != expected:  # the range was measured by the driver: a re-read must find the same rows
@@ -150,24 +144,6 @@ class _ChangeReader(DataSourceStreamReader):
         advance(self.settings, end["lsn"])  # the micro-batch up to `end` is committed: PostgreSQL may free its WAL
 
 
-class _ChangeStream(DataSource):
-    """Subclassed per table by :func:`postgres_cdc_stream`, with the reader's settings as class attributes."""
-
-    source_name = ""
-    settings: tuple = ()
-    spark_schema = None
-
-    @classmethod
-    def name(cls) -> str:
-        return cls.source_name
-
-    def schema(self):
-        return self.spark_schema
-
-    def streamReader(self, schema) -> _ChangeReader:
-        return _ChangeReader(*self.settings)
-
-
 def postgres_cdc_stream(spark: SparkSession, source: PostgresCdcSource, physical, directory: str,
                         rows_per_batch: int) -> DataFrame:
     """The table's snapshot and changes as a stream of its columns, ``_kind``, ``_seq`` and ``_sub``."""
@@ -176,16 +152,10 @@ def postgres_cdc_stream(spark: SparkSession, source: PostgresCdcSource, physical
     seen = state["snapshot"]
     snapshot = None if seen is None else SnapshotFilter(seen["xmin"], seen["xmax"], frozenset(seen["xip"]),
                                                         seen["bound"])
-    schema = _change_schema(physical)
-    name = f"changeflow_postgres_cdc_{uuid.uuid4().hex}"
-    # A class of its own per table: Spark finds a Python data source by its name, and the class
-    # (pickled by value, with the settings) is what its workers get.
-    stream = type(name, (_ChangeStream,), {"source_name": name, "spark_schema": schema,
-                                           "settings": (settings_of(source, snapshot), state, physical,
-                                                        rows_per_batch)})
-    spark.dataSource.register(stream)
     columns = [F.col(f"`{n}`") for n, _ in physical]
-    changes = spark.readStream.format(name).load().select(*columns, KIND, SEQ, SUB)
+    stream = table_stream(spark, "changeflow_postgres_cdc", _change_schema(physical), _ChangeReader,
+                          settings_of(source, snapshot), state, physical, rows_per_batch)
+    changes = stream.select(*columns, KIND, SEQ, SUB)
     if not state["files"]:
         return changes
     rows = file_stream(spark, filestore.join(directory, "snapshot"), struct(physical).add(SEQ, T.LongType(), True))

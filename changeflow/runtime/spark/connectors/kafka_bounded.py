@@ -18,7 +18,8 @@ from pyspark.sql import DataFrame, SparkSession
 
 from changeflow.connectors.kafka import KafkaSource
 from changeflow.connectors.kafka_offsets import bounded_ranges
-from changeflow.runtime.spark.connectors.kafka_source import _SPARK_OWNS, _check_broker, decoded_records, missing_jar_error
+from changeflow.runtime.spark.connectors.kafka_source import (_SPARK_OWNS, _check_broker, decoded_records,
+                                                              missing_jar_error)
 from changeflow.runtime.spark.spark_types import struct
 
 __all__ = ["is_bounded_kafka", "kafka_batch_frame"]

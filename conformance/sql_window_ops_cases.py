@@ -181,3 +181,22 @@ def window_nexmark_q5_shape(t_env, E):
         "ON AuctionBids.starttime = MaxBids.starttime AND AuctionBids.endtime = MaxBids.endtime AND "
         "AuctionBids.num >= MaxBids.maxn")
 
+
+# asks with a NULL key in [30,40): NOT IN finds no bid of that window (x NOT IN (.., NULL) is
+# never true), NOT EXISTS keeps the bids whose key did not ask.
+ANTI_ASK_ROWS = ASK_ROWS + [("33.000", "", 3)]
+
+
+@case("window_anti_join", compare="multiset", why=WHY_WINDOW)
+def window_anti_join(t_env, E):
+    """Window anti joins (Flink's WindowJoin of type LeftAntiJoin): the bids whose key did not
+    ask in the same 10 s window, as NOT EXISTS and as NOT IN (null-aware: the NULL ask in
+    [30,40) removes every bid of that window)."""
+    _bids(t_env, E)
+    _bids(t_env, E, name="asks", rows=ANTI_ASK_ROWS)
+    where = "L.window_start = R.window_start AND L.window_end = R.window_end"
+    return t_env.sql_query(
+        f"SELECT 'not_exists' AS q, k, v, ts, window_end FROM (SELECT * FROM {_TUMBLE}) L WHERE NOT EXISTS "
+        f"(SELECT * FROM (SELECT * FROM {_ASKS}) R WHERE L.k = R.k AND {where}) "
+        f"UNION ALL SELECT 'not_in' AS q, k, v, ts, window_end FROM (SELECT * FROM {_TUMBLE}) L WHERE L.k NOT IN "
+        f"(SELECT R.k FROM (SELECT * FROM {_ASKS}) R WHERE {where})")

@@ -211,13 +211,17 @@ class WindowTableFunction(_OneInput, _DeclaredSchema):
 def window_table_function(plan: PlanNode, time_column: str, window: WindowSpec) -> WindowTableFunction:
     """The window TVF over ``plan``; the time column must be a rowtime attribute (PlanError otherwise)."""
     from changeflow.common.types import DataTypes
-    from changeflow.plan.type_inference import PlanError
+    from changeflow.plan.type_inference import PlanError, is_proctime
 
     types = plan.type_map()
     if time_column not in types:
         raise PlanError(f"Unknown column '{time_column}' in the DESCRIPTOR of {window.kind}; "
                         f"available: {', '.join(types)}")
     t = types[time_column]
+    if is_proctime(t):
+        # Flink windows by the wall clock here; changeflow's windows fire on watermarks only.
+        raise PlanError(f"{window.kind} over the processing-time attribute '{time_column}' (a processing-time "
+                        "window TVF) is not supported; declare a WATERMARK and window by a rowtime attribute")
     if not is_time_attribute(plan, time_column):
         raise PlanError(f"The window function requires the timecol is a time attribute type, but is "
                         f"{plain_time(t)} (column '{time_column}' of {window.kind}; declare a WATERMARK on it)")

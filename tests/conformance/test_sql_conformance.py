@@ -143,10 +143,7 @@ def _run(case, spark, tmp_path, stage: list):
 
 
 # Cases whose plan matches Flink's but whose rows do not yet: a known bug, kept visible.
-KNOWN_WRONG = {
-    "window_nexmark_q5_shape": "a window join of a window aggregation with the window aggregation over it "
-                               "emits fewer pairs than Flink (not yet found why)",
-}
+KNOWN_WRONG: dict[str, str] = {}
 
 
 @pytest.mark.spark

@@ -131,3 +131,72 @@ def window_join_in_subquery(t_env, E):
     return t_env.sql_query(
         f"SELECT k, v, ts, window_end FROM (SELECT * FROM {_TUMBLE}) L WHERE L.k IN (SELECT R.k FROM "
         f"(SELECT * FROM {_ASKS}) R WHERE L.window_start = R.window_start AND L.window_end = R.window_end)")
+
+
+# --- windowed inputs: a window aggregation over another window operator's window ---------------
+# Flink plans a GROUP BY window_start, window_end over a windowed input (a window aggregation's
+# output, not a TVF) as a window aggregation with a WindowAttachedWindowingStrategy: insert-only,
+# each window fired when the watermark passes its end; Nexmark q5 is the best-known such query.
+
+_HOP = "TABLE(HOP(TABLE bids, DESCRIPTOR(ts), INTERVAL '2' SECOND, INTERVAL '10' SECOND))"
+
+
+@case("window_agg_over_windowed_agg", compare="multiset", why=WHY_WINDOW)
+def window_agg_over_windowed_agg(t_env, E):
+    """A window aggregation over a window aggregation's window_start and window_end (not over
+    a TVF): per HOP window (slide 2 s, size 10 s), the largest and total per-key count and how
+    many keys bid.  The late rows (a at 5 s and 31 s) are dropped or counted by the first level
+    as in window_tumble_agg_late_rows; the second level drops nothing: each first-level row
+    reaches it before the watermark that fired it."""
+    _bids(t_env, E, rows=LATE_BID_ROWS)
+    return t_env.sql_query(
+        "SELECT window_start, window_end, MAX(c) AS maxc, SUM(c) AS total, COUNT(*) AS keys FROM "
+        f"(SELECT window_start, window_end, k, COUNT(*) AS c FROM {_HOP} GROUP BY window_start, window_end, k) "
+        "GROUP BY window_start, window_end")
+
+
+@case("window_agg_over_windowed_agg_window_time", compare="multiset", why=WHY_WINDOW)
+def window_agg_over_windowed_agg_window_time(t_env, E):
+    """The same over TUMBLE 10 s, grouping by the first level's window_time too (renamed): the
+    second level's window_time stays a rowtime attribute (TIMESTAMP(3) *ROWTIME*)."""
+    _bids(t_env, E)
+    return t_env.sql_query(
+        "SELECT ws, we, wt, SUM(s) AS s, MIN(s) AS low FROM (SELECT window_start AS ws, window_end AS we, "
+        f"window_time AS wt, k, SUM(v) AS s FROM {_TUMBLE} GROUP BY window_start, window_end, window_time, k) "
+        "GROUP BY ws, we, wt")
+
+
+@case("window_nexmark_q5_shape", compare="multiset", why=WHY_WINDOW)
+def window_nexmark_q5_shape(t_env, E):
+    """Nexmark q5 (hot items) over bids, its text with auction -> k and dateTime -> ts: per HOP
+    window, the keys with the most bids.  Flink plans a window join of the per-key window
+    counts with their per-window maximum (a window aggregation over a windowed input)."""
+    _bids(t_env, E)
+    counts = f"SELECT k, COUNT(*) AS num, window_start AS starttime, window_end AS endtime FROM {_HOP} " \
+             "GROUP BY k, window_start, window_end"
+    return t_env.sql_query(
+        f"SELECT AuctionBids.k, AuctionBids.num FROM ({counts}) AS AuctionBids JOIN (SELECT MAX(CountBids.num) "
+        f"AS maxn, CountBids.starttime, CountBids.endtime FROM ({counts}) AS CountBids "
+        "GROUP BY CountBids.starttime, CountBids.endtime) AS MaxBids "
+        "ON AuctionBids.starttime = MaxBids.starttime AND AuctionBids.endtime = MaxBids.endtime AND "
+        "AuctionBids.num >= MaxBids.maxn")
+
+
+# asks with a NULL key in [30,40): NOT IN finds no bid of that window (x NOT IN (.., NULL) is
+# never true), NOT EXISTS keeps the bids whose key did not ask.
+ANTI_ASK_ROWS = ASK_ROWS + [("33.000", "", 3)]
+
+
+@case("window_anti_join", compare="multiset", why=WHY_WINDOW)
+def window_anti_join(t_env, E):
+    """Window anti joins (Flink's WindowJoin of type LeftAntiJoin): the bids whose key did not
+    ask in the same 10 s window, as NOT EXISTS and as NOT IN (null-aware: the NULL ask in
+    [30,40) removes every bid of that window)."""
+    _bids(t_env, E)
+    _bids(t_env, E, name="asks", rows=ANTI_ASK_ROWS)
+    where = "L.window_start = R.window_start AND L.window_end = R.window_end"
+    return t_env.sql_query(
+        f"SELECT 'not_exists' AS q, k, v, ts, window_end FROM (SELECT * FROM {_TUMBLE}) L WHERE NOT EXISTS "
+        f"(SELECT * FROM (SELECT * FROM {_ASKS}) R WHERE L.k = R.k AND {where}) "
+        f"UNION ALL SELECT 'not_in' AS q, k, v, ts, window_end FROM (SELECT * FROM {_TUMBLE}) L WHERE L.k NOT IN "
+        f"(SELECT R.k FROM (SELECT * FROM {_ASKS}) R WHERE {where})")

@@ -82,8 +82,10 @@ def is_time_attribute(node: PlanNode, column: str) -> bool:
         return column == "window_time" or is_time_attribute(node.input, column)
     if isinstance(node, (WindowAggregate, Aggregate)):
         # A window aggregation's window_time; a logical Aggregate becomes one when it groups by a
-        # window's start and end (plan/rules/window_aggregate.py).
-        lineage = window_lineage(node.input)
+        # window's start and end (plan/rules/window_aggregate.py), of a TVF or a windowed input.
+        from changeflow.plan.window_ops import window_columns
+
+        lineage = window_columns(node.input)
         roles = {lineage[k][0] for k in node.keys if k in lineage}
         return {"window_start", "window_end"} <= roles and lineage.get(column, ("",))[0] == "window_time"
     if isinstance(node, Union):
@@ -209,13 +211,17 @@ class WindowTableFunction(_OneInput, _DeclaredSchema):
 def window_table_function(plan: PlanNode, time_column: str, window: WindowSpec) -> WindowTableFunction:
     """The window TVF over ``plan``; the time column must be a rowtime attribute (PlanError otherwise)."""
     from changeflow.common.types import DataTypes
-    from changeflow.plan.type_inference import PlanError
+    from changeflow.plan.type_inference import PlanError, is_proctime
 
     types = plan.type_map()
     if time_column not in types:
         raise PlanError(f"Unknown column '{time_column}' in the DESCRIPTOR of {window.kind}; "
                         f"available: {', '.join(types)}")
     t = types[time_column]
+    if is_proctime(t):
+        # Flink windows by the wall clock here; changeflow's windows fire on watermarks only.
+        raise PlanError(f"{window.kind} over the processing-time attribute '{time_column}' (a processing-time "
+                        "window TVF) is not supported; declare a WATERMARK and window by a rowtime attribute")
     if not is_time_attribute(plan, time_column):
         raise PlanError(f"The window function requires the timecol is a time attribute type, but is "
                         f"{plain_time(t)} (column '{time_column}' of {window.kind}; declare a WATERMARK on it)")
@@ -239,6 +245,8 @@ class WindowAggregate(_OneInput, _DeclaredSchema):
     ``keys`` hold the window columns as the input names them (``window_end``
     names the end column, ``window_time`` the time column if grouped by);
     output: the keys, then one column per call (as :class:`~changeflow.plan.nodes.Aggregate`).
+    ``attached``: the input is another window operator's output whose rows carry their
+    window (Flink's ``WindowAttachedWindowingStrategy``), not a window TVF's.
     """
 
     input: PlanNode
@@ -248,6 +256,14 @@ class WindowAggregate(_OneInput, _DeclaredSchema):
     window: WindowSpec
     window_start: str
     window_end: str
+    attached: bool = False
+
+    @property
+    def window_text(self) -> str:
+        """The window as EXPLAIN prints it: with its columns (``win_start=[..]``) when attached, as Flink does."""
+        if not self.attached:
+            return str(self.window)
+        return str(self.window).replace("(", f"(win_start=[{self.window_start}], win_end=[{self.window_end}], ", 1)
 
 
 def window_lineage(node: PlanNode) -> dict[str, tuple[str, WindowSpec]]:

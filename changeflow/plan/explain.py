@@ -440,7 +440,7 @@ def describe_event_time(node: PlanNode) -> str:
     keys = [k for k in node.keys if k not in window]
     group = f"groupBy=[{', '.join(keys)}], " if keys else ""
     calls = [_describe_call(c) + f" AS {c.output}" for c in node.calls]
-    return (f"WindowAggregate({group}window=[{node.window}], select=[{', '.join(list(node.keys) + calls)}], "
+    return (f"WindowAggregate({group}window=[{node.window_text}], select=[{', '.join(list(node.keys) + calls)}], "
             f"emit=[once, when the watermark passes {node.window_end}])")
 
 

@@ -142,8 +142,14 @@ def _run(case, spark, tmp_path, stage: list):
     return schema, changes
 
 
+# Cases whose plan matches Flink's but whose rows do not yet: a known bug, kept visible.
+KNOWN_WRONG: dict[str, str] = {}
+
+
 @pytest.mark.spark
-@pytest.mark.parametrize("name", sorted(n for n, c in CASES.items() if c.compare != "error"))
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=KNOWN_WRONG[n], strict=False))
+                                  if n in KNOWN_WRONG else n
+                                  for n in sorted(n for n, c in CASES.items() if c.compare != "error")])
 def test_case_matches_flink(name, spark, tmp_path):
     golden, case = load_golden(name), CASES[name]
     schema, ours = _run(case, spark, tmp_path, [None])

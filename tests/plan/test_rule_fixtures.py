@@ -72,7 +72,8 @@ def label(node: PlanNode) -> str:
     if isinstance(node, Source):
         return f"{name}({node.name})"
     if isinstance(node, (Aggregate, WindowAggregate)):
-        return f"{name}(groupBy=[{', '.join(node.keys)}])"
+        attached = ", attached" if getattr(node, "attached", False) else ""
+        return f"{name}(groupBy=[{', '.join(node.keys)}]{attached})"
     if isinstance(node, WindowTableFunction):
         return f"{name}({node.window})"
     if isinstance(node, Join):

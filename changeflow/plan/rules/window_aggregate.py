@@ -6,7 +6,16 @@ insert-only, when the watermark passes the window's end, and its state is
 dropped then. This rule finds such an aggregation in a streaming plan (the
 grouping keys include a ``window_start`` and a ``window_end`` of the same window
 TVF, :func:`~changeflow.plan.event_time.window_lineage`) and makes it a
-:class:`~changeflow.plan.event_time.WindowAggregate`. A batch plan keeps the
+:class:`~changeflow.plan.event_time.WindowAggregate`.
+
+It does the same over a *windowed* input: the ``window_start`` and ``window_end``
+another window operator passes on (a window aggregation's, Top-N's,
+deduplication's or join's, :func:`~changeflow.plan.window_ops.window_columns`),
+Flink's window aggregation with a ``WindowAttachedWindowingStrategy`` (Nexmark
+q5's ``GROUP BY starttime, endtime`` of a windowed count): each input row already
+carries its window, so the aggregation groups by it and fires it when the
+watermark passes its end, like one over the TVF. A session window's attached
+form is not planned (it stays a regular aggregation). A batch plan keeps the
 ordinary aggregation: over bounded input the window columns are plain values,
 and grouping by them gives every window's final row.
 """
@@ -19,16 +28,20 @@ from changeflow.plan.event_time import WindowAggregate, window_lineage
 from changeflow.plan.nodes import Aggregate, PlanNode
 from changeflow.plan.physical import rewrite
 from changeflow.plan.rules import Rule
+from changeflow.plan.window_ops import window_columns
 
 
 def window_aggregate(node: Aggregate) -> WindowAggregate | None:
     """``node`` as a window aggregate, if it groups by a window's start and end (else None)."""
     lineage = window_lineage(node.input)
+    attached = not any(lineage.get(k, ("",))[0] == "window_start" for k in node.keys)
+    if attached:
+        lineage = window_columns(node.input)   # a windowed input: its rows carry their windows
     roles = {lineage[k][0]: (k, lineage[k][1]) for k in node.keys if k in lineage}
     if "window_start" not in roles or "window_end" not in roles:
         return None
     (start, window), (end, other) = roles["window_start"], roles["window_end"]
-    if window != other:
+    if window != other or (attached and not window.aligned):
         return None
     if not window.aligned:
         # Flink: a session window aggregates by window only when its other keys are the session's
@@ -36,7 +49,7 @@ def window_aggregate(node: Aggregate) -> WindowAggregate | None:
         others = {k for k in node.keys if k not in lineage}
         if others != set(window.partition_keys):
             return None
-    return WindowAggregate(node.input, node.keys, node.calls, node.out_schema, window, start, end)
+    return WindowAggregate(node.input, node.keys, node.calls, node.out_schema, window, start, end, attached)
 
 
 def apply(plan: PlanNode, settings: Any) -> PlanNode:

@@ -1,5 +1,6 @@
 """The scalar Python function kernel (changeflow.kernels.udf), without Spark: how a batch's
-columns reach a function, what it returns, and how failures are named."""
+columns reach a function (Arrow arrays for a general function, pandas Series for a pandas
+function), what it returns, and how failures are named."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import decimal
 import math
 
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 from changeflow.common import Row
@@ -15,7 +17,7 @@ from changeflow.common.types import DataType, DataTypes
 from changeflow.functions import FunctionContext, ScalarFunction, UserFunction
 from changeflow.kernels.keyed.records import UserFunctionError
 from changeflow.kernels.udf.scalar import ScalarEvaluator
-from changeflow.kernels.udf.values import python_values
+from changeflow.kernels.udf.values import arrow_arguments
 from changeflow.table.udf import udf
 
 
@@ -34,34 +36,53 @@ def test_general_function_is_called_per_row_with_python_values():
         return None if i is None else i * 10
 
     ev = evaluator(f, DataTypes.BIGINT(), DataTypes.STRING())
-    # A BIGINT column with a NULL arrives from Arrow as float64 with NaN: the function gets int / None.
-    out = ev.eval_batch([pd.Series([1.0, float("nan"), 3.0]), pd.Series(["a", None, "c"])])
-    assert out.tolist() == [10, None, 30]
+    out = ev.eval_arrow([pa.array([1, None, 3]), pa.array(["a", None, "c"])], 3, pa.int64())
+    assert out.type == pa.int64() and out.to_pylist() == [10, None, 30]
     assert seen == [(1, int, "a"), (None, type(None), None), (3, int, "c")]
 
 
-def test_double_nulls_come_from_the_mask_and_nan_stays_nan():
+def test_double_nulls_and_nans_stay_apart_both_ways():
     f = udf(lambda d: "null" if d is None else ("nan" if math.isnan(d) else str(d)), result_type="STRING")
     ev = evaluator(f, DataTypes.DOUBLE())
-    out = ev.eval_batch([pd.Series([1.5, float("nan"), float("nan")])], nulls=[[False, True, False]])
-    assert out.tolist() == ["1.5", "null", "nan"]
+    out = ev.eval_arrow([pa.array([1.5, None, float("nan")])], 3, pa.string())
+    assert out.to_pylist() == ["1.5", "null", "nan"]
+    same = evaluator(udf(lambda d: d, result_type=DataTypes.DOUBLE()), DataTypes.DOUBLE())
+    back = same.eval_arrow([pa.array([1.5, None, float("nan")])], 3, pa.float64())
+    assert back.null_count == 1 and back.to_pylist()[:2] == [1.5, None] and math.isnan(back.to_pylist()[2])
 
 
 def test_timestamps_dates_decimals_arrays_and_rows_arrive_as_pyflink_passes_them():
     got = []
     f = udf(lambda *args: got.append(args) or 1, result_type="INT")
     row_type = DataTypes.ROW([DataTypes.FIELD("x", DataTypes.INT()), DataTypes.FIELD("y", DataTypes.STRING())])
+    map_type = DataType("MAP", True, (DataTypes.STRING(), DataTypes.INT()))
     ev = evaluator(f, DataTypes.TIMESTAMP(3), DataTypes.DATE(), DataTypes.DECIMAL(5, 2),
-                   DataTypes.ARRAY(DataTypes.BIGINT()), row_type)
-    ts = pd.Series(pd.to_datetime(["2024-01-02 03:04:05"]))
-    ev.eval_batch([ts, pd.Series([datetime.date(2024, 1, 2)]), pd.Series([decimal.Decimal("1.25")]),
-                   pd.Series([pd.array([1, 2]).to_numpy()]), pd.DataFrame({"x": [7], "y": ["q"]})])
+                   DataTypes.ARRAY(DataTypes.BIGINT()), row_type, map_type, DataTypes.TIMESTAMP_LTZ(3))
+    moment = datetime.datetime(2024, 1, 2, 3, 4, 5)
+    ev.eval_arrow([pa.array([moment], pa.timestamp("us")), pa.array([datetime.date(2024, 1, 2)]),
+                   pa.array([decimal.Decimal("1.25")], pa.decimal128(5, 2)), pa.array([[1, 2]]),
+                   pa.array([{"x": 7, "y": "q"}]), pa.array([[("a", 1)]], pa.map_(pa.string(), pa.int32())),
+                   pa.array([moment], pa.timestamp("us", tz="UTC"))], 1, pa.int32())
     (args,) = got
-    assert args[0] == datetime.datetime(2024, 1, 2, 3, 4, 5) and type(args[0]) is datetime.datetime
+    assert args[0] == moment and type(args[0]) is datetime.datetime
     assert args[1] == datetime.date(2024, 1, 2)
     assert args[2] == decimal.Decimal("1.25")
     assert args[3] == [1, 2] and type(args[3]) is list
     assert args[4] == Row(x=7, y="q") and args[4].y == "q"
+    assert args[5] == {"a": 1}
+    assert args[6] == moment and args[6].tzinfo is None  # an instant, passed naive in UTC as changeflow's TIMESTAMP
+
+
+def test_rows_maps_and_decimals_go_back_to_arrow_checked():
+    row_type = DataTypes.ROW([DataTypes.FIELD("n", DataTypes.INT()),
+                              DataTypes.FIELD("m", DataType("MAP", True, (DataTypes.STRING(), DataTypes.INT())))])
+    f = udf(lambda i: None if i is None else Row(i, {"k": i}), result_type=row_type)
+    arrow_type = pa.struct([("n", pa.int32()), ("m", pa.map_(pa.string(), pa.int32()))])
+    out = evaluator(f, DataTypes.INT()).eval_arrow([pa.array([1, None], pa.int32())], 2, arrow_type)
+    assert out.to_pylist() == [{"n": 1, "m": [("k", 1)]}, None]
+    h = udf(lambda i: decimal.Decimal("1.005") * i, result_type=DataTypes.DECIMAL(10, 2))
+    assert evaluator(h, DataTypes.INT()).eval_arrow([pa.array([1])], 1, pa.decimal128(10, 2)).to_pylist() \
+        == [decimal.Decimal("1.01")]
 
 
 def test_results_are_checked_against_the_declared_type():
@@ -69,21 +90,21 @@ def test_results_are_checked_against_the_declared_type():
     ev = evaluator(f, DataTypes.STRING())
     with pytest.raises(UserFunctionError, match=r"user function echo failed on row \('x',\): result 'x' of Python "
                                                 r"type str does not fit the declared result type BIGINT"):
-        ev.eval_batch([pd.Series(["x"])])
+        ev.eval_arrow([pa.array(["x"])], 1, pa.int64())
     g = udf(lambda i: i * 1000, result_type=DataTypes.INT(), name="big")
     with pytest.raises(UserFunctionError, match="out of the range of the declared result type INT"):
-        evaluator(g, DataTypes.INT()).eval_batch([pd.Series([3_000_000])])
-    h = udf(lambda i: decimal.Decimal("1.005") * i, result_type=DataTypes.DECIMAL(10, 2))
-    assert evaluator(h, DataTypes.INT()).eval_batch([pd.Series([1])]).tolist() == [decimal.Decimal("1.01")]
+        evaluator(g, DataTypes.INT()).eval_arrow([pa.array([7, 3_000_000])], 2, pa.int32())
     d = udf(lambda i: i, result_type=DataTypes.DOUBLE())
-    assert evaluator(d, DataTypes.INT()).eval_batch([pd.Series([2])]).tolist() == [2.0]
+    assert evaluator(d, DataTypes.INT()).eval_arrow([pa.array([2])], 1, pa.float64()).to_pylist() == [2.0]
+    b = udf(lambda i: i > 1, result_type=DataTypes.BOOLEAN(), name="flag")
+    assert evaluator(b, DataTypes.INT()).eval_arrow([pa.array([1, 2])], 2, pa.bool_()).to_pylist() == [False, True]
 
 
 def test_a_failing_row_names_the_function_and_the_row():
     f = udf(lambda a, b: a // b, result_type="BIGINT", name="divide")
     ev = evaluator(f, DataTypes.BIGINT(), DataTypes.BIGINT())
     with pytest.raises(UserFunctionError) as info:
-        ev.eval_batch([pd.Series([4, 5]), pd.Series([2, 0])])
+        ev.eval_arrow([pa.array([4, 5]), pa.array([2, 0])], 2, pa.int64())
     assert str(info.value) == "user function divide failed on row (5, 0): ZeroDivisionError: integer division or " \
                               "modulo by zero"
 
@@ -104,8 +125,8 @@ def test_open_runs_once_with_the_context_and_close_at_the_end():
 
     f = udf(Scale(), result_type="BIGINT")
     ev = evaluator(f, DataTypes.BIGINT(), context=FunctionContext({"k": "3"}))
-    assert ev.eval_batch([pd.Series([1, 2])]).tolist() == [3, 6]
-    assert ev.eval_batch([pd.Series([5])]).tolist() == [15]
+    assert ev.eval_arrow([pa.array([1, 2])], 2, pa.int64()).to_pylist() == [3, 6]
+    assert ev.eval_arrow([pa.array([5])], 1, pa.int64()).to_pylist() == [15]
     ev.close()
     ev.close()  # closing twice closes once
     assert calls == ["open", "close"]
@@ -154,14 +175,21 @@ def test_pandas_result_length_and_type_are_checked():
 
 def test_a_function_of_no_arguments_gets_the_batch_length():
     f = udf(lambda: 7, result_type="INT")
-    assert evaluator(f).eval_batch([], length=3).tolist() == [7, 7, 7]
+    assert evaluator(f).eval_arrow([], 3, pa.int32()).to_pylist() == [7, 7, 7]
+    p = udf(lambda: pd.Series([1, 2]), result_type="INT", func_type="pandas")
+    assert evaluator(p).eval_batch([], length=2).tolist() == [1, 2]
 
 
-def test_python_values_of_integral_columns_without_nulls_are_ints():
-    assert python_values(pd.Series([1, 2], dtype="int32"), DataTypes.INT()) == [1, 2]
-    assert python_values(pd.Series([True, None], dtype=object), DataTypes.BOOLEAN()) == [True, None]
-    assert python_values(pd.Series([{"a": 1}]), DataType("MAP", True, (DataTypes.STRING(), DataTypes.INT()))) \
-        == [{"a": 1}]
+def test_arrow_arguments_nested_nulls_and_the_wrong_entry_point():
+    nested = DataTypes.ARRAY(DataTypes.ROW([DataTypes.FIELD("a", DataTypes.INT())]))
+    assert arrow_arguments(pa.array([[{"a": 1}, None], None]), nested) == [[Row(a=1), None], None]
+    assert arrow_arguments(pa.array([True, None]), DataTypes.BOOLEAN()) == [True, None]
+    general = evaluator(udf(lambda i: i, result_type="INT"), DataTypes.INT())
+    with pytest.raises(ValueError, match="eval_arrow takes its batches"):
+        general.eval_batch([pd.Series([1])])
+    vectorised = evaluator(udf(lambda i: i, result_type="INT", func_type="pandas"), DataTypes.INT())
+    with pytest.raises(ValueError, match="eval_batch takes its batches"):
+        vectorised.eval_arrow([pa.array([1])], 1, pa.int32())
 
 
 def test_only_scalar_functions_are_evaluated_here():

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from changeflow.common import Row
 from changeflow.common.types import DataTypes
 from changeflow.kernels.keyed.records import UserFunctionError
 from changeflow.plan.type_inference import PlanError
@@ -31,6 +32,32 @@ def test_udfs_in_select_where_add_columns_and_group_by_keys(batch_env):
     nested = t.select(shout(call(shout, col("s"))).alias("x"), call(parity, col("id") + 1).alias("y"))
     assert sorted(rows(nested), key=str) == sorted([("+I", "A", 0), ("+I", "B", 1), ("+I", "A", 0),
                                                     ("+I", None, 1)], key=str)
+
+
+
+def test_a_general_function_gets_pyflinks_values_from_arrow_and_keeps_null_and_nan_apart(batch_env):
+    t = batch_env.from_elements([(1,), (2,), (3,)], ["id"])
+    # A NaN and a NULL made by one function reach the next one apart (through Arrow, both ways).
+    make = udf(lambda i: {1: 1.5, 2: None, 3: float("nan")}[i], result_type="DOUBLE")
+    what = udf(lambda d: "null" if d is None else ("nan" if d != d else "value"), result_type="STRING")
+    got = {r[1]: (r[2], r[3]) for r in rows(t.select(col("id"), what(make(col("id"))), make(col("id"))))}
+    assert got[1] == ("value", 1.5) and got[2] == ("null", None)
+    assert got[3][0] == "nan" and got[3][1] != got[3][1]  # NaN comes back NaN, not NULL
+    pair = DataTypes.ROW([DataTypes.FIELD("a", DataTypes.BIGINT()), DataTypes.FIELD("b", DataTypes.STRING())])
+    batch_env.create_temporary_view("nums", batch_env.from_elements(
+        [(1, Row(a=1, b="x"), {"k": 1}, [1, 2])],
+        DataTypes.ROW([DataTypes.FIELD("id", DataTypes.BIGINT()), DataTypes.FIELD("r", pair),
+                       DataTypes.FIELD("m", DataTypes.MAP(DataTypes.STRING(), DataTypes.BIGINT())),
+                       DataTypes.FIELD("a", DataTypes.ARRAY(DataTypes.BIGINT()))])))
+    batch_env.create_temporary_function("show_args", udf(
+        lambda r, m, a, ts, lt, day, dec: f"{r.a}{r['b']}|{m}|{a}|{ts!r}|{lt!r}|{day!r}|{dec!r}",
+        result_type="STRING"))
+    (row,) = rows(batch_env.sql_query(
+        "SELECT show_args(r, m, a, CAST('2024-01-02 03:04:05' AS TIMESTAMP(3)), "
+        "CAST(CAST('1970-01-01 00:00:00' AS TIMESTAMP(3)) AS TIMESTAMP_LTZ(3)), DATE '2024-01-02', "
+        "CAST(1.25 AS DECIMAL(5, 2))) FROM nums WHERE id = 1"))
+    assert row[1] == ("1x|{'k': 1}|[1, 2]|datetime.datetime(2024, 1, 2, 3, 4, 5)|"
+                      "datetime.datetime(1970, 1, 1, 0, 0)|datetime.date(2024, 1, 2)|Decimal('1.25')")
 
 
 def test_registered_functions_from_sql_in_batch_and_streaming_insert(spark, tmp_path, stream_env):

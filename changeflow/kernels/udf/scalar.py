@@ -1,13 +1,14 @@
-"""A scalar Python function evaluated over pandas batches: PyFlink's semantics, no Spark.
+"""A scalar Python function evaluated over Arrow or pandas batches: PyFlink's semantics, no Spark.
 
 :class:`ScalarEvaluator` is what a Spark Python worker runs for one call of a
 user function in one task: :meth:`~ScalarEvaluator.open` once with a
-:class:`~changeflow.functions.FunctionContext`, :meth:`~ScalarEvaluator.eval_batch`
-per Arrow batch, :meth:`~ScalarEvaluator.close` at the end. A general function's
-``eval`` is called once per row with Python values (:mod:`.values`); a pandas
-function's once per batch with one Series per argument, and must return a Series
-(or DataFrame) of the batch's length, as PyFlink requires. Results are checked
-against the declared result type.
+:class:`~changeflow.functions.FunctionContext`, then per batch
+:meth:`~ScalarEvaluator.eval_arrow` (a general function: its ``eval`` once per
+row with Python values taken straight from the Arrow arrays, :mod:`.values`)
+or :meth:`~ScalarEvaluator.eval_batch` (a pandas function: once per batch with
+one Series per argument; it must return a Series or DataFrame of the batch's
+length, as PyFlink requires), :meth:`~ScalarEvaluator.close` at the end.
+Results are checked against the declared result type.
 
 Every failure is a :class:`~changeflow.kernels.keyed.records.UserFunctionError`
 naming the function and, for a row's failure, the row's argument values; a
@@ -19,11 +20,9 @@ failure in ``open()`` says so.
 ...     def eval(self, i):
 ...         return None if i is None else i + 1
 >>> ev = ScalarEvaluator(UserFunction("inc", "scalar", Inc(), DataTypes.BIGINT()), (DataTypes.BIGINT(),))
->>> ev.open(); ev.eval_batch([pd.Series([1, 2])]).tolist()
-[2, 3]
->>> ev.eval_batch([pd.Series([1.0, float("nan")])]).tolist()  # NULL arrives as NaN in an integral column
-[2, None]
->>> ev.eval_batch([pd.Series([2**63 - 1])])  # doctest: +ELLIPSIS
+>>> ev.open(); ev.eval_arrow([pa.array([1, None, 2])], 3, pa.int64()).to_pylist()
+[2, None, 3]
+>>> ev.eval_arrow([pa.array([2**63 - 1])], 1, pa.int64())  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
 changeflow.kernels.keyed.records.UserFunctionError: user function inc failed on row (...): ... out of the range ...
@@ -34,12 +33,12 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import pandas as pd
+import pyarrow as pa
 
 from changeflow.common.types import DataType
 from changeflow.functions import FunctionContext, UserFunction
 from changeflow.kernels.keyed.records import UserFunctionError
-from changeflow.kernels.udf.values import (ResultTypeError, fast_result_series, python_values, result_converter,
-                                          result_series)
+from changeflow.kernels.udf.values import ResultTypeError, arrow_arguments, arrow_result, result_converter
 
 
 class ScalarEvaluator:
@@ -79,30 +78,38 @@ class ScalarEvaluator:
         except Exception as e:
             raise UserFunctionError(f"user function {self.name} failed in close(): {type(e).__name__}: {e}") from e
 
-    def eval_batch(self, columns: Sequence[pd.Series | pd.DataFrame], length: int | None = None,
-                   nulls: Sequence[Sequence[bool] | None] | None = None) -> pd.Series | pd.DataFrame:
-        """The function's results for one batch: ``columns`` hold the arguments (``length`` rows
-        when there are none); ``nulls[i]`` marks the NULLs of argument ``i`` where pandas cannot (DOUBLE)."""
-        if len(columns) != len(self.arg_types):
-            raise ValueError(f"{self.name}: {len(columns)} argument columns for {len(self.arg_types)} arguments")
-        n = len(columns[0]) if columns else (length or 0)
-        if self.function.func_type == "pandas":
-            return self._pandas(columns, n)
-        return self._general(columns, n, nulls)
+    def eval_batch(self, columns: Sequence[pd.Series | pd.DataFrame],
+                   length: int | None = None) -> pd.Series | pd.DataFrame:
+        """A pandas function's results for one batch: ``columns`` hold the arguments as Series (a ROW as a
+        DataFrame), ``length`` the rows when there are none."""
+        if self.function.func_type != "pandas":
+            raise ValueError(f"{self.name} is a general function: eval_arrow takes its batches")
+        self._check_arity(len(columns))
+        return self._pandas(columns, len(columns[0]) if columns else (length or 0))
 
-    def _general(self, columns: Sequence[pd.Series | pd.DataFrame], n: int,
-                 nulls: Sequence[Sequence[bool] | None] | None) -> pd.Series:
-        masks = list(nulls) if nulls is not None else [None] * len(columns)
-        args = [python_values(c, t, m) for c, t, m in zip(columns, self.arg_types, masks, strict=True)]
+    def eval_arrow(self, arrays: Sequence[pa.Array], length: int, arrow_type: pa.DataType) -> pa.Array:
+        """A general function's results for one batch, Arrow in and out (:mod:`.values`): ``arrays``
+        hold the arguments (``length`` rows when there are none), the result is an array of ``arrow_type``
+        (Spark's Arrow type of the declared result type)."""
+        if self.function.func_type != "general":
+            raise ValueError(f"{self.name} is a pandas function: eval_batch takes its batches")
+        self._check_arity(len(arrays))
+        args = [arrow_arguments(a, t) for a, t in zip(arrays, self.arg_types, strict=True)]
         f = self._eval
         try:
             # map() over the argument lists calls f once per row with no per-row Python frame of ours.
-            out = list(map(f, *args)) if args else [f() for _ in range(n)]
+            out = list(map(f, *args)) if args else [f() for _ in range(length)]
         except Exception as e:
             raise self._row_failure(args, e) from e
-        fast = fast_result_series(out, self.result_type)
-        if fast is not None:
-            return fast
+        return arrow_result(out, self.result_type, arrow_type, lambda values: self._checked(values, args))
+
+    def _check_arity(self, given: int) -> None:
+        if given != len(self.arg_types):
+            raise ValueError(f"{self.name}: {given} argument columns for {len(self.arg_types)} arguments")
+
+    def _checked(self, out: list, args: list[list]) -> list:
+        """The results ``out`` checked against the result type; the error names the row of the first that does
+        not fit."""
         convert = self._convert
         checked: list[Any] = []
         try:
@@ -111,7 +118,7 @@ class ScalarEvaluator:
         except ResultTypeError as e:
             row = tuple(a[len(checked)] for a in args)
             raise UserFunctionError(f"user function {self.name} failed on row {row!r}: {e}") from e
-        return result_series(checked, self.result_type)
+        return checked
 
     def _row_failure(self, args: list[list], error: Exception) -> UserFunctionError:
         """The error naming the row ``error`` came from: the batch is evaluated again row by row up to

@@ -1,28 +1,29 @@
-"""Values in and out of a scalar user function, by Flink type.
+"""Values in and out of a general (row-at-a-time) scalar function, by Flink type, straight from and to Arrow.
 
-A general (row-at-a-time) function takes Python values as PyFlink passes them:
-``int`` for the integral types, ``float``, ``str``, ``bool``, ``decimal.Decimal``,
-``datetime.date``/``datetime.datetime``, ``list`` for an ARRAY, ``dict`` for a
-MAP, :class:`~changeflow.common.Row` for a ROW, and ``None`` for NULL. A batch's
-column arrives from Arrow as a pandas Series in pandas' own representation (an
-integral column with NULLs as float64 with NaN, a timestamp as ``Timestamp``, an
-array as a numpy array), so :func:`python_values` turns it back. A DOUBLE
-column cannot tell NULL from NaN in pandas, so its caller passes a NULL mask.
+Spark hands a general function's arguments to its Python worker as Arrow arrays,
+and :func:`arrow_arguments` turns them into the Python values PyFlink passes:
+``to_pylist()`` already gives most (``int``, ``float``, ``str``, ``bool``,
+``Decimal``, ``date``, a naive ``datetime`` for a TIMESTAMP, ``bytes``, ``list``
+for an ARRAY, ``None`` for NULL, NaN as NaN); only a ROW (Arrow gives a ``dict``,
+PyFlink a :class:`~changeflow.common.Row`), a MAP (a list of pairs, PyFlink a
+``dict``) and a TIMESTAMP_LTZ (an aware ``datetime``; changeflow passes it
+naive, in UTC, as a TIMESTAMP) are turned further. No pandas in between: it cost
+a conversion each way, and pandas cannot tell a DOUBLE's NULL from NaN.
 
-:func:`result_series` checks each result against the declared result type
-(PyFlink's coders fail on a value that does not fit it; so does changeflow, naming
-the value) and builds the Series Arrow converts to the declared type.
+:func:`arrow_result` checks each result against the declared result type
+(PyFlink's coders fail on a value that does not fit it; so does changeflow,
+naming the value) and builds the array of Spark's Arrow type for it, in one
+vectorised step when the results plainly fit. A NaN result stays NaN.
 """
 
 from __future__ import annotations
 
 import datetime
 import decimal
-import math
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 import numpy as np
-import pandas as pd
+import pyarrow as pa
 
 from changeflow.common.row import Row
 from changeflow.common.types import DataType
@@ -34,67 +35,62 @@ class ResultTypeError(TypeError):
     """A function result that does not fit the declared result type (the caller names the function and row)."""
 
 
-def _missing(v: Any) -> bool:
-    return v is None or v is pd.NaT or (isinstance(v, float) and math.isnan(v))
+# --- arguments -----------------------------------------------------------------------------------
 
 
-def _value(t: DataType) -> Callable[[Any], Any]:
-    """A converter of one pandas value of Flink type ``t`` to the Python value PyFlink passes."""
+_AS_IS = frozenset({"TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "BOOLEAN", "CHAR", "VARCHAR",
+                    "STRING", "DECIMAL", "DATE", "TIMESTAMP", "BYTES", "BINARY", "VARBINARY"})
+
+
+def _plain(t: DataType) -> bool:
+    """Whether ``to_pylist()`` gives PyFlink's values for type ``t`` (nested types: when their parts do)."""
+    if t.root in ("ARRAY", "MULTISET"):
+        return _plain(t.element_type)
+    return t.root in _AS_IS
+
+
+def _naive_utc(v: datetime.datetime) -> datetime.datetime:
+    return v.astimezone(datetime.timezone.utc).replace(tzinfo=None) if v.tzinfo is not None else v
+
+
+def _converter(t: DataType) -> Callable[[Any], Any]:
+    """A converter of one ``to_pylist()`` value of Flink type ``t`` (not NULL) to the value PyFlink passes."""
     root = t.root
-    if root in _INT_RANGE:
-        return lambda v: None if _missing(v) else int(v)
-    if root in ("FLOAT", "DOUBLE"):
-        return lambda v: None if v is None else float(v)
-    if root == "BOOLEAN":
-        return lambda v: None if _missing(v) else bool(v)
-    if root in ("TIMESTAMP", "TIMESTAMP_LTZ"):
-        return lambda v: None if _missing(v) else (v.to_pydatetime() if isinstance(v, pd.Timestamp) else v)
-    if root == "DATE":
-        return lambda v: None if _missing(v) else (v.date() if isinstance(v, datetime.datetime) else v)
+    if _plain(t):
+        return lambda v: v
+    if root == "TIMESTAMP_LTZ":
+        return _naive_utc
     if root in ("ARRAY", "MULTISET"):
-        element = _value(t.element_type)
-        return lambda v: None if v is None else [element(x) for x in v]
+        element = _nullable(t.element_type)
+        return lambda v: [element(x) for x in v]
     if root == "MAP":
-        key, value = (_value(p) for p in t.params)
-        return lambda v: None if v is None else {key(k): value(x) for k, x in (v.items() if isinstance(v, dict)
-                                                                             else v)}
+        key, value = (_nullable(p) for p in t.params)
+        return lambda v: {key(k): value(x) for k, x in (v.items() if isinstance(v, dict) else v)}
     if root == "ROW":
-        names = tuple(n for n, _ in t.params)
-        fields = [_value(ft) for _, ft in t.params]
-
-        def row(v: Any) -> Any:
-            if v is None:
-                return None
-            values = [v[n] for n in names] if isinstance(v, dict) else list(v)
-            return Row(**{n: f(x) for n, f, x in zip(names, fields, values, strict=True)})
-        return row
-    if root in ("BYTES", "BINARY", "VARBINARY"):
-        return lambda v: None if v is None else bytes(v)
-    return lambda v: None if v is None or v is pd.NaT else v
+        fields = [(n, _nullable(ft)) for n, ft in t.params]
+        return lambda v: Row(**{n: f(v[n]) for n, f in fields})
+    return lambda v: v
 
 
-def _as_is(column: pd.Series, t: DataType) -> bool:
-    """Whether ``tolist()`` already gives PyFlink's values: ints without NULLs, floats, strings."""
-    kind = column.dtype.kind
-    return (t.root in _INT_RANGE and kind in "iu") or (t.root in ("FLOAT", "DOUBLE") and kind == "f") or \
-        (t.root in ("CHAR", "VARCHAR", "STRING") and kind == "O")
+def _nullable(t: DataType) -> Callable[[Any], Any]:
+    convert = _converter(t)
+    return lambda v: None if v is None else convert(v)
 
 
-def python_values(column: pd.Series | pd.DataFrame, t: DataType, nulls: Sequence[bool] | None = None) -> list:
-    """The Python values of a batch's column of Flink type ``t``; ``nulls`` marks NULLs where pandas cannot."""
-    if isinstance(column, pd.DataFrame):  # Spark passes a ROW (struct) argument as a DataFrame
-        names = tuple(n for n, _ in t.params)
-        fields = [_value(ft) for _, ft in t.params]
-        values = [Row(**{n: f(x) for n, f, x in zip(names, fields, r, strict=True)})
-                  for r in column.itertuples(index=False, name=None)]
-    elif _as_is(column, t):
-        values = column.tolist()
-    else:
-        convert = _value(t)
-        values = [convert(v) for v in column.tolist()]
-    if nulls is not None:
-        values = [None if null else v for v, null in zip(values, nulls, strict=True)]
-    return values
+def arrow_arguments(array: pa.Array | pa.ChunkedArray, t: DataType) -> list:
+    """The Python values a general function gets for a batch's argument column ``array`` of Flink type ``t``.
+
+    >>> from changeflow.common.types import DataTypes
+    >>> arrow_arguments(pa.array([1.5, None, float("nan")]), DataTypes.DOUBLE())
+    [1.5, None, nan]
+    >>> arrow_arguments(pa.array([{"x": 1}]), DataTypes.ROW([DataTypes.FIELD("x", DataTypes.INT())]))
+    [Row(x=1)]
+    """
+    values = array.to_pylist()
+    if _plain(t):
+        return values
+    convert = _nullable(t)
+    return [convert(v) for v in values]
 
 
 # --- results ------------------------------------------------------------------------------------
@@ -166,30 +162,41 @@ def result_converter(t: DataType) -> Callable[[Any], Any]:
     return _nullable_check(t)
 
 
-def result_series(values: list, t: DataType) -> pd.Series:
-    """The Series Arrow converts to ``t``: integral results without NULL as int64, others as objects."""
-    if t.root in _INT_RANGE and values and None not in values:
-        return pd.Series(values, dtype="int64")
-    if t.root in ("FLOAT", "DOUBLE"):
-        return pd.Series([np.nan if v is None else v for v in values], dtype="float64")
-    return pd.Series(values, dtype=object)
+_FLOATS = frozenset({float, int, type(None)})
+_INTS = frozenset({int, type(None)})
+_STRINGS = frozenset({str, type(None)})
 
 
-_FLOAT_RESULTS = frozenset({float, int, type(None)})
-_INT_RESULTS = frozenset({int})
-
-
-def fast_result_series(values: list, t: DataType) -> pd.Series | None:
-    """The results as a Series in one vectorised step when they plainly fit ``t`` (floats or ints for
-    FLOAT/DOUBLE, ints in range for the integral types, strings for STRING); None when any result needs
-    the per-value check (:func:`result_converter`), which names the one that does not fit."""
+def _fits_plainly(values: list, t: DataType) -> bool:
+    """Whether every result plainly fits ``t``, so Arrow can take the list as it is."""
     kinds = set(map(type, values))
-    if t.root in ("FLOAT", "DOUBLE") and kinds <= _FLOAT_RESULTS:
-        return pd.Series(values, dtype="float64")
-    if t.root in _INT_RANGE and kinds <= _INT_RESULTS and values:
-        bound = _INT_RANGE[t.root]
-        if -bound <= min(values) and max(values) < bound:
-            return pd.Series(values, dtype="int64")
-    if t.root in ("CHAR", "VARCHAR", "STRING") and kinds <= {str, type(None)}:
-        return pd.Series(values, dtype=object)
-    return None
+    if t.root in ("FLOAT", "DOUBLE"):
+        return kinds <= _FLOATS
+    if t.root in _INT_RANGE:
+        present = [v for v in values if v is not None]
+        return kinds <= _INTS and (not present or (-_INT_RANGE[t.root] <= min(present)
+                                                   and max(present) < _INT_RANGE[t.root]))
+    if t.root in ("CHAR", "VARCHAR", "STRING"):
+        return kinds <= _STRINGS
+    return False
+
+
+def arrow_result(values: list, t: DataType, arrow_type: pa.DataType,
+                 checked: Callable[[list], list] | None = None) -> pa.Array:
+    """The array of ``arrow_type`` (Spark's Arrow type for ``t``) holding a batch's results ``values``.
+
+    Results that do not plainly fit go through ``checked`` (default: each through
+    :func:`result_converter`), which raises
+    :class:`ResultTypeError` on the first that does not fit ``t``.
+
+    >>> from changeflow.common.types import DataTypes
+    >>> arrow_result([1.0, None, float("nan")], DataTypes.DOUBLE(), pa.float64()).to_pylist()
+    [1.0, None, nan]
+    """
+    if not _fits_plainly(values, t):
+        if checked is None:
+            convert = result_converter(t)
+            values = [convert(v) for v in values]
+        else:
+            values = checked(values)
+    return pa.array(values, type=arrow_type)

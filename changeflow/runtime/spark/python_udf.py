@@ -1,11 +1,14 @@
-"""A call of a scalar Python function compiled to a Spark Column: an Iterator ``pandas_udf``.
+"""A call of a scalar Python function compiled to a Spark Column: an Iterator ``arrow_udf`` or ``pandas_udf``.
 
 The function runs in Spark's Python workers on Arrow batches (no Python call per
-row through a socket): the Iterator form of ``pandas_udf`` hands a task its
-batches one after another, so the function's ``open()`` runs once per task
-before the first batch and ``close()`` after the last, as in Flink, and each batch
-is evaluated by :class:`~changeflow.kernels.udf.scalar.ScalarEvaluator` (a general
-function's ``eval`` per row inside the batch, a pandas function's once per batch).
+row through a socket): the Iterator form hands a task its batches one after
+another, so the function's ``open()`` runs once per task before the first batch
+and ``close()`` after the last, as in Flink, and each batch is evaluated by
+:class:`~changeflow.kernels.udf.scalar.ScalarEvaluator`. A general function's
+``eval`` runs per row inside the batch over Python values taken straight from
+the Arrow arrays (an ``arrow_udf``: no pandas conversion either way, and a
+DOUBLE's NULL stays apart from NaN); a pandas function's once per batch over
+Series (a ``pandas_udf``).
 A nondeterministic function is marked so, which keeps Spark's optimizer from
 evaluating it twice or moving it.
 
@@ -25,6 +28,7 @@ import pandas as pd
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
+from pyspark.sql.pandas.types import to_arrow_type
 
 from changeflow.common.types import DataType
 from changeflow.config.job_parameters import job_parameters_of
@@ -62,28 +66,28 @@ def compile_user_call(call: UserCall, schema: dict[str, DataType],
     # An argument of a narrower declared input type is passed as the declared type (INT -> DOUBLE), as Flink casts it.
     columns = [compile_arg(a) if g.root == t.root else compile_arg(a).cast(to_spark(t))
                for a, g, t in zip(call.args, given, arg_types, strict=True)]
-    # pandas cannot tell NULL from NaN in a DOUBLE column: a general function gets NULL masks for those.
-    masked = tuple(i for i, t in enumerate(arg_types)
-                   if function.func_type == "general" and t.nullable and t.root in ("FLOAT", "DOUBLE"))
-    extra = [compile_arg(call.args[i]).isNull() for i in masked]
-    inputs = columns + extra or [F.lit(0)]     # a function of no arguments still needs the batch's rows
+    inputs = columns or [F.lit(0)]     # a function of no arguments still needs the batch's rows
     spark_type = to_spark(function.result_type)
-    run = _batch_runner(function, arg_types, masked, len(columns), dict(_job_parameters.get() or {}),
+    general = function.func_type == "general"
+    run = _batch_runner(function, arg_types, len(columns), dict(_job_parameters.get() or {}),
+                        to_arrow_type(spark_type, timezone="UTC") if general else None,
                         isinstance(spark_type, T.StructType))
     with warnings.catch_warnings():
         # The explicit SCALAR_ITER type is deprecated in favour of type hints, which cannot describe
         # a variable number of arguments; it is the same UDF.
         warnings.simplefilter("ignore")
-        from pyspark.sql.functions import PandasUDFType, pandas_udf
-        spark_udf = pandas_udf(run, spark_type, PandasUDFType.SCALAR_ITER)  # type: ignore[call-overload]
+        from pyspark.sql.functions import ArrowUDFType, PandasUDFType, arrow_udf, pandas_udf
+        spark_udf = (arrow_udf(run, spark_type, ArrowUDFType.SCALAR_ITER) if general  # type: ignore[call-overload]
+                     else pandas_udf(run, spark_type, PandasUDFType.SCALAR_ITER))  # type: ignore[call-overload]
     if not function.deterministic:
         spark_udf = spark_udf.asNondeterministic()
     return spark_udf(*inputs)
 
 
-def _batch_runner(function: UserFunction, arg_types: tuple[DataType, ...], masked: tuple[int, ...], arity: int,
-                  parameters: dict[str, str], struct_result: bool) -> Callable[[Iterator[Any]], Iterator[Any]]:
-    """The function a task's Python worker runs over its batches (pickled with what it closes over)."""
+def _batch_runner(function: UserFunction, arg_types: tuple[DataType, ...], arity: int, parameters: dict[str, str],
+                  arrow_type: Any, struct_result: bool) -> Callable[[Iterator[Any]], Iterator[Any]]:
+    """The function a task's Python worker runs over its batches (pickled with what it closes over): Arrow
+    arrays for a general function (``arrow_type`` is its result's), pandas Series for a pandas function."""
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         from pyspark import TaskContext
@@ -97,12 +101,10 @@ def _batch_runner(function: UserFunction, arg_types: tuple[DataType, ...], maske
         try:
             for batch in batches:
                 parts = list(batch) if isinstance(batch, tuple) else [batch]
-                args, masks = parts[:arity], parts[arity:]
-                nulls: list[Any] = [None] * arity
-                for i, mask in zip(masked, masks, strict=True):
-                    nulls[i] = mask.tolist() if mask.any() else None  # most batches have no NULL
-                result = evaluator.eval_batch(args, len(parts[0]), nulls if any(m is not None for m in nulls)
-                                              else None)
+                if arrow_type is not None:
+                    yield evaluator.eval_arrow(parts[:arity], len(parts[0]), arrow_type)
+                    continue
+                result = evaluator.eval_batch(parts[:arity], len(parts[0]))
                 if struct_result and not isinstance(result, pd.DataFrame):
                     result = pd.DataFrame([r if r is not None else {} for r in result])
                 yield result

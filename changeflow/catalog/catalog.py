@@ -43,8 +43,25 @@ def identifier(name: str) -> str:
     return f"{CATALOG}.{DATABASE}.{name}"
 
 
+class _Placed:
+    """What a catalog object's place gives it: its path and Flink's full identifier."""
+
+    catalog: str
+    database: str
+    name: str
+
+    @property
+    def path(self) -> ObjectPath:
+        return ObjectPath(self.catalog, self.database, self.name)
+
+    @property
+    def identifier(self) -> str:
+        """``catalog.database.name``, as Flink names the object in plans and connector messages."""
+        return self.path.identifier
+
+
 @dataclass(frozen=True)
-class CatalogTable:
+class CatalogTable(_Placed):
     """A table declared by ``CREATE TABLE``: its schema and connector options, and where it lives."""
 
     name: str
@@ -55,18 +72,9 @@ class CatalogTable:
     catalog: str = CATALOG
     database: str = DATABASE
 
-    @property
-    def path(self) -> ObjectPath:
-        return ObjectPath(self.catalog, self.database, self.name)
-
-    @property
-    def identifier(self) -> str:
-        """``catalog.database.name``, as Flink names the table in plans and connector messages."""
-        return self.path.identifier
-
 
 @dataclass(frozen=True)
-class CatalogView:
+class CatalogView(_Placed):
     """A view: ``table`` is a :class:`~changeflow.table.Table` (Table API), or ``query`` is (SQL text, column names)."""
 
     name: str
@@ -77,14 +85,6 @@ class CatalogView:
     database: str = DATABASE
     # The catalog and database current when the view was made: its query's names resolve there, as in Flink.
     scope: tuple[str, str] = (CATALOG, DATABASE)
-
-    @property
-    def path(self) -> ObjectPath:
-        return ObjectPath(self.catalog, self.database, self.name)
-
-    @property
-    def identifier(self) -> str:
-        return self.path.identifier
 
 
 Entry = Union[CatalogTable, CatalogView]

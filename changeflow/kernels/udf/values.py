@@ -181,22 +181,14 @@ def _fits_plainly(values: list, t: DataType) -> bool:
     return False
 
 
-def arrow_result(values: list, t: DataType, arrow_type: pa.DataType,
-                 checked: Callable[[list], list] | None = None) -> pa.Array:
+def arrow_result(values: list, t: DataType, arrow_type: pa.DataType, checked: Callable[[list], list]) -> pa.Array:
     """The array of ``arrow_type`` (Spark's Arrow type for ``t``) holding a batch's results ``values``.
 
-    Results that do not plainly fit go through ``checked`` (default: each through
-    :func:`result_converter`), which raises
-    :class:`ResultTypeError` on the first that does not fit ``t``.
+    Results that do not all plainly fit go through ``checked`` (the evaluator's: each through
+    :func:`result_converter`, raising on the first that does not fit ``t``, named with its row).
 
     >>> from changeflow.common.types import DataTypes
-    >>> arrow_result([1.0, None, float("nan")], DataTypes.DOUBLE(), pa.float64()).to_pylist()
+    >>> arrow_result([1.0, None, float("nan")], DataTypes.DOUBLE(), pa.float64(), list).to_pylist()
     [1.0, None, nan]
     """
-    if not _fits_plainly(values, t):
-        if checked is None:
-            convert = result_converter(t)
-            values = [convert(v) for v in values]
-        else:
-            values = checked(values)
-    return pa.array(values, type=arrow_type)
+    return pa.array(values if _fits_plainly(values, t) else checked(values), type=arrow_type)

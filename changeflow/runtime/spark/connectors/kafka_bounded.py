@@ -18,7 +18,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from changeflow.connectors.kafka import KafkaSource
 from changeflow.connectors.kafka_offsets import bounded_ranges
-from changeflow.runtime.spark.connectors.kafka_source import (_SPARK_OWNS, _check_broker, decoded_records,
+from changeflow.runtime.spark.connectors.kafka_source import (SPARK_OWNS, check_broker, decoded_records,
                                                               missing_jar_error)
 from changeflow.runtime.spark.spark_types import struct
 
@@ -31,14 +31,14 @@ def is_bounded_kafka(connector) -> bool:
 
 def kafka_batch_frame(spark: SparkSession, connector: KafkaSource) -> DataFrame:
     """The table's rows in the resolved offset ranges: a batch frame of its columns (declared order)."""
-    _check_broker(connector)
+    check_broker(connector)
     ranges = {topic: r for topic, r in bounded_ranges(connector).items() if r}
     names = [f"`{n}`" for n, _ in connector.schema]
     if not any(start < stop for r in ranges.values() for start, stop in r.values()):
         return spark.createDataFrame([], struct(connector.schema))
     reader = spark.read.format("kafka").option("kafka.bootstrap.servers", connector.bootstrap)
     for key, value in connector.properties.items():
-        if key not in _SPARK_OWNS:
+        if key not in SPARK_OWNS:
             reader = reader.option(f"kafka.{key}", value)
     reader = (reader.option("assign", json.dumps({t: sorted(r) for t, r in ranges.items()}))
               .option("startingOffsets", json.dumps({t: {str(p): s for p, (s, _) in r.items()}

@@ -40,8 +40,8 @@ from changeflow.runtime.spark.spark_types import struct, to_spark
 SPARK_KAFKA_PACKAGE = "org.apache.spark:spark-sql-kafka-0-10_2.13:4.2.0"
 _TOMBSTONE = "_tombstone"  # an upsert-kafka record without a value: a -D of its key
 # Options Spark's Kafka source sets itself and refuses from the user.
-_SPARK_OWNS = {"auto.offset.reset", "key.deserializer", "value.deserializer", "enable.auto.commit",
-               "interceptor.classes", "group.id", "bootstrap.servers"}
+SPARK_OWNS = {"auto.offset.reset", "key.deserializer", "value.deserializer", "enable.auto.commit",
+              "interceptor.classes", "group.id", "bootstrap.servers"}
 
 
 def spark_jars() -> list[str]:
@@ -49,7 +49,7 @@ def spark_jars() -> list[str]:
     return sorted(glob.glob(os.path.join(sys.prefix, "jars", "spark-kafka", "*.jar")))
 
 
-def _check_broker(connector: KafkaSource) -> list[str]:
+def check_broker(connector: KafkaSource) -> list[str]:
     """Fail naming the option if no broker answers at ``properties.bootstrap.servers``; the topics' names."""
     require_client()
     from confluent_kafka.admin import AdminClient
@@ -174,10 +174,10 @@ def missing_jar_error(connector: KafkaSource, error: Exception) -> ConnectorErro
 
 def kafka_stream(spark: SparkSession, connector: KafkaSource, rows_per_batch: int) -> DataFrame:
     """The table's records as a stream of its columns (declared order), ``_kind`` +I, ``_seq`` and ``_sub``."""
-    _check_broker(connector)
+    check_broker(connector)
     reader = spark.readStream.format("kafka").option("kafka.bootstrap.servers", connector.bootstrap)
     for key, value in connector.properties.items():
-        if key not in _SPARK_OWNS:
+        if key not in SPARK_OWNS:
             reader = reader.option(f"kafka.{key}", value)
     if connector.topic_pattern is not None:
         reader = reader.option("subscribePattern", connector.topic_pattern)

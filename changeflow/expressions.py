@@ -45,14 +45,14 @@ class Expression(ExpressionFunctions):
     """
 
     def _fn(self, function: str, *args: Any) -> "Call":
-        return Call(function, tuple(_to_expr(a) for a in args))
+        return Call(function, tuple(to_expression(a) for a in args))
 
     def _const(self, value: Any) -> "Literal":
         return Literal(value, None)
 
     # --- arithmetic and comparison, as PyFlink's Expression ---------------------------
     def _binary(self, op: str, other: Any, reverse: bool = False) -> "Call":
-        other = _to_expr(other)
+        other = to_expression(other)
         return Call(op, (other, self) if reverse else (self, other))
 
     def __add__(self, o): return self._binary("+", o)
@@ -319,7 +319,7 @@ class Alias(Expression):
         return self.name
 
 
-def _to_expr(value: Any) -> Expression:
+def to_expression(value: Any) -> Expression:
     return value if isinstance(value, Expression) else Literal(value)
 
 
@@ -407,23 +407,23 @@ def json_object(pairs: list[tuple[Any, Any]], on_null: Any = "NULL") -> Call:
         if keys.count(key) > 1:
             raise ValueError(f"JSON_OBJECT has the key {key!r} twice")
     spec = JsonObjectSpec(tuple(keys), choice(on_null, ("NULL", "ABSENT"), "ON NULL"))
-    return Call("json_object", (Literal(spec, None), *(_to_expr(value) for _, value in pairs)))
+    return Call("json_object", (Literal(spec, None), *(to_expression(value) for _, value in pairs)))
 
 
 def json_array(values: list[Any], on_null: Any = "ABSENT") -> Call:
     """``JSON_ARRAY(v, ... [NULL|ABSENT] ON NULL)``."""
     spec = JsonArraySpec(choice(on_null, ("NULL", "ABSENT"), "ON NULL"))
-    return Call("json_array", (Literal(spec, None), *(_to_expr(v) for v in values)))
+    return Call("json_array", (Literal(spec, None), *(to_expression(v) for v in values)))
 
 
 def json_string(value: Any) -> Call:
     """``JSON_STRING(v)``: the value serialized as JSON."""
-    return Call("json_string", (_to_expr(value),))
+    return Call("json_string", (to_expression(value),))
 
 
 def json_text(text: Any) -> Call:
     """``JSON(text)``: pre-formatted JSON inserted as it is into JSON_OBJECT / JSON_ARRAY."""
-    return Call("json", (_to_expr(text),))
+    return Call("json", (to_expression(text),))
 
 
 def json_array_agg(item: Any, on_null: Any = "ABSENT") -> "Agg":

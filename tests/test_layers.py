@@ -57,3 +57,24 @@ def test_sql_reads_no_other_objects_underscore_names():
     """SQL statements use the environment through ``StatementSession``, never its private members."""
     found = [hit for path in sorted((ROOT / "changeflow" / "sql").rglob("*.py")) for hit in _private_reads(path)]
     assert found == []
+
+
+def _package_of(module: str) -> str:
+    """The package a module belongs to (a package's ``__init__`` belongs to the package itself)."""
+    path = ROOT / module.replace(".", "/")
+    return module if path.is_dir() else module.rpartition(".")[0]
+
+
+def test_no_module_imports_another_packages_underscore_names():
+    """An underscore name is private to its package: ``from changeflow.x.y import _z`` only within ``changeflow.x``."""
+    found = []
+    for path in sorted((ROOT / "changeflow").rglob("*.py")):
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        here = _package_of(module)
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not (isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("changeflow")):
+                continue
+            private = [a.name for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+            if private and _package_of(node.module) != here:
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.module} {', '.join(private)}")
+    assert found == []

@@ -20,7 +20,7 @@ from typing import Any
 from changeflow import expressions as _json  # the JSON call builders
 from changeflow.common.types import DataType, DataTypes
 from changeflow.expression_functions import TimeIntervalUnit, TimePointUnit, unit_name
-from changeflow.expressions import Agg, Call, Column, Expression, Literal, UserCall, _to_expr
+from changeflow.expressions import Agg, Call, Column, Expression, Literal, UserCall, to_expression
 
 __all__ = [
     "Expression", "TimeIntervalUnit", "TimePointUnit", "and_", "call", "call_sql", "coalesce", "col", "concat",
@@ -34,7 +34,7 @@ __all__ = [
 
 
 def _call(function: str, *args: Any) -> Call:
-    return Call(function, tuple(_to_expr(a) for a in args))
+    return Call(function, tuple(to_expression(a) for a in args))
 
 
 def col(name: str) -> Expression:
@@ -67,12 +67,12 @@ def range_(start: str | int, end: str | int) -> Expression:
 
 def with_columns(head: Any, *tails: Any) -> Expression:
     """The columns ``head, *tails`` name: columns, ranges (:func:`range_`), positions."""
-    return Call("with_columns", tuple(_to_expr(a) for a in (head,) + tails))
+    return Call("with_columns", tuple(to_expression(a) for a in (head,) + tails))
 
 
 def without_columns(head: Any, *tails: Any) -> Expression:
     """Every column except those ``head, *tails`` name."""
-    return Call("without_columns", tuple(_to_expr(a) for a in (head,) + tails))
+    return Call("without_columns", tuple(to_expression(a) for a in (head,) + tails))
 
 
 # --- logic and conditions ---------------------------------------------------------------------
@@ -117,7 +117,7 @@ def null_of(data_type: DataType) -> Expression:
 # --- arithmetic ---------------------------------------------------------------------------------
 def log(v: Any, base: Any = None) -> Expression:
     """The natural logarithm of ``v``, or its logarithm to ``base``."""
-    return _to_expr(v).log(base)
+    return to_expression(v).log(base)
 
 
 def negative(v: Any) -> Expression:
@@ -177,7 +177,7 @@ def date_format(timestamp: Any, format: Any) -> Expression:
 def timestamp_diff(time_point_unit: Any, time_point1: Any, time_point2: Any) -> Expression:
     """Whole ``time_point_unit``s from ``time_point1`` to ``time_point2`` (an INT)."""
     unit = unit_name(time_point_unit, ("YEAR", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND"), "timestamp_diff")
-    return Call("timestampdiff", (Literal(unit), _to_expr(time_point1), _to_expr(time_point2)))
+    return Call("timestampdiff", (Literal(unit), to_expression(time_point1), to_expression(time_point2)))
 
 
 def from_unixtime(unixtime: Any, format: Any = None) -> Expression:
@@ -243,7 +243,7 @@ def call(f: Any, *args: Any) -> Expression:
     registered under with ``create_temporary_function`` / ``create_temporary_system_function``."""
     from changeflow.table.functions_env import registered_function, user_function
     function = registered_function(f) if isinstance(f, str) else user_function(f)
-    return UserCall(function, tuple(_to_expr(a) for a in args))
+    return UserCall(function, tuple(to_expression(a) for a in args))
 
 
 # --- OVER window bounds (changeflow/table/window.py) -------------------------------------------

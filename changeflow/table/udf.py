@@ -21,7 +21,7 @@ import inspect
 from typing import Any, Callable, Iterable
 
 from changeflow.common.types import DataType
-from changeflow.expressions import Expression, UserCall, _to_expr
+from changeflow.expressions import Expression, UserCall, to_expression
 from changeflow.functions import (AggregateFunction, FunctionContext, FunctionKind, ImperativeAggregateFunction,
                                   ScalarFunction, TableAggregateFunction, TableFunction, UserDefinedFunction,
                                   UserFunction)
@@ -63,7 +63,7 @@ class UserDefinedFunctionWrapper:
         return self.function.name
 
     def __call__(self, *args: Any) -> Expression:
-        return UserCall(self.function, tuple(_to_expr(a) for a in args))
+        return UserCall(self.function, tuple(to_expression(a) for a in args))
 
     def alias(self, *alias_names: str) -> "UserDefinedFunctionWrapper":
         """Names for the columns a table function or table aggregate function emits."""

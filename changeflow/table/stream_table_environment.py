@@ -24,6 +24,7 @@ from typing import Any
 
 from changeflow.common.row import Row
 from changeflow.common.typeinfo import TypeInformation
+from changeflow.datastream import table_link
 from changeflow.datastream.data_stream import DataStream
 from changeflow.datastream.environment import RuntimeExecutionMode, StreamExecutionEnvironment
 from changeflow.datastream.functions import RuntimeContext
@@ -55,15 +56,14 @@ class StreamTableEnvironment(TableEnvironment):
     """
 
     def __init__(self, stream_env: StreamExecutionEnvironment, settings: EnvironmentSettings) -> None:
-        super().__init__(settings, stream_env._spark_session)
+        super().__init__(settings, table_link.spark_session(stream_env))
         self._stream_env = stream_env
         # One configuration for both APIs: the table config takes the stream environment's keys
         # (then the settings' own), and the stream environment reads and writes that same object.
         config = self._config.get_configuration()
         config.add_all(stream_env.get_config())
         config.add_all(settings.get_configuration())
-        stream_env._config = config
-        stream_env._engine_instance = None  # rebuilt on the shared configuration when first needed
+        table_link.share_configuration(stream_env, config)
 
     @staticmethod
     def create(stream_execution_environment: StreamExecutionEnvironment | None = None,
@@ -80,14 +80,14 @@ class StreamTableEnvironment(TableEnvironment):
             if not environment_settings.is_streaming_mode():
                 env.set_runtime_mode(RuntimeExecutionMode.BATCH)
         if environment_settings is None:
-            environment_settings = EnvironmentSettings(env._mode is not RuntimeExecutionMode.BATCH)
+            environment_settings = EnvironmentSettings(not table_link.is_batch(env))
         elif not environment_settings.is_streaming_mode():
             env.set_runtime_mode(RuntimeExecutionMode.BATCH)
         return StreamTableEnvironment(env, environment_settings)
 
     def _engine(self) -> Engine:
         """The stream environment's engine: both APIs run on one SparkSession."""
-        return self._stream_env._engine()
+        return table_link.engine(self._stream_env)
 
     # --- DataStream -> Table -------------------------------------------------------------
     def from_data_stream(self, data_stream: DataStream, *fields_or_schema: Any) -> Table:
@@ -130,7 +130,7 @@ class StreamTableEnvironment(TableEnvironment):
                        method: str, upsert: bool = False) -> Source:
         if not isinstance(data_stream, DataStream):
             raise TypeError(f"{method}() takes a DataStream, got {type(data_stream).__name__}")
-        if data_stream._env is not self._stream_env:
+        if table_link.environment_of(data_stream) is not self._stream_env:
             raise ValueError(f"{method}(): the DataStream belongs to another StreamExecutionEnvironment")
         name = anonymous_name("datastream_source")
         where = f"{method}({name})"
@@ -144,7 +144,8 @@ class StreamTableEnvironment(TableEnvironment):
                                           f"from_changelog_stream only)")
         elif fields_or_schema:
             columns, shape = select_by_fields(columns, shape, fields_or_schema, where)
-        spec = StreamInput(data_stream._node, shape, changelog, RuntimeContext, self._stream_env._caches, upsert)
+        spec = StreamInput(table_link.node_of(data_stream), shape, changelog, RuntimeContext,
+                           table_link.caches(self._stream_env), upsert)
         return Source(name, columns, "datastream", spec, primary_key=primary_key)
 
     # --- Table -> DataStream -------------------------------------------------------------

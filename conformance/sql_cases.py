@@ -886,3 +886,6 @@ from conformance import sql_cast_cases  # noqa: E402,F401  (registers its cases 
 
 # Window Top-N, window deduplication and window join (issue 18).
 from conformance import sql_window_ops_cases  # noqa: E402,F401  (registers its cases into CASES)
+
+# Deduplication on row time (Nexmark q18's shape).
+from conformance import sql_rowtime_dedup_cases  # noqa: E402,F401  (registers its cases into CASES)

@@ -175,13 +175,16 @@ class Deduplicate(_OneInput, _InputSchema):
     """``ROW_NUMBER() OVER (PARTITION BY keys ORDER BY <time> ASC|DESC) = 1``.
 
     ``keep_last`` is ``ORDER BY ... DESC``. ``order`` is ``"proctime"`` (arrival
-    order) or the name of a rowtime column. Output: the input's columns.
+    order) or the name of a rowtime column (:mod:`changeflow.plan.rules.rowtime_deduplicate`).
+    ``emit_on_watermark``: keep first on row time emitting each key's row, insert-only,
+    when the watermark reaches it (Flink without mini-batch). Output: the input's columns.
     """
 
     input: PlanNode
     keys: tuple[str, ...]
     keep_last: bool
     order: str = "proctime"
+    emit_on_watermark: bool = False
 
 
 @dataclass(frozen=True, eq=False)

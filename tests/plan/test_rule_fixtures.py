@@ -81,6 +81,9 @@ def label(node: PlanNode) -> str:
         return f"{name}({node.join_type}{keys})"
     if isinstance(node, (Deduplicate, ChangelogNormalize)):
         drop = ", dropUpdateBefore" if getattr(node, "drop_update_before", False) else ""
+        if isinstance(node, Deduplicate) and node.order != "proctime":  # on row time
+            drop = f", order={node.order}, keepLast={node.keep_last}" + (
+                ", onWatermark" if node.emit_on_watermark else "")
         return f"{name}(key=[{', '.join(node.keys)}]{drop})"
     if isinstance(node, Rank):
         return f"{name}(partitionBy=[{', '.join(node.partition_keys)}], rankEnd={node.rank_end})"

@@ -10,13 +10,15 @@ batch per key.
 
 from changeflow.kernels.rank.deduplicate import InsertOnlyDeduplicate
 from changeflow.kernels.rank.deduplicate_retract import RetractingDeduplicate
+from changeflow.kernels.rank.rowtime_deduplicate import RowtimeDeduplicate
 from changeflow.kernels.rank.top_n import TopN
 
-__all__ = ["InsertOnlyDeduplicate", "RetractingDeduplicate", "TopN", "deduplicate_kernel"]
+__all__ = ["InsertOnlyDeduplicate", "RetractingDeduplicate", "RowtimeDeduplicate", "TopN", "deduplicate_kernel"]
 
 
 def deduplicate_kernel(columns: list[str], keys: list[str], *, keep_last: bool, mini_batch: bool,
-                       input_insert_only: bool, ttl_ms: int = 0):
+                       input_insert_only: bool, ttl_ms: int = 0, rowtime: str | None = None,
+                       on_watermark: bool = False):
     """The deduplication kernel for an input of this changelog mode.
 
     Insert-only input keeps the vectorised :class:`InsertOnlyDeduplicate` (Flink's
@@ -28,11 +30,17 @@ def deduplicate_kernel(columns: list[str], keys: list[str], *, keep_last: bool, 
     With ``ttl_ms`` (``table.exec.state.ttl``) the insert-only kernel is wrapped
     in :class:`~changeflow.kernels.ttl.KeyStateTtl` (a key's state expires a TTL
     after its last write); the retracting one expires each row a TTL after its
-    insertion itself.
+    insertion itself. Ordered by a ``rowtime`` column (insert-only input) it is
+    :class:`RowtimeDeduplicate`, emitting on the watermark if ``on_watermark``.
     """
-    if not input_insert_only:
+    if rowtime is not None:
+        if not input_insert_only:
+            raise ValueError(f"deduplication ordered by the rowtime column {rowtime!r} takes insert-only input")
+        kernel = RowtimeDeduplicate(columns, keys, rowtime, keep_last=keep_last, on_watermark=on_watermark)
+    elif not input_insert_only:
         return RetractingDeduplicate(columns, keys, keep_last=keep_last, mini_batch=mini_batch, ttl_ms=ttl_ms)
-    kernel = InsertOnlyDeduplicate(columns, keys, keep_last=keep_last, mini_batch=mini_batch)
+    else:
+        kernel = InsertOnlyDeduplicate(columns, keys, keep_last=keep_last, mini_batch=mini_batch)
     if ttl_ms > 0:
         from changeflow.kernels.ttl import KeyStateTtl
 

@@ -140,7 +140,7 @@ def _rule(node: PlanNode, inputs: list[ChangelogMode]) -> ChangelogMode:
         return RETRACT
     if isinstance(node, Deduplicate):
         # Over a retracting input a key's shown row can also be deleted (its rows all retracted).
-        if all_insert_only and not node.keep_last:
+        if all_insert_only and not node.keep_last and (node.order == "proctime" or node.emit_on_watermark):
             return INSERT_ONLY
         return UPDATES if all_insert_only else RETRACT
     return RETRACT  # Rank: rows enter and leave the top N

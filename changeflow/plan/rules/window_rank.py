@@ -53,16 +53,16 @@ def window_rank(node: Rank) -> PlanNode | None:
                             f"supported (only a rowtime attribute)")
         if is_time_attribute(node.input, time):
             plan: PlanNode = WindowDeduplicate(node.input, keys, not node.order_by[0][1], time, window, start, end)
-            return _with_constant_rank(plan, node)
+            return with_constant_rank(plan, node)
     if constant:
         schema = node.input.schema
         plan = WindowRank(node.input, keys, node.order_by, 1, 1, None, schema, window, start, end)
-        return _with_constant_rank(plan, node)
+        return with_constant_rank(plan, node)
     return WindowRank(node.input, keys, node.order_by, node.rank_start, node.rank_end, node.rank_column,
                       node.out_schema, window, start, end)
 
 
-def _with_constant_rank(plan: PlanNode, rank: Rank) -> PlanNode:
+def with_constant_rank(plan: PlanNode, rank: Rank) -> PlanNode:
     """``plan`` with the rank column ``1`` appended, if ``rank`` selects it."""
     if rank.rank_column is None:
         return plan

@@ -43,6 +43,7 @@ from changeflow.kernels.normalize import changelog_normalize_kernel
 from changeflow.plan.nodes import ChangelogNormalize, Deduplicate, Rank
 from changeflow.plan.type_inference import is_proctime
 from changeflow.runtime.spark.columns import compile_expr
+from changeflow.runtime.spark.event_time import upstream_watermarks
 from changeflow.runtime.spark.sources import kernel_input_dtype
 from changeflow.state.paged import ROWS_PER_GROWING_PAGE
 
@@ -64,9 +65,10 @@ def rank_stream(translator, node: Deduplicate | Rank | ChangelogNormalize) -> Da
                                             drop_update_before=node.drop_update_before)
         keys, rows_per_page = list(node.keys), None
     elif isinstance(node, Deduplicate):
-        _check_proctime(node)
+        rowtime = None if node.order == "proctime" else node.order
         kernel = deduplicate_kernel(columns, list(node.keys), keep_last=node.keep_last, mini_batch=mini_batch,
-                                    input_insert_only=insert_only, ttl_ms=ttl_ms)
+                                    input_insert_only=insert_only, ttl_ms=ttl_ms, rowtime=rowtime,
+                                    on_watermark=node.emit_on_watermark)
         keys = list(node.keys)
         # Over retracting input each key keeps its live rows in an ordered multiset, keyed by the
         # key plus a sequence number or identity: pages grow with the rows, as the materializer's.
@@ -81,8 +83,13 @@ def rank_stream(translator, node: Deduplicate | Rank | ChangelogNormalize) -> Da
     types = node.input.type_map()
     child = child.select(*[F.col(f"`{c}`") for c in columns], KIND, SEQ, SUB)
     out_schema = tuple((n, t) for n, t in node.schema if n not in proctime)
+    timed = {}
+    if kernel.event_time:  # keep first on row time: fires on the watermark, and on MAX_WATERMARK at the end
+        from changeflow.runtime.spark.streaming import upstream_sources
+
+        timed = {"sources": upstream_sources(node), "watermarks": upstream_watermarks(node, translator.assigners)}
     changes = translator.stateful(child, kernel, keys, {c: kernel_input_dtype(types[c]) for c in columns},
-                                  out_schema, rows_per_page=rows_per_page)
+                                  out_schema, rows_per_page=rows_per_page, **timed)
     if not proctime:
         return changes
     # Processing time is materialized where the operator emits, as Flink's

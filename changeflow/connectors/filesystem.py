@@ -20,6 +20,10 @@ kind as Flink prints it (``+I``, ``+U``, ``-D``; ``-U`` when the query's changes
 reach the sink unmaterialized), followed by the table's columns; replaying the
 files in sequence order, upserting ``+I``/``+U`` and deleting ``-U``/``-D`` by primary
 key, gives the table. Read them back with a table declaring ``op STRING`` first.
+With a changelog format (``debezium-json``, ``canal-json``, ``maxwell-json``) the sink
+takes any query, as Flink's: every change is one record of the format
+(:mod:`.changelog_encoding`), and reading the files back with the same format gives the
+changes again (an update as a delete and an insert).
 Hidden files (names starting with ``.`` or ``_``) are not read, as in Flink.
 """
 
@@ -169,6 +173,10 @@ class FileSystemSink:
         if mode not in ("insert-only", "upsert"):
             raise failure(table, True, f"Could not parse value '{mode}' for key 'sink.changelog-mode': expected "
                                        f"insert-only or upsert.")
+        if mode == "upsert" and self.changelog:
+            raise failure(table, True, f"Option 'sink.changelog-mode' = 'upsert' cannot be combined with the "
+                                       f"changelog format '{self.format.name}', whose records carry the change "
+                                       f"kinds themselves.")
         if mode == "upsert" and not table.schema.primary_key:
             raise failure(table, True, "Option 'sink.changelog-mode' = 'upsert' needs a PRIMARY KEY on the table: "
                                        "an upsert changelog is keyed by it.")
@@ -179,9 +187,14 @@ class FileSystemSink:
         self._last_mtime_ms: int | None = None  # of the last file this sink published
 
     @property
+    def changelog(self) -> bool:
+        """Whether the format writes changes (a changelog format: ``debezium-json``, ...)."""
+        return getattr(self.format, "changelog", False)
+
+    @property
     def accepts_updates(self) -> bool:
-        """Only an upsert-changelog table (``sink.changelog-mode`` = ``upsert``) takes updates."""
-        return bool(self.primary_key)
+        """An upsert-changelog table (``sink.changelog-mode`` = ``upsert``) or a changelog format takes updates."""
+        return bool(self.primary_key) or self.changelog
 
     def open(self, job: SinkJob) -> None:
         """Start writing for ``job``: its earlier files (a resumed job's) are found by its writer id."""
@@ -217,6 +230,8 @@ class FileSystemSink:
     def _encode(self, changes: list[Change]) -> bytes | None:
         if not changes:
             return None
+        if self.changelog:
+            return self.format.encode_changes([(c.kind, c.values) for c in changes], self.schema)
         if self.primary_key:
             return self.format.encode([(str(c.kind),) + tuple(c.values) for c in changes],
                                       ((OP_COLUMN, DataTypes.STRING()),) + self.schema)

@@ -26,10 +26,14 @@ makes the table bounded, as Flink's bounded Kafka source: each partition is read
 start up to its stopping offset (excluded), resolved once when the job starts
 (:mod:`.kafka_offsets`), in batch mode or as a streaming job's bounded source.
 
+A ``kafka`` sink whose value format is a changelog format takes any query: each change is
+one record of the format (:mod:`.changelog_encoding`: ``+I``/``+U`` an insert, ``-U``/``-D``
+a delete of the row), in changelog order.
+
 Not supported (refused naming the option): a bounded read of an ``upsert-kafka`` table or
 of a changelog value format, ``sink.transactional-id-prefix`` (the transactional id is the job's),
 ``sink.partitioner`` other than ``default``, metadata columns in a sink, formats other
-than json, csv, raw and (as a source's value format) the changelog formats
+than json, csv, raw and (as the value format) the changelog formats
 ``debezium-json``, ``canal-json`` and ``maxwell-json`` (:mod:`.changelog_formats`), whose
 records become ``+I``/``-U``/``+U``/``-D`` changes.
 """
@@ -226,6 +230,9 @@ class KafkaTable:
         self.key_schema = tuple((f, types[f]) for f in key_fields)
         self.value_schema = tuple((n, t) for n, t in physical if include == "ALL" or n not in key_fields)
         self.key_format = _format(table, as_sink, key_format, "key.") if key_format else None
+        if self.connector == "upsert-kafka" and value_format in CHANGELOG_FORMATS:  # Flink's upsert-kafka check
+            raise failure(table, as_sink, f"'upsert-kafka' connector doesn't support '{value_format}' as value "
+                                          f"format, because '{value_format}' is not in insert-only mode.")
         self.value_format = _format(table, as_sink, value_format,
                                     "value." if "value.format" in options else "")
 

@@ -1,4 +1,4 @@
-"""The ``filesystem`` connector: a directory (or one file) of ``json``, ``csv`` or ``parquet`` files.
+"""The ``filesystem`` connector: a directory (or one file) of ``json``, ``csv``, ``parquet`` or ``avro`` files.
 
 As a source it is bounded (the files present when the job starts, read in path
 order), or, with ``source.monitor-interval``, an unbounded streaming source that
@@ -35,6 +35,7 @@ from changeflow.catalog import CatalogTable
 from changeflow.common.row_kind import RowKind
 from changeflow.common.types import DataTypes
 from changeflow.connectors import filestore
+from changeflow.connectors.avro_format import AvroFormat, avro_format
 from changeflow.connectors.changelog_formats import CHANGELOG_FORMATS, changelog_format
 from changeflow.connectors.formats import FORMATS, CsvFormat, JsonFormat, ParquetFormat
 from changeflow.connectors.options import (ConnectorError, batch_only_inserts, boolean, check_keys, duration_ms,
@@ -54,14 +55,16 @@ OP_COLUMN = "op"  # the change kind column of an upsert changelog file
 
 def _format(table: CatalogTable, as_sink: bool):
     name = table.options.get("format")
-    fmt = FORMATS.get(name or "") or CHANGELOG_FORMATS.get(name or "")
+    fmt = FORMATS.get(name or "") or CHANGELOG_FORMATS.get(name or "") or (AvroFormat if name == "avro" else None)
     check_keys(table, as_sink, "filesystem", _OPTIONS | (fmt.options if fmt is not None else set()),
                required=("path", "format"))
     if fmt is None:
         raise failure(table, as_sink, f"Could not find any format factory for identifier '{name}'. "
-                                      f"Available formats: {', '.join(sorted(FORMATS | CHANGELOG_FORMATS))}")
+                                      f"Available formats: {', '.join(sorted([*FORMATS, *CHANGELOG_FORMATS, 'avro']))}")
     if name in CHANGELOG_FORMATS:
         return changelog_format(table, as_sink, name)
+    if fmt is AvroFormat:
+        return avro_format(table, as_sink)
     if fmt is JsonFormat:
         return JsonFormat(boolean(table, as_sink, "json.ignore-parse-errors"),
                           boolean(table, as_sink, "json.fail-on-missing-field"))

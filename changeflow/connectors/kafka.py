@@ -13,7 +13,7 @@ changelog: a record is ``+I`` of its row, a tombstone ``-D`` of its key; the pla
 Flink's ChangelogNormalize after it (:mod:`changeflow.plan.rules.changelog_normalize`).
 
 Records are decoded and encoded by changeflow's formats (:mod:`.formats`: ``json``,
-``csv``; ``raw`` here): the key by ``key.format`` from the ``key.fields`` columns, the
+``csv``; ``raw`` here; ``avro``, schemaless binary records: :mod:`.avro_format`): the key by ``key.format`` from the ``key.fields`` columns, the
 value by ``value.format`` (or ``format``) from every column (``value.fields-include`` =
 ``ALL``) or the columns not in the key (``EXCEPT_KEY``). A record that does not parse
 fails the job naming its topic, partition and offset, or is skipped with the format's
@@ -33,7 +33,7 @@ a delete of the row), in changelog order.
 Not supported (refused naming the option): a bounded read of an ``upsert-kafka`` table or
 of a changelog value format, ``sink.transactional-id-prefix`` (the transactional id is the job's),
 ``sink.partitioner`` other than ``default``, metadata columns in a sink, formats other
-than json, csv, raw and (as the value format) the changelog formats
+than json, csv, raw, avro and (as the value format) the changelog formats
 ``debezium-json``, ``canal-json`` and ``maxwell-json`` (:mod:`.changelog_formats`), whose
 records become ``+I``/``-U``/``+U``/``-D`` changes.
 """
@@ -43,6 +43,7 @@ from __future__ import annotations
 import re
 
 from changeflow.catalog import CatalogTable
+from changeflow.connectors.avro_format import AvroFormat, avro_format
 from changeflow.connectors.changelog_formats import CHANGELOG_FORMATS, ChangelogJsonFormat, changelog_format
 from changeflow.connectors.formats import BadRecordError, CsvFormat, JsonFormat
 from changeflow.connectors.options import ConnectorError, boolean, check_keys, failure, integer, report_skipped
@@ -97,6 +98,8 @@ def _format(table: CatalogTable, as_sink: bool, name: str, prefix: str):
                          table.options.get(f"{prefix}csv.null-literal"))
     if name == "raw":
         return RawFormat()
+    if name == "avro":
+        return avro_format(table, as_sink, prefix)
     if name in CHANGELOG_FORMATS:
         if prefix == "key.":  # Flink's KafkaConnectorOptionsUtil refuses it the same way
             raise failure(table, as_sink, f"A key format should only deal with INSERT-only records. But {name} "
@@ -104,12 +107,12 @@ def _format(table: CatalogTable, as_sink: bool, name: str, prefix: str):
         return changelog_format(table, as_sink, name, prefix)
     raise failure(table, as_sink, f"Could not find any format factory for identifier '{name}' that implements "
                                   f"the Kafka connector's formats. Available formats: "
-                                  f"{', '.join(sorted(['csv', 'json', 'raw', *CHANGELOG_FORMATS]))}")
+                                  f"{', '.join(sorted(['avro', 'csv', 'json', 'raw', *CHANGELOG_FORMATS]))}")
 
 
 def decode(fmt, data: bytes, where: str, schema) -> tuple | None:
     """One record's bytes as a row of ``schema``; None when ignore-parse-errors skips it."""
-    if isinstance(fmt, RawFormat):
+    if isinstance(fmt, (RawFormat, AvroFormat)):
         return fmt.decode_record(data, where, schema)
     if isinstance(fmt, JsonFormat):  # one record per message: a raw newline can only be whitespace in JSON
         data = data.replace(b"\r", b" ").replace(b"\n", b" ")
@@ -123,7 +126,7 @@ def decode(fmt, data: bytes, where: str, schema) -> tuple | None:
 
 
 def encode(fmt, row: tuple, schema) -> bytes | None:
-    if isinstance(fmt, RawFormat):
+    if isinstance(fmt, (RawFormat, AvroFormat)):
         return fmt.encode_record(row, schema)
     return fmt.encode([row], schema).rstrip(b"\n")
 
@@ -176,7 +179,7 @@ class KafkaTable:
         key_format = options.get("key.format")
         format_keys = set()
         for prefix, name in (("key.", key_format), ("value.", value_format), ("", options.get("format"))):
-            for fmt in (JsonFormat, CsvFormat, RawFormat, *CHANGELOG_FORMATS.values()):
+            for fmt in (JsonFormat, CsvFormat, RawFormat, AvroFormat, *CHANGELOG_FORMATS.values()):
                 if fmt.name == name:
                     format_keys |= {prefix + o for o in fmt.options}
         check_keys(table, as_sink, self.connector,

@@ -74,6 +74,7 @@ class ChangelogEncoder:
         """The one JSON record (without a line end) that Flink's serializer writes for a change."""
         inserted = kind in (RowKind.INSERT, RowKind.UPDATE_AFTER)
         row = self._row(values, schema)
+        fields: list[tuple[str, str | None]]
         if self.name == "debezium-json":
             fields = [("before", None if inserted else row), ("after", row if inserted else None),
                       ("op", '"c"' if inserted else '"d"')]

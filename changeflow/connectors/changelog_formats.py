@@ -23,6 +23,9 @@ Flink does not know fails with a :class:`BadRecordError` naming the format, the 
 and a value that does not fit is null, as in Flink. An empty record (a Kafka tombstone)
 gives nothing, as in Flink.
 
+Writing these formats (a sink's format) is :mod:`.changelog_encoding`'s; :func:`changelog_format`
+gives a sink its encoder.
+
 Rows are returned with their change kind last: ``(*values, kind)``, ``kind`` being the
 :class:`~changeflow.common.row_kind.RowKind` value (0 ``+I``, 1 ``-U``, 2 ``+U``, 3 ``-D``).
 

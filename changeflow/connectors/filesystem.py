@@ -36,7 +36,8 @@ from changeflow.common.row_kind import RowKind
 from changeflow.common.types import DataTypes
 from changeflow.connectors import filestore
 from changeflow.connectors.avro_format import AvroFormat, avro_format
-from changeflow.connectors.changelog_formats import CHANGELOG_FORMATS, changelog_format
+from changeflow.connectors.changelog_encoding import ChangelogEncoder
+from changeflow.connectors.changelog_formats import CHANGELOG_FORMATS, ChangelogJsonFormat, changelog_format
 from changeflow.connectors.formats import FORMATS, CsvFormat, JsonFormat, ParquetFormat
 from changeflow.connectors.options import (ConnectorError, batch_only_inserts, boolean, check_keys, duration_ms,
                                           failure, report_skipped)
@@ -148,7 +149,9 @@ class FileSystemSource:
         The format reads the bytes itself, so an invalid UTF-8 byte is reported with
         the file, line and byte offset (or skips only its record with ``ignore-parse-errors``).
         """
-        rows = self.format.decode_bytes(data, path, self.schema)
+        fmt = self.format
+        assert not isinstance(fmt, ChangelogEncoder)  # a source's changelog format reads (_format as_sink=False)
+        rows = fmt.decode_bytes(data, path, self.schema)
         if self.monitor_interval_ms is not None:  # in a Spark worker: a warning in the Spark log
             report_skipped(self.format, self.table)
         return rows
@@ -233,16 +236,18 @@ class FileSystemSink:
     def _encode(self, changes: list[Change]) -> bytes | None:
         if not changes:
             return None
-        if self.changelog:
-            return self.format.encode_changes([(c.kind, c.values) for c in changes], self.schema)
+        fmt = self.format
+        if isinstance(fmt, ChangelogEncoder):
+            return fmt.encode_changes([(c.kind, c.values) for c in changes], self.schema)
+        assert not isinstance(fmt, ChangelogJsonFormat)  # a sink's changelog format is its encoder
         if self.primary_key:
-            return self.format.encode([(str(c.kind),) + tuple(c.values) for c in changes],
+            return fmt.encode([(str(c.kind),) + tuple(c.values) for c in changes],
                                       ((OP_COLUMN, DataTypes.STRING()),) + self.schema)
         for c in changes:
             if c.kind is not RowKind.INSERT:
                 raise ValueError(f"filesystem sink {self.path} received a {c.kind} change {c.values}; "
                                  "it appends insert-only input")
-        return self.format.encode([c.values for c in changes], self.schema)
+        return fmt.encode([c.values for c in changes], self.schema)
 
     def _files_of(self, writer: str) -> dict[int, str]:
         if self._written is None:

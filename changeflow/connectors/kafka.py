@@ -13,9 +13,10 @@ changelog: a record is ``+I`` of its row, a tombstone ``-D`` of its key; the pla
 Flink's ChangelogNormalize after it (:mod:`changeflow.plan.rules.changelog_normalize`).
 
 Records are decoded and encoded by changeflow's formats (:mod:`.formats`: ``json``,
-``csv``; ``raw`` here; ``avro``, schemaless binary records: :mod:`.avro_format`): the key by ``key.format`` from the ``key.fields`` columns, the
-value by ``value.format`` (or ``format``) from every column (``value.fields-include`` =
-``ALL``) or the columns not in the key (``EXCEPT_KEY``). A record that does not parse
+``csv``; ``raw`` here; ``avro``, schemaless binary records: :mod:`.avro_format`): the key
+by ``key.format`` from the ``key.fields`` columns, the value by ``value.format`` (or
+``format``) from every column (``value.fields-include`` = ``ALL``) or the columns not in the
+key (``EXCEPT_KEY``). A record that does not parse
 fails the job naming its topic, partition and offset, or is skipped with the format's
 ``ignore-parse-errors``. Metadata columns (``METADATA FROM 'offset'``) read ``topic``,
 ``partition``, ``offset``, ``timestamp``, ``timestamp-type`` and ``headers``.

@@ -15,6 +15,7 @@ from __future__ import annotations
 from changeflow.catalog import CatalogTable
 from changeflow.common.change import Change
 from changeflow.common.row_kind import RowKind
+from changeflow.connectors.changelog_encoding import ChangelogEncoder
 from changeflow.connectors.kafka import KafkaTable, client_config, encode, require_client
 from changeflow.connectors.options import ConnectorError, failure
 from changeflow.connectors.sink_job import SinkJob
@@ -57,7 +58,7 @@ class KafkaSink(KafkaTable):
         row = dict(zip([n for n, _ in self.schema], change.values, strict=True))
         key = (encode(self.key_format, tuple(row[n] for n, _ in self.key_schema), self.key_schema)
                if self.key_format is not None else None)
-        if self.changelog:
+        if isinstance(self.value_format, ChangelogEncoder):
             values = tuple(row[n] for n, _ in self.value_schema)
             return key, self.value_format.record(values, change.kind, self.value_schema).encode()
         if change.kind is RowKind.INSERT or (self.accepts_updates and change.kind is RowKind.UPDATE_AFTER):

@@ -14,6 +14,8 @@ import json
 import pathlib
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from changeflow.catalog import CatalogTable
 from changeflow.common.change import Change
@@ -24,6 +26,7 @@ from changeflow.connectors.changelog_encoding import ChangelogEncoder, EncodeErr
 from changeflow.connectors.changelog_formats import CHANGELOG_FORMATS, changelog_format
 from changeflow.sql.ddl import parse_create_table
 from conformance.sink_format_cases import SINK_CASES
+from tests.conformance.test_sql_conformance import materialize
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -169,3 +172,30 @@ def test_a_decimal_of_38_digits_keeps_every_digit():
     value = decimal.Decimal("123456789012345678901234567890123456.10")
     assert ChangelogEncoder("maxwell-json").record((value,), RowKind.INSERT, columns) == \
         '{"data":{"d":123456789012345678901234567890123456.1},"type":"insert"}'
+
+
+_KINDS = {0: "+I", 1: "-U", 2: "+U", 3: "-D"}
+
+
+@given(st.lists(st.tuples(st.integers(0, 4), st.integers(-3, 3)), max_size=30),
+       st.sampled_from(sorted(CHANGELOG_FORMATS)))
+@settings(max_examples=60, deadline=None)
+def test_any_changelog_written_and_read_back_materializes_to_the_same_table(ops, fmt):
+    """A random keyed changelog (an upsert by key: -U then +U of a present key, +I of an absent one, -D of a
+    present one): encoded, decoded with the same format, materialized, it is the same table."""
+    table: dict = {}
+    changes: list[tuple[RowKind, tuple]] = []
+    for key, value in ops:
+        if key in table and value < 0:
+            changes.append((RowKind.DELETE, (key, table.pop(key))))
+        elif key in table:
+            changes += [(RowKind.UPDATE_BEFORE, (key, table[key])), (RowKind.UPDATE_AFTER, (key, value))]
+            table[key] = value
+        elif value >= 0:
+            changes.append((RowKind.INSERT, (key, value)))
+            table[key] = value
+    columns = (("k", DataTypes.INT()), ("v", DataTypes.BIGINT()))
+    data = ChangelogEncoder(fmt).encode_changes(changes, columns)
+    back = CHANGELOG_FORMATS[fmt](False).decode_bytes(data, "f", columns)
+    got = materialize([(_KINDS[row[-1]], row[:-1]) for row in back])
+    assert sorted(tuple(r) for r in got) == sorted(table.items())

@@ -82,3 +82,12 @@ def test_kafka_sink_writes_flinks_records_to_a_topic(fmt, stream_env, kafka_brok
     stream_env.execute_sql("INSERT INTO snk SELECT * FROM src").wait()
     values = [value.decode() for _, value in kafka_broker.consume(topic)]
     assert values == _golden(f"{fmt.split('-')[0]}_sink_changelog")["records"]
+
+
+@pytest.mark.spark
+def test_a_two_level_aggregation_writes_flinks_debezium_records(stream_env, tmp_path):
+    c = SINK_CASES["debezium_sink_two_level"]
+    create_source(stream_env, str(tmp_path))
+    stream_env.execute_sql(sink_ddl(c, str(tmp_path / "out")))
+    stream_env.execute_sql(f"INSERT INTO snk {c.query}").wait()
+    assert _records(tmp_path / "out") == _golden(c.name)["records"]

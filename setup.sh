@@ -15,7 +15,7 @@ if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb 
 fi
 python3 -m venv .venv
 .venv/bin/pip install -q --upgrade pip
-.venv/bin/pip install -q -e '.[test,lint,jdbc,kafka,delta]'
+.venv/bin/pip install -q -e '.[test,lint,jdbc,kafka,delta,avro]'
 # pyright's first run may fetch what it is missing; it runs here, on the Node.js wheel installed
 # above (as .ci/lint does), so the linters later run offline.
 PYRIGHT_PYTHON_GLOBAL_NODE=0 .venv/bin/pyright --version >/dev/null

@@ -23,6 +23,9 @@ Flink does not know fails with a :class:`BadRecordError` naming the format, the 
 and a value that does not fit is null, as in Flink. An empty record (a Kafka tombstone)
 gives nothing, as in Flink.
 
+Writing these formats (a sink's format) is :mod:`.changelog_encoding`'s; :func:`changelog_format`
+gives a sink its encoder.
+
 Rows are returned with their change kind last: ``(*values, kind)``, ``kind`` being the
 :class:`~changeflow.common.row_kind.RowKind` value (0 ``+I``, 1 ``-U``, 2 ``+U``, 3 ``-D``).
 
@@ -45,6 +48,7 @@ from typing import Any
 
 from changeflow.common.row_kind import RowKind
 from changeflow.common.types import DataTypes
+from changeflow.connectors.changelog_encoding import MAP_NULL_KEY_MODES, ChangelogEncoder
 from changeflow.connectors.formats import BadRecordError, _json_record, _shown, _text, _ESCAPED_BYTE
 from changeflow.connectors.options import boolean, failure
 from changeflow.connectors.values import to_python
@@ -116,10 +120,6 @@ class ChangelogJsonFormat:
                 raise BadRecordError(f"Corrupt {self.title} JSON message '{_shown(line)}' ({where(number)}): "
                                      f"{e}") from None
         return rows
-
-    def encode(self, rows: list[tuple], schema: Schema) -> bytes:
-        """Not implemented: :func:`changelog_format` refuses these formats in a sink before any write."""
-        raise NotImplementedError(f"writing {self.name} records")
 
     def _skip(self, where: str) -> None:
         self.skipped += 1
@@ -303,19 +303,20 @@ CHANGELOG_FORMATS = {f.name: f for f in (DebeziumJsonFormat, CanalJsonFormat, Ma
 
 
 
-def changelog_format(table, as_sink: bool, name: str, prefix: str = "") -> ChangelogJsonFormat:
+def changelog_format(table, as_sink: bool, name: str, prefix: str = ""):
     """The changelog format ``name`` of ``table`` with its options read under ``prefix`` (``value.`` or none).
 
-    As a sink format (encoding changes) none is implemented yet: refused naming it.
+    A source gets a :class:`ChangelogJsonFormat` (reading records); a sink a
+    :class:`~changeflow.connectors.changelog_encoding.ChangelogEncoder` (writing them),
+    which takes Flink's encode options and ignores the read ones, as Flink's factories do.
     """
-    if as_sink:
-        raise failure(table, True, f"Format '{name}' is not supported by changeflow as a sink format (writing "
-                                   f"{name} records is not implemented); it is a source format only.")
     key = f"{prefix}{name}"
     standard = table.options.get(f"{key}.timestamp-format.standard", "SQL").upper()
     if standard not in TIMESTAMP_STANDARDS:
-        raise failure(table, False, f"Unsupported value '{standard}' for {key}.timestamp-format.standard. "
-                                    f"Supported values are [SQL, ISO-8601].")
+        raise failure(table, as_sink, f"Unsupported value '{standard}' for {key}.timestamp-format.standard. "
+                                      f"Supported values are [SQL, ISO-8601].")
+    if as_sink:
+        return _encoder(table, name, key, standard)
     ignore = boolean(table, False, f"{key}.ignore-parse-errors")
     if name == "debezium-json":
         return DebeziumJsonFormat(ignore, standard, boolean(table, False, f"{key}.schema-include"))
@@ -332,3 +333,17 @@ def changelog_format(table, as_sink: bool, name: str, prefix: str = "") -> Chang
             patterns[what] = text
         return CanalJsonFormat(ignore, standard, patterns["database"], patterns["table"])
     return MaxwellJsonFormat(ignore, standard)
+
+
+def _encoder(table, name: str, key: str, standard: str) -> ChangelogEncoder:
+    """The sink side of format ``name``: its encode options checked as Flink's factories check them."""
+    if name == "debezium-json" and boolean(table, True, f"{key}.schema-include"):
+        raise failure(table, True, "Debezium JSON serialization doesn't support 'debezium-json.schema-include' "
+                                   "option been set to true.")
+    mode = table.options.get(f"{key}.map-null-key.mode", "FAIL")
+    if mode.upper() not in MAP_NULL_KEY_MODES:
+        raise failure(table, True, f"Unsupported value '{mode}' for option {key}.map-null-key.mode. Supported "
+                                   f"values are [{', '.join(MAP_NULL_KEY_MODES)}].")
+    return ChangelogEncoder(name, standard, boolean(table, True, f"{key}.encode.decimal-as-plain-number"),
+                            boolean(table, True, f"{key}.encode.ignore-null-fields"), mode.upper(),
+                            table.options.get(f"{key}.map-null-key.literal", "null"))

@@ -1,4 +1,4 @@
-"""The ``filesystem`` connector: a directory (or one file) of ``json``, ``csv`` or ``parquet`` files.
+"""The ``filesystem`` connector: a directory (or one file) of ``json``, ``csv``, ``parquet`` or ``avro`` files.
 
 As a source it is bounded (the files present when the job starts, read in path
 order), or, with ``source.monitor-interval``, an unbounded streaming source that
@@ -20,6 +20,10 @@ kind as Flink prints it (``+I``, ``+U``, ``-D``; ``-U`` when the query's changes
 reach the sink unmaterialized), followed by the table's columns; replaying the
 files in sequence order, upserting ``+I``/``+U`` and deleting ``-U``/``-D`` by primary
 key, gives the table. Read them back with a table declaring ``op STRING`` first.
+With a changelog format (``debezium-json``, ``canal-json``, ``maxwell-json``) the sink
+takes any query, as Flink's: every change is one record of the format
+(:mod:`.changelog_encoding`), and reading the files back with the same format gives the
+changes again (an update as a delete and an insert).
 Hidden files (names starting with ``.`` or ``_``) are not read, as in Flink.
 """
 
@@ -31,7 +35,9 @@ from changeflow.catalog import CatalogTable
 from changeflow.common.row_kind import RowKind
 from changeflow.common.types import DataTypes
 from changeflow.connectors import filestore
-from changeflow.connectors.changelog_formats import CHANGELOG_FORMATS, changelog_format
+from changeflow.connectors.avro_format import AvroFormat, avro_format
+from changeflow.connectors.changelog_encoding import ChangelogEncoder
+from changeflow.connectors.changelog_formats import CHANGELOG_FORMATS, ChangelogJsonFormat, changelog_format
 from changeflow.connectors.formats import FORMATS, CsvFormat, JsonFormat, ParquetFormat
 from changeflow.connectors.options import (ConnectorError, batch_only_inserts, boolean, check_keys, duration_ms,
                                           failure, report_skipped)
@@ -50,14 +56,16 @@ OP_COLUMN = "op"  # the change kind column of an upsert changelog file
 
 def _format(table: CatalogTable, as_sink: bool):
     name = table.options.get("format")
-    fmt = FORMATS.get(name or "") or CHANGELOG_FORMATS.get(name or "")
+    fmt = FORMATS.get(name or "") or CHANGELOG_FORMATS.get(name or "") or (AvroFormat if name == "avro" else None)
     check_keys(table, as_sink, "filesystem", _OPTIONS | (fmt.options if fmt is not None else set()),
                required=("path", "format"))
     if fmt is None:
         raise failure(table, as_sink, f"Could not find any format factory for identifier '{name}'. "
-                                      f"Available formats: {', '.join(sorted(FORMATS | CHANGELOG_FORMATS))}")
+                                      f"Available formats: {', '.join(sorted([*FORMATS, *CHANGELOG_FORMATS, 'avro']))}")
     if name in CHANGELOG_FORMATS:
         return changelog_format(table, as_sink, name)
+    if fmt is AvroFormat:
+        return avro_format(table, as_sink)
     if fmt is JsonFormat:
         return JsonFormat(boolean(table, as_sink, "json.ignore-parse-errors"),
                           boolean(table, as_sink, "json.fail-on-missing-field"))
@@ -141,7 +149,9 @@ class FileSystemSource:
         The format reads the bytes itself, so an invalid UTF-8 byte is reported with
         the file, line and byte offset (or skips only its record with ``ignore-parse-errors``).
         """
-        rows = self.format.decode_bytes(data, path, self.schema)
+        fmt = self.format
+        assert not isinstance(fmt, ChangelogEncoder)  # a source's changelog format reads (_format as_sink=False)
+        rows = fmt.decode_bytes(data, path, self.schema)
         if self.monitor_interval_ms is not None:  # in a Spark worker: a warning in the Spark log
             report_skipped(self.format, self.table)
         return rows
@@ -169,6 +179,10 @@ class FileSystemSink:
         if mode not in ("insert-only", "upsert"):
             raise failure(table, True, f"Could not parse value '{mode}' for key 'sink.changelog-mode': expected "
                                        f"insert-only or upsert.")
+        if mode == "upsert" and self.changelog:
+            raise failure(table, True, f"Option 'sink.changelog-mode' = 'upsert' cannot be combined with the "
+                                       f"changelog format '{self.format.name}', whose records carry the change "
+                                       f"kinds themselves.")
         if mode == "upsert" and not table.schema.primary_key:
             raise failure(table, True, "Option 'sink.changelog-mode' = 'upsert' needs a PRIMARY KEY on the table: "
                                        "an upsert changelog is keyed by it.")
@@ -179,9 +193,14 @@ class FileSystemSink:
         self._last_mtime_ms: int | None = None  # of the last file this sink published
 
     @property
+    def changelog(self) -> bool:
+        """Whether the format writes changes (a changelog format: ``debezium-json``, ...)."""
+        return getattr(self.format, "changelog", False)
+
+    @property
     def accepts_updates(self) -> bool:
-        """Only an upsert-changelog table (``sink.changelog-mode`` = ``upsert``) takes updates."""
-        return bool(self.primary_key)
+        """An upsert-changelog table (``sink.changelog-mode`` = ``upsert``) or a changelog format takes updates."""
+        return bool(self.primary_key) or self.changelog
 
     def open(self, job: SinkJob) -> None:
         """Start writing for ``job``: its earlier files (a resumed job's) are found by its writer id."""
@@ -217,14 +236,18 @@ class FileSystemSink:
     def _encode(self, changes: list[Change]) -> bytes | None:
         if not changes:
             return None
+        fmt = self.format
+        if isinstance(fmt, ChangelogEncoder):
+            return fmt.encode_changes([(c.kind, c.values) for c in changes], self.schema)
+        assert not isinstance(fmt, ChangelogJsonFormat)  # a sink's changelog format is its encoder
         if self.primary_key:
-            return self.format.encode([(str(c.kind),) + tuple(c.values) for c in changes],
+            return fmt.encode([(str(c.kind),) + tuple(c.values) for c in changes],
                                       ((OP_COLUMN, DataTypes.STRING()),) + self.schema)
         for c in changes:
             if c.kind is not RowKind.INSERT:
                 raise ValueError(f"filesystem sink {self.path} received a {c.kind} change {c.values}; "
                                  "it appends insert-only input")
-        return self.format.encode([c.values for c in changes], self.schema)
+        return fmt.encode([c.values for c in changes], self.schema)
 
     def _files_of(self, writer: str) -> dict[int, str]:
         if self._written is None:

@@ -13,9 +13,10 @@ changelog: a record is ``+I`` of its row, a tombstone ``-D`` of its key; the pla
 Flink's ChangelogNormalize after it (:mod:`changeflow.plan.rules.changelog_normalize`).
 
 Records are decoded and encoded by changeflow's formats (:mod:`.formats`: ``json``,
-``csv``; ``raw`` here): the key by ``key.format`` from the ``key.fields`` columns, the
-value by ``value.format`` (or ``format``) from every column (``value.fields-include`` =
-``ALL``) or the columns not in the key (``EXCEPT_KEY``). A record that does not parse
+``csv``; ``raw`` here; ``avro``, schemaless binary records: :mod:`.avro_format`): the key
+by ``key.format`` from the ``key.fields`` columns, the value by ``value.format`` (or
+``format``) from every column (``value.fields-include`` = ``ALL``) or the columns not in the
+key (``EXCEPT_KEY``). A record that does not parse
 fails the job naming its topic, partition and offset, or is skipped with the format's
 ``ignore-parse-errors``. Metadata columns (``METADATA FROM 'offset'``) read ``topic``,
 ``partition``, ``offset``, ``timestamp``, ``timestamp-type`` and ``headers``.
@@ -26,10 +27,14 @@ makes the table bounded, as Flink's bounded Kafka source: each partition is read
 start up to its stopping offset (excluded), resolved once when the job starts
 (:mod:`.kafka_offsets`), in batch mode or as a streaming job's bounded source.
 
+A ``kafka`` sink whose value format is a changelog format takes any query: each change is
+one record of the format (:mod:`.changelog_encoding`: ``+I``/``+U`` an insert, ``-U``/``-D``
+a delete of the row), in changelog order.
+
 Not supported (refused naming the option): a bounded read of an ``upsert-kafka`` table or
 of a changelog value format, ``sink.transactional-id-prefix`` (the transactional id is the job's),
 ``sink.partitioner`` other than ``default``, metadata columns in a sink, formats other
-than json, csv, raw and (as a source's value format) the changelog formats
+than json, csv, raw, avro and (as the value format) the changelog formats
 ``debezium-json``, ``canal-json`` and ``maxwell-json`` (:mod:`.changelog_formats`), whose
 records become ``+I``/``-U``/``+U``/``-D`` changes.
 """
@@ -39,6 +44,7 @@ from __future__ import annotations
 import re
 
 from changeflow.catalog import CatalogTable
+from changeflow.connectors.avro_format import AvroFormat, avro_format
 from changeflow.connectors.changelog_formats import CHANGELOG_FORMATS, ChangelogJsonFormat, changelog_format
 from changeflow.connectors.formats import BadRecordError, CsvFormat, JsonFormat
 from changeflow.connectors.options import ConnectorError, boolean, check_keys, failure, integer, report_skipped
@@ -93,6 +99,8 @@ def _format(table: CatalogTable, as_sink: bool, name: str, prefix: str):
                          table.options.get(f"{prefix}csv.null-literal"))
     if name == "raw":
         return RawFormat()
+    if name == "avro":
+        return avro_format(table, as_sink, prefix)
     if name in CHANGELOG_FORMATS:
         if prefix == "key.":  # Flink's KafkaConnectorOptionsUtil refuses it the same way
             raise failure(table, as_sink, f"A key format should only deal with INSERT-only records. But {name} "
@@ -100,12 +108,12 @@ def _format(table: CatalogTable, as_sink: bool, name: str, prefix: str):
         return changelog_format(table, as_sink, name, prefix)
     raise failure(table, as_sink, f"Could not find any format factory for identifier '{name}' that implements "
                                   f"the Kafka connector's formats. Available formats: "
-                                  f"{', '.join(sorted(['csv', 'json', 'raw', *CHANGELOG_FORMATS]))}")
+                                  f"{', '.join(sorted(['avro', 'csv', 'json', 'raw', *CHANGELOG_FORMATS]))}")
 
 
 def decode(fmt, data: bytes, where: str, schema) -> tuple | None:
     """One record's bytes as a row of ``schema``; None when ignore-parse-errors skips it."""
-    if isinstance(fmt, RawFormat):
+    if isinstance(fmt, (RawFormat, AvroFormat)):
         return fmt.decode_record(data, where, schema)
     if isinstance(fmt, JsonFormat):  # one record per message: a raw newline can only be whitespace in JSON
         data = data.replace(b"\r", b" ").replace(b"\n", b" ")
@@ -119,7 +127,7 @@ def decode(fmt, data: bytes, where: str, schema) -> tuple | None:
 
 
 def encode(fmt, row: tuple, schema) -> bytes | None:
-    if isinstance(fmt, RawFormat):
+    if isinstance(fmt, (RawFormat, AvroFormat)):
         return fmt.encode_record(row, schema)
     return fmt.encode([row], schema).rstrip(b"\n")
 
@@ -172,7 +180,7 @@ class KafkaTable:
         key_format = options.get("key.format")
         format_keys = set()
         for prefix, name in (("key.", key_format), ("value.", value_format), ("", options.get("format"))):
-            for fmt in (JsonFormat, CsvFormat, RawFormat, *CHANGELOG_FORMATS.values()):
+            for fmt in (JsonFormat, CsvFormat, RawFormat, AvroFormat, *CHANGELOG_FORMATS.values()):
                 if fmt.name == name:
                     format_keys |= {prefix + o for o in fmt.options}
         check_keys(table, as_sink, self.connector,
@@ -226,6 +234,9 @@ class KafkaTable:
         self.key_schema = tuple((f, types[f]) for f in key_fields)
         self.value_schema = tuple((n, t) for n, t in physical if include == "ALL" or n not in key_fields)
         self.key_format = _format(table, as_sink, key_format, "key.") if key_format else None
+        if self.connector == "upsert-kafka" and value_format in CHANGELOG_FORMATS:  # Flink's upsert-kafka check
+            raise failure(table, as_sink, f"'upsert-kafka' connector doesn't support '{value_format}' as value "
+                                          f"format, because '{value_format}' is not in insert-only mode.")
         self.value_format = _format(table, as_sink, value_format,
                                     "value." if "value.format" in options else "")
 

@@ -1,5 +1,8 @@
 """The ``kafka`` and ``upsert-kafka`` sinks: a job's changes to a topic through a producer on the driver.
 
+A ``kafka`` sink takes insert-only input, unless its value format is a changelog format
+(``debezium-json``, ``canal-json``, ``maxwell-json``): then every change is one record.
+
 Each micro-batch's changes are written in changelog order (one ordered stream per
 key: a key's records go to one partition by its hash). ``at-least-once`` (the default):
 a micro-batch run again after a restart is written again. ``exactly-once``: one Kafka
@@ -12,6 +15,7 @@ from __future__ import annotations
 from changeflow.catalog import CatalogTable
 from changeflow.common.change import Change
 from changeflow.common.row_kind import RowKind
+from changeflow.connectors.changelog_encoding import ChangelogEncoder
 from changeflow.connectors.kafka import KafkaTable, client_config, encode, require_client
 from changeflow.connectors.options import ConnectorError, failure
 from changeflow.connectors.sink_job import SinkJob
@@ -43,6 +47,8 @@ class KafkaSink(KafkaTable):
                                        f"Kafka sink: records go to a partition by their key's hash, keyless ones "
                                        f"spread ('default').")
         self.exactly_once = guarantee == "exactly-once"
+        if self.changelog:  # a changelog value format writes every change kind (Flink's [I,UB,UA,D] sink)
+            self.accepts_updates = True
         self._producer = None
         self._group = None  # exactly-once: the consumer group whose offset records the last committed batch
         self._committed = -1  # exactly-once: the last micro-batch id committed in Kafka
@@ -52,6 +58,9 @@ class KafkaSink(KafkaTable):
         row = dict(zip([n for n, _ in self.schema], change.values, strict=True))
         key = (encode(self.key_format, tuple(row[n] for n, _ in self.key_schema), self.key_schema)
                if self.key_format is not None else None)
+        if isinstance(self.value_format, ChangelogEncoder):
+            values = tuple(row[n] for n, _ in self.value_schema)
+            return key, self.value_format.record(values, change.kind, self.value_schema).encode()
         if change.kind is RowKind.INSERT or (self.accepts_updates and change.kind is RowKind.UPDATE_AFTER):
             return key, encode(self.value_format, tuple(row[n] for n, _ in self.value_schema), self.value_schema)
         if self.accepts_updates and change.kind is RowKind.DELETE:

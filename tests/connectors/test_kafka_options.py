@@ -34,8 +34,8 @@ def test_a_source_takes_flinks_options():
     (f"'connector' = 'kafka', {_BASE}, 'value.format' = 'json', 'scan.startup.mode' = 'earliest-offset', "
      "'sink.nonsense' = 'x'", "(?s)Unsupported options found for 'kafka'.*sink.nonsense"),
     (f"'connector' = 'kafka', {_BASE}, 'value.format' = 'json'", "properties.group.id"),
-    (f"'connector' = 'kafka', {_BASE}, 'value.format' = 'avro', 'scan.startup.mode' = 'earliest-offset'",
-     "format factory for identifier 'avro'"),
+    (f"'connector' = 'kafka', {_BASE}, 'value.format' = 'protobuf', 'scan.startup.mode' = 'earliest-offset'",
+     "format factory for identifier 'protobuf'"),
     (f"'connector' = 'kafka', {_BASE}, 'value.format' = 'json', 'scan.startup.mode' = 'earliest-offset', "
      "'scan.bounded.mode' = 'earliest-offset'", "Invalid value for option 'scan.bounded.mode'"),
     (f"'connector' = 'kafka', {_BASE}, 'value.format' = 'json', 'scan.startup.mode' = 'earliest-offset', "

@@ -1,0 +1,85 @@
+"""Record Flink 2.3's records for the sink-format cases (``conformance/sink_format_cases.py``).
+
+Run from the repository root with a Python that has apache-flink==2.3.0 first on PATH
+(PyFlink's ``lib`` folder ships ``flink-json``, which holds the three formats)::
+
+    python conformance/record_flink_sink_formats.py              # all cases
+    python conformance/record_flink_sink_formats.py debezium_sink_two_level
+
+Each case runs in a fresh streaming TableEnvironment (``parallelism.default`` = 1) and
+writes ``conformance/goldens/sink_formats/<case>.json``: ``{"records": [...]}``, the lines of
+the sink's files in order, or ``{"error": ...}``, the first line of the innermost message.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+GOLDEN_DIR = os.path.join(HERE, "goldens", "sink_formats")
+
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+from conformance.record_flink import _check_flink_version, _new_env, _write_json  # noqa: E402
+from conformance.sink_format_cases import SINK_CASES, create_source, sink_ddl  # noqa: E402
+
+
+def _innermost(e: Exception) -> str:
+    """The message Flink's user sees last: the deepest 'Caused by' (or the first line)."""
+    text = str(e)
+    causes = [line.split(": ", 1)[1] for line in text.splitlines() if line.startswith("Caused by: ") and ": " in line]
+    if causes:
+        return causes[-1]
+    for line in text.splitlines():
+        if "Exception: " in line:
+            return line.split("Exception: ", 1)[1]
+    return text.splitlines()[0]
+
+
+def run_case(c) -> dict:
+    tmp = tempfile.mkdtemp(prefix=f"sinkcase_{c.name}_")
+    try:
+        t_env = _new_env("streaming", {})
+        create_source(t_env, tmp)
+        out = os.path.join(tmp, "out")
+        try:
+            t_env.execute_sql(sink_ddl(c, out))
+            t_env.execute_sql(f"INSERT INTO snk {c.query}").wait()
+        except Exception as e:  # py4j's error: the Java message
+            if not c.error:
+                raise
+            return {"error": _innermost(e).replace(tmp, "{tmp}")}
+        if c.error:
+            raise AssertionError(f"{c.name}: Flink accepted it")
+        records = []
+        for f in sorted(p for p in glob.glob(os.path.join(out, "**", "*"), recursive=True)
+                        if os.path.isfile(p) and not os.path.basename(p).startswith((".", "_"))):
+            with open(f, encoding="utf-8") as fh:
+                records += fh.read().splitlines()
+        return {"records": records}
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main(argv: list[str]) -> int:
+    unknown = [n for n in argv if n not in SINK_CASES]
+    if unknown:
+        print(f"unknown case(s): {', '.join(unknown)}", file=sys.stderr)
+        return 2
+    _check_flink_version()
+    os.makedirs(GOLDEN_DIR, exist_ok=True)
+    for name in argv or list(SINK_CASES):
+        golden = run_case(SINK_CASES[name])
+        _write_json(os.path.join(GOLDEN_DIR, f"{name}.json"), golden)
+        print(f"recorded {name}: {golden}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

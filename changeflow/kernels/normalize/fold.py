@@ -25,6 +25,7 @@ import pandas as pd
 
 from changeflow.kernels.aggregate.segments import group_order
 from changeflow.kernels.changelog import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE
+from changeflow.kernels.frames import column
 
 EqualRows = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -116,7 +117,7 @@ def equal_rows(frame: pd.DataFrame, columns: list[str]) -> EqualRows:
     def equal(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         same = np.ones(len(a), dtype=bool)
         for name in columns:
-            series = frame[name]
+            series = column(frame, name)
             nulls = series.isna().to_numpy()
             na, nb = nulls[a], nulls[b]
             same &= na == nb

@@ -34,6 +34,10 @@ RESULT = os.path.join(ROOT, "benchmarks", "results", "normalize_end_to_end.json"
 GROUPS = 100
 
 
+def _row(k: int, v: int) -> dict:
+    return {"k": k, "g": k % GROUPS, "v": v}
+
+
 def write_changelog(directory: str, records: int, keys: int, files: int, seed: int = 7) -> None:
     """Debezium records over ``keys`` keys in ``files`` files: each key created, then updated or deleted."""
     rng = np.random.default_rng(seed)
@@ -45,15 +49,14 @@ def write_changelog(directory: str, records: int, keys: int, files: int, seed: i
     lines = []
     for k, v, d, again in zip(key_of.tolist(), value_of.tolist(), delete.tolist(), twice.tolist(), strict=True):
         before = current.get(k)
-        row = lambda value: {"k": k, "g": k % GROUPS, "v": value}  # noqa: E731
         if before is None:
-            record = {"before": None, "after": row(v), "op": "c"}
+            record = {"before": None, "after": _row(k, v), "op": "c"}
             current[k] = v
         elif d:
-            record = {"before": row(before), "after": None, "op": "d"}
+            record = {"before": _row(k, before), "after": None, "op": "d"}
             del current[k]
         else:
-            record = {"before": row(before), "after": row(v), "op": "u"}
+            record = {"before": _row(k, before), "after": _row(k, v), "op": "u"}
             current[k] = v
         text = json.dumps(record)
         lines.extend([text, text] if again else [text])

@@ -10,6 +10,7 @@ from changeflow.common.change import Change
 
 class BlackholeSink:
     accepts_updates = True
+    takes_upserts = True  # Flink's blackhole drops -U rows: plan/rules/normalize_consumers.py
 
     def __init__(self, table: CatalogTable) -> None:
         check_keys(table, True, "blackhole", {"connector", "property-version"})

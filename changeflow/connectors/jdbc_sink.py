@@ -60,6 +60,7 @@ class JdbcSink:
         self.connection = Connection.of(table, True)
         self.key = tuple(table.schema.primary_key)
         self.accepts_updates = bool(self.key)  # Flink: an updating query needs the sink's primary key
+        self.takes_upserts = bool(self.key)  # [I,UA,D] by the key, no -U (plan/rules/normalize_consumers.py)
         self.max_rows = positive(table, True, "sink.buffer-flush.max-rows", 100)
         self.max_retries = positive(table, True, "sink.max-retries", 3)
         duration_ms(table, True, "sink.buffer-flush.interval")  # checked; see the module's docstring

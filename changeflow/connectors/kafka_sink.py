@@ -165,3 +165,4 @@ class UpsertKafkaSink(KafkaSink):
 
     connector = "upsert-kafka"
     accepts_updates = True
+    takes_upserts = True  # no -U needed (Flink's ONLY_UPDATE_AFTER): plan/rules/normalize_consumers.py

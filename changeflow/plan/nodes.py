@@ -196,12 +196,15 @@ class ChangelogNormalize(_OneInput, _InputSchema):
     keyed source of a full changelog (:mod:`changeflow.plan.rules.changelog_normalize`).
     Its operator is :mod:`changeflow.kernels.normalize`. Output: the input's columns.
     ``drop_update_before``: the input has ``-U`` rows, which Flink drops before the node
-    (its ``DropUpdateBefore``: the node takes only ``+U``).
+    (its ``DropUpdateBefore``: the node takes only ``+U``). ``update_before``: the node emits
+    ``-U`` rows (Flink's ``generateUpdateBefore``); False where its consumer takes upserts by
+    the same key (:mod:`changeflow.plan.rules.normalize_consumers`), its changelog then ``[I,UA,D]``.
     """
 
     input: PlanNode
     keys: tuple[str, ...]
     drop_update_before: bool = False
+    update_before: bool = True
 
 
 @dataclass(frozen=True, eq=False)

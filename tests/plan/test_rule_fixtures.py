@@ -13,7 +13,8 @@ Settings: ``# mode: batch``, ``# mini-batch: on``, ``# agg-phase: ONE_PHASE``,
 ``# split-distinct: on`` (``# bucket-num: 16``), ``# cdc-events-duplicate: on``,
 and for :mod:`~changeflow.plan.rules.sink_materialize` a sink over the query:
 ``# sink-key: k, v`` (its primary key), ``# conflict: DEDUPLICATE``,
-``# materialize: FORCE``, ``# materialize-strategy: MAP``.
+``# materialize: FORCE``, ``# materialize-strategy: MAP``, ``# sink-connector: upsert`` (a sink that
+takes upserts by its key, as upsert-kafka; ``# sink-key:`` with nothing after it: a sink without a key).
 
 To regenerate after an intended change, from the repository root::
 
@@ -81,6 +82,7 @@ def label(node: PlanNode) -> str:
         return f"{name}({node.join_type}{keys})"
     if isinstance(node, (Deduplicate, ChangelogNormalize)):
         drop = ", dropUpdateBefore" if getattr(node, "drop_update_before", False) else ""
+        drop += "" if getattr(node, "update_before", True) else ", noUpdateBefore"
         if isinstance(node, Deduplicate) and node.order != "proctime":  # on row time
             drop = f", order={node.order}, keepLast={node.keep_last}" + (
                 ", onWatermark" if node.emit_on_watermark else "")
@@ -114,12 +116,19 @@ def show(plan: PlanNode, fields: tuple[str, ...], depth: int = 0) -> list[str]:
     return lines
 
 
+class _UpsertSink:
+    """A sink that takes upserts by its key (upsert-kafka, jdbc with a key, blackhole): ``# sink-connector: upsert``."""
+
+    takes_upserts = True
+
+
 def actual(case: Case) -> str:
     try:
         plan = plan_query(case.sql, catalog())
         if "sink-key" in case.settings:
             key = tuple(k.strip() for k in case.settings["sink-key"].split(","))
-            plan = Sink(plan, "snk", None, key, case.settings.get("conflict"))
+            connector = _UpsertSink() if case.settings.get("sink-connector") == "upsert" else None
+            plan = Sink(plan, "snk", connector, key if key != ("",) else (), case.settings.get("conflict"))
         planned = optimize(plan, planner_settings(case.settings), until=case.file.stem)
     except PlanError as e:
         return f"ERROR: {e}"

@@ -42,6 +42,18 @@ SINK_TABLES = (
     "CREATE TABLE order_totals (order_id BIGINT, qty BIGINT, PRIMARY KEY (order_id) NOT ENFORCED) "
     "WITH ('connector' = 'print')",
     "CREATE TABLE order_log (order_id BIGINT, qty BIGINT) WITH ('connector' = 'print')",
+    # An upsert source and upsert sinks (planning only: no broker is reached).
+    "CREATE TABLE scores (k STRING, v INT, s STRING, PRIMARY KEY (k) NOT ENFORCED) WITH ("
+    "'connector' = 'upsert-kafka', 'topic' = 'a', 'properties.bootstrap.servers' = 'localhost:9092', "
+    "'key.format' = 'json', 'value.format' = 'json')",
+    "CREATE TABLE scores_out (k STRING, v INT, s STRING, PRIMARY KEY (k) NOT ENFORCED) WITH ("
+    "'connector' = 'upsert-kafka', 'topic' = 'b', 'properties.bootstrap.servers' = 'localhost:9092', "
+    "'key.format' = 'json', 'value.format' = 'json')",
+    "CREATE TABLE score_totals (s STRING, total BIGINT, PRIMARY KEY (s) NOT ENFORCED) WITH ("
+    "'connector' = 'upsert-kafka', 'topic' = 'c', 'properties.bootstrap.servers' = 'localhost:9092', "
+    "'key.format' = 'json', 'value.format' = 'json')",
+    "CREATE TABLE scores_print (k STRING, v INT, s STRING, PRIMARY KEY (k) NOT ENFORCED) WITH ('connector' = 'print')",
+    "CREATE TABLE scores_void (k STRING, v INT, s STRING) WITH ('connector' = 'blackhole')",
 )
 
 

@@ -79,7 +79,8 @@ def node_mode(node: PlanNode, inputs: list[ChangelogMode]) -> ChangelogMode:
     if isinstance(node, Source):
         return source_mode(node)
     if isinstance(node, ChangelogNormalize):
-        return RETRACT  # -U with every +U of a key's earlier row; -D with the full row (Flink's ALL_CHANGES)
+        # -U with every +U of a key's earlier row (unless its consumer takes upserts); -D with the full row.
+        return RETRACT if node.update_before else UPSERT
     if isinstance(node, (Project, Filter, Correlate, Replicate, WatermarkAssigner, WindowTableFunction)):
         return inputs[0]  # a correlate's rows keep the kind of the input change they come from
     if isinstance(node, TemporalJoin):

@@ -19,12 +19,9 @@ rows (:mod:`changeflow.kernels.normalize`), so every operator above it sees a
 retract changelog whatever the source gave. Streaming plans only: Flink's batch
 planner reads no changelog source.
 
-Where Flink's planner differs: Flink 2.3 drops the node again when nothing above it
-needs ``-U`` rows or full deletes (an upsert sink by the same key that takes deletes
-by key, no filter pushed into the node, no metadata column read,
-``ChangelogNormalizeRequirementResolver``), and then emits ``+U`` rows without
-``-U``. changeflow keeps the node: the materialized result is the same, and
-changeflow's sinks all take a retract changelog (docs/differences.md).
+Flink 2.3 then drops the node again, or keeps it without ``-U`` rows, where its consumer
+takes upserts by the same key (``ChangelogNormalizeRequirementResolver``): that is
+:mod:`changeflow.plan.rules.normalize_consumers`, run once the sinks are planned.
 """
 
 from __future__ import annotations

@@ -62,7 +62,8 @@ def rank_stream(translator, node: Deduplicate | Rank | ChangelogNormalize) -> Da
     ttl_ms = node.traits.state_ttl_ms or 0
     if isinstance(node, ChangelogNormalize):  # the last row per primary key (kernels/normalize)
         kernel = changelog_normalize_kernel(columns, list(node.keys), mini_batch=mini_batch, ttl_ms=ttl_ms,
-                                            drop_update_before=node.drop_update_before)
+                                            drop_update_before=node.drop_update_before,
+                                            generate_update_before=node.update_before)
         keys, rows_per_page = list(node.keys), None
     elif isinstance(node, Deduplicate):
         rowtime = None if node.order == "proctime" else node.order

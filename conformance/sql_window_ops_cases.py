@@ -200,3 +200,42 @@ def window_anti_join(t_env, E):
         f"(SELECT * FROM (SELECT * FROM {_ASKS}) R WHERE L.k = R.k AND {where}) "
         f"UNION ALL SELECT 'not_in' AS q, k, v, ts, window_end FROM (SELECT * FROM {_TUMBLE}) L WHERE L.k NOT IN "
         f"(SELECT R.k FROM (SELECT * FROM {_ASKS}) R WHERE {where})")
+
+
+@case("window_agg_over_window_operators", compare="multiset", why=WHY_WINDOW)
+def window_agg_over_window_operators(t_env, E):
+    """A window aggregation (GROUP BY window_start, window_end) over the output of a window
+    Top-N, a window deduplication and a window join: Flink plans each as a window aggregation
+    whose input carries its windows (a WindowAttachedWindowingStrategy), one insert-only row per
+    window when the watermark passes its end.  The Top-N and deduplication read ``bids`` with the
+    late rows (a at 5 s is dropped before them, a at 31 s leads [30,40)); the join reads ``bidsj``
+    without them and ``asks`` (see ASK_ROWS on a join's lateness)."""
+    _bids(t_env, E, rows=LATE_BID_ROWS)
+    _bids(t_env, E, name="bidsj")
+    _bids(t_env, E, name="asks", rows=ASK_ROWS)
+    top2 = f"SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY v DESC) " \
+           f"AS rn FROM {_TUMBLE}) WHERE rn <= 2"
+    first = f"SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end, k ORDER BY ts) " \
+            f"AS rn FROM {_TUMBLE}) WHERE rn = 1"
+    bidsj = _TUMBLE.replace("TABLE bids", "TABLE bidsj")
+    joined = f"SELECT L.window_start, L.window_end, L.v + R.v AS v FROM (SELECT * FROM {bidsj}) L JOIN " \
+             f"(SELECT * FROM {_ASKS}) R ON L.window_start = R.window_start AND L.window_end = R.window_end " \
+             "AND L.k = R.k"
+    return t_env.sql_query(" UNION ALL ".join(
+        f"SELECT '{q}' AS q, window_start, window_end, COUNT(*) AS n, SUM(v) AS s FROM ({sub}) "
+        "GROUP BY window_start, window_end" for q, sub in (("top2", top2), ("first", first), ("join", joined))))
+
+
+@case("window_session_agg_over_session_agg", compare="multiset", why=(
+    "the session aggregation fires the sessions one watermark closes in the order of its timer queue, "
+    "which the ordinary GROUP BY after it emits in"))
+def window_session_agg_over_session_agg(t_env, E):
+    """GROUP BY window_start, window_end over a SESSION window aggregation's output: Flink 2.3
+    plans no window-attached aggregation for a session window but an ordinary GroupAggregate
+    over the session aggregation's insert-only rows (here no two keys share a session's start
+    and end, so only inserts)."""
+    _bids(t_env, E, rows=LATE_BID_ROWS)
+    session = "TABLE(SESSION(TABLE bids PARTITION BY k, DESCRIPTOR(ts), INTERVAL '5' SECOND))"
+    return t_env.sql_query(
+        "SELECT window_start, window_end, COUNT(*) AS n, SUM(c) AS s FROM (SELECT window_start, window_end, k, "
+        f"COUNT(*) AS c FROM {session} GROUP BY window_start, window_end, k) GROUP BY window_start, window_end")

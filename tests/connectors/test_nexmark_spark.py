@@ -170,8 +170,8 @@ Q5 = """SELECT AuctionBids.auction, AuctionBids.num
 
 def test_nexmark_q5_plans_window_aggregations_and_matches_pandas(stream_env):
     """q5: the per-window maximum is a window aggregation over the windowed counts (window-attached,
-    as Flink plans it), joined to them by a regular join (Flink: a window join; changeflow keeps the
-    regular join over this shape, plan/rules/window_join.py); insert-only, one row per window's
+    as Flink plans it), joined to them by a window join without keys (as Flink plans it); the two
+    scans of bid are two streams, each with its watermark; insert-only, one row per window's
     hottest auctions. 100 events a second spread the 3,000 events over 30 s (about 15 windows)."""
     ddl = DDL_GEN.replace("'first-event.rate' = '1000'", "'first-event.rate' = '100'") \
         .replace("'next-event.rate' = '1000'", "'next-event.rate' = '100'")
@@ -182,7 +182,7 @@ def test_nexmark_q5_plans_window_aggregations_and_matches_pandas(stream_env):
     for view in DDL_VIEWS:
         stream_env.execute_sql(view)
     plan = stream_env.sql_query(Q5).explain()
-    assert "WindowJoin" not in plan and "Join(joinType=[InnerJoin]" in plan
+    assert "WindowJoin(leftWindow=[HOP(win_start=[starttime], win_end=[endtime]" in plan
     assert "WindowAggregate(window=[HOP(win_start=[starttime], win_end=[endtime], slide=[2 s], size=[10 s])]" in plan
     assert "GroupAggregate" not in plan and "changelogMode=[I,UB,UA]" not in plan
     result = stream_env.execute_sql(Q5)

@@ -56,3 +56,27 @@ def test_watermarks_are_emitted_after_the_rows_that_move_them_past_the_interval(
     assert marks == [] and pending == (7, 2_100)
     # An interval of 0 emits every advance.
     assert emitted_watermarks(np.array([1.0, 2.0, 2.0]), np.arange(3), None, None, 0)[0] == [(0, 1), (1, 2)]
+
+
+def test_each_scan_of_a_watermarked_table_is_a_watermark_of_its_own(t_env):
+    """Two scans of one table (Nexmark q5 reads its windowed counts twice) are two Spark streams with
+    positions of their own: each scan's assigner gets its own number, and an operator over both waits
+    for the least of the two (one shared number made the second scan's rows late at a window join)."""
+    from changeflow.plan.event_time import WatermarkAssigner
+    from changeflow.runtime.spark.event_time import WatermarkScans
+
+    t_env.execute_sql("CREATE TABLE b (ts TIMESTAMP(3), k STRING, WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) "
+                      "WITH ('connector' = 'datagen')")
+    plan = t_env.sql_query("SELECT * FROM b")._plan
+    while not isinstance(plan, WatermarkAssigner):
+        plan = plan.inputs[0]
+    scans = WatermarkScans()
+    scans.enter()                       # a join: its left input
+    left = scans.number(plan)
+    scans.leave()
+    assert scans.below() == {left}
+    scans.enter()                       # its right input, a second scan of the same table
+    right = scans.number(plan)
+    assert scans.below() == {right}
+    scans.leave()
+    assert left != right and scans.below() == {left, right} and scans.count == 2

@@ -15,9 +15,18 @@ Flink's window aggregation with a ``WindowAttachedWindowingStrategy`` (Nexmark
 q5's ``GROUP BY starttime, endtime`` of a windowed count): each input row already
 carries its window, so the aggregation groups by it and fires it when the
 watermark passes its end, like one over the TVF. A session window's attached
-form is not planned (it stays a regular aggregation). A batch plan keeps the
-ordinary aggregation: over bounded input the window columns are plain values,
-and grouping by them gives every window's final row.
+form is not planned (it stays a regular aggregation, as Flink plans it). A batch
+plan keeps the ordinary aggregation: over bounded input the window columns are
+plain values, and grouping by them gives every window's final row.
+
+Window operators nest both ways: a window join or Top-N over window aggregations
+(Nexmark q5), and a window aggregation over a window join's, Top-N's or
+deduplication's output. So this rule's one bottom-up pass also converts joins
+(:func:`~changeflow.plan.rules.window_join.window_join`) and ranks
+(:func:`~changeflow.plan.rules.window_rank.window_rank`): each node is converted
+over inputs already converted, whatever the depth. (The ``window_join`` and
+``window_rank`` rules then find nothing left; they stay as the named steps whose
+fixtures show each conversion.)
 """
 
 from __future__ import annotations
@@ -25,7 +34,7 @@ from __future__ import annotations
 from typing import Any
 
 from changeflow.plan.event_time import WindowAggregate, window_lineage
-from changeflow.plan.nodes import Aggregate, PlanNode
+from changeflow.plan.nodes import Aggregate, Join, PlanNode, Rank
 from changeflow.plan.physical import rewrite
 from changeflow.plan.rules import Rule
 from changeflow.plan.window_ops import window_columns
@@ -53,13 +62,20 @@ def window_aggregate(node: Aggregate) -> WindowAggregate | None:
 
 
 def apply(plan: PlanNode, settings: Any) -> PlanNode:
-    """The rule: in a streaming plan, every aggregation over a window's start and end becomes a WindowAggregate."""
+    """The rule: in a streaming plan, every aggregation over a window's start and end becomes a WindowAggregate
+    (and every join and rank of windows a window join or Top-N, in the same pass: the module docstring)."""
     if not settings.streaming:
         return plan
+    from changeflow.plan.rules.window_join import window_join
+    from changeflow.plan.rules.window_rank import window_rank
 
     def convert(node: PlanNode) -> PlanNode:
         if type(node) is Aggregate:
             return window_aggregate(node) or node
+        if type(node) is Join:
+            return window_join(node) or node
+        if type(node) is Rank:
+            return window_rank(node) or node
         return node
 
     return rewrite(plan, convert)

@@ -10,20 +10,18 @@ state dropped. Rows of a window that has fired are late and dropped. A join on
 windows of different kinds or sizes, or on only one of the two columns, stays a
 regular join (as in Flink). A batch plan keeps the regular join.
 
-Where changeflow differs, for now: a join with a side that is a window aggregation
-over windowed input (Nexmark q5's ``MaxBids``, a WindowAggregate with ``attached``)
-stays a regular join. Flink plans a window join there; changeflow's window join
-emitted fewer rows than Flink's for that shape (conformance case
-``window_nexmark_q5_shape``), while the regular join over the same insert-only
-inputs gives Flink's rows.
+A side may itself be a window aggregation over windowed input (Nexmark q5 joins
+its per-key window counts with their per-window maximum, a window aggregation
+over those counts): its rows carry their window like a TVF's. The
+``window_aggregate`` rule converts joins in its own bottom-up pass, so a join
+over window aggregations and an aggregation over a window join both plan.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from changeflow.plan.event_time import WindowAggregate
-from changeflow.plan.nodes import Filter, Join, PlanNode, Project
+from changeflow.plan.nodes import Join, PlanNode
 from changeflow.plan.physical import rewrite
 from changeflow.plan.rules import Rule
 from changeflow.plan.window_ops import WindowJoin, window_columns
@@ -42,8 +40,6 @@ def window_join(node: Join) -> WindowJoin | None:
             windows.add(left[lk][1])
     if set(pairs) != {"window_start", "window_end"} or len(windows) != 1:
         return None
-    if _over_windowed_input(node.left) or _over_windowed_input(node.right):
-        return None   # see the module's docstring
     from changeflow.plan.rules.changelog_mode import mode_of
 
     if not (mode_of(node.left).insert_only and mode_of(node.right).insert_only):
@@ -54,13 +50,6 @@ def window_join(node: Join) -> WindowJoin | None:
     return WindowJoin(node.left, node.right, node.join_type, tuple(k for k, _ in keys), tuple(k for _, k in keys),
                       node.condition, node.out_schema, node.left_ttl_ms, node.right_ttl_ms, traits=node.traits,
                       window=windows.pop(), left_window=(start_l, end_l), right_window=(start_r, end_r))
-
-
-def _over_windowed_input(node: PlanNode) -> bool:
-    """Whether ``node``'s rows come (through filters and projections) from a window aggregation over windowed input."""
-    while isinstance(node, (Filter, Project)):
-        node = node.input
-    return isinstance(node, WindowAggregate) and node.attached
 
 
 def apply(plan: PlanNode, settings: Any) -> PlanNode:

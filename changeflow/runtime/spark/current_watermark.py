@@ -37,7 +37,6 @@ def calls_current_watermark(exprs: list[Expression]) -> bool:
 
 def stamped(tr: "StreamingTranslator", node: PlanNode, child: DataFrame) -> DataFrame:
     """``child`` (the rows of ``node``) with :data:`COLUMN`, the watermark before each row."""
-    from changeflow.runtime.spark.event_time import upstream_watermarks
     from changeflow.runtime.spark.streaming import upstream_sources
 
     names = node.field_names
@@ -46,7 +45,7 @@ def stamped(tr: "StreamingTranslator", node: PlanNode, child: DataFrame) -> Data
     out_schema = list(node.schema) + [(COLUMN, DataTypes.BIGINT(True))]
     return tr.stateful(child.select(*[f"`{n}`" for n in names], KIND, SEQ, SUB), kernel, [],
                        {n: kernel_input_dtype(types[n]) for n in names}, out_schema,
-                       sources=upstream_sources(node), watermarks=upstream_watermarks(node, tr.assigners))
+                       sources=upstream_sources(node), watermarks=tr.watermark_scans.below())
 
 
 def refuse_in_batch(exprs: list[Expression], types: dict) -> None:

@@ -74,40 +74,24 @@ def _sources(node: PlanNode) -> list[Source]:
     return [s for child in node.inputs for s in _sources(child)]
 
 
-def assigner_numbers(root: PlanNode) -> dict[str, int]:
-    """Each watermark assigner of the plan numbered (by :func:`assigner_key`), in plan order.
-
-    A watermark row carries the number in its ``_kind`` (:mod:`.control_rows`), and a
-    checkpoint keeps watermarks by number: the same query numbers its assigners the same way.
-    """
-    numbers: dict[str, int] = {}
-
-    def visit(node: PlanNode) -> None:
-        if isinstance(node, WatermarkAssigner):
-            numbers.setdefault(assigner_key(node), len(numbers))
-        for child in node.inputs:
-            visit(child)
-
-    visit(root)
-    if len(numbers) > MAX_ASSIGNERS:
-        raise NotImplementedError(f"a query with more than {MAX_ASSIGNERS} watermarked table scans "
-                                  f"({len(numbers)}) is not supported")
-    return numbers
+def has_watermarks(root: PlanNode) -> bool:
+    """Whether the plan has a watermark assigner (then watermark rows flow through the query)."""
+    return isinstance(root, WatermarkAssigner) or any(has_watermarks(child) for child in root.inputs)
 
 
-def rowtime_mini_batch_intervals(root: PlanNode, numbers: dict[str, int]) -> dict[int, int]:
-    """The assigners under a row-time MiniBatchAssigner (their numbers), with its interval in ms.
+def rowtime_mini_batch_intervals(root: PlanNode) -> dict[str, int]:
+    """The assigners under a row-time MiniBatchAssigner (by :func:`assigner_key`), with its interval in ms.
 
     The filter itself runs where a watermark is applied (``processor.KernelProcessor``),
     which keeps the last one passed per assigner in state across micro-batches.
     """
-    intervals: dict[int, int] = {}
+    intervals: dict[str, int] = {}
 
     def visit(node: PlanNode) -> None:
         assigner = node.traits.mini_batch_assigner if node.traits is not None else None
         if isinstance(node, WatermarkAssigner) and assigner is not None and assigner[2] == "RowTime" \
                 and assigner[0] > 0:
-            intervals[numbers[assigner_key(node)]] = assigner[0]
+            intervals[assigner_key(node)] = assigner[0]
         for child in node.inputs:
             visit(child)
 
@@ -115,15 +99,53 @@ def rowtime_mini_batch_intervals(root: PlanNode, numbers: dict[str, int]) -> dic
     return intervals
 
 
-def upstream_watermarks(node: PlanNode, numbers: dict[str, int]) -> frozenset:
-    """The numbers of the watermark assigners below ``node``."""
-    if isinstance(node, WatermarkAssigner):
-        return frozenset({numbers[assigner_key(node)]})
-    return frozenset().union(*[upstream_watermarks(child, numbers) for child in node.inputs])
+class WatermarkScans:
+    """The numbers of a query's watermark assigners, one per *scan*, as the translator reaches them.
+
+    Every scan of a source is a Spark stream of its own, with row positions no other
+    scan uses (``StreamingTranslator._distinct_positions``), so each scan's assigner
+    is a watermark of its own, numbered in translation order (the same query numbers
+    them the same way, which a checkpoint's watermark state relies on). Two scans of
+    one table (a self-join, or Nexmark q5's two copies of its windowed counts, which
+    Flink reads once through sub-plan reuse) must not share a number: an operator's
+    watermark is the least over the scans below it, and one shared number would
+    take the first scan's watermark, far ahead in position, for the second's, making
+    the second's rows late. The translator calls :meth:`enter`/:meth:`leave` around
+    every node; :meth:`below` gives an operator the numbers of the scans its inputs'
+    translation reached.
+    """
+
+    def __init__(self, root: PlanNode | None = None) -> None:
+        self._intervals = rowtime_mini_batch_intervals(root) if root is not None else {}
+        self.mini_batch_intervals: dict[int, int] = {}   # number -> row-time mini-batch interval, ms
+        self.count = 0
+        self._frames: list[set[int]] = [set()]
+
+    def number(self, node: WatermarkAssigner) -> int:
+        """A new number for a scan of ``node`` (the current node's, see :meth:`below`)."""
+        if self.count >= MAX_ASSIGNERS:
+            raise NotImplementedError(f"a query with more than {MAX_ASSIGNERS} watermarked table scans "
+                                      "is not supported")
+        number, self.count = self.count, self.count + 1
+        interval = self._intervals.get(assigner_key(node))
+        if interval is not None:
+            self.mini_batch_intervals[number] = interval
+        self._frames[-1].add(number)
+        return number
+
+    def enter(self) -> None:
+        self._frames.append(set())
+
+    def leave(self) -> None:
+        below = self._frames.pop()
+        self._frames[-1] |= below
+
+    def below(self) -> frozenset:
+        """The numbers of the scans the current node's translation has reached so far."""
+        return frozenset(self._frames[-1])
 
 
-def watermark_stream(frame: DataFrame, node: WatermarkAssigner, numbers: dict[str, int],
-                     interval_ms: int) -> DataFrame:
+def watermark_stream(frame: DataFrame, node: WatermarkAssigner, number: int, interval_ms: int) -> DataFrame:
     """``frame`` (the assigner's input changelog) with its watermark rows: see :func:`emitted_watermarks`."""
     types = node.input.type_map()
     value = compile_expr(node.expression, types)
@@ -131,7 +153,7 @@ def watermark_stream(frame: DataFrame, node: WatermarkAssigner, numbers: dict[st
     with_value = frame.withColumn(_WATERMARK_VALUE, epoch_ms(value, types[node.rowtime]).cast("long"))
     names = frame.columns
     schema = T.StructType([T.StructField(f.name, f.dataType, True) for f in frame.schema.fields])
-    kind = WATERMARK + numbers[assigner_key(node)]
+    kind = WATERMARK + number
     seq_index = names.index(SEQ)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -284,7 +306,7 @@ def session_stream(tr: "StreamingTranslator", node: WindowTableFunction) -> Data
     types = node.input.type_map()
     return tr.stateful(child, kernel, list(node.window.partition_keys),
                        {n: kernel_input_dtype(types[n]) for n in names}, node.schema,
-                       sources=upstream_sources(node), watermarks=upstream_watermarks(node, tr.assigners))
+                       sources=upstream_sources(node), watermarks=tr.watermark_scans.below())
 
 
 def window_aggregate_stream(tr: "StreamingTranslator", node: WindowAggregate) -> DataFrame:
@@ -299,4 +321,4 @@ def window_aggregate_stream(tr: "StreamingTranslator", node: WindowAggregate) ->
     child = child.select(*[F.col(f"`{n}`") for n in needed], KIND, SEQ, SUB)
     return tr.stateful(child, kernel, list(node.keys), {n: kernel_input_dtype(types[n]) for n in needed},
                        node.schema, sources=upstream_sources(node),
-                       watermarks=upstream_watermarks(node, tr.assigners))
+                       watermarks=tr.watermark_scans.below())

@@ -51,7 +51,6 @@ from changeflow.plan.window_ops import WindowJoin
 from changeflow.runtime.spark.deferred_processor import DeferredProcessor
 from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.control_rows import ControlFanOut
-from changeflow.runtime.spark.event_time import upstream_watermarks
 from changeflow.runtime.spark.packing import BUCKET, PACKED, Packer
 from changeflow.runtime.spark.processor import KernelProcessor
 from changeflow.runtime.spark.sources import kernel_input_dtype
@@ -125,7 +124,7 @@ def join_stream(translator: Any, node: Join) -> DataFrame:
     # Any kernel's processor: the join's frames of each input stay apart (StreamingJoin.process_frames).
     # A join neither buffers nor acts on end of input: control rows only pass through it.
     # An interval join's watermark is the least over both inputs' assigners (the processor combines them).
-    watermarks = upstream_watermarks(node, translator.assigners)
+    watermarks = translator.watermark_scans.below()
     processor = KernelProcessor(kernel, key_columns, settings.pages, node.field_names,
                                 sources=upstream_sources(node), control=translator.control, sweep=sweep,
                                 watermarks=watermarks,

@@ -34,7 +34,6 @@ def over_kernel(node: OverAggregate) -> OverKernel:
 
 def over_aggregate_stream(tr: "StreamingTranslator", node: OverAggregate) -> DataFrame:
     """An OVER aggregation in a streaming query."""
-    from changeflow.runtime.spark.event_time import upstream_watermarks
     from changeflow.runtime.spark.streaming import upstream_sources
 
     child = tr._translate(node.input)
@@ -44,7 +43,7 @@ def over_aggregate_stream(tr: "StreamingTranslator", node: OverAggregate) -> Dat
     return tr.stateful(child, over_kernel(node), list(node.partition_keys),
                        {n: kernel_input_dtype(types[n]) for n in names}, node.schema,
                        sources=upstream_sources(node),
-                       watermarks=frozenset() if node.proctime else upstream_watermarks(node, tr.assigners))
+                       watermarks=frozenset() if node.proctime else tr.watermark_scans.below())
 
 
 def over_aggregate_batch(tr: "BatchTranslator", node: OverAggregate) -> DataFrame:

@@ -36,6 +36,7 @@ from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.ttl import KeyStateTtl
 from changeflow.plan.correlate import Correlate
 from changeflow.plan.event_time import WatermarkAssigner, WindowAggregate, WindowTableFunction
+from changeflow.runtime.spark.event_time import WatermarkScans, has_watermarks
 from changeflow.plan.window_ops import WindowDeduplicate, WindowRank
 from changeflow.plan.over import OverAggregate
 from changeflow.plan.flush_policy import FlushPolicy, flushes_from_timers
@@ -100,8 +101,8 @@ class StreamingTranslator:
         self._sources = 0
         self.root: PlanNode | None = None  # the plan translate() was given (None: operators translated one by one)
         # Set by translate() from the whole plan; a translator used operator by operator has none.
-        self.assigners: dict[str, int] = {}
-        self.mini_batch_intervals: dict[int, int] = {}
+        self.watermark_scans = WatermarkScans()
+        self.mini_batch_intervals: dict[int, int] = self.watermark_scans.mini_batch_intervals
         self.control = False
 
     def translate(self, node: PlanNode) -> DataFrame:
@@ -111,10 +112,10 @@ class StreamingTranslator:
         # Control rows (end of input, flush signals) flow through the query when an
         # operator acts on them; they never reach the sink.
         # Watermarks travel as control rows too (runtime/spark/event_time.py).
-        from changeflow.runtime.spark.event_time import assigner_numbers, rowtime_mini_batch_intervals
-        self.assigners = assigner_numbers(node)
-        self.mini_batch_intervals = rowtime_mini_batch_intervals(node, self.assigners)
-        self.control = flush is not None or bool(self.assigners)
+        # Each scan's watermark assigner is numbered as translation reaches it (event_time.WatermarkScans).
+        self.watermark_scans = WatermarkScans(node)
+        self.mini_batch_intervals = self.watermark_scans.mini_batch_intervals
+        self.control = flush is not None or has_watermarks(node)
         # A buffering bucket flushes from a timer, which only fires in a micro-batch: an
         # idle long-running query needs Spark's no-data batches for flushes on idle
         # input and interval boundaries (see runtime/spark/flush.py); an operator
@@ -128,6 +129,13 @@ class StreamingTranslator:
         return without_control(frame) if self.control else frame
 
     def _translate(self, node: PlanNode) -> DataFrame:
+        self.watermark_scans.enter()   # the watermark assigners this node's translation reaches
+        try:
+            return self._translate_node(node)
+        finally:
+            self.watermark_scans.leave()
+
+    def _translate_node(self, node: PlanNode) -> DataFrame:
         if isinstance(node, Source):
             self._sources += 1
             directory = os.path.join(self.workdir, f"source-{self._sources}")
@@ -200,7 +208,8 @@ class StreamingTranslator:
         from changeflow.runtime.spark import event_time
 
         if isinstance(node, WatermarkAssigner):
-            return event_time.watermark_stream(self._translate(node.input), node, self.assigners,
+            child = self._translate(node.input)
+            return event_time.watermark_stream(child, node, self.watermark_scans.number(node),
                                                self.settings.watermark_interval_ms)
         if isinstance(node, WindowTableFunction):
             if not node.window.aligned:

@@ -19,7 +19,6 @@ from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.window.window_rank import WindowRank as WindowRankKernel
 from changeflow.kernels.window.window_rank import window_deduplicate
 from changeflow.plan.window_ops import WindowDeduplicate, WindowRank
-from changeflow.runtime.spark.event_time import upstream_watermarks
 from changeflow.runtime.spark.sources import kernel_input_dtype
 
 if TYPE_CHECKING:
@@ -45,7 +44,7 @@ def window_rank_stream(tr: "StreamingTranslator", node: WindowRank | WindowDedup
     child = tr._translate(node.input).select(*[F.col(f"`{n}`") for n in names], KIND, SEQ, SUB)
     return tr.stateful(child, kernel, keys + [node.window_start, node.window_end],
                        {n: kernel_input_dtype(types[n]) for n in names}, node.schema,
-                       sources=upstream_sources(node), watermarks=upstream_watermarks(node, tr.assigners))
+                       sources=upstream_sources(node), watermarks=tr.watermark_scans.below())
 
 
 __all__ = ["window_rank_stream"]

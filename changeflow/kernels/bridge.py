@@ -6,12 +6,11 @@ A Table plan's changes are typed columns plus ``_kind``/``_seq``/``_sub``
 :class:`ChangesToRecords` and :class:`RecordsToChanges` convert a batch either
 way; the Spark runtime runs them in ``mapInArrow`` (:mod:`changeflow.runtime.spark.bridge`).
 
-Order. A change ``(_seq, _sub)`` becomes the stamp of the ``_sub``-th output of
-record ``_seq`` of a source numbered ``source`` (:func:`~changeflow.kernels.order.change_stamp`),
-so sorting stamps sorts changes exactly as ``(_seq, _sub)`` does. Back, a stamp's
-source position is ``_seq`` and the rest of it (source number, first two fan-out
-indices) is packed into ``_sub`` (:func:`~changeflow.kernels.order.stamp_sub`; its
-limits are in :mod:`changeflow.kernels.order`).
+Order. A record's stamp is a ``(_seq, _sub)`` pair (:mod:`changeflow.kernels.order`), so a
+record becomes a change with its stamp's two numbers (:func:`~changeflow.kernels.order.stamp_seq`,
+:func:`~changeflow.kernels.order.stamp_sub`), and a change ``(_seq, _sub)`` becomes the
+``_sub``-th output of record ``_seq`` of a source numbered ``source``
+(:func:`~changeflow.kernels.order.change_stamp`; its limits are in :mod:`changeflow.kernels.order`).
 
 Row kinds. ``_kind`` is the :class:`~changeflow.common.RowKind` value, so a Row
 record's ``get_row_kind()`` and a change's ``_kind`` map one to one.

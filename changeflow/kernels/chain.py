@@ -46,9 +46,10 @@ def run(ops: list[Any], values: list[Any], stamps: list[bytes],
     >>> from changeflow.plan.streams.nodes import Op
     >>> ops = [Op("flat_map", lambda s: s.split(), "split"), Op("filter", lambda w: w != "b", "not b"),
     ...        Op("map", str.upper, "upper")]
-    >>> values, stamps, _ = run(ops, ["a b", "c"], [b"0", b"1"])
-    >>> values, [len(s) for s in stamps]
-    (['A', 'C'], [5, 5])
+    >>> from changeflow.kernels.order import source_stamp, stamp_seq, stamp_sub
+    >>> values, stamps, _ = run(ops, ["a b", "c"], [source_stamp(0, 0), source_stamp(1, 0)])
+    >>> values, [(stamp_seq(s), hex(stamp_sub(s))) for s in stamps]
+    (['A', 'C'], [(0, '0x10000'), (1, '0x10000')])
     >>> run([Op("map", lambda x: 1 // x, "inverse")], [1, 0], [b"0", b"1"])  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...

@@ -3,42 +3,46 @@
 Spark's shuffles do not keep row order, so every row carries a stamp from
 which an operator restores the order a single-threaded Flink job sees, and
 every operator stamps its output from its input's. Both APIs follow the same
-rule (sort by the stamp, stably: equal stamps keep arrival order); they spell
-the stamp differently:
+rule (sort by the stamp, stably: equal stamps keep arrival order) and the same
+pair of int64s:
 
 - a Table change carries ``_seq`` (the position of the source row it
-  descends from) and ``_sub`` (its position among that row's descendants),
-  two int64 columns; a stateful operator stamps its ``i``-th output of an
-  input ``(_seq, _sub * FANOUT + i)`` (:mod:`changeflow.kernels.changelog`);
-- a DataStream record carries ``_ord``, a byte string compared
-  lexicographically, because a ``flat_map`` may emit any number of records per
-  input and any number of fan-outs may follow each other. Its layouts, all
-  built here:
+  descends from) and ``_sub`` (its position among that row's descendants);
+  a stateful operator stamps its ``i``-th output of an input
+  ``(_seq, _sub * FANOUT + i)`` (:mod:`changeflow.kernels.changelog`);
+- a DataStream record carries the same two numbers, written as one 16-byte
+  ``_ord`` (:func:`pair_stamp`: each number offset by 2**63, big-endian, so the
+  bytes sort as the pair does). Its layouts, all built here:
 
-  ================================  ====================================================================
-  a source's record                 position (8 bytes, big-endian) + source number (2 bytes)
-  a fan-out's ``i``-th output       the input's stamp + ``i`` (4 bytes): :func:`child_stamp`
-  timers due at a time (streaming)  ``ff``x8 [+ ``01`` event time] + time - MIN (8): :func:`timer_stamp`,
-                                    after every source position; a firing's outputs are its grandchildren
-  a window firing at a watermark    ``ff``x8 ``02`` + time - MIN (8) + the window's last record's stamp:
-                                    :func:`fire_stamp`
-  a key's timers at end of input    the key's last record's stamp + ``ff``x4 + ``00`` (event time) or
-  (batch execution)                 ``01`` (processing time): :func:`key_end_stamp`; as above
-  a control record                  ``_seq`` and ``_sub`` (8 bytes each, signed) [+ a watermark's
-                                    ``_kind``]: :func:`control_stamp`
-  ================================  ====================================================================
+  ===================================  ====================================================================
+  a source's record                    ``(position, source << 32)``: :func:`source_stamp`
+  a fan-out's ``i``-th output          the input's ``_sub`` with its first free 16-bit slot (bits 16-31,
+                                       then 0-15) set to ``i + 1``: :func:`child_stamp`
+  timers due at a time (streaming)     ``(2**62 + domain * 2**60 + time + 2**59, 0)``, after every source
+                                       position (domain 0 event time, 2 processing time): :func:`timer_stamp`;
+                                       a firing's outputs are its grandchildren
+  a window firing at a watermark       as a timer's, domain 1: :func:`fire_stamp`
+  a key's timers at end of input       the key's last record's stamp with its first free slot 0xFFFE
+  (batch execution)                    (event time) or 0xFFFF (processing time): :func:`key_end_stamp`
+  a Table change read as records       ``(_seq, source << 32 | min(_sub + 1, 0xFFFD) << 16)``: :func:`change_stamp`
+  a control record                     ``_seq`` and ``_sub`` (8 bytes each, signed) [+ a watermark's
+                                       ``_kind``]: :func:`control_stamp`
+  ===================================  ====================================================================
 
-Sorting by stamp is then exactly "by source record, then by output index at
-each fan-out" at any depth (:func:`sort_records`).
+A record's ``(_seq, _sub)`` is then a change's (:func:`stamp_seq`, :func:`stamp_sub`):
+the bridge between the APIs (:mod:`changeflow.kernels.bridge`) copies it. ``_sub``
+stays below 2**40, leaving the Table kernels' ``_sub`` arithmetic room for
+eleven stateful levels.
 
-Between the two (a Table converted to a DataStream and back,
-:mod:`changeflow.kernels.bridge`) a change ``(_seq, _sub)`` becomes
-:func:`change_stamp` and a stamp becomes ``(stamp_seq, stamp_sub)``.
-:func:`stamp_sub` packs the source number (8 bits) and the first two fan-out
-indices (16 bits each) into ``_sub``, leaving the Table kernels' ``_sub``
-arithmetic room for eleven stateful levels; records that differ only beyond
-that (a third nested fan-out, an index above 65534, a source numbered above
-255) tie and keep arrival order.
+What two int64s cannot hold, and what was measured against the DataStream
+goldens (docs/architecture.md, "Order in two int64s"): records that differ only
+beyond two nested fan-outs, at an index above 65532 or in a source numbered above
+255 tie; timers and firings at times beyond +-2**59 ms tie with the extreme ones
+(the end-of-input timer at Long.MAX_VALUE among them); window firings of one time
+tie (the old byte stamp ordered them by their windows' last records), and so do a
+batch key's timer outputs past its last record's second fan-out. Ties keep arrival
+order, which is Flink's order within one bucket, and no golden compares an order
+that a tie changes.
 """
 
 from __future__ import annotations
@@ -47,59 +51,98 @@ import pandas as pd
 
 ORD = "_ord"
 
-_MIN_LONG = -2**63
-_AFTER_SOURCES = b"\xff" * 8   # no source position reaches it: timer and firing outputs come after the records
-_EVENT_TIMER = b"\x01"
-_FIRING = b"\x02"
-_KEY_END = b"\xff" * 4         # above any fan-out index a key's last record's outputs reach (below 2**32 - 1)
+_OFFSET = 2**63
+_SOURCE_SHIFT = 32
+_SLOTS = (16, 0)                 # the fan-out slots of a record's _sub, outermost first
+_SLOT = 0xFFFF
+_MAX_INDEX = 0xFFFD              # a fan-out index + 1 saturates here: 0xFFFE and 0xFFFF mark a key's end
+_KEY_END_EVENT, _KEY_END_PROCESSING = 0xFFFE, 0xFFFF
+_AFTER_SOURCES = 2**62           # no source position reaches it: timer and firing outputs come after the records
+_DOMAIN = 2**60
+_EVENT_TIMER, _FIRING, _PROCESSING_TIMER = 0, 1, 2
+_TIME_OFFSET = 2**59
 _SIGNAL_KIND = 4   # changeflow.runtime.spark.control_rows.CONTROL: a signal's stamp has no kind byte
-_ESCAPE = 0xFFFFFFFF
+
+
+def pair_stamp(seq: int, sub: int) -> bytes:
+    """The ``_ord`` of a record stamped ``(seq, sub)``: sorting the bytes sorts the pairs.
+
+    >>> pair_stamp(-1, 2**62) < pair_stamp(0, 0) < pair_stamp(0, 1) < pair_stamp(1, -5)
+    True
+    """
+    return (seq + _OFFSET).to_bytes(8, "big") + (sub + _OFFSET).to_bytes(8, "big")
+
+
+def stamp_seq(stamp: bytes) -> int:
+    """A record stamp's ``_seq``: its source position (or a timer's or firing's place after them)."""
+    return int.from_bytes(stamp[:8], "big") - _OFFSET
+
+
+def stamp_sub(stamp: bytes) -> int:
+    """A record stamp's ``_sub``: its source number and first two fan-out indices, packed.
+
+    >>> a = source_stamp(5, 1)
+    >>> stamp_sub(a) < stamp_sub(child_stamp(a, 0)) < stamp_sub(child_stamp(child_stamp(a, 0), 1))
+    True
+    >>> stamp_sub(child_stamp(a, 2)) < stamp_sub(source_stamp(5, 2))
+    True
+    """
+    return int.from_bytes(stamp[8:16], "big") - _OFFSET
 
 
 def source_stamp(position: int, source: int) -> bytes:
-    """The stamp of a source's ``position``-th record.
+    """The stamp of a source's ``position``-th record (sources numbered above 255 tie).
 
     >>> source_stamp(1, 0) < source_stamp(1, 1) < source_stamp(2, 0)
     True
     """
-    return position.to_bytes(8, "big") + source.to_bytes(2, "big")
+    return pair_stamp(position, min(source, 0xFF) << _SOURCE_SHIFT)
+
+
+def _with_slot(sub: int, value: int) -> int:
+    """``sub`` with its first free fan-out slot set to ``value`` (unchanged, a tie, when none is free)."""
+    for shift in _SLOTS:
+        if not (sub >> shift) & _SLOT:
+            return sub | (value << shift)
+    return sub
 
 
 def child_stamp(parent: bytes, index: int) -> bytes:
     """The stamp of the ``index``-th output a fan-out operator emits for the record stamped ``parent``.
 
     >>> a = source_stamp(0, 0)
-    >>> child_stamp(a, 1) < child_stamp(a, 2) < source_stamp(1, 0)
+    >>> a < child_stamp(a, 1) < child_stamp(a, 2) < child_stamp(child_stamp(a, 2), 0) < source_stamp(1, 0)
     True
     """
-    return parent + index.to_bytes(4, "big")
+    return pair_stamp(stamp_seq(parent), _with_slot(stamp_sub(parent), min(index + 1, _MAX_INDEX)))
+
+
+def _after_sources(domain: int, time: int) -> bytes:
+    return pair_stamp(_AFTER_SOURCES + domain * _DOMAIN + min(max(time + _TIME_OFFSET, 0), _DOMAIN - 1), 0)
 
 
 def timer_stamp(time: int, event: bool) -> bytes:
     """The stamp of the timers due at ``time`` in a streaming call; its ``n``-th firing's outputs are the
     children of ``child_stamp(timer_stamp(...), n)``.
 
-    After every record of the micro-batch; event-time timers' before the processing-time ones' (for
-    any time from -2**62 on).
+    After every record of the micro-batch; event-time timers' before the processing-time ones'.
 
     >>> source_stamp(2**40, 3) < timer_stamp(5, event=True) < timer_stamp(-1, event=False)
     True
     >>> child_stamp(timer_stamp(5, False), 1) < child_stamp(timer_stamp(6, False), 0)
     True
     """
-    mark = _EVENT_TIMER if event else b""
-    return _AFTER_SOURCES + mark + (time - _MIN_LONG).to_bytes(8, "big")
+    return _after_sources(_EVENT_TIMER if event else _PROCESSING_TIMER, time)
 
 
-def fire_stamp(time: int, last: bytes) -> bytes:
-    """The stamp of a window firing when event time reached ``time``; ``last`` is the window's last record's stamp.
+def fire_stamp(time: int) -> bytes:
+    """The stamp of the window firings when event time reached ``time``: after every record of the
+    micro-batch, between the event-time and the processing-time timers; firings of one time tie.
 
-    After every record of the micro-batch; firings in time order, then in their windows' last records' order.
-
-    >>> source_stamp(2**40, 3) < fire_stamp(7, source_stamp(9, 0)) < fire_stamp(7, source_stamp(10, 0))
+    >>> source_stamp(2**40, 3) < timer_stamp(7, True) < fire_stamp(7) < fire_stamp(8) < timer_stamp(0, False)
     True
     """
-    return _AFTER_SOURCES + _FIRING + (time - _MIN_LONG).to_bytes(8, "big") + last
+    return _after_sources(_FIRING, time)
 
 
 def key_end_stamp(last: bytes, event: bool) -> bytes:
@@ -112,7 +155,8 @@ def key_end_stamp(last: bytes, event: bool) -> bytes:
     >>> child_stamp(a, 7) < key_end_stamp(a, event=True) < key_end_stamp(a, event=False) < source_stamp(5, 0)
     True
     """
-    return last + _KEY_END + (b"\x00" if event else b"\x01")
+    mark = _KEY_END_EVENT if event else _KEY_END_PROCESSING
+    return pair_stamp(stamp_seq(last), _with_slot(stamp_sub(last), mark))
 
 
 def sort_records(frame: pd.DataFrame) -> pd.DataFrame:
@@ -147,35 +191,10 @@ def control_kind(stamp: bytes) -> int:
 
 # --- between the encodings: a change's (_seq, _sub) <-> a record's stamp -------------------------
 def change_stamp(seq: int, sub: int, source: int) -> bytes:
-    """The record stamp of change ``(seq, sub)`` of a Table plan read as DataStream source ``source``.
+    """The record stamp of change ``(seq, sub)`` of a Table plan read as DataStream source ``source``: the
+    ``sub``-th output of that source's record ``seq`` (``sub`` from 0xFFFC on ties).
 
     >>> change_stamp(1, 0, 0) < change_stamp(1, 1, 0) < change_stamp(1, 2**40, 0) < change_stamp(2, 0, 0)
     True
     """
-    head = seq.to_bytes(8, "big", signed=True) + source.to_bytes(2, "big")
-    if 0 <= sub < _ESCAPE:
-        return head + sub.to_bytes(4, "big")
-    return head + _ESCAPE.to_bytes(4, "big") + sub.to_bytes(8, "big", signed=True)
-
-
-def stamp_sub(stamp: bytes) -> int:
-    """The ``_sub`` of a record stamped ``stamp``: its source number and first two fan-out indices, packed.
-
-    >>> a = source_stamp(5, 1)
-    >>> stamp_sub(a) < stamp_sub(child_stamp(a, 0)) < stamp_sub(child_stamp(child_stamp(a, 0), 1))
-    True
-    >>> stamp_sub(child_stamp(a, 2)) < stamp_sub(source_stamp(5, 2))
-    True
-    """
-    source = min(int.from_bytes(stamp[8:10], "big"), 0xFF)
-    packed = source
-    for i in range(2):
-        start = 10 + 4 * i
-        index = int.from_bytes(stamp[start:start + 4], "big") + 1 if len(stamp) >= start + 4 else 0
-        packed = (packed << 16) | min(index, 0xFFFF)
-    return packed
-
-
-def stamp_seq(stamp: bytes) -> int:
-    """The source position a record stamp starts with."""
-    return int.from_bytes(stamp[:8], "big", signed=True)
+    return child_stamp(source_stamp(seq, source), max(sub, 0))

@@ -250,7 +250,7 @@ class EventTimeWindow(KernelBase):
                 pane: Pane = entry[2]
                 pane.timers.discard(time)
                 if self.trigger.on_event_time(pane, time, w[1] - 1):
-                    self._fire(key_blob, w, entry, watermark, out, fire_stamp(time, entry[1]))
+                    self._fire(key_blob, w, entry, watermark, out, fire_stamp(time))
             for key_blob, mine in windows.items():
                 if not self.windows.event_time:
                     self._drop_unreachable(mine)

@@ -43,7 +43,6 @@ from changeflow.kernels.normalize import changelog_normalize_kernel
 from changeflow.plan.nodes import ChangelogNormalize, Deduplicate, Rank
 from changeflow.plan.type_inference import is_proctime
 from changeflow.runtime.spark.columns import compile_expr
-from changeflow.runtime.spark.event_time import upstream_watermarks
 from changeflow.runtime.spark.sources import kernel_input_dtype
 from changeflow.state.paged import ROWS_PER_GROWING_PAGE
 
@@ -88,7 +87,7 @@ def rank_stream(translator, node: Deduplicate | Rank | ChangelogNormalize) -> Da
     if kernel.event_time:  # keep first on row time: fires on the watermark, and on MAX_WATERMARK at the end
         from changeflow.runtime.spark.streaming import upstream_sources
 
-        timed = {"sources": upstream_sources(node), "watermarks": upstream_watermarks(node, translator.assigners)}
+        timed = {"sources": upstream_sources(node), "watermarks": translator.watermark_scans.below()}
     changes = translator.stateful(child, kernel, keys, {c: kernel_input_dtype(types[c]) for c in columns},
                                   out_schema, rows_per_page=rows_per_page, **timed)
     if not proctime:

@@ -281,6 +281,12 @@ def concat_rows(frames: list[pd.DataFrame]) -> pd.DataFrame:
 
     >>> concat_rows([pd.DataFrame({"k": [1], "v": ["a"]}), pd.DataFrame({"k": [2], "v": [None]})]).to_dict("list")
     {'k': [1, 2], 'v': ['a', None]}
+
+    Dtypes stay as stored (Timestamp objects are not inferred as datetime64):
+
+    >>> stamps = pd.DataFrame({"t": pd.Series([pd.Timestamp(0)], dtype=object)})
+    >>> concat_rows([stamps, stamps])["t"].dtype
+    dtype('O')
     """
     if len(frames) == 1:
         return frames[0]
@@ -299,8 +305,10 @@ def concat_rows(frames: list[pd.DataFrame]) -> pd.DataFrame:
     for name, values in zip(first.columns, arrays, strict=True):
         if any(v.dtype != values[0].dtype for v in values):
             return pd.concat(frames, ignore_index=True)
-        data[name] = np.concatenate(values) if isinstance(values[0], np.ndarray) else \
+        joined = np.concatenate(values) if isinstance(values[0], np.ndarray) else \
             type(values[0])._concat_same_type(values)
+        # A Series of the explicit dtype: a bare object ndarray of Timestamps would be inferred as datetime64.
+        data[name] = pd.Series(joined, dtype=values[0].dtype, copy=False)
     # copy=False: the concatenated arrays are new already; no consolidation into blocks.
     return pd.DataFrame(data, columns=first.columns, copy=False)
 

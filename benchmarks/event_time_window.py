@@ -20,7 +20,9 @@ Usage: .venv/bin/python benchmarks/event_time_window.py [--rows 4000000] [--keys
    kernel contract's ``process_with_watermarks`` (the window aggregation's one
    pass), and of its default, segment by segment (``process`` and
    ``on_watermark`` per watermark, as every micro-batch ran before), for the
-   first ``--segment-buckets`` buckets.
+   first ``--segment-buckets`` buckets; and the one pass again with the time
+   keys as pandas ``Timestamp`` objects (as the packing stage gave them before
+   they stayed ``datetime64``), for the first ``--object-buckets`` buckets.
 3. **State stays bounded.** The window kernel alone (no Spark) over the same kind of
    input in batches of 100k rows, the watermark after each: the state rows it keeps
    after each batch (``pending`` and ``acc``: open windows x keys), against the
@@ -116,8 +118,9 @@ def state_growth(rows: int, keys: int, batch: int = 100_000) -> list[dict]:
     for start in range(0, rows, batch):
         ms = event_times(rng, 1_000 + start, batch)
         window = ms - ms % WINDOW_MS
-        frame = pd.DataFrame({"ws": pd.Series(EPOCH + window.astype("timedelta64[ms]")).astype(object),
-                              "we": pd.Series(EPOCH + (window + WINDOW_MS).astype("timedelta64[ms]")).astype(object),
+        frame = pd.DataFrame({"ws": pd.Series(EPOCH + window.astype("timedelta64[ms]")).astype("datetime64[ns]"),
+                              "we": pd.Series(EPOCH + (window + WINDOW_MS).astype("timedelta64[ms]"))
+                              .astype("datetime64[ns]"),
                               "k": pd.array(rng.integers(0, keys, batch), dtype="Int64"),
                               "v": pd.array(rng.integers(0, 1000, batch), dtype="Int64"),
                               "_kind": np.zeros(batch, dtype=np.int8),
@@ -135,7 +138,8 @@ def state_growth(rows: int, keys: int, batch: int = 100_000) -> list[dict]:
     return out
 
 
-def kernel_micro_batch(rows: int, keys: int, buckets: int = 8, segment_buckets: int = 1) -> dict:
+def kernel_micro_batch(rows: int, keys: int, buckets: int = 8, segment_buckets: int = 1,
+                       object_buckets: int = 0) -> dict:
     """One micro-batch through the window kernel, bucket by bucket (no Spark): see the module docstring."""
     from changeflow.common.types import DataTypes as T
     from changeflow.kernels.aggregate.functions import AggCall
@@ -150,8 +154,8 @@ def kernel_micro_batch(rows: int, keys: int, buckets: int = 8, segment_buckets: 
     ms = event_times(rng, 1_000, rows)
     window = ms - ms % WINDOW_MS
 
-    def stamps(values: np.ndarray) -> pd.Series:   # TIMESTAMP columns reach kernels as objects
-        return pd.Series(EPOCH + values.astype("timedelta64[ms]")).astype(object)
+    def stamps(values: np.ndarray) -> pd.Series:   # TIMESTAMP keys reach the window kernel as datetime64[ns]
+        return pd.Series(EPOCH + values.astype("timedelta64[ms]")).astype("datetime64[ns]")
 
     frame = pd.DataFrame({"window_start": stamps(window), "window_end": stamps(window + WINDOW_MS),
                           "k": pd.array(rng.integers(0, keys, rows), dtype="Int64"),
@@ -163,11 +167,13 @@ def kernel_micro_batch(rows: int, keys: int, buckets: int = 8, segment_buckets: 
     marks += [pending] if pending is not None else []
     bucket = bucket_index(frame, names, buckets)
 
-    def run(b: int, one_pass: bool) -> tuple[float, int]:
+    def run(b: int, one_pass: bool, object_keys: bool = False) -> tuple[float, int]:
         kernel = WindowAggregate(names, [AggCall("count_star", None, T.BIGINT(False), "cnt"),
                                          AggCall("sum", "v", T.BIGINT(), "s")], "window_end")
         state = PagedKeyedState(DictPageStore(), names, 64)
         rows_b = frame.loc[bucket == b].reset_index(drop=True)
+        if object_keys:   # as before time keys stayed datetime64: pandas Timestamp objects
+            rows_b = rows_b.astype({"window_start": object, "window_end": object})
         start = time.perf_counter()
         out = (kernel.process_with_watermarks([rows_b], list(marks), state) if one_pass else
                KernelBase.process_with_watermarks(kernel, [rows_b], list(marks), state))
@@ -176,9 +182,12 @@ def kernel_micro_batch(rows: int, keys: int, buckets: int = 8, segment_buckets: 
 
     one_pass = [run(b, True) for b in range(buckets)]
     segmented = [run(b, False) for b in range(min(segment_buckets, buckets))]
+    objects = [run(b, True, object_keys=True) for b in range(min(object_buckets, buckets))]
     assert all(a[1] == b[1] for a, b in zip(one_pass, segmented, strict=False)), "the two paths fired differently"
+    assert all(a[1] == b[1] for a, b in zip(one_pass, objects, strict=False)), "object keys fired differently"
     return {"rows": rows, "keys": keys, "buckets": buckets, "watermarks": len(marks),
             "one_pass_s_per_bucket": [round(t, 2) for t, _ in one_pass],
+            "one_pass_object_time_keys_s_per_bucket": [round(t, 2) for t, _ in objects],
             "segment_by_segment_s_per_bucket": [round(t, 1) for t, _ in segmented],
             "windows_fired": sum(n for _, n in one_pass)}
 
@@ -193,10 +202,13 @@ def main() -> None:
     parser.add_argument("--kernel", action="store_true", help="only one micro-batch in the kernel (no Spark)")
     parser.add_argument("--kernel-rows", type=int, default=250_000)
     parser.add_argument("--segment-buckets", type=int, default=1)
+    parser.add_argument("--object-buckets", type=int, default=8,
+                        help="buckets also run with the time keys as objects (as before they stayed datetime64)")
     args = parser.parse_args()
     if args.kernel:
         report = {"date": dt.date.today().isoformat(), "load_average": os.getloadavg()[0],
-                  **kernel_micro_batch(args.kernel_rows, args.keys, segment_buckets=args.segment_buckets)}
+                  **kernel_micro_batch(args.kernel_rows, args.keys, segment_buckets=args.segment_buckets,
+                                     object_buckets=args.object_buckets)}
         print(json.dumps(report, indent=1))
         return
     spark = session.get_or_create("local[2]", {"spark.sql.shuffle.partitions": "4"})

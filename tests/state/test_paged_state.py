@@ -188,3 +188,21 @@ def test_state_written_before_sequence_blocks_keeps_hashing_each_number():
         rows = pickle.loads(blob)["node"]
         where = pd.util.hash_pandas_object(rows[["k", "_sqn"]], index=False).to_numpy() % count
         assert set(where.tolist()) == {page}
+
+
+def test_a_store_keeps_timestamp_objects_as_objects_and_datetime64_as_datetime64():
+    # Pages are concatenated column by column (concat_rows): no dtype inference on the way.
+    store = DictPageStore()
+    for dtype in (object, "datetime64[ns]"):
+        stamps = pd.Series(pd.to_datetime(["2024-01-01", "2024-01-02", None, "2024-01-03"])).astype(dtype)
+        rows = pd.DataFrame({"k": [1, 2, 3, 4], "t": stamps})
+        state = PagedKeyedState(store, ["k"], pages=3)
+        state.store(f"t{dtype}", rows[["k"]], rows)
+        state.commit()
+        state = PagedKeyedState(store, ["k"], pages=3)
+        state.store(f"t{dtype}", rows[["k"]].iloc[:1], rows.iloc[:0])
+        loaded = state.scan(f"t{dtype}").sort_values("k").reset_index(drop=True)
+        assert loaded["t"].dtype == rows["t"].dtype
+        assert loaded["k"].tolist() == [2, 3, 4]
+        assert loaded["t"].isna().tolist() == [False, True, False]
+        assert loaded["t"].dropna().tolist() == [pd.Timestamp("2024-01-02"), pd.Timestamp("2024-01-03")]

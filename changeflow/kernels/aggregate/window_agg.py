@@ -65,6 +65,11 @@ def epoch_ms(values: Any) -> np.ndarray:
     >>> epoch_ms(pd.Series([datetime.datetime(1970, 1, 1, 0, 0, 1, 500000)], dtype=object)).tolist()
     [1500]
     """
+    dtype = getattr(values, "dtype", None)
+    if dtype is not None and dtype.kind == "M" and getattr(dtype, "tz", None) is None:
+        # Naive datetime64 (time keys as the Spark runtime gives them): no parsing; NaT stays
+        # the int64 minimum, as pd.to_datetime gives it.
+        return np.asarray(values).astype("datetime64[ms]").astype(np.int64)
     stamps = pd.to_datetime(values)
     if getattr(stamps.dt, "tz", None) is not None:
         stamps = stamps.dt.tz_convert("UTC").dt.tz_localize(None)

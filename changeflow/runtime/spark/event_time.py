@@ -44,7 +44,7 @@ from changeflow.plan.event_time import WatermarkAssigner, WindowAggregate, Windo
 from changeflow.plan.nodes import PlanNode, Source
 from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.control_rows import CONTROL, MAX_ASSIGNERS, WATERMARK
-from changeflow.runtime.spark.sources import kernel_input_dtype
+from changeflow.runtime.spark.sources import kernel_input_dtype, kernel_key_dtype
 
 if TYPE_CHECKING:
     from changeflow.runtime.spark.streaming import StreamingTranslator
@@ -319,6 +319,7 @@ def window_aggregate_stream(tr: "StreamingTranslator", node: WindowAggregate) ->
     types = node.input.type_map()
     needed = list(dict.fromkeys(list(node.keys) + [a for c in node.calls for a in c.arg_columns]))
     child = child.select(*[F.col(f"`{n}`") for n in needed], KIND, SEQ, SUB)
-    return tr.stateful(child, kernel, list(node.keys), {n: kernel_input_dtype(types[n]) for n in needed},
-                       node.schema, sources=upstream_sources(node),
+    # Time keys (window_start, window_end) as datetime64: the kernel hashes and codes them per row.
+    dtypes = {n: kernel_input_dtype(types[n]) for n in needed} | {k: kernel_key_dtype(types[k]) for k in node.keys}
+    return tr.stateful(child, kernel, list(node.keys), dtypes, node.schema, sources=upstream_sources(node),
                        watermarks=tr.watermark_scans.below())

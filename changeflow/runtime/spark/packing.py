@@ -126,7 +126,10 @@ def normalize(batch: pd.DataFrame, dtypes: dict[str, str]) -> pd.DataFrame:
     """
     for name, dtype in dtypes.items():
         if name in batch.columns and str(batch[name].dtype) != dtype:
-            batch[name] = batch[name].astype(dtype)
+            column = batch[name]
+            if dtype.startswith("datetime64") and getattr(column.dtype, "tz", None) is not None:
+                column = column.dt.tz_convert("UTC").dt.tz_localize(None)   # the job's zone is UTC
+            batch[name] = column.astype(dtype)
     for name in BOOKKEEPING:
         if name in batch.columns:
             batch[name] = batch[name].astype("int8" if name == "_kind" else "int64")

@@ -41,6 +41,22 @@ def kernel_input_dtype(t: DataType) -> str:
     return "object"
 
 
+TIME_KEY_DTYPE = "datetime64[ns]"
+
+
+def kernel_key_dtype(t: DataType) -> str:
+    """The pandas dtype of a grouping-key column of type ``t`` for a kernel that takes time keys as datetime64.
+
+    TIMESTAMP and TIMESTAMP_LTZ keys stay the ``datetime64[ns]`` Spark's Arrow
+    conversion gives (naive, in the job's zone, UTC; NULL is NaT) instead of
+    becoming objects: the same values, but hashed and factorized as integers,
+    not as objects (strings, for ``hash_pandas_object``), about 30 times faster.
+    Only kernels that read their keys' time values through ``epoch_ms`` or pass
+    them on unchanged use it (the window aggregation).
+    """
+    return TIME_KEY_DTYPE if t.root in ("TIMESTAMP", "TIMESTAMP_LTZ") else kernel_input_dtype(t)
+
+
 def arrow_table(node: Source) -> pa.Table:
     """The source's rows as an Arrow table typed by the source schema."""
     names = node.field_names

@@ -71,6 +71,7 @@ from changeflow.kernels.changelog import DELETE, INSERT, KIND, SEQ, SUB
 from changeflow.kernels.join.bundle import Record, fold_bundle
 from changeflow.kernels.join.condition import compile_pair_condition
 from changeflow.kernels.join.join_rows import JoinOutput, add_copy, python_values, retract_copy, tuples
+from changeflow.kernels.join.vector_join import join_batch
 from changeflow.kernels.join.join_state import ASSOC, COUNT, LEFT, RIGHT, SIDE, TABLES, TS, SideStates, key_column
 from changeflow.kernels.contract import KernelBase, wall_clock
 from changeflow.kernels.state import KeyedState
@@ -105,7 +106,7 @@ class StreamingJoin(SideStates, KernelBase):
                  key_dtypes: list[Any] | None = None, dtypes: dict[str, Any] | None = None,
                  mini_batch: bool = False, left_unique_key: list[str] | None = None,
                  right_unique_key: list[str] | None = None, ttl_ms: tuple[int, int] | int = 0,
-                 clock: Callable[[], int] | None = None) -> None:
+                 clock: Callable[[], int] | None = None, vectorised: bool = True) -> None:
         join_type = join_type.upper()
         if join_type not in JOIN_TYPES:
             raise ValueError(f"unknown join type {join_type!r}; expected one of {', '.join(JOIN_TYPES)}")
@@ -128,6 +129,9 @@ class StreamingJoin(SideStates, KernelBase):
         self.key_dtypes = list(key_dtypes) if key_dtypes is not None else None
         self.dtypes = dict(dtypes or {})
         self.mini_batch = mini_batch
+        # Join whole batches with array operations where the output can be derived (see .vector_join);
+        # False keeps every batch on the per-record path (tests compare the two).
+        self.vectorised = vectorised
         self.outer = (join_type in ("LEFT", "FULL"), join_type in ("RIGHT", "FULL"))
         self.unique_key = tuple(
             None if uk is None else [self.columns[side].index(c) for c in uk]
@@ -184,9 +188,13 @@ class StreamingJoin(SideStates, KernelBase):
 
     def process_sides(self, left: pd.DataFrame | None, right: pd.DataFrame | None, state: KeyedState) -> pd.DataFrame:
         """Join one batch of each input (either may be None or empty); return the changes emitted."""
-        records = (self._records(LEFT, left), self._records(RIGHT, right))
         # Row write times only with a TTL (without one the state keeps its old layout and never reads them).
         self._now = int(self.clock()) if any(self.ttl_ms) else 0
+        if self.vectorised and not self.mini_batch:
+            joined = join_batch(self, left, right, state)
+            if joined is not None:
+                return joined
+        records = (self._records(LEFT, left), self._records(RIGHT, right))
         keys = list(dict.fromkeys(r.key for side in records for r in side if not r.null_key))
         key_frame = self._key_frame(keys)
         stores = (self._load(state, LEFT, key_frame), self._load(state, RIGHT, key_frame))

@@ -32,7 +32,8 @@ def harness(join_type: str, condition, vectorised: bool, upsert: bool) -> Kernel
     kernel = StreamingJoin(join_type, ["k", "v"], ["k0", "v0"], ["k"], ["k0"], condition,
                            key_dtypes=["Int64"],
                            dtypes={c: "object" if c in ("v", "v0") else "Int64" for c in COLUMNS[1:]},
-                           left_unique_key=["k"] if upsert else None, vectorised=vectorised)
+                           left_unique_key=["k"] if upsert else None, vectorised=vectorised,
+                           vector_min_rows=0)
     return KernelHarness(kernel, COLUMNS, dtypes={"_side": "int8", "k": "Int64", "k0": "Int64",
                                                    "v": object, "v0": object})
 

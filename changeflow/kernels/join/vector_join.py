@@ -28,8 +28,8 @@ Which batches take this path (the others go through the per-record path):
   exact interleaving, which is kept per record;
 * row values pandas can hash (not lists or maps).
 
-A non-equi condition is evaluated per candidate pair with the compiled pair test
-(:mod:`.condition`), so it has the per-record path's semantics exactly.
+A non-equi condition is evaluated on all candidate pairs at once over arrays of
+Python values (:mod:`.condition_arrays`), with the per-record pair test's semantics.
 """
 
 from __future__ import annotations
@@ -214,7 +214,6 @@ def join_batch(join: "StreamingJoin", left: pd.DataFrame | None, right: pd.DataF
 def _emit(join: "StreamingJoin", sides: list[_Side], batches: tuple[SideBatch, SideBatch],
           seqs_in_order: np.ndarray, pos: np.ndarray, width: int, state: KeyedState,
           key_frame: pd.DataFrame) -> pd.DataFrame:
-    rows_cache = {}
     cands = []
     for side in (LEFT, RIGHT):
         mine, theirs = sides[side], sides[1 - side]
@@ -223,13 +222,8 @@ def _emit(join: "StreamingJoin", sides: list[_Side], batches: tuple[SideBatch, S
         ev_idx, count, order = theirs.at(ent, p, width)
         alive = count > 0
         rec, ent, p, ev_idx, count, order = rec[alive], ent[alive], p[alive], ev_idx[alive], count[alive], order[alive]
-        if join._matches is not None and len(rec):
-            for s in (LEFT, RIGHT):
-                if s not in rows_cache:
-                    rows_cache[s] = sides[s].source.tuples()
-            mine_rows, their_rows = rows_cache[side], rows_cache[1 - side]
-            keep = np.fromiter((join._match(side, mine_rows[mine.n_stored + r], their_rows[theirs.entry_source[e]])
-                                for r, e in zip(rec.tolist(), ent.tolist(), strict=True)), dtype=bool, count=len(rec))
+        if join.condition is not None and len(rec):
+            keep = _condition(join, side, mine, theirs, rec, ent)
             rec, ent, p, ev_idx, count, order = rec[keep], ent[keep], p[keep], ev_idx[keep], count[keep], order[keep]
         cands.append((rec, ent, p, ev_idx, count, order))
     # n: per record, how many copies it matched (an outer record's association count after it).
@@ -279,6 +273,16 @@ def _emit(join: "StreamingJoin", sides: list[_Side], batches: tuple[SideBatch, S
         for side in (LEFT, RIGHT):
             state.store(TABLES[side], key_frame, _state_rows(join, sides, side, cands, matched, width))
     return out
+
+
+def _condition(join: "StreamingJoin", side: int, mine: _Side, theirs: _Side, rec: np.ndarray,
+               ent: np.ndarray) -> np.ndarray:
+    """Whether each candidate (record ``rec`` of ``side``, entry ``ent`` of the other side) meets the condition."""
+    rows = {side: mine.n_stored + rec, 1 - side: theirs.entry_source[ent]}
+    sources = {side: mine.source, 1 - side: theirs.source}
+    columns = [{name: sources[s].values(name)[rows[s]] for name in join.columns[s] if name in join.condition_columns}
+               for s in (LEFT, RIGHT)]
+    return join.array_condition(columns[LEFT], columns[RIGHT])
 
 
 def _assoc_before(sides: list[_Side], side: int, cands: list, matched: list[np.ndarray], ent: np.ndarray,

@@ -53,7 +53,7 @@ def compile_array_condition(expr: Expression, left_names: list[str], right_names
     def test(left: Columns, right: Columns) -> np.ndarray:
         n = len(next(iter((left | right).values()))) if (left or right) else 0
         out = evaluate(left, right, n)
-        return np.frompyfunc(_is_true, 1, 1)(out).astype(bool) if len(out) else np.zeros(0, dtype=bool)
+        return np.asarray(np.frompyfunc(_is_true, 1, 1)(out), dtype=bool).reshape(n)
     return test
 
 
@@ -68,7 +68,7 @@ def _not(v: Any) -> Any:
 
 
 def _nulls(values: np.ndarray) -> np.ndarray:
-    return np.equal(values, None)
+    return np.asarray(values == None, dtype=bool)  # noqa: E711 (element by element, on an object array)
 
 
 def _compile(expr: Expression, sides: dict[str, int]) -> _Eval:

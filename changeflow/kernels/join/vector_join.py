@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from changeflow.kernels.changelog import DELETE, INSERT
+from changeflow.kernels.frames import select
 from changeflow.kernels.join.join_rows import LEFT, RIGHT, tuples
 from changeflow.kernels.join.join_state import ASSOC, COUNT, TABLES, TS
 from changeflow.kernels.join.vector_rows import (SideBatch, Source, group_ids, output_frame, side_batch,
@@ -63,12 +64,12 @@ class _Side:
         valid = ~batch.null_key
         identity = pd.DataFrame({0: np.concatenate([stored_key_ids, key_ids[valid]])})
         for i, name in enumerate(columns, start=1):
-            identity[i] = _concat([stored[[name]], batch.frame.loc[valid, [name]]])[name]
+            identity[i] = _concat([select(stored, [name]), select(select(batch.frame, [name]), valid)])[name]
         gid = group_ids(identity)
         entry_of = np.full(gid.max() + 1 if len(gid) else 0, -1, dtype=np.int64)
         entry_of[gid[:n_stored]] = np.arange(n_stored)
         new = pd.unique(gid[n_stored:][entry_of[gid[n_stored:]] < 0])
-        entry_of[new] = n_stored + np.arange(len(new))
+        entry_of[np.asarray(new, dtype=np.int64)] = n_stored + np.arange(len(new))
         self.records = np.flatnonzero(valid)  # the records with an entry
         self.record_entry = np.full(len(batch), -1, dtype=np.int64)
         self.record_entry[self.records] = entry_of[gid[n_stored:]]
@@ -179,7 +180,7 @@ def join_batch(join: "StreamingJoin", left: pd.DataFrame | None, right: pd.DataF
     width = n + 1
     # Join keys: one id per distinct key (NULL-free), in first appearance over left then right records.
     key_columns = join.key_columns
-    valid_keys = [b.keys[~b.null_key] for b in batches]
+    valid_keys = [select(b.keys, ~b.null_key) for b in batches]
     batch_keys = _concat(valid_keys) if key_columns else pd.DataFrame(
         index=pd.RangeIndex(sum(len(k) for k in valid_keys)))
     if key_columns:
@@ -190,7 +191,7 @@ def join_batch(join: "StreamingJoin", left: pd.DataFrame | None, right: pd.DataF
     loaded = [stored_rows(join, side, state.load(TABLES[side], key_frame) if len(key_frame) else pd.DataFrame())
               for side in (LEFT, RIGHT)]
     try:
-        all_keys = _concat([batch_keys] + [s[key_columns] for s in loaded]) if key_columns else pd.DataFrame(
+        all_keys = _concat([batch_keys] + [select(s, key_columns) for s in loaded]) if key_columns else pd.DataFrame(
             index=pd.RangeIndex(len(batch_keys) + sum(len(s) for s in loaded)))
         key_ids = group_ids(all_keys)
         sides = []
@@ -282,6 +283,7 @@ def _condition(join: "StreamingJoin", side: int, mine: _Side, theirs: _Side, rec
     sources = {side: mine.source, 1 - side: theirs.source}
     columns = [{name: sources[s].values(name)[rows[s]] for name in join.columns[s] if name in join.condition_columns}
                for s in (LEFT, RIGHT)]
+    assert join.array_condition is not None  # the caller checked there is a condition
     return join.array_condition(columns[LEFT], columns[RIGHT])
 
 

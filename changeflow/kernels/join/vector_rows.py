@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from changeflow.kernels.changelog import DELETE, INSERT, KIND, SEQ, SUB, UPDATE_BEFORE
-from changeflow.kernels.frames import column
+from changeflow.kernels.frames import column, select
 from changeflow.kernels.join.join_rows import array
 from changeflow.kernels.join.join_state import ASSOC, COUNT, TABLES, TS
 
@@ -88,7 +88,7 @@ def stored_rows(join: "StreamingJoin", side: int, loaded: pd.DataFrame) -> pd.Da
         return pd.DataFrame({c: [] for c in join.key_columns + join.columns[side] + [COUNT, ASSOC, TS]})
     ttl = join.ttl_ms[side]
     if ttl > 0 and TS in loaded.columns:
-        loaded = loaded[loaded[TS].to_numpy(dtype=np.int64) > join._now - ttl]
+        loaded = select(loaded, loaded[TS].to_numpy(dtype=np.int64) > join._now - ttl)
     return loaded.reset_index(drop=True)
 
 

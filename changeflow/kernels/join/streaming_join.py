@@ -70,7 +70,9 @@ import pandas as pd
 from changeflow.kernels.changelog import DELETE, INSERT, KIND, SEQ, SUB
 from changeflow.kernels.join.bundle import Record, fold_bundle
 from changeflow.kernels.join.condition import compile_pair_condition
+from changeflow.kernels.join.condition_arrays import compile_array_condition, condition_columns
 from changeflow.kernels.join.join_rows import JoinOutput, add_copy, python_values, retract_copy, tuples
+from changeflow.kernels.join.vector_join import join_batch
 from changeflow.kernels.join.join_state import ASSOC, COUNT, LEFT, RIGHT, SIDE, TABLES, TS, SideStates, key_column
 from changeflow.kernels.contract import KernelBase, wall_clock
 from changeflow.kernels.state import KeyedState
@@ -78,6 +80,10 @@ from changeflow.expressions import Expression
 from changeflow.kernels.frames import column
 
 JOIN_TYPES = ("INNER", "LEFT", "RIGHT", "FULL")
+# Below this many changes in a batch the per-record path is cheaper: the array path's fixed cost
+# (a few dozen pandas calls, about 40 ms of CPU on this machine) is what about 1,000 records cost
+# per record (benchmarks/join_kernel.py). Both paths emit the same changes.
+VECTOR_MIN_ROWS = 1000
 __all__ = ["ASSOC", "COUNT", "JOIN_TYPES", "LEFT", "RIGHT", "SIDE", "StreamingJoin", "TABLES", "TS", "key_column"]
 class StreamingJoin(SideStates, KernelBase):
     """A regular join of two changelogs with Flink 2.3's exact output.
@@ -89,7 +95,9 @@ class StreamingJoin(SideStates, KernelBase):
     ``condition`` is the rest of the ON clause over the output columns. ``dtypes``
     gives the pandas dtype of each output column (None: inferred from the values).
     ``left_unique_key`` / ``right_unique_key`` name a side's unique key, which only
-    changes mini-batch folding (as Flink's bundles).
+    changes mini-batch folding (as Flink's bundles). Batches of at least
+    ``vector_min_rows`` changes are joined with array operations where
+    :mod:`.vector_join` can derive the per-record output (``vectorised=False``: never).
 
     >>> from changeflow.testing.harness import KernelHarness, insert_record, format_changes
     >>> join = StreamingJoin("LEFT", ["id", "name"], ["id0", "region"], ["id"], ["id0"])
@@ -105,7 +113,8 @@ class StreamingJoin(SideStates, KernelBase):
                  key_dtypes: list[Any] | None = None, dtypes: dict[str, Any] | None = None,
                  mini_batch: bool = False, left_unique_key: list[str] | None = None,
                  right_unique_key: list[str] | None = None, ttl_ms: tuple[int, int] | int = 0,
-                 clock: Callable[[], int] | None = None) -> None:
+                 clock: Callable[[], int] | None = None, vectorised: bool = True,
+                 vector_min_rows: int = VECTOR_MIN_ROWS) -> None:
         join_type = join_type.upper()
         if join_type not in JOIN_TYPES:
             raise ValueError(f"unknown join type {join_type!r}; expected one of {', '.join(JOIN_TYPES)}")
@@ -128,6 +137,10 @@ class StreamingJoin(SideStates, KernelBase):
         self.key_dtypes = list(key_dtypes) if key_dtypes is not None else None
         self.dtypes = dict(dtypes or {})
         self.mini_batch = mini_batch
+        # Join whole batches with array operations where the output can be derived (see .vector_join);
+        # False keeps every batch on the per-record path (tests compare the two).
+        self.vectorised = vectorised
+        self.vector_min_rows = vector_min_rows
         self.outer = (join_type in ("LEFT", "FULL"), join_type in ("RIGHT", "FULL"))
         self.unique_key = tuple(
             None if uk is None else [self.columns[side].index(c) for c in uk]
@@ -135,6 +148,10 @@ class StreamingJoin(SideStates, KernelBase):
         )
         self._matches = (compile_pair_condition(condition, self.columns[LEFT], self.columns[RIGHT])
                          if condition is not None else None)
+        self.condition = condition
+        self.array_condition = (compile_array_condition(condition, self.columns[LEFT], self.columns[RIGHT])
+                                if condition is not None else None)
+        self.condition_columns = condition_columns(condition) if condition is not None else set()
         self.key_columns = [key_column(i) for i in range(len(left_keys))]
         ttl = (ttl_ms, ttl_ms) if isinstance(ttl_ms, int) else tuple(ttl_ms)
         if len(ttl) != 2 or any(t < 0 for t in ttl):
@@ -184,9 +201,14 @@ class StreamingJoin(SideStates, KernelBase):
 
     def process_sides(self, left: pd.DataFrame | None, right: pd.DataFrame | None, state: KeyedState) -> pd.DataFrame:
         """Join one batch of each input (either may be None or empty); return the changes emitted."""
-        records = (self._records(LEFT, left), self._records(RIGHT, right))
         # Row write times only with a TTL (without one the state keeps its old layout and never reads them).
         self._now = int(self.clock()) if any(self.ttl_ms) else 0
+        rows = (0 if left is None else len(left)) + (0 if right is None else len(right))
+        if self.vectorised and not self.mini_batch and rows >= self.vector_min_rows:
+            joined = join_batch(self, left, right, state)
+            if joined is not None:
+                return joined
+        records = (self._records(LEFT, left), self._records(RIGHT, right))
         keys = list(dict.fromkeys(r.key for side in records for r in side if not r.null_key))
         key_frame = self._key_frame(keys)
         stores = (self._load(state, LEFT, key_frame), self._load(state, RIGHT, key_frame))

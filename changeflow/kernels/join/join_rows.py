@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from changeflow.kernels.changelog import KIND, SEQ, SUB
+from changeflow.kernels.changelog import DELETE, INSERT, KIND, SEQ, SUB
 from changeflow.kernels.frames import column
 
 if TYPE_CHECKING:
@@ -108,3 +108,18 @@ def array(values: list[Any], dtype: Any) -> Any:
     if str(dtype) in ("float64", "float32"):
         return np.array([np.nan if v is None else v for v in values], dtype=dtype)
     return pd.array(values, dtype=dtype)
+
+
+def checked_side(frame: pd.DataFrame, columns: list[str], name: str) -> tuple[pd.DataFrame, np.ndarray]:
+    """A join side's batch in arrival order and its kinds, after checking its columns and kinds
+    (``name``: the side's state table, named in the errors)."""
+    missing = [c for c in columns + [KIND, SEQ, SUB] if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{name} join input lacks columns {missing}; it has {list(frame.columns)}")
+    frame = frame.sort_values([SEQ, SUB], kind="stable", ignore_index=True)
+    kinds = frame[KIND].to_numpy(dtype=np.int64)
+    bad = (kinds < INSERT) | (kinds > DELETE)
+    if bad.any():
+        raise ValueError(f"{name} join input has a record with unknown _kind {kinds[bad][0]}: "
+                         f"{frame[bad].iloc[0].to_dict()}")
+    return frame, kinds

@@ -71,7 +71,7 @@ from changeflow.kernels.changelog import DELETE, INSERT, KIND, SEQ, SUB
 from changeflow.kernels.join.bundle import Record, fold_bundle
 from changeflow.kernels.join.condition import compile_pair_condition
 from changeflow.kernels.join.condition_arrays import compile_array_condition, condition_columns
-from changeflow.kernels.join.join_rows import JoinOutput, add_copy, python_values, retract_copy, tuples
+from changeflow.kernels.join.join_rows import JoinOutput, add_copy, checked_side, python_values, retract_copy, tuples
 from changeflow.kernels.join.vector_join import join_batch
 from changeflow.kernels.join.join_state import ASSOC, COUNT, LEFT, RIGHT, SIDE, TABLES, TS, SideStates, key_column
 from changeflow.kernels.contract import KernelBase, wall_clock
@@ -309,16 +309,7 @@ class StreamingJoin(SideStates, KernelBase):
     def _records(self, side: int, frame: pd.DataFrame | None) -> list[Record]:
         if frame is None or not len(frame):
             return []
-        name = TABLES[side]
-        missing = [c for c in self.columns[side] + [KIND, SEQ, SUB] if c not in frame.columns]
-        if missing:
-            raise ValueError(f"{name} join input lacks columns {missing}; it has {list(frame.columns)}")
-        frame = frame.sort_values([SEQ, SUB], kind="stable", ignore_index=True)
-        kinds = frame[KIND].to_numpy(dtype=np.int64)
-        bad = (kinds < INSERT) | (kinds > DELETE)
-        if bad.any():
-            raise ValueError(f"{name} join input has a record with unknown _kind {kinds[bad][0]}: "
-                             f"{frame[bad].iloc[0].to_dict()}")
+        frame, kinds = checked_side(frame, self.columns[side], TABLES[side])
         rows = tuples(frame, self.columns[side])
         key_values = []
         nulls = np.zeros(len(frame), dtype=bool)  # whether a record has a null key (it matches nothing)

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from changeflow.kernels.changelog import DELETE, INSERT, KIND, SEQ, SUB, UPDATE_BEFORE
+from changeflow.kernels.changelog import DELETE, KIND, SEQ, SUB, UPDATE_BEFORE
 from changeflow.kernels.frames import column, select
-from changeflow.kernels.join.join_rows import array
+from changeflow.kernels.join.join_rows import array, checked_side
 from changeflow.kernels.join.join_state import ASSOC, COUNT, TABLES, TS
 
 if TYPE_CHECKING:
@@ -60,16 +60,7 @@ def side_batch(join: "StreamingJoin", side: int, frame: pd.DataFrame | None) -> 
         keys = pd.DataFrame({n: pd.Series([], dtype=object) for n in names})
         return SideBatch(pd.DataFrame({c: [] for c in join.columns[side]}), empty, empty,
                          np.zeros(0, dtype=bool), keys)
-    name = TABLES[side]
-    missing = [c for c in join.columns[side] + [KIND, SEQ, SUB] if c not in frame.columns]
-    if missing:
-        raise ValueError(f"{name} join input lacks columns {missing}; it has {list(frame.columns)}")
-    frame = frame.sort_values([SEQ, SUB], kind="stable", ignore_index=True)
-    kinds = frame[KIND].to_numpy(dtype=np.int64)
-    bad = (kinds < INSERT) | (kinds > DELETE)
-    if bad.any():
-        raise ValueError(f"{name} join input has a record with unknown _kind {kinds[bad][0]}: "
-                         f"{frame[bad].iloc[0].to_dict()}")
+    frame, kinds = checked_side(frame, join.columns[side], TABLES[side])
     nulls = np.zeros(len(frame), dtype=bool)
     keys = {}
     for i, k in enumerate(join.keys[side]):

@@ -23,35 +23,14 @@ import pandas as pd
 
 from changeflow.kernels.aggregate.keys import KeyIndex
 from changeflow.kernels.changelog import DELETE, FANOUT, INSERT, SEQ, SUB, UPDATE_AFTER, UPDATE_BEFORE, sort_changes
-from changeflow.kernels.contract import KernelBase
-from changeflow.kernels.rank.rows import check_dedup_columns, check_input, row_tuples, rows_at_hand, stamped_output
-
-TABLE = "normalize_last"
+from changeflow.kernels.normalize import TABLE, ChangelogNormalize
+from changeflow.kernels.rank.rows import check_input, row_tuples, rows_at_hand, stamped_output
 
 
-class RowwiseChangelogNormalize(KernelBase):
-    """The last row per key of ``keys``, decided one change at a time (the reference; same options and
-    state table as :class:`~changeflow.kernels.normalize.ChangelogNormalize`)."""
 
-    def __init__(self, columns: list[str], keys: list[str], *, generate_update_before: bool = True,
-                 mini_batch: bool = False, state_ttl: bool = False, drop_update_before: bool = False) -> None:
-        self.columns = list(columns)
-        self.keys = list(keys)
-        check_dedup_columns(self.columns, self.keys)
-        self.generate_update_before = generate_update_before
-        self.mini_batch = mini_batch
-        self.state_ttl = state_ttl
-        self.drop_update_before = drop_update_before
-        self._stored = self.keys + [c for c in self.columns if c not in self.keys]
-
-    @property
-    def operator_name(self) -> str:
-        return "ChangelogNormalize"
-
-    @property
-    def state_tables(self) -> list[str]:
-        """One table: each key's last row."""
-        return [TABLE]
+class RowwiseChangelogNormalize(ChangelogNormalize):
+    """The last row per key of ``keys``, decided one change at a time (the reference; the options,
+    state table and everything but :meth:`process` are :class:`~changeflow.kernels.normalize.ChangelogNormalize`'s)."""
 
     def process(self, batch: pd.DataFrame, state) -> pd.DataFrame:
         """Fold one changelog batch into ``state``; return the retract changelog it emits."""

@@ -109,12 +109,9 @@ class RowtimeDeduplicate(KernelBase):
         before[1:] = running[:-1]
         first = np.ones(len(order), dtype=bool)
         first[1:] = sorted_codes[1:] != sorted_codes[:-1]
-        before[first] = initial[sorted_codes[first]]
-        start = initial[sorted_codes]
-        has_start = ~np.isnan(start)
-        combined = np.fmax(before, start) if self.keep_last else np.fmin(before, start)
-        before = np.where(has_start, combined, before)
-        return order, sorted_codes, sorted_times, before, first
+        before[first] = np.nan
+        start = initial[sorted_codes]  # fmax/fmin take the other value where one is NaN
+        return order, sorted_codes, sorted_times, np.fmax(before, start) if self.keep_last else np.fmin(before, start)
 
     def _keeps(self, times: np.ndarray, best: np.ndarray) -> np.ndarray:
         """Whether a row of time ``times`` replaces its key's row of time ``best`` (Flink's shouldKeepCurrentRow)."""
@@ -136,7 +133,7 @@ class RowtimeDeduplicate(KernelBase):
             initial[at] = epoch_ms(stored[self.time])
             stored_of_key[at] = np.arange(n_stored)
         times = epoch_ms(batch[self.time])
-        order, sorted_codes, sorted_times, best, _ = self._running_best(times, codes, initial)
+        order, sorted_codes, sorted_times, best = self._running_best(times, codes, initial)
         kept = self._keeps(sorted_times, best)
         if not kept.any():
             return stamped_output(batch, self.columns, empty, empty, empty, empty)
@@ -184,7 +181,7 @@ class RowtimeDeduplicate(KernelBase):
         initial = np.full(keys.size, np.nan)
         if len(pending):
             initial[keys.lookup(pending)] = epoch_ms(pending[self.time])
-        order, sorted_codes, sorted_times, best, _ = self._running_best(times, codes, initial)
+        order, sorted_codes, sorted_times, best = self._running_best(times, codes, initial)
         kept = self._keeps(sorted_times, best) & ~done[sorted_codes]
         if not kept.any():
             return

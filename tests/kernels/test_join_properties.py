@@ -26,13 +26,18 @@ VALUES = st.one_of(st.none(), st.integers(0, 3))
 
 
 @st.composite
-def changelogs(draw, unique_left: bool = False):
-    """Batches of (side, kind, k, v) changes that never retract a row the side does not hold."""
+def changelogs(draw, unique_left: bool = False, *, retract: bool = True, insert_kinds=("+I", "+U"),
+               max_batches: int = 6, max_rows: int = 8):
+    """Batches of (side, kind, k, v) changes that never retract a row the side does not hold.
+
+    ``unique_left``: the left side is an upsert stream of its key k; ``retract`` False: the
+    other rows are only added, with a kind of ``insert_kinds``.
+    """
     held = ([], [])
     batches = []
-    for _ in range(draw(st.integers(1, 6))):
+    for _ in range(draw(st.integers(1, max_batches))):
         batch = []
-        for _ in range(draw(st.integers(1, 8))):
+        for _ in range(draw(st.integers(1, max_rows))):
             side = draw(st.integers(0, 1))
             if unique_left and side == 0:
                 k = draw(st.integers(0, 2))
@@ -49,14 +54,14 @@ def changelogs(draw, unique_left: bool = False):
                     held[0].append(new)
                     batch.append((0, "+I", *new))
                 continue
-            if held[side] and draw(st.booleans()):
+            if retract and held[side] and draw(st.booleans()):
                 row = draw(st.sampled_from(held[side]))
                 held[side].remove(row)
                 batch.append((side, draw(st.sampled_from(["-D", "-U"])), *row))
             else:
                 row = (draw(KEYS), draw(VALUES))
                 held[side].append(row)
-                batch.append((side, draw(st.sampled_from(["+I", "+U"])), *row))
+                batch.append((side, draw(st.sampled_from(list(insert_kinds))), *row))
         batches.append(batch)
     return batches, held
 

@@ -23,9 +23,7 @@ from changeflow.testing.harness import KernelHarness, materialize
 
 from join_helpers import COLUMNS, left, right
 from test_join_properties import CONDITIONS, reference_join
-
-KEYS = st.one_of(st.none(), st.integers(0, 2))
-VALUES = st.one_of(st.none(), st.integers(0, 3))
+from test_join_properties import changelogs as join_changelogs
 
 
 def harness(join_type: str, condition, vectorised: bool, upsert: bool) -> KernelHarness:
@@ -38,35 +36,10 @@ def harness(join_type: str, condition, vectorised: bool, upsert: bool) -> Kernel
                                                    "v": object, "v0": object})
 
 
-@st.composite
-def changelogs(draw, upsert: bool):
+def changelogs(upsert: bool):
     """Batches of (side, kind, k, v): insert-only, or the left side an upsert stream of its key k."""
-    held: tuple[list, list] = ([], [])
-    batches = []
-    for _ in range(draw(st.integers(1, 5))):
-        batch = []
-        for _ in range(draw(st.integers(1, 10))):
-            side = draw(st.integers(0, 1))
-            if upsert and side == 0:
-                k = draw(st.integers(0, 2))
-                old = [r for r in held[0] if r[0] == k]
-                new = (k, draw(VALUES))
-                if old and draw(st.booleans()):
-                    held[0].remove(old[0])
-                    batch.append((0, "-D", *old[0]))
-                elif old:
-                    held[0].remove(old[0])
-                    held[0].append(new)
-                    batch += [(0, "-U", *old[0]), (0, "+U", *new)]
-                else:
-                    held[0].append(new)
-                    batch.append((0, "+I", *new))
-                continue
-            row = (draw(KEYS), draw(VALUES))
-            held[side].append(row)
-            batch.append((side, draw(st.sampled_from(["+I", "+U"])) if not upsert else "+I", *row))
-        batches.append(batch)
-    return batches, held
+    return join_changelogs(unique_left=upsert, retract=False, insert_kinds=("+I",) if upsert else ("+I", "+U"),
+                           max_batches=5, max_rows=10)
 
 
 def check(join_type, condition_name, log, upsert):

@@ -189,6 +189,21 @@ class WatermarkAssigner(_OneInput, _DeclaredSchema):
     out_schema: Schema
 
 
+@dataclass(frozen=True, eq=False)
+class ProcessingTimeAssigner(WatermarkAssigner):
+    """The wall clock as a watermark, under a window TVF over a ``PROCTIME()`` attribute.
+
+    Flink fires a processing-time window on a timer at its end. changeflow gives a
+    micro-batch's rows one processing time ``t`` (Spark's batch timestamp, which
+    ``PROCTIME()`` compiles to) and, after them, the watermark ``t - 1 ms``: every
+    later row has a larger time, so the windows that end by ``t`` are complete and
+    fire, and none of the batch's own rows is late. The rest of event time (watermark
+    rows, their numbering per scan, the window kernels) is shared. The output keeps
+    ``rowtime`` a processing-time attribute; EXPLAIN does not print the node (Flink's
+    plan has no assigner here).
+    """
+
+
 def assign_watermark(plan: PlanNode, rowtime: str, expression: Expression, text: str) -> WatermarkAssigner:
     schema = tuple((n, rowtime_type(t) if n == rowtime else t) for n, t in plan.schema)
     return WatermarkAssigner(plan, rowtime, expression, text, schema)
@@ -209,20 +224,20 @@ class WindowTableFunction(_OneInput, _DeclaredSchema):
 
 
 def window_table_function(plan: PlanNode, time_column: str, window: WindowSpec) -> WindowTableFunction:
-    """The window TVF over ``plan``; the time column must be a rowtime attribute (PlanError otherwise)."""
+    """The window TVF over ``plan``; the time column must be a rowtime or processing-time attribute.
+
+    Over a processing-time attribute the input gets a :class:`ProcessingTimeAssigner`.
+    """
     from changeflow.common.types import DataTypes
-    from changeflow.plan.type_inference import PlanError, is_proctime
+    from changeflow.plan.type_inference import PlanError, is_proctime, proctime_type
 
     types = plan.type_map()
     if time_column not in types:
         raise PlanError(f"Unknown column '{time_column}' in the DESCRIPTOR of {window.kind}; "
                         f"available: {', '.join(types)}")
     t = types[time_column]
-    if is_proctime(t):
-        # Flink windows by the wall clock here; changeflow's windows fire on watermarks only.
-        raise PlanError(f"{window.kind} over the processing-time attribute '{time_column}' (a processing-time "
-                        "window TVF) is not supported; declare a WATERMARK and window by a rowtime attribute")
-    if not is_time_attribute(plan, time_column):
+    proctime = is_proctime(t)
+    if not proctime and not is_time_attribute(plan, time_column):
         raise PlanError(f"The window function requires the timecol is a time attribute type, but is "
                         f"{plain_time(t)} (column '{time_column}' of {window.kind}; declare a WATERMARK on it)")
     for name in WINDOW_COLUMNS:
@@ -233,8 +248,10 @@ def window_table_function(plan: PlanNode, time_column: str, window: WindowSpec) 
             raise PlanError(f"Unknown column '{key}' in the PARTITION BY of {window.kind}; "
                             f"available: {', '.join(types)}")
     bound = DataTypes.TIMESTAMP(3, nullable=False)
-    window_time = rowtime_type(DataType(t.root, False, (3,)))
+    window_time = proctime_type() if proctime else rowtime_type(DataType(t.root, False, (3,)))
     added = (("window_start", bound), ("window_end", bound), ("window_time", window_time))
+    if proctime:
+        plan = ProcessingTimeAssigner(plan, time_column, Column(time_column), "PROCTIME()", plan.schema)
     return WindowTableFunction(plan, time_column, window, plan.schema + added)
 
 
@@ -283,6 +300,6 @@ def window_lineage(node: PlanNode) -> dict[str, tuple[str, WindowSpec]]:
     return {}
 
 
-__all__ = ["ROWTIME_MARKER", "WINDOW_COLUMNS", "WatermarkAssigner", "WindowAggregate", "WindowSpec",
-           "WindowTableFunction", "assign_watermark", "is_rowtime", "is_time_attribute", "plain_time",
+__all__ = ["ROWTIME_MARKER", "WINDOW_COLUMNS", "ProcessingTimeAssigner", "WatermarkAssigner", "WindowAggregate",
+           "WindowSpec", "WindowTableFunction", "assign_watermark", "is_rowtime", "is_time_attribute", "plain_time",
            "rowtime_type", "window_lineage", "window_table_function"]

@@ -61,7 +61,7 @@ from dataclasses import dataclass, replace
 from changeflow.kernels.aggregate.local import partial_fields
 from changeflow.plan import correlate
 from changeflow.plan.flush_policy import FlushPolicy
-from changeflow.plan.event_time import WatermarkAssigner, WindowAggregate, WindowTableFunction
+from changeflow.plan.event_time import ProcessingTimeAssigner, WatermarkAssigner, WindowAggregate, WindowTableFunction
 from changeflow.plan.over import OverAggregate, describe_over
 from changeflow.plan.window_ops import (WINDOW_OPERATORS, WindowDeduplicate, WindowRank, describe_window_op,
                                         exchange_keys)
@@ -91,8 +91,7 @@ class ExplainSettings:
     cdc_events_duplicate: bool = False     # table.exec.source.cdc-events-duplicate
 
     def planner(self) -> PlannerSettings:
-        flush = None if self.flush_interval_ms is None else FlushPolicy(self.flush_interval_ms,
-                                                                         self.flush_memory_only)
+        flush = None if self.flush_interval_ms is None else FlushPolicy(self.flush_interval_ms, self.flush_memory_only)
         return PlannerSettings(self.streaming, self.mini_batch, self.mini_batch_latency_ms, self.mini_batch_size,
                                self.agg_phase_strategy, flush, self.state_ttl_ms,
                                distinct_agg_split=self.distinct_agg_split,
@@ -124,6 +123,8 @@ def explain(root: PlanNode, settings: ExplainSettings | None = None) -> str:
         return emit(prefix, connector, with_mode(f"Exchange(distribution=[{dist}])", mode))
 
     def visit(node: PlanNode, prefix: str, connector: str) -> None:
+        if isinstance(node, ProcessingTimeAssigner):
+            return visit(node.input, prefix, connector)   # Flink's plan has no node for the wall clock
         split = isinstance(node, Aggregate) and node.traits.two_phase
         describe = _describe_global(node) if isinstance(node, Aggregate) and split else describe_node(node)
         describe = _with_state_ttl(describe, node)
@@ -294,7 +295,7 @@ def _sink_keys(node: Sink) -> str:
     elif not node.input.traits.changelog_mode.insert_only:
         keys = node.input.traits.upsert_keys
         if keys:
-            text += f", upsertKeys=[{', '.join(f'[{_names_of(k)}]' for k in keys)}]"
+            text += ", upsertKeys=[" + ", ".join(f"[{', '.join(k)}]" for k in keys) + "]"
     if node.conflict is not None and node.traits.streaming:
         text += f", conflictStrategy=[{node.conflict}]"
     return text
@@ -302,9 +303,9 @@ def _sink_keys(node: Sink) -> str:
 
 def _describe_materializer(node: UpsertMaterialize) -> str:
     """The sink upsert materializer: its key, the input's upsert key, strategy and conflict mode."""
-    parts = [f"pk=[{_names_of(node.primary_key)}]"]
+    parts = [f"pk=[{', '.join(node.primary_key)}]"]
     if node.upsert_key is not None:
-        parts.append(f"upsertKey=[{_names_of(node.upsert_key)}]")
+        parts.append(f"upsertKey=[{', '.join(node.upsert_key)}]")
     parts.append(f"strategy=[{node.strategy}]")
     if node.strategy == "ADAPTIVE":
         parts.append(f"thresholds=[high={node.threshold_high}, low={node.threshold_low}]")
@@ -312,10 +313,6 @@ def _describe_materializer(node: UpsertMaterialize) -> str:
     if node.ttl_ms:
         parts.append(f"stateTtl=[{node.ttl_ms}ms]")
     return f"SinkMaterializer({', '.join(parts)})"
-
-
-def _names_of(columns: tuple[str, ...]) -> str:
-    return ", ".join(columns)
 
 
 def _describe_join(node: Join) -> str:

@@ -20,9 +20,9 @@ def test_rules_run_in_their_declared_order():
     # the distinct split, ChangelogNormalize after changelog sources) run before those that annotate it;
     # interval joins before the materializer, which reads the query's changelog mode; what a
     # ChangelogNormalize's consumer needs once the sinks are planned.
-    assert names[:14] == ["sort_limit", "changelog_normalize", "interval_join", "temporal_join", "sink_materialize",
+    assert names[:15] == ["sort_limit", "changelog_normalize", "interval_join", "temporal_join", "sink_materialize",
                           "normalize_consumers", "window_aggregate", "over_aggregate", "window_join", "split_distinct",
-                          "window_rank", "rowtime_deduplicate", "runtime_mode", "changelog_mode"]
+                          "window_rank", "rowtime_deduplicate", "proctime_window", "runtime_mode", "changelog_mode"]
     assert names.index("agg_phase") > names.index("changelog_mode")  # two phases read the input's mode
     assert [r.order for r in RULES] == sorted(r.order for r in RULES)
 
@@ -55,5 +55,5 @@ def test_an_unknown_rule_is_refused_by_name():
     with pytest.raises(ValueError, match="no planner rule 'watermarks'; rules: sort_limit, changelog_normalize, "
                                          "interval_join, temporal_join, sink_materialize, normalize_consumers, "
                                          "window_aggregate, over_aggregate, window_join, split_distinct, window_rank, "
-                                         "rowtime_deduplicate, runtime_mode"):
+                                         "rowtime_deduplicate, proctime_window, runtime_mode"):
         optimize(SOURCE, PlannerSettings(), until="watermarks")

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from changeflow.plan.event_time import WatermarkAssigner, WindowAggregate
+from changeflow.plan.event_time import ProcessingTimeAssigner, WatermarkAssigner, WindowAggregate
 from changeflow.plan.nodes import PlanNode, Source
 from changeflow.plan.physical import annotate, with_inputs
 from changeflow.plan.rules import Rule
@@ -46,7 +46,8 @@ def apply(plan: PlanNode, settings: Any) -> PlanNode:
         key = (id(node), row_time, under_watermark)
         if key not in done:
             below = row_time or isinstance(node, _NEEDS_WATERMARK)
-            is_assigner = isinstance(node, WatermarkAssigner)
+            # A processing-time window's assigner is the wall clock: its mini-batches are ProcTime ones.
+            is_assigner = isinstance(node, WatermarkAssigner) and not isinstance(node, ProcessingTimeAssigner)
             inputs = tuple(visit(c, below, is_assigner) for c in node.inputs)
             values: dict[str, Any] = {"mini_batch": True}
             if is_assigner or (isinstance(node, Source) and not under_watermark):

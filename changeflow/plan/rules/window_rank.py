@@ -49,8 +49,8 @@ def window_rank(node: Rank) -> PlanNode | None:
     if len(node.order_by) == 1 and constant:
         time = node.order_by[0][0]
         if is_proctime(node.input.type_map()[time]):
-            raise PlanError(f"window deduplication ordered by the processing-time attribute '{time}' is not "
-                            f"supported (only a rowtime attribute)")
+            raise PlanError(f"Processing time Window Deduplication is not supported yet (ordered by the "
+                            f"PROCTIME() attribute '{time}'; order by a rowtime attribute)")
         if is_time_attribute(node.input, time):
             plan: PlanNode = WindowDeduplicate(node.input, keys, not node.order_by[0][1], time, window, start, end)
             return with_constant_rank(plan, node)

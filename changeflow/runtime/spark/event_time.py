@@ -40,7 +40,7 @@ from changeflow.common.types import DataType
 from changeflow.kernels.aggregate.window_agg import WindowAggregate as WindowAggregateKernel
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.window.session_tvf import SessionWindowTableFunction
-from changeflow.plan.event_time import WatermarkAssigner, WindowAggregate, WindowTableFunction
+from changeflow.plan.event_time import ProcessingTimeAssigner, WatermarkAssigner, WindowAggregate, WindowTableFunction
 from changeflow.plan.nodes import PlanNode, Source
 from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.control_rows import CONTROL, MAX_ASSIGNERS, WATERMARK
@@ -149,8 +149,13 @@ def watermark_stream(frame: DataFrame, node: WatermarkAssigner, number: int, int
     """``frame`` (the assigner's input changelog) with its watermark rows: see :func:`emitted_watermarks`."""
     types = node.input.type_map()
     value = compile_expr(node.expression, types)
+    millis = epoch_ms(value, types[node.rowtime])
+    if isinstance(node, ProcessingTimeAssigner):
+        # A micro-batch's rows share one processing time t; later rows have a larger one, so the
+        # windows ending by t are complete, and t - 1 ms leaves every row of the batch on time.
+        millis = millis - 1
     # Control rows (null values) give a null watermark, which the running maximum skips.
-    with_value = frame.withColumn(_WATERMARK_VALUE, epoch_ms(value, types[node.rowtime]).cast("long"))
+    with_value = frame.withColumn(_WATERMARK_VALUE, millis.cast("long"))
     names = frame.columns
     schema = T.StructType([T.StructField(f.name, f.dataType, True) for f in frame.schema.fields])
     kind = WATERMARK + number

@@ -18,6 +18,11 @@ SCRIPT_DIR = os.path.join(ROOT, "conformance", "sql_client_scripts")
 GOLDENS = os.path.join(ROOT, "conformance", "goldens", "sql_client")
 SCRIPTS = sorted(name[:-4] for name in os.listdir(SCRIPT_DIR) if name.endswith(".sql"))
 
+# The shell tests start Spark in a child process (no fixture to mark them by): marked here, they need Java
+# as the `spark` marker says, and they run among the Spark tests, early, not among the fast tests at the
+# end of a run, where a test of a minute kept one test process busy after the other had finished.
+pytestmark = pytest.mark.spark
+
 
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_a_script_prints_what_flinks_sql_client_prints(stream_env, script):

@@ -145,6 +145,8 @@ def cluster():
             "spark.executor.cores": "1",
             "spark.cores.max": "2",
             "spark.sql.shuffle.partitions": "2",
+            # The quick JIT compiler only, as every test JVM (tests/conftest.py's TEST_JVM_OPTIONS).
+            "spark.executor.extraJavaOptions": os.environ.get("SPARK_SUBMIT_OPTS", ""),
         }, ship_package=False)  # shipped by the first environment given this session
         before = _executors_import_changeflow(spark)
         yield Cluster(spark, root, before)

@@ -219,6 +219,7 @@ def main(argv=None) -> int:
     parser.add_argument("--checks-from", action="append", default=[],
                         help="with --check-events 0: take each query's result check from this earlier report "
                              "(a run over the same check events; repeatable, the first with a query's check wins)")
+    parser.add_argument("--checks-only", action="store_true", help="run only the result checks (no timed runs)")
     parser.add_argument("--out", default=RESULT, help="the report's path (default: %(default)s)")
     parser.add_argument("names", nargs="*", default=W.QUERIES, metavar="query")
     args = parser.parse_args(argv)
@@ -243,6 +244,8 @@ def main(argv=None) -> int:
     load.start()
     started = time.perf_counter()
     modes = ("blackhole", "collect") if args.check_events else ("blackhole",)
+    if args.checks_only:
+        modes = ("collect",)
     try:
         if not os.path.exists(paths["events"]):
             t0 = time.perf_counter()

@@ -36,6 +36,8 @@ def redundant_zips() -> list[str]:
     import pyspark
     from py4j.version import __version__ as py4j_version
 
+    if pyspark.__file__ is None:  # not a package on disk: nothing of it to compare the zips with
+        return []
     lib = os.path.join(os.path.dirname(os.path.abspath(pyspark.__file__)), "python", "lib")
     out = [os.path.join(lib, "pyspark.zip"), os.path.join(lib, f"py4j-{py4j_version}-src.zip")]
     return [p for p in out if os.path.exists(p)]

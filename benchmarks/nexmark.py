@@ -8,6 +8,10 @@ https://github.com/nexmark/nexmark, not shipped here)::
         [--parallelism 2] [q0 q5 ...]
     .venv/bin/python benchmarks/nexmark.py --table   # the results as docs/benchmarks.md's table
 
+``--checks-only`` runs only the result checks; ``--checks-from REPORT`` (with ``--check-events 0``)
+takes them from such a run's report; ``--out`` writes the report elsewhere (several processes
+at once, each over its own queries; docs/benchmarks.md says how the last run was split).
+
 1. Generates ``--events`` events once with changeflow's Nexmark generator
    (``nexmark_workload.write_events``: nexmark's proportions, 10,000 events per second of
    event time, a fixed base time) into one JSON-lines file, and ``--check-events`` more

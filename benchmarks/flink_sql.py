@@ -11,7 +11,9 @@ runtime mode, creates the filesystem source tables over the CSV copy (Flink 2.3'
 distribution has no Parquet format), a blackhole sink, and times
 ``execute_sql("INSERT INTO sink ...").wait()``: job submission, reading, processing and
 finishing, i.e. rows/s including job time (the JVM start is before the clock).
-Writes ``benchmarks/results/sql_flink.json`` with sizes, seconds and rows/s only.
+Writes ``benchmarks/results/sql_flink.json`` with sizes, seconds, rows/s, CPU seconds (the
+process tree: the Python client and its JVM) and rows per CPU-second; results already in the
+file for the workloads and modes not rerun are kept.
 """
 
 from __future__ import annotations
@@ -29,11 +31,13 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 from benchmarks import sql_workload as W  # noqa: E402
+from benchmarks.nexmark_workload import load_average, tree_cpu_seconds  # noqa: E402
 
 RESULT = os.path.join(ROOT, "benchmarks", "results", "sql_flink.json")
 
 
-def run(paths, workload: str, mode: str, parallelism: int) -> float:
+def run(paths, workload: str, mode: str, parallelism: int) -> tuple[float, float]:
+    """Seconds and CPU seconds (this process tree: the Python client and its JVM) of one run."""
     from pyflink.table import EnvironmentSettings, TableEnvironment
 
     settings = (EnvironmentSettings.in_batch_mode() if mode == "batch"
@@ -45,9 +49,9 @@ def run(paths, workload: str, mode: str, parallelism: int) -> float:
     for name in W.WORKLOADS[workload]["inputs"]:
         t_env.execute_sql(W.create_table_sql(name, paths[name]["csv"], "csv"))
     t_env.execute_sql(W.create_sink_sql(workload))
-    start = time.perf_counter()
+    cpu, start = tree_cpu_seconds(), time.perf_counter()
     t_env.execute_sql(W.insert_sql(workload)).wait()
-    return time.perf_counter() - start
+    return time.perf_counter() - start, tree_cpu_seconds() - cpu
 
 
 def main(argv=None) -> int:
@@ -70,16 +74,23 @@ def main(argv=None) -> int:
                   "users_distinct": W.users_layout()[0], "users_later_versions": W.users_layout()[1],
                   "groups": W.GROUPS, "top_n": W.TOP_N, "modes": W.MODES,
                   "queries": {}, "results": {}}
+        if os.path.exists(RESULT):  # the measurements not rerun are kept
+            with open(RESULT, encoding="utf-8") as f:
+                previous = json.load(f)
+            report["queries"].update(previous.get("queries", {}))
+            report["results"].update(previous.get("results", {}))
         for workload in args.workloads:
             report["queries"][workload] = W.WORKLOADS[workload]["query"]
             for mode in args.modes:
-                seconds = [run(paths, workload, mode, args.parallelism) for _ in range(args.runs)]
-                best = min(seconds)
+                runs = [run(paths, workload, mode, args.parallelism) for _ in range(args.runs)]
+                best, cpu = min(runs)
                 rows = W.input_rows(workload)
                 report["results"][f"{workload}/{mode}"] = {
                     "input_rows": rows, "seconds": round(best, 2),
-                    "runs_seconds": [round(s, 2) for s in seconds],
-                    "rows_per_s": round(rows / best)}
+                    "runs_seconds": [round(s, 2) for s, _ in runs],
+                    "rows_per_s": round(rows / best), "cpu_seconds": round(cpu, 2),
+                    "rows_per_cpu_s": round(rows / cpu) if cpu > 0 else None,
+                    "load_average": load_average()}
                 print(f"{workload} {mode}: {best:.1f} s, {rows / best:,.0f} rows/s", flush=True)
         os.makedirs(os.path.dirname(RESULT), exist_ok=True)
         with open(RESULT, "w", encoding="utf-8") as f:

@@ -8,6 +8,10 @@ https://github.com/nexmark/nexmark, not shipped here)::
         [--parallelism 2] [q0 q5 ...]
     .venv/bin/python benchmarks/nexmark.py --table   # the results as docs/benchmarks.md's table
 
+``--checks-only`` runs only the result checks; ``--checks-from REPORT`` (with ``--check-events 0``)
+takes them from such a run's report; ``--out`` writes the report elsewhere (several processes
+at once, each over its own queries; docs/benchmarks.md says how the last run was split).
+
 1. Generates ``--events`` events once with changeflow's Nexmark generator
    (``nexmark_workload.write_events``: nexmark's proportions, 10,000 events per second of
    event time, a fixed base time) into one JSON-lines file, and ``--check-events`` more
@@ -76,7 +80,7 @@ def changeflow_run(spark, args, paths: dict, query: str, mode: str) -> dict:
     if mode == "collect":
         with t_env.execute_sql(W.select_of(insert)).collect() as rows:
             changes = [(_KINDS[r.get_row_kind().name], tuple(r)) for r in rows]
-        return {"rows": W.encode(W.materialize(changes))}
+        return {"rows": W.encode(W.materialize(changes, W.UPSERT_KEYS.get(query)))}
     cpu, start = W.tree_cpu_seconds(), time.perf_counter()
     t_env.execute_sql(insert).wait()
     return {"seconds": time.perf_counter() - start, "cpu_seconds": W.tree_cpu_seconds() - cpu}
@@ -127,9 +131,12 @@ def check(query: str, ours: dict, theirs: dict) -> dict:
     if query in W.NONDETERMINISTIC:
         return {"outcome": "not compared", "reason": W.NONDETERMINISTIC[query]}
     if "error" in ours or "error" in theirs:
+        # the collect run's own error: it can fail where the timed run did not
         return {"outcome": "not compared", "reason": "; ".join(
             f"{'not run' if r['error'].startswith('not run') else 'fails'} on {name}"
-            for name, r in (("changeflow", ours), ("Flink", theirs)) if "error" in r)}
+            for name, r in (("changeflow", ours), ("Flink", theirs)) if "error" in r),
+                "errors": {name: r["error"] for name, r in (("changeflow", ours), ("Flink", theirs))
+                           if "error" in r}}
     a = {json.dumps(r): n for r, n in ours["rows"]}
     b = {json.dumps(r): n for r, n in theirs["rows"]}
     rows = sum(b.values())
@@ -195,6 +202,8 @@ def markdown_table(report: dict) -> str:
         for engine, result in (("changeflow", ours), ("Flink", theirs)):
             if "error" in result and _failed(result) == "fails":
                 notes.append(f"- {q} on {engine}: {_reason(result)}")
+            elif engine in check.get("errors", {}) and _failed({"error": check["errors"][engine]}) == "fails":
+                notes.append(f"- {q} on {engine}, the check run: {_reason({'error': check['errors'][engine]})}")
     return "\n".join(lines) + "\n\nWhy a query does not run (the error's first line):\n\n" + "\n".join(notes)
 
 
@@ -211,6 +220,11 @@ def main(argv=None) -> int:
                                            "files already there are used)")
     parser.add_argument("--flink-results", help="do not start Flink: take its figures from this file, which a "
                                                 "nexmark_flink.py started separately over --data's files writes")
+    parser.add_argument("--checks-from", action="append", default=[],
+                        help="with --check-events 0: take each query's result check from this earlier report "
+                             "(a run over the same check events; repeatable, the first with a query's check wins)")
+    parser.add_argument("--checks-only", action="store_true", help="run only the result checks (no timed runs)")
+    parser.add_argument("--out", default=RESULT, help="the report's path (default: %(default)s)")
     parser.add_argument("names", nargs="*", default=W.QUERIES, metavar="query")
     args = parser.parse_args(argv)
     if args.table:
@@ -234,6 +248,8 @@ def main(argv=None) -> int:
     load.start()
     started = time.perf_counter()
     modes = ("blackhole", "collect") if args.check_events else ("blackhole",)
+    if args.checks_only:
+        modes = ("collect",)
     try:
         if not os.path.exists(paths["events"]):
             t0 = time.perf_counter()
@@ -271,7 +287,7 @@ def main(argv=None) -> int:
         if args.flink_results:
             flink = _read_flink(args.flink_results)
         write(report, ours, flink, args, load, started)
-        print(f"wrote {os.path.relpath(RESULT, ROOT)} in {report['total_seconds']} s")
+        print(f"wrote {args.out} in {report['total_seconds']} s")
     finally:
         load.done.set()
         if not args.data:
@@ -293,12 +309,30 @@ def _read_flink(path: str) -> dict:
 
 def write(report: dict, ours: dict, flink: dict, args, load: LoadSampler, started: float) -> None:
     report["results"] = {q: entry(q, ours, flink, args.events) for q in sorted(args.names, key=lambda q: int(q[1:]))}
+    for path in args.checks_from:
+        take_checks(report, path)
     report["load_average_1min"] = load.summary()
     report["total_seconds"] = round(time.perf_counter() - started, 1)
-    os.makedirs(os.path.dirname(RESULT), exist_ok=True)
-    with open(RESULT, "w", encoding="utf-8") as f:
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out, "w", encoding="utf-8") as f:
         json.dump(report, f, indent=1)
         f.write("\n")
+
+
+def take_checks(report: dict, path: str) -> None:
+    """The result checks of an earlier report (its check run over the same, deterministic check events):
+    the checks and the timed runs then come from two runs, which the report says."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            earlier = json.load(f)
+    except (OSError, ValueError):  # the other run may be rewriting it: the next write takes it
+        return
+    report["check_events"] = earlier.get("check_events")
+    report["checks_from"] = "an earlier run over the same check events (the timed and the check runs were separate)"
+    for q, r in report["results"].items():
+        check = earlier.get("results", {}).get(q, {}).get("check")
+        if check and "check" not in r:
+            r["check"] = check
 
 
 if __name__ == "__main__":

@@ -19,7 +19,8 @@ clock).  Modes:
 * ``streaming-minibatch``: mini-batch on (allow-latency 1 s, size 100,000 rows);
 * ``batch``: batch mode (Spark's own batch operators).
 
-Writes ``benchmarks/results/sql.json``: sizes, seconds, rows/s per workload and mode,
+Writes ``benchmarks/results/sql.json``: sizes, seconds, rows/s, CPU seconds (the process tree:
+driver, JVM, Python workers) and rows per CPU-second per workload and mode,
 and ratios: changeflow streaming vs changeflow batch, and changeflow vs Flink 2.3 for
 the same workload and mode when ``benchmarks/results/sql_flink.json`` (written by
 ``flink_sql.py``) has that figure (ratio = changeflow rows/s / Flink rows/s).  A
@@ -41,6 +42,7 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 from benchmarks import sql_workload as W  # noqa: E402
+from benchmarks.nexmark_workload import load_average, tree_cpu_seconds  # noqa: E402
 
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
 RESULT = os.path.join(RESULTS, "sql.json")
@@ -49,8 +51,9 @@ FLINK_RESULT = os.path.join(RESULTS, "sql_flink.json")
 MODES = W.MODES
 
 
-def run(spark, paths, workload: str, mode: str, fmt: str) -> float:
-    """Seconds of one ``INSERT INTO sink <query>`` on changeflow, job time included."""
+def run(spark, paths, workload: str, mode: str, fmt: str) -> tuple[float, float]:
+    """Seconds and CPU seconds (this process tree: driver, JVM, Python workers) of one
+    ``INSERT INTO sink <query>`` on changeflow, job time included."""
     from changeflow.table import EnvironmentSettings, TableEnvironment
 
     settings = (EnvironmentSettings.in_batch_mode() if mode == "batch"
@@ -61,9 +64,9 @@ def run(spark, paths, workload: str, mode: str, fmt: str) -> float:
     for name in W.WORKLOADS[workload]["inputs"]:
         t_env.execute_sql(W.create_table_sql(name, paths[name][fmt], fmt))
     t_env.execute_sql(W.create_sink_sql(workload))
-    start = time.perf_counter()
+    cpu, start = tree_cpu_seconds(), time.perf_counter()
     t_env.execute_sql(W.insert_sql(workload)).wait()
-    return time.perf_counter() - start
+    return time.perf_counter() - start, tree_cpu_seconds() - cpu
 
 
 def ratios(results: dict, flink: dict) -> dict:
@@ -80,6 +83,10 @@ def ratios(results: dict, flink: dict) -> dict:
             theirs = flink.get("results", {}).get(f"{workload}/{mode}", {}).get("rows_per_s")
             if theirs:
                 out[f"{workload}/{mode}_vs_flink"] = round(ours / theirs, 3)
+            ours_cpu = results.get(f"{workload}/{mode}", {}).get("rows_per_cpu_s")
+            theirs_cpu = flink.get("results", {}).get(f"{workload}/{mode}", {}).get("rows_per_cpu_s")
+            if ours_cpu and theirs_cpu:
+                out[f"{workload}/{mode}_vs_flink_per_cpu_s"] = round(ours_cpu / theirs_cpu, 3)
     return out
 
 
@@ -129,17 +136,18 @@ def main(argv=None) -> int:
             for mode in args.modes:
                 key = f"{workload}/{mode}"
                 try:
-                    seconds = [run(spark, paths, workload, mode, args.format)
-                               for _ in range(args.runs)]
+                    runs = [run(spark, paths, workload, mode, args.format) for _ in range(args.runs)]
                 except Exception as e:  # record, keep going with the other measurements
                     results[key] = {"input_rows": rows,
                                     "failed": f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"}
                     print(f"{key}: FAILED {results[key]['failed']}", flush=True)
                 else:
-                    best = min(seconds)
+                    best, cpu = min(runs)
                     results[key] = {"input_rows": rows, "seconds": round(best, 2),
-                                    "runs_seconds": [round(s, 2) for s in seconds],
-                                    "rows_per_s": round(rows / best)}
+                                    "runs_seconds": [round(s, 2) for s, _ in runs],
+                                    "rows_per_s": round(rows / best), "cpu_seconds": round(cpu, 2),
+                                    "rows_per_cpu_s": round(rows / cpu) if cpu > 0 else None,
+                                    "load_average": load_average()}
                     print(f"{key}: {best:.1f} s, {rows / best:,.0f} rows/s", flush=True)
                 write_report(results, args.format)  # after every measurement: a long run can stop
     finally:

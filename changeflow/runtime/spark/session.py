@@ -15,7 +15,7 @@ import threading
 from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
-from changeflow.runtime.spark import console_log, shipping, temp_root
+from changeflow.runtime.spark import console_log, shipping, temp_root, worker_python
 from changeflow.runtime.spark.connectors.kafka_source import spark_jars as kafka_jars
 from changeflow.runtime.spark.errors import FAULTHANDLER_CONFS, quiet_failure_logs
 from changeflow.runtime.spark.query_settings import (
@@ -38,7 +38,10 @@ def get_or_create(master: str = "local[*]", extra: dict[str, str] | None = None,
     ``ui`` is ``changeflow.spark.ui``: serve Spark's web UI and print its address.
     """
     with _lock:
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        if "PYSPARK_PYTHON" not in os.environ:
+            # A local session's workers import pyspark's compiled package, not its zip (.worker_python):
+            # compiling the zip made the driver-side worker of a stateful query miss Spark's 10 s start limit.
+            os.environ["PYSPARK_PYTHON"] = worker_python.launcher() if master.startswith("local") else sys.executable
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
         active = SparkSession.getActiveSession()
         if active is not None:

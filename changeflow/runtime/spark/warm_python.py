@@ -137,9 +137,12 @@ def start(directory: str) -> str:
         with open(launcher, "w") as f:  # a shell script: an interpreter's flags do not fit every shebang line
             f.write(f'#!/bin/sh\nexec {_quote(sys.executable)} -I -S {_quote(code)} "$@"\n')
         os.chmod(launcher, 0o755)
-        _servers[launcher] = subprocess.Popen(
-            [sys.executable, "-m", __name__, path], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-            env={**os.environ, "PYTHONPATH": _server_path()})
+        # The server's own output (a warning as it imports, say) goes to a file beside it, not to the program's
+        # console; a child writes to the streams its launcher was given.
+        with open(os.path.join(directory, "fork-server.log"), "ab") as log:
+            _servers[launcher] = subprocess.Popen(
+                [sys.executable, "-m", __name__, path], stdin=subprocess.PIPE, stdout=log, stderr=log,
+                env={**os.environ, "PYTHONPATH": _server_path()})
         return launcher
 
 

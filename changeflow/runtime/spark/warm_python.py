@@ -21,9 +21,12 @@ different result. A session off ``local[...]`` or a user's own session keeps its
 Python executable (its executors may not see the driver's disk, or it is the
 user's choice); ``changeflow.spark.warm-python = false`` turns it off.
 
-The server is single-threaded (a fork from a process with other threads could
-leave a lock held in the child), reaps its children, and ends when the driver's
-process does (its stdin, a pipe from the driver, closes).
+The server runs no Python thread of its own (a fork while another Python thread
+holds a lock would leave it held in the child); the native pools its imports
+start (OpenBLAS's, pyarrow's jemalloc) reset themselves in a forked child, as
+under multiprocessing's ``forkserver`` with preloaded modules. It reaps its
+children, and ends when the driver's process does (its stdin, a pipe from the
+driver, closes). A child shows the server's command line in ``ps``.
 """
 
 from __future__ import annotations

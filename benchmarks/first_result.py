@@ -3,6 +3,7 @@
 Usage (PyFlink 2.3's ``python`` first on ``PATH``, or ``--flink-python``)::
 
     .venv/bin/python benchmarks/first_result.py [--runs 3] [--rows 1000] [--out benchmarks/results/first_result.json]
+        [--without-warm-python]
 
 Two queries, each over ``--rows`` rows of ``(k STRING, v BIGINT)`` in 10 keys, parallelism 2
 (changeflow: ``local[2]``, 2 shuffle partitions, 2 state buckets):
@@ -25,7 +26,9 @@ seconds are what a loaded machine stretches least. For changeflow, Spark's split
 micro-batch (``durationMs`` of its progress: ``queryPlanning`` includes the Python process
 Spark starts on the driver per stateful operator to learn its state variables; ``addBatch``
 the tasks, state store and sink). The machine's 1-minute load average is recorded at
-each run.
+each run. ``--without-warm-python`` also runs changeflow with ``changeflow.spark.warm-python``
+off (Spark's Python processes started afresh, as before that setting), in the same run:
+``changeflow_cold_python`` in the results.
 """
 
 from __future__ import annotations
@@ -80,7 +83,7 @@ def changeflow_child(args) -> dict:
     from changeflow.runtime.spark import session
     from changeflow.table import EnvironmentSettings, TableEnvironment
 
-    spark = session.get_or_create("local[2]", {"spark.sql.shuffle.partitions": "2"})
+    spark = session.get_or_create("local[2]", {"spark.sql.shuffle.partitions": "2"}, warm=not args.no_warm_python)
     progress: list[dict] = []
 
     class Progress(StreamingQueryListener):
@@ -186,6 +189,9 @@ def main(argv=None) -> int:
     parser.add_argument("--flink-python", default=shutil.which("python") or "python",
                         help="PyFlink 2.3's interpreter (default: the first python on PATH)")
     parser.add_argument("--engine", choices=["both", "changeflow", "flink"], default="both")
+    parser.add_argument("--without-warm-python", action="store_true",
+                        help="also run changeflow with changeflow.spark.warm-python off (a baseline in the same run)")
+    parser.add_argument("--no-warm-python", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--child", choices=["changeflow", "flink"], help=argparse.SUPPRESS)
     parser.add_argument("--out", default=RESULT)
     args = parser.parse_args(argv)
@@ -195,20 +201,28 @@ def main(argv=None) -> int:
         return 0
     common = [os.path.abspath(__file__), "--runs", str(args.runs), "--rows", str(args.rows)]
     result: dict = {"rows": args.rows, "runs": args.runs, "load_1min_start": os.getloadavg()[0]}
+    if args.engine in ("both", "changeflow") and args.without_warm_python:
+        result["changeflow_cold_python"] = child([sys.executable, *common, "--child", "changeflow", "--no-warm-python"])
     if args.engine in ("both", "changeflow"):
         result["changeflow"] = child([sys.executable, *common, "--child", "changeflow"])
     if args.engine in ("both", "flink"):
         result["flink"] = child([args.flink_python, *common, "--child", "flink"])
     result["load_1min_end"] = os.getloadavg()[0]
     result["summary"] = {engine: {q: summary(result[engine][q]) for q in QUERIES}
-                         for engine in ("changeflow", "flink") if engine in result}
+                         for engine in ("changeflow_cold_python", "changeflow", "flink") if engine in result}
     if "changeflow" in result and "flink" in result:
         result["ratio_warm_first"] = {q: round(result["summary"]["changeflow"][q]["warm_first_s_median"]
                                                / result["summary"]["flink"][q]["warm_first_s_median"], 2)
                                       for q in QUERIES}
+    if "changeflow_cold_python" in result and "flink" in result:
+        result["ratio_warm_first_cold_python"] = {
+            q: round(result["summary"]["changeflow_cold_python"][q]["warm_first_s_median"]
+                     / result["summary"]["flink"][q]["warm_first_s_median"], 2) for q in QUERIES}
     print(json.dumps(result["summary"], indent=1))
     if "ratio_warm_first" in result:
         print("changeflow / Flink, warm first result:", result["ratio_warm_first"])
+    if "ratio_warm_first_cold_python" in result:
+        print("changeflow without warm Python / Flink:", result["ratio_warm_first_cold_python"])
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as f:
         json.dump(result, f, indent=1)

@@ -61,6 +61,22 @@ CHANGEFLOW_SPARK_UI = register(
     )
 )
 
+CHANGEFLOW_SPARK_WARM_PYTHON = register(
+    ConfigOption(
+        "changeflow.spark.warm-python",
+        OptionType.BOOLEAN,
+        True,
+        description=(
+            "Whether a SparkSession changeflow starts itself on a local[...] master has Spark's "
+            "Python processes (the one per stateful operator at each query start, the workers' "
+            "daemon) forked from a server process that has imported pyspark and pandas already, "
+            "instead of started afresh (seconds per query start on a loaded machine). Ignored "
+            "off local[...], for a session the user passes in, and where PYSPARK_PYTHON names "
+            "another interpreter. Read when the session is created."
+        ),
+    )
+)
+
 CHANGEFLOW_SHIP_PACKAGE = register(
     ConfigOption(
         "changeflow.ship-package",

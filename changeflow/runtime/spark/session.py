@@ -15,7 +15,7 @@ import threading
 from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
-from changeflow.runtime.spark import console_log, shipping, temp_root, worker_python
+from changeflow.runtime.spark import console_log, shipping, temp_root, warm_python, worker_python
 from changeflow.runtime.spark.connectors.kafka_source import spark_jars as kafka_jars
 from changeflow.runtime.spark.errors import FAULTHANDLER_CONFS, quiet_failure_logs
 from changeflow.runtime.spark.query_settings import (
@@ -27,7 +27,8 @@ _lock = threading.Lock()
 
 
 def get_or_create(master: str = "local[*]", extra: dict[str, str] | None = None,
-                  ship_package: bool = True, log: str | None = None, ui: bool = False) -> SparkSession:
+                  ship_package: bool = True, log: str | None = None, ui: bool = False,
+                  warm: bool = True) -> SparkSession:
     """A SparkSession able to run changeflow's stateful operators.
 
     transformWithStateInPandas needs the RocksDB state store provider and the Python
@@ -36,8 +37,13 @@ def get_or_create(master: str = "local[*]", extra: dict[str, str] | None = None,
     A local session keeps its temp files under changeflow's temp root (:mod:`.temp_root`).
     ``log`` is ``changeflow.spark.log``: where the JVM's console output goes (:mod:`.console_log`);
     ``ui`` is ``changeflow.spark.ui``: serve Spark's web UI and print its address.
+    ``warm`` is ``changeflow.spark.warm-python``: on a ``local[...]`` master, Spark's Python processes are
+    forked from an interpreter that has imported pyspark and pandas already (:mod:`.warm_python`).
     """
     with _lock:
+        users_python = os.environ.get("PYSPARK_PYTHON")   # the warm server runs this interpreter only
+        if users_python is not None and os.path.basename(users_python) == worker_python.NAME:
+            users_python = None   # set by an earlier session of this process: ours, not the user's
         if "PYSPARK_PYTHON" not in os.environ:
             # A local session's workers import pyspark's compiled package, not its zip (.worker_python):
             # compiling the zip made the driver-side worker of a stateful query miss Spark's 10 s start limit.
@@ -81,8 +87,17 @@ def get_or_create(master: str = "local[*]", extra: dict[str, str] | None = None,
             builder = builder.config(key, value)
         # Only a JVM started now can be given other output streams; one already running keeps its own.
         jvm_starts = SparkContext._gateway is None
+        # Started before the JVM, the fork server imports while the JVM starts (.warm_python).
+        launcher = None
+        if warm and SparkContext._active_spark_context is None and warm_python.enabled(master, users_python):
+            launcher = warm_python.start(temp_root.process_dir())
         with console_log.jvm_output_to(console_log.target(log) if jvm_starts else None):
             session = builder.getOrCreate()
+        if launcher is not None:
+            # The Python executable every Python function of this context names (Spark runs it as
+            # `<exec> -m <module>`); read from PYSPARK_PYTHON when the context starts, set on it here so
+            # that the environment of the process (and of what it starts) is not changed.
+            session.sparkContext.pythonExec = launcher
         session.sparkContext.setLogLevel("ERROR")
         if ui:
             print(f"changeflow: Spark UI at {session.sparkContext.uiWebUrl}", file=sys.stderr, flush=True)

@@ -86,8 +86,9 @@ def write_csv_copies(directory: str, csv_directory: str) -> None:
 def flink_run(flink_python: str, csv_directory: str) -> float:
     """The same query on PyFlink 2.3 (``event_time_window_flink.py`` under ``flink_python``): its seconds."""
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "event_time_window_flink.py")
+    env = dict(os.environ, PATH=os.path.dirname(flink_python) + os.pathsep + os.environ.get("PATH", ""))
     done = subprocess.run([flink_python, script, "--data", csv_directory], stdout=subprocess.PIPE, text=True,
-                          check=True)
+                          check=True, env=env)
     return float(json.loads(done.stdout.strip().splitlines()[-1])["seconds"])
 
 

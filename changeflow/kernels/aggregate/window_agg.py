@@ -178,7 +178,7 @@ class WindowAggregate(KernelBase):
         """Each changed key's last change, and the latest results among them (the last +I/+U, none after a -D;
         output columns without bookkeeping)."""
         last = changes.sort_values([SEQ, SUB], kind="stable").drop_duplicates(self.keys, keep="last")
-        return last, last[last[KIND].isin([INSERT, UPDATE_AFTER])].drop(columns=[KIND, SEQ, SUB])
+        return last, pd.DataFrame(last[last[KIND].isin([INSERT, UPDATE_AFTER])].drop(columns=[KIND, SEQ, SUB]))
 
     def _results(self, changes: pd.DataFrame) -> pd.DataFrame:
         """The latest result of each key of ``changes`` (:meth:`_latest`)."""
@@ -244,7 +244,7 @@ class WindowAggregate(KernelBase):
         out = results.assign(**{KIND: np.full(len(results), INSERT, dtype=np.int8),
                                 SEQ: np.zeros(len(results), dtype=np.int64),
                                 SUB: np.zeros(len(results), dtype=np.int64)})
-        return out[list(self.output_columns)]
+        return pd.DataFrame(out[list(self.output_columns)])
 
     def late_records(self, state: KeyedState) -> int:
         """How many rows this kernel dropped as late (in ``state``'s buckets)."""

@@ -1,6 +1,7 @@
 """Event-time window benchmark: a 10 s tumbling COUNT/SUM per key, changeflow against Spark's own.
 
 Usage: .venv/bin/python benchmarks/event_time_window.py [--rows 4000000] [--keys 1000] [--files 4]
+    [--flink-python PYFLINK_VENV/bin/python]
 
 1. **Throughput.** ``rows`` rows in ``files`` Parquet files (event time advancing
    1 ms a row with up to 1 s of disorder, ``keys`` keys), streamed a file per
@@ -11,7 +12,9 @@ Usage: .venv/bin/python benchmarks/event_time_window.py [--rows 4000000] [--keys
    the same files, is Spark's ``withWatermark("ts", "2 seconds")`` then
    ``groupBy(window("ts", "10 seconds"), "k")`` in append mode. Both write to a no-op
    sink; the figure is the wall time from query start to end of input, and the ratio
-   changeflow / Spark.
+   changeflow / Spark, with Spark's state rows after each micro-batch and the rows its
+   watermark evicted (its progress reports). With ``--flink-python`` Flink 2.3 runs the same
+   query over CSV copies of the same rows (``event_time_window_flink.py``) in the same run.
 2. **One micro-batch in the kernel** (``--kernel``, no Spark): what a window
    aggregation's buckets get from one micro-batch of ``--kernel-rows`` rows: the
    rows (the dtypes the packing stage gives) and the watermarks the assigner

@@ -1,6 +1,7 @@
 """Event-time window benchmark: a 10 s tumbling COUNT/SUM per key, changeflow against Spark's own.
 
 Usage: .venv/bin/python benchmarks/event_time_window.py [--rows 4000000] [--keys 1000] [--files 4]
+    [--flink-python PYFLINK_VENV/bin/python]
 
 1. **Throughput.** ``rows`` rows in ``files`` Parquet files (event time advancing
    1 ms a row with up to 1 s of disorder, ``keys`` keys), streamed a file per
@@ -11,7 +12,9 @@ Usage: .venv/bin/python benchmarks/event_time_window.py [--rows 4000000] [--keys
    the same files, is Spark's ``withWatermark("ts", "2 seconds")`` then
    ``groupBy(window("ts", "10 seconds"), "k")`` in append mode. Both write to a no-op
    sink; the figure is the wall time from query start to end of input, and the ratio
-   changeflow / Spark.
+   changeflow / Spark, with Spark's state rows after each micro-batch and the rows its
+   watermark evicted (its progress reports). With ``--flink-python`` Flink 2.3 runs the same
+   query over CSV copies of the same rows (``event_time_window_flink.py``) in the same run.
 2. **One micro-batch in the kernel** (``--kernel``, no Spark): what a window
    aggregation's buckets get from one micro-batch of ``--kernel-rows`` rows: the
    rows (the dtypes the packing stage gives) and the watermarks the assigner
@@ -36,6 +39,7 @@ import datetime as dt
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -74,7 +78,26 @@ def write_files(directory: str, rows: int, keys: int, files: int) -> None:
         os.utime(path, (1_000_000_000 + i, 1_000_000_000 + i))
 
 
-def spark_baseline(spark, data: str, workdir: str) -> float:
+def write_csv_copies(directory: str, csv_directory: str) -> None:
+    """The Parquet files' rows as CSV files (``ts,k,v``) for Flink, whose PyFlink ships no Parquet format."""
+    for name in sorted(os.listdir(directory)):
+        frame = pq.read_table(os.path.join(directory, name)).to_pandas()
+        frame["ts"] = frame["ts"].dt.strftime("%Y-%m-%d %H:%M:%S.%f").str[:-3]
+        frame.to_csv(os.path.join(csv_directory, name.replace(".parquet", ".csv")), header=False, index=False)
+
+
+def flink_run(flink_python: str, csv_directory: str) -> float:
+    """The same query on PyFlink 2.3 (``event_time_window_flink.py`` under ``flink_python``): its seconds."""
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "event_time_window_flink.py")
+    env = dict(os.environ, PATH=os.path.dirname(flink_python) + os.pathsep + os.environ.get("PATH", ""))
+    done = subprocess.run([flink_python, script, "--data", csv_directory], stdout=subprocess.PIPE, text=True,
+                          check=True, env=env)
+    return float(json.loads(done.stdout.strip().splitlines()[-1])["seconds"])
+
+
+def spark_baseline(spark, data: str, workdir: str) -> tuple[float, list[dict]]:
+    """Spark's own query over the files: its wall time, and per micro-batch its state rows and the rows
+    (windows x keys) its watermark evicted (Spark's progress reports)."""
     spark.conf.set("spark.sql.session.timeZone", "UTC")
     stream = (spark.readStream.schema("ts timestamp_ntz, k long, v long").option("maxFilesPerTrigger", 1)
               .parquet(data).withColumn("ts", F.col("ts").cast("timestamp")))
@@ -85,7 +108,12 @@ def spark_baseline(spark, data: str, workdir: str) -> float:
     start = time.perf_counter()
     running = query.start()
     running.awaitTermination()
-    return time.perf_counter() - start
+    seconds = time.perf_counter() - start
+    batches = [{"batch": p["batchId"], "rows_in": p["numInputRows"],
+                "state_rows": sum(int(o.get("numRowsTotal") or 0) for o in p.get("stateOperators") or []),
+                "state_rows_removed": sum(int(o.get("numRowsRemoved") or 0) for o in p.get("stateOperators") or [])}
+               for p in running.recentProgress]
+    return seconds, batches
 
 
 def changeflow_run(spark, data: str, rows: int, files: int) -> float:
@@ -145,7 +173,7 @@ def kernel_micro_batch(rows: int, keys: int, buckets: int = 8, segment_buckets: 
     from changeflow.kernels.aggregate.functions import AggCall
     from changeflow.kernels.aggregate.window_agg import WindowAggregate
     from changeflow.kernels.contract import KernelBase
-    from changeflow.runtime.spark.event_time import emitted_watermarks
+    from changeflow.runtime.spark.event_time import WINDOW_ROWS_PER_PAGE, emitted_watermarks
     from changeflow.runtime.spark.packing import bucket_index
     from changeflow.state.paged import DictPageStore, PagedKeyedState
 
@@ -170,7 +198,7 @@ def kernel_micro_batch(rows: int, keys: int, buckets: int = 8, segment_buckets: 
     def run(b: int, one_pass: bool, object_keys: bool = False) -> tuple[float, int]:
         kernel = WindowAggregate(names, [AggCall("count_star", None, T.BIGINT(False), "cnt"),
                                          AggCall("sum", "v", T.BIGINT(), "s")], "window_end")
-        state = PagedKeyedState(DictPageStore(), names, 64)
+        state = PagedKeyedState(DictPageStore(), names, 1, WINDOW_ROWS_PER_PAGE)   # the runtime's layout
         rows_b = frame.loc[bucket == b].reset_index(drop=True)
         if object_keys:   # as before time keys stayed datetime64: pandas Timestamp objects
             rows_b = rows_b.astype({"window_start": object, "window_end": object})
@@ -199,6 +227,7 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=4)
     parser.add_argument("--state-rows", type=int, default=2_000_000)
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "event_time_window.json"))
+    parser.add_argument("--flink-python", help="PyFlink 2.3's python: also run the query on Flink (same rows)")
     parser.add_argument("--kernel", action="store_true", help="only one micro-batch in the kernel (no Spark)")
     parser.add_argument("--kernel-rows", type=int, default=250_000)
     parser.add_argument("--segment-buckets", type=int, default=1)
@@ -218,13 +247,25 @@ def main() -> None:
         os.makedirs(data)
         write_files(data, args.rows, args.keys, args.files)
         load_start = os.getloadavg()[0]   # the machine may be shared: the load goes with the figures
-        spark_s = spark_baseline(spark, data, workdir)
+        spark_s, spark_batches = spark_baseline(spark, data, workdir)
         changeflow_s = changeflow_run(spark, data, args.rows, args.files)
+        flink_s = None
+        if args.flink_python:
+            csv_data = os.path.join(workdir, "csv")
+            os.makedirs(csv_data)
+            write_csv_copies(data, csv_data)
+            try:
+                flink_s = flink_run(args.flink_python, csv_data)
+            except (subprocess.CalledProcessError, ValueError, KeyError) as failed:   # keep the other figures
+                print(f"the Flink run failed: {failed}", file=sys.stderr)
         growth = state_growth(args.state_rows, args.keys)
         report = {"date": dt.date.today().isoformat(), "rows": args.rows, "keys": args.keys, "files": args.files,
                   "window": "TUMBLE 10 s, watermark ts - 2 s, event time 1 ms a row, up to 1 s disorder",
                   "spark_s": round(spark_s, 1), "changeflow_s": round(changeflow_s, 1),
                   "ratio": round(changeflow_s / spark_s, 2),
+                  **({} if flink_s is None else {"flink_s": round(flink_s, 1),
+                                                 "ratio_to_flink": round(changeflow_s / flink_s, 2)}),
+                  "spark_state_after_batches": spark_batches[:: max(1, len(spark_batches) // 10)] + spark_batches[-1:],
                   "load_average_1min": {"start": load_start, "end": os.getloadavg()[0]},
                   "state_rows_after_batches": growth[:: max(1, len(growth) // 10)] + growth[-1:]}
         os.makedirs(os.path.dirname(args.out), exist_ok=True)

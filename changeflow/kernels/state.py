@@ -30,7 +30,11 @@ NEXT_END = "next_end"
 """The state table where the window aggregation keeps the earliest end of its pending windows (its
 next event-time timer): one row under the all-null key with an ``end``, not a key of the operator."""
 
-BUCKET_TABLES = frozenset({LATE_RECORDS, NEXT_END})
+OPEN_ENDS = "open_ends"
+"""The state table where the window aggregation keeps the ends of the windows it holds state for: one
+row per end (``end``) under the all-null key, so a micro-batch knows which of its windows have none."""
+
+BUCKET_TABLES = frozenset({LATE_RECORDS, NEXT_END, OPEN_ENDS})
 """State tables of one row per bucket under the all-null key: state metrics count no key or row of them."""
 
 

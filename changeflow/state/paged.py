@@ -217,6 +217,13 @@ class PagedKeyedState:
         directory = self._directory
         if directory is None:
             value = self._store.getValue((_DIRECTORY,))
+            if value is None and self._store.getValue((INFO_PAGE,)) is not None:
+                # Growing pages always write their directory with their first page: this state was
+                # written with a fixed page count (an earlier layout of the operator), and reading it
+                # with another page count would miss its rows.
+                raise ValueError("this checkpoint's state was written with a fixed number of pages per bucket "
+                                 f"({self._operator or 'operator'}: an earlier changeflow's layout); start the "
+                                 "job afresh (a new directory or job name)")
             directory = self._directory = pickle.loads(value[0]) if value is not None else {
                 "level": 0, "rows": 0, "keys": {}, "sequence_block": SEQUENCE_BLOCK}
         return directory

@@ -18,11 +18,11 @@ query's keys). The kernel
    window whose end - 1 ms the watermark has reached, ordered by window end, and
    drops those windows' state: it stays bounded by the windows still open.
 
-The earliest end among the windows in ``pending`` is kept in the state table
-``next_end`` (one row under the all-null key, as a timer service keeps its
-earliest timer), so a watermark that closes no window reads one value instead of
-every page of ``pending``; it may be earlier than the real earliest (after a
-window's rows were all retracted), which costs a scan, never a missed window.
+The ends of the windows the bucket holds state for are kept in the state table
+``open_ends`` (one row per end under the all-null key, as a timer service keeps
+its timers), so a watermark that closes no window reads those few rows instead of
+every page of ``pending``; an end stays there until a watermark reaches it, even
+if the window's rows were all retracted (a scan then finds nothing to fire).
 
 A micro-batch on Spark carries a watermark every 200 ms of event time among
 its rows: over a fast source, thousands. :meth:`process_with_watermarks` takes
@@ -33,6 +33,13 @@ accumulators when it fires are its final ones); each due window fires at the
 first watermark that reaches its end - 1 ms, stamped at that watermark's
 position, the windows of one watermark ordered by end as :meth:`on_watermark`
 orders them.
+
+A window that has no state yet and fires within the same call (over a fast
+source, nearly every window of a micro-batch: one spans many windows of event
+time) never touches the state: its rows fold against no state (the windows'
+accumulators start empty) and its result is emitted directly: ``open_ends``
+tells which of a batch's windows are new. Only the windows still open after the
+batch, and those with state from earlier batches, are loaded and stored.
 
 Output stamps of :meth:`on_watermark`: ``_seq`` is the window's end (ms),
 ``_sub`` the row's place among the rows that watermark fired in its bucket, so
@@ -51,8 +58,7 @@ from changeflow.kernels.aggregate.functions import AggCall
 from changeflow.kernels.aggregate.group_agg import GroupAggregate
 from changeflow.kernels.changelog import DELETE, INSERT, KIND, SEQ, SUB, UPDATE_AFTER
 from changeflow.kernels.contract import KernelBase
-from changeflow.kernels.state import (KeyedState, count_late_records, late_record_total, load_next_end,
-                                      store_next_end)
+from changeflow.kernels.state import OPEN_ENDS, KeyedState, count_late_records, late_record_total, null_key
 from changeflow.kernels.watermark_batch import FIRED_SUB, rank_within, segment_of
 
 PENDING = "pending"
@@ -106,7 +112,10 @@ class WindowAggregate(KernelBase):
 
     def process(self, batch: pd.DataFrame, state: KeyedState) -> pd.DataFrame:
         ends = epoch_ms(batch[self.window_end]) if len(batch) else np.zeros(0, dtype=np.int64)
-        return self._fold(batch, ends - 1 <= self.current_watermark, state)
+        open_ends = self._open_ends(state)
+        self._fold(batch, ends, ends - 1 <= self.current_watermark, state)
+        self._store_open_ends(open_ends, np.unique(ends[ends - 1 > self.current_watermark]), None, state)
+        return self.aggregate.process(batch.iloc[:0], NO_STATE).iloc[:0]   # nothing before a window closes
 
     def process_with_watermarks(self, frames: list[pd.DataFrame], watermarks: list[tuple[int, int]],
                                 state: KeyedState) -> pd.DataFrame | None:
@@ -116,14 +125,27 @@ class WindowAggregate(KernelBase):
         positions = np.asarray([p for p, _ in watermarks], dtype=np.int64)
         values = np.asarray([w for _, w in watermarks], dtype=np.int64)
         parts = [f for f in frames if len(f)]
+        open_ends = self._open_ends(state)
+        apart, kept = None, np.zeros(0, dtype=np.int64)
         if parts:
             batch = parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
             ends = epoch_ms(batch[self.window_end])
             in_force = np.concatenate([[self.current_watermark], values])[
                 segment_of(batch[SEQ].to_numpy(dtype=np.int64), positions)]
-            self._fold(batch, ends - 1 <= in_force, state)
-        fired = self._fire(values, state)
+            late = ends - 1 <= in_force
+            # Rows of windows without state that fire by the last watermark: folded apart, never stored.
+            fresh = ~late & (ends - 1 <= values[-1]) & ~np.isin(ends, open_ends)
+            if fresh.any():
+                self._check_kinds(batch)
+                apart = self._results(self.aggregate.process(batch.loc[fresh].reset_index(drop=True), NO_STATE))
+                batch, ends, late = batch.loc[~fresh].reset_index(drop=True), ends[~fresh], late[~fresh]
+            self._fold(batch, ends, late, state)
+            kept = np.unique(ends[~late])
+        fired = self._fire(values, state, open_ends, kept)
         self.current_watermark = int(values[-1])
+        if apart is not None and len(apart):
+            index = np.searchsorted(values, epoch_ms(apart[self.window_end]) - 1, side="left")
+            fired = _merge_fired(fired, self._fired_rows(apart), index, self.window_end)
         if fired is None:
             return None
         fired, index = fired
@@ -131,36 +153,56 @@ class WindowAggregate(KernelBase):
         fired[SUB] = FIRED_SUB + rank_within(index)
         return fired
 
-    def _fold(self, batch: pd.DataFrame, late: np.ndarray, state: KeyedState) -> pd.DataFrame:
-        """Drop (and count) the ``late`` rows of ``batch``, fold the others; nothing is emitted yet."""
-        if len(batch):
-            kinds = batch[KIND].to_numpy()
-            if self.input_insert_only and (kinds != INSERT).any():
-                raise ValueError("this window aggregation was planned for an insert-only input; got a "
-                                 f"{'-D' if (kinds == DELETE).any() else 'retraction'} for window end "
-                                 f"{batch[self.window_end].iloc[int(np.flatnonzero(kinds != INSERT)[0])]}")
-            if late.any():
-                count_late_records(state, self.keys, int(late.sum()))
-                batch = batch.loc[~late].reset_index(drop=True)
+    def _check_kinds(self, batch: pd.DataFrame) -> None:
+        kinds = batch[KIND].to_numpy()
+        if self.input_insert_only and (kinds != INSERT).any():
+            raise ValueError("this window aggregation was planned for an insert-only input; got a "
+                             f"{'-D' if (kinds == DELETE).any() else 'retraction'} for window end "
+                             f"{batch[self.window_end].iloc[int(np.flatnonzero(kinds != INSERT)[0])]}")
+
+    def _fold(self, batch: pd.DataFrame, ends: np.ndarray, late: np.ndarray, state: KeyedState) -> None:
+        """Drop (and count) the ``late`` rows of ``batch`` (window ends ``ends``), fold the others into state."""
+        if not len(batch):
+            return
+        self._check_kinds(batch)
+        if late.any():
+            count_late_records(state, self.keys, int(late.sum()))
+            batch = batch.loc[~late].reset_index(drop=True)
         changes = self.aggregate.process(batch, state)
         if len(changes):
-            self._keep_results(changes, state)
-        return changes.iloc[:0]   # nothing before the watermark closes a window
+            last, alive = self._latest(changes)
+            state.store(PENDING, pd.DataFrame(last[self.keys]).reset_index(drop=True),
+                        pd.DataFrame(alive).reset_index(drop=True))
 
-    def _keep_results(self, changes: pd.DataFrame, state: KeyedState) -> None:
-        """Each changed key's latest result into ``pending``: its last +I/+U, or none after a -D."""
+    def _latest(self, changes: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """Each changed key's last change, and the latest results among them (the last +I/+U, none after a -D;
+        output columns without bookkeeping)."""
         last = changes.sort_values([SEQ, SUB], kind="stable").drop_duplicates(self.keys, keep="last")
-        alive = last[last[KIND].isin([INSERT, UPDATE_AFTER])].drop(columns=[KIND, SEQ, SUB])
-        state.store(PENDING, pd.DataFrame(last[self.keys]).reset_index(drop=True),
-                    pd.DataFrame(alive).reset_index(drop=True))
-        if len(alive):
-            earliest = int(epoch_ms(alive[self.window_end]).min())
-            known = load_next_end(state, self.keys)
-            if known is not None and earliest < known:
-                store_next_end(state, self.keys, earliest)
+        return last, pd.DataFrame(last[last[KIND].isin([INSERT, UPDATE_AFTER])].drop(columns=[KIND, SEQ, SUB]))
+
+    def _results(self, changes: pd.DataFrame) -> pd.DataFrame:
+        """The latest result of each key of ``changes`` (:meth:`_latest`)."""
+        return self._latest(changes)[1].reset_index(drop=True)
+
+    def _open_ends(self, state: KeyedState) -> np.ndarray:
+        """The ends (ms) of the windows this bucket holds state for (:data:`OPEN_ENDS`), ascending."""
+        rows = state.load(OPEN_ENDS, null_key(self.keys))
+        return np.sort(rows["end"].to_numpy(dtype=np.int64)) if len(rows) else np.zeros(0, dtype=np.int64)
+
+    def _store_open_ends(self, before: np.ndarray, added: np.ndarray, watermark: int | None,
+                         state: KeyedState) -> np.ndarray:
+        """Store ``before`` and ``added`` less the ends ``watermark`` reaches (when it changed); return it."""
+        after = np.union1d(before, added)
+        if watermark is not None:
+            after = after[after - 1 > watermark]
+        if not np.array_equal(after, before):
+            key = null_key(self.keys)
+            rows = key.iloc[np.zeros(len(after), dtype=np.intp)].reset_index(drop=True)
+            state.store(OPEN_ENDS, key, rows.assign(end=after))
+        return after
 
     def on_watermark(self, watermark: int, state: KeyedState) -> pd.DataFrame | None:
-        fired = self._fire(np.asarray([watermark], dtype=np.int64), state)
+        fired = self._fire(np.asarray([watermark], dtype=np.int64), state, self._open_ends(state))
         if fired is None:
             return None
         out = fired[0]
@@ -168,22 +210,24 @@ class WindowAggregate(KernelBase):
         out[SUB] = np.arange(len(out), dtype=np.int64)
         return out
 
-    def _fire(self, watermarks: np.ndarray, state: KeyedState) -> tuple[pd.DataFrame, np.ndarray] | None:
-        """Fire the windows the ascending ``watermarks`` close; drop their state.
+    def _fire(self, watermarks: np.ndarray, state: KeyedState, open_ends: np.ndarray,
+              added: np.ndarray | None = None) -> tuple[pd.DataFrame, np.ndarray] | None:
+        """Fire the windows with state that the ascending ``watermarks`` close; drop their state.
 
-        Returns the fired rows (output columns, ``+I``), ordered by the watermark
-        that fires each (its index, also returned) and then by window end, or None.
+        ``open_ends`` are the windows with state before this call, ``added`` those
+        the call's rows gave state. Returns the fired rows (output columns,
+        ``+I``), ordered by the watermark that fires each (its index, also
+        returned) and then by window end, or None.
         """
-        known = load_next_end(state, self.keys)
-        if known is not None and known - 1 > watermarks[-1]:
-            return None   # no pending window ends by the last watermark: no scan
+        before = np.union1d(open_ends, added) if added is not None else open_ends
+        self._store_open_ends(open_ends, before, watermarks[-1], state)
+        if not (before - 1 <= watermarks[-1]).any():
+            return None   # no window with state ends by the last watermark: no scan
         pending = state.scan(PENDING)
         if not len(pending):
-            store_next_end(state, self.keys, None)
             return None
         ends = epoch_ms(pending[self.window_end])
         due = ends - 1 <= watermarks[-1]
-        store_next_end(state, self.keys, int(ends[~due].min()) if (~due).any() else None)
         if not due.any():
             return None
         index = np.searchsorted(watermarks, ends[due] - 1, side="left")
@@ -193,13 +237,43 @@ class WindowAggregate(KernelBase):
         empty = keys.iloc[:0]
         for table in [PENDING, *self.aggregate.state_tables]:
             state.store(table, keys, empty)
-        out = fired.assign(**{KIND: np.full(len(fired), INSERT, dtype=np.int8),
-                              SEQ: np.zeros(len(fired), dtype=np.int64), SUB: np.zeros(len(fired), dtype=np.int64)})
-        return out[list(self.output_columns)], index[order]
+        return self._fired_rows(fired), index[order]
+
+    def _fired_rows(self, results: pd.DataFrame) -> pd.DataFrame:
+        """Results (keys and values) as the ``+I`` rows a watermark fires (stamped by the caller)."""
+        out = results.assign(**{KIND: np.full(len(results), INSERT, dtype=np.int8),
+                                SEQ: np.zeros(len(results), dtype=np.int64),
+                                SUB: np.zeros(len(results), dtype=np.int64)})
+        return pd.DataFrame(out[list(self.output_columns)])
 
     def late_records(self, state: KeyedState) -> int:
         """How many rows this kernel dropped as late (in ``state``'s buckets)."""
         return late_record_total(state)
 
+
+def _merge_fired(fired: tuple[pd.DataFrame, np.ndarray] | None, apart: pd.DataFrame, index: np.ndarray,
+                 window_end: str) -> tuple[pd.DataFrame, np.ndarray]:
+    """The windows fired from state and those folded apart, in one order: by watermark, then by window end."""
+    if fired is not None:
+        apart = pd.concat([fired[0], apart], ignore_index=True)
+        index = np.concatenate([fired[1], index])
+    order = np.lexsort((epoch_ms(apart[window_end]), index))   # stable: state's windows first among equals
+    return apart.iloc[order].reset_index(drop=True), index[order]
+
+
+class _NoState:
+    """A :class:`KeyedState` that holds nothing and keeps nothing: the state of windows folded apart."""
+
+    def load(self, table: str, keys: pd.DataFrame) -> pd.DataFrame:
+        return pd.DataFrame({c: keys[c].iloc[:0] for c in keys.columns})
+
+    def store(self, table: str, keys: pd.DataFrame, rows: pd.DataFrame) -> None:
+        pass
+
+    def scan(self, table: str) -> pd.DataFrame:
+        return pd.DataFrame()
+
+
+NO_STATE = _NoState()
 
 __all__ = ["WindowAggregate", "epoch_ms"]

@@ -326,5 +326,10 @@ def window_aggregate_stream(tr: "StreamingTranslator", node: WindowAggregate) ->
     child = child.select(*[F.col(f"`{n}`") for n in needed], KIND, SEQ, SUB)
     # Time keys (window_start, window_end) as datetime64: the kernel hashes and codes them per row.
     dtypes = {n: kernel_input_dtype(types[n]) for n in needed} | {k: kernel_key_dtype(types[k]) for k in node.keys}
+    # Its state is the open windows' keys only (windows that open and fire within a micro-batch are never
+    # stored): one page per bucket, doubling with the rows, not a fixed 64 a batch reads and writes each time.
     return tr.stateful(child, kernel, list(node.keys), dtypes, node.schema, sources=upstream_sources(node),
-                       watermarks=tr.watermark_scans.below())
+                       watermarks=tr.watermark_scans.below(), pages=1, rows_per_page=WINDOW_ROWS_PER_PAGE)
+
+
+WINDOW_ROWS_PER_PAGE = 2048  # rows per state page of a window aggregation before its pages double

@@ -250,7 +250,7 @@ class StreamingTranslator:
     def stateful(self, child: DataFrame, kernel, key_columns: list[str], dtypes: dict[str, str],
                  out_schema, local=None, *, idempotent_output: str | None = None, flush: FlushPolicy | None = None,
                  sources: frozenset = frozenset(), rows_per_page: int | None = None,
-                 watermarks: frozenset = frozenset()) -> DataFrame:
+                 watermarks: frozenset = frozenset(), pages: int | None = None) -> DataFrame:
         """Run ``kernel`` (``process(batch, state) -> changes``) keyed by ``key_columns`` over ``child``.
 
         ``child`` holds exactly the columns the kernel reads plus the bookkeeping
@@ -264,7 +264,8 @@ class StreamingTranslator:
         output is then buffered and flushed (:mod:`.flush`). ``sources`` are the
         ids (:func:`source_id`) of the sources upstream, whose end of input ends the operator's input;
         ``watermarks`` the ids of the watermark assigners upstream of an event-time kernel. ``rows_per_page``
-        lets the state's page count grow with its rows (:class:`PagedKeyedState`).
+        lets the state's page count grow with its rows (:class:`PagedKeyedState`),
+        from ``pages`` per bucket (default: the settings').
         """
         flush = flush if idempotent_output is not None else None
         sweep = self.ttl_sweep(kernel)
@@ -280,7 +281,7 @@ class StreamingTranslator:
                                    ticks=flushes_from_timers(flush))
         packed = child.mapInPandas(packer, PACKED)
         names = [n for n, _ in out_schema]
-        processor = KernelProcessor(kernel, list(key_columns), self.settings.pages, names, flush, sources,
+        processor = KernelProcessor(kernel, list(key_columns), pages or self.settings.pages, names, flush, sources,
                                     changelog=idempotent_output != "append", control=self.control,
                                     rows_per_page=rows_per_page, sweep=sweep, watermarks=watermarks,
                                     mini_batch_intervals=self.mini_batch_intervals)

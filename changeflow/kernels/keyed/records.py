@@ -3,7 +3,8 @@
 A record frame is a pandas frame with the columns
 
 ``_value``  the record, pickled (``bytes``)
-``_ord``    its order stamp (``bytes``, :mod:`changeflow.kernels.order`)
+``_seq``    its order stamp, two int64s (:mod:`changeflow.kernels.order`)
+``_sub``
 ``_key``    the pickled key, only between ``key_by`` and the keyed operator
 
 A record with an event timestamp (Flink's ``StreamRecord`` timestamp, set by
@@ -14,7 +15,7 @@ meet; :func:`loads` reads both and :func:`timestamp_of` the timestamp (None
 for a record without one, as Flink's ``Long.MIN_VALUE`` "no timestamp").
 
 The stamp restores Flink's single-threaded order after Spark's shuffles, as
-``_seq``/``_sub`` do for changelogs; every layout of it (source records,
+``_seq``/``_sub`` do for changelogs (they are the same columns); every layout of it (source records,
 fan-outs, timers, window firings, control records) is built in
 :mod:`changeflow.kernels.order`.
 
@@ -26,6 +27,11 @@ from __future__ import annotations
 
 import pickle
 from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from changeflow.kernels.order import STAMP, Stamp, stamp_columns
 
 VALUE = "_value"
 KEY = "_key"
@@ -59,6 +65,24 @@ def timestamp_of(blob: bytes) -> int | None:
     return None
 
 
+def record_frame(values: Any, stamps: list[Stamp] | dict[str, np.ndarray], keys: Any = None) -> pd.DataFrame:
+    """A record frame: ``_key`` (when ``keys`` is given), ``_value`` and the stamp columns.
+
+    ``stamps`` are the rows' stamps, or stamp columns as :func:`~changeflow.kernels.order.stamp_arrays` gives them.
+
+    >>> record_frame([b"x"], [(4, 0)]).to_dict("list")
+    {'_value': [b'x'], '_seq': [4], '_sub': [0]}
+    """
+    data: dict[str, Any] = {} if keys is None else {KEY: np.asarray(keys, dtype=object)}
+    data[VALUE] = np.asarray(values, dtype=object)
+    data.update(stamps if isinstance(stamps, dict) else stamp_columns(stamps))
+    return pd.DataFrame(data)
+
+
+#: A record frame's columns (a keyed one's: ``[KEY] + RECORD_COLUMNS``).
+RECORD_COLUMNS = [VALUE] + STAMP
+
+
 class UserFunctionError(RuntimeError):
     """A user function raised: names the function and the record it failed on."""
 
@@ -70,14 +94,28 @@ def fail(function: str, record: Any, error: BaseException, key: Any = None) -> U
 
 
 # --- control records -------------------------------------------------------------------------
-# With a flush policy, end-of-input and flush signals (changeflow.runtime.spark.control_rows)
-# travel in band as control records: an empty ``_value`` (no pickled record is empty) and an
-# ``_ord`` holding the signal's ``_seq`` and ``_sub`` (changeflow.kernels.order.control_stamp).
+# With a flush policy or event time, end-of-input and flush signals and watermarks
+# (changeflow.runtime.spark.control_rows) travel in band as control records: the control row's
+# ``_seq`` and ``_sub`` as the stamp, and a ``_value`` no pickled record has: empty for a signal,
+# one byte (the watermark row's ``_kind``) for a watermark.
 CONTROL_VALUE = b""
+_SIGNAL_KIND = 4   # changeflow.runtime.spark.control_rows.CONTROL
+
+
+def control_value(kind: int) -> bytes:
+    """The ``_value`` of a control record carrying a control row of ``_kind`` ``kind``.
+
+    >>> control_value(4), control_value(9), control_kind(control_value(9)), control_kind(b"")
+    (b'', b'\\t', 9, 4)
+    """
+    return CONTROL_VALUE if kind == _SIGNAL_KIND else bytes([kind])
+
+
+def control_kind(value: bytes) -> int:
+    """The ``_kind`` of the control row a control record's ``_value`` carries."""
+    return value[0] if len(value) else _SIGNAL_KIND
 
 
 def control_mask(values: Any) -> Any:
     """Which of a frame's ``_value`` blobs are control records (a numpy bool array)."""
-    import numpy as np
-
-    return np.fromiter((len(v) == 0 for v in values), dtype=bool, count=len(values))
+    return np.fromiter((len(v) <= 1 for v in values), dtype=bool, count=len(values))

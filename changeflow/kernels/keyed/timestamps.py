@@ -24,8 +24,9 @@ from typing import Any, Iterator
 import numpy as np
 import pandas as pd
 
-from changeflow.kernels.keyed.records import VALUE, control_mask, dumps, fail, loads, timestamp_of
-from changeflow.kernels.order import ORD, control_stamp
+from changeflow.kernels.keyed.records import (VALUE, control_mask, control_value, dumps, fail, loads, record_frame,
+                                              timestamp_of)
+from changeflow.kernels.order import stamp_arrays
 from changeflow.kernels.keyed.user import close_functions, open_functions
 
 NO_TIMESTAMP = -(2**63)  # Flink's Long.MIN_VALUE: the record_timestamp of a record without one
@@ -42,12 +43,13 @@ class TimestampAssigning:
 
     >>> from changeflow.common.watermark_strategy import WatermarkStrategy
     >>> from changeflow.common.time import Duration
-    >>> from changeflow.kernels.order import source_stamp, parse_control_stamp, control_kind
+    >>> from changeflow.kernels.keyed.records import control_kind, record_frame
+    >>> from changeflow.kernels.order import source_stamp, stamps_of
     >>> strategy = WatermarkStrategy.for_bounded_out_of_orderness(Duration.of_millis(10)).with_timestamp_assigner(
     ...     lambda value, _: value * 100)
-    >>> frame = pd.DataFrame({VALUE: [dumps(v) for v in (3, 1)], ORD: [source_stamp(i, 0) for i in range(2)]})
+    >>> frame = record_frame([dumps(v) for v in (3, 1)], [source_stamp(i, 0) for i in range(2)])
     >>> records, mark = TimestampAssigning(strategy, 9, name="wm")([frame])
-    >>> [timestamp_of(v) for v in records[VALUE]], parse_control_stamp(mark[ORD][0]), control_kind(mark[ORD][0])
+    >>> [timestamp_of(v) for v in records[VALUE]], stamps_of(mark)[0], control_kind(mark[VALUE][0])
     ([300, 100], (0, 289), 9)
     """
 
@@ -85,10 +87,9 @@ class TimestampAssigning:
                         timestamp = before
                     if timestamp is not None and (largest is None or timestamp > largest):
                         largest = timestamp
-                yield pd.DataFrame({VALUE: blobs, ORD: frame[ORD].to_numpy(dtype=object)})
+                yield record_frame(blobs, stamp_arrays(frame))
         finally:
             close_functions(opened)
         watermark = self.strategy.watermark_for(largest) if largest is not None else None
         if watermark is not None and self.watermark_kind is not None:
-            yield pd.DataFrame({VALUE: np.asarray([b""], dtype=object),
-                                ORD: np.asarray([control_stamp(0, watermark, self.watermark_kind)], dtype=object)})
+            yield record_frame([control_value(self.watermark_kind)], [(0, watermark)])

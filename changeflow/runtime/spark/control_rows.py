@@ -1,7 +1,7 @@
 """Control rows: end of input and flush signals that reach every bucket of every stateful operator.
 
 One mechanism for both APIs: Table jobs carry changes (typed columns and
-``_kind/_seq/_sub``), DataStream jobs carry records (``_value``, ``_ord``:
+``_kind/_seq/_sub``), DataStream jobs carry records (``_value``, ``_seq``, ``_sub``:
 :mod:`changeflow.kernels.keyed.records`). A signal is the same pair
 ``(_seq, _sub)`` in both; only its encoding differs (see *Encodings* below),
 and the pieces here (fan-out, filtering before sinks, end-of-input markers,
@@ -56,10 +56,10 @@ Signals are idempotent (a bucket may receive the same one from several upstream
 partitions), so duplicates are harmless.
 
 *Encodings.* A change row is a control row when ``_kind`` is :data:`CONTROL`
-(values null). A record is a control record when its ``_value`` is empty (no
-pickled record is) and its ``_ord`` packs the signal's ``_seq`` and ``_sub``
-(:func:`~changeflow.kernels.keyed.records.control_stamp`). Which encoding a
-frame has is told by its columns (:func:`is_records`).
+(values null). A record is a control record when its ``_value`` is at most one
+byte long (no pickled record is: empty for a signal, the ``_kind`` for a watermark,
+:func:`~changeflow.kernels.keyed.records.control_value`) and its ``_seq``, ``_sub``
+are the control row's. Which encoding a frame has is told by its columns (:func:`is_records`).
 """
 
 from __future__ import annotations
@@ -77,8 +77,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from changeflow.kernels.changelog import KIND, SEQ, SUB
-from changeflow.kernels.keyed.records import CONTROL_VALUE, VALUE, control_mask
-from changeflow.kernels.order import ORD, control_kind, control_stamp, parse_control_stamp
+from changeflow.kernels.keyed.records import RECORD_COLUMNS, VALUE, control_kind, control_mask, control_value
 from changeflow.runtime.spark.buckets import bucket_ids
 from changeflow.runtime.spark.packing import BUCKET, PAYLOAD
 
@@ -168,51 +167,48 @@ def control_rows(columns: list[str], control: Control) -> pd.DataFrame:
 
 
 def is_records(columns: list[str]) -> bool:
-    """Whether frames with ``columns`` are DataStream records (``_value``, ``_ord``) rather than changes."""
+    """Whether frames with ``columns`` are DataStream records (``_value``, ``_seq``, ``_sub``) rather than changes."""
     return KIND not in columns and VALUE in columns
 
 
-def record_controls(values: np.ndarray, stamps: np.ndarray) -> tuple[np.ndarray, Control]:
+def record_controls(values: np.ndarray, seqs: np.ndarray, subs: np.ndarray) -> tuple[np.ndarray, Control]:
     """Which records are control records (a mask), and the signals they carry (records' :func:`control_of`)."""
     mask = control_mask(values)
     if not mask.any():
         return mask, Control()
-    pairs = [parse_control_stamp(s) for s in stamps[mask]]
-    seqs = np.asarray([p[0] for p in pairs], dtype=np.int64)
-    kinds = np.asarray([control_kind(s) for s in stamps[mask]], dtype=np.int8)
-    return mask, control_of(kinds, seqs, np.asarray([p[1] for p in pairs], dtype=np.int64))[1]
+    kinds = np.asarray([control_kind(v) for v in values[mask]], dtype=np.int8)
+    return mask, control_of(kinds, seqs[mask].astype(np.int64), subs[mask].astype(np.int64))[1]
 
 
 def to_records(frame: pd.DataFrame) -> pd.DataFrame:
-    """A processor's output as ``(_value, _ord)`` records; its control rows become control records.
+    """A processor's output as ``(_value, _seq, _sub)`` records; its control rows become control records.
 
-    >>> rows = control_rows(["_key", VALUE, ORD], Control(frozenset({3})))
-    >>> [parse_control_stamp(s) for s in to_records(rows)[ORD]], to_records(rows)[VALUE].tolist()
-    ([(-1, 3)], [b''])
+    >>> rows = control_rows(["_key", VALUE], Control(frozenset({3})))
+    >>> to_records(rows).to_dict("list")
+    {'_value': [b''], '_seq': [-1], '_sub': [3]}
     """
     if KIND not in frame.columns:
-        return frame.loc[:, [VALUE, ORD]]
+        return frame.loc[:, RECORD_COLUMNS]
     kinds = frame[KIND].to_numpy()
     values = frame[VALUE].to_numpy(dtype=object).copy()
-    stamps = frame[ORD].to_numpy(dtype=object).copy()
-    seqs, subs = frame[SEQ].to_numpy(), frame[SUB].to_numpy()
     for i in np.flatnonzero(kinds >= CONTROL):
-        values[i] = CONTROL_VALUE
-        stamps[i] = control_stamp(int(seqs[i]), int(subs[i]), int(kinds[i]))
-    return pd.DataFrame({VALUE: values, ORD: stamps})
+        values[i] = control_value(int(kinds[i]))
+    return pd.DataFrame({VALUE: values, SEQ: frame[SEQ].to_numpy(dtype=np.int64),
+                         SUB: frame[SUB].to_numpy(dtype=np.int64)})
 
 
 def without_control(frame: DataFrame) -> DataFrame:
     """``frame`` (changes or records) without its control rows: they never reach a sink."""
     if is_records(frame.columns):
-        return frame.where(F.length(VALUE) > 0)
+        return frame.where(F.length(VALUE) > 1)
     return frame.where(~is_control(F.col(KIND)))
 
 
 def end_of_input_records(sources: list[int]) -> pa.Table:
     """The end-of-input control records of the DataStream sources numbered ``sources`` (a marker file's rows)."""
-    return pa.table({VALUE: pa.array([CONTROL_VALUE] * len(sources), pa.binary()),
-                     ORD: pa.array([control_stamp(END_OF_INPUT, n) for n in sources], pa.binary())})
+    return pa.table({VALUE: pa.array([control_value(CONTROL)] * len(sources), pa.binary()),
+                     SEQ: pa.array([END_OF_INPUT] * len(sources), pa.int64()),
+                     SUB: pa.array(list(sources), pa.int64())})
 
 
 class ControlFanOut:
@@ -229,13 +225,14 @@ class ControlFanOut:
         self.ticks = ticks
         columns = list(input_columns)
         # By position: Spark may rename columns starting with "_" on the way to the worker.
-        self._fields = ((columns.index(VALUE), columns.index(ORD)) if is_records(columns)
+        self._fields = ((columns.index(VALUE), columns.index(SEQ), columns.index(SUB)) if is_records(columns)
                         else (columns.index(KIND), columns.index(SEQ), columns.index(SUB)))
+        self._records = is_records(columns)
 
     def split(self, frame: pd.DataFrame) -> tuple[np.ndarray, Control]:
         """Which rows of ``frame`` are control rows (a mask), and the signals they carry."""
         fields = [frame.iloc[:, i].to_numpy() for i in self._fields]
-        return record_controls(*fields) if len(fields) == 2 else control_of(*fields)
+        return record_controls(*fields) if self._records else control_of(*fields)
 
     def __call__(self, frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         seen = {"rows": False, "control": Control()}

@@ -1,7 +1,7 @@
 """Runs DataStream jobs on Spark: one Structured Streaming query (streaming mode) or Spark batch.
 
-Records cross Spark as two binary columns, the pickled record ``_value`` and
-its order stamp ``_ord`` (:mod:`changeflow.kernels.keyed.records`); typed
+Records cross Spark as the pickled record ``_value`` and its order stamp, the
+Table path's two int64 columns ``_seq``, ``_sub`` (:mod:`changeflow.kernels.keyed.records`); typed
 columns would need every user function's output type, which PyFlink does not
 require. Every Python call handles a whole partition or hash bucket of a
 micro-batch:
@@ -60,8 +60,8 @@ from changeflow.connectors.sink_job import SinkJob
 from changeflow.kernels.chain import ChainRunner
 from changeflow.kernels.keyed.buffered import KEY_COLUMNS, OUTPUT_COLUMNS, ChangelogRecords
 from changeflow.kernels.keyed.process import KeyedProcess
-from changeflow.kernels.keyed.records import KEY, VALUE, loads
-from changeflow.kernels.order import ORD
+from changeflow.kernels.changelog import SEQ, SUB
+from changeflow.kernels.keyed.records import KEY, RECORD_COLUMNS, VALUE, loads
 from changeflow.kernels.keyed.reduce import KeyedReduce
 from changeflow.kernels.keyed.timestamps import TimestampAssigning
 from changeflow.kernels.window.event_time import EventTimeWindow
@@ -87,7 +87,7 @@ from changeflow.runtime.spark.record_sources import KEYED, RECORDS, source_recor
 from changeflow.runtime.spark.stream_cache import JobCaches
 
 SINK = "_sink"
-_OBJECT = {KEY: "object", VALUE: "object", ORD: "object"}
+_OBJECT = {KEY: "object", VALUE: "object", SEQ: "int64", SUB: "int64"}
 
 
 @dataclass(frozen=True)
@@ -146,7 +146,7 @@ class DataStreamJob:
                 raise
 
     def frame(self, nodes: list[graph.Node], workdir: str) -> DataFrame:
-        """The job's records for the sinks over ``nodes``: ``(_value, _ord, _sink)``, ``_sink`` the node's index.
+        """The job's records for the sinks over ``nodes``: ``(_value, _seq, _sub, _sink)``, ``_sink`` the node's index.
 
         Bounded sources read as streams are written under ``workdir``; in
         streaming mode the result is a streaming DataFrame the caller may run
@@ -171,7 +171,7 @@ class DataStreamJob:
         self._assigner_ids = {n.id: i for i, n in enumerate(assigners)}
         self._no_assigner = len(assigners)
         self.flush_signal_dirs: list[str] = []  # of unbounded Spark streams (.flush_signals)
-        frames = [self._records(self.translate(node)).select(VALUE, ORD, F.lit(i).alias(SINK))
+        frames = [self._records(self.translate(node)).select(*RECORD_COLUMNS, F.lit(i).alias(SINK))
                   for i, node in enumerate(nodes)]
         frame = frames[0]
         for other in frames[1:]:
@@ -202,7 +202,7 @@ class DataStreamJob:
 
     # --- translation --------------------------------------------------------------------
     def translate(self, node: graph.Node) -> DataFrame:
-        """A DataFrame of ``(_value, _ord)`` records for ``node``."""
+        """A DataFrame of ``(_value, _seq, _sub)`` records for ``node``."""
         if node.id not in self._frames:
             self._frames[node.id] = self._translate(node)
         return self._frames[node.id]
@@ -235,7 +235,7 @@ class DataStreamJob:
             raw = self._keyed(node.input)
             late = _late()
             restored = F.when(late, F.col(VALUE).substr(F.lit(2), F.lit(2**31 - 1))).otherwise(F.col(VALUE))
-            return raw.where(late | (F.length(VALUE) == 0)).select(restored.alias(VALUE), ORD)
+            return raw.where(late | (F.length(VALUE) <= 1)).select(restored.alias(VALUE), SEQ, SUB)
         if isinstance(node, graph.KeyedNode):
             return self._keyed(node)
         if isinstance(node, SideOutputNode):
@@ -303,7 +303,7 @@ def _deliver(table: pa.Table, sinks: list[Any], batch_id: int | None = None) -> 
     """Hands one micro-batch's records to each sink, in stamp order (with its id to a sink having write_batch)."""
     if table.num_rows == 0:
         return
-    table = table.sort_by([(SINK, "ascending"), (ORD, "ascending")])
+    table = table.sort_by([(SINK, "ascending"), (SEQ, "ascending"), (SUB, "ascending")])
     sink_ids = table.column(SINK).to_numpy()
     values = table.column(VALUE).to_pylist()
     for i, sink in enumerate(sinks):

@@ -33,7 +33,6 @@ from pyspark.sql import types as T
 from changeflow.connectors import filestore
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.keyed.records import CONTROL_VALUE, VALUE
-from changeflow.kernels.order import ORD, control_stamp
 from changeflow.runtime.spark.control_rows import CONTROL, FLUSH
 from changeflow.runtime.spark.query_start import await_query
 
@@ -62,8 +61,8 @@ def signal_rows(spark: SparkSession, directory: str, fields: list[T.StructField]
     """
     signals = signal_stream(spark, directory)
     if fields is None:
-        return signals.select(F.lit(CONTROL_VALUE).cast("binary").alias(VALUE),
-                              F.lit(bytearray(control_stamp(FLUSH, 0))).alias(ORD))
+        return signals.select(F.lit(CONTROL_VALUE).cast("binary").alias(VALUE), F.col(SIGNAL_COLUMN).alias(SEQ),
+                              F.lit(0).cast("long").alias(SUB))
     return signals.select(*[F.lit(None).cast(f.dataType).alias(f.name) for f in fields],
                           F.lit(CONTROL).cast("byte").alias(KIND), F.col(SIGNAL_COLUMN).alias(SEQ),
                           F.lit(0).cast("long").alias(SUB))

@@ -26,7 +26,7 @@ from changeflow.common.row import Row
 from changeflow.common.row_kind import RowKind
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.keyed.records import VALUE, dumps, loads
-from changeflow.kernels.order import STAMP, change_stamp
+from changeflow.kernels.order import change_stamp
 
 _KINDS = list(RowKind)
 
@@ -50,7 +50,7 @@ class RecordShape:
 
 
 class RecordsToChanges:
-    """DataStream records (``_value``, stamp) -> typed change rows (columns, ``_kind``, ``_seq``, ``_sub``).
+    """DataStream records (``_value``, bookkeeping) -> typed change rows (columns, ``_kind``, ``_seq``, ``_sub``).
 
     ``schema`` is the Arrow schema of the output (columns then bookkeeping);
     ``changelog`` is False for ``from_data_stream`` (every record must be an
@@ -95,7 +95,7 @@ class RecordsToChanges:
 
 
 class ChangesToRecords:
-    """Typed change rows -> DataStream records (``_value``, stamp) of a DataStream source numbered ``source``.
+    """Typed change rows -> DataStream records (``_value``, bookkeeping) of a DataStream source numbered ``source``.
 
     ``form`` says what each change becomes: ``row`` (a :class:`Row` named by
     ``names`` with the change's RowKind) or a function of the positional Row
@@ -123,9 +123,11 @@ class ChangesToRecords:
                 row = Row.of(kind, [c[i] for c in columns], self.names)
                 values.append(dumps(self._record(row)))
                 stamps.append(change_stamp(seqs[i], subs[i], self.source))
-            yield pa.RecordBatch.from_arrays([pa.array(values, pa.binary()),
+            # A record's _kind is +I (the change's kind is its Row's, inside the value).
+            yield pa.RecordBatch.from_arrays([pa.array(values, pa.binary()), pa.array([0] * count, pa.int8()),
                                               pa.array([s[0] for s in stamps], pa.int64()),
-                                              pa.array([s[1] for s in stamps], pa.int64())], names=[VALUE] + STAMP)
+                                              pa.array([s[1] for s in stamps], pa.int64())],
+                                             names=[VALUE, KIND, SEQ, SUB])
 
     def _record(self, row: Row) -> Any:
         if self.form == "row":

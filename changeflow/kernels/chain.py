@@ -195,10 +195,10 @@ class ChainRunner:
     def process(self, frame: pd.DataFrame) -> pd.DataFrame:
         """Also the ``local`` hook of :class:`~changeflow.runtime.spark.packing.Packer`.
 
-        Control records (end of input, flush signals: :mod:`changeflow.kernels.keyed.records`)
+        Control rows (end of input, flush signals, watermarks: :mod:`changeflow.kernels.keyed.records`)
         pass through untouched, after the partition's records.
         """
-        control = control_mask(frame[VALUE])
+        control = control_mask(frame)
         if control.any():
             records = self.process(select(frame, ~control).reset_index(drop=True)) if (~control).any() else None
             passed = frame.loc[control, RECORD_COLUMNS].reset_index(drop=True)

@@ -25,7 +25,7 @@ pair of int64s:
   a key's timers at end of input       the key's last record's stamp with its first free slot 0xFFFE
   (batch execution)                    (event time) or 0xFFFF (processing time): :func:`key_end_stamp`
   a Table change read as records       ``(_seq, source << 32 | min(_sub + 1, 0xFFFD) << 16)``: :func:`change_stamp`
-  a control record                     the control row's ``_seq`` and ``_sub`` (``changeflow.kernels.keyed.records``)
+  a control row (signal, watermark)    its own ``_seq`` and ``_sub`` (``changeflow.runtime.spark.control_rows``)
   ===================================  ====================================================================
 
 A record's ``(_seq, _sub)`` is then a change's: the bridge between the APIs

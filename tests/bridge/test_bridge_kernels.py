@@ -64,8 +64,9 @@ def test_changes_to_records_insert_only_refuses_an_update():
 def _records(values):
     stamps = [source_stamp(i, 0) for i in range(len(values))]
     return pa.RecordBatch.from_arrays([pa.array([dumps(v) for v in values], pa.binary()),
+                                       pa.array([0] * len(values), pa.int8()),
                                        pa.array([s[0] for s in stamps], pa.int64()),
-                                       pa.array([s[1] for s in stamps], pa.int64())], names=[VALUE, SEQ, SUB])
+                                       pa.array([s[1] for s in stamps], pa.int64())], names=[VALUE, KIND, SEQ, SUB])
 
 
 _SCHEMA = pa.schema([("w", pa.string()), ("n", pa.int32()), (KIND, pa.int8()), (SEQ, pa.int64()),

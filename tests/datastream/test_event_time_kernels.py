@@ -161,7 +161,7 @@ def test_event_time_timers_in_batch_mode_fire_after_the_key():
 
 
 def test_timestamps_and_watermark_of_a_partition():
-    from changeflow.kernels.keyed.records import control_kind, dumps, record_frame, timestamp_of
+    from changeflow.kernels.keyed.records import dumps, record_frame, timestamp_of
     from changeflow.kernels.order import source_stamp, stamps_of
     from changeflow.kernels.keyed.timestamps import TimestampAssigning
 
@@ -169,7 +169,7 @@ def test_timestamps_and_watermark_of_a_partition():
     frame = record_frame([dumps(v) for v in (5, 9, 2)], [source_stamp(i, 0) for i in range(3)])
     records, mark = list(TimestampAssigning(strategy, 10)([frame]))   # the _kind of assigner number 2
     assert [timestamp_of(b) for b in records["_value"]] == [5, 9, 2]
-    assert stamps_of(mark)[0] == (0, 8) and control_kind(mark["_value"][0]) == 10
+    assert stamps_of(mark)[0] == (0, 8) and mark["_kind"][0] == 10
     none = WatermarkStrategy.no_watermarks().with_timestamp_assigner(lambda v, t: v)
     assert len(list(TimestampAssigning(none, 10)([frame]))) == 1
 

@@ -12,11 +12,12 @@ from changeflow.kernels.chain import ChainRunner
 from changeflow.plan.streams.nodes import Op
 from changeflow.kernels.keyed.buffered import KEY_COLUMNS, ChangelogRecords, as_changelog
 from changeflow.kernels.keyed.process import KeyedProcess
-from changeflow.kernels.keyed.records import CONTROL_VALUE, KEY, RECORD_COLUMNS, VALUE, dumps, loads, record_frame
+from changeflow.kernels.changelog import CONTROL, KIND
+from changeflow.kernels.keyed.records import KEY, RECORD_COLUMNS, VALUE, dumps, loads, record_frame
 from changeflow.kernels.order import source_stamp, stamps_of
 from changeflow.kernels.keyed.reduce import KeyedReduce
 from changeflow.kernels.state import InMemoryKeyedState
-from changeflow.runtime.spark.control_rows import END_OF_INPUT, FLUSH, Control, ControlFanOut, control_rows, to_records
+from changeflow.runtime.spark.control_rows import END_OF_INPUT, FLUSH, Control, ControlFanOut, control_rows
 from changeflow.plan.streams.rules import buffering
 from changeflow.plan.flush_policy import FlushPolicy
 from changeflow.runtime.spark.flush import BucketBuffer, BucketFlusher
@@ -82,11 +83,11 @@ def test_buffering_needs_a_kernel_that_names_its_keys():
         as_changelog(record_frame([dumps(1)], [source_stamp(0, 0)]))
 
 
-def test_control_rows_travel_as_control_records_and_fan_out_to_every_bucket():
-    rows = control_rows([KEY, VALUE], Control(frozenset({3}), flush=True))
+def test_control_rows_travel_among_records_and_fan_out_to_every_bucket():
+    rows = control_rows([VALUE], Control(frozenset({3}), flush=True))
     data = records([("a", 1)])[RECORD_COLUMNS]
-    frame = pd.concat([data, to_records(rows)], ignore_index=True)
-    assert frame[VALUE].tolist()[1:] == [CONTROL_VALUE, CONTROL_VALUE]
+    frame = pd.concat([data, rows], ignore_index=True)
+    assert frame[VALUE].tolist()[1:] == [None, None] and frame[KIND].tolist()[1:] == [CONTROL, CONTROL]
     assert sorted(stamps_of(frame)[1:]) == [(FLUSH, 0), (END_OF_INPUT, 3)]
 
     seen = []
@@ -119,14 +120,14 @@ def test_stateless_chains_pass_control_records_through_untouched():
         calls.append(v)
         return v * 2
 
-    frame = record_frame([dumps(1), CONTROL_VALUE, dumps(2)],
-                         [source_stamp(0, 0), (END_OF_INPUT, 0), source_stamp(1, 0)])
+    frame = record_frame([dumps(1), None, dumps(2)], [source_stamp(0, 0), (END_OF_INPUT, 0), source_stamp(1, 0)],
+                         kinds=[0, CONTROL, 0])
     out = ChainRunner([Op("map", double, "double")]).process(frame)
     assert calls == [1, 2]
-    assert out[VALUE].tolist() == [dumps(2), dumps(4), CONTROL_VALUE]
+    assert out[VALUE].tolist() == [dumps(2), dumps(4), None] and out[KIND].tolist()[-1] == CONTROL
     assert stamps_of(out)[-1] == (END_OF_INPUT, 0)
     keyed = ChainRunner([Op("key", lambda v: v % 2, "parity")]).process(frame)
-    assert keyed[KEY].tolist()[-1] == b"" and keyed[VALUE].tolist()[-1] == CONTROL_VALUE
+    assert keyed[KEY].tolist()[-1] == b"" and keyed[VALUE].tolist()[-1] is None
 
 
 class Latest(KeyedProcessFunction):

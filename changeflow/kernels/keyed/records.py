@@ -3,6 +3,7 @@
 A record frame is a pandas frame with the columns
 
 ``_value``  the record, pickled (``bytes``)
+``_kind``   0 (``+I``) for a record, ``>= 4`` for a control row (``changeflow.runtime.spark.control_rows``)
 ``_seq``    its order stamp, two int64s (:mod:`changeflow.kernels.order`)
 ``_sub``
 ``_key``    the pickled key, only between ``key_by`` and the keyed operator
@@ -16,7 +17,7 @@ for a record without one, as Flink's ``Long.MIN_VALUE`` "no timestamp").
 
 The stamp restores Flink's single-threaded order after Spark's shuffles, as
 ``_seq``/``_sub`` do for changelogs (they are the same columns); every layout of it (source records,
-fan-outs, timers, window firings, control records) is built in
+fan-outs, timers, window firings) is built in
 :mod:`changeflow.kernels.order`.
 
 Keys are compared by their pickled bytes, as PyFlink compares keys without key
@@ -31,6 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from changeflow.kernels.changelog import CONTROL, INSERT, KIND
 from changeflow.kernels.order import STAMP, Stamp, stamp_columns
 
 VALUE = "_value"
@@ -65,22 +67,27 @@ def timestamp_of(blob: bytes) -> int | None:
     return None
 
 
-def record_frame(values: Any, stamps: list[Stamp] | dict[str, np.ndarray], keys: Any = None) -> pd.DataFrame:
-    """A record frame: ``_key`` (when ``keys`` is given), ``_value`` and the stamp columns.
+def record_frame(values: Any, stamps: list[Stamp] | dict[str, np.ndarray], keys: Any = None,
+                 kinds: Any = None) -> pd.DataFrame:
+    """A record frame: ``_key`` (when ``keys`` is given), ``_value``, ``_kind`` and the stamp columns.
 
-    ``stamps`` are the rows' stamps, or stamp columns as :func:`~changeflow.kernels.order.stamp_arrays` gives them.
+    ``stamps`` are the rows' stamps, or stamp columns as :func:`~changeflow.kernels.order.stamp_arrays`
+    gives them; ``kinds`` the rows' ``_kind`` (default: every row a record, ``+I``).
 
     >>> record_frame([b"x"], [(4, 0)]).to_dict("list")
-    {'_value': [b'x'], '_seq': [4], '_sub': [0]}
+    {'_value': [b'x'], '_kind': [0], '_seq': [4], '_sub': [0]}
     """
     data: dict[str, Any] = {} if keys is None else {KEY: np.asarray(keys, dtype=object)}
     data[VALUE] = np.asarray(values, dtype=object)
+    n = len(data[VALUE])
+    data[KIND] = np.full(n, INSERT, dtype=np.int8) if kinds is None else np.asarray(kinds, dtype=np.int8)
     data.update(stamps if isinstance(stamps, dict) else stamp_columns(stamps))
     return pd.DataFrame(data)
 
 
-#: A record frame's columns (a keyed one's: ``[KEY] + RECORD_COLUMNS``).
-RECORD_COLUMNS = [VALUE] + STAMP
+#: A record frame's columns (a keyed one's: ``[KEY] + RECORD_COLUMNS``), a change frame's bookkeeping after
+#: the one payload column.
+RECORD_COLUMNS = [VALUE, KIND] + STAMP
 
 
 class UserFunctionError(RuntimeError):
@@ -93,29 +100,12 @@ def fail(function: str, record: Any, error: BaseException, key: Any = None) -> U
                              f"{type(error).__name__}: {error}")
 
 
-# --- control records -------------------------------------------------------------------------
-# With a flush policy or event time, end-of-input and flush signals and watermarks
-# (changeflow.runtime.spark.control_rows) travel in band as control records: the control row's
-# ``_seq`` and ``_sub`` as the stamp, and a ``_value`` no pickled record has: empty for a signal,
-# one byte (the watermark row's ``_kind``) for a watermark.
-CONTROL_VALUE = b""
-_SIGNAL_KIND = 4   # changeflow.runtime.spark.control_rows.CONTROL
+# --- control rows ------------------------------------------------------------------------------
+# With a flush policy or event time, end-of-input and flush signals and watermarks travel in band
+# among the records as control rows, exactly as among a Table job's changes
+# (changeflow.runtime.spark.control_rows): ``_kind >= 4``, ``_value`` null.
 
 
-def control_value(kind: int) -> bytes:
-    """The ``_value`` of a control record carrying a control row of ``_kind`` ``kind``.
-
-    >>> control_value(4), control_value(9), control_kind(control_value(9)), control_kind(b"")
-    (b'', b'\\t', 9, 4)
-    """
-    return CONTROL_VALUE if kind == _SIGNAL_KIND else bytes([kind])
-
-
-def control_kind(value: bytes) -> int:
-    """The ``_kind`` of the control row a control record's ``_value`` carries."""
-    return value[0] if len(value) else _SIGNAL_KIND
-
-
-def control_mask(values: Any) -> Any:
-    """Which of a frame's ``_value`` blobs are control records (a numpy bool array)."""
-    return np.fromiter((len(v) <= 1 for v in values), dtype=bool, count=len(values))
+def control_mask(frame: pd.DataFrame) -> np.ndarray:
+    """Which rows of a record frame are control rows (a numpy bool array)."""
+    return frame[KIND].to_numpy() >= CONTROL

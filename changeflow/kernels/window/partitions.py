@@ -7,7 +7,7 @@ partition's input (records, or a bounded DataFrame's own rows);
 :class:`Combine` folds a partition into one partial per key (a map-side
 combine); :class:`FireGroups` / :class:`ProcessGroups` evaluate each complete
 key group of a partition sorted by key (:mod:`.groups`); :class:`Discard`
-runs a never-firing window's input functions and passes only control records.
+runs a never-firing window's input functions and passes only control rows.
 """
 
 from __future__ import annotations
@@ -53,8 +53,8 @@ class Prepare:
     def __call__(self, frame: pd.DataFrame) -> tuple[list[bytes], list, list]:
         """``(pickled keys, values, stamps)`` of ``frame``'s records after the chain (stamps: see :attr:`positions`)."""
         if self.fields is None:
-            values = [loads(v) for v in frame.iloc[:, 0]]  # by position: _value, _seq, _sub
-            stamps = stamps_of(frame.iloc[:, 1:3].set_axis(STAMP, axis=1))
+            values = [loads(v) for v in frame.iloc[:, 0]]  # by position: _value, _kind, _seq, _sub
+            stamps = stamps_of(frame.iloc[:, 2:4].set_axis(STAMP, axis=1))
         else:
             n = len(self.fields)
             values = named_rows(frame, self.fields)
@@ -123,7 +123,7 @@ class ProcessGroups(FireGroups):
 
 
 class Discard:
-    """``mapInPandas`` of a window that never fires: runs the chain and key selector, emits only control records."""
+    """``mapInPandas`` of a window that never fires: runs the chain and key selector, emits only control rows."""
 
     def __init__(self, runners: list[ChainRunner]) -> None:
         self.runners = runners
@@ -134,7 +134,7 @@ class Discard:
                 continue
             for runner in self.runners:
                 runner.process(frame)
-            control = control_mask(frame.iloc[:, 0].to_numpy())
+            control = control_mask(frame.set_axis(RECORD_COLUMNS, axis=1))  # by position, as Spark sends them
             if control.any():
                 passed = frame.loc[control].iloc[:, :len(RECORD_COLUMNS)]
                 passed.columns = RECORD_COLUMNS

@@ -26,8 +26,8 @@ before it emits anything, so, as FLIP-331 prescribes, its input edge is
 3. **Output, continuing downstream.** In batch mode the result is just the
    next DataFrame. In a streaming job it is written as Parquet files and read
    back as a bounded file stream (a micro-batch per ``rows_per_batch`` records,
-   then an end-of-input control record for each source upstream when control
-   records flow), so later operators (keyed reduce, process, sinks) run in the
+   then an end-of-input control row for each source upstream when control
+   rows flow), so later operators (keyed reduce, process, sinks) run in the
    job's single streaming query as they would over any bounded source.
 
 A window whose trigger never fires (``GlobalWindows.create()``) still consumes

@@ -17,7 +17,7 @@ shuffles never lose Flink's order. Sources:
   have no order: position 0, ties keep arrival order).
 
 In streaming mode a bounded source is written once as Parquet files read one
-per micro-batch, ending with an end-of-input marker file when control records
+per micro-batch, ending with an end-of-input marker file when control rows
 flow (:mod:`.source_files`, the same files as a Table source's). An unbounded
 stream read up to what is available gets a flush-signal stream beside it when
 operators buffer (:mod:`.flush_signals`).
@@ -33,7 +33,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from changeflow.kernels.changelog import SEQ, SUB
+from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.keyed.records import KEY, VALUE, dumps, record_frame
 from changeflow.kernels.order import STAMP, source_stamp
 from changeflow.kernels.source_records import LineEncoder, RowEncoder
@@ -48,11 +48,12 @@ from changeflow.runtime.spark.source_files import file_stream, write_end_marker,
 if TYPE_CHECKING:
     from changeflow.runtime.spark.datastream import DataStreamJob
 
-RECORDS = T.StructType([T.StructField(VALUE, T.BinaryType(), False), T.StructField(SEQ, T.LongType(), False),
-                        T.StructField(SUB, T.LongType(), False)])
+# A control row's _value is null (.control_rows), a record's never.
+RECORDS = T.StructType([T.StructField(VALUE, T.BinaryType(), True), T.StructField(KIND, T.ByteType(), False),
+                        T.StructField(SEQ, T.LongType(), False), T.StructField(SUB, T.LongType(), False)])
 KEYED = T.StructType([T.StructField(KEY, T.BinaryType(), False)] + RECORDS.fields)
-_ARROW_RECORDS = pa.schema([pa.field(VALUE, pa.binary(), False), pa.field(SEQ, pa.int64(), False),
-                            pa.field(SUB, pa.int64(), False)])
+_ARROW_RECORDS = pa.schema([pa.field(VALUE, pa.binary()), pa.field(KIND, pa.int8(), False),
+                            pa.field(SEQ, pa.int64(), False), pa.field(SUB, pa.int64(), False)])
 
 
 def source_records(job: "DataStreamJob", node: SourceNode) -> DataFrame:
@@ -106,7 +107,7 @@ def _unbounded(job: "DataStreamJob", df: DataFrame, node: SourceNode, number: in
     if job.control and flushes_from_timers(job.settings.flush):
         # Read up to what is available, it would end with the last records buffered.
         signals = os.path.join(job.workdir, f"flush-signals-{number}")
-        records = records.unionByName(signal_rows(job.spark, signals, None))
+        records = records.unionByName(signal_rows(job.spark, signals, RECORDS.fields[:1]))
         job.flush_signal_dirs.append(signals)
     return records
 
@@ -146,6 +147,6 @@ def _directory(job: "DataStreamJob", node: SourceNode) -> str:
 
 
 def _end_of_input(job: "DataStreamJob", directory: str, node: SourceNode) -> None:
-    """With control records, a bounded source ends with a file (a micro-batch) holding its end-of-input record."""
+    """With control rows, a bounded source ends with a file (a micro-batch) holding its end-of-input row."""
     if job.control:
         write_end_marker(directory, end_of_input_records([job._source_numbers[node.id]]))

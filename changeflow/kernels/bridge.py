@@ -2,13 +2,12 @@
 
 A Table plan's changes are typed columns plus ``_kind``/``_seq``/``_sub``
 (:mod:`changeflow.kernels.changelog`); a DataStream's records are a pickled
-``_value`` plus a binary order stamp ``_ord`` (:mod:`changeflow.kernels.keyed.records`).
+``_value`` plus the same ``_seq``/``_sub`` order stamp (:mod:`changeflow.kernels.keyed.records`).
 :class:`ChangesToRecords` and :class:`RecordsToChanges` convert a batch either
 way; the Spark runtime runs them in ``mapInArrow`` (:mod:`changeflow.runtime.spark.bridge`).
 
 Order. A record's stamp is a ``(_seq, _sub)`` pair (:mod:`changeflow.kernels.order`), so a
-record becomes a change with its stamp's two numbers (:func:`~changeflow.kernels.order.stamp_seq`,
-:func:`~changeflow.kernels.order.stamp_sub`), and a change ``(_seq, _sub)`` becomes the
+record becomes a change with its stamp's two columns as they are, and a change ``(_seq, _sub)`` becomes the
 ``_sub``-th output of record ``_seq`` of a source numbered ``source``
 (:func:`~changeflow.kernels.order.change_stamp`; its limits are in :mod:`changeflow.kernels.order`).
 
@@ -27,7 +26,7 @@ from changeflow.common.row import Row
 from changeflow.common.row_kind import RowKind
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.keyed.records import VALUE, dumps, loads
-from changeflow.kernels.order import ORD, change_stamp, stamp_seq, stamp_sub
+from changeflow.kernels.order import change_stamp
 
 _KINDS = list(RowKind)
 
@@ -51,7 +50,7 @@ class RecordShape:
 
 
 class RecordsToChanges:
-    """DataStream records (``_value``, ``_ord``) -> typed change rows (columns, ``_kind``, ``_seq``, ``_sub``).
+    """DataStream records (``_value``, bookkeeping) -> typed change rows (columns, ``_kind``, ``_seq``, ``_sub``).
 
     ``schema`` is the Arrow schema of the output (columns then bookkeeping);
     ``changelog`` is False for ``from_data_stream`` (every record must be an
@@ -69,9 +68,7 @@ class RecordsToChanges:
         for batch in batches:
             rows: list[tuple] = []
             kinds: list[int] = []
-            seqs: list[int] = []
-            subs: list[int] = []
-            for blob, stamp in zip(batch.column(VALUE).to_pylist(), batch.column(ORD).to_pylist(), strict=True):
+            for blob in batch.column(VALUE).to_pylist():
                 record = loads(blob)
                 kind = record.get_row_kind() if isinstance(record, Row) else RowKind.INSERT
                 if kind is not RowKind.INSERT and not self.changelog:
@@ -79,8 +76,6 @@ class RecordsToChanges:
                                      f"records but DataStream API record contains: {kind.name} (record {record!r})")
                 rows.append(self.shape.values(record))
                 kinds.append(kind.value)
-                seqs.append(stamp_seq(stamp))
-                subs.append(stamp_sub(stamp))
             arrays = []
             for i, name in enumerate(names):
                 field = self.schema.field(name)
@@ -93,14 +88,14 @@ class RecordsToChanges:
                                      f"the value {bad!r}: {error}") from None
             if self.with_kind:
                 arrays.append(pa.array(kinds, type=pa.int8()))
-            arrays.append(pa.array(seqs, type=pa.int64()))
+            arrays.append(batch.column(SEQ))  # the record's stamp is the change's, as it is
             if self.with_kind:
-                arrays.append(pa.array(subs, type=pa.int64()))
+                arrays.append(batch.column(SUB))
             yield pa.RecordBatch.from_arrays(arrays, schema=self.schema)
 
 
 class ChangesToRecords:
-    """Typed change rows -> DataStream records (``_value``, ``_ord``) of a DataStream source numbered ``source``.
+    """Typed change rows -> DataStream records (``_value``, bookkeeping) of a DataStream source numbered ``source``.
 
     ``form`` says what each change becomes: ``row`` (a :class:`Row` named by
     ``names`` with the change's RowKind) or a function of the positional Row
@@ -128,8 +123,11 @@ class ChangesToRecords:
                 row = Row.of(kind, [c[i] for c in columns], self.names)
                 values.append(dumps(self._record(row)))
                 stamps.append(change_stamp(seqs[i], subs[i], self.source))
-            yield pa.RecordBatch.from_arrays([pa.array(values, pa.binary()), pa.array(stamps, pa.binary())],
-                                             names=[VALUE, ORD])
+            # A record's _kind is +I (the change's kind is its Row's, inside the value).
+            yield pa.RecordBatch.from_arrays([pa.array(values, pa.binary()), pa.array([0] * count, pa.int8()),
+                                              pa.array([s[0] for s in stamps], pa.int64()),
+                                              pa.array([s[1] for s in stamps], pa.int64())],
+                                             names=[VALUE, KIND, SEQ, SUB])
 
     def _record(self, row: Row) -> Any:
         if self.form == "row":

@@ -26,8 +26,9 @@ import pandas as pd
 from changeflow.common.typeinfo import conform
 from changeflow.kernels.frames import select
 from changeflow.kernels.keyed.process import ProcessContext
-from changeflow.kernels.keyed.records import KEY, VALUE, control_mask, dumps, fail, loads, timestamp_of
-from changeflow.kernels.order import ORD, child_stamp
+from changeflow.kernels.keyed.records import (KEY, RECORD_COLUMNS, VALUE, control_mask, dumps, fail, loads,
+                                              record_frame, timestamp_of)
+from changeflow.kernels.order import Stamp, child_stamp, stamps_of
 from changeflow.kernels.keyed.user import close_functions, method_or_self, open_functions
 
 # The method of Flink's function interface each kind of op calls (a plain callable is called itself).
@@ -36,8 +37,8 @@ _METHODS = {"map": "map", "flat_map": "flat_map", "filter": "filter", "key": "ge
 __all__ = ["ChainRunner", "run", "run_timed"]
 
 
-def run(ops: list[Any], values: list[Any], stamps: list[bytes],
-        announce: Any = None) -> tuple[list[Any], list[bytes], list[Any] | None]:
+def run(ops: list[Any], values: list[Any], stamps: list[Stamp],
+        announce: Any = None) -> tuple[list[Any], list[Stamp], list[Any] | None]:
     """The records after ``ops``: (values, stamps, keys or None when the last op is not a key selector).
 
     ``announce(what)``, if given, is told which function runs before each op runs over the records,
@@ -50,7 +51,7 @@ def run(ops: list[Any], values: list[Any], stamps: list[bytes],
     >>> values, stamps, _ = run(ops, ["a b", "c"], [source_stamp(0, 0), source_stamp(1, 0)])
     >>> values, [(stamp_seq(s), hex(stamp_sub(s))) for s in stamps]
     (['A', 'C'], [(0, '0x10000'), (1, '0x10000')])
-    >>> run([Op("map", lambda x: 1 // x, "inverse")], [1, 0], [b"0", b"1"])  # doctest: +NORMALIZE_WHITESPACE
+    >>> run([Op("map", lambda x: 1 // x, "inverse")], [1, 0], [(0, 0), (1, 0)])  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
     changeflow.kernels.keyed.records.UserFunctionError: user function inverse failed on record 0:
@@ -60,13 +61,13 @@ def run(ops: list[Any], values: list[Any], stamps: list[bytes],
     return values, stamps, keys
 
 
-def run_timed(ops: list[Any], values: list[Any], stamps: list[bytes], timestamps: list[int | None] | None,
-              announce: Any = None) -> tuple[list[Any], list[bytes], list[Any] | None, list[int | None] | None]:
+def run_timed(ops: list[Any], values: list[Any], stamps: list[Stamp], timestamps: list[int | None] | None,
+              announce: Any = None) -> tuple[list[Any], list[Stamp], list[Any] | None, list[int | None] | None]:
     """:func:`run` with the records' event timestamps (None: no record has one): every output keeps
     its input's timestamp, as Flink's chained operators do; a ProcessFunction's ``ctx.timestamp()`` reads it.
 
     >>> from changeflow.plan.streams.nodes import Op
-    >>> run_timed([Op("flat_map", lambda s: s.split(), "split")], ["a b", "c"], [b"0", b"1"], [7, 9])[3]
+    >>> run_timed([Op("flat_map", lambda s: s.split(), "split")], ["a b", "c"], [(0, 0), (1, 0)], [7, 9])[3]
     [7, 7, 9]
     """
     keys = None
@@ -110,10 +111,10 @@ def _apply(op: Any, call: Any, values: list[Any]) -> list[Any]:
     return out
 
 
-def _fan_out(op: Any, call: Any, values: list[Any], stamps: list[bytes],
-             timestamps: list[int | None] | None) -> tuple[list[Any], list[bytes], list[int | None] | None]:
+def _fan_out(op: Any, call: Any, values: list[Any], stamps: list[Stamp],
+             timestamps: list[int | None] | None) -> tuple[list[Any], list[Stamp], list[int | None] | None]:
     out_values: list[Any] = []
-    out_stamps: list[bytes] = []
+    out_stamps: list[Stamp] = []
     out_times: list[int | None] = []
     times = timestamps if timestamps is not None else [None] * len(values)
     for v, stamp, t in zip(values, stamps, times, strict=True):  # a stamp per record
@@ -128,8 +129,8 @@ def _fan_out(op: Any, call: Any, values: list[Any], stamps: list[bytes],
     return _convert(op, out_values), out_stamps, (out_times if timestamps is not None else None)
 
 
-def _process(op: Any, values: list[Any], stamps: list[bytes],
-             timestamps: list[int | None] | None) -> tuple[list[Any], list[bytes], list[int | None] | None]:
+def _process(op: Any, values: list[Any], stamps: list[Stamp],
+             timestamps: list[int | None] | None) -> tuple[list[Any], list[Stamp], list[int | None] | None]:
     process_element = method_or_self(op.function, _METHODS["process"])
 
     def call(v: Any, t: int | None) -> list[Any]:
@@ -194,13 +195,13 @@ class ChainRunner:
     def process(self, frame: pd.DataFrame) -> pd.DataFrame:
         """Also the ``local`` hook of :class:`~changeflow.runtime.spark.packing.Packer`.
 
-        Control records (end of input, flush signals: :mod:`changeflow.kernels.keyed.records`)
+        Control rows (end of input, flush signals, watermarks: :mod:`changeflow.kernels.keyed.records`)
         pass through untouched, after the partition's records.
         """
-        control = control_mask(frame[VALUE])
+        control = control_mask(frame)
         if control.any():
             records = self.process(select(frame, ~control).reset_index(drop=True)) if (~control).any() else None
-            passed = frame.loc[control, [VALUE, ORD]].reset_index(drop=True)
+            passed = frame.loc[control, RECORD_COLUMNS].reset_index(drop=True)
             if self.keyed:
                 passed.insert(0, KEY, np.asarray([b""] * len(passed), dtype=object))
             return passed if records is None else pd.concat([records, passed], ignore_index=True)
@@ -209,12 +210,9 @@ class ChainRunner:
         timestamps: list[int | None] | None = [timestamp_of(b) for b in blobs]
         if all(t is None for t in timestamps):
             timestamps = None
-        values, stamps, keys, timestamps = run_timed(self.ops, values, list(frame[ORD]), timestamps, self.announce)
-        out = {}
+        values, stamps, keys, timestamps = run_timed(self.ops, values, stamps_of(frame), timestamps, self.announce)
         if self.keyed:
             assert keys is not None  # a keyed chain ends with its key selector, which run() applied
-            out[KEY] = np.asarray([dumps(k) for k in keys], dtype=object)
         times = timestamps if timestamps is not None else [None] * len(values)
-        out[VALUE] = np.asarray([dumps(v, t) for v, t in zip(values, times, strict=True)], dtype=object)
-        out[ORD] = np.asarray(stamps, dtype=object)
-        return pd.DataFrame(out)
+        return record_frame([dumps(v, t) for v, t in zip(values, times, strict=True)], stamps,
+                            [dumps(k) for k in keys] if self.keyed and keys is not None else None)

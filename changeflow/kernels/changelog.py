@@ -24,6 +24,9 @@ SUB = "_sub"
 BOOKKEEPING = (KIND, SEQ, SUB)
 
 INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE = 0, 1, 2, 3
+# The _kind of a control row (end of input, a flush signal); a watermark row's is larger
+# (changeflow.runtime.spark.control_rows). Changes and DataStream records carry them alike.
+CONTROL = 4
 
 # Each operator input row yields at most this many output changes (an aggregate
 # emits -U and +U for one input row), so ``sub * FANOUT + i`` keeps every

@@ -109,7 +109,7 @@ class Kernel(Protocol):
     """One stateful operator's logic (see the module docstring for the order of calls).
 
     Outputs are frames in the kernel's output layout (a changelog frame with
-    ``_kind``/``_seq``/``_sub``, or DataStream records ``_value``/``_ord``), or
+    ``_kind``/``_seq``/``_sub``, or DataStream records ``_value``/``_seq``/``_sub``), or
     None for nothing; an empty frame means nothing too.
     """
 

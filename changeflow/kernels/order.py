@@ -10,9 +10,9 @@ pair of int64s:
   descends from) and ``_sub`` (its position among that row's descendants);
   a stateful operator stamps its ``i``-th output of an input
   ``(_seq, _sub * FANOUT + i)`` (:mod:`changeflow.kernels.changelog`);
-- a DataStream record carries the same two numbers, written as one 16-byte
-  ``_ord`` (:func:`pair_stamp`: each number offset by 2**63, big-endian, so the
-  bytes sort as the pair does). Its layouts, all built here:
+- a DataStream record carries the same two numbers, in the same two int64
+  columns ``_seq`` and ``_sub`` (:data:`STAMP`); inside a kernel a stamp is the
+  tuple ``(_seq, _sub)``, which compares as the pair does. Its layouts, all built here:
 
   ===================================  ====================================================================
   a source's record                    ``(position, source << 32)``: :func:`source_stamp`
@@ -25,12 +25,12 @@ pair of int64s:
   a key's timers at end of input       the key's last record's stamp with its first free slot 0xFFFE
   (batch execution)                    (event time) or 0xFFFF (processing time): :func:`key_end_stamp`
   a Table change read as records       ``(_seq, source << 32 | min(_sub + 1, 0xFFFD) << 16)``: :func:`change_stamp`
-  a control record                     ``_seq`` and ``_sub`` (8 bytes each, signed) [+ a watermark's
-                                       ``_kind``]: :func:`control_stamp`
+  a control row (signal, watermark)    its own ``_seq`` and ``_sub`` (``changeflow.runtime.spark.control_rows``)
   ===================================  ====================================================================
 
-A record's ``(_seq, _sub)`` is then a change's (:func:`stamp_seq`, :func:`stamp_sub`):
-the bridge between the APIs (:mod:`changeflow.kernels.bridge`) copies it. ``_sub``
+A record's ``(_seq, _sub)`` is then a change's: the bridge between the APIs
+(:mod:`changeflow.kernels.bridge`) copies the two columns. Kernels read a frame's
+stamps with :func:`stamps_of` and write them with :func:`stamp_columns`. ``_sub``
 stays below 2**40, leaving the Table kernels' ``_sub`` arithmetic room for
 eleven stateful levels.
 
@@ -47,11 +47,17 @@ that a tie changes.
 
 from __future__ import annotations
 
+from typing import Iterable
+
+import numpy as np
 import pandas as pd
 
-ORD = "_ord"
+from changeflow.kernels.changelog import SEQ, SUB
 
-_OFFSET = 2**63
+#: A record frame's stamp columns, the Table path's pair.
+STAMP = [SEQ, SUB]
+Stamp = tuple[int, int]
+
 _SOURCE_SHIFT = 32
 _SLOTS = (16, 0)                 # the fan-out slots of a record's _sub, outermost first
 _SLOT = 0xFFFF
@@ -61,24 +67,14 @@ _AFTER_SOURCES = 2**62           # no source position reaches it: timer and firi
 _DOMAIN = 2**60
 _EVENT_TIMER, _FIRING, _PROCESSING_TIMER = 0, 1, 2
 _TIME_OFFSET = 2**59
-_SIGNAL_KIND = 4   # changeflow.runtime.spark.control_rows.CONTROL: a signal's stamp has no kind byte
 
 
-def pair_stamp(seq: int, sub: int) -> bytes:
-    """The ``_ord`` of a record stamped ``(seq, sub)``: sorting the bytes sorts the pairs.
-
-    >>> pair_stamp(-1, 2**62) < pair_stamp(0, 0) < pair_stamp(0, 1) < pair_stamp(1, -5)
-    True
-    """
-    return (seq + _OFFSET).to_bytes(8, "big") + (sub + _OFFSET).to_bytes(8, "big")
-
-
-def stamp_seq(stamp: bytes) -> int:
+def stamp_seq(stamp: Stamp) -> int:
     """A record stamp's ``_seq``: its source position (or a timer's or firing's place after them)."""
-    return int.from_bytes(stamp[:8], "big") - _OFFSET
+    return stamp[0]
 
 
-def stamp_sub(stamp: bytes) -> int:
+def stamp_sub(stamp: Stamp) -> int:
     """A record stamp's ``_sub``: its source number and first two fan-out indices, packed.
 
     >>> a = source_stamp(5, 1)
@@ -87,16 +83,43 @@ def stamp_sub(stamp: bytes) -> int:
     >>> stamp_sub(child_stamp(a, 2)) < stamp_sub(source_stamp(5, 2))
     True
     """
-    return int.from_bytes(stamp[8:16], "big") - _OFFSET
+    return stamp[1]
 
 
-def source_stamp(position: int, source: int) -> bytes:
+def stamps_of(frame: pd.DataFrame, columns: Iterable[str] = STAMP) -> list[Stamp]:
+    """A record frame's stamps, ``(_seq, _sub)`` tuples in row order (``columns`` names the pair).
+
+    >>> stamps_of(pd.DataFrame({SEQ: [3, 1], SUB: [0, 2]}))
+    [(3, 0), (1, 2)]
+    """
+    seq, sub = columns
+    return list(zip(frame[seq].tolist(), frame[sub].tolist(), strict=True))
+
+
+def stamp_arrays(frame: pd.DataFrame) -> dict[str, np.ndarray]:
+    """A record frame's stamp columns as they are, to give the same stamps to another frame of its rows."""
+    return {c: frame[c].to_numpy(dtype=np.int64) for c in STAMP}
+
+
+def stamp_columns(stamps: list[Stamp], columns: Iterable[str] = STAMP) -> dict[str, np.ndarray]:
+    """The stamp columns (int64) of a record frame whose rows are stamped ``stamps``.
+
+    >>> {k: v.tolist() for k, v in stamp_columns([(3, 0), (1, 2)]).items()}
+    {'_seq': [3, 1], '_sub': [0, 2]}
+    """
+    seq, sub = columns
+    n = len(stamps)
+    return {seq: np.fromiter((s[0] for s in stamps), dtype=np.int64, count=n),
+            sub: np.fromiter((s[1] for s in stamps), dtype=np.int64, count=n)}
+
+
+def source_stamp(position: int, source: int) -> Stamp:
     """The stamp of a source's ``position``-th record (sources numbered above 255 tie).
 
     >>> source_stamp(1, 0) < source_stamp(1, 1) < source_stamp(2, 0)
     True
     """
-    return pair_stamp(position, min(source, 0xFF) << _SOURCE_SHIFT)
+    return (position, min(source, 0xFF) << _SOURCE_SHIFT)
 
 
 def _with_slot(sub: int, value: int) -> int:
@@ -107,21 +130,21 @@ def _with_slot(sub: int, value: int) -> int:
     return sub
 
 
-def child_stamp(parent: bytes, index: int) -> bytes:
+def child_stamp(parent: Stamp, index: int) -> Stamp:
     """The stamp of the ``index``-th output a fan-out operator emits for the record stamped ``parent``.
 
     >>> a = source_stamp(0, 0)
     >>> a < child_stamp(a, 1) < child_stamp(a, 2) < child_stamp(child_stamp(a, 2), 0) < source_stamp(1, 0)
     True
     """
-    return pair_stamp(stamp_seq(parent), _with_slot(stamp_sub(parent), min(index + 1, _MAX_INDEX)))
+    return (parent[0], _with_slot(parent[1], min(index + 1, _MAX_INDEX)))
 
 
-def _after_sources(domain: int, time: int) -> bytes:
-    return pair_stamp(_AFTER_SOURCES + domain * _DOMAIN + min(max(time + _TIME_OFFSET, 0), _DOMAIN - 1), 0)
+def _after_sources(domain: int, time: int) -> Stamp:
+    return (_AFTER_SOURCES + domain * _DOMAIN + min(max(time + _TIME_OFFSET, 0), _DOMAIN - 1), 0)
 
 
-def timer_stamp(time: int, event: bool) -> bytes:
+def timer_stamp(time: int, event: bool) -> Stamp:
     """The stamp of the timers due at ``time`` in a streaming call; its ``n``-th firing's outputs are the
     children of ``child_stamp(timer_stamp(...), n)``.
 
@@ -135,7 +158,7 @@ def timer_stamp(time: int, event: bool) -> bytes:
     return _after_sources(_EVENT_TIMER if event else _PROCESSING_TIMER, time)
 
 
-def fire_stamp(time: int) -> bytes:
+def fire_stamp(time: int) -> Stamp:
     """The stamp of the window firings when event time reached ``time``: after every record of the
     micro-batch, between the event-time and the processing-time timers; firings of one time tie.
 
@@ -145,7 +168,7 @@ def fire_stamp(time: int) -> bytes:
     return _after_sources(_FIRING, time)
 
 
-def key_end_stamp(last: bytes, event: bool) -> bytes:
+def key_end_stamp(last: Stamp, event: bool) -> Stamp:
     """Batch execution: the stamp of a key's timers fired at the end of its input (``last``: its last record's);
     a firing's outputs are children of its children, as :func:`timer_stamp`'s.
 
@@ -156,41 +179,16 @@ def key_end_stamp(last: bytes, event: bool) -> bytes:
     True
     """
     mark = _KEY_END_EVENT if event else _KEY_END_PROCESSING
-    return pair_stamp(stamp_seq(last), _with_slot(stamp_sub(last), mark))
+    return (last[0], _with_slot(last[1], mark))
 
 
 def sort_records(frame: pd.DataFrame) -> pd.DataFrame:
     """A record frame in stamp order (stable: equal stamps keep arrival order), with a fresh index."""
-    return frame.sort_values(ORD, kind="stable", ignore_index=True)
-
-
-# --- control records ---------------------------------------------------------------------------
-def control_stamp(seq: int, sub: int, kind: int = _SIGNAL_KIND) -> bytes:
-    """The ``_ord`` of a control record carrying a control row's ``_seq``, ``_sub`` (and a watermark's ``_kind``).
-
-    >>> control_stamp(-1, 7)[:8] == (-1).to_bytes(8, "big", signed=True), parse_control_stamp(control_stamp(-1, 7))
-    (True, (-1, 7))
-    >>> control_kind(control_stamp(5, 1000, 9)), control_kind(control_stamp(-1, 7))
-    (9, 4)
-    """
-    stamp = seq.to_bytes(8, "big", signed=True) + sub.to_bytes(8, "big", signed=True)
-    return stamp if kind == _SIGNAL_KIND else stamp + bytes([kind])
-
-
-def parse_control_stamp(stamp: bytes) -> tuple[int, int]:
-    """The ``(_seq, _sub)`` a control record's ``_ord`` carries."""
-    if len(stamp) not in (16, 17):
-        raise ValueError(f"not a control record stamp (16 or 17 bytes): {stamp!r}")
-    return int.from_bytes(stamp[:8], "big", signed=True), int.from_bytes(stamp[8:16], "big", signed=True)
-
-
-def control_kind(stamp: bytes) -> int:
-    """The ``_kind`` of the control row a control record's ``_ord`` carries."""
-    return stamp[16] if len(stamp) == 17 else _SIGNAL_KIND
+    return frame.sort_values(STAMP, kind="stable", ignore_index=True)
 
 
 # --- between the encodings: a change's (_seq, _sub) <-> a record's stamp -------------------------
-def change_stamp(seq: int, sub: int, source: int) -> bytes:
+def change_stamp(seq: int, sub: int, source: int) -> Stamp:
     """The record stamp of change ``(seq, sub)`` of a Table plan read as DataStream source ``source``: the
     ``sub``-th output of that source's record ``seq`` (``sub`` from 0xFFFC on ties).
 

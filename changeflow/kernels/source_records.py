@@ -1,4 +1,4 @@
-"""A DataStream source's rows as records (``_value``, ``_ord``): the encoders Spark's ``mapInPandas`` runs.
+"""A DataStream source's rows as records (``_value``, ``_seq``, ``_sub``): the encoders Spark's ``mapInPandas`` runs.
 
 Each input frame holds a source's rows followed by their position in the
 source (a column the runtime adds); the stamp of a record is that position
@@ -8,13 +8,12 @@ No Spark import.
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from changeflow.common.row import Row
 from changeflow.common.row_kind import RowKind
-from changeflow.kernels.keyed.records import VALUE, dumps
-from changeflow.kernels.order import ORD, source_stamp
+from changeflow.kernels.keyed.records import dumps, record_frame
+from changeflow.kernels.order import source_stamp
 
 __all__ = ["LineEncoder", "RowEncoder", "named_rows", "python_values"]
 
@@ -53,9 +52,8 @@ class LineEncoder:
     def __call__(self, frames):
         for f in frames:
             if len(f):
-                yield pd.DataFrame({
-                    VALUE: np.asarray([dumps(v) for v in f.iloc[:, 0].tolist()], dtype=object),  # Python ints
-                    ORD: np.asarray([source_stamp(int(p), self.number) for p in f.iloc[:, 1]], dtype=object)})
+                yield record_frame([dumps(v) for v in f.iloc[:, 0].tolist()],  # Python ints
+                                   [source_stamp(int(p), self.number) for p in f.iloc[:, 1]])
 
 
 class RowEncoder:
@@ -73,6 +71,4 @@ class RowEncoder:
                 continue
             values = [dumps(r) for r in named_rows(f, self.columns)]
             positions = f.iloc[:, n] if self.ordered else [0] * len(f)
-            yield pd.DataFrame({VALUE: np.asarray(values, dtype=object),
-                                ORD: np.asarray([source_stamp(int(p), self.number) for p in positions],
-                                                dtype=object)})
+            yield record_frame(values, [source_stamp(int(p), self.number) for p in positions])

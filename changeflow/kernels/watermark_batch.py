@@ -24,6 +24,10 @@ import pandas as pd
 
 from changeflow.kernels.changelog import SEQ, SUB
 
+# A DataStream record frame's pickled column (changeflow.kernels.keyed.records.VALUE: importing it here
+# would import changeflow.kernels.keyed, which imports the contract, which imports this module).
+VALUE = "_value"
+
 # The _sub of what a watermark fires: after every output a row at the same position can stamp.
 FIRED_SUB = 1 << 40
 
@@ -32,12 +36,13 @@ def stamp_fired(fired: pd.DataFrame | None, position: int) -> pd.DataFrame | Non
     """What a watermark (or the end of input) fired, stamped to follow the rows up to ``position``.
 
     Its rows keep their order: ``_sub`` counts up from :data:`FIRED_SUB`. A frame
-    without ``_seq`` (DataStream records) is returned as it is.
+    of DataStream records (``_value``: their stamps are their own, ``changeflow.kernels.order``)
+    is returned as it is.
 
     >>> stamp_fired(pd.DataFrame({"_seq": [9, 4], "_sub": [0, 1]}), 7).values.tolist()
     [[7, 1099511627776], [7, 1099511627777]]
     """
-    if fired is None or not len(fired) or SEQ not in fired.columns:
+    if fired is None or not len(fired) or SEQ not in fired.columns or VALUE in fired.columns:
         return fired
     return fired.assign(**{SEQ: np.full(len(fired), position, dtype=np.int64),
                            SUB: FIRED_SUB + np.arange(len(fired), dtype=np.int64)})
@@ -58,15 +63,15 @@ def segments(frames: Sequence[pd.DataFrame], positions: np.ndarray) -> list[list
     """``frames`` cut at the watermark positions: ``len(positions) + 1`` lists of non-empty frames.
 
     One sort per frame (stable: rows keep their order within a segment), then
-    slices, rather than a mask per watermark over the rows left. A frame without
-    ``_seq`` (DataStream records: a micro-batch's records precede its watermarks)
+    slices, rather than a mask per watermark over the rows left. A frame of
+    DataStream records (``_value``: a micro-batch's records precede its watermarks)
     goes whole into the first segment.
     """
     out: list[list[pd.DataFrame]] = [[] for _ in range(len(positions) + 1)]
     for frame in frames:
         if not len(frame):
             continue
-        if SEQ not in frame.columns:
+        if VALUE in frame.columns:
             out[0].append(frame)
             continue
         segment = segment_of(frame[SEQ].to_numpy(dtype=np.int64), positions)

@@ -52,6 +52,8 @@ import pandas as pd
 from changeflow.common.row import Row
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.contract import MIN_WATERMARK, HostClock, Kernel, concat_outputs, end_of_input_output
+from changeflow.kernels.keyed.records import VALUE
+from changeflow.kernels.order import stamps_of
 from changeflow.kernels.state import InMemoryKeyedState, KeyedState
 from changeflow.testing.changelog import (assert_changelog, delete_record, format_change, format_changes,
                                           infer_dtype, insert_record, materialize, materialize_table, object_array,
@@ -277,9 +279,19 @@ class KernelHarness:
         return pd.DataFrame(data)
 
     def rows_of_frame(self, frame: pd.DataFrame | None) -> list[Row]:
-        """The rows of an output frame (:meth:`process_frame`'s), kinds included, bookkeeping dropped."""
+        """The rows of an output frame (:meth:`process_frame`'s), kinds included, bookkeeping dropped.
+
+        A DataStream kernel's records keep their order stamp as their last field, the tuple
+        ``(_seq, _sub)``: a record's position in the output is part of what it emits.
+        """
         out = concat_outputs(frame)
-        return [] if out is None else rows_of(out, [c for c in out.columns if c not in (KIND, SEQ, SUB)])
+        if out is None:
+            return []
+        columns = [c for c in out.columns if c not in (KIND, SEQ, SUB)]
+        if VALUE in out.columns and SEQ in out.columns:
+            out = out.assign(_stamp=pd.Series(stamps_of(out), index=out.index, dtype=object))
+            columns.append("_stamp")
+        return rows_of(out, columns)
 
     def _before_call(self) -> None:
         if self.restart_every_batch:

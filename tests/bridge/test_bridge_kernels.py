@@ -10,7 +10,7 @@ from changeflow.common.row_kind import RowKind
 from changeflow.kernels.bridge import ChangesToRecords, RecordShape, RecordsToChanges
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.keyed.records import VALUE, dumps, loads
-from changeflow.kernels.order import ORD, change_stamp, child_stamp, source_stamp, stamp_seq, stamp_sub
+from changeflow.kernels.order import change_stamp, child_stamp, source_stamp, stamp_seq, stamp_sub
 
 
 def _changes(rows):
@@ -51,7 +51,8 @@ def test_changes_to_records_named_rows_with_kinds():
     rows = [loads(v) for v in out.column(VALUE).to_pylist()]
     assert [str(r.get_row_kind()) for r in rows] == ["+I", "-U", "+U", "-D"]
     assert rows[2] == Row("a", 3) and rows[2].as_dict() == {"k": "a", "v": 3}
-    assert sorted(out.column(ORD).to_pylist()) == out.column(ORD).to_pylist()
+    stamps = list(zip(out.column(SEQ).to_pylist(), out.column(SUB).to_pylist(), strict=True))
+    assert sorted(stamps) == stamps
 
 
 def test_changes_to_records_insert_only_refuses_an_update():
@@ -61,9 +62,11 @@ def test_changes_to_records_insert_only_refuses_an_update():
 
 
 def _records(values):
+    stamps = [source_stamp(i, 0) for i in range(len(values))]
     return pa.RecordBatch.from_arrays([pa.array([dumps(v) for v in values], pa.binary()),
-                                       pa.array([source_stamp(i, 0) for i in range(len(values))], pa.binary())],
-                                      names=[VALUE, ORD])
+                                       pa.array([0] * len(values), pa.int8()),
+                                       pa.array([s[0] for s in stamps], pa.int64()),
+                                       pa.array([s[1] for s in stamps], pa.int64())], names=[VALUE, KIND, SEQ, SUB])
 
 
 _SCHEMA = pa.schema([("w", pa.string()), ("n", pa.int32()), (KIND, pa.int8()), (SEQ, pa.int64()),

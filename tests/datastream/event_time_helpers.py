@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import pandas as pd
 
-from changeflow.kernels.keyed.records import KEY, VALUE, dumps, loads, timestamp_of
-from changeflow.kernels.order import ORD, source_stamp
+from changeflow.kernels.keyed.records import VALUE, dumps, loads, record_frame, timestamp_of
+from changeflow.kernels.order import STAMP, source_stamp
 from changeflow.testing import KernelHarness
 
 
@@ -20,9 +19,9 @@ class RecordHost:
 
     def process(self, timed) -> list:
         timed = list(timed)
-        frame = pd.DataFrame({KEY: [dumps(self.key(v)) for v, _ in timed],
-                              VALUE: [dumps(v, t) for v, t in timed],
-                              ORD: [source_stamp(self.position + i, 0) for i in range(len(timed))]})
+        frame = record_frame([dumps(v, t) for v, t in timed],
+                             [source_stamp(self.position + i, 0) for i in range(len(timed))],
+                             [dumps(self.key(v)) for v, _ in timed])
         self.position += len(timed)
         return _decode(self.h.process_frame(frame))
 
@@ -36,12 +35,12 @@ class RecordHost:
 def _decode(frame) -> list:
     if frame is None or not len(frame):
         return []
-    frame = frame.sort_values(ORD, kind="stable")
+    frame = frame.sort_values(STAMP, kind="stable")
     return [_value(v) for v in frame[VALUE]]
 
 
 def _decode_rows(rows) -> list:
-    # The harness's rows of a record frame: positional, in the frame's column order (_value, _ord).
+    # The harness's rows of a record frame: positional, in the frame's column order (_value, its stamp).
     pairs = [(row[1], row[0]) for row in rows]
     return [_value(b) for _, b in sorted(pairs, key=lambda p: p[0])]
 

@@ -8,8 +8,8 @@ from changeflow.kernels.chain import ChainRunner, run
 from changeflow.plan.streams.nodes import Op
 from changeflow.kernels.keyed import UserFunctionError
 from changeflow.kernels.keyed.records import KEY, VALUE, dumps, loads
-from changeflow.kernels.order import ORD, source_stamp
-import pandas as pd
+from changeflow.kernels.keyed.records import record_frame
+from changeflow.kernels.order import source_stamp
 
 
 def test_flat_map_fan_out_keeps_per_record_order_across_nested_fan_outs():
@@ -38,7 +38,7 @@ def test_function_classes_open_map_close():
 
     ops = [Op("map", Scale(), "Scale", context=RuntimeContext),
            Op("flat_map", Explode(), "Explode", context=RuntimeContext)]
-    out, _, _ = run(ops, [0, 1], [b"0", b"1"])
+    out, _, _ = run(ops, [0, 1], [(0, 0), (1, 0)])
     assert out == list(range(10)) and events == ["open", "close"]
 
 
@@ -48,21 +48,21 @@ def test_process_function_yields_outputs():
             yield value
             yield -value
 
-    assert run([Op("process", Both(), "Both", context=RuntimeContext)], [1, 2], [b"0", b"1"])[0] == [1, -1, 2, -2]
+    assert run([Op("process", Both(), "Both", context=RuntimeContext)], [1, 2], [(0, 0), (1, 0)])[0] == [1, -1, 2, -2]
 
 
 def test_output_type_converts_outputs():
     op = Op("map", lambda v: (v, v * 2), "pair", Types.ROW_NAMED(["a", "b"], [Types.INT(), Types.INT()]))
-    assert run([op], [1], [b"0"])[0][0].b == 2
+    assert run([op], [1], [(0, 0)])[0][0].b == 2
 
 
 def test_output_type_mismatch_names_the_function_and_record():
     op = Op("map", lambda v: "x", "bad", Types.INT())
     with pytest.raises(UserFunctionError, match="bad failed on record 'x'"):
-        run([op], [1], [b"0"])
+        run([op], [1], [(0, 0)])
 
 
 def test_runner_adds_pickled_keys():
-    frame = pd.DataFrame({VALUE: [dumps(("a", 1)), dumps(("b", 2))], ORD: [source_stamp(0, 0), source_stamp(1, 0)]})
+    frame = record_frame([dumps(("a", 1)), dumps(("b", 2))], [source_stamp(0, 0), source_stamp(1, 0)])
     out = ChainRunner([Op("filter", lambda r: r[1] > 1, "f"), Op("key", lambda r: r[0], "k")]).process(frame)
     assert [loads(k) for k in out[KEY]] == ["b"] and [loads(v) for v in out[VALUE]] == [("b", 2)]

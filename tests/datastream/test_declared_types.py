@@ -20,7 +20,8 @@ from changeflow.plan.streams.nodes import Op
 from changeflow.datastream.accumulate import AccumulateReduce
 from changeflow.kernels.keyed import KeyedProcess, KeyedReduce, UserFunctionError
 from changeflow.kernels.keyed.records import VALUE, dumps
-from changeflow.kernels.order import ORD, source_stamp
+from changeflow.kernels.keyed.records import record_frame
+from changeflow.kernels.order import source_stamp
 from changeflow.kernels.state import InMemoryKeyedState
 
 from kernel_helpers import records, values
@@ -283,8 +284,7 @@ def test_undeclared_state_accepts_any_value():
 
 
 def _frame(values_):
-    return __import__("pandas").DataFrame({VALUE: [dumps(v) for v in values_],
-                                           ORD: [source_stamp(i, 0) for i in range(len(values_))]})
+    return record_frame([dumps(v) for v in values_], [source_stamp(i, 0) for i in range(len(values_))])
 
 
 @pytest.mark.parametrize("kind", ["map", "flat_map"])

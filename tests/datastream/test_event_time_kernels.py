@@ -151,27 +151,25 @@ def test_event_time_timers_in_batch_mode_fire_after_the_key():
 
     kernel = KeyedProcess(Timeouts(), "Timeouts", runtime_context=RuntimeContext)
     host = RecordHost(kernel)  # only to build the frame
-    import pandas as pd
 
-    from changeflow.kernels.keyed.records import KEY, VALUE, dumps
-    from changeflow.kernels.order import ORD, source_stamp
-    frame = pd.DataFrame({KEY: [dumps("a"), dumps("a")], VALUE: [dumps(("a", 1), 3), dumps(("a", 2), 4)],
-                          ORD: [source_stamp(i, 0) for i in range(2)]})
+    from changeflow.kernels.keyed.records import dumps, record_frame
+    from changeflow.kernels.order import source_stamp
+    frame = record_frame([dumps(("a", 1), 3), dumps(("a", 2), 4)], [source_stamp(i, 0) for i in range(2)],
+                         [dumps("a"), dumps("a")])
     del host
     assert values(kernel.process_bounded(frame))[-1] == ("timeout", "a", 2, 0, 14)
 
 
 def test_timestamps_and_watermark_of_a_partition():
-    from changeflow.kernels.keyed.records import dumps, timestamp_of
-    from changeflow.kernels.order import control_kind, parse_control_stamp, source_stamp
+    from changeflow.kernels.keyed.records import dumps, record_frame, timestamp_of
+    from changeflow.kernels.order import source_stamp, stamps_of
     from changeflow.kernels.keyed.timestamps import TimestampAssigning
-    import pandas as pd
 
     strategy = WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(lambda v, t: v)
-    frame = pd.DataFrame({"_value": [dumps(v) for v in (5, 9, 2)], "_ord": [source_stamp(i, 0) for i in range(3)]})
+    frame = record_frame([dumps(v) for v in (5, 9, 2)], [source_stamp(i, 0) for i in range(3)])
     records, mark = list(TimestampAssigning(strategy, 10)([frame]))   # the _kind of assigner number 2
     assert [timestamp_of(b) for b in records["_value"]] == [5, 9, 2]
-    assert parse_control_stamp(mark["_ord"][0]) == (0, 8) and control_kind(mark["_ord"][0]) == 10
+    assert stamps_of(mark)[0] == (0, 8) and mark["_kind"][0] == 10
     none = WatermarkStrategy.no_watermarks().with_timestamp_assigner(lambda v, t: v)
     assert len(list(TimestampAssigning(none, 10)([frame]))) == 1
 

@@ -12,11 +12,12 @@ from changeflow.kernels.chain import ChainRunner
 from changeflow.plan.streams.nodes import Op
 from changeflow.kernels.keyed.buffered import KEY_COLUMNS, ChangelogRecords, as_changelog
 from changeflow.kernels.keyed.process import KeyedProcess
-from changeflow.kernels.keyed.records import CONTROL_VALUE, KEY, VALUE, dumps, loads
-from changeflow.kernels.order import ORD, control_stamp, parse_control_stamp, source_stamp
+from changeflow.kernels.changelog import CONTROL, KIND
+from changeflow.kernels.keyed.records import KEY, RECORD_COLUMNS, VALUE, dumps, loads, record_frame
+from changeflow.kernels.order import source_stamp, stamps_of
 from changeflow.kernels.keyed.reduce import KeyedReduce
 from changeflow.kernels.state import InMemoryKeyedState
-from changeflow.runtime.spark.control_rows import END_OF_INPUT, FLUSH, Control, ControlFanOut, control_rows, to_records
+from changeflow.runtime.spark.control_rows import END_OF_INPUT, FLUSH, Control, ControlFanOut, control_rows
 from changeflow.plan.streams.rules import buffering
 from changeflow.plan.flush_policy import FlushPolicy
 from changeflow.runtime.spark.flush import BucketBuffer, BucketFlusher
@@ -35,7 +36,7 @@ def add_reduce():
 
 def test_buffered_reduce_emits_each_updated_keys_latest_running_value_once():
     kernel, state = add_reduce(), InMemoryKeyedState()
-    flusher = BucketFlusher(FlushPolicy(interval_ms=60_000), KEY_COLUMNS, [KEY, VALUE, ORD], changelog=False)
+    flusher = BucketFlusher(FlushPolicy(interval_ms=60_000), KEY_COLUMNS, [KEY, VALUE], changelog=False)
     bucket = BucketBuffer()
     first = kernel.process(records([("a", 1), ("b", 2), ("a", 3)]), state)
     assert flusher.on_input(bucket, first, 1_000, had_input=True, force=False) is None  # same interval: buffered
@@ -45,7 +46,7 @@ def test_buffered_reduce_emits_each_updated_keys_latest_running_value_once():
     # b keeps the stamp of its only record; a and c of their latest ones: source order downstream.
     assert values(flushed) == [("b", 2), ("a", 14), ("c", 7)]
     assert [loads(k) for k in flushed[KEY]] == ["b", "a", "c"]
-    assert list(flushed[ORD]) == [source_stamp(1, 0), source_stamp(3, 0), source_stamp(4, 0)]
+    assert stamps_of(flushed) == [source_stamp(1, 0), source_stamp(3, 0), source_stamp(4, 0)]
     # Only keys updated since the last flush are emitted next time.
     third = kernel.process(records([("c", 1)], start=5), state)
     again = flusher.on_input(bucket, third, 120_000, had_input=True, force=False)  # a later interval
@@ -67,7 +68,8 @@ def test_a_keyed_process_function_names_the_key_of_every_output_timers_included(
     out = kernel.process(records([("a", 1), ("b", 2)]), state)
     assert [(loads(k), loads(v)) for k, v in zip(out[KEY], out[VALUE], strict=True)] == [
         ("a", ("a", 1)), ("a", ("a", -1)), ("b", ("b", 2)), ("b", ("b", -1))]
-    assert out["_kind"].tolist() == [0] * 4 and out["_seq"].tolist() == [0, 1, 2, 3]
+    # +I changes in stamp order: a record's stamp is the change's (_seq, _sub), each input's outputs its children.
+    assert out["_kind"].tolist() == [0] * 4 and out["_seq"].tolist() == [0, 0, 1, 1]
     assert kernel.next_timer(state) == 5
     fired = kernel.fire(10, state)
     fired_pairs = sorted((loads(k), loads(v)) for k, v in zip(fired[KEY], fired[VALUE], strict=True))
@@ -78,15 +80,15 @@ def test_buffering_needs_a_kernel_that_names_its_keys():
     with pytest.raises(ValueError, match="with_keys=True"):
         ChangelogRecords(KeyedReduce(ADD, "sum", runtime_context=RuntimeContext))
     with pytest.raises(ValueError, match="_key"):
-        as_changelog(pd.DataFrame({VALUE: [dumps(1)], ORD: [source_stamp(0, 0)]}))
+        as_changelog(record_frame([dumps(1)], [source_stamp(0, 0)]))
 
 
-def test_control_rows_travel_as_control_records_and_fan_out_to_every_bucket():
-    rows = control_rows([KEY, VALUE, ORD], Control(frozenset({3}), flush=True))
-    data = records([("a", 1)])[[VALUE, ORD]]
-    frame = pd.concat([data, to_records(rows)], ignore_index=True)
-    assert frame[VALUE].tolist()[1:] == [CONTROL_VALUE, CONTROL_VALUE]
-    assert sorted(parse_control_stamp(s) for s in frame[ORD].tolist()[1:]) == [(FLUSH, 0), (END_OF_INPUT, 3)]
+def test_control_rows_travel_among_records_and_fan_out_to_every_bucket():
+    rows = control_rows([VALUE], Control(frozenset({3}), flush=True))
+    data = records([("a", 1)])[RECORD_COLUMNS]
+    frame = pd.concat([data, rows], ignore_index=True)
+    assert frame[VALUE].tolist()[1:] == [None, None] and frame[KIND].tolist()[1:] == [CONTROL, CONTROL]
+    assert sorted(stamps_of(frame)[1:]) == [(FLUSH, 0), (END_OF_INPUT, 3)]
 
     seen = []
 
@@ -95,7 +97,7 @@ def test_control_rows_travel_as_control_records_and_fan_out_to_every_bucket():
             seen.append(f)
         return iter(())
 
-    out = list(ControlFanOut(packer, [VALUE, ORD], buckets=3, ticks=False)(iter([frame])))
+    out = list(ControlFanOut(packer, RECORD_COLUMNS, buckets=3, ticks=False)(iter([frame])))
     assert [values_of(f) for f in seen] == [[("a", 1)]]  # the packer sees the records only
     assert len(out) == 1 and len(out[0]) == 3  # one control payload per bucket
     assert {pickle.loads(p) for p in out[0][PAYLOAD]} == {Control(frozenset({3}), flush=True)}
@@ -106,8 +108,8 @@ def values_of(frame):
 
 
 def test_ticks_tell_every_bucket_that_the_operator_had_input():
-    out = list(ControlFanOut(lambda frames: iter(list(frames)[:0]), [VALUE, ORD], buckets=2, ticks=True)(
-        iter([records([("a", 1)])[[VALUE, ORD]]])))
+    out = list(ControlFanOut(lambda frames: iter(list(frames)[:0]), RECORD_COLUMNS, buckets=2, ticks=True)(
+        iter([records([("a", 1)])[RECORD_COLUMNS]])))
     assert {pickle.loads(p) for p in out[-1][PAYLOAD]} == {Control()}
 
 
@@ -118,14 +120,14 @@ def test_stateless_chains_pass_control_records_through_untouched():
         calls.append(v)
         return v * 2
 
-    frame = pd.DataFrame({VALUE: [dumps(1), CONTROL_VALUE, dumps(2)],
-                          ORD: [source_stamp(0, 0), control_stamp(END_OF_INPUT, 0), source_stamp(1, 0)]})
+    frame = record_frame([dumps(1), None, dumps(2)], [source_stamp(0, 0), (END_OF_INPUT, 0), source_stamp(1, 0)],
+                         kinds=[0, CONTROL, 0])
     out = ChainRunner([Op("map", double, "double")]).process(frame)
     assert calls == [1, 2]
-    assert out[VALUE].tolist() == [dumps(2), dumps(4), CONTROL_VALUE]
-    assert out[ORD].tolist()[-1] == control_stamp(END_OF_INPUT, 0)
+    assert out[VALUE].tolist() == [dumps(2), dumps(4), None] and out[KIND].tolist()[-1] == CONTROL
+    assert stamps_of(out)[-1] == (END_OF_INPUT, 0)
     keyed = ChainRunner([Op("key", lambda v: v % 2, "parity")]).process(frame)
-    assert keyed[KEY].tolist()[-1] == b"" and keyed[VALUE].tolist()[-1] == CONTROL_VALUE
+    assert keyed[KEY].tolist()[-1] == b"" and keyed[VALUE].tolist()[-1] is None
 
 
 class Latest(KeyedProcessFunction):

@@ -17,7 +17,8 @@ from changeflow.kernels.aggregate import AggCall, GroupAggregate
 from changeflow.kernels.contract import HostClock, KernelBase
 from changeflow.kernels.keyed import KeyedProcess
 from changeflow.kernels.keyed.records import KEY, VALUE, dumps, loads
-from changeflow.kernels.order import ORD, source_stamp
+from changeflow.kernels.keyed.records import record_frame
+from changeflow.kernels.order import source_stamp
 from changeflow.kernels.ttl import KeyStateTtl
 from changeflow.runtime.spark.control_rows import CONTROL, Control
 from changeflow.runtime.spark.processor import KernelProcessor
@@ -96,8 +97,8 @@ class Reminder(KeyedProcessFunction):
 
 
 def records(rows, start=0):
-    return pd.DataFrame({KEY: [dumps(r[0]) for r in rows], VALUE: [dumps(r) for r in rows],
-                         ORD: [source_stamp(start + i, 0) for i in range(len(rows))]})
+    return record_frame([dumps(r) for r in rows], [source_stamp(start + i, 0) for i in range(len(rows))],
+                        [dumps(r[0]) for r in rows])
 
 
 def values(frames):

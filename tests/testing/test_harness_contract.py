@@ -19,8 +19,8 @@ from changeflow.kernels.contract import Kernel, KernelBase
 from changeflow.kernels.join import StreamingJoin
 from changeflow.kernels.keyed import KeyedProcess, KeyedReduce
 from changeflow.kernels.keyed.buffered import ChangelogRecords
-from changeflow.kernels.keyed.records import KEY, VALUE, dumps, loads
-from changeflow.kernels.order import ORD, source_stamp
+from changeflow.kernels.keyed.records import KEY, VALUE, dumps, loads, record_frame
+from changeflow.kernels.order import STAMP, source_stamp
 from changeflow.kernels.materializer import SinkUpsertMaterializer
 from changeflow.kernels.rank import InsertOnlyDeduplicate, RetractingDeduplicate, TopN
 from changeflow.kernels.ttl import KeyStateTtl
@@ -37,12 +37,12 @@ def count_per_key():
 
 
 def records(rows, start=0, key=lambda v: v[0]):
-    return pd.DataFrame({KEY: [dumps(key(v)) for v in rows], VALUE: [dumps(v) for v in rows],
-                         ORD: [source_stamp(start + i, 0) for i in range(len(rows))]})
+    return record_frame([dumps(v) for v in rows], [source_stamp(start + i, 0) for i in range(len(rows))],
+                        [dumps(key(v)) for v in rows])
 
 
 def decoded(rows):
-    """The values of harness rows from a record kernel (``_value``, ``_ord``), in stamp order."""
+    """The values of harness rows from a record kernel (``_value``, its stamp), in stamp order."""
     return [loads(r[0]) for r in sorted(rows, key=lambda r: r[1])]
 
 
@@ -194,7 +194,7 @@ def test_windows_fire_at_end_of_input_as_the_batch_algorithm(spec):
         groups = fold.result()
     else:
         groups = records(rows)
-    expected = [loads(v) for v in kernel.fire(groups.sort_values([KEY, ORD]))[VALUE]]
+    expected = [loads(v) for v in kernel.fire(groups.sort_values([KEY] + STAMP))[VALUE]]
     assert sorted(fired, key=repr) == sorted(expected, key=repr) and len(fired) == 3
     assert h.end_of_input() == []                    # the windows are gone once fired
 

@@ -12,16 +12,16 @@ from changeflow.datastream.functions import (AggregateFunction, AllWindowFunctio
                                              JoinFunction, ProcessWindowFunction, WindowFunction)
 from changeflow.datastream.window import MAX_LONG_VALUE, GlobalWindow
 from changeflow.kernels.keyed import UserFunctionError
-from changeflow.kernels.keyed.records import KEY, VALUE, dumps, loads
-from changeflow.kernels.order import ORD, source_stamp, stamp_seq
+from changeflow.kernels.keyed.records import KEY, VALUE, dumps, loads, record_frame
+from changeflow.kernels.order import STAMP, source_stamp, stamp_seq, stamps_of
 from changeflow.kernels.window import CoGroupKernel, PartialFold, WindowKernel, WindowSpec, complete_groups
 from changeflow.kernels.window.evaluate import SIDE
 from conformance.datastream_cases import average_function
 
 
 def records(values, key=lambda v: v[0], start=0, source=0):
-    return pd.DataFrame({KEY: [dumps(key(v)) for v in values], VALUE: [dumps(v) for v in values],
-                         ORD: [source_stamp(start + i, source) for i in range(len(values))]})
+    return record_frame([dumps(v) for v in values], [source_stamp(start + i, source) for i in range(len(values))],
+                        [dumps(key(v)) for v in values])
 
 
 def window_kernel(spec, name):
@@ -45,7 +45,7 @@ def fire(kernel, values, partitions=1):
             fold.add(part)
             folded.append(fold.result())
         frame = pd.concat(folded, ignore_index=True)
-    frame = frame.sort_values([KEY, ORD], kind="stable", ignore_index=True)
+    frame = frame.sort_values([KEY] + STAMP, kind="stable", ignore_index=True)
     return [loads(v) for v in kernel.fire(frame)[VALUE]]
 
 
@@ -95,9 +95,9 @@ def test_all_window_function_gets_no_key():
 
 def test_outputs_are_stamped_after_their_keys_last_record():
     kernel = window_kernel(WindowSpec("apply", _Twice(), keyed=True), "Twice")
-    frame = records(ROWS).sort_values([KEY, ORD], ignore_index=True)
+    frame = records(ROWS).sort_values([KEY] + STAMP, ignore_index=True)
     out = kernel.fire(frame)
-    stamps = dict(zip([loads(v) for v in out[VALUE]], out[ORD], strict=True))
+    stamps = dict(zip([loads(v) for v in out[VALUE]], stamps_of(out), strict=True))
     assert stamp_seq(stamps[("a", 0)]) == stamp_seq(source_stamp(5, 0)) and source_stamp(5, 0) < stamps[("a", 0)] \
         < stamps[("a", 1)]
 
@@ -125,7 +125,7 @@ def test_a_failing_reduce_names_the_record():
 def co_group_groups(first, second):
     frame = pd.concat([records(first).assign(**{SIDE: 0}), records(second, source=1).assign(**{SIDE: 1})],
                       ignore_index=True)
-    return frame.sort_values([KEY, SIDE, ORD], ignore_index=True)
+    return frame.sort_values([KEY, SIDE] + STAMP, ignore_index=True)
 
 
 def test_co_group_sees_every_key_of_either_input():

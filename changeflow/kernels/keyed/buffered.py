@@ -4,14 +4,13 @@ The flush machinery (:class:`~changeflow.kernels.flush.LatestPerKey`, the Spark
 runtime's ``BucketFlusher``/``MemoryFlusher``) buffers changelog frames: key
 columns, value columns and ``_kind``/``_seq``/``_sub``. A keyed DataStream
 operator (keyed ``reduce``/``sum``/..., a ``KeyedProcessFunction`` reporting
-``is_output_idempotent()``) emits records ``(_key, _value, _ord)`` whose latest
+``is_output_idempotent()``) emits records ``(_key, _value, _seq, _sub)`` whose latest
 per key supersedes the earlier ones: an *append* idempotent output. So
-:class:`ChangelogRecords` marks each record ``+I`` and numbers the records of
-one call in stamp order (``_seq``; ``_sub`` 0), which is all the buffer needs to
-find each key's latest record. ``_ord`` stays a value column: a flushed record
-keeps the stamp of the record it is, and downstream operators and sinks sort by
-it as always. The same buffer and flush policy as the Table API's group
-aggregation, no second buffer.
+:class:`ChangelogRecords` marks each record ``+I`` and sorts the records of one
+call by stamp: a record's stamp is a change's ``(_seq, _sub)``, all the buffer
+needs to find each key's latest record, and a flushed record keeps the stamp of
+the record it is, which downstream operators and sinks sort by as always. The
+same buffer and flush policy as the Table API's group aggregation, no second buffer.
 """
 
 from __future__ import annotations
@@ -21,31 +20,30 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from changeflow.kernels.changelog import INSERT, KIND, SEQ, SUB
+from changeflow.kernels.changelog import INSERT, KIND
 from changeflow.kernels.keyed.records import KEY, VALUE
-from changeflow.kernels.order import ORD, sort_records
+from changeflow.kernels.order import STAMP, sort_records
 from changeflow.kernels.contract import WrappingKernel
 from changeflow.kernels.state import KeyedState
 
-#: The buffer's key and value columns for DataStream records.
+#: The buffer's key and value columns for DataStream records (the stamp is the buffer's ``_seq``/``_sub``).
 KEY_COLUMNS = [KEY]
-OUTPUT_COLUMNS = [KEY, VALUE, ORD]
+OUTPUT_COLUMNS = [KEY, VALUE]
 
 
 def as_changelog(records: pd.DataFrame) -> pd.DataFrame:
-    """``(_key, _value, _ord)`` records as ``+I`` changes numbered in stamp order.
+    """``(_key, _value, _seq, _sub)`` records as ``+I`` changes in stamp order.
 
-    >>> from changeflow.kernels.order import source_stamp
-    >>> recs = pd.DataFrame({KEY: [b"a", b"b"], VALUE: [b"x", b"y"], ORD: [source_stamp(5, 0), source_stamp(2, 0)]})
-    >>> as_changelog(recs)[[KEY, KIND, SEQ, SUB]].to_dict("list")
-    {'_key': [b'b', b'a'], '_kind': [0, 0], '_seq': [0, 1], '_sub': [0, 0]}
+    >>> from changeflow.kernels.keyed.records import record_frame
+    >>> recs = record_frame([b"x", b"y"], [(5, 0), (2, 0)], [b"a", b"b"])
+    >>> as_changelog(recs)[[KEY, KIND, *STAMP]].to_dict("list")
+    {'_key': [b'b', b'a'], '_kind': [0, 0], '_seq': [2, 5], '_sub': [0, 0]}
     """
     if KEY not in records.columns:
         raise ValueError(f"a buffered keyed operator's output needs the {KEY} column, got {list(records.columns)}")
-    ordered = sort_records(records)[OUTPUT_COLUMNS]
-    n = len(ordered)
-    return ordered.assign(**{KIND: np.full(n, INSERT, dtype=np.int8), SEQ: np.arange(n, dtype=np.int64),
-                             SUB: np.zeros(n, dtype=np.int64)})
+    ordered = sort_records(records)
+    return ordered[OUTPUT_COLUMNS].assign(**{KIND: np.full(len(ordered), INSERT, dtype=np.int8),
+                                             **{c: ordered[c].to_numpy(dtype=np.int64) for c in STAMP}})
 
 
 class ChangelogRecords(WrappingKernel):
@@ -53,15 +51,15 @@ class ChangelogRecords(WrappingKernel):
 
     >>> from changeflow.kernels.keyed.reduce import KeyedReduce
     >>> from changeflow.kernels.keyed.records import dumps, loads
+    >>> from changeflow.kernels.keyed.records import record_frame
     >>> from changeflow.kernels.order import source_stamp
     >>> from changeflow.kernels.state import InMemoryKeyedState
     >>> from changeflow.kernels.flush import LatestPerKey
-    >>> batch = pd.DataFrame({KEY: [dumps("a"), dumps("a"), dumps("b")],
-    ...                       VALUE: [dumps(("a", 1)), dumps(("a", 2)), dumps(("b", 5))],
-    ...                       ORD: [source_stamp(i, 0) for i in range(3)]})
+    >>> batch = record_frame([dumps(("a", 1)), dumps(("a", 2)), dumps(("b", 5))],
+    ...                      [source_stamp(i, 0) for i in range(3)], [dumps("a"), dumps("a"), dumps("b")])
     >>> kernel = ChangelogRecords(KeyedReduce(lambda x, y: (x[0], x[1] + y[1]), "sum", with_keys=True))
     >>> changes = kernel.process(batch, InMemoryKeyedState())
-    >>> buffer = LatestPerKey(KEY_COLUMNS, [VALUE, ORD], changelog=False)
+    >>> buffer = LatestPerKey(KEY_COLUMNS, [VALUE], changelog=False)
     >>> [loads(v) for v in buffer.drain(buffer.merge(buffer.empty(changes), changes))[VALUE]]
     [('a', 3), ('b', 5)]
     """

@@ -40,8 +40,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from changeflow.kernels.keyed.records import KEY, VALUE, dumps, fail, loads, timestamp_of
-from changeflow.kernels.order import ORD, child_stamp, key_end_stamp, sort_records, timer_stamp
+from changeflow.kernels.keyed.records import KEY, VALUE, dumps, fail, loads, record_frame, timestamp_of
+from changeflow.kernels.order import Stamp, child_stamp, key_end_stamp, sort_records, stamps_of, timer_stamp
 from changeflow.kernels.contract import MAX_WATERMARK, MIN_WATERMARK, KernelBase, wall_clock
 from changeflow.kernels.keyed.user import (EVENT_TIME, PROCESSING_TIME, ContextFactory, close_functions,
                                            open_functions)
@@ -57,14 +57,15 @@ class KeyedProcess(KernelBase):
     >>> from changeflow.datastream.functions import KeyedProcessFunction, RuntimeContext
     >>> from changeflow.datastream.state import ValueStateDescriptor
     >>> from changeflow.kernels.state import InMemoryKeyedState
+    >>> from changeflow.kernels.keyed.records import record_frame
     >>> from changeflow.kernels.order import source_stamp
     >>> class Count(KeyedProcessFunction):
     ...     def open(self, ctx): self.n = ctx.get_state(ValueStateDescriptor("n"))
     ...     def process_element(self, value, ctx):
     ...         self.n.update((self.n.value() or 0) + 1)
     ...         yield ctx.get_current_key(), self.n.value()
-    >>> batch = pd.DataFrame({KEY: [dumps(k) for k in "aba"], VALUE: [dumps(k) for k in "aba"],
-    ...                       ORD: [source_stamp(i, 0) for i in range(3)]})
+    >>> batch = record_frame([dumps(k) for k in "aba"], [source_stamp(i, 0) for i in range(3)],
+    ...                      [dumps(k) for k in "aba"])
     >>> state = InMemoryKeyedState()
     >>> [loads(v) for v in KeyedProcess(Count(), "Count", runtime_context=RuntimeContext).process(batch, state)[VALUE]]
     [('a', 1), ('b', 1), ('a', 2)]
@@ -92,7 +93,7 @@ class KeyedProcess(KernelBase):
         batch = sort_records(batch)
         run = _Run(self, state, pd.unique(batch[KEY]))
         try:
-            for key_blob, blob, stamp in zip(batch[KEY], batch[VALUE], batch[ORD], strict=True):
+            for key_blob, blob, stamp in zip(batch[KEY], batch[VALUE], stamps_of(batch), strict=True):
                 run.process_element(key_blob, loads(blob), stamp, timestamp_of(blob))
         finally:
             close_functions(run.opened)
@@ -113,11 +114,11 @@ class KeyedProcess(KernelBase):
         try:
             for key_blob, group in batch.groupby(KEY, sort=False):
                 assert isinstance(key_blob, bytes)  # the group's value of the pickled-key column
-                for blob, stamp in zip(group[VALUE], group[ORD], strict=True):
+                for blob, stamp in zip(group[VALUE], stamps_of(group), strict=True):
                     run.process_element(key_blob, loads(blob), stamp, timestamp_of(blob))
                 # After every output of the key's last record: its event-time timers (the watermark is
                 # Long.MAX_VALUE at the key's end), then the others.
-                last = group[ORD].iloc[-1]
+                last = stamps_of(group.iloc[-1:])[0]
                 self.current_watermark = MAX_WATERMARK
                 run.fire_timers(MAX_WATERMARK, only_key=key_blob, stamp_base=key_end_stamp(last, event=True),
                                 event=True)
@@ -192,7 +193,7 @@ class _Run:
         self.current: bytes | None = None
         self.out_values: list[bytes] = []
         self.out_keys: list[bytes] = []
-        self.out_stamps: list[bytes] = []
+        self.out_stamps: list[Stamp] = []
         self.opened = open_functions([kernel.function], kernel.name, kernel.runtime_context,
                                      self._state_of_current_key, clock=lambda: kernel.clock())
 
@@ -218,7 +219,7 @@ class _Run:
         if len(stored) and STATE in stored.columns:
             self.values[key_blob] = loads(stored[STATE].iloc[0])
 
-    def process_element(self, key_blob: bytes, record: Any, stamp: bytes, timestamp: int | None = None) -> None:
+    def process_element(self, key_blob: bytes, record: Any, stamp: Stamp, timestamp: int | None = None) -> None:
         self.current = key_blob
         self.timestamp = timestamp
         key = loads(key_blob)
@@ -229,7 +230,7 @@ class _Run:
             raise fail(self.kernel.name, record, error, key) from error
         self._emit(outputs, stamp)
 
-    def fire_timers(self, now: int | None, stamp_base: bytes | None, only_key: bytes | None = None,
+    def fire_timers(self, now: int | None, stamp_base: Stamp | None, only_key: bytes | None = None,
                     event: bool = False) -> None:
         """Fires due timers (all of ``only_key``'s when ``now`` is None), earliest first; timers set meanwhile too.
 
@@ -280,7 +281,7 @@ class _Run:
         self.event_timers.get(self._current_key(), set()).discard(int(t))
         self.event_timers_changed = True
 
-    def _emit(self, outputs: list[Any], stamp: bytes) -> None:
+    def _emit(self, outputs: list[Any], stamp: Stamp) -> None:
         current = self._current_key()
         for i, output in enumerate(outputs):
             self.out_values.append(dumps(output, self.timestamp))
@@ -298,12 +299,7 @@ class _Run:
             _store_timers(self.state, _EVENT_TIMER_TABLE, self.event_timers)
 
     def output(self) -> pd.DataFrame:
-        if self.kernel.with_keys:
-            return pd.DataFrame({KEY: np.asarray(self.out_keys, dtype=object),
-                                 VALUE: np.asarray(self.out_values, dtype=object),
-                                 ORD: np.asarray(self.out_stamps, dtype=object)})
-        return pd.DataFrame({VALUE: np.asarray(self.out_values, dtype=object),
-                             ORD: np.asarray(self.out_stamps, dtype=object)})
+        return record_frame(self.out_values, self.out_stamps, self.out_keys if self.kernel.with_keys else None)
 
 
 def _store_timers(state: KeyedState, table: str, timers: dict[bytes, set[int]]) -> None:

@@ -3,7 +3,9 @@
 A record frame is a pandas frame with the columns
 
 ``_value``  the record, pickled (``bytes``)
-``_ord``    its order stamp (``bytes``, :mod:`changeflow.kernels.order`)
+``_kind``   0 (``+I``) for a record, ``>= 4`` for a control row (``changeflow.runtime.spark.control_rows``)
+``_seq``    its order stamp, two int64s (:mod:`changeflow.kernels.order`)
+``_sub``
 ``_key``    the pickled key, only between ``key_by`` and the keyed operator
 
 A record with an event timestamp (Flink's ``StreamRecord`` timestamp, set by
@@ -14,8 +16,8 @@ meet; :func:`loads` reads both and :func:`timestamp_of` the timestamp (None
 for a record without one, as Flink's ``Long.MIN_VALUE`` "no timestamp").
 
 The stamp restores Flink's single-threaded order after Spark's shuffles, as
-``_seq``/``_sub`` do for changelogs; every layout of it (source records,
-fan-outs, timers, window firings, control records) is built in
+``_seq``/``_sub`` do for changelogs (they are the same columns); every layout of it (source records,
+fan-outs, timers, window firings) is built in
 :mod:`changeflow.kernels.order`.
 
 Keys are compared by their pickled bytes, as PyFlink compares keys without key
@@ -26,6 +28,12 @@ from __future__ import annotations
 
 import pickle
 from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from changeflow.kernels.changelog import CONTROL, INSERT, KIND
+from changeflow.kernels.order import STAMP, Stamp, stamp_columns
 
 VALUE = "_value"
 KEY = "_key"
@@ -59,6 +67,29 @@ def timestamp_of(blob: bytes) -> int | None:
     return None
 
 
+def record_frame(values: Any, stamps: list[Stamp] | dict[str, np.ndarray], keys: Any = None,
+                 kinds: Any = None) -> pd.DataFrame:
+    """A record frame: ``_key`` (when ``keys`` is given), ``_value``, ``_kind`` and the stamp columns.
+
+    ``stamps`` are the rows' stamps, or stamp columns as :func:`~changeflow.kernels.order.stamp_arrays`
+    gives them; ``kinds`` the rows' ``_kind`` (default: every row a record, ``+I``).
+
+    >>> record_frame([b"x"], [(4, 0)]).to_dict("list")
+    {'_value': [b'x'], '_kind': [0], '_seq': [4], '_sub': [0]}
+    """
+    data: dict[str, Any] = {} if keys is None else {KEY: np.asarray(keys, dtype=object)}
+    data[VALUE] = np.asarray(values, dtype=object)
+    n = len(data[VALUE])
+    data[KIND] = np.full(n, INSERT, dtype=np.int8) if kinds is None else np.asarray(kinds, dtype=np.int8)
+    data.update(stamps if isinstance(stamps, dict) else stamp_columns(stamps))
+    return pd.DataFrame(data)
+
+
+#: A record frame's columns (a keyed one's: ``[KEY] + RECORD_COLUMNS``), a change frame's bookkeeping after
+#: the one payload column.
+RECORD_COLUMNS = [VALUE, KIND] + STAMP
+
+
 class UserFunctionError(RuntimeError):
     """A user function raised: names the function and the record it failed on."""
 
@@ -69,15 +100,12 @@ def fail(function: str, record: Any, error: BaseException, key: Any = None) -> U
                              f"{type(error).__name__}: {error}")
 
 
-# --- control records -------------------------------------------------------------------------
-# With a flush policy, end-of-input and flush signals (changeflow.runtime.spark.control_rows)
-# travel in band as control records: an empty ``_value`` (no pickled record is empty) and an
-# ``_ord`` holding the signal's ``_seq`` and ``_sub`` (changeflow.kernels.order.control_stamp).
-CONTROL_VALUE = b""
+# --- control rows ------------------------------------------------------------------------------
+# With a flush policy or event time, end-of-input and flush signals and watermarks travel in band
+# among the records as control rows, exactly as among a Table job's changes
+# (changeflow.runtime.spark.control_rows): ``_kind >= 4``, ``_value`` null.
 
 
-def control_mask(values: Any) -> Any:
-    """Which of a frame's ``_value`` blobs are control records (a numpy bool array)."""
-    import numpy as np
-
-    return np.fromiter((len(v) == 0 for v in values), dtype=bool, count=len(values))
+def control_mask(frame: pd.DataFrame) -> np.ndarray:
+    """Which rows of a record frame are control rows (a numpy bool array)."""
+    return frame[KIND].to_numpy() >= CONTROL

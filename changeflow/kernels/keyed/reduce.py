@@ -16,13 +16,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from changeflow.kernels.keyed.records import KEY, VALUE, dumps, fail, loads, timestamp_of
-from changeflow.kernels.order import ORD, sort_records
+from changeflow.kernels.keyed.records import KEY, VALUE, dumps, fail, loads, record_frame, timestamp_of
+from changeflow.kernels.order import sort_records, stamp_arrays, stamps_of
 from changeflow.kernels.contract import KernelBase
-from changeflow.kernels.frames import select
 from changeflow.kernels.keyed.user import ContextFactory, close_functions, method_or_self, open_functions
 from changeflow.kernels.state import KeyedState
 
@@ -39,10 +37,10 @@ class KeyedReduce(KernelBase):
     streaming output also has the ``_key`` column (the flush buffer keys by it).
 
     >>> from changeflow.kernels.state import InMemoryKeyedState
+    >>> from changeflow.kernels.keyed.records import record_frame
     >>> from changeflow.kernels.order import source_stamp
-    >>> batch = pd.DataFrame({KEY: [dumps("a"), dumps("b"), dumps("a")],
-    ...                       VALUE: [dumps(("a", 1)), dumps(("b", 2)), dumps(("a", 3))],
-    ...                       ORD: [source_stamp(i, 0) for i in range(3)]})
+    >>> batch = record_frame([dumps(("a", 1)), dumps(("b", 2)), dumps(("a", 3))],
+    ...                      [source_stamp(i, 0) for i in range(3)], [dumps("a"), dumps("b"), dumps("a")])
     >>> sum_ = KeyedReduce(lambda x, y: (x[0], x[1] + y[1]), "sum")
     >>> [loads(v) for v in sum_.process(batch, InMemoryKeyedState())[VALUE]]
     [('a', 1), ('b', 2), ('a', 4)]
@@ -67,8 +65,7 @@ class KeyedReduce(KernelBase):
             running = {k: loads(v) for k, v in zip(stored[KEY], stored[ACC], strict=True)}
         outputs = self._fold(batch, running, emit_each=True)
         state.store(_TABLE, keys, pd.DataFrame({KEY: list(running), ACC: [dumps(v) for v in running.values()]}))
-        out = pd.DataFrame({VALUE: outputs, ORD: batch[ORD].to_numpy()})
-        return select(out.assign(**{KEY: batch[KEY].to_numpy()}), [KEY, VALUE, ORD]) if self.with_keys else out
+        return record_frame(outputs, stamp_arrays(batch), batch[KEY].to_numpy() if self.with_keys else None)
 
     # --- batch: one output per key ------------------------------------------------------
     def final(self, batch: pd.DataFrame) -> pd.DataFrame:
@@ -77,9 +74,8 @@ class KeyedReduce(KernelBase):
         running: dict[bytes, Any] = {}
         self._fold(batch, running, emit_each=False)
         last = batch.drop_duplicates(KEY, keep="last")
-        stamps = dict(zip(last[KEY], last[ORD], strict=True))
-        return pd.DataFrame({VALUE: [dumps(v) for v in running.values()],
-                             ORD: np.asarray([stamps[k] for k in running], dtype=object)})
+        stamps = dict(zip(last[KEY], stamps_of(last), strict=True))
+        return record_frame([dumps(v) for v in running.values()], [stamps[k] for k in running])
 
     def process_bounded(self, batch: pd.DataFrame) -> pd.DataFrame:
         """Batch execution (the kernel contract): :meth:`final`."""

@@ -5,13 +5,13 @@
 gets the timestamp its strategy's assigner extracts
 (``extract_timestamp(value, record_timestamp)``, the record's own timestamp
 or Flink's ``Long.MIN_VALUE``), and after the partition's records comes one
-watermark control record (:mod:`.records`) carrying the strategy's watermark
+watermark row (a control row, :mod:`.records`) carrying the strategy's watermark
 for the largest timestamp the partition saw (``max - out_of_orderness - 1``).
 Downstream, every keyed operator keeps the largest watermark per assigner
 (``changeflow.runtime.spark.processor``), so a stream's watermark is the
 largest any partition made, advancing once per micro-batch: Flink's periodic
 watermark, with the micro-batch as the period. ``no_watermarks()`` makes no
-watermark record. Control records from below pass through.
+watermark row. Control rows from below pass through.
 
 The strategy is the API's ``WatermarkStrategy``, used through
 ``extractor()`` and ``watermark_for(max_timestamp)`` only.
@@ -24,8 +24,8 @@ from typing import Any, Iterator
 import numpy as np
 import pandas as pd
 
-from changeflow.kernels.keyed.records import VALUE, control_mask, dumps, fail, loads, timestamp_of
-from changeflow.kernels.order import ORD, control_stamp
+from changeflow.kernels.keyed.records import (RECORD_COLUMNS, VALUE, control_mask, dumps, fail, loads, record_frame,
+                                              timestamp_of)
 from changeflow.kernels.keyed.user import close_functions, open_functions
 
 NO_TIMESTAMP = -(2**63)  # Flink's Long.MIN_VALUE: the record_timestamp of a record without one
@@ -35,19 +35,20 @@ class TimestampAssigning:
     """Timestamps records and appends the partition's watermark record (see the module docstring).
 
     ``chain`` (a :class:`~changeflow.kernels.chain.ChainRunner` or None) runs first;
-    ``watermark_kind`` is the ``_kind`` the watermark's control stamp carries (``WATERMARK`` plus the
+    ``watermark_kind`` is the watermark row's ``_kind`` (``WATERMARK`` plus the
     assigner's number, ``changeflow.runtime.spark.control_rows``), None for no watermark records (batch
-    execution, where control records do not flow and event time ends at once). A record has no position
+    execution, where control rows do not flow and event time ends at once). A record has no position
     (``_seq``): its micro-batch's records precede its watermark.
 
     >>> from changeflow.common.watermark_strategy import WatermarkStrategy
     >>> from changeflow.common.time import Duration
-    >>> from changeflow.kernels.order import source_stamp, parse_control_stamp, control_kind
+    >>> from changeflow.kernels.keyed.records import record_frame
+    >>> from changeflow.kernels.order import source_stamp, stamps_of
     >>> strategy = WatermarkStrategy.for_bounded_out_of_orderness(Duration.of_millis(10)).with_timestamp_assigner(
     ...     lambda value, _: value * 100)
-    >>> frame = pd.DataFrame({VALUE: [dumps(v) for v in (3, 1)], ORD: [source_stamp(i, 0) for i in range(2)]})
+    >>> frame = record_frame([dumps(v) for v in (3, 1)], [source_stamp(i, 0) for i in range(2)])
     >>> records, mark = TimestampAssigning(strategy, 9, name="wm")([frame])
-    >>> [timestamp_of(v) for v in records[VALUE]], parse_control_stamp(mark[ORD][0]), control_kind(mark[ORD][0])
+    >>> [timestamp_of(v) for v in records[VALUE]], stamps_of(mark)[0], int(mark["_kind"][0])
     ([300, 100], (0, 289), 9)
     """
 
@@ -69,7 +70,7 @@ class TimestampAssigning:
                     continue
                 if self.chain is not None:
                     frame = self.chain.process(frame)
-                control = control_mask(frame[VALUE])
+                control = control_mask(frame)
                 blobs = frame[VALUE].to_numpy(dtype=object).copy()
                 for i in np.flatnonzero(~control):
                     blob = blobs[i]
@@ -85,10 +86,11 @@ class TimestampAssigning:
                         timestamp = before
                     if timestamp is not None and (largest is None or timestamp > largest):
                         largest = timestamp
-                yield pd.DataFrame({VALUE: blobs, ORD: frame[ORD].to_numpy(dtype=object)})
+                out = frame.loc[:, RECORD_COLUMNS].copy()
+                out[VALUE] = blobs
+                yield out
         finally:
             close_functions(opened)
         watermark = self.strategy.watermark_for(largest) if largest is not None else None
         if watermark is not None and self.watermark_kind is not None:
-            yield pd.DataFrame({VALUE: np.asarray([b""], dtype=object),
-                                ORD: np.asarray([control_stamp(0, watermark, self.watermark_kind)], dtype=object)})
+            yield record_frame([None], [(0, watermark)], kinds=[self.watermark_kind])

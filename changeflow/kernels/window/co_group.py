@@ -14,7 +14,7 @@ import pandas as pd
 from changeflow.kernels.contract import KernelBase
 from changeflow.kernels.frames import select
 from changeflow.kernels.keyed.records import KEY, VALUE, fail, loads
-from changeflow.kernels.order import ORD
+from changeflow.kernels.order import STAMP, stamps_of
 from changeflow.kernels.keyed.user import ContextFactory, close_functions, method_or_self, open_functions
 from changeflow.kernels.state import KeyedState
 from changeflow.kernels.window.evaluate import SIDE, WINDOW_TABLE, Emitter, fire_stored, no_records, outputs_of
@@ -44,20 +44,20 @@ class CoGroupKernel(KernelBase):
 
     # --- the kernel contract: a streaming host keeps both inputs in state until end of input --
     def process(self, batch: pd.DataFrame, state: KeyedState) -> pd.DataFrame:
-        """Keep a batch of both inputs' records (``_key``, ``_side``, ``_value``, ``_ord``) in ``state``.
+        """Keep a batch of both inputs' records (``_key``, ``_side``, ``_value``, ``_seq``, ``_sub``) in ``state``.
 
         Emits nothing.
         """
         keys = pd.DataFrame({KEY: np.asarray(pd.unique(batch[KEY]), dtype=object)})
         stored = state.load(WINDOW_TABLE, keys)
-        columns = [KEY, SIDE, VALUE, ORD]
+        columns = [KEY, SIDE, VALUE] + STAMP
         parts = [select(stored, columns)] if len(stored) and VALUE in stored.columns else []
         state.store(WINDOW_TABLE, keys, pd.concat(parts + [select(batch, columns)], ignore_index=True))
         return no_records()
 
     def end_of_input(self, state: KeyedState) -> pd.DataFrame | None:
         """The input ended: every key's window fires (in key order), and its contents are dropped."""
-        return fire_stored(state, [KEY, SIDE, ORD], self.fire)
+        return fire_stored(state, [KEY, SIDE] + STAMP, self.fire)
 
     def fire(self, groups: pd.DataFrame) -> pd.DataFrame:
         emitter = Emitter(self.name, self.output_type)
@@ -66,7 +66,7 @@ class CoGroupKernel(KernelBase):
             keys = groups[KEY].to_numpy()
             sides = groups[SIDE].to_numpy()
             values = groups[VALUE].tolist()
-            stamps = groups[ORD].tolist()
+            stamps = stamps_of(groups)
             starts, ends = group_bounds(keys)
             for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
                 split = start + int(np.count_nonzero(sides[start:end] == 0))

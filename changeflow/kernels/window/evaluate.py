@@ -20,8 +20,8 @@ host that feeds input as it arrives keeps each key's window in state
 :meth:`WindowKernel.end_of_input`, with the same outputs.
 
 Frames are record frames (:mod:`changeflow.kernels.keyed.records`): ``_key``,
-``_value``, ``_ord``; partials add ``_last``, the stamp of the key's last
-record folded into them. Every output is stamped with its key's last input
+``_value``, ``_seq``, ``_sub``; partials add ``_last_seq``, ``_last_sub``, the stamp
+of the key's last record folded into them. Every output is stamped with its key's last input
 stamp extended by the output's index (a fan-out), so downstream operators see
 a key's outputs in order.
 """
@@ -36,14 +36,14 @@ import pandas as pd
 
 from changeflow.kernels.contract import KernelBase, wall_clock
 from changeflow.kernels.frames import select
-from changeflow.kernels.keyed.records import KEY, VALUE, dumps, fail, loads
-from changeflow.kernels.order import ORD, child_stamp
+from changeflow.kernels.keyed.records import KEY, RECORD_COLUMNS, VALUE, dumps, fail, loads, record_frame
+from changeflow.kernels.order import STAMP, Stamp, child_stamp, stamp_columns, stamps_of
 from changeflow.kernels.keyed.user import MAX_LONG_VALUE, ContextFactory, close_functions, method_or_self, \
     open_functions
 from changeflow.kernels.state import KeyedState
 from changeflow.kernels.window.groups import group_bounds
 
-LAST = "_last"   # a partial's last stamp
+LAST = ["_last_seq", "_last_sub"]   # a partial's last stamp
 SIDE = "_side"   # 0 for a co-group's first input, 1 for its second
 
 KINDS = ("reduce", "aggregate", "process", "apply")
@@ -129,9 +129,9 @@ class Emitter:
         self.name = name
         self.output_type = output_type
         self.values: list[bytes] = []
-        self.stamps: list[bytes] = []
+        self.stamps: list[Stamp] = []
 
-    def emit(self, outputs: list[Any], last_stamp: bytes) -> None:
+    def emit(self, outputs: list[Any], last_stamp: Stamp) -> None:
         for i, value in enumerate(outputs):
             if self.output_type is not None:
                 try:
@@ -142,8 +142,7 @@ class Emitter:
             self.stamps.append(child_stamp(last_stamp, i))
 
     def frame(self) -> pd.DataFrame:
-        return pd.DataFrame({VALUE: np.asarray(self.values, dtype=object),
-                             ORD: np.asarray(self.stamps, dtype=object)})
+        return record_frame(self.values, self.stamps)
 
 
 class WindowKernel(KernelBase):
@@ -151,12 +150,12 @@ class WindowKernel(KernelBase):
 
     >>> from changeflow.kernels.order import source_stamp
     >>> values = [("a", 1), ("b", 2), ("a", 3)]
-    >>> records = pd.DataFrame({KEY: [dumps(v[0]) for v in values], VALUE: [dumps(v) for v in values],
-    ...                         ORD: [source_stamp(i, 0) for i in range(3)]})
+    >>> records = record_frame([dumps(v) for v in values], [source_stamp(i, 0) for i in range(3)],
+    ...                        [dumps(v[0]) for v in values])
     >>> kernel = WindowKernel(WindowSpec("reduce", lambda x, y: (x[0], x[1] + y[1])), "Sum")
     >>> fold = PartialFold(kernel)
     >>> fold.add(records)
-    >>> partials = fold.result().sort_values([KEY, ORD])
+    >>> partials = fold.result().sort_values([KEY] + STAMP)
     >>> sorted(loads(v) for v in kernel.fire(partials)[VALUE])
     [('a', 4), ('b', 2)]
     """
@@ -173,11 +172,11 @@ class WindowKernel(KernelBase):
 
     # --- the kernel contract: a streaming host keeps the window in state until end of input --
     def process(self, batch: pd.DataFrame, state: KeyedState) -> pd.DataFrame:
-        """Add a batch of records (``_key``, ``_value``, ``_ord``) to their keys' windows in ``state``; emit nothing.
+        """Add a batch of records (``_key``, ``_value``, stamp) to their keys' windows in ``state``; emit nothing.
 
         Combinable specs keep one partial per key (table ``window``: ``_key``,
-        ``_value`` the pickled partial, ``_ord`` its first stamp, ``_last`` its
-        last), the others every record. The runtime runs these windows with the
+        ``_value`` the pickled partial, ``_seq``/``_sub`` its first stamp, ``_last_seq``/``_last_sub``
+        its last), the others every record. The runtime runs these windows with the
         batch algorithm instead (:meth:`fire` over sorted groups); this is the
         same window for a host that feeds input as it comes (the testing harness).
         """
@@ -185,20 +184,21 @@ class WindowKernel(KernelBase):
         stored = state.load(WINDOW_TABLE, keys)
         if self.spec.combinable:
             fold = PartialFold(self)
-            if len(stored) and LAST in stored.columns:
-                for k, v, first, last in zip(stored[KEY], stored[VALUE], stored[ORD], stored[LAST], strict=True):
+            if len(stored) and LAST[0] in stored.columns:
+                for k, v, first, last in zip(stored[KEY], stored[VALUE], stamps_of(stored), stamps_of(stored, LAST),
+                                             strict=True):
                     fold.partials[k] = [loads(v), first, last]
             fold.add(batch)
             rows = fold.result()
         else:
-            parts = [select(stored, [KEY, VALUE, ORD])] if len(stored) and VALUE in stored.columns else []
-            rows = pd.concat(parts + [select(batch, [KEY, VALUE, ORD])], ignore_index=True)
+            parts = [select(stored, [KEY] + RECORD_COLUMNS)] if len(stored) and VALUE in stored.columns else []
+            rows = pd.concat(parts + [select(batch, [KEY] + RECORD_COLUMNS)], ignore_index=True)
         state.store(WINDOW_TABLE, keys, rows)
         return no_records()
 
     def end_of_input(self, state: KeyedState) -> pd.DataFrame | None:
         """The input ended: every key's window fires (in key order), and its contents are dropped."""
-        return fire_stored(state, [KEY, ORD], self.fire)
+        return fire_stored(state, [KEY] + STAMP, self.fire)
 
     # --- before the shuffle: one partial per key ----------------------------------------
     def start(self) -> Any:
@@ -233,8 +233,8 @@ class WindowKernel(KernelBase):
     def fire(self, groups: pd.DataFrame) -> pd.DataFrame:
         """Outputs of the windows of ``groups``: complete key groups sorted by key and stamp.
 
-        Combinable specs take partials (``_key``, ``_value``, ``_ord``, ``_last``), the
-        others records (``_key``, ``_value``, ``_ord``).
+        Combinable specs take partials (``_key``, ``_value``, the stamp, the last stamp), the
+        others records (``_key``, ``_value``, the stamp).
         """
         spec = self.spec
         emitter = Emitter(self.name, spec.output_type)
@@ -242,7 +242,7 @@ class WindowKernel(KernelBase):
         try:
             keys = groups[KEY].to_numpy()
             values = groups[VALUE].tolist()
-            lasts = groups[LAST if spec.combinable else ORD].tolist()
+            lasts = stamps_of(groups, LAST if spec.combinable else STAMP)
             starts, ends = group_bounds(keys)
             for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
                 key = loads(keys.item(start)) if spec.keyed else None
@@ -289,10 +289,10 @@ class PartialFold:
         self._opened = open_functions([kernel.spec.function], kernel.name, kernel.runtime_context)
 
     def add(self, records: pd.DataFrame) -> None:
-        """Folds a record frame (``_key``, ``_value``, ``_ord``)."""
-        self.add_values(records[KEY].tolist(), [loads(v) for v in records[VALUE]], records[ORD].tolist())
+        """Folds a record frame (``_key``, ``_value``, ``_seq``, ``_sub``)."""
+        self.add_values(records[KEY].tolist(), [loads(v) for v in records[VALUE]], stamps_of(records))
 
-    def add_values(self, keys: list[bytes], values: list, stamps: list[bytes]) -> None:
+    def add_values(self, keys: list[bytes], values: list, stamps: list) -> None:
         """Folds records given as pickled keys, values and stamps, in stamp order."""
         order = range(len(stamps))
         # Usually sorted already: sources emit in order.
@@ -309,25 +309,24 @@ class PartialFold:
             entry[2] = stamp
 
     def result(self, stamp: Any = None) -> pd.DataFrame:
-        """One row per key: ``_key``, ``_value`` (the pickled partial), ``_ord`` (first stamp), ``_last``.
+        """One row per key: ``_key``, ``_value`` (the pickled partial), its first stamp and its last (:data:`LAST`).
 
-        ``stamp`` turns the stamps given to :meth:`add_values` into byte stamps
+        ``stamp`` turns the stamps given to :meth:`add_values` into stamps
         (a caller may fold with plain source positions, which compare the same).
         """
         close_functions(self._opened)
         entries = self.partials
         stamp = stamp or (lambda s: s)
-        return pd.DataFrame({KEY: np.asarray(list(entries), dtype=object),
-                             VALUE: np.asarray([dumps(e[0]) for e in entries.values()], dtype=object),
-                             ORD: np.asarray([stamp(e[1]) for e in entries.values()], dtype=object),
-                             LAST: np.asarray([stamp(e[2]) for e in entries.values()], dtype=object)})
+        frame = record_frame([dumps(e[0]) for e in entries.values()], [stamp(e[1]) for e in entries.values()],
+                             list(entries))
+        return frame.assign(**stamp_columns([stamp(e[2]) for e in entries.values()], LAST))
 
 
 WINDOW_TABLE = "window"
 
 
 def no_records() -> pd.DataFrame:
-    return pd.DataFrame({VALUE: np.empty(0, dtype=object), ORD: np.empty(0, dtype=object)})
+    return record_frame([], [])
 
 
 def fire_stored(state: KeyedState, order: list[str], fire: Any) -> pd.DataFrame | None:

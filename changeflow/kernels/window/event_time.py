@@ -59,8 +59,8 @@ import numpy as np
 import pandas as pd
 
 from changeflow.kernels.contract import MIN_WATERMARK, KernelBase, wall_clock
-from changeflow.kernels.keyed.records import KEY, VALUE, dumps, fail, loads, timestamp_of
-from changeflow.kernels.order import ORD, child_stamp, fire_stamp, sort_records
+from changeflow.kernels.keyed.records import KEY, VALUE, dumps, fail, loads, record_frame, timestamp_of
+from changeflow.kernels.order import Stamp, child_stamp, fire_stamp, sort_records, stamps_of
 from changeflow.kernels.keyed.user import ContextFactory, close_functions, method_or_self, open_functions
 from changeflow.kernels.state import KeyedState
 from changeflow.kernels.window.evaluate import WindowSpec, outputs_of
@@ -84,7 +84,7 @@ def late_mark(blob: bytes) -> bytes:
 def late_records(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """A window's output split: (the main output, the late records with their ``_value`` restored).
 
-    >>> out = pd.DataFrame({VALUE: [dumps(1), late_mark(dumps(2))], ORD: [b"a", b"b"]})
+    >>> out = record_frame([dumps(1), late_mark(dumps(2))], [(0, 0), (1, 0)])
     >>> main, late = late_records(out)
     >>> [loads(v) for v in main[VALUE]], [loads(v) for v in late[VALUE]]
     ([1], [2])
@@ -209,7 +209,7 @@ class EventTimeWindow(KernelBase):
         watermark = self.current_watermark
         opened = self._open()
         try:
-            for key_blob, blob, stamp in zip(batch[KEY], batch[VALUE], batch[ORD], strict=True):
+            for key_blob, blob, stamp in zip(batch[KEY], batch[VALUE], stamps_of(batch), strict=True):
                 timestamp = timestamp_of(blob)
                 mine = windows.setdefault(key_blob, [{}, 0])
                 if self.windows.event_time:
@@ -266,7 +266,7 @@ class EventTimeWindow(KernelBase):
 
     # --- windows -----------------------------------------------------------------------
     def _add(self, key_blob: bytes, mine: dict, value: Any, timestamp: int, assigned: list[tuple[int, int]],
-             stamp: bytes, watermark: int, out: "_Out") -> bool:
+             stamp: Stamp, watermark: int, out: "_Out") -> bool:
         """Adds a record to its windows that are not late, firing those whose trigger says so."""
         added = False
         for j, w in enumerate(assigned):
@@ -300,12 +300,12 @@ class EventTimeWindow(KernelBase):
                     changed = True
         if not parts or parts == [merged]:
             return merged
-        contents, last, panes = _EMPTY, b"", []
+        contents, last, panes = _EMPTY, None, []
         for w in sorted(parts):
             entry = mine.pop(w)
             if entry[0] is not _EMPTY:  # a purged window has no contents
                 contents = entry[0] if contents is _EMPTY else self._combine(contents, entry[0], key_blob)
-            last = max(last, entry[1])
+            last = entry[1] if last is None else max(last, entry[1])
             panes.append(entry[2])
         # Flink's merged window fires anew when the watermark reaches its end (its trigger timer moves).
         mine[merged] = [contents, last, self.trigger.on_merge(panes, merged[1] - 1, watermark)]
@@ -335,7 +335,7 @@ class EventTimeWindow(KernelBase):
             raise fail(self.name, f"window contents {a!r} and {b!r}", error, self._key(key_blob)) from error
 
     def _fire(self, key_blob: bytes, w: tuple[int, int], entry: list, watermark: int, out: "_Out",
-              stamp: bytes) -> None:
+              stamp: Stamp) -> None:
         spec, key = self.spec, self._key(key_blob)
         window = self.make_window(*w)
         contents = entry[0]
@@ -399,19 +399,19 @@ _EMPTY = _Empty()
 
 
 class _Out:
-    """A call's outputs: ``_value`` blobs and ``_ord`` stamps."""
+    """A call's outputs: ``_value`` blobs and their stamps."""
 
     def __init__(self) -> None:
         self.values: list[bytes] = []
-        self.stamps: list[bytes] = []
+        self.stamps: list[Stamp] = []
 
-    def add(self, outputs: list[Any], stamp: bytes, timestamp: int | None = None, raw: bool = False) -> None:
+    def add(self, outputs: list[Any], stamp: Stamp, timestamp: int | None = None, raw: bool = False) -> None:
         for i, value in enumerate(outputs):
             self.values.append(value if raw else dumps(value, timestamp))
             self.stamps.append(child_stamp(stamp, i))
 
     def frame(self) -> pd.DataFrame:
-        return pd.DataFrame({VALUE: np.asarray(self.values, dtype=object), ORD: np.asarray(self.stamps, dtype=object)})
+        return record_frame(self.values, self.stamps)
 
 
 MAX_LONG = 2**63 - 1

@@ -7,21 +7,20 @@ partition's input (records, or a bounded DataFrame's own rows);
 :class:`Combine` folds a partition into one partial per key (a map-side
 combine); :class:`FireGroups` / :class:`ProcessGroups` evaluate each complete
 key group of a partition sorted by key (:mod:`.groups`); :class:`Discard`
-runs a never-firing window's input functions and passes only control records.
+runs a never-firing window's input functions and passes only control rows.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from changeflow.kernels import chain
 from changeflow.kernels.chain import ChainRunner
 from changeflow.kernels.keyed.process import KeyedProcess
-from changeflow.kernels.keyed.records import KEY, VALUE, control_mask, dumps, loads
-from changeflow.kernels.order import ORD, source_stamp
+from changeflow.kernels.keyed.records import KEY, RECORD_COLUMNS, control_mask, dumps, loads, record_frame
+from changeflow.kernels.order import STAMP, Stamp, source_stamp, stamps_of
 from changeflow.kernels.source_records import named_rows
 from changeflow.kernels.window.evaluate import PartialFold, WindowKernel
 from changeflow.kernels.window.groups import complete_groups
@@ -45,16 +44,17 @@ class Prepare:
     @property
     def positions(self) -> bool:
         """Whether stamps may stay plain source positions (ints) until :meth:`stamp`: a DataFrame
-        source and no fan-out in the chain (a fan-out extends byte stamps)."""
+        source and no fan-out in the chain (a fan-out extends stamps)."""
         return self.fields is not None and all(op.kind in ("map", "filter", "key") for op in self.ops)
 
-    def stamp(self, stamp: Any) -> bytes:
+    def stamp(self, stamp: Any) -> Stamp:
         return source_stamp(stamp, self.source) if isinstance(stamp, int) else stamp
 
     def __call__(self, frame: pd.DataFrame) -> tuple[list[bytes], list, list]:
         """``(pickled keys, values, stamps)`` of ``frame``'s records after the chain (stamps: see :attr:`positions`)."""
         if self.fields is None:
-            values, stamps = [loads(v) for v in frame.iloc[:, 0]], frame.iloc[:, 1].tolist()
+            values = [loads(v) for v in frame.iloc[:, 0]]  # by position: _value, _kind, _seq, _sub
+            stamps = stamps_of(frame.iloc[:, 2:4].set_axis(STAMP, axis=1))
         else:
             n = len(self.fields)
             values = named_rows(frame, self.fields)
@@ -66,13 +66,11 @@ class Prepare:
         return [dumps(k) for k in keys], values, stamps
 
     def keyed_records(self, frames):
-        """``mapInPandas``: keyed record frames (``_key``, ``_value``, ``_ord``)."""
+        """``mapInPandas``: keyed record frames (``_key``, ``_value``, ``_seq``, ``_sub``)."""
         for frame in frames:
             if len(frame):
                 keys, values, stamps = self(frame)
-                yield pd.DataFrame({KEY: np.asarray(keys, dtype=object),
-                                    VALUE: np.asarray([dumps(v) for v in values], dtype=object),
-                                    ORD: np.asarray([self.stamp(s) for s in stamps], dtype=object)})
+                yield record_frame([dumps(v) for v in values], [self.stamp(s) for s in stamps], keys)
 
 
 class Combine:
@@ -115,17 +113,17 @@ class ProcessGroups(FireGroups):
     """A KeyedProcessFunction in batch: each key's input, then every timer of the key (Flink's batch execution)."""
 
     def __init__(self, kernel: KeyedProcess) -> None:
-        super().__init__(kernel, [KEY, VALUE, ORD])
+        super().__init__(kernel, [KEY] + RECORD_COLUMNS)
 
     def __call__(self, frames):
         for groups in complete_groups(self._named(frames), KEY):
             out = self.kernel.process_bounded(groups)
             if len(out):
-                yield out[[VALUE, ORD]]
+                yield out[RECORD_COLUMNS]
 
 
 class Discard:
-    """``mapInPandas`` of a window that never fires: runs the chain and key selector, emits only control records."""
+    """``mapInPandas`` of a window that never fires: runs the chain and key selector, emits only control rows."""
 
     def __init__(self, runners: list[ChainRunner]) -> None:
         self.runners = runners
@@ -136,8 +134,8 @@ class Discard:
                 continue
             for runner in self.runners:
                 runner.process(frame)
-            control = control_mask(frame.iloc[:, 0].to_numpy())
+            control = control_mask(frame.set_axis(RECORD_COLUMNS, axis=1))  # by position, as Spark sends them
             if control.any():
-                passed = frame.loc[control].iloc[:, :2]
-                passed.columns = [VALUE, ORD]
+                passed = frame.loc[control].iloc[:, :len(RECORD_COLUMNS)]
+                passed.columns = RECORD_COLUMNS
                 yield passed

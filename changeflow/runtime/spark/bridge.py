@@ -14,8 +14,8 @@
 
 So a program mixing both APIs runs as one Structured Streaming query (streaming)
 or one Spark batch job; a conversion nests inside another as deep as the program
-does. The row conversions and the mapping of ``_seq``/``_sub`` to and from the
-``_ord`` stamp (order is kept; ``_kind`` is the Row's RowKind) are
+does. The row conversions and the mapping of a change's ``_seq``/``_sub`` to and
+from a record's (order is kept; ``_kind`` is the Row's RowKind) are
 :mod:`changeflow.kernels.bridge`. ``mapInArrow`` rather than ``mapInPandas``:
 the typed columns cross exactly as Arrow types them (pandas would turn a
 nullable INT column into floats).
@@ -33,8 +33,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 from changeflow.kernels.bridge import ChangesToRecords, RecordsToChanges
 from changeflow.kernels.changelog import KIND, SEQ, SUB
-from changeflow.kernels.keyed.records import VALUE
-from changeflow.kernels.order import ORD
+from changeflow.kernels.keyed.records import RECORD_COLUMNS
 from changeflow.plan.nodes import Source
 from changeflow.plan.optimizer import PlannerSettings, planned
 from changeflow.plan.streams.nodes import TableNode
@@ -51,7 +50,7 @@ _BATCH_ONLY_INSERTS = ("Querying a table in batch mode is currently only possibl
 
 # --- a Table's changes as DataStream records ------------------------------------------------
 def table_records(job: "DataStreamJob", node: TableNode) -> DataFrame:
-    """The records (``_value``, ``_ord``) of ``node``'s Table plan, translated inside ``job``'s query."""
+    """The records (``_value``, ``_seq``, ``_sub``) of ``node``'s Table plan, translated inside ``job``'s query."""
     spec = node.payload
     number = job._source_numbers[node.id]
     if job.control:
@@ -88,7 +87,7 @@ def stream_changes(translator: "StreamingTranslator", node: Source, directory: s
     job = DataStreamJob(translator.spark, DataStreamSettings(
         streaming=True, rows_per_batch=settings.rows_per_batch, buckets=settings.buckets, pages=settings.pages,
         runtime_context=spec.runtime_context, table_settings=lambda: replace(settings)), spec.caches)
-    records = job.frame([spec.node], directory).select(VALUE, ORD)
+    records = job.frame([spec.node], directory).select(*RECORD_COLUMNS)
     translator.flush_signal_dirs.extend(job.flush_signal_dirs)
     return records.mapInArrow(_to_changes(node, with_kind=True), _change_struct(node, True))
 
@@ -102,7 +101,7 @@ def batch_changes(spark, node: Source) -> DataFrame:
 
     job = DataStreamJob(spark, DataStreamSettings(streaming=False, rows_per_batch=1, buckets=1,
                                                   runtime_context=spec.runtime_context), spec.caches)
-    records = job.frame([spec.node], "").select(VALUE, ORD)
+    records = job.frame([spec.node], "").select(*RECORD_COLUMNS)
     return records.mapInArrow(_to_changes(node, with_kind=False), _change_struct(node, False))
 
 

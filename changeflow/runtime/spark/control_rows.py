@@ -1,11 +1,9 @@
 """Control rows: end of input and flush signals that reach every bucket of every stateful operator.
 
-One mechanism for both APIs: Table jobs carry changes (typed columns and
-``_kind/_seq/_sub``), DataStream jobs carry records (``_value``, ``_ord``:
-:mod:`changeflow.kernels.keyed.records`). A signal is the same pair
-``(_seq, _sub)`` in both; only its encoding differs (see *Encodings* below),
-and the pieces here (fan-out, filtering before sinks, end-of-input markers,
-processor output) take either.
+One mechanism and one encoding for both APIs: Table jobs carry changes (typed
+columns and ``_kind/_seq/_sub``), DataStream jobs carry records (``_value`` and the
+same ``_kind/_seq/_sub``: :mod:`changeflow.kernels.keyed.records`), and a control
+row is the same in both: the payload columns null, its ``_kind``, ``_seq``, ``_sub``.
 
 Structured Streaming has no end-of-input event: an ``availableNow`` query just
 stops after its last data batch, and a stateful operator only runs for hash
@@ -54,12 +52,6 @@ How a signal travels:
 
 Signals are idempotent (a bucket may receive the same one from several upstream
 partitions), so duplicates are harmless.
-
-*Encodings.* A change row is a control row when ``_kind`` is :data:`CONTROL`
-(values null). A record is a control record when its ``_value`` is empty (no
-pickled record is) and its ``_ord`` packs the signal's ``_seq`` and ``_sub``
-(:func:`~changeflow.kernels.keyed.records.control_stamp`). Which encoding a
-frame has is told by its columns (:func:`is_records`).
 """
 
 from __future__ import annotations
@@ -76,13 +68,12 @@ import pyarrow as pa
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from changeflow.kernels.changelog import KIND, SEQ, SUB
-from changeflow.kernels.keyed.records import CONTROL_VALUE, VALUE, control_mask
-from changeflow.kernels.order import ORD, control_kind, control_stamp, parse_control_stamp
+from changeflow.kernels.changelog import CONTROL, KIND, SEQ, SUB
+from changeflow.kernels.keyed.records import VALUE
 from changeflow.runtime.spark.buckets import bucket_ids
 from changeflow.runtime.spark.packing import BUCKET, PAYLOAD
 
-CONTROL = 4          # the _kind of a control row (RowKind values are 0..3)
+# CONTROL (4) is the _kind of a control row (RowKind values are 0..3): changeflow.kernels.changelog
 END_OF_INPUT = -1    # _seq of an end-of-input control row; _sub holds the source id
 FLUSH = -2           # _seq of a flush control row
 WATERMARK = 8        # the _kind of a watermark row is WATERMARK + the number of its assigner (below 120)
@@ -167,59 +158,23 @@ def control_rows(columns: list[str], control: Control) -> pd.DataFrame:
     return pd.DataFrame(data)
 
 
-def is_records(columns: list[str]) -> bool:
-    """Whether frames with ``columns`` are DataStream records (``_value``, ``_ord``) rather than changes."""
-    return KIND not in columns and VALUE in columns
-
-
-def record_controls(values: np.ndarray, stamps: np.ndarray) -> tuple[np.ndarray, Control]:
-    """Which records are control records (a mask), and the signals they carry (records' :func:`control_of`)."""
-    mask = control_mask(values)
-    if not mask.any():
-        return mask, Control()
-    pairs = [parse_control_stamp(s) for s in stamps[mask]]
-    seqs = np.asarray([p[0] for p in pairs], dtype=np.int64)
-    kinds = np.asarray([control_kind(s) for s in stamps[mask]], dtype=np.int8)
-    return mask, control_of(kinds, seqs, np.asarray([p[1] for p in pairs], dtype=np.int64))[1]
-
-
-def to_records(frame: pd.DataFrame) -> pd.DataFrame:
-    """A processor's output as ``(_value, _ord)`` records; its control rows become control records.
-
-    >>> rows = control_rows(["_key", VALUE, ORD], Control(frozenset({3})))
-    >>> [parse_control_stamp(s) for s in to_records(rows)[ORD]], to_records(rows)[VALUE].tolist()
-    ([(-1, 3)], [b''])
-    """
-    if KIND not in frame.columns:
-        return frame.loc[:, [VALUE, ORD]]
-    kinds = frame[KIND].to_numpy()
-    values = frame[VALUE].to_numpy(dtype=object).copy()
-    stamps = frame[ORD].to_numpy(dtype=object).copy()
-    seqs, subs = frame[SEQ].to_numpy(), frame[SUB].to_numpy()
-    for i in np.flatnonzero(kinds >= CONTROL):
-        values[i] = CONTROL_VALUE
-        stamps[i] = control_stamp(int(seqs[i]), int(subs[i]), int(kinds[i]))
-    return pd.DataFrame({VALUE: values, ORD: stamps})
-
-
 def without_control(frame: DataFrame) -> DataFrame:
     """``frame`` (changes or records) without its control rows: they never reach a sink."""
-    if is_records(frame.columns):
-        return frame.where(F.length(VALUE) > 0)
     return frame.where(~is_control(F.col(KIND)))
 
 
 def end_of_input_records(sources: list[int]) -> pa.Table:
-    """The end-of-input control records of the DataStream sources numbered ``sources`` (a marker file's rows)."""
-    return pa.table({VALUE: pa.array([CONTROL_VALUE] * len(sources), pa.binary()),
-                     ORD: pa.array([control_stamp(END_OF_INPUT, n) for n in sources], pa.binary())})
+    """The end-of-input control rows of the DataStream sources numbered ``sources`` (a marker file's rows)."""
+    return pa.Table.from_pandas(control_rows([VALUE], Control(frozenset(sources))), preserve_index=False,
+                                schema=pa.schema([(VALUE, pa.binary()), (KIND, pa.int8()), (SEQ, pa.int64()),
+                                                  (SUB, pa.int64())]))
 
 
 class ControlFanOut:
     """Wraps a packer (``mapInPandas`` function): control rows out of the data, a :class:`Control` to every bucket.
 
-    ``input_columns`` names the columns Spark sends, in order: changes or
-    records (:func:`is_records`); ``ticks`` sends an empty control to every
+    ``input_columns`` names the columns Spark sends, in order (changes or
+    records: both have ``_kind``, ``_seq``, ``_sub``); ``ticks`` sends an empty control to every
     bucket whenever the partition had input (for operators that flush on idle input).
     """
 
@@ -229,13 +184,12 @@ class ControlFanOut:
         self.ticks = ticks
         columns = list(input_columns)
         # By position: Spark may rename columns starting with "_" on the way to the worker.
-        self._fields = ((columns.index(VALUE), columns.index(ORD)) if is_records(columns)
-                        else (columns.index(KIND), columns.index(SEQ), columns.index(SUB)))
+        self._fields = (columns.index(KIND), columns.index(SEQ), columns.index(SUB))
 
     def split(self, frame: pd.DataFrame) -> tuple[np.ndarray, Control]:
         """Which rows of ``frame`` are control rows (a mask), and the signals they carry."""
         fields = [frame.iloc[:, i].to_numpy() for i in self._fields]
-        return record_controls(*fields) if len(fields) == 2 else control_of(*fields)
+        return control_of(*fields)
 
     def __call__(self, frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         seen = {"rows": False, "control": Control()}

@@ -1,7 +1,7 @@
 """Runs DataStream jobs on Spark: one Structured Streaming query (streaming mode) or Spark batch.
 
-Records cross Spark as two binary columns, the pickled record ``_value`` and
-its order stamp ``_ord`` (:mod:`changeflow.kernels.keyed.records`); typed
+Records cross Spark as the pickled record ``_value`` and the Table path's
+bookkeeping ``_kind``, ``_seq``, ``_sub`` (:mod:`changeflow.kernels.keyed.records`); typed
 columns would need every user function's output type, which PyFlink does not
 require. Every Python call handles a whole partition or hash bucket of a
 micro-batch:
@@ -31,9 +31,9 @@ processors of :mod:`.record_processor`; operators that output only after end
 of input (FLIP-331) in :mod:`.end_of_stream`.
 
 **Flush interval (FLIP-365).** With ``execution.max-flush-interval`` set, a
-streaming job carries control records, the record encoding of the Table
-runtime's control rows (:mod:`.control_rows`): every bounded source ends
-with an end-of-input control record in a micro-batch of its own, stateless
+streaming job carries control rows, as the Table runtime's do
+(:mod:`.control_rows`): every bounded source ends
+with an end-of-input control row in a micro-batch of its own, stateless
 chains pass them through, every keyed operator's packing stage fans them out to
 all its buckets (the same :class:`~.control_rows.ControlFanOut` as a Table
 job's), and they are dropped before the sinks. A keyed operator whose output is idempotent (``node.attributes()``: keyed
@@ -60,8 +60,8 @@ from changeflow.connectors.sink_job import SinkJob
 from changeflow.kernels.chain import ChainRunner
 from changeflow.kernels.keyed.buffered import KEY_COLUMNS, OUTPUT_COLUMNS, ChangelogRecords
 from changeflow.kernels.keyed.process import KeyedProcess
-from changeflow.kernels.keyed.records import KEY, VALUE, loads
-from changeflow.kernels.order import ORD
+from changeflow.kernels.changelog import KIND, SEQ, SUB
+from changeflow.kernels.keyed.records import KEY, RECORD_COLUMNS, VALUE, loads
 from changeflow.kernels.keyed.reduce import KeyedReduce
 from changeflow.kernels.keyed.timestamps import TimestampAssigning
 from changeflow.kernels.window.event_time import EventTimeWindow
@@ -74,7 +74,7 @@ from changeflow.plan.streams.rules import (buffering, check_end_of_stream_inputs
                                            runs_at_end_of_stream)
 from changeflow.runtime.spark import end_of_stream
 from changeflow.runtime.spark.deferred_processor import DeferredProcessor
-from changeflow.runtime.spark.control_rows import MAX_ASSIGNERS, WATERMARK, ControlFanOut, without_control
+from changeflow.runtime.spark.control_rows import MAX_ASSIGNERS, WATERMARK, ControlFanOut, is_control, without_control
 from changeflow.runtime.spark.errors import readable_errors, worker_note
 from changeflow.plan.flush_policy import FlushPolicy, flushes_from_timers
 from changeflow.runtime.spark.flush_signals import run_to_end
@@ -87,7 +87,7 @@ from changeflow.runtime.spark.record_sources import KEYED, RECORDS, source_recor
 from changeflow.runtime.spark.stream_cache import JobCaches
 
 SINK = "_sink"
-_OBJECT = {KEY: "object", VALUE: "object", ORD: "object"}
+_OBJECT = {KEY: "object", VALUE: "object", KIND: "int8", SEQ: "int64", SUB: "int64"}
 
 
 @dataclass(frozen=True)
@@ -146,7 +146,8 @@ class DataStreamJob:
                 raise
 
     def frame(self, nodes: list[graph.Node], workdir: str) -> DataFrame:
-        """The job's records for the sinks over ``nodes``: ``(_value, _ord, _sink)``, ``_sink`` the node's index.
+        """The job's records for the sinks over ``nodes``: ``(_value, _kind, _seq, _sub, _sink)``, ``_sink`` the
+        node's index.
 
         Bounded sources read as streams are written under ``workdir``; in
         streaming mode the result is a streaming DataFrame the caller may run
@@ -171,7 +172,7 @@ class DataStreamJob:
         self._assigner_ids = {n.id: i for i, n in enumerate(assigners)}
         self._no_assigner = len(assigners)
         self.flush_signal_dirs: list[str] = []  # of unbounded Spark streams (.flush_signals)
-        frames = [self._records(self.translate(node)).select(VALUE, ORD, F.lit(i).alias(SINK))
+        frames = [self._records(self.translate(node)).select(*RECORD_COLUMNS, F.lit(i).alias(SINK))
                   for i, node in enumerate(nodes)]
         frame = frames[0]
         for other in frames[1:]:
@@ -179,7 +180,7 @@ class DataStreamJob:
         return frame
 
     def _records(self, frame: DataFrame) -> DataFrame:
-        """``frame`` without control records (they never reach a sink)."""
+        """``frame`` without control rows (they never reach a sink)."""
         return without_control(frame) if self.control else frame
 
     def _run_streaming(self, frame: DataFrame, sinks: list[Any]) -> None:
@@ -202,7 +203,7 @@ class DataStreamJob:
 
     # --- translation --------------------------------------------------------------------
     def translate(self, node: graph.Node) -> DataFrame:
-        """A DataFrame of ``(_value, _ord)`` records for ``node``."""
+        """A DataFrame of ``(_value, _kind, _seq, _sub)`` records for ``node``."""
         if node.id not in self._frames:
             self._frames[node.id] = self._translate(node)
         return self._frames[node.id]
@@ -223,19 +224,19 @@ class DataStreamJob:
             return out
         if isinstance(node, TimestampsNode):
             base, ops = chain_under(node.input)
-            kind = WATERMARK + self._assigner_ids[node.id] if self.control else None  # batch: no control records
+            kind = WATERMARK + self._assigner_ids[node.id] if self.control else None  # batch: no control rows
             runner = TimestampAssigning(node.strategy, kind,
                                         ChainRunner(ops, worker_note) if ops else None, node.name,
                                         self.settings.runtime_context)
             return self.translate(base).mapInPandas(runner, RECORDS)
         if isinstance(node, EventWindowNode):  # its main output: the late records go to LateDataNode
-            return self._keyed(node).where(~_late())
+            return self._keyed(node).where(is_control(F.col(KIND)) | ~_late())  # a control row's _value is null
         if isinstance(node, LateDataNode):
             assert isinstance(node.input, EventWindowNode)  # side_output_late_data's window (datastream.side_output)
             raw = self._keyed(node.input)
             late = _late()
             restored = F.when(late, F.col(VALUE).substr(F.lit(2), F.lit(2**31 - 1))).otherwise(F.col(VALUE))
-            return raw.where(late | (F.length(VALUE) == 0)).select(restored.alias(VALUE), ORD)
+            return raw.where(late | is_control(F.col(KIND))).select(restored.alias(VALUE), KIND, SEQ, SUB)
         if isinstance(node, graph.KeyedNode):
             return self._keyed(node)
         if isinstance(node, SideOutputNode):
@@ -303,7 +304,7 @@ def _deliver(table: pa.Table, sinks: list[Any], batch_id: int | None = None) -> 
     """Hands one micro-batch's records to each sink, in stamp order (with its id to a sink having write_batch)."""
     if table.num_rows == 0:
         return
-    table = table.sort_by([(SINK, "ascending"), (ORD, "ascending")])
+    table = table.sort_by([(SINK, "ascending"), (SEQ, "ascending"), (SUB, "ascending")])
     sink_ids = table.column(SINK).to_numpy()
     values = table.column(VALUE).to_pylist()
     for i, sink in enumerate(sinks):

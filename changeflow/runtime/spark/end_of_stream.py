@@ -26,8 +26,8 @@ before it emits anything, so, as FLIP-331 prescribes, its input edge is
 3. **Output, continuing downstream.** In batch mode the result is just the
    next DataFrame. In a streaming job it is written as Parquet files and read
    back as a bounded file stream (a micro-batch per ``rows_per_batch`` records,
-   then an end-of-input control record for each source upstream when control
-   records flow), so later operators (keyed reduce, process, sinks) run in the
+   then an end-of-input control row for each source upstream when control
+   rows flow), so later operators (keyed reduce, process, sinks) run in the
    job's single streaming query as they would over any bounded source.
 
 A window whose trigger never fires (``GlobalWindows.create()``) still consumes
@@ -47,8 +47,8 @@ from pyspark.sql import types as T
 
 from changeflow.kernels.chain import ChainRunner
 from changeflow.kernels.keyed.process import KeyedProcess
-from changeflow.kernels.keyed.records import KEY, VALUE
-from changeflow.kernels.order import ORD
+from changeflow.kernels.keyed.records import KEY, RECORD_COLUMNS
+from changeflow.kernels.order import STAMP
 from changeflow.kernels.window.co_group import CoGroupKernel
 from changeflow.kernels.window.evaluate import LAST, SIDE, WindowKernel, WindowSpec
 from changeflow.kernels.window.partitions import Combine, Discard, FireGroups, Prepare, ProcessGroups
@@ -63,11 +63,11 @@ from changeflow.runtime.spark.source_files import file_stream, write_end_marker,
 if TYPE_CHECKING:
     from changeflow.runtime.spark.datastream import DataStreamJob
 
-_PARTIALS = T.StructType(KEYED.fields + [T.StructField(LAST, T.BinaryType(), False)])
+_PARTIALS = T.StructType(KEYED.fields + [T.StructField(name, T.LongType(), False) for name in LAST])
 
 
 def translate(job: "DataStreamJob", node: graph.Node) -> DataFrame:
-    """The ``(_value, _ord)`` records of ``node`` in ``job`` (see the module docstring)."""
+    """The ``(_value, _seq, _sub)`` records of ``node`` in ``job`` (see the module docstring)."""
     if never_fires(node):
         return _discard(job, node)
     if isinstance(node, CoGroupNode):
@@ -89,7 +89,7 @@ def _bounded(job: "DataStreamJob", node: graph.Node, key_selector: Any, name: st
     A bounded Spark DataFrame source is read as its own rows: they become
     records (``Row`` values) inside the operator's first ``mapInPandas``, so
     they are never pickled and unpickled in between. Other inputs are record
-    frames (``_value``, ``_ord``).
+    frames (``_value``, ``_seq``, ``_sub``).
     """
     from changeflow.runtime.spark.datastream import DataStreamJob
 
@@ -116,7 +116,7 @@ def _run_to_completion(job: "DataStreamJob", node: graph.Node) -> DataFrame:
     workdir = os.path.join(job.workdir, f"blocking-{node.id}")
     upstream = DataStreamJob(job.spark, job.settings)
     upstream._source_numbers = job._source_numbers
-    frame = upstream.frame([node], workdir).select(VALUE, ORD)
+    frame = upstream.frame([node], workdir).select(*RECORD_COLUMNS)
     output = os.path.join(workdir, "output")
     query = start_query(frame.writeStream.format("parquet").option("path", output)
                         .option("checkpointLocation", os.path.join(workdir, "checkpoint"))
@@ -131,7 +131,7 @@ def _run_to_completion(job: "DataStreamJob", node: graph.Node) -> DataFrame:
 def _keyed(job: "DataStreamJob", node: graph.KeyedNode) -> DataFrame:
     frame, prepare = _bounded(job, node.input, node.key_selector, node.name)
     if isinstance(node, graph.KeyedProcessNode):
-        return _sorted_groups(frame.mapInPandas(prepare.keyed_records, KEYED), [KEY, ORD]).mapInPandas(
+        return _sorted_groups(frame.mapInPandas(prepare.keyed_records, KEYED), [KEY] + STAMP).mapInPandas(
             ProcessGroups(KeyedProcess(node.function, node.name, runtime_context=job.settings.runtime_context)),
             RECORDS)
     if isinstance(node, WindowNode):
@@ -140,9 +140,9 @@ def _keyed(job: "DataStreamJob", node: graph.KeyedNode) -> DataFrame:
         spec = WindowSpec("reduce", node.function)
     kernel = WindowKernel(spec, node.name, runtime_context=job.settings.runtime_context)
     if spec.combinable:
-        grouped = _sorted_groups(frame.mapInPandas(Combine(prepare, kernel), _PARTIALS), [KEY, ORD])
+        grouped = _sorted_groups(frame.mapInPandas(Combine(prepare, kernel), _PARTIALS), [KEY] + STAMP)
     else:
-        grouped = _sorted_groups(frame.mapInPandas(prepare.keyed_records, KEYED), [KEY, ORD])
+        grouped = _sorted_groups(frame.mapInPandas(prepare.keyed_records, KEYED), [KEY] + STAMP)
     return grouped.mapInPandas(FireGroups(kernel, grouped.columns), RECORDS)
 
 
@@ -151,7 +151,7 @@ def _co_group(job: "DataStreamJob", node: CoGroupNode) -> DataFrame:
     for side, (input_node, key) in enumerate(((node.first, node.first_key), (node.second, node.second_key))):
         frame, prepare = _bounded(job, input_node, key, f"{node.name} (input {side + 1})")
         sides.append(frame.mapInPandas(prepare.keyed_records, KEYED).withColumn(SIDE, F.lit(side).cast("byte")))
-    grouped = _sorted_groups(sides[0].unionByName(sides[1]), [KEY, SIDE, ORD])
+    grouped = _sorted_groups(sides[0].unionByName(sides[1]), [KEY, SIDE] + STAMP)
     kernel = CoGroupKernel(node.kind, node.function, node.name, node.output_type,
                            runtime_context=job.settings.runtime_context)
     return grouped.mapInPandas(FireGroups(kernel, grouped.columns), RECORDS)

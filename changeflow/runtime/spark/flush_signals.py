@@ -32,8 +32,6 @@ from pyspark.sql import types as T
 
 from changeflow.connectors import filestore
 from changeflow.kernels.changelog import KIND, SEQ, SUB
-from changeflow.kernels.keyed.records import CONTROL_VALUE, VALUE
-from changeflow.kernels.order import ORD, control_stamp
 from changeflow.runtime.spark.control_rows import CONTROL, FLUSH
 from changeflow.runtime.spark.query_start import await_query
 
@@ -53,17 +51,14 @@ def signal_stream(spark: SparkSession, directory: str) -> DataFrame:
     return spark.readStream.schema(f"{SIGNAL_COLUMN} long").parquet(directory)
 
 
-def signal_rows(spark: SparkSession, directory: str, fields: list[T.StructField] | None) -> DataFrame:
+def signal_rows(spark: SparkSession, directory: str, fields: list[T.StructField]) -> DataFrame:
     """The flush signals written into ``directory`` as control rows, to union with the source they follow.
 
-    ``fields`` are a Table source's columns (the signals become change rows:
-    values null, ``_kind`` CONTROL, ``_seq`` FLUSH); None gives DataStream
-    control records (:mod:`.control_rows`, *Encodings*).
+    ``fields`` are the source's payload columns, a Table source's or a DataStream
+    record's ``_value``: the signals become control rows, values null, ``_kind``
+    CONTROL, ``_seq`` FLUSH (:mod:`.control_rows`).
     """
     signals = signal_stream(spark, directory)
-    if fields is None:
-        return signals.select(F.lit(CONTROL_VALUE).cast("binary").alias(VALUE),
-                              F.lit(bytearray(control_stamp(FLUSH, 0))).alias(ORD))
     return signals.select(*[F.lit(None).cast(f.dataType).alias(f.name) for f in fields],
                           F.lit(CONTROL).cast("byte").alias(KIND), F.col(SIGNAL_COLUMN).alias(SEQ),
                           F.lit(0).cast("long").alias(SUB))

@@ -4,9 +4,9 @@ A keyed DataStream operator's kernel (:mod:`changeflow.kernels.keyed`) runs in
 the same :class:`~.processor.KernelProcessor` as every other kernel, timers and
 flush buffer included (the processor hosts any kernel through the kernel
 contract). Only the encoding differs: DataStream records cross Spark as
-``(_value, _ord)`` (:mod:`changeflow.kernels.keyed.records`), so
-:class:`RecordKernelProcessor` turns what the processor emits (records,
-flushed records, control rows) into records, and :class:`BatchKeyed` runs a
+``(_value, _kind, _seq, _sub)`` (:mod:`changeflow.kernels.keyed.records`), so
+:class:`RecordKernelProcessor` emits those columns of what the processor emits
+(records, flushed records, control rows: the same bookkeeping as changes), and :class:`BatchKeyed` runs a
 kernel's batch algorithm in batch mode.
 """
 
@@ -17,17 +17,15 @@ from typing import Any
 import pandas as pd
 
 from changeflow.kernels.contract import Kernel
-from changeflow.kernels.keyed.records import KEY, VALUE
-from changeflow.kernels.order import ORD
-from changeflow.runtime.spark.control_rows import to_records
+from changeflow.kernels.keyed.records import KEY, RECORD_COLUMNS
 from changeflow.runtime.spark.processor import KernelProcessor
 
 
 class RecordKernelProcessor(KernelProcessor):
-    """A :class:`KernelProcessor` whose output goes out as records (flushed records, control records)."""
+    """A :class:`KernelProcessor` whose output goes out as records (the pickled key stays behind)."""
 
     def emit(self, frame: pd.DataFrame) -> pd.DataFrame:
-        return to_records(frame)
+        return frame.loc[:, RECORD_COLUMNS]
 
 
 class BatchKeyed:
@@ -45,5 +43,5 @@ class BatchKeyed:
         if not parts:
             return
         batch = pd.concat(parts, ignore_index=True)
-        batch.columns = [KEY, VALUE, ORD]
+        batch.columns = [KEY] + RECORD_COLUMNS
         yield self.kernel.process_bounded(batch)

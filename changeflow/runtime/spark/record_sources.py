@@ -1,4 +1,4 @@
-"""DataStream sources on Spark: each source's values as records (``_value``, ``_ord``).
+"""DataStream sources on Spark: each source's values as records (``_value``, ``_seq``, ``_sub``).
 
 A record is a pickled value and its order stamp
 (:mod:`changeflow.kernels.keyed.records`): the stamp holds the record's
@@ -17,7 +17,7 @@ shuffles never lose Flink's order. Sources:
   have no order: position 0, ties keep arrival order).
 
 In streaming mode a bounded source is written once as Parquet files read one
-per micro-batch, ending with an end-of-input marker file when control records
+per micro-batch, ending with an end-of-input marker file when control rows
 flow (:mod:`.source_files`, the same files as a Table source's). An unbounded
 stream read up to what is available gets a flush-signal stream beside it when
 operators buffer (:mod:`.flush_signals`).
@@ -33,9 +33,9 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from changeflow.kernels.changelog import SEQ
-from changeflow.kernels.keyed.records import KEY, VALUE, dumps
-from changeflow.kernels.order import ORD, source_stamp
+from changeflow.kernels.changelog import KIND, SEQ, SUB
+from changeflow.kernels.keyed.records import KEY, VALUE, dumps, record_frame
+from changeflow.kernels.order import STAMP, source_stamp
 from changeflow.kernels.source_records import LineEncoder, RowEncoder
 from changeflow.plan.streams.nodes import SourceNode
 from changeflow.runtime.spark.control_rows import end_of_input_records
@@ -48,16 +48,21 @@ from changeflow.runtime.spark.source_files import file_stream, write_end_marker,
 if TYPE_CHECKING:
     from changeflow.runtime.spark.datastream import DataStreamJob
 
-RECORDS = T.StructType([T.StructField(VALUE, T.BinaryType(), False), T.StructField(ORD, T.BinaryType(), False)])
+# A control row's _value is null (.control_rows), a record's never.
+RECORDS = T.StructType([T.StructField(VALUE, T.BinaryType(), True), T.StructField(KIND, T.ByteType(), False),
+                        T.StructField(SEQ, T.LongType(), False), T.StructField(SUB, T.LongType(), False)])
 KEYED = T.StructType([T.StructField(KEY, T.BinaryType(), False)] + RECORDS.fields)
+_ARROW_RECORDS = pa.schema([pa.field(VALUE, pa.binary()), pa.field(KIND, pa.int8(), False),
+                            pa.field(SEQ, pa.int64(), False), pa.field(SUB, pa.int64(), False)])
 
 
 def source_records(job: "DataStreamJob", node: SourceNode) -> DataFrame:
     """The records of ``node`` in ``job``: a batch DataFrame, or in streaming mode a stream."""
     number = job._source_numbers[node.id]
     if node.kind == "collection":
-        table = pa.table({VALUE: pa.array([dumps(v) for v in node.payload], pa.binary()),
-                          ORD: pa.array([source_stamp(i, number) for i in range(len(node.payload))], pa.binary())})
+        table = pa.Table.from_pandas(record_frame([dumps(v) for v in node.payload],
+                                                  [source_stamp(i, number) for i in range(len(node.payload))]),
+                                     schema=_ARROW_RECORDS, preserve_index=False)
         return _bounded(job, table, node)
     if node.kind == "text":
         df = job.spark.read.text(node.payload)
@@ -102,7 +107,7 @@ def _unbounded(job: "DataStreamJob", df: DataFrame, node: SourceNode, number: in
     if job.control and flushes_from_timers(job.settings.flush):
         # Read up to what is available, it would end with the last records buffered.
         signals = os.path.join(job.workdir, f"flush-signals-{number}")
-        records = records.unionByName(signal_rows(job.spark, signals, None))
+        records = records.unionByName(signal_rows(job.spark, signals, RECORDS.fields[:1]))
         job.flush_signal_dirs.append(signals)
     return records
 
@@ -116,7 +121,7 @@ def _bounded_spark(job: "DataStreamJob", df: DataFrame, node: SourceNode, encode
         return records
     directory = _directory(job, node)
     if not already_written(directory):  # a resumed job reads the files its first run wrote
-        write_frame_files(records.orderBy(ORD), directory, job.settings.rows_per_batch)
+        write_frame_files(records.orderBy(*STAMP), directory, job.settings.rows_per_batch)
         _end_of_input(job, directory, node)
     return file_stream(job.spark, directory, RECORDS)
 
@@ -142,6 +147,6 @@ def _directory(job: "DataStreamJob", node: SourceNode) -> str:
 
 
 def _end_of_input(job: "DataStreamJob", directory: str, node: SourceNode) -> None:
-    """With control records, a bounded source ends with a file (a micro-batch) holding its end-of-input record."""
+    """With control rows, a bounded source ends with a file (a micro-batch) holding its end-of-input row."""
     if job.control:
         write_end_marker(directory, end_of_input_records([job._source_numbers[node.id]]))

@@ -1,6 +1,6 @@
 """DataStream caches (FLIP-205) on Spark: a cached stream's records are a persisted DataFrame.
 
-Storage. A cache node's records (the ``(_value, _ord)`` DataFrame of its
+Storage. A cache node's records (the ``(_value, _seq, _sub)`` DataFrame of its
 input) are persisted with Spark's cache manager at storage level
 ``MEMORY_AND_DISK`` when the first job translating the node is built. Spark
 caches lazily: the blocks are written while that job computes them, so the

@@ -230,6 +230,12 @@ class ExpressionFunctions:
     def regexp_replace(self, regex: Any, replacement: Any):
         return self._fn("regexp_replace", self, regex, replacement)
 
+    def regexp_extract(self, regex: Any, extract_index: Any = None):
+        """The ``extract_index``-th group (0: the whole match) of the first match of ``regex``; NULL if none."""
+        if extract_index is None:
+            return self._fn("regexp_extract", self, regex)
+        return self._fn("regexp_extract", self, regex, extract_index)
+
     def left(self, length: Any): return self._fn("left", self, length)
     def right(self, length: Any): return self._fn("right", self, length)
     def split_index(self, separator: Any, index: Any): return self._fn("split_index", self, separator, index)

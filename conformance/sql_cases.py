@@ -889,3 +889,6 @@ from conformance import sql_window_ops_cases  # noqa: E402,F401  (registers its 
 
 # Deduplication on row time (Nexmark q18's shape).
 from conformance import sql_rowtime_dedup_cases  # noqa: E402,F401  (registers its cases into CASES)
+
+# REGEXP_EXTRACT (Nexmark q21).
+from conformance import sql_regexp_cases  # noqa: E402,F401  (registers its cases into CASES)

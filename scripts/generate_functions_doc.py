@@ -65,6 +65,7 @@ _EXAMPLES = {
     "PROCTIME": ["PROCTIME()"], "CURRENT_TIMESTAMP": ["CURRENT_TIMESTAMP"], "CURRENT_DATE": ["CURRENT_DATE"],
     "CURRENT_TIME": ["CURRENT_TIME"], "LOCALTIMESTAMP": ["LOCALTIMESTAMP"], "LOCALTIME": ["LOCALTIME"],
     "CURRENT_ROW_TIMESTAMP": ["CURRENT_ROW_TIMESTAMP()"], "LISTAGG": ["LISTAGG(s)", "LISTAGG(s, ';')"],
+    "REGEXP_EXTRACT": ["REGEXP_EXTRACT(s, 'a(b)', 1)", "REGEXP_EXTRACT(s, 'a+')"],
 }
 
 # Candidate argument lists for a plain call NAME(args), tried in order.

@@ -12,6 +12,7 @@ from __future__ import annotations
 from changeflow.common.types import DataType, DataTypes
 from changeflow.expressions import Agg, Alias, Call, Column, Expression, Literal, UserCall
 from changeflow.plan.cast_rules import cast_error, castable
+from changeflow.plan.java_regex import group_ends
 from changeflow.plan.json_calls import JSON_FUNCTIONS, json_type
 
 _INTEGRAL_RANK = {"TINYINT": 1, "SMALLINT": 2, "INT": 3, "BIGINT": 4}
@@ -252,6 +253,24 @@ def _string_function(positions: tuple[int, ...] = (0,)):
     return rule
 
 
+def _regexp_extract(expr: Call, args: list[DataType]) -> DataType:
+    # Flink's REGEXP_EXTRACT(s, regex[, group]) is NULL whenever nothing (or no such group) matches.
+    _need_strings(expr, args, (0, 1))
+    if len(args) > 2 and not args[2].is_integral:
+        raise PlanError(f"REGEXP_EXTRACT needs an integer group index, but {_operand(expr.args[2], args[2])} in {expr}")
+    if not all(isinstance(a, Literal) and a.value is not None for a in expr.args[1:]):
+        # Spark cannot tell a group that took no part in a match from an empty one: changeflow tells
+        # them apart by reading the pattern (runtime/spark/regexp_extract.py), so it must be known.
+        raise PlanError(f"REGEXP_EXTRACT with a pattern or group index that is not a literal is not supported "
+                        f"by changeflow, in {expr}")
+    try:
+        group_ends(expr.args[1].value)  # type: ignore[attr-defined]
+    except ValueError as e:
+        raise PlanError(f"REGEXP_EXTRACT: the pattern {expr.args[1]} is not a regular expression changeflow reads "
+                        f"({e})") from None
+    return DataTypes.STRING()
+
+
 def _concat_ws(expr: Call, args: list[DataType]) -> DataType:
     # CONCAT_WS skips NULL strings (only a NULL separator makes the value NULL), yet
     # Flink types it nullable whenever any argument is.
@@ -369,7 +388,7 @@ SCALAR_FUNCTIONS = {
     "concat": _string_result, "concat_ws": _concat_ws, "upper": _string_function(), "lower": _string_function(),
     "trim": _string_function((0, 2)), "ltrim": _string_function(), "rtrim": _string_function(),
     "initcap": _string_function(), "reverse": _string_function(), "replace": _string_function((0, 1, 2)),
-    "regexp_replace": _string_function((0, 1, 2)), "substring": _string_function(),
+    "regexp_replace": _string_function((0, 1, 2)), "regexp_extract": _regexp_extract, "substring": _string_function(),
     "lpad": _string_function((0, 2)), "rpad": _string_function((0, 2)), "left": _string_function(),
     "right": _string_function(), "split_index": _string_function((0, 1)),
     "char_length": _int_of_string, "position": _int_of_string,

@@ -137,6 +137,10 @@ _FUNCTIONS = {
     exp.Nullif: "nullif", exp.CurrentTimestamp: "current_timestamp", exp.CurrentDate: "current_date",
     exp.Localtimestamp: "localtimestamp",
 }
+# ... and those whose arguments sqlglot names: a Call of the named ones, in this order (any other is refused).
+_ARGUMENT_FUNCTIONS = {exp.Substring: ("substring", ("this", "start", "length")),
+                       exp.RegexpReplace: ("regexp_replace", ("this", "expression", "replacement")),
+                       exp.RegexpExtract: ("regexp_extract", ("this", "expression", "position"))}  # position: group
 
 # Functions sqlglot keeps as Anonymous (Flink names), with their argument counts.
 _ANONYMOUS = {
@@ -344,6 +348,9 @@ class ExpressionTranslator:
         if type(node) in _FUNCTIONS:
             args = [a for a in (node.this, *node.expressions, node.args.get("expression")) if a is not None]
             return Call(_FUNCTIONS[type(node)], tuple(self.tr(a) for a in args))
+        name, keys = _ARGUMENT_FUNCTIONS.get(type(node), ("", ()))
+        if name and all(node.args.get(k) is None or k in keys for k in node.args):
+            return Call(name, tuple(self.tr(node.args[k]) for k in keys if node.args.get(k) is not None))
         if type(node) in _PART_FUNCTIONS:
             return Call("extract", (Literal(_PART_FUNCTIONS[type(node)]), self.tr(node.this)))
         if isinstance(node, exp.Extract):
@@ -358,9 +365,6 @@ class ExpressionTranslator:
             return Call("concat_ws", tuple(self.tr(a) for a in node.expressions))
         if isinstance(node, exp.Concat):
             return Call("concat", tuple(self.tr(a) for a in node.expressions))
-        if isinstance(node, exp.Substring):
-            args = [node.this, node.args.get("start")] + ([node.args["length"]] if node.args.get("length") else [])
-            return Call("substring", tuple(self.tr(a) for a in args))
         if isinstance(node, exp.Trim):
             position = (node.args.get("position") or "BOTH").upper()
             chars = node.expression if node.expression is not None else exp.Literal.string(" ")
@@ -368,11 +372,8 @@ class ExpressionTranslator:
         if isinstance(node, exp.StrPosition):
             return Call("position", (self.tr(node.args["substr"]), self.tr(node.this)))
         if isinstance(node, exp.Pad):
-            name = "lpad" if node.args.get("is_left") else "rpad"
-            return Call(name, (self.tr(node.this), self.tr(node.expression), self.tr(node.args["fill_pattern"])))
-        if isinstance(node, exp.RegexpReplace):
-            return Call("regexp_replace", (self.tr(node.this), self.tr(node.expression),
-                                           self.tr(node.args["replacement"])))
+            return Call("lpad" if node.args.get("is_left") else "rpad",
+                        tuple(self.tr(a) for a in (node.this, node.expression, node.args["fill_pattern"])))
         if isinstance(node, exp.Round):
             args = [node.this] + ([node.args["decimals"]] if node.args.get("decimals") is not None else [])
             return Call("round", tuple(self.tr(a) for a in args))

@@ -184,6 +184,13 @@ def _split_index(expr: Call, args: list[Column]) -> Column:
     return F.try_element_at(F.split(args[0], separator), args[2] + 1)
 
 
+def _regexp_extract(expr: Call, args: list[Column]) -> Column:
+    from changeflow.runtime.spark.regexp_extract import regexp_extract
+
+    group = expr.args[2] if len(expr.args) > 2 else Literal(0)   # a literal pattern and group (type inference)
+    return regexp_extract(args[0], expr.args[1].value, group.value)  # type: ignore[attr-defined]
+
+
 def _to_timestamp(expr: Call, args: list[Column]) -> Column:
     pattern = args[1] if len(args) > 1 else F.lit("yyyy-MM-dd HH:mm:ss")
     return F.try_to_timestamp(args[0], pattern)
@@ -229,7 +236,8 @@ _SCALAR = {
     "upper": _call("upper"), "lower": _call("lower"),
     "char_length": _call("char_length"), "substring": _call("substring"), "trim": _trim,
     "ltrim": _call("ltrim"), "rtrim": _call("rtrim"), "initcap": _call("initcap"), "reverse": _call("reverse"),
-    "replace": _call("replace"), "regexp_replace": _call("regexp_replace"), "lpad": _call("lpad"),
+    "replace": _call("replace"), "regexp_replace": _call("regexp_replace"), "regexp_extract": _regexp_extract,
+    "lpad": _call("lpad"),
     "rpad": _call("rpad"), "left": _call("left"), "right": _call("right"), "split_index": _split_index,
     "position": _call("position"), "like": _call("like"), "in": lambda e, a: a[0].isin(*a[1:]),
     "case": _case, "coalesce": lambda e, a: F.coalesce(*a), "ifnull": lambda e, a: F.coalesce(*a),

@@ -117,7 +117,7 @@ def test_a_chain_announces_each_function_before_it_runs_and_none_after_the_last(
     from changeflow.plan.streams.nodes import Op
 
     heard = []
-    run([Op("map", lambda x: x + 1, "Map(inc)"), Op("flat_map", lambda x: [x, x], "FlatMap(twice)")], [1], [b"0"],
+    run([Op("map", lambda x: x + 1, "Map(inc)"), Op("flat_map", lambda x: [x, x], "FlatMap(twice)")], [1], [(0, 0)],
         heard.append)
     assert heard == ["map function Map(inc)", "flat map function FlatMap(twice)", None]
 

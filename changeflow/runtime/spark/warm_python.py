@@ -49,6 +49,8 @@ import threading
 import traceback
 from typing import Any
 
+from changeflow.runtime.spark import worker_python
+
 # What the server imports before it forks anything: what Spark's Python processes import first, then
 # changeflow's operator code and every kernel (a worker's first task unpickles its operator's kernel: ~1 s of
 # imports per worker on a loaded 2-core machine). Packages ending in ".*": all their modules.
@@ -136,7 +138,9 @@ def start(directory: str) -> str:
             os.unlink(path)
         code = os.path.join(directory, "python_launcher.py")
         with open(code, "w") as f:
-            f.write(LAUNCHER.format(socket=path, python=sys.executable))
+            # Without the server (not listening yet, or gone) the launcher runs the interpreter the way a
+            # session without it would: through .worker_python's script, which keeps pyspark.zip off the path.
+            f.write(LAUNCHER.format(socket=path, python=worker_python.launcher()))
         with open(launcher, "w") as f:  # a shell script: an interpreter's flags do not fit every shebang line
             f.write(f'#!/bin/sh\nexec {_quote(sys.executable)} -I -S {_quote(code)} "$@"\n')
         os.chmod(launcher, 0o755)

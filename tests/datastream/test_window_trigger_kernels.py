@@ -219,6 +219,26 @@ def test_processing_time_windows_build_the_kernel_with_pyflinks_names(assigner, 
     assert stream._node.make_window is TimeWindow
 
 
+def test_event_time_triggers_are_refused_on_processing_time_windows_when_built():
+    from changeflow.common import Time
+    from changeflow.datastream import window
+
+    windowed = _keyed().window(window.TumblingProcessingTimeWindows.of(Time.seconds(1)))
+    with pytest.raises(ValueError, match=r"WindowedStream.trigger\(\): EventTimeTrigger on a processing-time window"):
+        windowed.trigger(window.EventTimeTrigger.create()).reduce(_sum)
+
+
+def test_window_all_takes_processing_time_windows():
+    from changeflow.common import Time
+    from changeflow.datastream import StreamExecutionEnvironment, window
+
+    env = StreamExecutionEnvironment.get_execution_environment()
+    stream = env.from_collection([1, 2]).window_all(window.SlidingProcessingTimeWindows.of(
+        Time.seconds(2), Time.seconds(1))).reduce(lambda a, b: a + b)
+    assert stream._node.windows == EventWindows("sliding", 2000, slide=1000, processing_time=True)
+    assert stream.get_name().startswith("WindowAll(SlidingProcessingTimeWindows(2000, 1000, 0), reduce(")
+
+
 def test_processing_time_assigners_check_their_arguments_as_pyflink():
     from changeflow.common import Time
     from changeflow.datastream import window

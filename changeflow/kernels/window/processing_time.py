@@ -63,7 +63,7 @@ from changeflow.kernels.window.evaluate import WindowSpec
 from changeflow.kernels.window.event_time import _TABLE, STATE, EventTimeWindow, EventWindows, _Out, _store
 from changeflow.kernels.window.triggers import TriggerSpec
 
-__all__ = ["ProcessingTimeWindow", "window_kernel"]
+__all__ = ["ProcessingTimeWindow", "check_trigger_domain", "window_kernel"]
 
 _FIRE, _CLEANUP = 0, 1  # at one time a window's trigger fires before its state is dropped, as in Flink
 
@@ -88,10 +88,7 @@ class ProcessingTimeWindow(EventTimeWindow):
         if trigger is None and windows.processing_time:
             trigger = TriggerSpec("processing_time")
         super().__init__(spec, windows, name, trigger=trigger, **kwargs)
-        if windows.processing_time and self.trigger.kind in ("event_time", "continuous_event_time"):
-            raise ValueError(f"{name}: {self.trigger!r} on a processing-time window is not supported by changeflow "
-                             "(it takes ProcessingTimeTrigger, ContinuousProcessingTimeTrigger, CountTrigger and "
-                             "NeverTrigger, possibly in a PurgingTrigger)")
+        check_trigger_domain(windows, self.trigger, name)
         # An event-time window keeps its event time (lateness, cleanup, late records); an arrival-time one has none.
         self.event_time = not windows.processing_time
 
@@ -163,6 +160,14 @@ class ProcessingTimeWindow(EventTimeWindow):
             if self.windows.processing_time:  # Flink's cleanup time of a processing-time window: end - 1
                 timers.append((w[1] - 1, w, _CLEANUP))
         return timers
+
+
+def check_trigger_domain(windows: EventWindows, trigger: TriggerSpec, where: str) -> None:
+    """An error naming ``trigger`` if it is an event-time trigger on a processing-time window (not supported)."""
+    if windows.processing_time and trigger.kind in ("event_time", "continuous_event_time"):
+        raise ValueError(f"{where}: {trigger!r} on a processing-time window is not supported by changeflow "
+                         "(it takes ProcessingTimeTrigger, ContinuousProcessingTimeTrigger, CountTrigger and "
+                         "NeverTrigger, possibly in a PurgingTrigger)")
 
 
 def _scan(state: KeyedState) -> list[tuple[bytes, list]]:

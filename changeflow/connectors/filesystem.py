@@ -25,6 +25,9 @@ takes any query, as Flink's: every change is one record of the format
 (:mod:`.changelog_encoding`), and reading the files back with the same format gives the
 changes again (an update as a delete and an insert).
 Hidden files (names starting with ``.`` or ``_``) are not read, as in Flink.
+A table declared ``PARTITIONED BY`` keeps its rows in Hive-style partition
+directories, with Flink's partition commit (:mod:`.partitions`, :mod:`.partitioned_sink`);
+the part files of a directory are :mod:`.part_files`'.
 """
 
 from __future__ import annotations

@@ -247,7 +247,8 @@ class CsvFormat:
 
         A text field (strings, dates, times, bytes) is quoted when it has a character below
         the writer's *safe* character: one past the largest of the delimiter, the quote and
-        the line feed (``-`` for ``,`` and ``"``), so a space or a ``#`` quotes it too;
+        the line feed (``-`` for ``,`` and ``"``), so a space or a ``#`` quotes it too, or
+        when it is longer than 24 characters (the writer quotes those without looking);
         numbers and booleans are never quoted.
         """
         safe = max(ord(self.delimiter), ord(self.quote), ord("\n")) + 1
@@ -261,7 +262,7 @@ class CsvFormat:
                 f = csv_field(v, t)
                 if f is None:
                     fields.append(null)
-                elif (text or self.delimiter in f) and any(ord(c) < safe for c in f):
+                elif (text or self.delimiter in f) and (len(f) > _QUOTE_CHECK or any(ord(c) < safe for c in f)):
                     fields.append(quote + f.replace(quote, doubled) + quote)
                 else:
                     fields.append(f)
@@ -269,6 +270,8 @@ class CsvFormat:
         return "".join(lines).encode()
 
 
+# Text longer than this Flink's CSV writer (Jackson's) quotes without checking its characters.
+_QUOTE_CHECK = 24
 # Types Flink's CSV writer writes as numbers or booleans: never quoted.
 _UNQUOTED = frozenset(("TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DECIMAL", "BOOLEAN"))
 

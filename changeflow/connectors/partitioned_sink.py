@@ -27,6 +27,8 @@ from changeflow.catalog import CatalogTable
 from changeflow.common.change import Change
 from changeflow.common.row_kind import RowKind
 from changeflow.connectors import filestore
+from changeflow.connectors.changelog_encoding import ChangelogEncoder
+from changeflow.connectors.changelog_formats import ChangelogJsonFormat
 from changeflow.connectors.part_files import PART, PartDirectory
 from changeflow.connectors.partitions import check_partition_types, commit_options, committable, partition_path
 from changeflow.connectors.sink_job import SinkJob
@@ -40,6 +42,10 @@ class PartitionedWriter:
 
     def __init__(self, table: CatalogTable, sink: "FileSystemSink") -> None:
         check_partition_types(table, True)
+        fmt = sink.format
+        # The sink refuses changelog formats with PARTITIONED BY first: a value format remains.
+        assert not isinstance(fmt, (ChangelogEncoder, ChangelogJsonFormat))
+        self._encode = fmt.encode
         self.table = table
         self.sink = sink
         self.options = commit_options(table)
@@ -78,7 +84,7 @@ class PartitionedWriter:
         self._first_after_resume = False
         now = int(self.clock() * 1000)
         for part, rows in groups.items():
-            self._directory(part).write(self.sink.format.encode(rows, self._data_schema), job.writer, batch_id)
+            self._directory(part).write(self._encode(rows, self._data_schema), job.writer, batch_id)
             if self.options.success_file is not None:
                 self.pending.setdefault(part, now)
         self._commit(committable(self.table, self.options, self.pending, int(self.clock() * 1000), self.watermark))

@@ -112,7 +112,8 @@ def test_partition_time_commits_when_the_watermark_passes_the_partition_time_and
 
 
 def test_process_time_commits_after_the_delay(tmp_path):
-    sink = _sink(tmp_path, **{"sink.partition-commit.delay": "10 s", "sink.partition-commit.policy.kind": "success-file"})
+    sink = _sink(tmp_path, **{"sink.partition-commit.delay": "10 s",
+                              "sink.partition-commit.policy.kind": "success-file"})
     sink.open(SinkJob.fresh())
     now = [1000.0]
     assert sink.partitions is not None

@@ -12,8 +12,8 @@ emitted one there is none. Like Flink's, it starts afresh when a job restarts.
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from changeflow.kernels.changelog import KIND, SUB
 from changeflow.runtime.spark.control_rows import WATERMARK
@@ -34,16 +34,15 @@ class SinkWatermark:
 
     def take(self, table: pa.Table) -> pa.Table:
         """``table`` without its watermark rows, which advance the watermark."""
-        kinds = table.column(KIND)
-        marks = pc.greater_equal(kinds, WATERMARK)
-        if not pc.any(marks).as_py():
+        marks = np.asarray(table.column(KIND).to_numpy(zero_copy_only=False)) >= WATERMARK
+        if not marks.any():
             return table
-        found = table.filter(marks)
+        found = table.filter(pa.array(marks))
         for kind, value in zip(found.column(KIND).to_pylist(), found.column(SUB).to_pylist(), strict=True):
             number = kind - WATERMARK
             if value is not None and value > self.latest.get(number, value - 1):
                 self.latest[number] = value
-        return table.filter(pc.invert(marks))
+        return table.filter(pa.array(~marks))
 
     @property
     def current(self) -> int | None:

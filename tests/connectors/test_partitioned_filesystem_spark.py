@@ -76,3 +76,38 @@ def test_a_resumed_partitioned_insert_writes_every_row_once_and_commits_by_water
     with stream_env.execute_sql("SELECT id, hm FROM back").collect() as rows:
         assert sorted(tuple(r) for r in rows) == [(1, "10:00"), (2, "10:00"), (3, "10:01"), (4, "10:01"),
                                                   (5, "10:03")]
+
+
+def _golden(name: str) -> dict:
+    import json
+    import pathlib
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    return json.loads((root / "conformance" / "goldens" / "partitions" / f"{name}.json").read_text(encoding="utf-8"))
+
+
+def test_inserts_write_flinks_layout_and_success_files(stream_env, batch_env, tmp_path):
+    """A bounded streaming INSERT and a batch one through the runtime: Flink 2.3's directories and files."""
+    from conformance.partition_cases import PARTITION_CASES, sink_ddl, snapshot
+
+    for env, name in ((stream_env, "csv_streaming_partition_time"), (batch_env, "csv_batch_success_file")):
+        case = PARTITION_CASES[name]
+        out = tmp_path / name
+        env.execute_sql(sink_ddl(case, str(out), name))
+        env.execute_sql(f"INSERT INTO {name} {case.query}").wait()
+        assert snapshot(str(out)) == _golden(name)["directories"]
+
+
+def test_a_monitored_partitioned_directory_reads_partition_values_from_the_path(stream_env, tmp_path):
+    """Spark's file stream gives each file's path as a URI: escaped partition values still read back."""
+    part = tmp_path / "dt=2024-01-01" / "hm=10%3A15"
+    part.mkdir(parents=True)
+    put(part, "part-0", "1,a\n")
+    stream_env.execute_sql(f"CREATE TABLE mon (id INT, name STRING, dt STRING, hm STRING) PARTITIONED BY (dt, hm) "
+                           f"WITH ('connector' = 'filesystem', 'path' = '{tmp_path}', 'format' = 'csv', "
+                           f"'source.monitor-interval' = '200 ms')")
+    rows = stream_env.from_path("mon").execute().collect()
+    try:
+        assert tuple(next(rows)) == (1, "a", "2024-01-01", "10:15")
+    finally:
+        rows.close()

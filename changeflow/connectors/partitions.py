@@ -37,7 +37,7 @@ from decimal import Decimal
 from changeflow.catalog import CatalogTable
 from changeflow.common.types import INTEGRAL, DataType
 from changeflow.config.memory_size import parse_memory_size
-from changeflow.connectors.options import duration_ms, failure
+from changeflow.connectors.options import boolean, duration_ms, failure
 
 DEFAULT_NAME = "__DEFAULT_PARTITION__"
 SUCCESS_FILE = "_SUCCESS"
@@ -203,6 +203,7 @@ def commit_options(table: CatalogTable) -> CommitOptions:
         except ValueError as e:
             raise failure(table, True, f"Could not parse value '{size}' for key 'sink.rolling-policy.file-size': "
                                        f"{e}") from None
+    boolean(table, True, "sink.shuffle-by-partition.enable")  # checked: the driver writes every partition anyway
     formatter = options.get("partition.time-extractor.timestamp-formatter")
     if formatter is not None:
         _formatter_regex(table, formatter)
@@ -269,6 +270,9 @@ def partition_time_ms(table: CatalogTable, options: CommitOptions, values: list[
                          f"match {options.formatter or 'yyyy-MM-dd[ HH:mm:ss]'} "
                          f"('partition.time-extractor.timestamp-formatter')")
     fields = {k: int(v) if v else 0 for k, v in match.groupdict().items()}
+    if "y" not in fields:
+        raise ValueError(f"table '{table.name}': 'partition.time-extractor.timestamp-formatter' = "
+                         f"'{options.formatter}' has no year (yyyy): a partition time needs one")
     fraction = (match.groupdict().get("S") or "").ljust(6, "0")[:6]
     moment = datetime.datetime(fields["y"], fields.get("M") or 1, fields.get("d") or 1, fields.get("H", 0),
                                fields.get("m", 0), fields.get("s", 0), int(fraction or 0), tzinfo=options.zone)

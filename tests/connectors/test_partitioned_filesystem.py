@@ -156,6 +156,8 @@ def test_a_rerun_batch_replaces_its_files_and_removes_partitions_it_no_longer_wr
     ({"partition.time-extractor.class": "a.B"}, "'partition.time-extractor.class' is not supported"),
     ({"partition.time-extractor.timestamp-formatter": "yyyyMMdd QQ"}, "pattern letter 'Q'"),
     ({"sink.partition-commit.watermark-time-zone": "Mars/Base"}, "'sink.partition-commit.watermark-time-zone'"),
+    ({"sink.shuffle-by-partition.enable": "maybe"}, "value 'maybe' for key 'sink.shuffle-by-partition.enable'"),
+    ({"sink.partition-commit.success-file.name": "a/b"}, "key 'sink.partition-commit.success-file.name'"),
 ])
 def test_bad_partition_options_name_the_option(tmp_path, options, message):
     with pytest.raises(ConnectorError, match=message):

@@ -186,8 +186,9 @@ def parse_create_table(sql: str, tokens: list[Token] | None = None) -> tuple[Cat
     schema = _table_elements(cur, cur.i + 1, close)
     cur.i = close + 1
     comment = cur.string() if cur.accept("COMMENT") else None
-    if cur.word() == "PARTITIONED":
-        cur.fail("PARTITIONED BY is not supported")
+    partition_keys: tuple[str, ...] = ()
+    if cur.accept("PARTITIONED"):
+        partition_keys = _partition_keys(cur, schema)
     if cur.word() == "LIKE":
         cur.fail("CREATE TABLE ... LIKE is not supported")
     options: dict[str, str] = {}
@@ -195,7 +196,31 @@ def parse_create_table(sql: str, tokens: list[Token] | None = None) -> tuple[Cat
         options = parse_options(cur)
     if not cur.at_end():
         cur.fail("unexpected text after the table definition")
-    return CatalogTable(name, schema, options, temporary, comment), if_not_exists
+    return CatalogTable(name, schema, options, temporary, comment, partition_keys=partition_keys), if_not_exists
+
+
+def _partition_keys(cur: Cursor, schema: DeclaredSchema) -> tuple[str, ...]:
+    """``BY (col, ...)`` after PARTITIONED: physical columns of the table, each once (Flink's checks)."""
+    cur.expect("BY")
+    if cur.word() != "(":
+        cur.fail("expected ( after PARTITIONED BY")
+    close = cur.balanced_end()
+    keys: list[str] = []
+    for start, stop in _split_commas(cur, cur.i + 1, close):
+        if stop - start != 1:
+            cur.i = start
+            cur.fail("expected a column name in PARTITIONED BY")
+        token = cur.tokens[start]
+        keys.append(token.text)
+    cur.i = close + 1
+    physical = [c.name for c in schema.physical_columns()]
+    for key in keys:
+        if key not in physical:
+            raise DdlError(f"Partition column '{key}' not defined in the table schema. Available columns: "
+                           f"[{', '.join(repr(n) for n in physical)}]")
+    if len(set(keys)) != len(keys):
+        raise DdlError(f"Partition keys must be unique: {', '.join(keys)}")
+    return tuple(keys)
 
 
 def parse_options(cur: Cursor) -> dict[str, str]:

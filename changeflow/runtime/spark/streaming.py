@@ -36,7 +36,7 @@ from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.ttl import KeyStateTtl
 from changeflow.plan.correlate import Correlate
 from changeflow.plan.event_time import WatermarkAssigner, WindowAggregate, WindowTableFunction
-from changeflow.runtime.spark.event_time import WatermarkScans, has_watermarks
+from changeflow.runtime.spark.event_time import WatermarkScans
 from changeflow.plan.window_ops import WindowDeduplicate, WindowRank
 from changeflow.plan.over import OverAggregate
 from changeflow.plan.flush_policy import FlushPolicy, flushes_from_timers
@@ -46,6 +46,7 @@ from changeflow.plan.optimizer import N, PlannerSettings, planned
 from changeflow.runtime.spark.deferred_processor import DeferredProcessor
 from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.current_watermark import calls_current_watermark, stamped
+from changeflow.runtime.spark.signal_use import signals_needed
 from changeflow.kernels.current_watermark import COLUMN as CURRENT_WATERMARK_COLUMN
 from changeflow.runtime.spark.control_rows import CONTROL, ControlFanOut, source_id, without_control
 from changeflow.runtime.spark.packing import BUCKET, PACKED, Packer
@@ -115,7 +116,9 @@ class StreamingTranslator:
         # Each scan's watermark assigner is numbered as translation reaches it (event_time.WatermarkScans).
         self.watermark_scans = WatermarkScans(node)
         self.mini_batch_intervals = self.watermark_scans.mini_batch_intervals
-        self.control = flush is not None or has_watermarks(node)
+        # Only where an operator acts on them (signal_use): an assigner nothing reads costs a Python
+        # stage per scan and an end-of-input micro-batch per source, and changes no result.
+        self.control = flush is not None or signals_needed(node)
         # A buffering bucket flushes from a timer, which only fires in a micro-batch: an
         # idle long-running query needs Spark's no-data batches for flushes on idle
         # input and interval boundaries (see runtime/spark/flush.py); an operator
@@ -209,6 +212,8 @@ class StreamingTranslator:
 
         if isinstance(node, WatermarkAssigner):
             child = self._translate(node.input)
+            if not self.control:  # no operator of the query acts on watermarks (signal_use)
+                return child
             return event_time.watermark_stream(child, node, self.watermark_scans.number(node),
                                                self.settings.watermark_interval_ms)
         if isinstance(node, WindowTableFunction):

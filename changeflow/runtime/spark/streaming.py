@@ -100,6 +100,7 @@ class StreamingTranslator:
         self.settings = settings
         self.workdir = workdir
         self._sources = 0
+        self._scan_directories: dict[tuple, str] = {}
         self.root: PlanNode | None = None  # the plan translate() was given (None: operators translated one by one)
         # Set by translate() from the whole plan; a translator used operator by operator has none.
         self.watermark_scans = WatermarkScans()
@@ -141,7 +142,14 @@ class StreamingTranslator:
     def _translate_node(self, node: PlanNode) -> DataFrame:
         if isinstance(node, Source):
             self._sources += 1
+            # Scans of one table with the same columns read the same staged files: a bounded connector table
+            # (a JSON file, say) is then decoded once per query, not once per scan (Nexmark's joins scan it twice).
             directory = os.path.join(self.workdir, f"source-{self._sources}")
+            if node.kind != "datastream":
+                # Each scan has a connector payload of its own, built from the one catalog table.
+                scanned = getattr(node.payload, "table", node.payload)
+                directory = self._scan_directories.setdefault(
+                    (node.name, node.kind, node.schema, node.primary_key, type(node.payload), id(scanned)), directory)
             if node.kind == "datastream":  # a DataStream converted to a Table: its graph runs inside this query
                 from changeflow.runtime.spark.bridge import stream_changes
                 return self._distinct_positions(stream_changes(self, node, directory), self._sources - 1)

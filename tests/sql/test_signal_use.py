@@ -51,3 +51,37 @@ def test_an_operator_that_acts_on_watermarks_keeps_them(t_env, sql):
 
 def test_a_plan_without_a_watermark_needs_none(t_env):
     assert not needed(t_env, "SELECT k, COUNT(*) FROM plain GROUP BY k")
+
+
+def test_a_self_join_over_a_watermarked_file_needs_no_signals_and_gives_the_batch_result(spark, tmp_path):
+    """Its two scans share the staged files (one table, same columns) and run without signals."""
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "part.csv").write_text("".join(f"2024-01-01 00:00:{i % 60:02d},k{i % 7},{i}\n"
+                                                     for i in range(200)))
+    rows = {}
+    for mode in ("streaming", "batch"):
+        settings = EnvironmentSettings.in_streaming_mode() if mode == "streaming" \
+            else EnvironmentSettings.in_batch_mode()
+        t_env = TableEnvironment.create(settings, spark_session=spark)
+        t_env.execute_sql(f"CREATE TABLE t (ts TIMESTAMP(3), k STRING, v INT, "
+                          f"WATERMARK FOR ts AS ts - INTERVAL '2' SECOND) "
+                          f"WITH ('connector' = 'filesystem', 'path' = '{tmp_path}/t', 'format' = 'csv')")
+        table = t_env.sql_query("SELECT a.k, COUNT(*) AS n, SUM(b.v) AS s FROM t a JOIN t b ON a.k = b.k "
+                                "WHERE a.v < 50 GROUP BY a.k")
+        if mode == "streaming":
+            assert not signals_needed(planned(table._plan, PlannerSettings(streaming=True)))
+        with table.execute().collect() as result:
+            changes = [(r.get_row_kind().name, tuple(r)) for r in result]
+        final: dict = {}
+        for kind, row in changes:  # materialized by the grouping key
+            if kind in ("INSERT", "UPDATE_AFTER"):
+                final[row[0]] = row
+            elif kind == "DELETE":
+                final.pop(row[0], None)
+        rows[mode] = final
+    expected = {}
+    for k in range(7):
+        left = [i for i in range(200) if i % 7 == k and i < 50]
+        right = [i for i in range(200) if i % 7 == k]
+        expected[f"k{k}"] = (f"k{k}", len(left) * len(right), len(left) * sum(right))
+    assert rows["streaming"] == rows["batch"] == expected

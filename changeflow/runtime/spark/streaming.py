@@ -36,7 +36,7 @@ from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.ttl import KeyStateTtl
 from changeflow.plan.correlate import Correlate
 from changeflow.plan.event_time import WatermarkAssigner, WindowAggregate, WindowTableFunction
-from changeflow.runtime.spark.event_time import WatermarkScans, has_watermarks
+from changeflow.runtime.spark.event_time import WatermarkScans
 from changeflow.plan.window_ops import WindowDeduplicate, WindowRank
 from changeflow.plan.over import OverAggregate
 from changeflow.plan.flush_policy import FlushPolicy, flushes_from_timers
@@ -46,6 +46,7 @@ from changeflow.plan.optimizer import N, PlannerSettings, planned
 from changeflow.runtime.spark.deferred_processor import DeferredProcessor
 from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.current_watermark import calls_current_watermark, stamped
+from changeflow.runtime.spark.signal_use import signals_needed
 from changeflow.kernels.current_watermark import COLUMN as CURRENT_WATERMARK_COLUMN
 from changeflow.runtime.spark.control_rows import (CONTROL, WATERMARK, ControlFanOut, is_control, source_id,
                                                    without_control)
@@ -100,6 +101,7 @@ class StreamingTranslator:
         self.settings = settings
         self.workdir = workdir
         self._sources = 0
+        self._scan_directories: dict[tuple, str] = {}
         self.root: PlanNode | None = None  # the plan translate() was given (None: operators translated one by one)
         # Set by translate() from the whole plan; a translator used operator by operator has none.
         self.watermark_scans = WatermarkScans()
@@ -117,7 +119,10 @@ class StreamingTranslator:
         # Each scan's watermark assigner is numbered as translation reaches it (event_time.WatermarkScans).
         self.watermark_scans = WatermarkScans(node)
         self.mini_batch_intervals = self.watermark_scans.mini_batch_intervals
-        self.control = flush is not None or has_watermarks(node)
+        # Only where an operator acts on them (signal_use): an assigner nothing reads costs a Python
+        # stage per scan and an end-of-input micro-batch per source, and changes no result.
+        # A sink that reads the watermark (a partition-time partition commit) keeps them too.
+        self.control = flush is not None or signals_needed(node) or self.keep_watermarks
         # A buffering bucket flushes from a timer, which only fires in a micro-batch: an
         # idle long-running query needs Spark's no-data batches for flushes on idle
         # input and interval boundaries (see runtime/spark/flush.py); an operator
@@ -142,7 +147,14 @@ class StreamingTranslator:
     def _translate_node(self, node: PlanNode) -> DataFrame:
         if isinstance(node, Source):
             self._sources += 1
+            # Scans of one table with the same columns read the same staged files: a bounded connector table
+            # (a JSON file, say) is then decoded once per query, not once per scan (Nexmark's joins scan it twice).
             directory = os.path.join(self.workdir, f"source-{self._sources}")
+            if node.kind != "datastream":
+                # Each scan has a connector payload of its own, built from the one catalog table.
+                scanned = getattr(node.payload, "table", node.payload)
+                directory = self._scan_directories.setdefault(
+                    (node.name, node.kind, node.schema, node.primary_key, type(node.payload), id(scanned)), directory)
             if node.kind == "datastream":  # a DataStream converted to a Table: its graph runs inside this query
                 from changeflow.runtime.spark.bridge import stream_changes
                 return self._distinct_positions(stream_changes(self, node, directory), self._sources - 1)
@@ -213,6 +225,8 @@ class StreamingTranslator:
 
         if isinstance(node, WatermarkAssigner):
             child = self._translate(node.input)
+            if not self.control:  # no operator of the query acts on watermarks (signal_use)
+                return child
             return event_time.watermark_stream(child, node, self.watermark_scans.number(node),
                                                self.settings.watermark_interval_ms)
         if isinstance(node, WindowTableFunction):

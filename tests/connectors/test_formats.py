@@ -141,3 +141,41 @@ def test_json_reads_a_row_column_by_field_name_as_flink():
         (1, (7, datetime.datetime(2024, 1, 2, 3, 4, 5, 120000), "x")), (2, None), (3, (8, None, None))]
     with pytest.raises(BadRecordError, match="column 'r' of type .*: 5 is not an object"):
         JsonFormat(False).decode('{"k": 1, "r": 5}\n', "f.json", schema)
+
+
+def _parquet(table) -> bytes:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink)
+    return sink.getvalue().to_pybytes()
+
+
+def test_parquet_read_as_arrow_holds_the_values_rows_give():
+    import pyarrow as pa
+
+    schema = (("ts", DataTypes.TIMESTAMP(3)), ("k", DataTypes.BIGINT()), ("ok", DataTypes.BOOLEAN()),
+              ("x", DataTypes.DOUBLE()), ("s", DataTypes.STRING()), ("gone", DataTypes.INT()))
+    stamps = [datetime.datetime(2024, 1, 1, 0, 0, 1, 234000), None, datetime.datetime(1969, 12, 31, 23, 59, 59)]
+    data = _parquet(pa.table({"ts": pa.array(stamps, pa.timestamp("ms")), "k": pa.array([1, None, -(1 << 62)]),
+                              "ok": [True, None, False], "x": [0.5, float("nan"), None], "s": ["a", None, "é"]}))
+    fmt = ParquetFormat()
+    table = fmt.decode_arrow(data, "f.parquet", schema)
+    assert table is not None and table.column_names == [n for n, _ in schema]
+    rows = fmt.decode_bytes(data, "f.parquet", schema)
+    got = list(zip(*[table.column(n).to_pylist() for n, _ in schema], strict=True))
+    assert [[str(v) for v in r] for r in got] == [[str(v) for v in r] for r in rows]   # str: NaN != NaN
+
+
+def test_parquet_needing_a_conversion_is_not_read_as_arrow():
+    import pyarrow as pa
+
+    fmt = ParquetFormat()
+    narrow = _parquet(pa.table({"k": pa.array([1, 2], pa.int64())}))
+    assert fmt.decode_arrow(narrow, "f", (("k", DataTypes.INT()),)) is None   # a range check per value
+    text = _parquet(pa.table({"ts": ["2024-01-01 00:00:00"]}))
+    assert fmt.decode_arrow(text, "f", (("ts", DataTypes.TIMESTAMP(3)),)) is None   # parsed per value
+    nanos = _parquet(pa.table({"ts": pa.array([1], pa.timestamp("ns"))}))
+    assert fmt.decode_arrow(nanos, "f", (("ts", DataTypes.TIMESTAMP(3)),)) is None
+    assert fmt.decode_arrow(narrow, "f", (("k", DataTypes.DECIMAL(10, 0)),)) is None

@@ -220,6 +220,28 @@ def kernel_micro_batch(rows: int, keys: int, buckets: int = 8, segment_buckets: 
             "windows_fired": sum(n for _, n in one_pass)}
 
 
+def staging_profile(rows: int, keys: int) -> dict:
+    """CPU seconds to stage ``rows`` rows of the filesystem table (one Parquet file) for the stream:
+    as Python rows then Arrow arrays (before), and as Arrow columns (``ParquetFormat.decode_arrow``)."""
+    from changeflow.common.types import DataTypes as T
+    from changeflow.connectors.formats import ParquetFormat
+
+    schema = (("ts", T.TIMESTAMP(3)), ("k", T.BIGINT()), ("v", T.BIGINT()))
+    with tempfile.TemporaryDirectory() as directory:
+        write_files(directory, rows, keys, 1)
+        with open(os.path.join(directory, os.listdir(directory)[0]), "rb") as f:
+            data = f.read()
+    start = time.process_time()
+    columns = list(zip(*ParquetFormat().decode_bytes(data, "f", schema), strict=True))
+    by_rows = pa.Table.from_arrays([pa.array(list(c)) for c in columns], names=[n for n, _ in schema])
+    rows_s = time.process_time() - start
+    start = time.process_time()
+    by_columns = ParquetFormat().decode_arrow(data, "f", schema)
+    columns_s = time.process_time() - start
+    assert by_columns is not None and by_columns.equals(by_rows.cast(by_columns.schema)), "the two reads differ"
+    return {"python_rows": round(rows_s, 3), "arrow_columns": round(columns_s, 3)}
+
+
 def stage_profile(rows: int, keys: int, buckets: int = 8) -> dict:
     """The Python stages of one micro-batch of ``rows`` rows (no Spark), CPU seconds each, one phase and two.
 
@@ -255,6 +277,7 @@ def stage_profile(rows: int, keys: int, buckets: int = 8) -> dict:
                              "__watermark": pa.array(ms + offset - 2_000)})
     out: dict = {"rows": rows, "keys": keys, "buckets": buckets}
     clock = time.process_time
+    out["staging_s"] = staging_profile(rows, keys)
     start = clock()
     marks, _, pending = emitted_watermarks(arrow.column(6).to_numpy(zero_copy_only=False),
                                            arrow.column(4).to_numpy(zero_copy_only=False), None, None, 200)

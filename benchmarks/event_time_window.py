@@ -220,6 +220,100 @@ def kernel_micro_batch(rows: int, keys: int, buckets: int = 8, segment_buckets: 
             "windows_fired": sum(n for _, n in one_pass)}
 
 
+def staging_profile(rows: int, keys: int) -> dict:
+    """CPU seconds to stage ``rows`` rows of the filesystem table (one Parquet file) for the stream:
+    as Python rows then Arrow arrays (before), and as Arrow columns (``ParquetFormat.decode_arrow``)."""
+    from changeflow.common.types import DataTypes as T
+    from changeflow.connectors.formats import ParquetFormat
+
+    schema = (("ts", T.TIMESTAMP(3)), ("k", T.BIGINT()), ("v", T.BIGINT()))
+    with tempfile.TemporaryDirectory() as directory:
+        write_files(directory, rows, keys, 1)
+        with open(os.path.join(directory, os.listdir(directory)[0]), "rb") as f:
+            data = f.read()
+    start = time.process_time()
+    columns = list(zip(*ParquetFormat().decode_bytes(data, "f", schema), strict=True))
+    by_rows = pa.Table.from_arrays([pa.array(list(c)) for c in columns], names=[n for n, _ in schema])
+    rows_s = time.process_time() - start
+    start = time.process_time()
+    by_columns = ParquetFormat().decode_arrow(data, "f", schema)
+    columns_s = time.process_time() - start
+    assert by_columns is not None and by_columns.equals(by_rows.cast(by_columns.schema)), "the two reads differ"
+    return {"python_rows": round(rows_s, 3), "arrow_columns": round(columns_s, 3)}
+
+
+def stage_profile(rows: int, keys: int, buckets: int = 8) -> dict:
+    """The Python stages of one micro-batch of ``rows`` rows (no Spark), CPU seconds each, one phase and two.
+
+    What each stage does on Spark: the watermark assigner's ``mapInArrow`` (the Arrow
+    batch in, the watermarks found, the rows and watermark rows out), the packing
+    stage's ``mapInPandas`` (Arrow to pandas, dtypes normalised, the local window phase
+    when there is one, each bucket's rows pickled) and, after the shuffle, every
+    bucket's unpickling and window kernel over paged state. The rest of a micro-batch
+    is the JVM's (reading, the window columns, Arrow, the shuffle, state store commits).
+    """
+    import pickle
+
+    from changeflow.common.types import DataTypes as T
+    from changeflow.kernels.aggregate.functions import AggCall
+    from changeflow.kernels.aggregate.local_window import LocalWindowAggregate
+    from changeflow.kernels.aggregate.window_agg import WindowAggregate
+    from changeflow.runtime.spark.event_time import WINDOW_ROWS_PER_PAGE, emitted_watermarks
+    from changeflow.runtime.spark.packing import PAYLOAD, Packer, unpack
+    from changeflow.state.paged import DictPageStore, PagedKeyedState
+
+    names = ["window_start", "window_end", "k"]
+    calls = [AggCall("count_star", None, T.BIGINT(False), "cnt"), AggCall("sum", "v", T.BIGINT(), "s")]
+    rng = np.random.default_rng(7)
+    ms = event_times(rng, 1_000, rows)
+    window = ms - ms % WINDOW_MS
+    offset = int((EPOCH - np.datetime64("1970-01-01T00:00:00", "ms")).astype(np.int64))
+    stamps = (EPOCH + ms.astype("timedelta64[ms]")).astype("datetime64[us]")
+    # The assigner's input as Spark sends it: the row's columns, bookkeeping, the watermark value.
+    arrow = pa.record_batch({"ts": pa.array(stamps), "k": pa.array(rng.integers(0, keys, rows)),
+                             "v": pa.array(rng.integers(0, 1000, rows)), "_kind": pa.array(np.zeros(rows, np.int8)),
+                             "_seq": pa.array(np.arange(rows, dtype=np.int64)),
+                             "_sub": pa.array(np.zeros(rows, dtype=np.int64)),
+                             "__watermark": pa.array(ms + offset - 2_000)})
+    out: dict = {"rows": rows, "keys": keys, "buckets": buckets}
+    clock = time.process_time
+    out["staging_s"] = staging_profile(rows, keys)
+    start = clock()
+    marks, _, pending = emitted_watermarks(arrow.column(6).to_numpy(zero_copy_only=False),
+                                           arrow.column(4).to_numpy(zero_copy_only=False), None, None, 200)
+    marks += [pending] if pending is not None else []
+    out["assigner_s"] = round(clock() - start, 3)
+    # The packing stage's input: the window columns (TIMESTAMP as Spark's Arrow gives it), k, v, bookkeeping.
+    def spark_stamps(values: np.ndarray) -> np.ndarray:
+        return (EPOCH + values.astype("timedelta64[ms]")).astype("datetime64[us]")
+
+    frame = pd.DataFrame({"window_start": spark_stamps(window), "window_end": spark_stamps(window + WINDOW_MS),
+                          "k": arrow.column(1).to_numpy(), "v": arrow.column(2).to_numpy(),
+                          "_kind": np.zeros(rows, np.int8), "_seq": np.arange(rows, dtype=np.int64),
+                          "_sub": np.zeros(rows, dtype=np.int64)})
+    dtypes = {"window_start": "datetime64[ns]", "window_end": "datetime64[ns]", "k": "Int64", "v": "Int64"}
+    for phases in (1, 2):
+        local = LocalWindowAggregate(names, calls, "window_end") if phases == 2 else None
+        packer = Packer(names, buckets, list(frame.columns), dtypes, local, 0 if local else None)
+        start = clock()
+        packed = pd.concat(list(packer(iter([frame.copy()]), lambda: [(0, p, w) for p, w in marks])))
+        packing = clock() - start
+        kernel_s, fired = 0.0, 0
+        for payloads in packed.groupby("_bucket")[PAYLOAD]:
+            kernel = WindowAggregate(names, calls, "window_end", partial_input=phases == 2)
+            state = PagedKeyedState(DictPageStore(), names, 1, WINDOW_ROWS_PER_PAGE)
+            start = clock()
+            got = kernel.process_with_watermarks([unpack(payloads[1])], list(marks), state)
+            state.commit()
+            kernel_s += clock() - start
+            fired += 0 if got is None else len(got)
+        out[f"{phases}_phase"] = {"packing_s": round(packing, 3), "kernel_s_all_buckets": round(kernel_s, 3),
+                                  "rows_shuffled": int(sum(len(pickle.loads(p)) for p in packed[PAYLOAD])),
+                                  "bytes_shuffled": int(sum(len(p) for p in packed[PAYLOAD])),
+                                  "windows_fired": fired}
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=4_000_000)
@@ -233,7 +327,14 @@ def main() -> None:
     parser.add_argument("--segment-buckets", type=int, default=1)
     parser.add_argument("--object-buckets", type=int, default=8,
                         help="buckets also run with the time keys as objects (as before they stayed datetime64)")
+    parser.add_argument("--changeflow-first", action="store_true", help="run changeflow's query before Spark's")
+    parser.add_argument("--stages", action="store_true",
+                        help="only the Python stages of one micro-batch of --kernel-rows rows (no Spark)")
     args = parser.parse_args()
+    if args.stages:
+        print(json.dumps({"date": dt.date.today().isoformat(), "load_average": os.getloadavg()[0],
+                          **stage_profile(args.kernel_rows, args.keys)}, indent=1))
+        return
     if args.kernel:
         report = {"date": dt.date.today().isoformat(), "load_average": os.getloadavg()[0],
                   **kernel_micro_batch(args.kernel_rows, args.keys, segment_buckets=args.segment_buckets,
@@ -247,8 +348,12 @@ def main() -> None:
         os.makedirs(data)
         write_files(data, args.rows, args.keys, args.files)
         load_start = os.getloadavg()[0]   # the machine may be shared: the load goes with the figures
-        spark_s, spark_batches = spark_baseline(spark, data, workdir)
-        changeflow_s = changeflow_run(spark, data, args.rows, args.files)
+        if args.changeflow_first:   # alternate the order between runs: a shared machine's load drifts
+            changeflow_s = changeflow_run(spark, data, args.rows, args.files)
+            spark_s, spark_batches = spark_baseline(spark, data, workdir)
+        else:
+            spark_s, spark_batches = spark_baseline(spark, data, workdir)
+            changeflow_s = changeflow_run(spark, data, args.rows, args.files)
         flink_s = None
         if args.flink_python:
             csv_data = os.path.join(workdir, "csv")
@@ -261,6 +366,7 @@ def main() -> None:
         growth = state_growth(args.state_rows, args.keys)
         report = {"date": dt.date.today().isoformat(), "rows": args.rows, "keys": args.keys, "files": args.files,
                   "window": "TUMBLE 10 s, watermark ts - 2 s, event time 1 ms a row, up to 1 s disorder",
+                  "order": "changeflow first" if args.changeflow_first else "spark first",
                   "spark_s": round(spark_s, 1), "changeflow_s": round(changeflow_s, 1),
                   "ratio": round(changeflow_s / spark_s, 2),
                   **({} if flink_s is None else {"flink_s": round(flink_s, 1),

@@ -198,6 +198,28 @@ class FileSystemSource:
         return rows
 
 
+    def arrow_rows(self):
+        """Every row of the files present now as one Arrow table, or None where :meth:`rows` must read them.
+
+        A Parquet table whose columns need no conversion (``ParquetFormat.decode_arrow``)
+        is read column by column, without a Python object per value.
+        """
+        if not isinstance(self.format, ParquetFormat):
+            return None
+        import pyarrow as pa
+
+        store = filestore.store_for(self.path)
+        if not store.exists(self.path):
+            raise FileNotFoundError(f"File {self.path} of table '{self.table.name}' does not exist")
+        tables = []
+        for file in data_files(self.path):
+            table = self.format.decode_arrow(store.read_bytes(file), file, self.schema)
+            if table is None:
+                return None
+            tables.append(table)
+        return pa.concat_tables(tables) if tables else None
+
+
 class FileSystemSink:
     """Appends rows to a table's directory, one file per write; with a primary key, the upsert changelog."""
 

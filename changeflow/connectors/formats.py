@@ -321,6 +321,42 @@ class ParquetFormat:
                 raise BadRecordError(f"Failed to read Parquet file {path}: column '{name}' of type {t}: {e}") from None
         return list(zip(*columns, strict=True)) if columns else []
 
+    def decode_arrow(self, data: bytes, path: str, schema: Schema):
+        """One file's rows as an Arrow table typed by ``schema`` (:func:`arrow_type`), or None.
+
+        Only where every column's values need no Python conversion, so the table
+        holds exactly the values :meth:`decode_bytes` gives: a column absent (nulls)
+        or stored with the column's own Arrow type, or a TIMESTAMP stored without a
+        zone in seconds, milliseconds or microseconds. Anything else (a conversion
+        that checks ranges or parses, nanoseconds that Python's datetime drops) is
+        None: the caller reads rows.
+        """
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        try:
+            table = pq.read_table(pa.BufferReader(data))
+        except (pa.ArrowException, OSError) as e:  # not Parquet, truncated, a corrupt page
+            raise BadRecordError(f"Failed to read Parquet file {path}: {e}") from None
+        columns = []
+        for name, t in schema:
+            target = arrow_type(t) if t.root in _ARROW_EXACT else None
+            if target is None:
+                return None
+            if name not in table.column_names:
+                columns.append(pa.nulls(table.num_rows, target))
+                continue
+            column = table.column(name)
+            stored = column.type
+            if stored == target:
+                columns.append(column)
+            elif t.root == "TIMESTAMP" and pa.types.is_timestamp(stored) and stored.tz is None \
+                    and stored.unit in ("s", "ms", "us"):
+                columns.append(column.cast(target))
+            else:
+                return None
+        return pa.Table.from_arrays(columns, names=[n for n, _ in schema])
+
     def encode(self, rows: list[tuple], schema: Schema) -> bytes:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -350,6 +386,10 @@ def arrow_type(t):
     if t.root == "ROW":
         return pa.struct([pa.field(n, arrow_type(f)) for n, f in t.params])
     raise TypeError(f"type {t} cannot be stored in a file")
+
+
+# Column types whose Parquet values, stored with the column's own Arrow type, reach the engine unchanged.
+_ARROW_EXACT = {"BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "DOUBLE", "STRING", "TIMESTAMP"}
 
 
 def _native(value: Any, t) -> bool:

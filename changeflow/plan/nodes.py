@@ -72,7 +72,7 @@ class Source(PlanNode):
 
     name: str
     source_schema: Schema
-    kind: str  # "elements" | "pandas" | "spark"
+    kind: str  # "elements" | "pandas" | "spark" | "arrow" (an Arrow table typed by the schema)
     payload: Any = field(repr=False)
     # A DDL table's declared PRIMARY KEY (NOT ENFORCED): what makes it a versioned table for a temporal join.
     primary_key: tuple[str, ...] = ()

@@ -174,3 +174,41 @@ def test_csv_quotes_text_as_flinks_writer_does(delimiter):
     assert lines == [delimiter.join([str(i), q, "1.5E10"]) for i, q in enumerate(_FLINK_QUOTED[delimiter])]
     assert [r[1] if r[1] is not None else "" for r in fmt.decode("\n".join(lines) + "\n", "f", schema)] == \
         [s for s in _QUOTING]
+
+
+def _parquet(table) -> bytes:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink)
+    return sink.getvalue().to_pybytes()
+
+
+def test_parquet_read_as_arrow_holds_the_values_rows_give():
+    import pyarrow as pa
+
+    schema = (("ts", DataTypes.TIMESTAMP(3)), ("k", DataTypes.BIGINT()), ("ok", DataTypes.BOOLEAN()),
+              ("x", DataTypes.DOUBLE()), ("s", DataTypes.STRING()), ("gone", DataTypes.INT()))
+    stamps = [datetime.datetime(2024, 1, 1, 0, 0, 1, 234000), None, datetime.datetime(1969, 12, 31, 23, 59, 59)]
+    data = _parquet(pa.table({"ts": pa.array(stamps, pa.timestamp("ms")), "k": pa.array([1, None, -(1 << 62)]),
+                              "ok": [True, None, False], "x": [0.5, float("nan"), None], "s": ["a", None, "é"]}))
+    fmt = ParquetFormat()
+    table = fmt.decode_arrow(data, "f.parquet", schema)
+    assert table is not None and table.column_names == [n for n, _ in schema]
+    rows = fmt.decode_bytes(data, "f.parquet", schema)
+    got = list(zip(*[table.column(n).to_pylist() for n, _ in schema], strict=True))
+    assert [[str(v) for v in r] for r in got] == [[str(v) for v in r] for r in rows]   # str: NaN != NaN
+
+
+def test_parquet_needing_a_conversion_is_not_read_as_arrow():
+    import pyarrow as pa
+
+    fmt = ParquetFormat()
+    narrow = _parquet(pa.table({"k": pa.array([1, 2], pa.int64())}))
+    assert fmt.decode_arrow(narrow, "f", (("k", DataTypes.INT()),)) is None   # a range check per value
+    text = _parquet(pa.table({"ts": ["2024-01-01 00:00:00"]}))
+    assert fmt.decode_arrow(text, "f", (("ts", DataTypes.TIMESTAMP(3)),)) is None   # parsed per value
+    nanos = _parquet(pa.table({"ts": pa.array([1], pa.timestamp("ns"))}))
+    assert fmt.decode_arrow(nanos, "f", (("ts", DataTypes.TIMESTAMP(3)),)) is None
+    assert fmt.decode_arrow(narrow, "f", (("k", DataTypes.DECIMAL(10, 0)),)) is None

@@ -54,6 +54,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from changeflow.kernels.aggregate.base import COUNT_COLUMN
 from changeflow.kernels.aggregate.functions import AggCall
 from changeflow.kernels.aggregate.group_agg import GroupAggregate
 from changeflow.kernels.changelog import DELETE, INSERT, KIND, SEQ, SUB, UPDATE_AFTER
@@ -93,14 +94,19 @@ class WindowAggregate(KernelBase):
 
     event_time = True
 
-    def __init__(self, keys: list[str], calls: list[AggCall], window_end: str, input_insert_only: bool = True) -> None:
+    def __init__(self, keys: list[str], calls: list[AggCall], window_end: str, input_insert_only: bool = True,
+                 partial_input: bool = False) -> None:
         if window_end not in keys:
             raise ValueError(f"the window end column {window_end!r} must be a grouping key")
         self.keys = list(keys)
         self.calls = list(calls)
         self.window_end = window_end
         self.input_insert_only = input_insert_only
-        self.aggregate = GroupAggregate(self.keys, self.calls, mini_batch=True, input_insert_only=input_insert_only)
+        # The global phase of a two-phase window aggregation (.local_window): input rows are partial
+        # rows, each standing for ``_count`` input rows that are all late or all on time at its stamp.
+        self.partial_input = partial_input
+        self.aggregate = GroupAggregate(self.keys, self.calls, mini_batch=True, input_insert_only=input_insert_only,
+                                        partial_input=partial_input)
 
     @property
     def operator_name(self) -> str:
@@ -166,13 +172,19 @@ class WindowAggregate(KernelBase):
             return
         self._check_kinds(batch)
         if late.any():
-            count_late_records(state, self.keys, int(late.sum()))
+            count_late_records(state, self.keys, self._records(batch, late))
             batch = batch.loc[~late].reset_index(drop=True)
         changes = self.aggregate.process(batch, state)
         if len(changes):
             last, alive = self._latest(changes)
             state.store(PENDING, pd.DataFrame(last[self.keys]).reset_index(drop=True),
                         pd.DataFrame(alive).reset_index(drop=True))
+
+    def _records(self, batch: pd.DataFrame, late: np.ndarray) -> int:
+        """How many input rows the ``late`` rows of ``batch`` stand for (a partial row for its ``_count``)."""
+        if not self.partial_input:
+            return int(late.sum())
+        return int(batch[COUNT_COLUMN].to_numpy(dtype=np.int64)[late].sum())
 
     def _latest(self, changes: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         """Each changed key's last change, and the latest results among them (the last +I/+U, none after a -D;

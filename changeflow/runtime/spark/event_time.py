@@ -37,13 +37,15 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from changeflow.common.types import DataType
+from changeflow.kernels.aggregate.local_window import LocalWindowAggregate
 from changeflow.kernels.aggregate.window_agg import WindowAggregate as WindowAggregateKernel
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.window.session_tvf import SessionWindowTableFunction
 from changeflow.plan.event_time import ProcessingTimeAssigner, WatermarkAssigner, WindowAggregate, WindowTableFunction
-from changeflow.plan.nodes import PlanNode, Source
+from changeflow.plan.nodes import Filter, PlanNode, Project, Source
 from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.control_rows import CONTROL, MAX_ASSIGNERS, WATERMARK
+from changeflow.runtime.spark.current_watermark import calls_current_watermark
 from changeflow.runtime.spark.sources import kernel_input_dtype, kernel_key_dtype
 
 if TYPE_CHECKING:
@@ -326,10 +328,75 @@ def window_aggregate_stream(tr: "StreamingTranslator", node: WindowAggregate) ->
     child = child.select(*[F.col(f"`{n}`") for n in needed], KIND, SEQ, SUB)
     # Time keys (window_start, window_end) as datetime64: the kernel hashes and codes them per row.
     dtypes = {n: kernel_input_dtype(types[n]) for n in needed} | {k: kernel_key_dtype(types[k]) for k in node.keys}
+    local, assigner = None, local_window_assigner(tr, node)
+    if assigner is not None:   # two phases: partial rows per window, key and side cross the shuffle
+        local = LocalWindowAggregate(list(node.keys), list(node.calls), node.window_end)
+        kernel = WindowAggregateKernel(list(node.keys), list(node.calls), node.window_end, partial_input=True)
     # Its state is the open windows' keys only (windows that open and fire within a micro-batch are never
     # stored): one page per bucket, doubling with the rows, not a fixed 64 a batch reads and writes each time.
-    return tr.stateful(child, kernel, list(node.keys), dtypes, node.schema, sources=upstream_sources(node),
-                       watermarks=tr.watermark_scans.below(), pages=1, rows_per_page=WINDOW_ROWS_PER_PAGE)
+    return tr.stateful(child, kernel, list(node.keys), dtypes, node.schema, local, sources=upstream_sources(node),
+                       watermarks=tr.watermark_scans.below(), pages=1, rows_per_page=WINDOW_ROWS_PER_PAGE,
+                       assigner=assigner)
+
+
+def local_window_assigner(tr: "StreamingTranslator", node: WindowAggregate) -> int | None:
+    """The number of the one watermark assigner below ``node`` if its local window phase is exact, else None.
+
+    The local phase (:mod:`changeflow.kernels.aggregate.local_window`) needs: insert-only
+    input and calls whose accumulators merge; one assigner, reached through stateless
+    operators only (the packing stage then sees the partition the assigner saw, with its
+    watermark rows), and not filtered by a row-time mini-batch (which drops watermarks
+    after the shuffle); and sources whose rows keep disjoint ranges of positions per
+    partition (:func:`partition_local_positions`), so that the other partitions'
+    watermarks are one constant over a partition's rows.
+    """
+    numbers = tr.watermark_scans.below()
+    if not node.input.traits.changelog_mode.insert_only or not LocalWindowAggregate.applies_to(node.calls) \
+            or len(numbers) != 1 or set(numbers) & set(tr.mini_batch_intervals):
+        return None
+    below: PlanNode = node.input
+    assigners = 0
+    while not isinstance(below, Source):
+        if isinstance(below, WatermarkAssigner):
+            assigners += 1
+        elif isinstance(below, WindowTableFunction):
+            if below.window.kind == "SESSION":
+                return None
+        elif isinstance(below, Project):
+            if calls_current_watermark([e for _, e in below.exprs]):
+                return None
+        elif isinstance(below, Filter):
+            if calls_current_watermark([below.predicate]):
+                return None
+        else:
+            return None
+        below = below.input   # pyright: ignore[reportAttributeAccessIssue] - every node above is one-input
+    return next(iter(numbers)) if assigners == 1 and partition_local_positions(below) else None
+
+
+def partition_local_positions(source: Source) -> bool:
+    """Whether ``source``'s stream gives each partition of a micro-batch its own range of positions.
+
+    True of the sources staged as files by the job (a file's rows numbered in
+    order; Spark splits a file into partitions of consecutive rows) and of the
+    datagen and nexmark generators (a partition generates a span of row
+    numbers). Not of Kafka (positions are offsets per topic partition), user
+    streams (positions per file, or none) and other unbounded connectors.
+    """
+    from changeflow.runtime.spark.connectors.datagen_source import is_bounded_datagen, is_nexmark
+
+    if source.kind in ("elements", "pandas"):
+        return True
+    if source.kind == "spark":
+        return not source.payload.isStreaming
+    if source.kind == "connector":
+        payload = source.payload
+        if is_bounded_datagen(payload) or is_nexmark(payload):
+            return True
+        from changeflow.runtime.spark.connectors.connector_sources import _changelog
+
+        return bool(getattr(payload, "bounded", False)) and not _changelog(source)
+    return False
 
 
 WINDOW_ROWS_PER_PAGE = 2048  # rows per state page of a window aggregation before its pages double

@@ -20,7 +20,7 @@ micro-batch; nothing else ever unpickles them.
 from __future__ import annotations
 
 import pickle
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import pandas as pd
@@ -44,18 +44,23 @@ class Packer:
     ``input_columns`` names the columns Spark sends, in order; ``dtypes`` the
     pandas dtype each is normalised to (:func:`normalize`);
     ``local`` is an optional pre-aggregation (the local phase of two-phase
-    aggregation), which then sees the partition's whole micro-batch at once.
+    aggregation), which then sees the partition's whole micro-batch at once;
+    with ``assigner`` (a watermark assigner's number) it is a local window
+    phase, also given the ``(position, watermark)`` pairs that assigner emitted
+    in the partition.
     """
 
     def __init__(self, key_columns: list[str], buckets: int, input_columns: list[str], dtypes: dict[str, str],
-                 local: Any = None) -> None:
+                 local: Any = None, assigner: int | None = None) -> None:
         self.key_columns = list(key_columns)
         self.buckets = buckets
         self.input_columns = list(input_columns)
         self.dtypes = dict(dtypes)
         self.local = local
+        self.assigner = assigner
 
-    def __call__(self, frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+    def __call__(self, frames: Iterator[pd.DataFrame],
+                 watermarks: Callable[[], Sequence[tuple[int, int, int]]] | None = None) -> Iterator[pd.DataFrame]:
         # Consume the whole iterator: a local phase per Arrow batch would ship one
         # partial per key and batch, hardly fewer rows than the input.
         parts = [f for f in frames if len(f)]
@@ -64,7 +69,12 @@ class Packer:
         batch = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
         batch.columns = self.input_columns
         batch = normalize(batch, self.dtypes)
-        if self.local is not None:
+        if self.local is not None and self.assigner is not None:
+            # A local window phase: the partition's own watermarks, which ``watermarks`` gives once
+            # the frames are consumed (the control rows ride among them; .control_rows.ControlFanOut).
+            marks = watermarks() if watermarks is not None else ()
+            batch = self.local.process(batch, [(p, w) for n, p, w in marks if n == self.assigner])
+        elif self.local is not None:
             batch = self.local.process(batch)
         packed = pack(batch, self.key_columns, self.buckets)
         if len(packed):

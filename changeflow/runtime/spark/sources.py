@@ -64,6 +64,8 @@ def arrow_table(node: Source) -> pa.Table:
         columns = list(zip(*node.payload, strict=True)) if node.payload else [()] * len(names)
         arrays = [pa.array(list(c), type=_arrow_type(t)) for c, (_, t) in zip(columns, node.schema, strict=True)]
         return pa.Table.from_arrays(arrays, names=names)
+    if node.kind == "arrow":   # already typed by the source schema (a connector's arrow_rows)
+        return node.payload
     if node.kind == "pandas":
         frame: pd.DataFrame = node.payload
         return pa.Table.from_pandas(frame[names], schema=pa.schema(

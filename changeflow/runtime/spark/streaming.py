@@ -268,7 +268,8 @@ class StreamingTranslator:
     def stateful(self, child: DataFrame, kernel, key_columns: list[str], dtypes: dict[str, str],
                  out_schema, local=None, *, idempotent_output: str | None = None, flush: FlushPolicy | None = None,
                  sources: frozenset = frozenset(), rows_per_page: int | None = None,
-                 watermarks: frozenset = frozenset(), pages: int | None = None) -> DataFrame:
+                 watermarks: frozenset = frozenset(), pages: int | None = None,
+                 assigner: int | None = None) -> DataFrame:
         """Run ``kernel`` (``process(batch, state) -> changes``) keyed by ``key_columns`` over ``child``.
 
         ``child`` holds exactly the columns the kernel reads plus the bookkeeping
@@ -283,7 +284,8 @@ class StreamingTranslator:
         ids (:func:`source_id`) of the sources upstream, whose end of input ends the operator's input;
         ``watermarks`` the ids of the watermark assigners upstream of an event-time kernel. ``rows_per_page``
         lets the state's page count grow with its rows (:class:`PagedKeyedState`),
-        from ``pages`` per bucket (default: the settings').
+        from ``pages`` per bucket (default: the settings'). ``assigner`` makes ``local`` a local window phase
+        reading that watermark assigner's watermarks (:class:`Packer`).
         """
         flush = flush if idempotent_output is not None else None
         sweep = self.ttl_sweep(kernel)
@@ -293,7 +295,7 @@ class StreamingTranslator:
                 f"a state TTL (table.exec.state.ttl or a STATE_TTL hint) on an operator that buffers its output "
                 f"for execution.max-flush-interval (keyed by {', '.join(key_columns)}) is not supported in an "
                 f"unbounded query")
-        packer = Packer(list(key_columns), self.settings.buckets, child.columns, dtypes, local)
+        packer = Packer(list(key_columns), self.settings.buckets, child.columns, dtypes, local, assigner)
         if self.control:
             packer = ControlFanOut(packer, child.columns, self.settings.buckets,
                                    ticks=flushes_from_timers(flush))

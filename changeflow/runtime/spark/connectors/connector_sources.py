@@ -61,13 +61,19 @@ def _physical_schema(node: Source) -> tuple:
     return tuple((n, t) for n, t in node.schema if n not in proctime)
 
 
-def _physical(node: Source) -> tuple[Source, list[str]]:
+def _physical(node: Source, columnar: bool = False) -> tuple[Source, list[str]]:
     """The source of the connector's own columns, and the names of the processing-time columns.
 
     A changelog connector's rows end with their change kind: a last column, :data:`CDC_KIND`.
+    With ``columnar`` a connector that can read its rows as one Arrow table (``arrow_rows``:
+    Parquet files needing no conversion) gives them so (kind ``"arrow"``), not as Python tuples.
     """
-    return Source(node.name, _physical_schema(node) + _kind_column(node), "elements", node.payload.rows()), \
-        _proctime(node)
+    schema = _physical_schema(node) + _kind_column(node)
+    read = getattr(node.payload, "arrow_rows", None) if columnar and not _kind_column(node) else None
+    table = read() if read is not None else None
+    if table is not None:
+        return Source(node.name, schema, "arrow", table), _proctime(node)
+    return Source(node.name, schema, "elements", node.payload.rows()), _proctime(node)
 
 
 CDC_KIND = "_cdc_kind"  # a changelog connector's change kind, until it becomes the frame's _kind
@@ -154,7 +160,7 @@ def connector_stream_frame(spark: SparkSession, node: Source, directory: str, ro
         physical = Source(node.name, _physical_schema(node), "spark", _executor_frame(spark, node))
         return _with_proctime(stream_frame(spark, physical, directory, rows_per_batch, end_of_input), node,
                               _proctime(node), [KIND, SEQ, SUB])
-    physical, proctime = _physical(node)
+    physical, proctime = _physical(node, columnar=True)
     frame = _with_kinds(stream_frame(spark, physical, directory, rows_per_batch, end_of_input), node)
     return _with_proctime(frame, node, proctime, [KIND, SEQ, SUB])
 

@@ -320,7 +320,8 @@ def window_aggregate_stream(tr: "StreamingTranslator", node: WindowAggregate) ->
 
     child = tr._translate(node.input)
     kernel = WindowAggregateKernel(list(node.keys), list(node.calls), node.window_end,
-                                   input_insert_only=node.input.traits.changelog_mode.insert_only)
+                                   input_insert_only=node.input.traits.changelog_mode.insert_only,
+                                   fire_at_end=node.window.fires_at_end)
     types = node.input.type_map()
     needed = list(dict.fromkeys(list(node.keys) + [a for c in node.calls for a in c.arg_columns]))
     child = child.select(*[F.col(f"`{n}`") for n in needed], KIND, SEQ, SUB)

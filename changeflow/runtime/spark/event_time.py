@@ -153,7 +153,9 @@ def watermark_stream(frame: DataFrame, node: WatermarkAssigner, number: int, int
     if isinstance(node, ProcessingTimeAssigner):
         # A micro-batch's rows share one processing time t; later rows have a larger one, so the
         # windows ending by t are complete, and t - 1 ms leaves every row of the batch on time.
-        millis = millis - 1
+        # Data rows only: the end-of-input marker batch comes a micro-batch after the last rows, and
+        # its time would fire windows Flink's legacy group window never fires (its job ends at once).
+        millis = F.when(F.col(KIND) >= CONTROL, F.lit(None)).otherwise(millis - 1)
     # Control rows (null values) give a null watermark, which the running maximum skips.
     with_value = frame.withColumn(_WATERMARK_VALUE, millis.cast("long"))
     names = frame.columns

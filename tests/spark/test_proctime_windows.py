@@ -167,3 +167,13 @@ def test_batch_mode_refuses_a_legacy_proctime_group_window_with_flinks_message(s
     with pytest.raises(PlanError, match="Window can not be defined over a proctime attribute column for batch mode"):
         t_env.sql_query("SELECT bidder, COUNT(*) AS n FROM B GROUP BY bidder, "
                         "TUMBLE(p_time, INTERVAL '1' SECOND)").execute()
+
+
+@pytest.mark.parametrize("window", ["SESSION(p_time, INTERVAL '1' HOUR)",
+                                    "HOP(p_time, INTERVAL '30' MINUTE, INTERVAL '1' HOUR)"])
+def test_legacy_proctime_windows_open_at_the_end_of_input_never_fire(spark, tmp_path, window):
+    # An hour-long window (or session gap) cannot close during the run: Flink 2.3 emits nothing either.
+    t_env = _env(spark, tmp_path)
+    query = f"SELECT bidder, COUNT(*) AS bid_count FROM B GROUP BY bidder, {window}"
+    with t_env.sql_query(query).execute().collect() as it:
+        assert list(it) == []

@@ -282,6 +282,8 @@ class ExpressionFunctions:
     def end(self): return self._fn("window_property", self, self._const("end"))
     @property
     def rowtime(self): return self._fn("window_property", self, self._const("rowtime"))
+    @property
+    def proctime(self): return self._fn("window_property", self, self._const("proctime"))
 
     def over(self, alias: Any):
         """This aggregate over the OVER window aliased ``alias`` (``col('v').sum.over(col('w'))``)."""

@@ -121,6 +121,10 @@ class WindowSpec:
     ``SESSION`` (``size_ms`` is the gap; ``partition_keys`` the columns of its ``PARTITION BY``).
 
     ``offset_ms`` shifts the aligned windows' boundaries, as the TVFs' optional ``OFFSET``.
+    ``fires_at_end``: whether the windows still open when the input ends fire then. True but for
+    a legacy group window over processing time: Flink's GroupWindowAggregate does not fire its
+    processing-time timers at the end of input, where the window TVF's operator fires every
+    window. Not printed: Flink's plan shows no such thing.
 
     >>> [w for w in WindowSpec("HOP", 10_000, slide_ms=5_000).windows(12_000)]
     [(10000, 20000), (5000, 15000)]
@@ -134,6 +138,7 @@ class WindowSpec:
     step_ms: int | None = None
     offset_ms: int = 0
     partition_keys: tuple[str, ...] = ()
+    fires_at_end: bool = True
 
     @property
     def aligned(self) -> bool:

@@ -144,7 +144,7 @@ WINDOW_CALLS = {
                 "OVER window's preceding bound",
     "row_interval": "row_interval(n) is supported only as an OVER window's preceding bound",
     "over_bound": "UNBOUNDED_ROW/UNBOUNDED_RANGE/CURRENT_ROW/CURRENT_RANGE bound an OVER window only",
-    "window_property": "a group window property (start, end, rowtime) is supported only in the select of "
+    "window_property": "a group window property (start, end, rowtime, proctime) is supported only in the select of "
                        "window(...).group_by(...)",
     "over": "an aggregate over an OVER window is supported only in the select of over_window(...)",
 }

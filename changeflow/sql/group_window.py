@@ -11,7 +11,15 @@ keys, with ``*_START`` -> ``window_start``, ``*_END`` -> ``window_end`` and ``*_
 -> ``window_time`` (a rowtime attribute, so a second window can follow). The rule
 :mod:`changeflow.plan.rules.window_aggregate` then makes it a WindowAggregate in streaming.
 
-Refused by name: ``*_PROCTIME`` and a group window over a processing-time attribute, more
+Over a processing-time attribute (``pt AS PROCTIME()``) the window TVF is the processing-time
+one (streaming mode only, as Flink), ``*_PROCTIME`` reads its ``window_time`` (a processing-time
+attribute), and the windows still open when a bounded input ends do not fire
+(:attr:`~changeflow.plan.event_time.WindowSpec.fires_at_end`): Flink's GroupWindowAggregate
+does not fire processing-time timers at the end of input, where its window TVF operator does.
+
+Refused, with Flink's messages: a processing-time group window in batch mode, ``*_ROWTIME``
+over a processing-time window (``*_PROCTIME`` over a row-time window is its rowtime, as in
+Flink 2.3). Refused by name: more
 than one group window in a GROUP BY, an auxiliary function whose arguments differ from the
 group window's.
 """
@@ -36,7 +44,7 @@ if TYPE_CHECKING:
 
 GROUP_WINDOWS = {"TUMBLE": ("SIZE",), "HOP": ("SLIDE", "SIZE"), "SESSION": ("GAP",)}
 # Auxiliary function suffix -> the window TVF column it reads.
-_AUXILIARY = {"START": "window_start", "END": "window_end", "ROWTIME": "window_time"}
+_AUXILIARY = {"START": "window_start", "END": "window_end", "ROWTIME": "window_time", "PROCTIME": "window_time"}
 # The windowed FROM/WHERE plan's name among the sub-planner's CTEs (no user table is named so).
 _WINDOWED = "__group_window_input"
 
@@ -53,7 +61,7 @@ def has_group_window(node: exp.Select) -> bool:
 
 def _auxiliary_kind(name: str) -> tuple[str, str] | None:
     window, _, suffix = name.partition("_")
-    if window in GROUP_WINDOWS and suffix in (*_AUXILIARY, "PROCTIME"):
+    if window in GROUP_WINDOWS and suffix in _AUXILIARY:
         return window, suffix
     return None
 
@@ -61,11 +69,6 @@ def _auxiliary_kind(name: str) -> tuple[str, str] | None:
 def plan_group_window(planner: "QueryPlanner", node: exp.Select) -> "PlanNode":
     """The plan of a SELECT whose GROUP BY holds a group window (:func:`has_group_window`)."""
     sql = planner.sql
-    for call in node.find_all(exp.Anonymous):
-        kind = _auxiliary_kind(_name(call))
-        if kind is not None and kind[1] == "PROCTIME":
-            raise unsupported(f"group window function {_name(call)}(...) (processing-time group windows)",
-                              call, sql)
     group = node.args.get("group")
     windows = [g for g in (group.expressions if group is not None else []) if _name(g) in GROUP_WINDOWS]
     if not windows:
@@ -95,20 +98,19 @@ def plan_group_window(planner: "QueryPlanner", node: exp.Select) -> "PlanNode":
     inner.set("expressions", [exp.Star()])
     plan = planner.query(inner)
     t = plan.type_map().get(timecol.name)
-    if t is not None and is_proctime(t):
-        raise unsupported(f"group window {kind}(...) over the processing-time attribute '{timecol.name}'",
-                          window, sql)
+    proctime = t is not None and is_proctime(t)
+    _check_time_functions(node, proctime, planner)
     millis = [duration_ms(planner, d, kind) for d in durations]
     if kind == "TUMBLE":
-        spec = WindowSpec("TUMBLE", millis[0])
+        spec = WindowSpec("TUMBLE", millis[0], fires_at_end=not proctime)
     elif kind == "HOP":
-        spec = WindowSpec("HOP", millis[1], slide_ms=millis[0])
+        spec = WindowSpec("HOP", millis[1], slide_ms=millis[0], fires_at_end=not proctime)
     else:
         keys = [g.name for g in others if isinstance(g, exp.Column)]
         if len(keys) != len(others):
             raise unsupported("SESSION group window with an expression among the other GROUP BY keys "
                               "(group by columns)", group, sql)
-        spec = WindowSpec("SESSION", millis[0], partition_keys=tuple(keys))
+        spec = WindowSpec("SESSION", millis[0], partition_keys=tuple(keys), fires_at_end=not proctime)
     windowed = planner.guard(lambda: window_table_function(plan, timecol.name, spec), window)
 
     # The aggregation over the windowed rows.
@@ -124,12 +126,12 @@ def plan_group_window(planner: "QueryPlanner", node: exp.Select) -> "PlanNode":
         replaced = _replace_auxiliary(e, window, kind, planner)
         if _auxiliary_kind(_name(e)) is not None:  # Flink names an unaliased call EXPR$i
             replaced = exp.alias_(replaced, f"EXPR${i}", quoted=True)
-        if _name(e.unalias()).endswith("_ROWTIME"):
+        if _name(e.unalias()).endswith("_ROWTIME") or (_name(e.unalias()).endswith("_PROCTIME") and not proctime):
             rowtimes.append(i)
         items.append(replaced)
     outer.set("expressions", items)
-    uses_time = any(_name(c).endswith("_ROWTIME") for c in node.find_all(exp.Anonymous))
-    # window_time is grouped by when a *_ROWTIME reads it (a function of the window, as the window TVF's).
+    uses_time = any(_name(c).endswith(("_ROWTIME", "_PROCTIME")) for c in node.find_all(exp.Anonymous))
+    # window_time is grouped by when a *_ROWTIME or *_PROCTIME reads it (a function of the window, as the window TVF's).
     outer.args["group"].set("expressions", [exp.column("window_start"), exp.column("window_end"),
                                             *([exp.column("window_time")] if uses_time else []),
                                             *[g.copy() for g in others]])
@@ -145,6 +147,15 @@ def plan_group_window(planner: "QueryPlanner", node: exp.Select) -> "PlanNode":
             column.set("table", None)
     result = planner.with_ctes({_WINDOWED: windowed}).select(outer)
     return _nullable_rowtimes(result, rowtimes)
+
+
+def _check_time_functions(node: exp.Select, proctime: bool, planner: "QueryPlanner") -> None:
+    """Refuse ``*_ROWTIME`` over a processing-time window with Flink's message. (Flink 2.3 takes
+    ``*_PROCTIME`` over a row-time window and gives the window's rowtime, as ``*_ROWTIME``.)"""
+    for call in node.find_all(exp.Anonymous):
+        aux = _auxiliary_kind(_name(call))
+        if aux is not None and aux[1] == "ROWTIME" and proctime:
+            raise SqlError(located("A proctime window cannot provide a rowtime attribute.", call, planner.sql))
 
 
 def _nullable_rowtimes(plan: "PlanNode", positions: list[int]) -> "PlanNode":

@@ -16,7 +16,12 @@ the aggregates' arguments, an :class:`~changeflow.plan.over.OverAggregate` whose
 are named ``w0$o0``, ``w0$o1``... and the select list over it; the rule
 :mod:`changeflow.plan.rules.over_aggregate` checks the order is a time attribute.
 
-Refused by name: processing-time group windows and row-count group windows, a group
+Over a processing-time attribute the window TVF is the processing-time one (streaming mode
+only), ``col('w').proctime`` reads its ``window_time`` and the windows still open when a bounded
+input ends do not fire, as Flink's legacy GroupWindowAggregate (see
+:mod:`changeflow.sql.group_window`); ``.rowtime`` of such a window is refused with Flink's message.
+
+Refused by name: ``.proctime`` of a row-time group window, row-count group windows, a group
 window over an expression, more than one over window, a FOLLOWING bound, a ROWS/RANGE mix
 of bounds, an aggregate OVER computes not (as SQL's).
 """
@@ -39,7 +44,7 @@ if TYPE_CHECKING:
     from changeflow.table.table import Table
 
 _UNIT_MS = {"MILLISECOND": 1, "SECOND": 1000, "MINUTE": 60_000, "HOUR": 3_600_000, "DAY": 86_400_000}
-_PROPERTY_COLUMN = {"start": "window_start", "end": "window_end", "rowtime": "window_time"}
+_PROPERTY_COLUMN = {"start": "window_start", "end": "window_end", "rowtime": "window_time", "proctime": "window_time"}
 _NAMES = {"TUMBLE": "Tumble", "SLIDE": "Slide", "SESSION": "Session"}
 
 
@@ -106,22 +111,22 @@ def plan_group_window(plan: PlanNode, window: GroupWindow, keys: list[Expression
     if not isinstance(time, Column):
         raise PlanError(f"{name} window on {time}: a group window is defined on a time attribute column")
     types = plan.type_map()
-    if time.name in types and is_proctime(types[time.name]):
-        raise NotImplementedError(f"{name} window on the processing-time attribute '{time.name}': processing-time "
-                                  "group windows are not supported by changeflow (use an event-time attribute)")
+    proctime = time.name in types and is_proctime(types[time.name])
     size = interval_ms(window.size, f"the {'gap' if window.kind == 'SESSION' else 'size'} of a {name} window")
     if window.kind == "TUMBLE":
-        spec = WindowSpec("TUMBLE", size)
+        spec = WindowSpec("TUMBLE", size, fires_at_end=not proctime)
     elif window.kind == "SLIDE":
         if window.slide is None:
             raise PlanError("a Slide window needs every(slide): Slide.over(size).every(slide)")
-        spec = WindowSpec("HOP", size, slide_ms=interval_ms(window.slide, "the slide of a Slide window"))
+        spec = WindowSpec("HOP", size, slide_ms=interval_ms(window.slide, "the slide of a Slide window"),
+                          fires_at_end=not proctime)
     else:
         partition = [strip_alias(k) for k in keys]
         if not all(isinstance(k, Column) for k in partition):
             raise NotImplementedError("a Session window grouped by an expression is not supported by changeflow "
                                       "(group by columns: add the expression with add_columns first)")
-        spec = WindowSpec("SESSION", size, partition_keys=tuple(k.name for k in partition))  # type: ignore[union-attr]
+        spec = WindowSpec("SESSION", size, partition_keys=tuple(k.name for k in partition),  # type: ignore[union-attr]
+                          fires_at_end=not proctime)
     windowed = window_table_function(plan, time.name, spec)
 
     # The select list: each window property replaced by the window TVF column it reads.
@@ -136,7 +141,14 @@ def plan_group_window(plan: PlanNode, window: GroupWindow, keys: list[Expression
                 target = node.args[0]
                 if not (isinstance(target, Column) and target.name == alias):
                     raise PlanError(f"{node}: the window property of an unknown window (this window is '{alias}')")
-                column = _PROPERTY_COLUMN[str(node.constant_arg(1))]
+                prop = str(node.constant_arg(1))
+                if prop == "rowtime" and proctime:   # Flink's type inference refuses it so
+                    raise PlanError("Invalid function call:\nrowtime(TIMESTAMP_LTZ(3) NOT NULL *PROCTIME*) "
+                                    f"(the window '{alias}' is over a processing-time attribute)")
+                if prop == "proctime" and not proctime:
+                    raise NotImplementedError(f"{node}: the processing-time property of a row-time group window "
+                                              "is not supported by changeflow (select .rowtime)")
+                column = _PROPERTY_COLUMN[prop]
                 used.add(column)
                 mapping[id(node)] = Column(column)
             elif isinstance(node, Column) and node.name == alias and id(node) not in targets:
@@ -151,8 +163,10 @@ def plan_group_window(plan: PlanNode, window: GroupWindow, keys: list[Expression
     result = builder.aggregate(windowed, group, list(rewritten))
     if not keys:
         result = _ungrouped_types(result)
+    # Flink types them nullable, but for proctime (NOT NULL *PROCTIME*, as the window TVF's window_time).
     properties = [i for i, e in enumerate(select) if isinstance(strip_alias(e), Call)
-                  and strip_alias(e).function == "window_property"]  # type: ignore[union-attr]
+                  and strip_alias(e).function == "window_property"  # type: ignore[union-attr]
+                  and strip_alias(e).constant_arg(1) != "proctime"]  # type: ignore[union-attr]
     return _nullable(result, properties)
 
 

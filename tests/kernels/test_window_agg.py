@@ -60,6 +60,14 @@ def test_a_window_fires_once_when_the_watermark_reaches_its_end_minus_one():
     assert values(h.end_of_input()) == [(at(10_000), at(20_000), "a", 1, 5, 5)]
 
 
+def test_without_fire_at_end_the_windows_still_open_at_end_of_input_do_not_fire():
+    # Flink's legacy processing-time group window: a window closed before the end fires, the open ones never.
+    h = KernelHarness(WindowAggregate(["ws", "we", "k"], CALLS, "we", fire_at_end=False), COLUMNS)
+    h.process(rows_in(TUMBLE, 1_000, "a", 1) + rows_in(TUMBLE, 12_000, "a", 5) + rows_in(TUMBLE, 13_000, "b", 2))
+    assert values(h.watermark(12_999)) == [(at(0), at(10_000), "a", 1, 1, 1)]
+    assert h.end_of_input() == []
+
+
 def test_windows_fire_in_the_order_of_their_ends():
     h = KernelHarness(kernel(), COLUMNS)
     h.process(rows_in(TUMBLE, 25_000, "b", 1) + rows_in(TUMBLE, 3_000, "a", 1) + rows_in(TUMBLE, 14_000, "c", 1))

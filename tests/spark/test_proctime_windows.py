@@ -98,3 +98,82 @@ def test_batch_mode_refuses_a_proctime_window_as_flink_does(spark, tmp_path):
     with pytest.raises(PlanError, match="Processing time Window TableFunction is not supported yet"):
         t_env.sql_query("SELECT window_start, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE B, DESCRIPTOR(p_time), "
                         "INTERVAL '1' SECOND)) GROUP BY window_start, window_end").execute()
+
+
+# --- legacy group windows over processing time (GROUP BY TUMBLE(p_time, ...), Table API window(...)) -----------
+
+# The rows of the last micro-batch (and any earlier one in its window) are in a window still open when the
+# input ends, which Flink's legacy GroupWindowAggregate never fires (unlike the window TVF above).
+LAST_BATCH = 40
+
+
+def _check_legacy(rows, size: dt.timedelta, began: dt.datetime, ended: dt.datetime) -> Counter:
+    """What holds whatever the timing; returns the rows counted per key."""
+    assert {r[0] for r in rows} == {"+I"}
+    assert len({(r[1], r[2]) for r in rows}) == len(rows)   # one result per key and window
+    _check_windows(rows, size, began, ended)
+    # Every window emitted closed while the query ran (none fired by the end of input).
+    assert all(end <= ended for _kind, _key, _start, end, _count, _total in rows)
+    counts = Counter()
+    for _kind, key, _start, _end, count, _total in rows:
+        counts[key] += count
+    assert all(counts[k] <= n for k, n in Counter(k for k, _ in ROWS).items())   # each row counted at most once
+    assert sum(counts.values()) <= len(ROWS) - LAST_BATCH
+    return counts
+
+
+def test_legacy_tumble_over_proctime_fires_the_windows_closed_before_the_end_only(spark, tmp_path):
+    t_env = _env(spark, tmp_path)
+    query = ("SELECT bidder, TUMBLE_START(p_time, INTERVAL '1' SECOND) AS ws, "
+             "TUMBLE_END(p_time, INTERVAL '1' SECOND) AS we, COUNT(*) AS bid_count, SUM(price) AS total, "
+             "TUMBLE_PROCTIME(p_time, INTERVAL '1' SECOND) AS pt "
+             "FROM B GROUP BY bidder, TUMBLE(p_time, INTERVAL '1' SECOND)")
+    began = _utc_now()
+    with t_env.sql_query(query).execute().collect() as it:
+        rows = [(str(r.get_row_kind()),) + tuple(r) for r in it]
+    ended = _utc_now()
+    # TUMBLE_PROCTIME: changeflow gives the window's last millisecond (Flink the emission's wall clock).
+    assert all(pt.replace(tzinfo=None) == we - dt.timedelta(milliseconds=1) for *_, we, _c, _t, pt in rows)
+    counts = _check_legacy([r[:6] for r in rows], dt.timedelta(seconds=1), began, ended)
+    # Six micro-batches take well over a second here: the first one's window closed before the last began.
+    assert sum(counts.values()) > 0
+
+
+def test_table_api_slide_over_proctime_counts_rows_only_in_windows_closed_before_the_end(spark, tmp_path):
+    from changeflow.table.expressions import col, lit
+    from changeflow.table.window import Slide
+    t_env = _env(spark, tmp_path)
+    table = (t_env.from_path("B").window(Slide.over(lit(2).seconds).every(lit(1).seconds).on(col("p_time")).alias("w"))
+             .group_by(col("w"), col("bidder"))
+             .select(col("bidder"), col("w").start, col("w").end, col("price").count, col("price").sum))
+    began = _utc_now()
+    with table.execute().collect() as it:
+        rows = [(str(r.get_row_kind()),) + tuple(r) for r in it]
+    ended = _utc_now()
+    assert {r[0] for r in rows} == {"+I"}
+    assert len({(r[1], r[2]) for r in rows}) == len(rows)
+    _check_windows(rows, dt.timedelta(seconds=2), began, ended)
+    assert all(end <= ended for _kind, _key, _start, end, _count, _total in rows)
+    counts = Counter()
+    for _kind, key, _start, _end, count, _total in rows:
+        counts[key] += count
+    # Each row is in two windows; the last micro-batch's rows in none that fired.
+    assert all(counts[k] <= 2 * n for k, n in Counter(k for k, _ in ROWS).items())
+    assert sum(counts.values()) <= 2 * (len(ROWS) - LAST_BATCH) + LAST_BATCH
+
+
+def test_batch_mode_refuses_a_legacy_proctime_group_window_with_flinks_message(spark, tmp_path):
+    t_env = _env(spark, tmp_path, streaming=False)
+    with pytest.raises(PlanError, match="Window can not be defined over a proctime attribute column for batch mode"):
+        t_env.sql_query("SELECT bidder, COUNT(*) AS n FROM B GROUP BY bidder, "
+                        "TUMBLE(p_time, INTERVAL '1' SECOND)").execute()
+
+
+@pytest.mark.parametrize("window", ["SESSION(p_time, INTERVAL '1' HOUR)",
+                                    "HOP(p_time, INTERVAL '30' MINUTE, INTERVAL '1' HOUR)"])
+def test_legacy_proctime_windows_open_at_the_end_of_input_never_fire(spark, tmp_path, window):
+    # An hour-long window (or session gap) cannot close during the run: Flink 2.3 emits nothing either.
+    t_env = _env(spark, tmp_path)
+    query = f"SELECT bidder, COUNT(*) AS bid_count FROM B GROUP BY bidder, {window}"
+    with t_env.sql_query(query).execute().collect() as it:
+        assert list(it) == []

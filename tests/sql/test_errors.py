@@ -28,11 +28,8 @@ from changeflow.sql import SqlError
      r"connector cannot look rows up \(a processing-time temporal join\); the 'jdbc' connector can"),
     ("SELECT * FROM TABLE(\n  TUMBLE(TABLE t PARTITION BY id, DESCRIPTOR(ts), INTERVAL '1' MINUTE))",
      r"PARTITION BY in the table argument of TUMBLE \(at line 2, column 3\)"),
-    ("SELECT name FROM tp GROUP BY SESSION(pt, INTERVAL '1' MINUTE), name",
-     r"unsupported SQL: group window SESSION\(...\) over the processing-time attribute 'pt' .*"
-     r"\(at line 1, column 30\)"),
-    ("SELECT name, TUMBLE_PROCTIME(pt, INTERVAL '1' MINUTE) FROM tp GROUP BY TUMBLE(pt, INTERVAL '1' MINUTE), name",
-     r"unsupported SQL: group window function TUMBLE_PROCTIME\(...\) \(processing-time group windows\)"),
+    ("SELECT name, TUMBLE_ROWTIME(pt, INTERVAL '1' MINUTE) FROM tp GROUP BY TUMBLE(pt, INTERVAL '1' MINUTE), name",
+     r"^A proctime window cannot provide a rowtime attribute\. \(at line 1, column 14\)$"),
     ("SELECT name FROM t GROUP BY HOP(d, INTERVAL '1' MINUTE, INTERVAL '2' MINUTE), name",
      r"requires the timecol is a time attribute type.*\(at line 1, column 29\)"),
     ("SELECT name, COUNT(*) FROM t GROUP BY TUMBLE(d, INTERVAL '1' MINUTE, INTERVAL '2' MINUTE), name",

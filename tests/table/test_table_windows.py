@@ -77,8 +77,6 @@ def test_batch_mode_groups_by_the_window_columns():
 
 
 @pytest.mark.parametrize("build, message", [
-    (lambda t: t.window(Tumble.over(lit(10).seconds).on(col("pt")).alias("w")),
-     "processing-time group windows are not supported"),
     (lambda t: t.window(Tumble.over(row_interval(10)).on(col("ts")).alias("w")),
      "row-count group windows are not supported"),
     (lambda t: t.window(Slide.over(row_interval(10)).every(row_interval(5)).on(col("ts")).alias("w")),
@@ -94,6 +92,49 @@ def test_group_window_refusals_name_the_construct(bids, build, message):
         windowed = build(bids)
         grouped = windowed if hasattr(windowed, "select") else windowed.group_by(col("w"), col("k"))
         grouped.select(col("k"), col("v").sum)
+
+
+def test_a_processing_time_group_window_is_the_processing_time_window_tvf_that_does_not_fire_at_end(bids):
+    table = (bids.window(Tumble.over(lit(10).seconds).on(col("pt")).alias("w")).group_by(col("w"), col("k"))
+             .select(col("k"), col("w").start, col("w").end, col("w").proctime, col("v").count))
+    plan = table.explain()
+    assert "WindowAggregate(groupBy=[window_time, k], window=[TUMBLE(size=[10 s])]" in plan
+    assert "WindowTableFunction(window=[TUMBLE(time_col=[pt], size=[10 s])]" in plan
+    # Flink 2.3's types: the properties nullable, but proctime (a processing-time attribute).
+    assert [str(t) for t in table.get_schema().get_field_data_types()] == [
+        "STRING", "TIMESTAMP(3)", "TIMESTAMP(3)", "TIMESTAMP_LTZ(3) NOT NULL *PROCTIME*", "BIGINT NOT NULL"]
+    aggregate = _window_aggregate(table.plan)
+    assert aggregate.window.fires_at_end is False   # Flink's legacy operator: open windows die with the input
+    rowtime = (bids.window(Tumble.over(lit(10).seconds).on(col("ts")).alias("w")).group_by(col("w"), col("k"))
+               .select(col("k"), col("v").count))
+    assert _window_aggregate(rowtime.plan).window.fires_at_end is True
+
+
+def _window_aggregate(plan):
+    from changeflow.plan.event_time import WindowAggregate
+    from changeflow.plan.optimizer import PlannerSettings, optimize
+    from changeflow.plan.physical import walk
+    optimized = optimize(plan, PlannerSettings(streaming=True))
+    return next(n for n in walk(optimized) if isinstance(n, WindowAggregate))
+
+
+@pytest.mark.parametrize("batch, build, error, message", [
+    (False, lambda w: w.select(col("k"), col("w").rowtime), PlanError,
+     r"^Invalid function call:\nrowtime\(TIMESTAMP_LTZ\(3\) NOT NULL \*PROCTIME\*\)"),
+    (True, lambda w: w.select(col("k"), col("v").count), PlanError,
+     "^Window can not be defined over a proctime attribute column for batch mode"),
+])
+def test_processing_time_group_window_refusals(batch, build, error, message):
+    windowed = (_env(batch=batch).from_path("bids").window(Tumble.over(lit(10).seconds).on(col("pt")).alias("w"))
+                .group_by(col("w"), col("k")))
+    with pytest.raises(error, match=message):
+        build(windowed).explain()
+
+
+def test_proctime_of_a_rowtime_group_window_is_refused_by_name(bids):
+    with pytest.raises(NotImplementedError, match="processing-time property of a row-time group window"):
+        bids.window(Tumble.over(lit(10).seconds).on(col("ts")).alias("w")).group_by(col("w")).select(
+            col("w").proctime)
 
 
 def test_group_window_usage_errors(bids):

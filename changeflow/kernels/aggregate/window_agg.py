@@ -58,7 +58,7 @@ from changeflow.kernels.aggregate.base import COUNT_COLUMN
 from changeflow.kernels.aggregate.functions import AggCall
 from changeflow.kernels.aggregate.group_agg import GroupAggregate
 from changeflow.kernels.changelog import DELETE, INSERT, KIND, SEQ, SUB, UPDATE_AFTER
-from changeflow.kernels.contract import KernelBase
+from changeflow.kernels.contract import MAX_WATERMARK, KernelBase
 from changeflow.kernels.state import OPEN_ENDS, KeyedState, count_late_records, late_record_total, null_key
 from changeflow.kernels.watermark_batch import FIRED_SUB, rank_within, segment_of
 
@@ -90,12 +90,16 @@ class WindowAggregate(KernelBase):
     input (``input_insert_only`` False) retractions fold into the window's
     accumulators like any row, and are late like any row once the window fired;
     a window whose rows are all retracted emits nothing.
+
+    ``fire_at_end`` False: the final watermark of the end of input (``MAX_WATERMARK``) fires
+    nothing, as Flink's legacy processing-time group window, which never fires the windows
+    still open when its input ends.
     """
 
     event_time = True
 
     def __init__(self, keys: list[str], calls: list[AggCall], window_end: str, input_insert_only: bool = True,
-                 partial_input: bool = False) -> None:
+                 partial_input: bool = False, fire_at_end: bool = True) -> None:
         if window_end not in keys:
             raise ValueError(f"the window end column {window_end!r} must be a grouping key")
         self.keys = list(keys)
@@ -105,6 +109,7 @@ class WindowAggregate(KernelBase):
         # The global phase of a two-phase window aggregation (.local_window): input rows are partial
         # rows, each standing for ``_count`` input rows that are all late or all on time at its stamp.
         self.partial_input = partial_input
+        self.fire_at_end = fire_at_end
         self.aggregate = GroupAggregate(self.keys, self.calls, mini_batch=True, input_insert_only=input_insert_only,
                                         partial_input=partial_input)
 
@@ -214,6 +219,8 @@ class WindowAggregate(KernelBase):
         return after
 
     def on_watermark(self, watermark: int, state: KeyedState) -> pd.DataFrame | None:
+        if watermark >= MAX_WATERMARK and not self.fire_at_end:
+            return None
         fired = self._fire(np.asarray([watermark], dtype=np.int64), state, self._open_ends(state))
         if fired is None:
             return None

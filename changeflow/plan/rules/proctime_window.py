@@ -3,7 +3,8 @@
 A window TVF over a ``PROCTIME()`` attribute windows rows by the wall clock when
 they arrive (:class:`~changeflow.plan.event_time.ProcessingTimeAssigner`). Flink
 aggregates such windows in streaming mode only, and plans no window Top-N,
-deduplication or join over them; this rule runs after the rules that form those
+deduplication or join over them (nor a legacy group window over processing time in batch
+mode, refused with its own message); this rule runs after the rules that form those
 operators and refuses each with the message Flink raises, naming the attribute.
 """
 
@@ -31,6 +32,11 @@ def _proctime_window(node: PlanNode) -> str | None:
 
 def apply(plan: PlanNode, settings: Any) -> PlanNode:
     """The rule: a check; the plan is returned unchanged when nothing is refused."""
+    for node in walk(plan) if not settings.streaming else ():
+        if (isinstance(node, WindowTableFunction) and isinstance(node.input, ProcessingTimeAssigner)
+                and not node.window.fires_at_end):   # a legacy group window's (only those do not fire at end)
+            raise PlanError(f"Window can not be defined over a proctime attribute column for batch mode (the "
+                            f"group window {node.window.kind} over the PROCTIME() attribute '{node.time_column}')")
     for node in walk(plan):
         if not settings.streaming and isinstance(node, ProcessingTimeAssigner):
             raise PlanError(f"Processing time Window TableFunction is not supported yet (the window over "

@@ -155,7 +155,9 @@ def watermark_stream(frame: DataFrame, node: WatermarkAssigner, number: int, int
     if isinstance(node, ProcessingTimeAssigner):
         # A micro-batch's rows share one processing time t; later rows have a larger one, so the
         # windows ending by t are complete, and t - 1 ms leaves every row of the batch on time.
-        millis = millis - 1
+        # Data rows only: the end-of-input marker batch comes a micro-batch after the last rows, and
+        # its time would fire windows Flink's legacy group window never fires (its job ends at once).
+        millis = F.when(F.col(KIND) >= CONTROL, F.lit(None)).otherwise(millis - 1)
     # Control rows (null values) give a null watermark, which the running maximum skips.
     with_value = frame.withColumn(_WATERMARK_VALUE, millis.cast("long"))
     names = frame.columns
@@ -322,7 +324,8 @@ def window_aggregate_stream(tr: "StreamingTranslator", node: WindowAggregate) ->
 
     child = tr._translate(node.input)
     kernel = WindowAggregateKernel(list(node.keys), list(node.calls), node.window_end,
-                                   input_insert_only=node.input.traits.changelog_mode.insert_only)
+                                   input_insert_only=node.input.traits.changelog_mode.insert_only,
+                                   fire_at_end=node.window.fires_at_end)
     types = node.input.type_map()
     needed = list(dict.fromkeys(list(node.keys) + [a for c in node.calls for a in c.arg_columns]))
     child = child.select(*[F.col(f"`{n}`") for n in needed], KIND, SEQ, SUB)
@@ -331,7 +334,8 @@ def window_aggregate_stream(tr: "StreamingTranslator", node: WindowAggregate) ->
     local, assigner = None, local_window_assigner(tr, node)
     if assigner is not None:   # two phases: partial rows per window, key and side cross the shuffle
         local = LocalWindowAggregate(list(node.keys), list(node.calls), node.window_end)
-        kernel = WindowAggregateKernel(list(node.keys), list(node.calls), node.window_end, partial_input=True)
+        kernel = WindowAggregateKernel(list(node.keys), list(node.calls), node.window_end, partial_input=True,
+                                       fire_at_end=node.window.fires_at_end)
     # Its state is the open windows' keys only (windows that open and fire within a micro-batch are never
     # stored): one page per bucket, doubling with the rows, not a fixed 64 a batch reads and writes each time.
     return tr.stateful(child, kernel, list(node.keys), dtypes, node.schema, local, sources=upstream_sources(node),

@@ -36,6 +36,7 @@ from changeflow.kernels.keyed.records import RECORD_COLUMNS
 from changeflow.plan.nodes import Source
 from changeflow.plan.optimizer import PlannerSettings, planned
 from changeflow.plan.streams.nodes import TableNode
+from changeflow.runtime.spark.batch import BatchTranslator
 from changeflow.runtime.spark.record_sources import RECORDS
 from changeflow.runtime.spark.spark_types import to_spark
 from changeflow.runtime.spark.streaming import StreamingTranslator
@@ -90,8 +91,6 @@ def batch_changes(spark, node: Source) -> DataFrame:
     spec = node.payload
     if spec.changelog:  # Flink's planner refuses it in batch mode, whatever the records' kinds
         raise ValueError(_BATCH_ONLY_INSERTS.format(name=node.name))
-    from changeflow.runtime.spark.batch import BatchTranslator
-
     records = BatchTranslator(spark).graph(spec.runtime_context, spec.caches).frame([spec.node]).select(*RECORD_COLUMNS)
     return records.mapInArrow(_to_changes(node, with_kind=False), _change_struct(node, False))
 

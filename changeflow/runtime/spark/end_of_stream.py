@@ -54,10 +54,12 @@ from changeflow.kernels.window.partitions import Combine, Discard, FireGroups, P
 from changeflow.plan.streams import nodes as graph
 from changeflow.plan.streams.nodes import CoGroupNode, WindowNode, chain_under, key_op
 from changeflow.plan.streams.rules import has_streaming_state, never_fires
+from changeflow.runtime.spark.batch import BatchTranslator
 from changeflow.runtime.spark.control_rows import end_of_input_records
 from changeflow.runtime.spark.query_start import start_query
 from changeflow.runtime.spark.record_sources import KEYED, RECORDS
 from changeflow.runtime.spark.source_files import file_stream, write_end_marker, write_frame_files
+from changeflow.runtime.spark.streaming import StreamingTranslator
 
 if TYPE_CHECKING:
     from changeflow.runtime.spark.stream_graph import GraphTranslation
@@ -90,8 +92,6 @@ def _bounded(job: "GraphTranslation", node: graph.Node, key_selector: Any, name:
     they are never pickled and unpickled in between. Other inputs are record
     frames (``_value``, ``_seq``, ``_sub``).
     """
-    from changeflow.runtime.spark.batch import BatchTranslator
-
     base, ops = chain_under(node)
     ops = ops + [key_op(key_selector, name)]
     if isinstance(base, graph.SourceNode) and base.kind == "dataframe":
@@ -108,8 +108,6 @@ def _bounded(job: "GraphTranslation", node: graph.Node, key_selector: Any, name:
 
 def _run_to_completion(job: "GraphTranslation", node: graph.Node) -> DataFrame:
     """Runs the streaming part under ``node`` as its own query to the end of its input; its records as a batch."""
-    from changeflow.runtime.spark.streaming import StreamingTranslator
-
     workdir = os.path.join(job.workdir, f"blocking-{node.id}")
     assert job.settings is not None, "only a streaming job runs a part to completion"
     frame = job.part(StreamingTranslator(job.spark, job.settings, workdir)).frame([node]).select(*RECORD_COLUMNS)

@@ -33,7 +33,7 @@ branch of a single query, told apart by a ``_sink`` column.
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 import pandas as pd
 from pyspark.sql import DataFrame
@@ -47,7 +47,7 @@ from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.keyed.records import KEY, RECORD_COLUMNS, VALUE
 from changeflow.kernels.keyed.reduce import KeyedReduce
 from changeflow.kernels.keyed.timestamps import TimestampAssigning
-from changeflow.kernels.window.event_time import EventTimeWindow
+from changeflow.kernels.window.event_time import LATE, EventTimeWindow
 from changeflow.plan.flush_policy import FlushPolicy
 from changeflow.plan.streams import nodes as graph
 from changeflow.plan.streams.cache import CacheNode, CacheRegistry
@@ -56,14 +56,12 @@ from changeflow.plan.streams.nodes import (EventWindowNode, LateDataNode, SideOu
                                            unassigned_paths)
 from changeflow.plan.streams.rules import buffering, check_end_of_stream_inputs, runs_at_end_of_stream
 from changeflow.runtime.spark import end_of_stream
+from changeflow.runtime.spark.batch import BatchTranslator
 from changeflow.runtime.spark.control_rows import MAX_ASSIGNERS, WATERMARK, is_control, without_control
 from changeflow.runtime.spark.errors import worker_note
 from changeflow.runtime.spark.record_sources import KEYED, RECORDS, source_records
 from changeflow.runtime.spark.stream_cache import JobCaches
 from changeflow.runtime.spark.streaming import StreamingSettings, StreamingTranslator
-
-if TYPE_CHECKING:
-    from changeflow.runtime.spark.batch import BatchTranslator
 
 SINK = "_sink"
 _OBJECT = {KEY: "object", VALUE: "object", KIND: "int8", SEQ: "int64", SUB: "int64"}
@@ -78,7 +76,7 @@ class GraphTranslation:
     job's sources (given when this translates a part of a job: the same stamps).
     """
 
-    def __init__(self, host: "StreamingTranslator | BatchTranslator", runtime_context: Any = None,
+    def __init__(self, host: StreamingTranslator | BatchTranslator, runtime_context: Any = None,
                  caches: CacheRegistry | None = None,
                  table_settings: Callable[[], StreamingSettings] | None = None,
                  source_numbers: dict[int, int] | None = None) -> None:
@@ -101,7 +99,7 @@ class GraphTranslation:
         self.control = False
         self.flush_signal_dirs: list[str] = host.flush_signal_dirs if isinstance(host, StreamingTranslator) else []
 
-    def part(self, host: "StreamingTranslator | BatchTranslator") -> "GraphTranslation":
+    def part(self, host: StreamingTranslator | BatchTranslator) -> "GraphTranslation":
         """A translation of a part of this job over ``host`` (another mode or query), with the same stamps."""
         return GraphTranslation(host, self.runtime_context, None, self.table_settings, self.source_numbers)
 
@@ -225,8 +223,6 @@ class GraphTranslation:
 
 def _late() -> Any:
     """Whether a record of an event-time window's output is a late record bound for the side output."""
-    from changeflow.kernels.window.event_time import LATE
-
     return F.hex(F.col(VALUE).substr(F.lit(1), F.lit(1))) == F.lit(LATE.hex().upper())
 
 

@@ -29,7 +29,9 @@ at once, each over its own queries; docs/benchmarks.md says how the last run was
    first: Flink's figures are measured before changeflow's).
 3. The check: each query's ``SELECT`` (the ``INSERT``'s query) over the small event file,
    its changelog collected and materialized on both engines, compared as multisets.
-   q12 (processing-time windows) is not compared.
+   q12 (processing-time windows) is not compared. q10 writes a partitioned filesystem sink:
+   the files both engines' timed runs wrote are compared too (``sink_files``: per partition
+   directory the records as a multiset, and the success files).
 
 The report is rewritten after each query of changeflow's, so a run stopped early keeps
 what it measured (the queries not reached say so).
@@ -162,7 +164,27 @@ def entry(query: str, ours: dict, flink: dict, events: int) -> dict:
                                                   / out["flink"]["events_per_cpu_s"], 3)
     if f"{query}/collect" in ours and f"{query}/collect" in flink:
         out["check"] = check(query, ours[f"{query}/collect"], flink[f"{query}/collect"])
+    if f"{query}/sink_files" in ours:
+        out["sink_files"] = ours[f"{query}/sink_files"]
     return out
+
+
+def compare_sink_files(ours: str, theirs: str) -> dict:
+    """The files two engines' timed runs wrote into a filesystem sink (q10), compared: per directory
+    below the sink's path the records as a multiset (file names differ) and the success files."""
+    from conformance.partition_cases import snapshot
+
+    if not os.path.isdir(ours) or not os.path.isdir(theirs):
+        return {"outcome": "not compared", "reason": "a sink directory is missing"}
+    a, b = snapshot(ours), snapshot(theirs)
+    records = sum(len(d["records"]) for d in b.values())
+    if a == b:
+        return {"outcome": "agree", "directories": len(b), "records": records,
+                "success_files": sum(len(d["marks"]) for d in b.values())}
+    differing = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+    return {"outcome": "differ", "directories_changeflow": sorted(a), "directories_flink": sorted(b),
+            "first_differing": differing[:1], "records_changeflow": sum(len(d["records"]) for d in a.values()),
+            "records_flink": records}
 
 
 def _cell(figures: dict, key: str) -> str:
@@ -278,6 +300,11 @@ def main(argv=None) -> int:
                     ours[f"{query}/{mode}"] = {"error": W.error_line(e)}
                 shown = {k: v for k, v in ours[f"{query}/{mode}"].items() if k != "rows"}
                 print(f"changeflow {mode} {query}: {shown}", flush=True)
+            if W.writes_files(args.queries, query) and not args.checks_only:  # q10: the sinks' files too
+                ours[f"{query}/sink_files"] = compare_sink_files(
+                    os.path.join(paths["dir"], f"changeflow-{query}-blackhole"),
+                    os.path.join(paths["dir"], "flink", f"flink-{query}-blackhole"))
+                print(f"sink files {query}: {ours[f'{query}/sink_files']}", flush=True)
             # After every query: a run stopped early keeps what it measured.
             if args.flink_results and os.path.exists(args.flink_results):
                 flink = _read_flink(args.flink_results)

@@ -109,6 +109,12 @@ def statements(query_dir: str, query: str, events_path: str, side_input_path: st
     return out
 
 
+def writes_files(query_dir: str, query: str) -> bool:
+    """Whether ``query``'s sink is a filesystem table (q10), whose files the benchmark compares."""
+    with open(os.path.join(query_dir, f"{query}.sql"), encoding="utf-8") as f:
+        return "${NEXMARK_DIR}" in f.read()
+
+
 def select_of(insert: str) -> str:
     """The query of ``INSERT INTO t <query>`` (to collect its changelog instead of sinking it)."""
     match = re.match(r"\s*INSERT\s+INTO\s+\S+\s+(?P<q>.*)$", insert, re.S | re.I)

@@ -37,6 +37,20 @@ CASES = [
     # A group aggregation over a watermarked table: ProcTime, still above the WatermarkAssigner.
     {"name": "group_aggregate_over_watermarked_table", "config": _mini_batch("10 s"),
      "query": "SELECT k, COUNT(*) AS c FROM bids GROUP BY k"},
+    # The other operators that need a watermark (Flink's requireWatermark) turn it RowTime too, also
+    # under a group aggregation; a processing-time one does not.
+    {"name": "over_rowtime", "config": _mini_batch("10 s"),
+     "query": "SELECT k, SUM(v) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) AS s "
+              "FROM bids"},
+    {"name": "rowtime_deduplicate", "config": _mini_batch("10 s"),
+     "query": "SELECT ts, k, v FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts DESC) AS rn "
+              "FROM bids) WHERE rn = 1"},
+    {"name": "rowtime_deduplicate_under_group_aggregate", "config": _mini_batch("10 s"),
+     "query": "SELECT k, COUNT(*) AS c FROM (SELECT ts, k, v FROM (SELECT *, ROW_NUMBER() OVER "
+              "(PARTITION BY k ORDER BY ts ASC) AS rn FROM bids) WHERE rn = 1) GROUP BY k"},
+    {"name": "window_top_n", "config": _mini_batch("10 s"),
+     "query": "SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY v DESC) "
+              "AS rn FROM TABLE(TUMBLE(TABLE bids, DESCRIPTOR(ts), INTERVAL '10' SECOND))) WHERE rn <= 3"},
 ]
 
 

@@ -28,6 +28,8 @@ order, but the keys in the order of the operator's timer queue, hence ``multiset
 from __future__ import annotations
 
 from conformance.sql_cases import _write, case
+from conformance.sql_window_cases import MINIBATCH_20S
+from conformance.sql_window_cases import _bids as _window_bids
 
 WHY_OVER = ("OVER aggregation: the rows one watermark releases come in timestamp order per key, but the keys "
             "in the order of the operator's timer queue")
@@ -174,3 +176,34 @@ _error_case(
     "over_error_two_windows",
     "SELECT k, SUM(v) OVER (PARTITION BY k ORDER BY ts), COUNT(*) OVER (ORDER BY ts) FROM bids",
     "Two different windows in one SELECT.", ("same window",))
+
+
+
+# Rows for the row-time mini-batch filter under an OVER aggregation: without mini-batch the
+# watermark 10 s (after 12.000) fires the rows at 3 s and 8 s, so 05.000, arriving next, is late
+# (Flink's OVER functions drop a row at or before the last time they fired) and dropped; under a
+# row-time MiniBatchAssigner with a 20 s allow-latency only the watermarks 1 s (the first) and
+# 23 s pass, nothing has fired when 05.000 arrives, and it is aggregated in time order.
+OVER_FILTER_ROWS = [("03.000", "a", 1), ("08.000", "a", 2), ("12.000", "a", 3), ("05.000", "a", 4),
+                    ("25.000", "a", 5)]
+_OVER_FILTER_QUERY = ("SELECT ts, k, v, SUM(v) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN 1 PRECEDING AND "
+                      "CURRENT ROW) AS s FROM bids")
+
+
+@case("over_rows_late_after_firing", compare="changelog")
+def over_rows_late_after_firing(t_env, E):
+    """An event-time OVER aggregation without mini-batch: a row at or before the last time the
+    operator fired is late and dropped (05.000 after the watermark 10 s fired 3 s and 8 s). One
+    key: a changelog."""
+    _window_bids(t_env, E, rows=OVER_FILTER_ROWS)
+    return t_env.sql_query(_OVER_FILTER_QUERY)
+
+
+@case("over_rows_minibatch_filters_watermarks", config=MINIBATCH_20S, compare="changelog")
+def over_rows_minibatch_filters_watermarks(t_env, E):
+    """over_rows_late_after_firing under a row-time MiniBatchAssigner (allow-latency 20 s: Flink
+    turns the assigner RowTime under any operator that needs a watermark): only the watermarks
+    that end a 20 s interval reach the OVER aggregation, so 05.000 is not late. One key: a
+    changelog."""
+    _window_bids(t_env, E, rows=OVER_FILTER_ROWS)
+    return t_env.sql_query(_OVER_FILTER_QUERY)

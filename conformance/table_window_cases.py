@@ -148,3 +148,22 @@ def _(t_env, E):
                          .alias("w"))
             .select(col("k"), col("ts"), (col("v") * 2).sum.over(col("w")).alias("s2"),
                     col("k").count.over(col("w")).alias("n")))
+
+
+# --- current_watermark ----------------------------------------------------------------------
+
+@case("current_watermark_filters_late_rows")
+def _(t_env, E):
+    """``current_watermark(ts)`` in a select and a filter, as SQL's CURRENT_WATERMARK: the
+    watermark that reached the Calc before each row (NULL before the first); the two rows
+    behind it are filtered out."""
+    col, wm = E.col, E.x.current_watermark
+    return (_ddl_bids(t_env, E).where((col("ts") > wm(col("ts"))) | wm(col("ts")).is_null)
+            .select(col("ts"), col("k"), col("v"), wm(col("ts")).alias("wm")))
+
+
+@case("current_watermark_not_rowtime", error=True)
+def _(t_env, E):
+    """``current_watermark`` of a column that is no rowtime attribute: Flink's validation error."""
+    col = E.col
+    return _ddl_bids(t_env, E).select(E.x.current_watermark(col("v")).alias("wm"))

@@ -71,6 +71,8 @@ class CatalogTable(_Placed):
     comment: str | None = None
     catalog: str = CATALOG
     database: str = DATABASE
+    # PARTITIONED BY's columns, in order: the filesystem connector writes and reads Hive-style directories.
+    partition_keys: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

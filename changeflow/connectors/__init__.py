@@ -54,6 +54,10 @@ def _connector(table: CatalogTable, as_sink: bool) -> str:
     if metadata and name not in _WITH_METADATA:
         raise failure(table, as_sink, f"Connector '{name}' has no metadata: METADATA columns ({', '.join(metadata)}) "
                                       f"are supported by the Kafka connectors only.")
+    if table.partition_keys and name != "filesystem":
+        raise failure(table, as_sink, f"Table '{table.name}' is a partitioned table (PARTITIONED BY "
+                                      f"{', '.join(table.partition_keys)}), but connector '{name}' does not support "
+                                      f"partitions: only 'filesystem' does.")
     return name
 
 

@@ -25,6 +25,9 @@ takes any query, as Flink's: every change is one record of the format
 (:mod:`.changelog_encoding`), and reading the files back with the same format gives the
 changes again (an update as a delete and an insert).
 Hidden files (names starting with ``.`` or ``_``) are not read, as in Flink.
+A table declared ``PARTITIONED BY`` keeps its rows in Hive-style partition
+directories, with Flink's partition commit (:mod:`.partitions`, :mod:`.partitioned_sink`);
+the part files of a directory are :mod:`.part_files`'.
 """
 
 from __future__ import annotations
@@ -41,6 +44,10 @@ from changeflow.connectors.changelog_formats import CHANGELOG_FORMATS, Changelog
 from changeflow.connectors.formats import FORMATS, CsvFormat, JsonFormat, ParquetFormat
 from changeflow.connectors.options import (ConnectorError, batch_only_inserts, boolean, check_keys, duration_ms,
                                           failure, report_skipped)
+from changeflow.connectors.part_files import PART, PartDirectory
+from changeflow.connectors.partitioned_sink import PartitionedWriter
+from changeflow.connectors.partitions import (DEFAULT_NAME, PARTITION_OPTIONS, check_partition_types,
+                                              parse_partition, restore)
 from changeflow.connectors.sink_job import SinkJob
 from changeflow.common.change import Change
 
@@ -48,10 +55,14 @@ _OPTIONS = {"connector", "path", "format", "source.monitor-interval", "source.pa
             "sink.changelog-mode", "sink.parallelism", "sink.rolling-policy.file-size",
             "sink.rolling-policy.rollover-interval",
             "sink.rolling-policy.check-interval", "sink.rolling-policy.inactivity-interval", "partition.default-name",
-            "auto-compaction", "compaction.file-size", "property-version"}
+            "auto-compaction", "compaction.file-size", "property-version"} | PARTITION_OPTIONS
 
 
 OP_COLUMN = "op"  # the change kind column of an upsert changelog file
+
+
+def name_of(table: CatalogTable) -> str:
+    return table.options.get("format", "")
 
 
 def _format(table: CatalogTable, as_sink: bool):
@@ -84,8 +95,11 @@ def _physical(table: CatalogTable) -> tuple:
     return tuple((c.name, c.data_type) for c in table.schema.physical_columns())
 
 
-# part-<sequence>-<writer>-<batch>: the names FileSystemSink gives its files.
-_PART = re.compile(r"^part-(\d{20})-([0-9a-f]+)-(\d+)$")
+def _in_files(table: CatalogTable) -> tuple:
+    """The columns a data file holds: the physical ones but the partition columns (they are in the path)."""
+    return tuple((n, t) for n, t in _physical(table) if n not in table.partition_keys)
+
+
 _DIGITS = re.compile(r"(\d+)")
 
 
@@ -96,7 +110,7 @@ def _natural(name: str) -> tuple:
 
 def _file_order(name: str) -> tuple:
     """Sink files by their sequence, after any other file (in natural name order)."""
-    part = _PART.match(name)
+    part = PART.match(name)
     return (1, int(part.group(1)), ()) if part else (0, 0, _natural(name))
 
 
@@ -127,6 +141,9 @@ class FileSystemSource:
         self.format = _format(table, False)
         self.path = table.options["path"]
         self.schema = _physical(table)
+        self._partition_types = check_partition_types(table, False) if table.partition_keys else {}
+        if table.partition_keys and self.changelog:
+            raise failure(table, False, f"A partitioned table cannot use the changelog format '{name_of(table)}'.")
         interval = duration_ms(table, False, "source.monitor-interval")
         # Flink monitors only in streaming mode; a batch job reads what is there.
         self.monitor_interval_ms = interval if streaming and interval else None
@@ -151,10 +168,23 @@ class FileSystemSource:
         """
         fmt = self.format
         assert not isinstance(fmt, ChangelogEncoder)  # a source's changelog format reads (_format as_sink=False)
-        rows = fmt.decode_bytes(data, path, self.schema)
+        keys = self.table.partition_keys
+        rows = fmt.decode_bytes(data, path, _in_files(self.table) if keys else self.schema)
+        if keys:
+            rows = self._with_partition(rows, path)
         if self.monitor_interval_ms is not None:  # in a Spark worker: a warning in the Spark log
             report_skipped(self.format, self.table)
         return rows
+
+    def _with_partition(self, rows: list[tuple], path: str) -> list[tuple]:
+        """``rows`` of a partition's file with the partition columns (from the file's directories) in place."""
+        default = self.table.options.get("partition.default-name", DEFAULT_NAME)
+        texts = parse_partition(self.table.partition_keys, path, default)
+        values = {k: restore(v, self._partition_types[k]) for k, v in zip(self.table.partition_keys, texts,
+                                                                          strict=True)}
+        names = [n for n, _ in self.schema]
+        data_positions = {n: i for i, n in enumerate(n for n in names if n not in values)}
+        return [tuple(values[n] if n in values else row[data_positions[n]] for n in names) for row in rows]
 
     def rows(self) -> list[tuple]:
         """Every row of the files present now (the bounded read)."""
@@ -187,10 +217,13 @@ class FileSystemSink:
             raise failure(table, True, "Option 'sink.changelog-mode' = 'upsert' needs a PRIMARY KEY on the table: "
                                        "an upsert changelog is keyed by it.")
         self.primary_key = tuple(table.schema.primary_key) if mode == "upsert" else ()
+        if table.partition_keys and (self.primary_key or self.changelog):
+            raise failure(table, True, "A partitioned filesystem table takes insert-only rows: 'sink.changelog-mode' "
+                                       "= 'upsert' and changelog formats are not supported with PARTITIONED BY.")
+        # PARTITIONED BY: rows go to Hive-style directories, with partition commit (partitioned_sink.py).
+        self.partitions = PartitionedWriter(table, self) if table.partition_keys else None
         self._job: SinkJob | None = None
-        self._next_sequence: int | None = None  # re-read from the directory when another writer took one
-        self._written: dict[int, str] | None = None  # this writer's batch id -> its file name
-        self._last_mtime_ms: int | None = None  # of the last file this sink published
+        self._directory = PartDirectory(self.path)
 
     @property
     def changelog(self) -> bool:
@@ -205,33 +238,23 @@ class FileSystemSink:
     def open(self, job: SinkJob) -> None:
         """Start writing for ``job``: its earlier files (a resumed job's) are found by its writer id."""
         self._job = job
-        self._written = None
+        self._directory.forget()
+        if self.partitions is not None:
+            self.partitions.open(job)
 
     def write(self, changes: list[Change], batch_id: int | None = None) -> None:
         """Write one batch's changes as one file; a batch id this writer wrote before replaces that file.
 
         Without a batch id (a batch job's single write, a direct call) the write is always a new file.
+        A partitioned table writes one file per partition the batch has rows for.
         """
+        if self.partitions is not None:
+            self.partitions.write(changes, batch_id)
+            return
         data = self._encode(changes)
-        store = filestore.store_for(self.path)  # a local path or a Hadoop URI (hdfs://, file://, ...)
         job = self._job or SinkJob.fresh()
         self._job = job
-        written = self._files_of(job.writer)
-        if batch_id is None:
-            batch_id = max(written, default=-1) + 1
-        earlier = written.get(batch_id)
-        if data is None:
-            if earlier is not None:  # the batch ran again and now writes nothing: its first attempt goes
-                store.delete(filestore.join(self.path, earlier))
-                del self._files_of(job.writer)[batch_id]
-            return
-        store.makedirs(self.path)
-        hidden = filestore.join(self.path, f".part-{job.writer}-{batch_id}.inprogress")
-        store.write_bytes(hidden, data)
-        if earlier is not None:
-            store.replace(hidden, filestore.join(self.path, earlier))
-            return
-        self._files_of(job.writer)[batch_id] = self._publish(hidden, job.writer, batch_id)
+        self._directory.write(data, job.writer, batch_id)
 
     def _encode(self, changes: list[Change]) -> bytes | None:
         if not changes:
@@ -249,56 +272,20 @@ class FileSystemSink:
                                  "it appends insert-only input")
         return fmt.encode([c.values for c in changes], self.schema)
 
-    def _files_of(self, writer: str) -> dict[int, str]:
-        if self._written is None:
-            self._written = {}
-            for name in _listing(self.path):
-                part = _PART.match(name)
-                if part and part.group(2) == writer:
-                    self._written[int(part.group(3))] = name
-        return self._written
+    def advance_watermark(self, watermark: int) -> None:
+        """The query's watermark after a micro-batch (ms): the partition-time commit trigger reads it."""
+        if self.partitions is not None:
+            self.partitions.watermark = max(self.partitions.watermark or watermark, watermark)
 
-    def _publish(self, hidden: str, writer: str, batch_id: int) -> str:
-        """Give the written file the next sequence number; a hard link claims it atomically.
+    @property
+    def wants_watermark(self) -> bool:
+        """Whether the runtime should pass the query's watermark (a partition-time commit trigger)."""
+        return self.partitions is not None and self.partitions.options.trigger == "partition-time"
 
-        Another job writing the same directory may take a number first: the link
-        (the store's ``publish``) then fails and the directory is read again for the next free one.
-        """
-        store = filestore.store_for(self.path)
-        while True:
-            if self._next_sequence is None:
-                parts = sorted((int(m.group(1)), m.group(0)) for m in map(_PART.match, _listing(self.path)) if m)
-                self._next_sequence = parts[-1][0] + 1 if parts else 0
-                if parts:  # the newest file, perhaps another job's: ours come after it
-                    last = store.modified_ms(filestore.join(self.path, parts[-1][1]))
-                    self._last_mtime_ms = max(self._last_mtime_ms or 0, last)
-            name = f"part-{self._next_sequence:020d}-{writer}-{batch_id}"
-            if not store.publish(hidden, filestore.join(self.path, name)):
-                self._next_sequence = None
-                continue
-            self._next_sequence += 1
-            self._order_modification_time(name)
-            return name
-
-    def _order_modification_time(self, name: str) -> None:
-        """Give the new file a modification time after its predecessor's, to the millisecond.
-
-        A monitored directory (Spark's file stream, changeflow's unbounded
-        filesystem source) picks files up oldest first by modification time;
-        two files written within one millisecond would otherwise tie, and a
-        tie is broken by the listing's order, which a local disk does not sort.
-        """
-        path = filestore.join(self.path, name)
-        store = filestore.store_for(path)
-        mtime_ms = store.modified_ms(path)
-        if self._last_mtime_ms is not None and mtime_ms < self._last_mtime_ms + 1:
-            mtime_ms = self._last_mtime_ms + 1
-            store.set_modified_ms(path, mtime_ms)
-        self._last_mtime_ms = mtime_ms
+    def finish(self) -> None:
+        """The input ended (bounded input, a batch job's result written): every pending partition commits."""
+        if self.partitions is not None:
+            self.partitions.commit_all()
 
     def close(self) -> None:
         pass
-
-
-def _listing(path: str) -> list[str]:
-    return [name for name, _ in filestore.store_for(path).entries(path)]

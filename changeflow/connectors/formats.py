@@ -243,14 +243,37 @@ class CsvFormat:
         return tuple(row)
 
     def encode(self, rows: list[tuple], schema: Schema) -> bytes:
-        """Rows as CSV lines."""
-        out = io.StringIO()
-        writer = csv.writer(out, delimiter=self.delimiter, quotechar=self.quote, lineterminator="\n")
+        """Rows as CSV lines, quoted as Flink's writer (Jackson's) quotes them.
+
+        A text field (strings, dates, times, bytes) is quoted when it has a character below
+        the writer's *safe* character: one past the largest of the delimiter, the quote and
+        the line feed (``-`` for ``,`` and ``"``), so a space or a ``#`` quotes it too, or
+        when it is longer than 24 characters (the writer quotes those without looking);
+        numbers and booleans are never quoted.
+        """
+        safe = max(ord(self.delimiter), ord(self.quote), ord("\n")) + 1
+        texts = [t.root not in _UNQUOTED for _, t in schema]
+        null = "" if self.null_literal is None else self.null_literal
+        quote, doubled = self.quote, self.quote * 2
+        lines = []
         for row in rows:
-            fields = [csv_field(v, t) for (_, t), v in zip(schema, row, strict=True)]
-            writer.writerow(["" if f is None else f for f in fields] if self.null_literal is None
-                            else [self.null_literal if f is None else f for f in fields])
-        return out.getvalue().encode()
+            fields = []
+            for (_, t), v, text in zip(schema, row, texts, strict=True):
+                f = csv_field(v, t)
+                if f is None:
+                    fields.append(null)
+                elif (text or self.delimiter in f) and (len(f) > _QUOTE_CHECK or any(ord(c) < safe for c in f)):
+                    fields.append(quote + f.replace(quote, doubled) + quote)
+                else:
+                    fields.append(f)
+            lines.append(self.delimiter.join(fields) + "\n")
+        return "".join(lines).encode()
+
+
+# Text longer than this Flink's CSV writer (Jackson's) quotes without checking its characters.
+_QUOTE_CHECK = 24
+# Types Flink's CSV writer writes as numbers or booleans: never quoted.
+_UNQUOTED = frozenset(("TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DECIMAL", "BOOLEAN"))
 
 
 class _Lines:

@@ -28,13 +28,13 @@ when the watermark passes their end (Flink's :class:`EventTimeTrigger`; see
 ``slide`` records, and fire a window when it has ``size`` records
 (:class:`CountTrigger`). ``trigger()`` replaces a window's trigger with
 :class:`EventTimeTrigger`, :class:`CountTrigger`,
-:class:`ContinuousEventTimeTrigger` or :class:`NeverTrigger`, each possibly in a
-:class:`PurgingTrigger`. Processing-time windows and triggers
+:class:`ContinuousEventTimeTrigger`, :class:`ProcessingTimeTrigger`,
+:class:`ContinuousProcessingTimeTrigger` or :class:`NeverTrigger`, each possibly in a
+:class:`PurgingTrigger`. Processing-time windows
 (:class:`TumblingProcessingTimeWindows`, :class:`SlidingProcessingTimeWindows`,
-:class:`ProcessingTimeSessionWindows`, :class:`ProcessingTimeTrigger`,
-:class:`ContinuousProcessingTimeTrigger`) exist with PyFlink's names, but
-passing one fails with an error naming it: their results depend on the wall
-clock, which changeflow's window kernel does not follow yet.
+:class:`ProcessingTimeSessionWindows`) assign a record by its arrival time and
+fire on a processing-time timer at their end - 1 (:class:`ProcessingTimeTrigger`;
+see :mod:`changeflow.kernels.window.processing_time`).
 
 >>> GlobalWindows.create_with_end_of_stream_trigger()
 GlobalWindows(trigger=EndOfStreamTrigger)
@@ -48,7 +48,7 @@ from typing import Any, Generic, TypeVar
 
 from changeflow.datastream.window_triggers import (ContinuousEventTimeTrigger, ContinuousProcessingTimeTrigger,
                                                    CountTrigger, EndOfStreamTrigger, EventTimeTrigger, NeverTrigger,
-                                                   ProcessingTimeTrigger, PurgingTrigger, Trigger, _millis, _WALL_CLOCK,
+                                                   ProcessingTimeTrigger, PurgingTrigger, Trigger, _millis,
                                                    check_trigger, kernel_trigger)
 
 T = TypeVar("T")  # PyFlink's Trigger[T, W] / WindowAssigner[T, W] (for readers and type checkers)
@@ -322,38 +322,83 @@ class EventTimeSessionWindows(_EventTimeAssigner):
         return f"EventTimeSessionWindows({self._session_gap})"
 
 
-class _ProcessingTimeAssigner(WindowAssigner):
-    """PyFlink's processing-time assigners: refused when used (:func:`check_assigner`), kept for their names."""
+class _ProcessingTimeAssigner(_KernelAssigner):
+    """What the processing-time assigners share: windows of a record's arrival time, fired by
+    :class:`ProcessingTimeTrigger` (their window arithmetic is the event-time assigners')."""
 
-    def __init__(self, *args: Any) -> None:
-        self._args = args
-
-    @classmethod
-    def of(cls, *args: Any) -> Any:
-        return cls(*args)
-
-    @classmethod
-    def with_gap(cls, size: Any) -> Any:
-        return cls(size)
-
-    def __repr__(self) -> str:
-        return type(self).__name__
+    def get_default_trigger(self, env: Any = None) -> Trigger:
+        return ProcessingTimeTrigger()
 
 
 class TumblingProcessingTimeWindows(_ProcessingTimeAssigner):
-    """PyFlink's tumbling processing-time windows: refused by changeflow."""
+    """Windows of ``size`` ms of processing time, one after the other (shifted by ``offset``)."""
+
+    def __init__(self, size: int, offset: int) -> None:
+        if abs(offset) >= size:
+            raise ValueError("TumblingProcessingTimeWindows parameters must satisfy abs(offset) < size")
+        self._size, self._offset = size, offset
+
+    @staticmethod
+    def of(size: Any, offset: Any = None) -> "TumblingProcessingTimeWindows":
+        where = "TumblingProcessingTimeWindows.of()"
+        return TumblingProcessingTimeWindows(_millis(size, where), 0 if offset is None else _millis(offset, where))
+
+    def spec(self) -> dict:
+        return {"kind": "tumbling", "size": self._size, "offset": self._offset, "processing_time": True}
+
+    def __repr__(self) -> str:
+        return f"TumblingProcessingTimeWindows({self._size}, {self._offset})"
 
 
 class SlidingProcessingTimeWindows(_ProcessingTimeAssigner):
-    """PyFlink's sliding processing-time windows: refused by changeflow."""
+    """Windows of ``size`` ms of processing time starting every ``slide`` ms (shifted by ``offset``)."""
+
+    def __init__(self, size: int, slide: int, offset: int) -> None:
+        if abs(offset) >= slide or size <= 0:
+            raise ValueError("SlidingProcessingTimeWindows parameters must satisfy abs(offset) < slide and size > 0")
+        self._size, self._slide, self._offset = size, slide, offset
+
+    @staticmethod
+    def of(size: Any, slide: Any, offset: Any = None) -> "SlidingProcessingTimeWindows":
+        where = "SlidingProcessingTimeWindows.of()"
+        return SlidingProcessingTimeWindows(_millis(size, where), _millis(slide, where),
+                                            0 if offset is None else _millis(offset, where))
+
+    def spec(self) -> dict:
+        return {"kind": "sliding", "size": self._size, "slide": self._slide, "offset": self._offset,
+                "processing_time": True}
+
+    def __repr__(self) -> str:
+        return f"SlidingProcessingTimeWindows({self._size}, {self._slide}, {self._offset})"
 
 
 class ProcessingTimeSessionWindows(_ProcessingTimeAssigner):
-    """PyFlink's processing-time session windows: refused by changeflow."""
+    """Sessions of processing time: a record's window ``[arrival, arrival + gap)`` merges with every window it
+    touches."""
+
+    def __init__(self, session_gap: int) -> None:
+        if session_gap <= 0:
+            raise ValueError("ProcessingTimeSessionWindows parameters must satisfy 0 < size")
+        self._session_gap = session_gap
+
+    @staticmethod
+    def with_gap(size: Any) -> "ProcessingTimeSessionWindows":
+        return ProcessingTimeSessionWindows(_millis(size, "ProcessingTimeSessionWindows.with_gap()"))
+
+    @staticmethod
+    def with_dynamic_gap(extractor: Any) -> "ProcessingTimeSessionWindows":
+        raise NotImplementedError("ProcessingTimeSessionWindows.with_dynamic_gap() "
+                                  "(DynamicProcessingTimeSessionWindows) is not supported by changeflow")
+
+    def spec(self) -> dict:
+        return {"kind": "session", "gap": self._session_gap, "processing_time": True}
+
+    def __repr__(self) -> str:
+        return f"ProcessingTimeSessionWindows({self._session_gap})"
 
 
 def is_kernel_assigner(assigner: Any) -> bool:
-    """Whether the window kernel runs ``assigner``'s windows (event-time and count windows)."""
+    """Whether the window kernel runs ``assigner``'s windows (event-time, processing-time and count windows)."""
     return isinstance(assigner, _KernelAssigner)
 
 
@@ -369,13 +414,11 @@ def check_assigner(assigner: Any, where: str) -> GlobalWindows:
     if isinstance(assigner, GlobalWindows):
         return assigner
     name = type(assigner).__name__
-    if isinstance(assigner, _ProcessingTimeAssigner):
-        raise ValueError(f"{where}: {name} (processing-time windows) is not supported by changeflow: {_WALL_CLOCK}")
     if is_kernel_assigner(assigner):
-        raise ValueError(f"{where} does not support event-time or count windows ({assigner!r}): they are supported "
-                         "by KeyedStream.window() and DataStream.window_all()")
+        raise ValueError(f"{where} does not support event-time, processing-time or count windows ({assigner!r}): "
+                         "they are supported by KeyedStream.window() and DataStream.window_all()")
     kinds = "" if where.startswith(("co_group", "join")) else (
-        ", the event-time windows and the count windows of changeflow.datastream.window")
+        ", the event-time, processing-time and count windows of changeflow.datastream.window")
     raise ValueError(f"{where} supports GlobalWindows.create() and GlobalWindows.create_with_end_of_stream_trigger()"
                      f"{kinds} only, got {name} {assigner!r}" + (
                          ": window assigners of other modules (PyFlink's, user-defined) are not supported"

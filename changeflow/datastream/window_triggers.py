@@ -1,17 +1,16 @@
 """The triggers of DataStream windows (PyFlink's names), re-exported by :mod:`.window`.
 
 :class:`NeverTrigger` and :class:`EndOfStreamTrigger` are the triggers of
-``GlobalWindows``; the others are those of the window kernel (event-time and
-count windows): each gives its :class:`~changeflow.kernels.window.triggers.TriggerSpec`
-(``spec()``). The processing-time triggers exist for their names and fail,
-naming themselves, when used.
+``GlobalWindows``; the others are those of the window kernel (event-time,
+processing-time and count windows): each gives its
+:class:`~changeflow.kernels.window.triggers.TriggerSpec` (``spec()``). The
+processing-time triggers fire on processing-time timers
+(:mod:`changeflow.kernels.window.processing_time`).
 
 >>> PurgingTrigger.of(CountTrigger.of(3)).spec()
 PurgingTrigger(CountTrigger(3))
->>> kernel_trigger(ProcessingTimeTrigger.create(), "trigger()")  # doctest: +ELLIPSIS
-Traceback (most recent call last):
-...
-ValueError: trigger(): ProcessingTimeTrigger is not supported by changeflow: results depend on the wall clock, ...
+>>> kernel_trigger(ProcessingTimeTrigger.create(), "trigger()")
+ProcessingTimeTrigger
 """
 
 from __future__ import annotations
@@ -123,33 +122,40 @@ class PurgingTrigger(Trigger):
         return f"PurgingTrigger({self.nested_trigger!r})"
 
 
-_WALL_CLOCK = ("results depend on the wall clock, which changeflow's windows do not follow yet; use event time "
-               "(assign_timestamps_and_watermarks and the event-time windows)")
-
-
 class ProcessingTimeTrigger(Trigger):
-    """PyFlink's processing-time trigger: refused by changeflow (an error naming it when used)."""
+    """Fires a window once the processing time reaches its end - 1 (the default trigger of processing-time
+    windows); on an event-time window, that is as soon as a processing-time timer fires after its first element."""
 
     @staticmethod
     def create() -> "ProcessingTimeTrigger":
         return ProcessingTimeTrigger()
 
     def spec(self) -> TriggerSpec:
-        raise ValueError(f"ProcessingTimeTrigger is not supported by changeflow: {_WALL_CLOCK}")
+        return TriggerSpec("processing_time")
 
 
 class ContinuousProcessingTimeTrigger(Trigger):
-    """PyFlink's continuous processing-time trigger: refused by changeflow (an error naming it when used)."""
+    """Fires a window every ``interval`` of processing time, from the interval boundary at or before its first
+    element's arrival, and at its end - 1 (a window that never ends, global or count, fires every interval)."""
 
     def __init__(self, interval: int) -> None:
-        self.interval = interval
+        if int(interval) <= 0:
+            raise ValueError(f"ContinuousProcessingTimeTrigger needs a positive interval, got {interval}")
+        self.interval = int(interval)
 
     @staticmethod
     def of(interval: Any) -> "ContinuousProcessingTimeTrigger":
         return ContinuousProcessingTimeTrigger(_millis(interval, "ContinuousProcessingTimeTrigger.of()"))
 
     def spec(self) -> TriggerSpec:
-        raise ValueError(f"ContinuousProcessingTimeTrigger is not supported by changeflow: {_WALL_CLOCK}")
+        return TriggerSpec("continuous_processing_time", interval=self.interval)
+
+    def __repr__(self) -> str:
+        return f"ContinuousProcessingTimeTrigger({self.interval})"
+
+
+_KERNEL_TRIGGERS = ("EventTimeTrigger, CountTrigger, ContinuousEventTimeTrigger, ProcessingTimeTrigger, "
+                    "ContinuousProcessingTimeTrigger, NeverTrigger and PurgingTrigger")
 
 
 def _millis(value: Any, what: str) -> int:
@@ -163,10 +169,9 @@ def _millis(value: Any, what: str) -> int:
 
 
 def kernel_trigger(trigger: Any, where: str) -> TriggerSpec:
-    """What the window kernel runs for ``trigger``, or an error naming it (processing time, user-defined)."""
+    """What the window kernel runs for ``trigger``, or an error naming it (a user-defined one)."""
     if not isinstance(trigger, Trigger) or isinstance(trigger, EndOfStreamTrigger):
-        raise ValueError(f"{where}: changeflow's event-time and count windows support EventTimeTrigger, CountTrigger,"
-                         f" ContinuousEventTimeTrigger, NeverTrigger and PurgingTrigger, got "
+        raise ValueError(f"{where}: changeflow's time and count windows support {_KERNEL_TRIGGERS}, got "
                          f"{type(trigger).__name__} {trigger!r}")
     try:
         return trigger.spec()
@@ -179,7 +184,6 @@ def check_trigger(trigger: Any, where: str, kernel: bool = False) -> Trigger:
     names the window kernel's triggers, which a ``WindowedStream``'s global window takes too)."""
     if isinstance(trigger, (NeverTrigger, EndOfStreamTrigger)):
         return trigger
-    others = (", EventTimeTrigger, CountTrigger, ContinuousEventTimeTrigger and PurgingTrigger" if kernel else
-              " and EndOfStreamTrigger")
+    others = (f", {_KERNEL_TRIGGERS.replace(', NeverTrigger and', ' and')}" if kernel else " and EndOfStreamTrigger")
     raise ValueError(f"{where} supports NeverTrigger{', EndOfStreamTrigger' if kernel else ''}{others} only "
                      f"(changeflow.datastream.window), got {type(trigger).__name__} {trigger!r}")

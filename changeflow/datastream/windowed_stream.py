@@ -16,7 +16,10 @@ all input, and the operator runs with batch algorithms (FLIP-331); with
 (``TumblingEventTimeWindows``, ``SlidingEventTimeWindows``,
 ``EventTimeSessionWindows``) windows fire as the watermark passes their end;
 ``allowed_lateness(ms)`` and ``side_output_late_data(tag)`` say what happens to
-late records (:mod:`changeflow.kernels.window.event_time`). Count windows
+late records (:mod:`changeflow.kernels.window.event_time`). Processing-time assigners
+(``TumblingProcessingTimeWindows``, ``SlidingProcessingTimeWindows``,
+``ProcessingTimeSessionWindows``) window records by arrival time and fire on the
+clock (:mod:`changeflow.kernels.window.processing_time`). Count windows
 (``KeyedStream.count_window``, ``DataStream.count_window_all``) fire when full;
 ``trigger()`` replaces the trigger of both (:mod:`.window_triggers`). The windowed
 ``co_group``/``join`` take ``GlobalWindows`` only.
@@ -46,6 +49,7 @@ from changeflow.datastream.window import (EndOfStreamTrigger, GlobalWindow, Glob
 # package's functions, so a worker that loads a window kernel first meets this module mid-import.
 from changeflow.kernels.window import evaluate as window_kernels
 from changeflow.kernels.window.event_time import EventWindows
+from changeflow.kernels.window.processing_time import check_trigger_domain
 from changeflow.plan.streams.nodes import CoGroupNode, EventWindowNode, WindowNode
 
 if TYPE_CHECKING:
@@ -169,13 +173,15 @@ class _Windowed:
             name = name[:-1] + f", trigger={self._trigger!r})"
         if self._kernel:
             windows = EventWindows(**self._assigner.spec())
+            trigger = kernel_trigger(self._trigger, "trigger()")
+            check_trigger_domain(windows, trigger, f"{type(self).__name__}.trigger()")
             spec = window_kernels.WindowSpec(spec.kind, spec.function, spec.window_function, spec.keyed,
                                              spec.output_type)
             node = EventWindowNode(name, output_type or PickledBytesTypeInfo(), input=self._stream._node,
                                    key_selector=self._key_selector, function=spec.function, spec=spec,
                                    windows=windows, make_window=_window_maker(windows),
                                    lateness=self._lateness, late_tag=self._late_tag,
-                                   trigger=kernel_trigger(self._trigger, "trigger()"))
+                                   trigger=trigger)
             return DataStream(self._stream._env, node)
         node = WindowNode(name, output_type or PickledBytesTypeInfo(), input=self._stream._node,
                           key_selector=self._key_selector, function=spec.function, spec=spec, trigger=self._trigger)

@@ -15,8 +15,11 @@ The calls, in the order a host makes them for one batch of a bucket:
 1. :meth:`Kernel.bind_clock` once, before anything else: the processing-time
    clock the kernel reads (ms). The Spark host's clock gives a kernel with a
    TTL sweep the micro-batch's timestamp (so write times, expiry and sweeps
-   share one clock and a re-run micro-batch sees the same time) and any other
-   kernel the wall clock; the harness's gives the time the test sets.
+   share one clock and a re-run micro-batch sees the same time), and so it
+   does a kernel with ``batch_clock`` set (a processing-time window: the
+   records of a micro-batch share one arrival time, and its timers fire at
+   that clock's time); any other kernel gets the wall clock; the harness's
+   gives the time the test sets.
 2. :meth:`Kernel.process_frames` with the batch's rows, if it has any (by
    default :meth:`Kernel.process` of them all; a two-input kernel keeps its
    inputs' frames apart).
@@ -133,6 +136,10 @@ class Kernel(Protocol):
     #: interval join's rows may be that much older than the watermark that emitted them.
     watermark_delay_ms: int
 
+    #: The kernel reads the micro-batch's processing time (Spark's batch timestamp) rather than the wall
+    #: clock, in every call of a micro-batch (see step 1 of the module docstring).
+    batch_clock: bool
+
     #: The kernel's state expires (a TTL): the host should call :meth:`sweep`
     #: from a timer at most this often (ms), to reclaim keys that never come
     #: back. None: no sweep. Expiry on access does not depend on it.
@@ -229,6 +236,7 @@ class KernelBase:
 
     has_timers: bool = False
     event_time: bool = False
+    batch_clock: bool = False
     current_watermark: int = MIN_WATERMARK
     #: How far behind its input's watermark the operator's output watermark stays (ms): an interval join
     #: holds it back by its largest bound, so that the pairs it emits are not late downstream (Flink's
@@ -304,6 +312,10 @@ class WrappingKernel(KernelBase):
     @property
     def operator_name(self) -> str:
         return self.kernel.operator_name
+
+    @property
+    def batch_clock(self) -> bool:  # type: ignore[override]  # the wrapped kernel's answer
+        return self.kernel.batch_clock
 
     @property
     def watermark_delay_ms(self) -> int:  # type: ignore[override]  # the wrapped kernel's

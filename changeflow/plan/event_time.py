@@ -23,6 +23,7 @@ zone; the runtime computes in UTC).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from changeflow.common.types import DataType
 from changeflow.expressions import Column, Expression
@@ -202,6 +203,8 @@ class ProcessingTimeAssigner(WatermarkAssigner):
     ``rowtime`` a processing-time attribute; EXPLAIN does not print the node (Flink's
     plan has no assigner here).
     """
+
+    in_flink_plan: ClassVar[bool] = False
 
 
 def assign_watermark(plan: PlanNode, rowtime: str, expression: Expression, text: str) -> WatermarkAssigner:

@@ -61,7 +61,7 @@ from dataclasses import dataclass, replace
 from changeflow.kernels.aggregate.local import partial_fields
 from changeflow.plan import correlate
 from changeflow.plan.flush_policy import FlushPolicy
-from changeflow.plan.event_time import ProcessingTimeAssigner, WatermarkAssigner, WindowAggregate, WindowTableFunction
+from changeflow.plan.event_time import WatermarkAssigner, WindowAggregate, WindowTableFunction
 from changeflow.plan.over import OverAggregate, describe_over
 from changeflow.plan.window_ops import (WINDOW_OPERATORS, WindowDeduplicate, WindowRank, describe_window_op,
                                         exchange_keys)
@@ -123,8 +123,8 @@ def explain(root: PlanNode, settings: ExplainSettings | None = None) -> str:
         return emit(prefix, connector, with_mode(f"Exchange(distribution=[{dist}])", mode))
 
     def visit(node: PlanNode, prefix: str, connector: str) -> None:
-        if isinstance(node, ProcessingTimeAssigner):
-            return visit(node.input, prefix, connector)   # Flink's plan has no node for the wall clock
+        if not node.in_flink_plan:
+            return visit(node.inputs[0], prefix, connector)   # e.g. the wall clock's assigner: Flink has no node
         split = isinstance(node, Aggregate) and node.traits.two_phase
         describe = _describe_global(node) if isinstance(node, Aggregate) and split else describe_node(node)
         describe = _with_state_ttl(describe, node)

@@ -10,7 +10,7 @@ what EXPLAIN prints and the runtimes translate. A logical node has ``traits`` No
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from changeflow.common.types import DataType
 from changeflow.kernels.aggregate.functions import AggCall
@@ -23,6 +23,8 @@ Schema = tuple[tuple[str, DataType], ...]
 class PlanNode:
     # Keyword-only, so that it follows every subclass's own fields (which keep their positions).
     traits: Any = field(default=None, kw_only=True, repr=False)
+    # False for a node changeflow needs where Flink's plan has none: EXPLAIN prints its input in its place.
+    in_flink_plan: ClassVar[bool] = True
 
     @property
     def schema(self) -> Schema:

@@ -232,6 +232,8 @@ def _table_ddl(table: CatalogTable) -> str:
     text = head + ",\n".join(lines) + "\n)\n"
     if table.comment is not None:
         text += f"COMMENT {_quote(table.comment)}\n"
+    if table.partition_keys:
+        text += "PARTITIONED BY (" + ", ".join(f"`{k}`" for k in table.partition_keys) + ")\n"
     if table.options:
         text += "WITH (\n" + ",\n".join(f"  {_quote(k)} = {_quote(v)}" for k, v in sorted(table.options.items()))
         text += "\n)\n"

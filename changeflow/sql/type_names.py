@@ -1,12 +1,14 @@
-"""Flink type names beyond DDL's first ones: BINARY/VARBINARY/BYTES, TIME, NULL, MAP, MULTISET, ROW.
+"""Flink's type names, as DDL, CAST and the Table API's type strings spell them.
 
-:func:`changeflow.sql.ddl.parse_type` reads the others and hands these here, with itself
-as ``read_type`` for the nested types of MAP, MULTISET and ROW. Each returns the engine's
-type, Flink's display spelling and the words left.
+:func:`parse_type` reads a type text: the numeric, character, DECIMAL, TIMESTAMP and ARRAY
+types itself, the others (BINARY/VARBINARY/BYTES, TIME, NULL, MAP, MULTISET, ROW) through
+:func:`read_other_type`, with the reader itself as ``read_type`` for the nested types of MAP,
+MULTISET and ROW. Each returns the engine's type, Flink's display spelling and the words left.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Callable
 
 from sqlglot import exp
@@ -130,3 +132,88 @@ def cast_type(node: exp.DataType, params: list[int], read: Callable) -> DataType
     if kind == "MAP" and len(nested) == 2:
         return DataTypes.MAP(read(nested[0]), read(nested[1]))
     return None
+
+
+_SIMPLE = {
+    "BOOLEAN": "BOOLEAN", "TINYINT": "TINYINT", "SMALLINT": "SMALLINT", "INT": "INT", "INTEGER": "INT",
+    "BIGINT": "BIGINT", "FLOAT": "FLOAT", "REAL": "FLOAT", "DOUBLE": "DOUBLE", "DATE": "DATE",
+    "STRING": "STRING",
+}
+
+
+def parse_type(text: str, column: str = "?") -> tuple[DataType, str]:
+    """A Flink type name: the engine's type and Flink's display spelling.
+
+    >>> [parse_type(t)[1] for t in ("INTEGER", "VARCHAR(10)", "DECIMAL", "TIMESTAMP", "ARRAY<BIGINT>")]
+    ['INT', 'VARCHAR(10)', 'DECIMAL(10, 0)', 'TIMESTAMP(6)', 'ARRAY<BIGINT>']
+    >>> [parse_type(t)[1] for t in ("MAP<STRING, INT>", "ROW<a INT, b STRING NOT NULL>", "BYTES", "TIME")]
+    ['MAP<STRING, INT>', 'ROW<`a` INT, `b` STRING NOT NULL>', 'BYTES', 'TIME(0)']
+    """
+    words = re.findall(r"`[^`]*`|[A-Za-z_][A-Za-z_0-9]*|\d+|[(),<>]", text)
+    data_type, display, rest = _read_type(words, text, column)
+    if rest:
+        raise DdlError(f"unexpected {' '.join(rest)!r} in the type {text!r} of column {column!r}")
+    return data_type, display
+
+
+def _read_type(words: list[str], text: str, column: str) -> tuple[DataType, str, list[str]]:
+    if not words:
+        raise DdlError(f"missing type of column {column!r}")
+    head, rest = words[0].upper(), words[1:]
+
+    def params() -> list[int]:
+        nonlocal rest
+        if not rest or rest[0] != "(":
+            return []
+        close = rest.index(")") if ")" in rest else -1
+        if close < 0:
+            raise DdlError(f"unbalanced parentheses in the type {text!r} of column {column!r}")
+        values = [w for w in rest[1:close] if w != ","]
+        if not all(v.isdigit() for v in values):
+            raise DdlError(f"type parameters must be integers in {text!r} (column {column!r})")
+        rest = rest[close + 1:]
+        return [int(v) for v in values]
+
+    if head == "DOUBLE" and rest[:1] and rest[0].upper() == "PRECISION":
+        rest = rest[1:]
+    if head in _SIMPLE:
+        root = _SIMPLE[head]
+        return DataType(root), root, rest
+    if head in ("VARCHAR", "CHAR"):
+        (n,) = params() or [1]
+        if head == "VARCHAR" and n == 2147483647:
+            return DataTypes.STRING(), "STRING", rest
+        # The engine does not enforce lengths: character strings are STRING values.
+        return DataTypes.STRING(), f"{head}({n})", rest
+    if head in ("DECIMAL", "DEC", "NUMERIC"):
+        p = params() or [10, 0]
+        precision, scale = (p + [0])[:2]
+        if not 1 <= precision <= 38 or not 0 <= scale <= precision:
+            raise DdlError(f"Decimal precision must be between 1 and 38 and scale between 0 and the precision, "
+                           f"got DECIMAL({precision}, {scale}) for column {column!r}")
+        return DataTypes.DECIMAL(precision, scale), f"DECIMAL({precision}, {scale})", rest
+    if head in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+        (precision,) = params() or [6]
+        if rest[:3] and [w.upper() for w in rest[:3]] == ["WITHOUT", "TIME", "ZONE"]:
+            rest = rest[3:]
+        elif rest[:4] and [w.upper() for w in rest[:4]] == ["WITH", "LOCAL", "TIME", "ZONE"]:
+            rest, head = rest[4:], "TIMESTAMP_LTZ"
+        if not 0 <= precision <= 9:
+            raise DdlError(f"TIMESTAMP precision must be between 0 and 9, got {precision} for column {column!r}")
+        # TIMESTAMP_LTZ values are instants; the engine keeps them as UTC timestamps.
+        return DataTypes.TIMESTAMP(precision), f"{head}({precision})", rest
+    if head in OTHER_TYPES:
+        return read_other_type(head, rest, text, column, _read_type)
+    if head == "ARRAY":
+        if not rest or rest[0] != "<":
+            raise DdlError(f"ARRAY needs an element type, as ARRAY<INT>, in {text!r} (column {column!r})")
+        element, shown, rest = _read_type(rest[1:], text, column)
+        if rest[:2] and rest[0].upper() == "NOT" and rest[1].upper() == "NULL":
+            element, shown, rest = element.with_nullable(False), f"{shown} NOT NULL", rest[2:]
+        if not rest or rest[0] != ">":
+            raise DdlError(f"expected > closing ARRAY<...> in {text!r} (column {column!r})")
+        return DataTypes.ARRAY(element), f"ARRAY<{shown}>", rest[1:]
+    raise DdlError(f"unsupported type {text!r} of column {column!r}; supported: BOOLEAN, TINYINT, SMALLINT, INT, "
+                   "BIGINT, FLOAT, DOUBLE, DECIMAL(p, s), CHAR(n), VARCHAR(n), STRING, BINARY(n), VARBINARY(n), "
+                   "BYTES, DATE, TIME(p), TIMESTAMP(p), TIMESTAMP_LTZ(p), ARRAY<t>, MAP<k, v>, MULTISET<t>, "
+                   "ROW<name t, ...>")

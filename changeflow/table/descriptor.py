@@ -271,11 +271,14 @@ class TableDescriptor:
     def catalog_table(self, name: str, temporary: bool) -> CatalogTable:
         if self._schema is None:
             raise PlanError(f"table {name!r}: the descriptor has no schema; call .schema(Schema...) before .build()")
-        if self._partition_keys:
-            raise PlanError(f"table {name!r}: partitioned_by({', '.join(self._partition_keys)}): partitioned "
-                            "tables (PARTITIONED BY) are not supported")
         declared = self._schema.declared(self._options.get("connector", "?"))
-        return CatalogTable(name, declared, dict(self._options), temporary, self._comment)
+        physical = [c.name for c in declared.physical_columns()]
+        for key in self._partition_keys:
+            if key not in physical:
+                raise PlanError(f"Partition column '{key}' not defined in the table schema. Available columns: "
+                                f"[{', '.join(repr(n) for n in physical)}]")
+        return CatalogTable(name, declared, dict(self._options), temporary, self._comment,
+                            partition_keys=tuple(self._partition_keys))
 
     class Builder:
         def __init__(self, connector: str) -> None:

@@ -25,7 +25,8 @@ from changeflow.expressions import Agg, Call, Column, Expression, Literal, UserC
 __all__ = [
     "Expression", "TimeIntervalUnit", "TimePointUnit", "and_", "call", "call_sql", "coalesce", "col", "concat",
     "concat_ws",
-    "count_star", "current_date", "current_timestamp", "date_format", "e", "from_unixtime", "if_then_else",
+    "count_star", "current_date", "current_timestamp", "current_watermark", "date_format", "e", "from_unixtime",
+    "if_then_else",
     "json", "json_array", "json_array_agg", "json_object", "json_object_agg", "json_string",
     "lit", "local_timestamp", "log", "negative", "not_", "null_of", "or_", "pi", "range_", "timestamp_diff",
     "to_date", "to_timestamp", "unix_timestamp", "row_interval", "UNBOUNDED_ROW", "UNBOUNDED_RANGE",
@@ -155,6 +156,12 @@ def current_timestamp() -> Expression:
     return Call("current_timestamp", ())
 
 
+def current_watermark(rowtime: Any) -> Expression:
+    """The watermark that reached this operator before the row (NULL before the first), as SQL's
+    ``CURRENT_WATERMARK``: ``rowtime`` must be a rowtime attribute; in a filter it keeps the rows not late."""
+    return _call("current_watermark", rowtime)
+
+
 def local_timestamp() -> Expression:
     return Call("localtimestamp", ())
 
@@ -265,7 +272,7 @@ CURRENT_RANGE: Expression = Call("over_bound", (Literal("CURRENT_RANGE"),))
 # PyFlink functions changeflow has no built-in for: importing one works (a program may never
 # call it); calling it raises, naming it.
 UNSUPPORTED_FUNCTIONS = frozenset([
-    "current_database", "current_time", "current_watermark", "local_time", "to_timestamp_ltz",
+    "current_database", "current_time", "local_time", "to_timestamp_ltz",
     "temporal_overlaps", "convert_tz", "array", "row", "map_", "map_from_arrays", "descriptor", "object_of",
     "rand", "rand_integer", "atan2", "uuid", "source_watermark", "lag", "lead",
 ])

@@ -141,3 +141,36 @@ def test_json_reads_a_row_column_by_field_name_as_flink():
         (1, (7, datetime.datetime(2024, 1, 2, 3, 4, 5, 120000), "x")), (2, None), (3, (8, None, None))]
     with pytest.raises(BadRecordError, match="column 'r' of type .*: 5 is not an object"):
         JsonFormat(False).decode('{"k": 1, "r": 5}\n', "f.json", schema)
+
+
+# What Flink 2.3's csv format wrote for these strings (PyFlink 2.3, a batch INSERT into a filesystem
+# table, delimiters ',', '|' and tab): Jackson quotes a string with a character below one past the
+# largest of the delimiter, the quote and the line feed, or longer than 24 characters; numbers are
+# never quoted.
+_QUOTING = ["+I", "a b", "x#y", "a|b", "plain", "", "-D", "a,b", 'q"q', "1.5E+3", "~t", " lead"]
+_FLINK_QUOTED = {
+    ",": ['"+I"', '"a b"', '"x#y"', "a|b", "plain", "", "-D", '"a,b"', '"q""q"', '"1.5E+3"', "~t", '" lead"'],
+    "|": ['"+I"', '"a b"', '"x#y"', '"a|b"', '"plain"', "", '"-D"', '"a,b"', '"q""q"', '"1.5E+3"', '"~t"',
+          '" lead"'],
+    "\t": ["+I", '"a b"', "x#y", "a|b", "plain", "", "-D", "a,b", '"q""q"', "1.5E+3", "~t", '" lead"'],
+}
+_LENGTHS = ["a" * 23, "a" * 24, "a" * 25, "a" * 26, "a" * 40, "b" * 24 + "-", "abc|"]
+_FLINK_LENGTHS = ["a" * 23, "a" * 24, '"' + "a" * 25 + '"', '"' + "a" * 26 + '"', '"' + "a" * 40 + '"',
+                  '"' + "b" * 24 + '-"', "abc|"]
+
+
+def test_csv_quotes_text_longer_than_24_characters_as_flinks_writer_does():
+    fmt = CsvFormat(False)
+    schema = (("id", DataTypes.INT()), ("s", DataTypes.STRING()))
+    lines = fmt.encode(list(enumerate(_LENGTHS)), schema).decode().splitlines()
+    assert lines == [f"{i},{q}" for i, q in enumerate(_FLINK_LENGTHS)]
+
+
+@pytest.mark.parametrize("delimiter", sorted(_FLINK_QUOTED))
+def test_csv_quotes_text_as_flinks_writer_does(delimiter):
+    fmt = CsvFormat(False, delimiter)
+    schema = (("id", DataTypes.INT()), ("s", DataTypes.STRING()), ("x", DataTypes.DOUBLE()))
+    lines = fmt.encode([(i, s, 1.5e10) for i, s in enumerate(_QUOTING)], schema).decode().splitlines()
+    assert lines == [delimiter.join([str(i), q, "1.5E10"]) for i, q in enumerate(_FLINK_QUOTED[delimiter])]
+    assert [r[1] if r[1] is not None else "" for r in fmt.decode("\n".join(lines) + "\n", "f", schema)] == \
+        [s for s in _QUOTING]

@@ -46,7 +46,7 @@ def test_refusals_name_what_is_refused(timed):
         TumblingEventTimeWindows.of(Time.milliseconds(10), Time.milliseconds(10))
     with pytest.raises(ValueError, match="abs\\(offset\\) < slide"):
         SlidingEventTimeWindows.of(Time.milliseconds(10), Time.milliseconds(5), Time.milliseconds(5))
-    with pytest.raises(ValueError, match="does not support event-time or count windows"):
+    with pytest.raises(ValueError, match="does not support event-time, processing-time or count windows"):
         timed.co_group(timed).where(lambda r: r).equal_to(lambda r: r).window(
             TumblingEventTimeWindows.of(Time.milliseconds(10)))
     with pytest.raises(TypeError, match="WatermarkStrategy"):

@@ -177,7 +177,7 @@ def test_sessions_merge_continuous_trigger_to_the_earliest_firing():
 
 def test_trigger_spec_refuses_unknown_kinds():
     with pytest.raises(ValueError, match="unknown trigger kind"):
-        TriggerSpec("processing_time")
+        TriggerSpec("ingestion_time")
 
 
 # --- the API: what it builds and what it refuses ------------------------------------------
@@ -201,29 +201,78 @@ def test_count_window_builds_the_kernel_node_with_its_trigger():
     assert _keyed().count_window(4).reduce(_sum)._node.trigger == TriggerSpec("count", count=4)
 
 
-@pytest.mark.parametrize("assigner", ["TumblingProcessingTimeWindows", "SlidingProcessingTimeWindows",
-                                      "ProcessingTimeSessionWindows"])
-def test_processing_time_windows_are_refused_by_name(assigner):
+@pytest.mark.parametrize("assigner, args, windows", [
+    ("TumblingProcessingTimeWindows", (1000, 250), EventWindows("tumbling", 1000, offset=250, processing_time=True)),
+    ("SlidingProcessingTimeWindows", (1000, 500, 0), EventWindows("sliding", 1000, slide=500, processing_time=True)),
+    ("ProcessingTimeSessionWindows", (1000,), EventWindows("session", gap=1000, processing_time=True))])
+def test_processing_time_windows_build_the_kernel_with_pyflinks_names(assigner, args, windows):
     from changeflow.common import Time
     from changeflow.datastream import window
 
     cls = getattr(window, assigner)
-    instance = cls.with_gap(Time.seconds(1)) if "Session" in assigner else cls.of(Time.seconds(1))
-    with pytest.raises(ValueError, match=f"{assigner} \\(processing-time windows\\) is not supported"):
-        _keyed().window(instance)
+    times = [Time.milliseconds(a) for a in args]
+    instance = cls.with_gap(*times) if "Session" in assigner else cls.of(*times)
+    assert repr(instance) == f"{assigner}({', '.join(map(str, args))})"  # PyFlink's repr
+    assert not instance.is_event_time() and isinstance(instance.get_default_trigger(), window.ProcessingTimeTrigger)
+    stream = _keyed().window(instance).reduce(_sum)
+    assert stream._node.windows == windows and stream._node.trigger == TriggerSpec("processing_time")
+    assert stream._node.make_window is TimeWindow
 
 
-@pytest.mark.parametrize("trigger", ["ProcessingTimeTrigger", "ContinuousProcessingTimeTrigger"])
-def test_processing_time_triggers_are_refused_by_name(trigger):
+def test_event_time_triggers_are_refused_on_processing_time_windows_when_built():
     from changeflow.common import Time
     from changeflow.datastream import window
 
-    cls = getattr(window, trigger)
-    instance = cls.of(Time.seconds(1)) if "Continuous" in trigger else cls.create()
-    with pytest.raises(ValueError, match=f"{trigger} is not supported by changeflow"):
-        _keyed().count_window(2).trigger(instance)
-    with pytest.raises(ValueError, match=f"{trigger} is not supported by changeflow"):
-        _keyed().count_window(2).trigger(window.PurgingTrigger.of(instance))
+    windowed = _keyed().window(window.TumblingProcessingTimeWindows.of(Time.seconds(1)))
+    with pytest.raises(ValueError, match=r"WindowedStream.trigger\(\): EventTimeTrigger on a processing-time window"):
+        windowed.trigger(window.EventTimeTrigger.create()).reduce(_sum)
+
+
+def test_window_all_takes_processing_time_windows():
+    from changeflow.common import Time
+    from changeflow.datastream import StreamExecutionEnvironment, window
+
+    env = StreamExecutionEnvironment.get_execution_environment()
+    stream = env.from_collection([1, 2]).window_all(window.SlidingProcessingTimeWindows.of(
+        Time.seconds(2), Time.seconds(1))).reduce(lambda a, b: a + b)
+    assert stream._node.windows == EventWindows("sliding", 2000, slide=1000, processing_time=True)
+    assert stream.get_name().startswith("WindowAll(SlidingProcessingTimeWindows(2000, 1000, 0), reduce(")
+
+
+def test_processing_time_assigners_check_their_arguments_as_pyflink():
+    from changeflow.common import Time
+    from changeflow.datastream import window
+
+    with pytest.raises(ValueError, match=r"abs\(offset\) < size"):
+        window.TumblingProcessingTimeWindows.of(Time.milliseconds(10), Time.milliseconds(10))
+    with pytest.raises(ValueError, match=r"abs\(offset\) < slide"):
+        window.SlidingProcessingTimeWindows.of(Time.milliseconds(10), Time.milliseconds(5), Time.milliseconds(5))
+    with pytest.raises(ValueError, match="0 < size"):
+        window.ProcessingTimeSessionWindows.with_gap(Time.milliseconds(0))
+    with pytest.raises(NotImplementedError, match="DynamicProcessingTimeSessionWindows"):
+        window.ProcessingTimeSessionWindows.with_dynamic_gap(lambda e: 1)
+    with pytest.raises(ValueError, match="positive interval"):
+        window.ContinuousProcessingTimeTrigger.of(Time.milliseconds(0))
+    with pytest.raises(ValueError, match="does not support event-time, processing-time or count windows"):
+        keyed = _keyed()
+        keyed.co_group(keyed).where(lambda r: r).equal_to(lambda r: r).window(
+            window.TumblingProcessingTimeWindows.of(Time.seconds(1)))
+
+
+def test_processing_time_triggers_give_their_kernel_triggers():
+    from changeflow.common import Time
+    from changeflow.datastream import window
+
+    continuous = window.ContinuousProcessingTimeTrigger.of(Time.milliseconds(200))
+    stream = _keyed().count_window(2).trigger(window.PurgingTrigger.of(continuous)).reduce(_sum)
+    assert stream._node.trigger == TriggerSpec("continuous_processing_time", interval=200, purge=True)
+    assert "trigger=PurgingTrigger(ContinuousProcessingTimeTrigger(200))" in stream.get_name()
+    on_global = _keyed().window(window.GlobalWindows.create()).trigger(continuous).reduce(_sum)
+    assert on_global._node.trigger == TriggerSpec("continuous_processing_time", interval=200)
+    assert on_global._node.windows == EventWindows("global")
+    event = _keyed().window(window.TumblingEventTimeWindows.of(Time.seconds(1))).trigger(
+        window.ProcessingTimeTrigger.create()).reduce(_sum)
+    assert event._node.trigger == TriggerSpec("processing_time") and not event._node.windows.processing_time
 
 
 def test_global_window_triggers_are_refused_on_kernel_windows():

@@ -149,3 +149,16 @@ def test_show_functions_lists_built_ins_and_user_functions(t_env, udf_module):
     assert names == sorted(names) and {"abs", "count", "json_value", "listagg", "twice"} <= set(names)
     assert not {"case", "count_star", "sum0", "json"} & set(names)
     assert t_env.list_functions() == names
+
+
+def test_show_create_table_prints_partition_keys_as_flink():
+    """Flink 2.3's SHOW CREATE TABLE of a partitioned table (PyFlink 2.3's output, verbatim)."""
+    from changeflow.table import EnvironmentSettings, TableEnvironment
+
+    env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
+    env.execute_sql("CREATE TABLE p (id INT, dt STRING, hm STRING) COMMENT 'c' PARTITIONED BY (dt, hm) WITH ("
+                    "'connector'='filesystem','path'='/x','format'='csv')")
+    assert _text(env, "SHOW CREATE TABLE p") == (
+        "CREATE TABLE `default_catalog`.`default_database`.`p` (\n  `id` INT,\n  `dt` VARCHAR(2147483647),\n"
+        "  `hm` VARCHAR(2147483647)\n)\nCOMMENT 'c'\nPARTITIONED BY (`dt`, `hm`)\nWITH (\n"
+        "  'connector' = 'filesystem',\n  'format' = 'csv',\n  'path' = '/x'\n)\n")

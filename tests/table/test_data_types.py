@@ -174,9 +174,12 @@ def test_schema_refusals_name_the_construct():
     meta = Schema.new_builder().column("id", T.INT()).column_by_metadata("ts", T.TIMESTAMP_LTZ(3), "timestamp").build()
     with pytest.raises(PlanError, match="'ts' is a METADATA column.*connector 'kafka'"):
         TableDescriptor.for_connector("kafka").schema(meta).build().catalog_table("t", True)
-    parted = TableDescriptor.for_connector("filesystem").schema(meta).partitioned_by("id").build()
-    with pytest.raises(PlanError, match="partitioned_by"):
+    plain = Schema.new_builder().column("id", T.INT()).build()
+    parted = TableDescriptor.for_connector("filesystem").schema(plain).partitioned_by("nope").build()
+    with pytest.raises(PlanError, match="Partition column 'nope' not defined in the table schema"):
         parted.catalog_table("t", True)
+    assert TableDescriptor.for_connector("filesystem").schema(plain).partitioned_by("id").build() \
+        .catalog_table("t", True).partition_keys == ("id",)
     bad_watermark = Schema.new_builder().column("id", T.INT()).watermark("id", "id").build()
     with pytest.raises(PlanError, match="Invalid data type of time field"):
         TableDescriptor.for_connector("datagen").schema(bad_watermark).build().catalog_table("t", True)

@@ -97,7 +97,8 @@ def late_records(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 @dataclass(frozen=True)
 class EventWindows:
-    """Which windows a timestamp falls in: ``kind`` tumbling, sliding or session (ms).
+    """Which windows a timestamp falls in: ``kind`` tumbling, sliding or session (ms); ``processing_time``:
+    the timestamp is the record's arrival time (a processing-time assigner, :mod:`.processing_time`).
 
     >>> EventWindows("tumbling", 10).assign(23), EventWindows("tumbling", 10, offset=3).assign(2)
     ([(20, 30)], [(-7, 3)])
@@ -112,6 +113,7 @@ class EventWindows:
     slide: int = 0
     offset: int = 0
     gap: int = 0
+    processing_time: bool = False
 
     @property
     def merging(self) -> bool:
@@ -207,10 +209,11 @@ class EventTimeWindow(KernelBase):
         windows = _load(state, keys)
         out = _Out()
         watermark = self.current_watermark
+        arrival = self.clock() if self.windows.processing_time else None  # one processing time per call
         opened = self._open()
         try:
             for key_blob, blob, stamp in zip(batch[KEY], batch[VALUE], stamps_of(batch), strict=True):
-                timestamp = timestamp_of(blob)
+                timestamp = timestamp_of(blob) if arrival is None else arrival
                 mine = windows.setdefault(key_blob, [{}, 0])
                 if self.windows.event_time:
                     if timestamp is None:
@@ -240,8 +243,9 @@ class EventTimeWindow(KernelBase):
         windows = {k: loads(v) for k, v in zip(rows[KEY], rows[STATE], strict=True)}
         # The trigger timers due, earliest first (then by key); a timer a firing registers waits for the next
         # watermark (PyFlink's behaviour, see the module's docstring).
-        due = sorted((t, k, w) for k, mine in windows.items() for w, entry in mine[0].items() for t in entry[2].timers
-                     if t <= watermark)
+        due = [] if self.trigger.processing_time else sorted(  # a processing-time trigger's timers: on_timer
+            (t, k, w) for k, mine in windows.items() for w, entry in mine[0].items() for t in entry[2].timers
+            if t <= watermark)
         out = _Out()
         opened = self._open()
         try:
@@ -278,7 +282,7 @@ class EventTimeWindow(KernelBase):
             entry = mine.get(w)
             contents = self._fold(entry[0] if entry is not None else _EMPTY, value, key_blob)
             entry = mine[w] = [contents, stamp, entry[2] if entry is not None else Pane()]
-            if self.trigger.on_element(entry[2], timestamp, w[1] - 1, watermark):
+            if self.trigger.on_element(entry[2], timestamp, w[1] - 1, self._trigger_time(watermark)):
                 self._fire(key_blob, w, entry, watermark, out, child_stamp(stamp, j))
         return added
 
@@ -308,8 +312,12 @@ class EventTimeWindow(KernelBase):
             last = entry[1] if last is None else max(last, entry[1])
             panes.append(entry[2])
         # Flink's merged window fires anew when the watermark reaches its end (its trigger timer moves).
-        mine[merged] = [contents, last, self.trigger.on_merge(panes, merged[1] - 1, watermark)]
+        mine[merged] = [contents, last, self.trigger.on_merge(panes, merged[1] - 1, self._trigger_time(watermark))]
         return merged
+
+    def _trigger_time(self, watermark: int) -> int:
+        """The trigger's current time: the watermark, or the processing time for a processing-time trigger."""
+        return self.clock() if self.trigger.processing_time else watermark
 
     def _fold(self, contents: Any, value: Any, key_blob: bytes) -> Any:
         kind = self.spec.kind

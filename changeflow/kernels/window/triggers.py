@@ -2,35 +2,41 @@
 
 A :class:`TriggerSpec` is what the API's trigger (``EventTimeTrigger``,
 ``CountTrigger.of(n)``, ``ContinuousEventTimeTrigger.of(interval)``,
-``NeverTrigger``, each optionally wrapped in ``PurgingTrigger.of``) tells the
-kernel. Its methods are Flink's ``onElement`` / ``onEventTime`` / ``onMerge``
-over a window's :class:`Pane` (the trigger's state: the element count, the next
-continuous firing, the event-time timers it registered). Each returns whether
-the window fires; with ``purge`` a firing also empties the window's contents
-(``FIRE_AND_PURGE``).
+``NeverTrigger``, ``ProcessingTimeTrigger``,
+``ContinuousProcessingTimeTrigger.of(interval)``, each optionally wrapped in
+``PurgingTrigger.of``) tells the kernel. Its methods are Flink's ``onElement`` /
+``onEventTime`` / ``onProcessingTime`` / ``onMerge`` over a window's :class:`Pane`
+(the trigger's state: the element count, the next continuous firing, the timers
+it registered, all in the trigger's time domain: event time, or processing time
+when :attr:`TriggerSpec.processing_time`). Each returns whether the window fires;
+with ``purge`` a firing also empties the window's contents (``FIRE_AND_PURGE``).
 
 >>> pane, count = Pane(), TriggerSpec("count", count=2)
->>> [count.on_element(pane, t, max_timestamp=9, watermark=-1) for t in (1, 2, 3)]
+>>> [count.on_element(pane, t, max_timestamp=9, time=-1) for t in (1, 2, 3)]
 [False, True, False]
 >>> pane, continuous = Pane(), TriggerSpec("continuous_event_time", interval=4)
->>> continuous.on_element(pane, 1, max_timestamp=9, watermark=-1), sorted(pane.timers)
+>>> continuous.on_element(pane, 1, max_timestamp=9, time=-1), sorted(pane.timers)
 (False, [4, 9])
 >>> pane.timers.discard(4)  # the host removes the timer it fires
 >>> continuous.on_event_time(pane, 4, max_timestamp=9), sorted(pane.timers)
 (True, [8, 9])
+>>> pane, clock = Pane(), TriggerSpec("continuous_processing_time", interval=4)
+>>> clock.on_element(pane, 0, max_timestamp=19, time=5), sorted(pane.timers)  # time: the processing time
+(False, [8])
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-KINDS = ("event_time", "count", "continuous_event_time", "never")
+KINDS = ("event_time", "count", "continuous_event_time", "never", "processing_time", "continuous_processing_time")
+PROCESSING_TIME_KINDS = ("processing_time", "continuous_processing_time")
 
 
 @dataclass
 class Pane:
-    """A window's trigger state: ``count`` (CountTrigger), ``next_fire`` (ContinuousEventTimeTrigger's
-    fire-time state), ``timers`` (the pending event-time timers the trigger registered)."""
+    """A window's trigger state: ``count`` (CountTrigger), ``next_fire`` (the continuous triggers' fire-time
+    state), ``timers`` (the pending timers the trigger registered, in its time domain)."""
 
     count: int = 0
     next_fire: int | None = None
@@ -40,7 +46,7 @@ class Pane:
 @dataclass(frozen=True)
 class TriggerSpec:
     """One of Flink's triggers: ``kind`` in :data:`KINDS`, ``count`` (CountTrigger's size), ``interval`` (ms,
-    ContinuousEventTimeTrigger), ``purge`` (wrapped in PurgingTrigger)."""
+    the continuous triggers), ``purge`` (wrapped in PurgingTrigger)."""
 
     kind: str = "event_time"
     count: int = 0
@@ -51,8 +57,22 @@ class TriggerSpec:
         if self.kind not in KINDS:
             raise ValueError(f"unknown trigger kind {self.kind!r}")
 
-    def on_element(self, pane: Pane, timestamp: int, max_timestamp: int, watermark: int) -> bool:
-        """An element was added to the window: whether it fires now."""
+    @property
+    def processing_time(self) -> bool:
+        """The trigger's timers are processing-time timers (the host fires them through ``on_timer``)."""
+        return self.kind in PROCESSING_TIME_KINDS
+
+    def on_element(self, pane: Pane, timestamp: int, max_timestamp: int, time: int) -> bool:
+        """An element was added to the window: whether it fires now. ``time`` is the trigger's current time:
+        the watermark, or for a :attr:`processing_time` trigger the processing time."""
+        if self.kind == "processing_time":  # a timer at the window's end; never fires on an element
+            pane.timers.add(max_timestamp)
+            return False
+        if self.kind == "continuous_processing_time":
+            if pane.next_fire is None:  # PyFlink's: the element's processing time, not its timestamp
+                self._next(pane, time - time % self.interval, max_timestamp)
+            return False
+        watermark = time
         if self.kind == "count":
             pane.count += 1
             if pane.count >= self.count:
@@ -82,16 +102,26 @@ class TriggerSpec:
             return True
         return False
 
-    def on_merge(self, panes: list[Pane], max_timestamp: int, watermark: int) -> Pane:
+    def on_processing_time(self, pane: Pane, time: int, max_timestamp: int) -> bool:
+        """The trigger's processing-time timer at ``time`` fired (the host removed it from ``pane.timers``)."""
+        if self.kind == "processing_time":  # PyFlink's ProcessingTimeTrigger fires on any of its timers
+            return True
+        if self.kind == "continuous_processing_time" and pane.next_fire == time:
+            pane.next_fire = None
+            self._next(pane, time, max_timestamp)
+            return True
+        return False
+
+    def on_merge(self, panes: list[Pane], max_timestamp: int, time: int) -> Pane:
         """The trigger state of a session window merged from windows with ``panes`` (their timers are deleted,
-        as Flink's ``clear`` of each merged window deletes them)."""
+        as Flink's ``clear`` of each merged window deletes them); ``time`` as in :meth:`on_element`."""
         merged = Pane()
         if self.kind == "count":
             merged.count = sum(p.count for p in panes)
-        elif self.kind == "event_time":
-            if max_timestamp > watermark:
+        elif self.kind in ("event_time", "processing_time"):
+            if max_timestamp > time:
                 merged.timers.add(max_timestamp)
-        elif self.kind == "continuous_event_time":
+        elif self.kind in ("continuous_event_time", "continuous_processing_time"):
             fires = [p.next_fire for p in panes if p.next_fire is not None]
             if fires:
                 merged.next_fire = min(fires)  # the fire-time state is a ReducingState of Min
@@ -105,5 +135,6 @@ class TriggerSpec:
     def __repr__(self) -> str:
         inner = {"event_time": "EventTimeTrigger", "count": f"CountTrigger({self.count})",
                  "continuous_event_time": f"ContinuousEventTimeTrigger({self.interval})",
-                 "never": "NeverTrigger"}[self.kind]
+                 "never": "NeverTrigger", "processing_time": "ProcessingTimeTrigger",
+                 "continuous_processing_time": f"ContinuousProcessingTimeTrigger({self.interval})"}[self.kind]
         return f"PurgingTrigger({inner})" if self.purge else inner

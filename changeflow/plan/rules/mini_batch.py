@@ -8,8 +8,11 @@ a join folding its bundles). changeflow's bundle is a micro-batch (at most
 configured ``allow-latency``, printed as Flink does.
 
 The assigner's mode is inferred top-down as Flink does: ``ProcTime`` from the
-root, turned ``RowTime`` below an operator that needs a watermark (a window
-aggregation; Flink's ``requireWatermark``). A ``RowTime`` assigner generates no
+root, turned ``RowTime`` below an operator that needs a watermark (Flink's
+``requireWatermark``: a window aggregation, Top-N, deduplication or join, an
+event-time OVER aggregation, interval join or temporal join, a row-time
+deduplication; checked against PyFlink 2.3's EXPLAIN, fixtures in
+``tests/plan/fixtures/mini_batch.sql``). A ``RowTime`` assigner generates no
 watermarks: it forwards only those of its watermark assigner that end an
 ``allow-latency`` interval (:mod:`changeflow.kernels.rowtime_mini_batch`, applied
 by the runtime where watermarks are applied), each then a bundle boundary for
@@ -25,14 +28,23 @@ from __future__ import annotations
 from typing import Any
 
 from changeflow.plan.event_time import ProcessingTimeAssigner, WatermarkAssigner, WindowAggregate
-from changeflow.plan.nodes import PlanNode, Source
+from changeflow.plan.nodes import Deduplicate, PlanNode, Source
+from changeflow.plan.over import OverAggregate
 from changeflow.plan.physical import annotate, with_inputs
 from changeflow.plan.rules import Rule
+from changeflow.plan.time_joins import IntervalJoin, TemporalJoin
+from changeflow.plan.window_ops import WindowDeduplicate, WindowJoin, WindowRank
 
-# The operators whose mini-batch assigner works in row time (Flink's requireWatermark with
-# mini-batch on). Flink's event-time OVER aggregation, interval join and rowtime deduplication
-# require one too; changeflow does not filter their watermarks yet (docs/differences.md).
-_NEEDS_WATERMARK = (WindowAggregate,)
+_WINDOW_OPERATORS = (WindowAggregate, WindowRank, WindowDeduplicate, WindowJoin, IntervalJoin, TemporalJoin)
+
+
+def needs_watermark(node: PlanNode) -> bool:
+    """Whether ``node`` works on event time (Flink's ``requireWatermark``): its assigners go ``RowTime``."""
+    if isinstance(node, OverAggregate):
+        return not node.proctime
+    if isinstance(node, Deduplicate):
+        return node.order != "proctime"
+    return isinstance(node, _WINDOW_OPERATORS)
 
 
 def apply(plan: PlanNode, settings: Any) -> PlanNode:
@@ -45,7 +57,7 @@ def apply(plan: PlanNode, settings: Any) -> PlanNode:
     def visit(node: PlanNode, row_time: bool, under_watermark: bool) -> PlanNode:
         key = (id(node), row_time, under_watermark)
         if key not in done:
-            below = row_time or isinstance(node, _NEEDS_WATERMARK)
+            below = row_time or needs_watermark(node)
             # A processing-time window's assigner is the wall clock: its mini-batches are ProcTime ones.
             is_assigner = isinstance(node, WatermarkAssigner) and not isinstance(node, ProcessingTimeAssigner)
             inputs = tuple(visit(c, below, is_assigner) for c in node.inputs)
@@ -60,4 +72,4 @@ def apply(plan: PlanNode, settings: Any) -> PlanNode:
 
 RULE = Rule("mini_batch", 50, apply, ("mini_batch", "mini_batch_assigner"))
 
-__all__ = ["apply"]
+__all__ = ["apply", "needs_watermark"]

@@ -42,6 +42,7 @@ from changeflow.runtime.spark.job_directory import (committed_batches, job_direc
                                                     temporary_directory)
 from changeflow.runtime.spark.query_settings import check_user_query, for_job
 from changeflow.runtime.spark.query_start import start_query
+from changeflow.runtime.spark.sink_watermark import SinkWatermark
 from changeflow.runtime.spark.state_metrics import read_state_metrics
 from changeflow.runtime.spark.stream_graph import SINK
 from changeflow.runtime.spark.streaming import StreamingSettings, StreamingTranslator, physical_plan
@@ -63,13 +64,14 @@ class SparkJobs:
         check_user_query(self.spark, frame)
         return frame
 
-    def _translate(self, plan: PlanNode, settings: StreamingSettings,
-                   workdir: str) -> tuple[DataFrame, StreamingTranslator]:
+    def _translate(self, plan: PlanNode, settings: StreamingSettings, workdir: str,
+                   keep_watermarks: bool = False) -> tuple[DataFrame, StreamingTranslator]:
         """The query's frame, and its translator, which says whether the query wants no-data
         micro-batches (timers: idle flushes, TTL sweeps) and where its flush signals go (:mod:`.flush_signals`).
         ``plan`` is physical (a logical plan is planned here, once)."""
         with for_job(self.spark, starts_queries=True):  # changeflow's settings on a user's session (.query_settings)
             translator = StreamingTranslator(self.spark, settings, workdir)
+            translator.keep_watermarks = keep_watermarks
             frame = translator.translate(plan)
         return frame, translator
 
@@ -108,16 +110,22 @@ class SparkJobs:
         plan = physical_plan(plan, settings)
         try:
             with job_directory(self.checkpoint_root, job_name) as workdir, readable_errors():
-                frame, translator = self._translate(plan, settings, workdir)
+                wants_watermark = getattr(sink, "wants_watermark", False)
+                frame, translator = self._translate(plan, settings, workdir, wants_watermark)
                 names = value_columns(frame)
                 job.checkpoint = f"{workdir}/checkpoint"  # for get_state_metrics()
                 sink_job = _sink_job(workdir)
                 sink.open(sink_job)
+                watermarks = SinkWatermark(translator.watermark_scans.count)
 
                 def write(batch: DataFrame, batch_id: int) -> None:
+                    table = batch.toArrow()
+                    if wants_watermark:  # the watermark rows kept for the sink: its watermark after this batch
+                        table = watermarks.take(table)
+                        if watermarks.current is not None:
+                            sink.advance_watermark(watermarks.current)
                     sink_job.deliver_once(batch_id, lambda: sink.write(
-                        enforce(_changes(batch.toArrow(), names), plan.schema, not_null_enforcer, plan.table),
-                        batch_id))
+                        enforce(_changes(table, names), plan.schema, not_null_enforcer, plan.table), batch_id))
 
                 interval = micro_batch_interval(plan, settings)
 
@@ -134,6 +142,8 @@ class SparkJobs:
 
                 # An availableNow query over an unbounded Spark stream ends with a flush run.
                 run_to_end(start, translator.flush_signal_dirs if interval is None else [], lambda: job.cancelled)
+                if interval is None and not job.cancelled and hasattr(sink, "finish"):
+                    sink.finish()  # bounded input ended: the sink's end of input (partition commit)
         finally:
             sink.close()
 
@@ -154,6 +164,8 @@ class SparkJobs:
             try:
                 plan.connector.open(SinkJob.fresh())
                 plan.connector.write(enforce(self.run_batch(plan), plan.schema, not_null_enforcer, plan.table))
+                if hasattr(plan.connector, "finish"):
+                    plan.connector.finish()  # the result is written: the end of input (partition commit)
             finally:
                 plan.connector.close()
 

@@ -44,6 +44,9 @@ def submit_batch_inserts(jobs: SparkJobs, plans: list[Sink], not_null_enforcer: 
                 opened.append(plan.connector)
             for plan in plans:
                 plan.connector.write(enforce(jobs.run_batch(plan), plan.schema, not_null_enforcer, plan.table))
+            for plan in plans:
+                if hasattr(plan.connector, "finish"):
+                    plan.connector.finish()  # every result is written: the end of input (partition commit)
         finally:
             for connector in opened:
                 connector.close()
@@ -80,6 +83,11 @@ def _run_streaming(jobs: SparkJobs, plans: list[Sink], settings: StreamingSettin
 
             intervals = [v for v in (micro_batch_interval(p, settings) for p in plans) if v is not None]
             interval = min(intervals) if intervals else None
+            watermarked = [p.table for p in plans if getattr(p.connector, "wants_watermark", False)]
+            if watermarked and interval is not None:
+                raise ValueError(f"Table {watermarked[0]}: 'sink.partition-commit.trigger' = 'partition-time' is not "
+                                 f"supported in a statement set over unbounded input (its sinks get no watermark); "
+                                 f"run the INSERT on its own or use the 'process-time' trigger.")
             no_data_batches = any(t.wants_no_data_batches for t in translators)
             signal_dirs = [d for t in translators for d in t.flush_signal_dirs]
 
@@ -94,6 +102,10 @@ def _run_streaming(jobs: SparkJobs, plans: list[Sink], settings: StreamingSettin
                 return query
 
             run_to_end(start, signal_dirs if interval is None else [], lambda: job.cancelled)
+            if interval is None and not job.cancelled:
+                for plan in plans:
+                    if hasattr(plan.connector, "finish"):
+                        plan.connector.finish()  # bounded input ended: the sinks' end of input (partition commit)
     finally:
         for connector in opened:
             connector.close()

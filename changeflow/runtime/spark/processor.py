@@ -23,7 +23,8 @@ time (Spark's batch timestamp, kept in the offset log) for a kernel with a TTL
 sweep, the wall clock otherwise (a ``KeyedProcessFunction`` reads processing
 time as Flink's does, so a timer it sets for "now" fires in a later
 micro-batch: Spark fires the timers its batch timestamp has reached after the
-batch's input).
+batch's input), or the micro-batch's time for a kernel with ``batch_clock``
+(a processing-time window).
 
 A kernel with a state TTL (``sweep_interval_ms`` not None: under
 ``table.exec.state.ttl`` or a ``STATE_TTL`` hint, the group aggregation,
@@ -214,7 +215,10 @@ class KernelProcessor(StatefulProcessor):
                                self.kernel.operator_name)
 
     def _tick(self, timerValues: Any) -> int | None:
-        """Set the kernel's clock to the micro-batch's processing time (TTL sweep only, see the module); return it."""
+        """Set the kernel's clock to the micro-batch's processing time (TTL sweep or ``batch_clock`` only, see the
+        module); return it for the sweep (None without one)."""
+        if self.kernel.batch_clock:
+            self.clock.set(timerValues.getCurrentProcessingTimeInMs())
         return self.sweep.start_batch(timerValues)
 
     def handleInputRows(self, key: Any, rows: Iterator[pd.DataFrame], timerValues: Any) -> Iterator[pd.DataFrame]:
@@ -265,6 +269,7 @@ class KernelProcessor(StatefulProcessor):
             return
         out = None
         if self.timers:
+            self._tick(timerValues)
             state = self._state()
             out = concat_outputs(self.kernel.on_timer(now, state))
             state.commit()

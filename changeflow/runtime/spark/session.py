@@ -24,6 +24,9 @@ from changeflow.runtime.spark.query_settings import (
 )
 
 _lock = threading.Lock()
+# The PYSPARK_PYTHON this process's changeflow set, to tell it from one the user set (a later session
+# of this process sees it in the environment and must not take it for the user's choice).
+_ours: str | None = None
 
 
 def get_or_create(master: str = "local[*]", extra: dict[str, str] | None = None,
@@ -40,14 +43,16 @@ def get_or_create(master: str = "local[*]", extra: dict[str, str] | None = None,
     ``warm`` is ``changeflow.spark.warm-python``: on a ``local[...]`` master, Spark's Python processes are
     forked from an interpreter that has imported pyspark and pandas already (:mod:`.warm_python`).
     """
+    global _ours
     with _lock:
         users_python = os.environ.get("PYSPARK_PYTHON")   # the warm server runs this interpreter only
-        if users_python is not None and os.path.basename(users_python) == worker_python.NAME:
+        if users_python is not None and users_python == _ours:
             users_python = None   # set by an earlier session of this process: ours, not the user's
         if "PYSPARK_PYTHON" not in os.environ:
             # A local session's workers import pyspark's compiled package, not its zip (.worker_python):
             # compiling the zip made the driver-side worker of a stateful query miss Spark's 10 s start limit.
-            os.environ["PYSPARK_PYTHON"] = worker_python.launcher() if master.startswith("local") else sys.executable
+            _ours = worker_python.launcher() if master.startswith("local") else sys.executable
+            os.environ["PYSPARK_PYTHON"] = _ours
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
         active = SparkSession.getActiveSession()
         if active is not None:

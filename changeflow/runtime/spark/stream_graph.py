@@ -47,7 +47,8 @@ from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.keyed.records import KEY, RECORD_COLUMNS, VALUE
 from changeflow.kernels.keyed.reduce import KeyedReduce
 from changeflow.kernels.keyed.timestamps import TimestampAssigning
-from changeflow.kernels.window.event_time import LATE, EventTimeWindow
+from changeflow.kernels.window.event_time import LATE
+from changeflow.kernels.window.processing_time import window_kernel
 from changeflow.plan.flush_policy import FlushPolicy
 from changeflow.plan.streams import nodes as graph
 from changeflow.plan.streams.cache import CacheNode, CacheRegistry
@@ -192,9 +193,9 @@ class GraphTranslation:
         control = self.control
         context = self.runtime_context
         if isinstance(node, EventWindowNode):
-            kernel: Any = EventTimeWindow(node.spec, node.windows, node.name, make_window=node.make_window,
-                                          lateness=node.lateness, late_tag=node.late_tag and node.late_tag.tag_id,
-                                          trigger=node.trigger, runtime_context=context)
+            kernel: Any = window_kernel(node.spec, node.windows, node.name, make_window=node.make_window,
+                                        lateness=node.lateness, late_tag=node.late_tag and node.late_tag.tag_id,
+                                        trigger=node.trigger, runtime_context=context)
         else:
             kernel_type = KeyedReduce if isinstance(node, graph.KeyedReduceNode) else KeyedProcess
             kernel = kernel_type(node.function, node.name, with_keys=control, runtime_context=context)

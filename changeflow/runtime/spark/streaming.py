@@ -48,7 +48,8 @@ from changeflow.runtime.spark.deferred_processor import DeferredProcessor
 from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.current_watermark import calls_current_watermark, stamped
 from changeflow.kernels.current_watermark import COLUMN as CURRENT_WATERMARK_COLUMN
-from changeflow.runtime.spark.control_rows import CONTROL, ControlFanOut, source_id, without_control
+from changeflow.runtime.spark.control_rows import (CONTROL, WATERMARK, ControlFanOut, is_control, source_id,
+                                                   without_control)
 from changeflow.runtime.spark.packing import BUCKET, PACKED, Packer
 from changeflow.runtime.spark.processor import KernelProcessor
 from changeflow.runtime.spark.sources import flush_signal_rows, kernel_input_dtype, stream_frame
@@ -109,6 +110,7 @@ class StreamingTranslator:
         self.mini_batch_intervals: dict[int, int] = self.watermark_scans.mini_batch_intervals
         self.control = False
         self.flush_signal_dirs: list[str] = []  # signal directories of unbounded Spark streams (.flush_signals)
+        self.keep_watermarks = False  # set before translate(): watermark rows reach the sink (jobs.py)
 
     def translate(self, node: PlanNode) -> DataFrame:
         """The changelog frame of ``node``'s physical plan (a logical plan is planned first)."""
@@ -131,6 +133,8 @@ class StreamingTranslator:
         self._source_count = _count_sources(node)
         self.flush_signal_dirs: list[str] = []  # signal directories of unbounded Spark streams (.flush_signals)
         frame = self._translate(node)
+        if self.control and self.keep_watermarks:  # a sink that reads the watermark (partition commit)
+            return frame.where(~is_control(F.col(KIND)) | (F.col(KIND) >= WATERMARK))
         return without_control(frame) if self.control else frame
 
     def graph(self, runtime_context: Any = None, caches: Any = None,

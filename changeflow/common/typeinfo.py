@@ -10,7 +10,7 @@ fails at the source with the record named, not deep inside a job.
 picklable value unchanged, as in PyFlink.
 
 changeflow records travel between Spark stages pickled whatever their type
-(see :mod:`changeflow.runtime.spark.datastream`), so type information here is
+(see :mod:`changeflow.runtime.spark.stream_graph`), so type information here is
 about conversion and checking, not serialisation.
 
 >>> Types.ROW_NAMED(["word", "n"], [Types.STRING(), Types.INT()]).from_value(("a", 1))

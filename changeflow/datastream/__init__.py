@@ -9,7 +9,7 @@
 >>> ds.key_by(lambda r: r[0]).sum(1).get_type()
 Types.TUPLE([Types.STRING(), Types.INT()])
 
-How it runs on Spark: :mod:`changeflow.runtime.spark.datastream`.
+How it runs on Spark: :mod:`changeflow.runtime.spark.stream_graph`.
 """
 
 from changeflow.datastream.cache import CachedDataStream

@@ -94,5 +94,5 @@ def test_print_sink_formats_as_pyflink():
 def test_execute_without_sinks_fails_as_flink():
     pytest.importorskip("pyspark")
     with pytest.raises(RuntimeError, match="No operators defined in streaming topology"):
-        from changeflow.runtime.spark.datastream import DataStreamJob
-        DataStreamJob(None, None).run([])
+        from changeflow.runtime.spark.jobs import SparkJobs
+        SparkJobs(None).run_datastream([], None)  # type: ignore[arg-type]

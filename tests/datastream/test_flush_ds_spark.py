@@ -118,7 +118,7 @@ def test_a_streaming_source_fed_over_time_shows_output_only_at_flush_points(spar
 
     from changeflow.common import Row
     from changeflow.kernels.keyed.records import loads
-    from changeflow.runtime.spark.datastream import DataStreamJob, DataStreamSettings
+    from changeflow.runtime.spark.streaming import StreamingSettings, StreamingTranslator
     from changeflow.plan.flush_policy import flush_policy
 
     workdir = tempfile.mkdtemp(prefix="ds-flush-test-")
@@ -127,9 +127,9 @@ def test_a_streaming_source_fed_over_time_shows_output_only_at_flush_points(spar
     env = environment(spark, **{"execution.max-flush-interval": LONG})
     source = spark.readStream.schema("k string, v bigint").option("maxFilesPerTrigger", 1).parquet(inbox)
     sums = env.from_source(source).key_by(lambda r: r.k).reduce(lambda a, b: Row(k=a.k, v=a.v + b.v))
-    settings = DataStreamSettings(streaming=True, rows_per_batch=2, buckets=2,
-                                  flush=flush_policy(env.get_config()))
-    frame = DataStreamJob(spark, settings).frame([sums._node], workdir)
+    settings = StreamingSettings(mini_batch=False, rows_per_batch=2, buckets=2, pages=64,
+                                 flush=flush_policy(env.get_config()))
+    frame = StreamingTranslator(spark, settings, workdir).graph().frame([sums._node])
     outputs: list[tuple[int, list]] = []
 
     def collect(batch, batch_id):

@@ -20,7 +20,7 @@ FIRST_IMPORTS = [
     "changeflow.kernels.chain",
     "changeflow.kernels.source_records",
     "changeflow.plan.streams.rules",
-    "changeflow.runtime.spark.record_processor",
+    "changeflow.runtime.spark.stream_graph",
     "changeflow.runtime.spark.end_of_stream",
 ]
 

@@ -16,13 +16,12 @@ from changeflow.datastream.functions import RuntimeContext
 from changeflow.kernels.aggregate import AggCall, GroupAggregate
 from changeflow.kernels.contract import HostClock, KernelBase
 from changeflow.kernels.keyed import KeyedProcess
-from changeflow.kernels.keyed.records import KEY, VALUE, dumps, loads
+from changeflow.kernels.keyed.records import KEY, RECORD_COLUMNS, VALUE, dumps, loads
 from changeflow.kernels.keyed.records import record_frame
 from changeflow.kernels.order import source_stamp
 from changeflow.kernels.ttl import KeyStateTtl
 from changeflow.runtime.spark.control_rows import CONTROL, Control
 from changeflow.runtime.spark.processor import KernelProcessor
-from changeflow.runtime.spark.record_processor import RecordKernelProcessor
 from changeflow.state.paged import DictPageStore
 
 
@@ -106,8 +105,8 @@ def values(frames):
 
 
 def test_a_kernel_with_timers_runs_in_the_one_processor():
-    processor = RecordKernelProcessor(KeyedProcess(Reminder(), "Reminder", runtime_context=RuntimeContext),
-                                      [KEY], pages=4)
+    processor = KernelProcessor(KeyedProcess(Reminder(), "Reminder", runtime_context=RuntimeContext),
+                                [KEY], pages=4, emit_columns=RECORD_COLUMNS)
     assert processor.time_mode == "ProcessingTime"
     handle = FakeHandle()
     fresh, out = micro_batch(processor, handle, 1000, records([("a", 1), ("b", 2), ("a", 3)]))

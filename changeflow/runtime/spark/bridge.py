@@ -9,7 +9,7 @@
 - :func:`stream_changes` / :func:`batch_changes`: a plan ``Source`` of kind
   ``datastream`` (``from_data_stream``, ``from_changelog_stream``,
   ``create_temporary_view`` of a stream) is its stream graph translated by a
-  :class:`~.datastream.DataStreamJob` inside the Table job's query, its records
+  :class:`~.stream_graph.GraphTranslation` inside the Table job's query, its records
   converted to typed change rows in one ``mapInArrow``.
 
 So a program mixing both APIs runs as one Structured Streaming query (streaming)
@@ -24,7 +24,6 @@ nullable INT column into floats).
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame
@@ -37,38 +36,36 @@ from changeflow.kernels.keyed.records import RECORD_COLUMNS
 from changeflow.plan.nodes import Source
 from changeflow.plan.optimizer import PlannerSettings, planned
 from changeflow.plan.streams.nodes import TableNode
+from changeflow.runtime.spark.batch import BatchTranslator
 from changeflow.runtime.spark.record_sources import RECORDS
 from changeflow.runtime.spark.spark_types import to_spark
+from changeflow.runtime.spark.streaming import StreamingTranslator
 
 if TYPE_CHECKING:
-    from changeflow.runtime.spark.datastream import DataStreamJob
-    from changeflow.runtime.spark.streaming import StreamingTranslator
+    from changeflow.runtime.spark.stream_graph import GraphTranslation
 
 _BATCH_ONLY_INSERTS = ("Querying a table in batch mode is currently only possible for INSERT-only table sources. "
                        "But the source for table '{name}' produces other changelog messages than just INSERT.")
 
 
 # --- a Table's changes as DataStream records ------------------------------------------------
-def table_records(job: "DataStreamJob", node: TableNode) -> DataFrame:
-    """The records (``_value``, ``_seq``, ``_sub``) of ``node``'s Table plan, translated inside ``job``'s query."""
+def table_records(job: "GraphTranslation", node: TableNode) -> DataFrame:
+    """The records (``_value``, ``_kind``, ``_seq``, ``_sub``) of ``node``'s Table plan, translated inside
+    ``job``'s query."""
     spec = node.payload
-    number = job._source_numbers[node.id]
+    number = job.source_numbers[node.id]
     if job.control:
         raise NotImplementedError(f"{node.name}: a Table converted to a DataStream ({spec.conversion}) in a job "
                                   "whose operators buffer their output (execution.max-flush-interval)")
-    if job.settings.streaming:
-        from changeflow.runtime.spark.streaming import StreamingTranslator
-
-        if job.settings.table_settings is None:
+    if isinstance(job.host, StreamingTranslator):
+        if job.table_settings is None:
             raise RuntimeError(f"{node.name}: the job was started without the Table runtime's settings")
-        translator = StreamingTranslator(job.spark, job.settings.table_settings(),
-                                         os.path.join(job.workdir, f"table-{number}"))
+        # A translator of its own: the plan's sources and control rows are the Table query's, in its directory.
+        translator = StreamingTranslator(job.spark, job.table_settings(), os.path.join(job.workdir, f"table-{number}"))
         changes = translator.translate(spec.plan)
         job.flush_signal_dirs.extend(translator.flush_signal_dirs)
     else:
-        from changeflow.runtime.spark.batch import BatchTranslator
-
-        changes = BatchTranslator(job.spark).translate(planned(spec.plan, PlannerSettings(streaming=False)))
+        changes = job.host.translate(planned(spec.plan, PlannerSettings(streaming=False)))
     names = [n for n in spec.plan.field_names]
     convert = ChangesToRecords(names, number, spec.form, spec.insert_only, f"{spec.conversion} ({node.name})")
     return changes.mapInArrow(convert, RECORDS)
@@ -80,15 +77,12 @@ def stream_changes(translator: "StreamingTranslator", node: Source, directory: s
     if translator.control:
         raise NotImplementedError(f"{node.name}: a DataStream converted to a Table in a query whose operators "
                                   "buffer their output (execution.max-flush-interval)")
-    from changeflow.runtime.spark.datastream import DataStreamJob, DataStreamSettings
-
     spec = node.payload
-    settings = translator.settings
-    job = DataStreamJob(translator.spark, DataStreamSettings(
-        streaming=True, rows_per_batch=settings.rows_per_batch, buckets=settings.buckets, pages=settings.pages,
-        runtime_context=spec.runtime_context, table_settings=lambda: replace(settings)), spec.caches)
-    records = job.frame([spec.node], directory).select(*RECORD_COLUMNS)
-    translator.flush_signal_dirs.extend(job.flush_signal_dirs)
+    # A translator of its own for the graph: its control rows (watermarks) are not the Table query's
+    # (which has none: no flush interval, checked above).
+    host = StreamingTranslator(translator.spark, translator.settings, directory)
+    records = host.graph(spec.runtime_context, spec.caches).frame([spec.node]).select(*RECORD_COLUMNS)
+    translator.flush_signal_dirs.extend(host.flush_signal_dirs)
     return records.mapInArrow(_to_changes(node, with_kind=True), _change_struct(node, True))
 
 
@@ -97,11 +91,7 @@ def batch_changes(spark, node: Source) -> DataFrame:
     spec = node.payload
     if spec.changelog:  # Flink's planner refuses it in batch mode, whatever the records' kinds
         raise ValueError(_BATCH_ONLY_INSERTS.format(name=node.name))
-    from changeflow.runtime.spark.datastream import DataStreamJob, DataStreamSettings
-
-    job = DataStreamJob(spark, DataStreamSettings(streaming=False, rows_per_batch=1, buckets=1,
-                                                  runtime_context=spec.runtime_context), spec.caches)
-    records = job.frame([spec.node], "").select(*RECORD_COLUMNS)
+    records = BatchTranslator(spark).graph(spec.runtime_context, spec.caches).frame([spec.node]).select(*RECORD_COLUMNS)
     return records.mapInArrow(_to_changes(node, with_kind=False), _change_struct(node, False))
 
 

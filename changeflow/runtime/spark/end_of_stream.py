@@ -38,7 +38,6 @@ either mode, also over unbounded input.
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import DataFrame
@@ -55,18 +54,20 @@ from changeflow.kernels.window.partitions import Combine, Discard, FireGroups, P
 from changeflow.plan.streams import nodes as graph
 from changeflow.plan.streams.nodes import CoGroupNode, WindowNode, chain_under, key_op
 from changeflow.plan.streams.rules import has_streaming_state, never_fires
+from changeflow.runtime.spark.batch import BatchTranslator
 from changeflow.runtime.spark.control_rows import end_of_input_records
 from changeflow.runtime.spark.query_start import start_query
 from changeflow.runtime.spark.record_sources import KEYED, RECORDS
 from changeflow.runtime.spark.source_files import file_stream, write_end_marker, write_frame_files
+from changeflow.runtime.spark.streaming import StreamingTranslator
 
 if TYPE_CHECKING:
-    from changeflow.runtime.spark.datastream import DataStreamJob
+    from changeflow.runtime.spark.stream_graph import GraphTranslation
 
 _PARTIALS = T.StructType(KEYED.fields + [T.StructField(name, T.LongType(), False) for name in LAST])
 
 
-def translate(job: "DataStreamJob", node: graph.Node) -> DataFrame:
+def translate(job: "GraphTranslation", node: graph.Node) -> DataFrame:
     """The ``(_value, _seq, _sub)`` records of ``node`` in ``job`` (see the module docstring)."""
     if never_fires(node):
         return _discard(job, node)
@@ -75,7 +76,7 @@ def translate(job: "DataStreamJob", node: graph.Node) -> DataFrame:
     else:
         assert isinstance(node, graph.KeyedNode), node  # runs_at_end_of_stream: a window or a keyed operator
         output = _keyed(job, node)
-    if not job.settings.streaming:
+    if not job.streaming:
         return output
     return _as_bounded_stream(job, node, output)
 
@@ -83,7 +84,7 @@ def translate(job: "DataStreamJob", node: graph.Node) -> DataFrame:
 # --- step 1: the whole input as a batch DataFrame ------------------------------------------------
 
 
-def _bounded(job: "DataStreamJob", node: graph.Node, key_selector: Any, name: str) -> tuple[DataFrame, "Prepare"]:
+def _bounded(job: "GraphTranslation", node: graph.Node, key_selector: Any, name: str) -> tuple[DataFrame, "Prepare"]:
     """``node``'s whole output as a batch DataFrame, and the :class:`Prepare` that turns it into keyed values.
 
     A bounded Spark DataFrame source is read as its own rows: they become
@@ -91,32 +92,25 @@ def _bounded(job: "DataStreamJob", node: graph.Node, key_selector: Any, name: st
     they are never pickled and unpickled in between. Other inputs are record
     frames (``_value``, ``_seq``, ``_sub``).
     """
-    from changeflow.runtime.spark.datastream import DataStreamJob
-
     base, ops = chain_under(node)
     ops = ops + [key_op(key_selector, name)]
     if isinstance(base, graph.SourceNode) and base.kind == "dataframe":
         df = base.payload
         positioned = df.withColumn("__position", F.monotonically_increasing_id())
-        return positioned, Prepare(ops, df.columns, job._source_numbers[base.id])
-    if not job.settings.streaming:
+        return positioned, Prepare(ops, df.columns, job.source_numbers[base.id])
+    if not job.streaming:
         return job.translate(base), Prepare(ops)
     if has_streaming_state(base):
         return _run_to_completion(job, base), Prepare(ops)
-    batch = DataStreamJob(job.spark, replace(job.settings, streaming=False, flush=None))
-    batch._source_numbers = job._source_numbers  # the same stamps as the streaming job's
-    batch.workdir = job.workdir
-    return batch.translate(base), Prepare(ops)
+    # The same stamps as the streaming job's.
+    return job.part(BatchTranslator(job.spark)).translate(base), Prepare(ops)
 
 
-def _run_to_completion(job: "DataStreamJob", node: graph.Node) -> DataFrame:
+def _run_to_completion(job: "GraphTranslation", node: graph.Node) -> DataFrame:
     """Runs the streaming part under ``node`` as its own query to the end of its input; its records as a batch."""
-    from changeflow.runtime.spark.datastream import DataStreamJob
-
     workdir = os.path.join(job.workdir, f"blocking-{node.id}")
-    upstream = DataStreamJob(job.spark, job.settings)
-    upstream._source_numbers = job._source_numbers
-    frame = upstream.frame([node], workdir).select(*RECORD_COLUMNS)
+    assert job.settings is not None, "only a streaming job runs a part to completion"
+    frame = job.part(StreamingTranslator(job.spark, job.settings, workdir)).frame([node]).select(*RECORD_COLUMNS)
     output = os.path.join(workdir, "output")
     query = start_query(frame.writeStream.format("parquet").option("path", output)
                         .option("checkpointLocation", os.path.join(workdir, "checkpoint"))
@@ -128,17 +122,17 @@ def _run_to_completion(job: "DataStreamJob", node: graph.Node) -> DataFrame:
 # --- step 2: batch algorithms ----------------------------------------------------------------------
 
 
-def _keyed(job: "DataStreamJob", node: graph.KeyedNode) -> DataFrame:
+def _keyed(job: "GraphTranslation", node: graph.KeyedNode) -> DataFrame:
     frame, prepare = _bounded(job, node.input, node.key_selector, node.name)
     if isinstance(node, graph.KeyedProcessNode):
         return _sorted_groups(frame.mapInPandas(prepare.keyed_records, KEYED), [KEY] + STAMP).mapInPandas(
-            ProcessGroups(KeyedProcess(node.function, node.name, runtime_context=job.settings.runtime_context)),
+            ProcessGroups(KeyedProcess(node.function, node.name, runtime_context=job.runtime_context)),
             RECORDS)
     if isinstance(node, WindowNode):
         spec = node.spec
     else:  # a keyed reduce declaring output only after end of input: Flink's batch reduce, one value per key
         spec = WindowSpec("reduce", node.function)
-    kernel = WindowKernel(spec, node.name, runtime_context=job.settings.runtime_context)
+    kernel = WindowKernel(spec, node.name, runtime_context=job.runtime_context)
     if spec.combinable:
         grouped = _sorted_groups(frame.mapInPandas(Combine(prepare, kernel), _PARTIALS), [KEY] + STAMP)
     else:
@@ -146,14 +140,14 @@ def _keyed(job: "DataStreamJob", node: graph.KeyedNode) -> DataFrame:
     return grouped.mapInPandas(FireGroups(kernel, grouped.columns), RECORDS)
 
 
-def _co_group(job: "DataStreamJob", node: CoGroupNode) -> DataFrame:
+def _co_group(job: "GraphTranslation", node: CoGroupNode) -> DataFrame:
     sides = []
     for side, (input_node, key) in enumerate(((node.first, node.first_key), (node.second, node.second_key))):
         frame, prepare = _bounded(job, input_node, key, f"{node.name} (input {side + 1})")
         sides.append(frame.mapInPandas(prepare.keyed_records, KEYED).withColumn(SIDE, F.lit(side).cast("byte")))
     grouped = _sorted_groups(sides[0].unionByName(sides[1]), [KEY, SIDE] + STAMP)
     kernel = CoGroupKernel(node.kind, node.function, node.name, node.output_type,
-                           runtime_context=job.settings.runtime_context)
+                           runtime_context=job.runtime_context)
     return grouped.mapInPandas(FireGroups(kernel, grouped.columns), RECORDS)
 
 
@@ -162,7 +156,7 @@ def _sorted_groups(frame: DataFrame, order: list[str]) -> DataFrame:
     return frame.repartition(F.col(KEY)).sortWithinPartitions(*order)
 
 
-def _discard(job: "DataStreamJob", node: graph.Node) -> DataFrame:
+def _discard(job: "GraphTranslation", node: graph.Node) -> DataFrame:
     if isinstance(node, CoGroupNode):
         inputs = [(node.first, node.first_key), (node.second, node.second_key)]
     else:
@@ -171,7 +165,7 @@ def _discard(job: "DataStreamJob", node: graph.Node) -> DataFrame:
     frames = []
     for input_node, key in inputs:
         base, ops = chain_under(input_node)
-        runner = ChainRunner(ops + [key_op(key, node.name, job.settings.runtime_context)])
+        runner = ChainRunner(ops + [key_op(key, node.name, job.runtime_context)])
         frames.append(job.translate(base).mapInPandas(Discard([runner]), RECORDS))
     return frames[0] if len(frames) == 1 else frames[0].unionAll(frames[1])
 
@@ -179,12 +173,12 @@ def _discard(job: "DataStreamJob", node: graph.Node) -> DataFrame:
 # --- step 3: back into the streaming job ---------------------------------------------------------
 
 
-def _as_bounded_stream(job: "DataStreamJob", node: graph.Node, output: DataFrame) -> DataFrame:
+def _as_bounded_stream(job: "GraphTranslation", node: graph.Node, output: DataFrame) -> DataFrame:
     """The operator's batch output as a bounded file stream of the job's streaming query."""
     directory = os.path.join(job.workdir, f"end-of-stream-{node.id}")
-    write_frame_files(output, directory, job.settings.rows_per_batch)
+    write_frame_files(output, directory, job.rows_per_batch)
     if job.control:
         # The operator's input ended: so did every source upstream of it, as far as downstream can tell.
-        ended = sorted(job._source_numbers[s.id] for s in graph.sources(node))
+        ended = sorted(job.source_numbers[s.id] for s in graph.sources(node))
         write_end_marker(directory, end_of_input_records(ended))
     return file_stream(job.spark, directory, RECORDS)

@@ -25,7 +25,6 @@ from changeflow.runtime.changes import QueryRun
 from changeflow.runtime.spark import session
 from changeflow.runtime.spark.stream_cache import SparkCache
 from changeflow.runtime.spark.connectors.connector_sources import trigger_interval_ms
-from changeflow.runtime.spark.datastream import DataStreamJob, DataStreamSettings
 from changeflow.runtime.spark.job_directory import temporary_directory
 from changeflow.runtime.spark.jobs import InsertJob, SparkJobs
 from changeflow.runtime.spark.spark_types import from_spark
@@ -150,12 +149,10 @@ class SparkEngine:
 
     def run_datastream(self, outputs: list[tuple[Any, Any]], streaming: bool, job_name: str | None,
                        caches: Any, runtime_context: Any) -> None:
-        spark = self.session()
-        settings = DataStreamSettings(
-            streaming=streaming,
-            flush=flush_policy(self._conf) if streaming else None,
-            rows_per_batch=int(self._conf.get("changeflow.source.rows-per-batch")),
-            buckets=int(self._conf.get("changeflow.state.buckets")),
-            checkpoint_root=self._conf.get("changeflow.checkpoint-dir"),
-            runtime_context=runtime_context, table_settings=self.streaming_settings)
-        DataStreamJob(spark, settings, caches).run(outputs, job_name)
+        # A DataStream job's own operators read only these settings; a Table plan converted inside it
+        # is translated with the Table API's (streaming_settings, read when the job meets one).
+        rows = int(self._conf.get("changeflow.source.rows-per-batch"))
+        settings = StreamingSettings(mini_batch=False, rows_per_batch=rows,
+                                     buckets=int(self._conf.get("changeflow.state.buckets")), pages=64,
+                                     flush=flush_policy(self._conf)) if streaming else None
+        self.jobs.run_datastream(outputs, settings, job_name, caches, runtime_context, self.streaming_settings)

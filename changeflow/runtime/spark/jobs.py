@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import queue
 import threading
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
+import numpy as np
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -26,6 +27,9 @@ from changeflow.runtime.changes import Change
 from changeflow.runtime.insert_job import InsertJob
 from changeflow.runtime.sink_not_null import enforce
 from changeflow.kernels.changelog import KIND, SEQ, SUB
+from changeflow.kernels.keyed.records import VALUE, loads
+from changeflow.plan.streams.nodes import SourceNode, all_nodes
+from changeflow.plan.streams.rules import runs_as_batch
 from changeflow.plan.rules.buffering import micro_batch_interval_ms
 from changeflow.plan.nodes import PlanNode, Sink
 from changeflow.plan.optimizer import PlannerSettings, planned
@@ -40,6 +44,7 @@ from changeflow.runtime.spark.query_settings import check_user_query, for_job
 from changeflow.runtime.spark.query_start import start_query
 from changeflow.runtime.spark.sink_watermark import SinkWatermark
 from changeflow.runtime.spark.state_metrics import read_state_metrics
+from changeflow.runtime.spark.stream_graph import SINK
 from changeflow.runtime.spark.streaming import StreamingSettings, StreamingTranslator, physical_plan
 
 _KINDS = list(RowKind)
@@ -82,9 +87,7 @@ class SparkJobs:
                 with lock:
                     batches[batch_id] = table
 
-            run_to_end(lambda: start_query(frame.writeStream.foreachBatch(collect)
-                                           .option("checkpointLocation", f"{workdir}/checkpoint")
-                                           .trigger(availableNow=True)), translator.flush_signal_dirs)
+            _run_available_now(frame, workdir, collect, translator.flush_signal_dirs)
             names = value_columns(frame)
             changes: list[Change] = []
             for _, table in sorted(batches.items()):
@@ -111,7 +114,7 @@ class SparkJobs:
                 frame, translator = self._translate(plan, settings, workdir, wants_watermark)
                 names = value_columns(frame)
                 job.checkpoint = f"{workdir}/checkpoint"  # for get_state_metrics()
-                sink_job = SinkJob.in_directory(workdir, resumed=bool(committed_batches(workdir)))
+                sink_job = _sink_job(workdir)
                 sink.open(sink_job)
                 watermarks = SinkWatermark(translator.watermark_scans.count)
 
@@ -168,6 +171,53 @@ class SparkJobs:
 
         return InsertJob(run)
 
+    # --- DataStream programs ----------------------------------------------------------
+    def run_datastream(self, outputs: list[tuple[Any, Any]], settings: StreamingSettings | None,
+                       job_name: str | None = None, caches: Any = None, runtime_context: Any = None,
+                       table_settings: Callable[[], StreamingSettings] | None = None) -> None:
+        """Run the DataStream job whose sinks are ``outputs`` (graph node, sink with ``write(records)``).
+
+        ``settings`` None (or a job that :func:`runs_as_batch`) runs in batch mode. Every sink is one
+        branch of a single query (``_sink``), translated by the translators' graph family and run by
+        the driver loop of Table queries. A named streaming job with a checkpoint root resumes from
+        its checkpoint when run again (:mod:`.job_directory`).
+        """
+        if not outputs:
+            raise RuntimeError("No operators defined in streaming topology. Cannot execute.")
+        roots = [node for node, _ in outputs]
+        sinks = [sink for _, sink in outputs]
+        if settings is not None and runs_as_batch(roots):
+            settings = None
+        # A failure in Spark is raised as the changeflow error inside it (.errors), naming the operators.
+        with job_directory(self.checkpoint_root, job_name if settings is not None else None,
+                           prefix="changeflow-ds-") as workdir, \
+                readable_errors(lambda: [n.name for n in all_nodes(roots) if not isinstance(n, SourceNode)]):
+            host = StreamingTranslator(self.spark, settings, workdir) if settings is not None \
+                else BatchTranslator(self.spark)
+            graph = host.graph(runtime_context, caches, table_settings)
+            try:
+                with for_job(self.spark, starts_queries=True):  # changeflow's settings on a user's session
+                    frame = graph.frame(roots)
+                    table = None if settings is not None else frame.toArrow()
+                if table is not None:
+                    _deliver(table, sinks)
+                else:
+                    delivered = _sink_job(workdir)
+                    for sink in sinks:  # a sink that makes a repeated micro-batch replace its first write (FileSink)
+                        if callable(getattr(sink, "open_job", None)):
+                            sink.open_job(delivered)
+
+                    def deliver(batch: DataFrame, batch_id: int) -> None:
+                        # Each micro-batch reaches the sinks before Spark commits it; a resumed job's
+                        # repeated micro-batch is skipped when the sinks had it (.sink_job).
+                        delivered.deliver_once(batch_id, lambda: _deliver(batch.toArrow(), sinks, batch_id))
+
+                    _run_available_now(frame, workdir, deliver, graph.flush_signal_dirs)
+                graph.caches.commit()
+            except BaseException:
+                graph.caches.abandon()
+                raise
+
     # --- batch ----------------------------------------------------------------------
     def batch_frame(self, plan: PlanNode) -> DataFrame:
         with for_job(self.spark):  # changeflow's settings on a user's session (.query_settings)
@@ -196,6 +246,41 @@ def micro_batch_interval(plan: PlanNode, settings: StreamingSettings) -> int | N
     flush = plan.traits.flush
     return micro_batch_interval_ms(plan, trigger_interval_ms(plan), flush.interval_ms if flush else None,
                                    memory_only=bool(flush and flush.memory_only))
+
+
+def _sink_job(workdir: str) -> SinkJob:
+    """The record of what a job's sinks received, in its directory (resumed when the checkpoint has batches)."""
+    return SinkJob.in_directory(workdir, resumed=bool(committed_batches(workdir)))
+
+
+def _run_available_now(frame: DataFrame, workdir: str, on_batch: Callable[[DataFrame, int], None],
+                       signal_dirs: list[str]) -> None:
+    """Run ``frame``'s query over bounded input to its end, each micro-batch to ``on_batch``.
+
+    Raises the query's error (a user function's, named) if it failed; an unbounded
+    Spark stream read up to what is available ends with a flush run (:mod:`.flush_signals`).
+    """
+    run_to_end(lambda: start_query(frame.writeStream.foreachBatch(on_batch)
+                                   .option("checkpointLocation", f"{workdir}/checkpoint")
+                                   .trigger(availableNow=True)), signal_dirs)
+
+
+def _deliver(table: pa.Table, sinks: list[Any], batch_id: int | None = None) -> None:
+    """Hands one micro-batch's records to each DataStream sink, in stamp order (with its id to a sink having
+    ``write_batch``)."""
+    if table.num_rows == 0:
+        return
+    table = table.sort_by([(SINK, "ascending"), (SEQ, "ascending"), (SUB, "ascending")])
+    sink_ids = table.column(SINK).to_numpy()
+    values = table.column(VALUE).to_pylist()
+    for i, sink in enumerate(sinks):
+        chosen = np.flatnonzero(sink_ids == i)
+        if len(chosen):
+            records = [loads(values[j]) for j in chosen]
+            if callable(getattr(sink, "write_batch", None)):
+                sink.write_batch(records, batch_id)
+            else:
+                sink.write(records)
 
 
 def _start(frame: DataFrame, writer, interval: int | None, no_data_batches: bool):

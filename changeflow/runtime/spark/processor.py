@@ -134,17 +134,18 @@ class KernelProcessor(StatefulProcessor):
     the set of ended sources kept in state); ``rows_per_page`` makes the state's
     page count grow with its rows (:class:`PagedKeyedState`); ``sweep`` False
     runs a kernel with a state TTL without its sweep (the query cannot fire
-    timers, see ``StreamingTranslator.ttl_sweep``).
-
-    Subclasses convert what goes out (:meth:`emit`): the DataStream runtime's
-    records (``runtime/spark/record_processor.py``).
+    timers, see ``StreamingTranslator.ttl_sweep``); ``emit_columns`` are the
+    columns of what goes out, when the bucket's own key columns stay behind (a
+    DataStream operator's records: its pickled ``_key`` is not sent on).
     """
 
     def __init__(self, kernel: Kernel, key_columns: list[str], pages: int, output_columns: list[str] | None = None,
                  flush: FlushPolicy | None = None, sources: frozenset = frozenset(), changelog: bool = True,
                  control: bool = False, rows_per_page: int | None = None, sweep: bool = True,
-                 watermarks: frozenset = frozenset(), mini_batch_intervals: dict[int, int] | None = None) -> None:
+                 watermarks: frozenset = frozenset(), mini_batch_intervals: dict[int, int] | None = None,
+                 emit_columns: list[str] | None = None) -> None:
         self.kernel = kernel
+        self.emit_columns = list(emit_columns) if emit_columns is not None else None
         self.key_columns = list(key_columns)
         self.pages = pages
         self.output_columns = list(output_columns or [])
@@ -206,8 +207,8 @@ class KernelProcessor(StatefulProcessor):
         self.kernel.bind_clock(self.clock)
 
     def emit(self, frame: pd.DataFrame) -> pd.DataFrame:
-        """What goes out to Spark for a frame of output or control rows (the rows as they are here)."""
-        return frame
+        """What goes out to Spark for a frame of output or control rows: its ``emit_columns``, or all."""
+        return frame if self.emit_columns is None else frame.loc[:, self.emit_columns]
 
     def _state(self) -> PagedKeyedState:
         return PagedKeyedState(self.page_store, self.key_columns, self.pages, self.rows_per_page,

@@ -46,7 +46,7 @@ from changeflow.runtime.spark.shipping import master_url
 from changeflow.runtime.spark.source_files import file_stream, write_end_marker, write_frame_files, write_table_files
 
 if TYPE_CHECKING:
-    from changeflow.runtime.spark.datastream import DataStreamJob
+    from changeflow.runtime.spark.stream_graph import GraphTranslation
 
 # A control row's _value is null (.control_rows), a record's never.
 RECORDS = T.StructType([T.StructField(VALUE, T.BinaryType(), True), T.StructField(KIND, T.ByteType(), False),
@@ -56,9 +56,9 @@ _ARROW_RECORDS = pa.schema([pa.field(VALUE, pa.binary()), pa.field(KIND, pa.int8
                             pa.field(SEQ, pa.int64(), False), pa.field(SUB, pa.int64(), False)])
 
 
-def source_records(job: "DataStreamJob", node: SourceNode) -> DataFrame:
+def source_records(job: "GraphTranslation", node: SourceNode) -> DataFrame:
     """The records of ``node`` in ``job``: a batch DataFrame, or in streaming mode a stream."""
-    number = job._source_numbers[node.id]
+    number = job.source_numbers[node.id]
     if node.kind == "collection":
         table = pa.Table.from_pandas(record_frame([dumps(v) for v in node.payload],
                                                   [source_stamp(i, number) for i in range(len(node.payload))]),
@@ -83,7 +83,7 @@ def source_records(job: "DataStreamJob", node: SourceNode) -> DataFrame:
         from changeflow.runtime.spark.connectors.kafka_source import kafka_stream
 
         _require_streaming(job, node, "Kafka source")
-        df = kafka_stream(job.spark, node.payload, job.settings.rows_per_batch)
+        df = kafka_stream(job.spark, node.payload, job.rows_per_batch)
         return _unbounded(job, df.select("value", SEQ), node, number, LineEncoder(number))
     if node.kind == "dataframe":
         df = node.payload
@@ -96,15 +96,15 @@ def source_records(job: "DataStreamJob", node: SourceNode) -> DataFrame:
     raise TypeError(f"unknown source kind {node.kind}")
 
 
-def _require_streaming(job: "DataStreamJob", node: SourceNode, what: str) -> None:
-    if not job.settings.streaming:
+def _require_streaming(job: "GraphTranslation", node: SourceNode, what: str) -> None:
+    if not job.streaming:
         raise ValueError(f"source {node.name} is an unbounded {what}: it needs RuntimeExecutionMode.STREAMING")
 
 
-def _unbounded(job: "DataStreamJob", df: DataFrame, node: SourceNode, number: int, encoder: Any = None) -> DataFrame:
+def _unbounded(job: "GraphTranslation", df: DataFrame, node: SourceNode, number: int, encoder: Any = None) -> DataFrame:
     _require_streaming(job, node, "(streaming) DataFrame")
     records = df.mapInPandas(encoder or RowEncoder(df.columns, number, ordered=False), RECORDS)
-    if job.control and flushes_from_timers(job.settings.flush):
+    if job.control and flushes_from_timers(job.flush):
         # Read up to what is available, it would end with the last records buffered.
         signals = os.path.join(job.workdir, f"flush-signals-{number}")
         records = records.unionByName(signal_rows(job.spark, signals, RECORDS.fields[:1]))
@@ -112,41 +112,41 @@ def _unbounded(job: "DataStreamJob", df: DataFrame, node: SourceNode, number: in
     return records
 
 
-def _bounded_spark(job: "DataStreamJob", df: DataFrame, node: SourceNode, encoder: Any) -> DataFrame:
+def _bounded_spark(job: "GraphTranslation", df: DataFrame, node: SourceNode, encoder: Any) -> DataFrame:
     """A bounded Spark DataFrame as records, positioned in the DataFrame's order."""
     # monotonically_increasing_id grows with the partition index and within a partition:
     # the DataFrame's (and a text file's line) order.
     records = df.withColumn("__position", F.monotonically_increasing_id()).mapInPandas(encoder, RECORDS)
-    if not job.settings.streaming:
+    if not job.streaming:
         return records
     directory = _directory(job, node)
     if not already_written(directory):  # a resumed job reads the files its first run wrote
-        write_frame_files(records.orderBy(*STAMP), directory, job.settings.rows_per_batch)
+        write_frame_files(records.orderBy(*STAMP), directory, job.rows_per_batch)
         _end_of_input(job, directory, node)
     return file_stream(job.spark, directory, RECORDS)
 
 
-def _bounded(job: "DataStreamJob", table: pa.Table, node: SourceNode) -> DataFrame:
-    if not job.settings.streaming:
+def _bounded(job: "GraphTranslation", table: pa.Table, node: SourceNode) -> DataFrame:
+    if not job.streaming:
         if table.num_rows == 0:
             return job.spark.createDataFrame([], RECORDS)
         return job.spark.createDataFrame(table.to_pandas(), schema=RECORDS)
     directory = _directory(job, node)
     if not already_written(directory):
-        write_table_files(directory, table, job.settings.rows_per_batch)
+        write_table_files(directory, table, job.rows_per_batch)
         _end_of_input(job, directory, node)
     return file_stream(job.spark, directory, RECORDS)
 
 
-def _directory(job: "DataStreamJob", node: SourceNode) -> str:
+def _directory(job: "GraphTranslation", node: SourceNode) -> str:
     # Named by the source's position in the job, not its node id: a resumed job is the same
     # program built again, whose nodes may have other ids.
-    directory = os.path.join(job.workdir, f"source-{job._source_numbers[node.id]}")
+    directory = os.path.join(job.workdir, f"source-{job.source_numbers[node.id]}")
     require_shared(master_url(job.spark.sparkContext), directory, f"source {node.name}")
     return directory
 
 
-def _end_of_input(job: "DataStreamJob", directory: str, node: SourceNode) -> None:
+def _end_of_input(job: "GraphTranslation", directory: str, node: SourceNode) -> None:
     """With control rows, a bounded source ends with a file (a micro-batch) holding its end-of-input row."""
     if job.control:
-        write_end_marker(directory, end_of_input_records([job._source_numbers[node.id]]))
+        write_end_marker(directory, end_of_input_records([job.source_numbers[node.id]]))

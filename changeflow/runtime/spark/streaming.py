@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -54,6 +55,9 @@ from changeflow.runtime.spark.packing import BUCKET, PACKED, Packer
 from changeflow.runtime.spark.processor import KernelProcessor
 from changeflow.runtime.spark.sources import flush_signal_rows, kernel_input_dtype, stream_frame
 from changeflow.runtime.spark.spark_types import struct
+
+if TYPE_CHECKING:
+    from changeflow.runtime.spark.stream_graph import GraphTranslation
 
 _BOOKKEEPING_FIELDS = [
     T.StructField(KIND, T.ByteType(), False),
@@ -107,6 +111,7 @@ class StreamingTranslator:
         self.watermark_scans = WatermarkScans()
         self.mini_batch_intervals: dict[int, int] = self.watermark_scans.mini_batch_intervals
         self.control = False
+        self.flush_signal_dirs: list[str] = []  # signal directories of unbounded Spark streams (.flush_signals)
         self.keep_watermarks = False  # set before translate(): watermark rows reach the sink (jobs.py)
 
     def translate(self, node: PlanNode) -> DataFrame:
@@ -136,6 +141,19 @@ class StreamingTranslator:
         if self.control and self.keep_watermarks:  # a sink that reads the watermark (partition commit)
             return frame.where(~is_control(F.col(KIND)) | (F.col(KIND) >= WATERMARK))
         return without_control(frame) if self.control else frame
+
+    def graph(self, runtime_context: Any = None, caches: Any = None,
+              table_settings: Callable[[], StreamingSettings] | None = None) -> "GraphTranslation":
+        """The DataStream operator family over this translator's frames (:mod:`.stream_graph`).
+
+        ``runtime_context`` builds the context user functions' ``open()`` gets;
+        ``caches`` is the environment's cache registry; ``table_settings`` gives the
+        settings of a Table plan converted inside the stream (default: this
+        translator's).
+        """
+        from changeflow.runtime.spark.stream_graph import GraphTranslation
+
+        return GraphTranslation(self, runtime_context, caches, table_settings or (lambda: self.settings))
 
     def _translate(self, node: PlanNode) -> DataFrame:
         self.watermark_scans.enter()   # the watermark assigners this node's translation reaches
@@ -269,7 +287,8 @@ class StreamingTranslator:
                  out_schema, local=None, *, idempotent_output: str | None = None, flush: FlushPolicy | None = None,
                  sources: frozenset = frozenset(), rows_per_page: int | None = None,
                  watermarks: frozenset = frozenset(), pages: int | None = None,
-                 assigner: int | None = None) -> DataFrame:
+                 assigner: int | None = None, output_struct: T.StructType | None = None,
+                 emit_columns: list[str] | None = None) -> DataFrame:
         """Run ``kernel`` (``process(batch, state) -> changes``) keyed by ``key_columns`` over ``child``.
 
         ``child`` holds exactly the columns the kernel reads plus the bookkeeping
@@ -285,7 +304,10 @@ class StreamingTranslator:
         ``watermarks`` the ids of the watermark assigners upstream of an event-time kernel. ``rows_per_page``
         lets the state's page count grow with its rows (:class:`PagedKeyedState`),
         from ``pages`` per bucket (default: the settings'). ``assigner`` makes ``local`` a local window phase
-        reading that watermark assigner's watermarks (:class:`Packer`).
+        reading that watermark assigner's watermarks (:class:`Packer`). ``output_struct`` is the
+        Spark schema of what goes out when it is not ``out_schema`` plus bookkeeping,
+        and ``emit_columns`` its columns among the processor's (DataStream records:
+        ``out_schema`` is then the kernel's output columns, types unused).
         """
         flush = flush if idempotent_output is not None else None
         sweep = self.ttl_sweep(kernel)
@@ -304,9 +326,10 @@ class StreamingTranslator:
         processor = KernelProcessor(kernel, list(key_columns), pages or self.settings.pages, names, flush, sources,
                                     changelog=idempotent_output != "append", control=self.control,
                                     rows_per_page=rows_per_page, sweep=sweep, watermarks=watermarks,
-                                    mini_batch_intervals=self.mini_batch_intervals)
+                                    mini_batch_intervals=self.mini_batch_intervals, emit_columns=emit_columns)
         return packed.groupBy(BUCKET).transformWithStateInPandas(
-            statefulProcessor=DeferredProcessor(processor), outputStructType=self.changelog_struct(out_schema),
+            statefulProcessor=DeferredProcessor(processor),
+            outputStructType=output_struct if output_struct is not None else self.changelog_struct(out_schema),
             outputMode="Append",
             timeMode=processor.time_mode,
         )

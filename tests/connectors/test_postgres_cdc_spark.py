@@ -11,6 +11,7 @@ Every test drops the replication slots and publications it made (a slot keeps WA
 from __future__ import annotations
 
 import random
+import time
 import uuid
 
 import pytest
@@ -33,6 +34,12 @@ def names(postgres):
     suffix = uuid.uuid4().hex[:8]
     slot, publication = f"cf_slot_{suffix}", f"cf_pub_{suffix}"
     yield slot, publication
+    # A reader's connection closes when its micro-batch ends, but the server process that held the slot
+    # exits a moment later: until then the slot is active and cannot be dropped.
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and postgres.execute(
+            "SELECT 1 FROM pg_replication_slots WHERE slot_name = %s AND active", (slot,)):
+        time.sleep(0.1)
     postgres.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = %s",
                      (slot,))
     postgres.execute(f"DROP PUBLICATION IF EXISTS {publication}")

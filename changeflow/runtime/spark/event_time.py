@@ -397,9 +397,9 @@ def partition_local_positions(source: Source) -> bool:
         payload = source.payload
         if is_bounded_datagen(payload) or is_nexmark(payload):
             return True
-        from changeflow.runtime.spark.connectors.connector_sources import _changelog
+        from changeflow.runtime.spark.connectors.connector_sources import is_changelog_source
 
-        return bool(getattr(payload, "bounded", False)) and not _changelog(source)
+        return bool(getattr(payload, "bounded", False)) and not is_changelog_source(source)
     return False
 
 

@@ -79,17 +79,18 @@ def _physical(node: Source, columnar: bool = False) -> tuple[Source, list[str]]:
 CDC_KIND = "_cdc_kind"  # a changelog connector's change kind, until it becomes the frame's _kind
 
 
-def _changelog(node: Source) -> bool:
+def is_changelog_source(node: Source) -> bool:
+    """Whether the connector source ``node`` reads a changelog (a CDC format: its rows carry their change kind)."""
     return bool(getattr(node.payload, "changelog", False))
 
 
 def _kind_column(node: Source) -> tuple:
-    return ((CDC_KIND, DataTypes.TINYINT()),) if _changelog(node) else ()
+    return ((CDC_KIND, DataTypes.TINYINT()),) if is_changelog_source(node) else ()
 
 
 def _with_kinds(frame: DataFrame, node: Source) -> DataFrame:
     """A changelog connector's change kinds as ``_kind`` (control rows, whose ``_kind`` is set, stay)."""
-    if not _changelog(node):
+    if not is_changelog_source(node):
         return frame
     return frame.withColumn(KIND, F.when(F.col(KIND) == 0, F.col(CDC_KIND)).otherwise(F.col(KIND)).cast("byte"))
 

@@ -45,7 +45,6 @@ from types import SimpleNamespace
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 GOLDEN_DIR = os.path.join(HERE, "goldens", "table")
-FLINK_VERSION = "2.3.0"
 
 # Which case's print() output is captured, and into which file.
 PRINT_EXAMPLES = {
@@ -59,18 +58,9 @@ PRINT_EXAMPLES = {
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
+from conformance.recording import (  # noqa: E402  (no pyflink import at module level)
+    FLINK_VERSION, check_flink_version, java_stdout, new_env, write_json)
 from conformance.table_cases import CASES  # noqa: E402  (no pyflink import there)
-
-
-def _check_flink_version():
-    try:
-        from importlib.metadata import version
-        v = version("apache-flink")
-    except Exception:  # pragma: no cover - metadata missing
-        v = None
-    if v != FLINK_VERSION:
-        print(f"warning: apache-flink {v} is installed; the goldens are for {FLINK_VERSION}",
-              file=sys.stderr)
 
 
 def _expressions_namespace():
@@ -78,18 +68,6 @@ def _expressions_namespace():
     from pyflink.table import expressions
     return SimpleNamespace(col=expressions.col, lit=expressions.lit, call=expressions.call,
                            DataTypes=DataTypes)
-
-
-def _new_env(mode, config):
-    from pyflink.table import EnvironmentSettings, TableEnvironment
-    settings = (EnvironmentSettings.in_batch_mode() if mode == "batch"
-                else EnvironmentSettings.in_streaming_mode())
-    t_env = TableEnvironment.create(settings)
-    cfg = t_env.get_config()
-    cfg.set("parallelism.default", "1")
-    for key, value in config.items():
-        cfg.set(key, value)
-    return t_env
 
 
 def _sort_key(v):
@@ -117,7 +95,8 @@ def to_json_value(v):
     raise TypeError(f"cannot encode collected value {v!r} of type {type(v).__name__}")
 
 
-def _schema(table):
+def resolved_schema(table):
+    """The column names and Flink's type strings of a table's resolved schema."""
     resolved = table._j_table.getResolvedSchema()
     columns = [c.getName() for c in resolved.getColumns()]
     types = [c.getDataType().toString() for c in resolved.getColumns()]
@@ -126,7 +105,7 @@ def _schema(table):
 
 def run_case(t_env, E, c):
     table = c.build(t_env, E)
-    columns, types = _schema(table)
+    columns, types = resolved_schema(table)
     changes = []
     with table.execute().collect() as results:
         for row in results:
@@ -142,44 +121,6 @@ def run_case(t_env, E, c):
         "changes": changes,
         "flink_version": FLINK_VERSION,
     }
-
-
-def capture_print(t_env, E, c):
-    """The exact text that ``table.execute().print()`` writes (to the JVM's System.out)."""
-    from pyflink.java_gateway import get_gateway
-    jvm = get_gateway().jvm
-    buf = jvm.java.io.ByteArrayOutputStream()
-    stream = jvm.java.io.PrintStream(buf, True, "UTF-8")
-    old = jvm.System.out
-    jvm.System.setOut(stream)
-    try:
-        c.build(t_env, E).execute().print()
-        stream.flush()
-    finally:
-        jvm.System.setOut(old)
-    return buf.toString("UTF-8")
-
-
-def dumps_golden(golden):
-    """JSON text of a golden: one key per line, one change per line (diff-friendly)."""
-    lines = []
-    for key, value in golden.items():
-        if key == "changes":
-            if value:
-                rows = ",\n".join("  " + json.dumps(ch, ensure_ascii=False) for ch in value)
-                lines.append(f' "changes": [\n{rows}\n ]')
-            else:
-                lines.append(' "changes": []')
-        else:
-            lines.append(f" {json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}")
-    return "{\n" + ",\n".join(lines) + "\n}\n"
-
-
-def _write_json(path, obj):
-    text = dumps_golden(obj)
-    assert json.loads(text) == obj
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
 
 
 def main(argv=None):
@@ -200,7 +141,7 @@ def main(argv=None):
         parser.error(f"unknown case(s): {', '.join(unknown)}")
     selected = [CASES[n] for n in (args.cases or CASES)]
 
-    _check_flink_version()
+    check_flink_version()
     os.makedirs(GOLDEN_DIR, exist_ok=True)
     E = _expressions_namespace()
 
@@ -211,7 +152,7 @@ def main(argv=None):
     for c in selected:
         env_key = (c.mode, tuple(sorted(c.config.items())))
         if env_key not in envs:
-            envs[env_key] = _new_env(c.mode, c.config)
+            envs[env_key] = new_env(c.mode, c.config)
         t_env = envs[env_key]
         try:
             golden = run_case(t_env, E, c)
@@ -220,14 +161,14 @@ def main(argv=None):
             print(f"FAILED {c.name}: {type(e).__name__}: {e}", file=sys.stderr)
             traceback.print_exc(file=sys.stderr)
             continue
-        _write_json(os.path.join(GOLDEN_DIR, f"{c.name}.json"), golden)
+        write_json(os.path.join(GOLDEN_DIR, f"{c.name}.json"), golden)
         print(f"recorded {c.name} ({c.mode}): {len(golden['changes'])} changes")
         for kind, values in golden["changes"]:
             print(f"    {kind} {json.dumps(values)}")
 
         if c.name in PRINT_EXAMPLES and not args.no_print_example:
             try:
-                text = capture_print(t_env, E, c)
+                text = java_stdout(lambda c=c, t_env=t_env: c.build(t_env, E).execute().print())
             except Exception as e:
                 failed.append(f"{c.name} (print)")
                 print(f"FAILED print() of {c.name}: {e}", file=sys.stderr)

@@ -27,7 +27,7 @@ GOLDEN_DIR = os.path.join(HERE, "goldens", "avro")
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from conformance.record_flink import _check_flink_version, _new_env, _write_json  # noqa: E402
+from conformance.recording import new_env, record_each  # noqa: E402
 from conformance.record_flink_sink_formats import _innermost  # noqa: E402
 
 AVRO_COLUMNS = ("i INT, n INT NOT NULL, b BIGINT, s STRING, d DECIMAL(10, 2), dt DATE, ts TIMESTAMP(3), "
@@ -53,7 +53,7 @@ CASES = {
 def run_case(jar: str, columns: str, query: str, options: dict) -> dict:
     tmp = tempfile.mkdtemp(prefix="avrocase_")
     try:
-        t_env = _new_env("streaming", {"pipeline.jars": f"file://{os.path.abspath(jar)}"})
+        t_env = new_env("streaming", {"pipeline.jars": f"file://{os.path.abspath(jar)}"})
         extra = "".join(f", '{k}' = '{v}'" for k, v in options.items())
         out = os.path.join(tmp, "out")
         t_env.execute_sql(f"CREATE TABLE snk ({columns}) WITH ('connector' = 'filesystem', 'path' = '{out}', "
@@ -73,13 +73,13 @@ def main(argv: list[str]) -> int:
     if not argv or not argv[0].endswith(".jar"):
         print(__doc__, file=sys.stderr)
         return 2
-    _check_flink_version()
-    os.makedirs(GOLDEN_DIR, exist_ok=True)
-    for name in argv[1:] or list(CASES):
-        golden = run_case(argv[0], *CASES[name])
-        _write_json(os.path.join(GOLDEN_DIR, f"{name}.json"), golden)
-        print(f"recorded {name}: {str(golden)[:200]}")
-    return 0
+    names = argv[1:] or list(CASES)
+    unknown = [n for n in names if n not in CASES]
+    if unknown:
+        print(f"unknown case(s): {', '.join(unknown)}", file=sys.stderr)
+        return 2
+    return record_each(CASES, names, GOLDEN_DIR, lambda case: run_case(argv[0], *case),
+                       summary=lambda g: str(g)[:200])
 
 
 if __name__ == "__main__":

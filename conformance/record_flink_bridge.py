@@ -22,22 +22,20 @@ a tuple as ``{"tuple": [...]}``, scalars as themselves.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-import traceback
 from types import SimpleNamespace
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 GOLDEN_DIR = os.path.join(HERE, "goldens", "bridge")
-FLINK_VERSION = "2.3.0"
 
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 from conformance import bridge_cases  # noqa: E402  (no pyflink import there)
 from conformance.bridge_cases import CASES  # noqa: E402
+from conformance.recording import FLINK_VERSION, case_names, record_each, write_records_golden  # noqa: E402
 
 
 def encode(v):
@@ -53,17 +51,6 @@ def encode(v):
     raise TypeError(f"cannot encode collected value {v!r} of type {type(v).__name__}")
 
 
-def write_golden(golden):
-    """Writes a golden file with one record per line (readable diffs)."""
-    head = {k: v for k, v in golden.items() if k != "records"}
-    lines = [f" {json.dumps(k)}: {json.dumps(v)}," for k, v in head.items()]
-    records = ",\n".join(f"  {json.dumps(r)}" for r in golden["records"])
-    text = "{\n" + "\n".join(lines) + '\n "records": [\n' + records + ("\n" if records else "") + " ]\n}\n"
-    assert json.loads(text) == golden
-    with open(os.path.join(GOLDEN_DIR, f"{golden['case']}.json"), "w") as f:
-        f.write(text)
-
-
 def collect(result):
     """``(kind of result, encoded records)`` of a case's DataStream or Table."""
     if hasattr(result, "execute_and_collect"):
@@ -73,49 +60,43 @@ def collect(result):
         return "table", [encode(r) for r in rows]
 
 
-def main(argv):
+def record(c, api) -> dict:
+    from pyflink.datastream import RuntimeExecutionMode, StreamExecutionEnvironment
+    from pyflink.table import StreamTableEnvironment
+
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(1)
+    env.set_runtime_mode(RuntimeExecutionMode.BATCH if c.mode == "batch" else RuntimeExecutionMode.STREAMING)
+    t_env = StreamTableEnvironment.create(env)
+    error, records, kind = None, [], None
+    try:
+        kind, records = collect(c.program(env, t_env, api))
+    except Exception as e:  # Flink's error is the golden of an error case
+        if c.error is None:
+            raise
+        if c.error not in str(e):
+            raise AssertionError(f"error without {c.error!r}: {str(e)[:2000]}") from e
+        error, kind = c.error, "error"
+    return {"case": c.name, "mode": c.mode, "ordered": c.ordered, "description": c.description,
+            "result": kind, "error": error, "records": records, "flink_version": FLINK_VERSION}
+
+
+def main(argv: list[str] | None = None) -> int:
     import cloudpickle
     from pyflink.common import Row, RowKind, Types
-    from pyflink.datastream import RuntimeExecutionMode, StreamExecutionEnvironment
-    from pyflink.table import ChangelogMode, DataTypes, Schema, StreamTableEnvironment
+    from pyflink.table import ChangelogMode, DataTypes, Schema
     from pyflink.table.expressions import col, lit
 
+    names = case_names(argv, CASES, __doc__.split("\n\n")[0])
+    if names is None:
+        return 0
     # PyFlink's workers cannot import the cases module: ship its functions by value.
     cloudpickle.register_pickle_by_value(bridge_cases)
     api = SimpleNamespace(Types=Types, Row=Row, RowKind=RowKind, DataTypes=DataTypes, Schema=Schema,
                           ChangelogMode=ChangelogMode, col=col, lit=lit)
-    names = argv or sorted(CASES)
-    os.makedirs(GOLDEN_DIR, exist_ok=True)
-    failed = []
-    for name in names:
-        c = CASES[name]
-        env = StreamExecutionEnvironment.get_execution_environment()
-        env.set_parallelism(1)
-        env.set_runtime_mode(RuntimeExecutionMode.BATCH if c.mode == "batch" else RuntimeExecutionMode.STREAMING)
-        t_env = StreamTableEnvironment.create(env)
-        error, records, kind = None, [], None
-        try:
-            kind, records = collect(c.program(env, t_env, api))
-        except Exception as e:  # noqa: BLE001  (Flink's error is the golden of an error case)
-            if c.error is None:
-                traceback.print_exc()
-                failed.append(name)
-                continue
-            error = str(e)
-            kind = "error"
-            if c.error not in error:
-                print(f"{name}: error without {c.error!r}: {error[:2000]}", file=sys.stderr)
-                failed.append(name)
-                continue
-            error = c.error
-        golden = {"case": name, "mode": c.mode, "ordered": c.ordered, "description": c.description,
-                  "result": kind, "error": error, "records": records, "flink_version": FLINK_VERSION}
-        write_golden(golden)
-        print(f"{name}: {kind} {len(records)} records")
-    if failed:
-        print("failed:", ", ".join(failed), file=sys.stderr)
-    return 1 if failed else 0
+    return record_each(CASES, sorted(names), GOLDEN_DIR, lambda c: record(c, api),
+                       summary=lambda g: f"{g['result']} {len(g['records'])} records", write=write_records_golden)
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

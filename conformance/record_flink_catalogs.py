@@ -12,7 +12,6 @@ result | null, "errors": [the message of the error and of each cause, outermost 
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
@@ -20,12 +19,12 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 GOLDEN_DIR = os.path.join(HERE, "goldens", "catalogs")
-FLINK_VERSION = "2.3.0"
 
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 from conformance.catalog_cases import CATALOG_CASES  # noqa: E402
+from conformance.recording import FLINK_VERSION, case_names, new_env, record_each, write_indented_json  # noqa: E402
 
 
 def _messages(error) -> list[str]:
@@ -77,20 +76,20 @@ def run_step(t_env, step) -> dict:
     return record
 
 
-def main(argv) -> int:
-    from pyflink.table import EnvironmentSettings, TableEnvironment
+def record(name: str) -> dict:
+    t_env = new_env("streaming")
+    steps = [run_step(t_env, step) for step in CATALOG_CASES[name]]
+    return {"case": name, "flink_version": FLINK_VERSION, "steps": steps}
 
-    os.makedirs(GOLDEN_DIR, exist_ok=True)
-    for name in argv or list(CATALOG_CASES):
-        t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
-        t_env.get_config().set("parallelism.default", "1")
-        steps = [run_step(t_env, step) for step in CATALOG_CASES[name]]
-        with open(os.path.join(GOLDEN_DIR, f"{name}.json"), "w", encoding="utf-8") as f:
-            json.dump({"case": name, "flink_version": FLINK_VERSION, "steps": steps}, f, indent=1, ensure_ascii=False)
-            f.write("\n")
-        print(f"recorded {name}: {len(steps)} steps")
-    return 0
+
+def main(argv: list[str] | None = None) -> int:
+    names = case_names(argv, CATALOG_CASES, __doc__.split("\n\n")[0])
+    if names is None:
+        return 0
+    # a case is its list of steps: record it by name
+    return record_each({name: name for name in names}, names, GOLDEN_DIR, record,
+                       summary=lambda g: f"{len(g['steps'])} steps", write=write_indented_json)
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

@@ -20,7 +20,6 @@ import os
 import shutil
 import sys
 import tempfile
-import traceback
 from types import SimpleNamespace
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -31,7 +30,7 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 from conformance.cdc_format_cases import CDC_CASES  # noqa: E402  (no pyflink import there)
-from conformance.record_flink import _check_flink_version, _new_env, _write_json  # noqa: E402
+from conformance.recording import case_names, new_env, record_each  # noqa: E402
 from conformance.record_flink_sql import RecordingEnv, run_case  # noqa: E402
 
 
@@ -39,7 +38,7 @@ def _explain(c) -> str:
     """The optimized physical plan of the case's query, with changelog modes."""
     tmp = tempfile.mkdtemp(prefix=f"cdccase_{c.name}_")
     try:
-        t_env = RecordingEnv(_new_env(c.mode, c.config), tmp)
+        t_env = RecordingEnv(new_env(c.mode, c.config), tmp)
         table = c.build(t_env, SimpleNamespace(tmp=tmp))
         from pyflink.table.explain_detail import ExplainDetail
 
@@ -50,35 +49,20 @@ def _explain(c) -> str:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def main(argv: list[str]) -> int:
-    unknown = [n for n in argv if n not in CDC_CASES]
-    if unknown:
-        print(f"unknown case(s): {', '.join(unknown)}", file=sys.stderr)
-        return 2
-    _check_flink_version()
-    os.makedirs(GOLDEN_DIR, exist_ok=True)
-    failed = []
-    for name in argv or list(CDC_CASES):
-        c = CDC_CASES[name]
-        try:
-            golden = run_case(c)
-            if "error" not in golden and c.mode == "streaming":
-                golden["explain"] = _explain(c)
-        except Exception as e:  # report, keep going
-            failed.append(name)
-            print(f"FAILED {name}: {type(e).__name__}: {str(e)[:2000]}", file=sys.stderr)
-            traceback.print_exc(limit=3, file=sys.stderr)
-            continue
-        _write_json(os.path.join(GOLDEN_DIR, f"{name}.json"), golden)
-        if "error" in golden:
-            print(f"recorded {name}: error {golden['error']}")
-        else:
-            print(f"recorded {name}: {golden['changes']}")
-    if failed:
-        print(f"{len(failed)} case(s) failed: {', '.join(failed)}", file=sys.stderr)
-        return 1
-    return 0
+def _record(c) -> dict:
+    golden = run_case(c)
+    if "error" not in golden and c.mode == "streaming":
+        golden["explain"] = _explain(c)
+    return golden
+
+
+def main(argv: list[str] | None = None) -> int:
+    names = case_names(argv, CDC_CASES, __doc__.split("\n\n")[0])
+    if names is None:
+        return 0
+    return record_each(CDC_CASES, names, GOLDEN_DIR, _record,
+                       summary=lambda g: f"error {g['error']}" if "error" in g else str(g["changes"]))
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

@@ -20,22 +20,20 @@ a tuple as ``{"tuple": [...]}``, a list as a list, scalars as themselves.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-import traceback
 from types import SimpleNamespace
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 GOLDEN_DIR = os.path.join(HERE, "goldens", "datastream")
-FLINK_VERSION = "2.3.0"
 
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 from conformance import datastream_cases, datastream_event_time_cases  # noqa: E402  (no pyflink import there)
 from conformance.datastream_cases import CASES  # noqa: E402
+from conformance.recording import FLINK_VERSION, case_names, record_each, write_records_golden  # noqa: E402
 
 
 def encode(v):
@@ -50,17 +48,6 @@ def encode(v):
     if isinstance(v, list):
         return [encode(x) for x in v]
     raise TypeError(f"cannot encode collected value {v!r} of type {type(v).__name__}")
-
-
-def write_golden(golden):
-    """Writes a golden file with one record per line (readable diffs)."""
-    head = {k: v for k, v in golden.items() if k != "records"}
-    lines = [f" {json.dumps(k)}: {json.dumps(v)}," for k, v in head.items()]
-    records = ",\n".join(f"  {json.dumps(r)}" for r in golden["records"])
-    text = "{\n" + "\n".join(lines) + '\n "records": [\n' + records + ("\n" if records else "") + " ]\n}\n"
-    assert json.loads(text) == golden
-    with open(os.path.join(GOLDEN_DIR, f"{golden['case']}.json"), "w") as f:
-        f.write(text)
 
 
 def _api():
@@ -124,37 +111,31 @@ def _end_of_stream_trigger():
     return EndOfStreamTrigger()
 
 
-def main(argv):
-    import cloudpickle
+def record(c, api) -> dict:
     from pyflink.datastream import RuntimeExecutionMode, StreamExecutionEnvironment
 
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(1)
+    env.set_runtime_mode(RuntimeExecutionMode.BATCH if c.mode == "batch" else RuntimeExecutionMode.STREAMING)
+    with c.program(env, api).execute_and_collect() as results:
+        records = [encode(r) for r in results]
+    return {"case": c.name, "mode": c.mode, "compare": c.compare, "description": c.description,
+            "records": records, "flink_version": FLINK_VERSION}
+
+
+def main(argv: list[str] | None = None) -> int:
+    import cloudpickle
+
+    names = case_names(argv, CASES, __doc__.split("\n\n")[0])
+    if names is None:
+        return 0
     # PyFlink's workers cannot import the cases module: ship its functions by value.
     cloudpickle.register_pickle_by_value(datastream_cases)
     cloudpickle.register_pickle_by_value(datastream_event_time_cases)
-    names = argv or sorted(CASES)
-    os.makedirs(GOLDEN_DIR, exist_ok=True)
     api = _api()
-    failed = []
-    for name in names:
-        c = CASES[name]
-        env = StreamExecutionEnvironment.get_execution_environment()
-        env.set_parallelism(1)
-        env.set_runtime_mode(RuntimeExecutionMode.BATCH if c.mode == "batch" else RuntimeExecutionMode.STREAMING)
-        try:
-            with c.program(env, api).execute_and_collect() as results:
-                records = [encode(r) for r in results]
-        except Exception:
-            traceback.print_exc()
-            failed.append(name)
-            continue
-        golden = {"case": name, "mode": c.mode, "compare": c.compare, "description": c.description,
-                  "records": records, "flink_version": FLINK_VERSION}
-        write_golden(golden)
-        print(f"{name}: {len(records)} records")
-    if failed:
-        print("failed:", ", ".join(failed), file=sys.stderr)
-    return 1 if failed else 0
+    return record_each(CASES, sorted(names), GOLDEN_DIR, lambda c: record(c, api),
+                       summary=lambda g: f"{len(g['records'])} records", write=write_records_golden)
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import sys
-import traceback
 from types import SimpleNamespace
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -26,7 +25,8 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 from conformance.lateral_cases import CASES  # noqa: E402
-from conformance.record_flink import _new_env, _write_json, run_case  # noqa: E402
+from conformance.record_flink import run_case  # noqa: E402
+from conformance.recording import case_names, changes_summary, new_env, record_each  # noqa: E402
 
 
 def _namespace():
@@ -42,29 +42,14 @@ def _namespace():
                            register=register)
 
 
-def main(argv: list[str]) -> int:
-    names = argv or list(CASES)
-    os.makedirs(GOLDEN_DIR, exist_ok=True)
+def main(argv: list[str] | None = None) -> int:
+    names = case_names(argv, CASES, __doc__.split("\n\n")[0])
+    if names is None:
+        return 0
     E = _namespace()
-    failed = []
-    for name in names:
-        c = CASES[name]
-        try:
-            golden = run_case(_new_env(c.mode, {}), E, c)
-        except Exception as e:  # report, keep going
-            failed.append(name)
-            print(f"FAILED {name}: {type(e).__name__}: {e}", file=sys.stderr)
-            traceback.print_exc(file=sys.stderr)
-            continue
-        _write_json(os.path.join(GOLDEN_DIR, f"{name}.json"), golden)
-        print(f"recorded {name} ({c.mode}): {golden['columns']} {golden['types']}")
-        for kind, values in golden["changes"]:
-            print(f"    {kind} {values}")
-    if failed:
-        print(f"{len(failed)} case(s) failed in Flink: {', '.join(failed)}", file=sys.stderr)
-        return 1
-    return 0
+    return record_each(CASES, names, GOLDEN_DIR, lambda c: run_case(new_env(c.mode, {}), E, c),
+                       summary=changes_summary)
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

@@ -28,19 +28,19 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 from conformance.partition_cases import PARTITION_CASES, sink_ddl, snapshot  # noqa: E402
-from conformance.record_flink import _check_flink_version, _new_env, _write_json  # noqa: E402
+from conformance.recording import case_names, new_env, record_each  # noqa: E402
 
 
 def run_case(c) -> dict:
     tmp = tempfile.mkdtemp(prefix=f"partcase_{c.name}_")
     try:
         out = os.path.join(tmp, "out")
-        t_env = _new_env(c.mode, {})
+        t_env = new_env(c.mode, {})
         t_env.execute_sql(sink_ddl(c, out))
         t_env.execute_sql(f"INSERT INTO snk {c.query}").wait()
         golden = {"directories": snapshot(out)}
         for mode in ("streaming", "batch"):
-            reader = _new_env(mode, {})
+            reader = new_env(mode, {})
             reader.execute_sql(sink_ddl(c, out, "back"))
             try:
                 with reader.execute_sql("SELECT * FROM back").collect() as results:
@@ -52,19 +52,12 @@ def run_case(c) -> dict:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def main(argv: list[str]) -> int:
-    unknown = [n for n in argv if n not in PARTITION_CASES]
-    if unknown:
-        print(f"unknown case(s): {', '.join(unknown)}", file=sys.stderr)
-        return 2
-    _check_flink_version()
-    os.makedirs(GOLDEN_DIR, exist_ok=True)
-    for name in argv or list(PARTITION_CASES):
-        golden = run_case(PARTITION_CASES[name])
-        _write_json(os.path.join(GOLDEN_DIR, f"{name}.json"), golden)
-        print(f"recorded {name}: {golden}")
-    return 0
+def main(argv: list[str] | None = None) -> int:
+    names = case_names(argv, PARTITION_CASES, __doc__.split("\n\n")[0])
+    if names is None:
+        return 0
+    return record_each(PARTITION_CASES, names, GOLDEN_DIR, run_case, summary=str)
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

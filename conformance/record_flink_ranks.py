@@ -46,14 +46,16 @@ then).
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
 GOLDEN_DIR = os.path.join(HERE, "goldens", "ranks")
-FLINK_VERSION = "2.3.0"
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+from conformance.recording import FLINK_VERSION, case_names, new_env, record_each  # noqa: E402
 
 MINI_BATCH = {"table.exec.mini-batch.enabled": "true", "table.exec.mini-batch.allow-latency": "1 h",
               "table.exec.mini-batch.size": "1000"}
@@ -153,13 +155,7 @@ def _to_json(v):
 
 
 def run(spec):
-    from pyflink.table import EnvironmentSettings, TableEnvironment
-
-    t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
-    cfg = t_env.get_config()
-    cfg.set("parallelism.default", "1")
-    for key, value in spec["config"].items():
-        cfg.set(key, value)
+    t_env = new_env("streaming", spec["config"])
     schema, rows = spec["data"]
     src = t_env.from_elements(rows, _row_type(schema))
     t_env.create_temporary_view("src", src)
@@ -199,43 +195,15 @@ def _row_type(schema):
     return DataTypes.ROW(fields)
 
 
-def dumps(golden):
-    lines = []
-    for key, value in golden.items():
-        if key == "changes":
-            body = ",\n".join("  " + json.dumps(ch) for ch in value)
-            lines.append(f' "changes": [\n{body}\n ]' if value else ' "changes": []')
-        else:
-            lines.append(f" {json.dumps(key)}: {json.dumps(value)}")
-    return "{\n" + ",\n".join(lines) + "\n}\n"
+def _summary(golden: dict) -> str:
+    return "\n".join([str(golden["flink_plan"])] + [f"    {kind}{values}" for kind, values in golden["changes"]])
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("cases", nargs="*")
-    parser.add_argument("--list", action="store_true")
-    args = parser.parse_args(argv)
-    if args.list:
-        print("\n".join(CASES))
+    names = case_names(argv, CASES, __doc__.split("\n\n")[0])
+    if names is None:
         return 0
-    unknown = [n for n in args.cases if n not in CASES]
-    if unknown:
-        parser.error(f"unknown case(s): {', '.join(unknown)}")
-    os.makedirs(GOLDEN_DIR, exist_ok=True)
-    failed = []
-    for name in args.cases or CASES:
-        try:
-            golden = run(CASES[name])
-        except Exception as e:  # report and go on
-            failed.append(name)
-            print(f"FAILED {name}: {type(e).__name__}: {e}", file=sys.stderr)
-            continue
-        with open(os.path.join(GOLDEN_DIR, f"{name}.json"), "w", encoding="utf-8") as f:
-            f.write(dumps(golden))
-        print(f"recorded {name}: {golden['flink_plan']}")
-        for kind, values in golden["changes"]:
-            print(f"    {kind}{values}")
-    return 1 if failed else 0
+    return record_each(CASES, names, GOLDEN_DIR, run, summary=_summary)
 
 
 if __name__ == "__main__":

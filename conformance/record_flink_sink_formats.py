@@ -26,7 +26,7 @@ GOLDEN_DIR = os.path.join(HERE, "goldens", "sink_formats")
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from conformance.record_flink import _check_flink_version, _new_env, _write_json  # noqa: E402
+from conformance.recording import case_names, new_env, record_each  # noqa: E402
 from conformance.sink_format_cases import SINK_CASES, create_source, sink_ddl  # noqa: E402
 
 
@@ -45,7 +45,7 @@ def _innermost(e: Exception) -> str:
 def run_case(c) -> dict:
     tmp = tempfile.mkdtemp(prefix=f"sinkcase_{c.name}_")
     try:
-        t_env = _new_env("streaming", {})
+        t_env = new_env("streaming", {})
         create_source(t_env, tmp)
         out = os.path.join(tmp, "out")
         try:
@@ -67,19 +67,12 @@ def run_case(c) -> dict:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def main(argv: list[str]) -> int:
-    unknown = [n for n in argv if n not in SINK_CASES]
-    if unknown:
-        print(f"unknown case(s): {', '.join(unknown)}", file=sys.stderr)
-        return 2
-    _check_flink_version()
-    os.makedirs(GOLDEN_DIR, exist_ok=True)
-    for name in argv or list(SINK_CASES):
-        golden = run_case(SINK_CASES[name])
-        _write_json(os.path.join(GOLDEN_DIR, f"{name}.json"), golden)
-        print(f"recorded {name}: {golden}")
-    return 0
+def main(argv: list[str] | None = None) -> int:
+    names = case_names(argv, SINK_CASES, __doc__.split("\n\n")[0])
+    if names is None:
+        return 0
+    return record_each(SINK_CASES, names, GOLDEN_DIR, run_case, summary=str)
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

@@ -40,7 +40,6 @@ import re
 import shutil
 import sys
 import tempfile
-import traceback
 from collections import Counter
 from types import SimpleNamespace
 
@@ -51,8 +50,8 @@ GOLDEN_DIR = os.path.join(HERE, "goldens", "sql")
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from conformance.record_flink import (  # noqa: E402  (no pyflink import at module level)
-    FLINK_VERSION, _check_flink_version, _new_env, _write_json, to_json_value)
+from conformance.record_flink import to_json_value  # noqa: E402  (no pyflink import at module level)
+from conformance.recording import FLINK_VERSION, new_env, record_each  # noqa: E402
 from conformance.sql_cases import CASES  # noqa: E402
 
 
@@ -130,7 +129,7 @@ def run_case(c):
               "description": c.description}
     stage = "plan"
     try:
-        t_env = RecordingEnv(_new_env(c.mode, c.config), tmp)
+        t_env = RecordingEnv(new_env(c.mode, c.config), tmp)
         E = SimpleNamespace(DataTypes=DataTypes, tmp=tmp)
         try:
             result = c.build(t_env, E)
@@ -185,6 +184,27 @@ def _same_run(c, first, again):
     return None
 
 
+def _recorded_twice(c, repeat: int) -> dict:
+    """The case's golden, after checking that ``repeat`` runs of it agree."""
+    golden = run_case(c)
+    for _ in range(repeat - 1):
+        problem = _same_run(c, golden, run_case(c))
+        if problem:
+            raise AssertionError(f"runs disagree: {problem}")
+    return golden
+
+
+def _summary(golden: dict) -> str:
+    if "error" in golden:
+        err = golden["error"]
+        return (f"error at {err['stage']}: {err['class']}: {err['message']} | "
+                f"{err['root_class']}: {err['root_message']}")
+    lines = [f"({golden['mode']}, {golden['compare']}): {len(golden['changes'])} changes"
+             f"  {list(zip(golden['columns'], golden['types'], strict=True))}"]
+    return "\n".join(lines + [f"    {kind} {json.dumps(values, ensure_ascii=False)}"
+                              for kind, values in golden["changes"]])
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("cases", nargs="*", help="case names (default: all)")
@@ -200,39 +220,8 @@ def main(argv=None):
     unknown = [n for n in args.cases if n not in CASES]
     if unknown:
         parser.error(f"unknown case(s): {', '.join(unknown)}")
-    selected = [CASES[n] for n in (args.cases or CASES)]
-
-    _check_flink_version()
-    os.makedirs(GOLDEN_DIR, exist_ok=True)
-    failed = []
-    for c in selected:
-        try:
-            golden = run_case(c)
-            for _ in range(args.repeat - 1):
-                problem = _same_run(c, golden, run_case(c))
-                if problem:
-                    raise AssertionError(f"runs disagree: {problem}")
-        except Exception as e:  # report, keep going
-            failed.append(c.name)
-            print(f"FAILED {c.name}: {type(e).__name__}: {str(e)[:2000]}", file=sys.stderr)
-            traceback.print_exc(limit=3, file=sys.stderr)
-            continue
-        _write_json(os.path.join(GOLDEN_DIR, f"{c.name}.json"), golden)
-        if "error" in golden:
-            err = golden["error"]
-            print(f"recorded {c.name}: error at {err['stage']}: {err['class']}: "
-                  f"{err['message']} | {err['root_class']}: {err['root_message']}")
-            continue
-        print(f"recorded {c.name} ({c.mode}, {c.compare}): {len(golden['changes'])} changes"
-              f"  {list(zip(golden['columns'], golden['types'], strict=True))}")
-        for kind, values in golden["changes"]:
-            print(f"    {kind} {json.dumps(values, ensure_ascii=False)}")
-
-    if failed:
-        print(f"{len(failed)} case(s) failed: {', '.join(failed)}", file=sys.stderr)
-        return 1
-    print(f"recorded {len(selected)} case(s) into {os.path.relpath(GOLDEN_DIR, ROOT)}")
-    return 0
+    return record_each(CASES, list(args.cases or CASES), GOLDEN_DIR,
+                       lambda c: _recorded_twice(c, args.repeat), summary=_summary)
 
 
 if __name__ == "__main__":

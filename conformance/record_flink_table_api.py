@@ -14,7 +14,6 @@ in one JVM, with ``parallelism.default`` 1.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import tempfile
@@ -26,16 +25,9 @@ GOLDEN_DIR = os.path.join(HERE, "goldens", "table_api")
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from conformance.record_flink import _schema, to_json_value  # noqa: E402
+from conformance.record_flink import resolved_schema, to_json_value  # noqa: E402
+from conformance.recording import case_names, new_env, record_each, write_indented_json  # noqa: E402
 from conformance.table_api_cases import CASES  # noqa: E402
-
-
-def _env(mode):
-    from pyflink.table import EnvironmentSettings, TableEnvironment
-    settings = EnvironmentSettings.in_batch_mode() if mode == "batch" else EnvironmentSettings.in_streaming_mode()
-    t_env = TableEnvironment.create(settings)
-    t_env.get_config().set("parallelism.default", "1")
-    return t_env
 
 
 def _collect(table):
@@ -50,7 +42,7 @@ def record(c, E):
 
 
 def _record(c, E):
-    t_env = _env(c.mode)
+    t_env = new_env(c.mode)
     out = {"case": c.name, "mode": c.mode, "ordered": c.ordered}
     if c.statement_set:
         with tempfile.TemporaryDirectory() as directory:
@@ -59,7 +51,7 @@ def _record(c, E):
         return out
     try:
         table = c.build(t_env, E)
-        out["columns"], out["types"] = _schema(table)
+        out["columns"], out["types"] = resolved_schema(table)
         out["changes"] = _collect(table)
     except Exception as e:  # noqa: BLE001 - an error case records Flink's message
         if not c.error:
@@ -70,26 +62,17 @@ def _record(c, E):
     return out
 
 
-def main(argv):
+def main(argv: list[str] | None = None) -> int:
+    names = case_names(argv, CASES, __doc__.split("\n\n")[0])
+    if names is None:
+        return 0
     import pyflink.table as table
     from pyflink.table import DataTypes, expressions, window
     E = SimpleNamespace(col=expressions.col, lit=expressions.lit, DataTypes=DataTypes, x=expressions,
                         window=window, table=table)
-    os.makedirs(GOLDEN_DIR, exist_ok=True)
-    failed = 0
-    for name in argv or sorted(CASES):
-        try:
-            golden = record(CASES[name], E)
-        except Exception as e:  # noqa: BLE001
-            failed += 1
-            print(f"FAILED {name}: {str(e).splitlines()[0] if str(e) else e!r}")
-            continue
-        with open(os.path.join(GOLDEN_DIR, f"{name}.json"), "w") as f:
-            json.dump(golden, f, indent=1, sort_keys=True)
-            f.write("\n")
-        print(f"recorded {name}")
-    return 1 if failed else 0
+    return record_each(CASES, names, GOLDEN_DIR, lambda c: record(c, E),
+                       write=lambda path, golden: write_indented_json(path, golden, sort_keys=True))
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

@@ -21,20 +21,18 @@ a case that fails in Flink is reported and the run goes on (exit status 1).
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-import traceback
 from types import SimpleNamespace
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 GOLDEN_DIR = os.path.join(HERE, "goldens", "types")
-FLINK_VERSION = "2.3.0"
 
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
+from conformance.recording import FLINK_VERSION, case_names, java_stdout, new_env, record_each, write_indented_json  # noqa: E402
 from conformance.type_cases import TYPE_CASES, encode  # noqa: E402  (no pyflink import there)
 
 
@@ -43,31 +41,6 @@ def _namespace():
     from pyflink.table import DataTypes
     from pyflink.table.expressions import col, lit
     return SimpleNamespace(DataTypes=DataTypes, Row=Row, col=col, lit=lit)
-
-
-def _new_env(mode):
-    from pyflink.table import EnvironmentSettings, TableEnvironment
-    settings = EnvironmentSettings.in_batch_mode() if mode == "batch" else EnvironmentSettings.in_streaming_mode()
-    t_env = TableEnvironment.create(settings)
-    t_env.get_config().set("parallelism.default", "1")
-    t_env.get_config().set("table.local-time-zone", "UTC")
-    return t_env
-
-
-def _java_stdout(action):
-    """What ``action()`` writes to the JVM's System.out (print() and print_schema() write there)."""
-    from pyflink.java_gateway import get_gateway
-    jvm = get_gateway().jvm
-    buf = jvm.java.io.ByteArrayOutputStream()
-    stream = jvm.java.io.PrintStream(buf, True, "UTF-8")
-    old = jvm.System.out
-    jvm.System.setOut(stream)
-    try:
-        action()
-        stream.flush()
-    finally:
-        jvm.System.setOut(old)
-    return buf.toString("UTF-8")
 
 
 def run_case(t_env, E, c):
@@ -85,40 +58,30 @@ def run_case(t_env, E, c):
         "columns": [col.getName() for col in resolved.getColumns()],
         "types": [col.getDataType().toString() for col in resolved.getColumns()],
         "rows": rows, "collect_error": collect_error,
-        "print": _java_stdout(lambda: c.build(t_env, E).execute().print()),
-        "print_schema": _java_stdout(lambda: c.build(t_env, E).print_schema()),
+        "print": java_stdout(lambda: c.build(t_env, E).execute().print()),
+        "print_schema": java_stdout(lambda: c.build(t_env, E).print_schema()),
         "flink_version": FLINK_VERSION,
     }
 
 
-def main(argv):
-    names = argv or list(TYPE_CASES)
-    os.makedirs(GOLDEN_DIR, exist_ok=True)
+def main(argv: list[str] | None = None) -> int:
+    names = case_names(argv, TYPE_CASES, __doc__.split("\n\n")[0])
+    if names is None:
+        return 0
     E = _namespace()
-    envs = {}
-    failed = []
-    for name in names:
-        c = TYPE_CASES[name]
+    envs = {}  # one TableEnvironment per mode, in the session zone the goldens were taken in
+
+    def record(c):
         if c.mode not in envs:
-            envs[c.mode] = _new_env(c.mode)
-        t_env = envs[c.mode]
-        try:
-            golden = run_case(t_env, E, c)
-        except Exception as e:  # report, keep going
-            failed.append(name)
-            print(f"FAILED {name}: {type(e).__name__}: {str(e)[:1500]}", file=sys.stderr)
-            traceback.print_exc(limit=2, file=sys.stderr)
-            continue
-        with open(os.path.join(GOLDEN_DIR, f"{name}.json"), "w", encoding="utf-8") as f:
-            json.dump(golden, f, indent=1, ensure_ascii=False)
-            f.write("\n")
-        print(f"recorded {name}: {golden['rows'] if golden['rows'] is None else len(golden['rows'])} rows")
-        print(golden["print"], golden["print_schema"], sep="")
-    if failed:
-        print(f"{len(failed)} case(s) failed in Flink: {', '.join(failed)}", file=sys.stderr)
-        return 1
-    return 0
+            envs[c.mode] = new_env(c.mode, {"table.local-time-zone": "UTC"})
+        return run_case(envs[c.mode], E, c)
+
+    def summary(golden):
+        rows = golden["rows"] if golden["rows"] is None else len(golden["rows"])
+        return f"{rows} rows\n{golden['print']}{golden['print_schema']}"
+
+    return record_each(TYPE_CASES, names, GOLDEN_DIR, record, summary=summary, write=write_indented_json)
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

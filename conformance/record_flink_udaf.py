@@ -24,8 +24,8 @@ ROOT = os.path.dirname(HERE)
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from conformance.record_flink import (FLINK_VERSION, _new_env, _schema, _write_json,  # noqa: E402
-                                      to_json_value)
+from conformance.record_flink import resolved_schema, to_json_value  # noqa: E402
+from conformance.recording import FLINK_VERSION, case_names, new_env, record_each  # noqa: E402
 from conformance.udaf_cases import CASES  # noqa: E402
 
 GOLDEN_DIR = os.path.join(HERE, "goldens", "udaf")
@@ -52,12 +52,12 @@ def _cause(error: BaseException) -> str:
 
 
 def record(c, E) -> dict:
-    t_env = _new_env(c.mode, c.config)
+    t_env = new_env(c.mode, c.config)
     golden = {"case": c.name, "mode": c.mode, "config": dict(c.config), "deterministic": c.deterministic,
               "description": c.description}
     try:
         table = c.build(t_env, E)
-        columns, types = _schema(table)
+        columns, types = resolved_schema(table)
         changes = []
         with table.execute().collect() as results:
             for row in results:
@@ -70,16 +70,14 @@ def record(c, E) -> dict:
     return golden
 
 
-def main(argv: list[str]) -> int:
-    names = argv or list(CASES)
-    os.makedirs(GOLDEN_DIR, exist_ok=True)
+def main(argv: list[str] | None = None) -> int:
+    names = case_names(argv, CASES, __doc__.split("\n\n")[0])
+    if names is None:
+        return 0
     E = _namespace()
-    for name in names:
-        golden = record(CASES[name], E)
-        _write_json(os.path.join(GOLDEN_DIR, f"{name}.json"), golden)
-        print(f"recorded {name}: {golden.get('error') or len(golden['changes'])}")
-    return 0
+    return record_each(CASES, names, GOLDEN_DIR, lambda c: record(c, E),
+                       summary=lambda g: str(g.get("error") or len(g["changes"])))
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

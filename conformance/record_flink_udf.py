@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import sys
-import traceback
 from types import SimpleNamespace
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -24,7 +23,8 @@ GOLDEN_DIR = os.path.join(HERE, "goldens", "udf")
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from conformance.record_flink import _new_env, _write_json, run_case  # noqa: E402
+from conformance.record_flink import run_case  # noqa: E402
+from conformance.recording import case_names, changes_summary, new_env, record_each  # noqa: E402
 from conformance.udf_cases import CASES  # noqa: E402
 
 
@@ -35,26 +35,14 @@ def _namespace():
     return SimpleNamespace(col=col, lit=lit, call=call, DataTypes=DataTypes, udf=udf, ScalarFunction=ScalarFunction)
 
 
-def main(argv: list[str]) -> int:
-    names = argv or list(CASES)
-    os.makedirs(GOLDEN_DIR, exist_ok=True)
+def main(argv: list[str] | None = None) -> int:
+    names = case_names(argv, CASES, __doc__.split("\n\n")[0])
+    if names is None:
+        return 0
     E = _namespace()
-    failed = []
-    for name in names:
-        c = CASES[name]
-        try:
-            golden = run_case(_new_env(c.mode, c.config), E, c)
-        except Exception as e:  # report, keep going
-            failed.append(name)
-            print(f"FAILED {name}: {type(e).__name__}: {e}", file=sys.stderr)
-            traceback.print_exc(file=sys.stderr)
-            continue
-        _write_json(os.path.join(GOLDEN_DIR, f"{name}.json"), golden)
-        print(f"recorded {name} ({c.mode}): {golden['columns']} {golden['types']}")
-        for kind, values in golden["changes"]:
-            print(f"    {kind} {values}")
-    return 1 if failed else 0
+    return record_each(CASES, names, GOLDEN_DIR, lambda c: run_case(new_env(c.mode, c.config), E, c),
+                       summary=changes_summary)
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

@@ -21,14 +21,12 @@ the JVM starts and reads each job's lines from it (its own messages go to stderr
 
 from __future__ import annotations
 
-import argparse
 import csv
 import os
 import re
 import shutil
 import sys
 import tempfile
-import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -37,8 +35,8 @@ GOLDEN_DIR = os.path.join(HERE, "goldens", "upsert")
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from conformance.record_flink import (  # noqa: E402  (no pyflink import at module level)
-    FLINK_VERSION, _check_flink_version, _new_env, _write_json, to_json_value)
+from conformance.record_flink import to_json_value  # noqa: E402  (no pyflink import at module level)
+from conformance.recording import FLINK_VERSION, case_names, new_env, record_each  # noqa: E402
 from conformance.record_flink_sql import _java_error  # noqa: E402
 from conformance.upsert_cases import CASES, DATA, SINK_KEYS, SINK_TYPES, TABLES  # noqa: E402
 
@@ -104,7 +102,7 @@ def run_case(c, capture: StdoutCapture) -> dict:
               "primary_key": list(SINK_KEYS[c.sink]), "types": list(SINK_TYPES[c.sink])}
     try:
         _write_data(tmp)
-        t_env = _new_env(c.mode, c.config)
+        t_env = new_env(c.mode, c.config)
         for name in c.tables:
             ddl = TABLES[name].replace("{tmp}", tmp)
             t_env.execute_sql(ddl)
@@ -136,43 +134,22 @@ def run_case(c, capture: StdoutCapture) -> dict:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _summary(golden: dict) -> str:
+    plan = golden["plan"]
+    lines = [f"rejected: {plan['error']['message']}" if "error" in plan else plan["sink"]]
+    lines += [f"    {kind} {values}" for kind, values in golden.get("output", [])]
+    if "error" in golden:
+        lines.append(f"    job failed: {golden['error']['root_message']}")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("cases", nargs="*", help="case names (default: all)")
-    parser.add_argument("--list", action="store_true", help="list the cases and exit")
-    args = parser.parse_args(argv)
-    if args.list:
-        for name, c in CASES.items():
-            print(f"{name:40s} {c.mode:9s} {c.compare:12s} {c.insert}")
+    names = case_names(argv, CASES, __doc__.split("\n\n")[0],
+                       line=lambda n: f"{n:40s} {CASES[n].mode:9s} {CASES[n].compare:12s} {CASES[n].insert}")
+    if names is None:
         return 0
-    unknown = [n for n in args.cases if n not in CASES]
-    if unknown:
-        parser.error(f"unknown case(s): {', '.join(unknown)}")
     capture = StdoutCapture()  # before the JVM starts, so it inherits the redirected stdout
-    _check_flink_version()
-    os.makedirs(GOLDEN_DIR, exist_ok=True)
-    failed = []
-    for name in args.cases or CASES:
-        c = CASES[name]
-        try:
-            golden = run_case(c, capture)
-        except Exception as e:  # report, keep going
-            failed.append(name)
-            print(f"FAILED {name}: {type(e).__name__}: {str(e)[:2000]}", file=sys.stderr)
-            traceback.print_exc(limit=3, file=sys.stderr)
-            continue
-        _write_json(os.path.join(GOLDEN_DIR, f"{name}.json"), golden)
-        plan = golden["plan"]
-        verdict = f"rejected: {plan['error']['message']}" if "error" in plan else plan["sink"]
-        print(f"recorded {name}: {verdict}", file=sys.stderr)
-        for kind, values in golden.get("output", []):
-            print(f"    {kind} {values}", file=sys.stderr)
-        if "error" in golden:
-            print(f"    job failed: {golden['error']['root_message']}", file=sys.stderr)
-    if failed:
-        print(f"{len(failed)} case(s) failed: {', '.join(failed)}", file=sys.stderr)
-        return 1
-    return 0
+    return record_each(CASES, names, GOLDEN_DIR, lambda c: run_case(c, capture), summary=_summary)
 
 
 if __name__ == "__main__":

@@ -169,15 +169,11 @@ def test_batch_mode_refuses_a_legacy_proctime_group_window_with_flinks_message(s
                         "TUMBLE(p_time, INTERVAL '1' SECOND)").execute()
 
 
-NEVER_CLOSING = ["SESSION(p_time, INTERVAL '1' HOUR)", "HOP(p_time, INTERVAL '30' MINUTE, INTERVAL '1' HOUR)"]
-
-
-def test_legacy_proctime_windows_open_at_the_end_of_input_never_fire(spark, tmp_path):
+@pytest.mark.parametrize("window", ["SESSION(p_time, INTERVAL '1' HOUR)",
+                                    "HOP(p_time, INTERVAL '30' MINUTE, INTERVAL '1' HOUR)"])
+def test_legacy_proctime_windows_open_at_the_end_of_input_never_fire(spark, tmp_path, window):
     # An hour-long window (or session gap) cannot close during the run: Flink 2.3 emits nothing either.
-    # Both windows as the branches of one query (one query start): the union is empty only if each is.
     t_env = _env(spark, tmp_path)
-    query = " UNION ALL ".join(f"SELECT bidder, COUNT(*) AS bid_count FROM B GROUP BY bidder, {window}"
-                               for window in NEVER_CLOSING)
-    assert t_env.explain_sql(query).count("WindowAggregate(") == len(NEVER_CLOSING)
+    query = f"SELECT bidder, COUNT(*) AS bid_count FROM B GROUP BY bidder, {window}"
     with t_env.sql_query(query).execute().collect() as it:
         assert list(it) == []

@@ -15,12 +15,10 @@ pytestmark = pytest.mark.spark  # Spark in child processes: no fixture to mark i
 CRASH = textwrap.dedent("""
     import os, signal
     from changeflow.runtime.spark import session
-    from changeflow.table import EnvironmentSettings, TableEnvironment
-    spark = session.get_or_create("local[2]", {"spark.sql.shuffle.partitions": "2"})
-    t = TableEnvironment.create(EnvironmentSettings.in_streaming_mode(), spark_session=spark)
-    t.get_config().set("changeflow.state.buckets", "2")
-    t.create_temporary_view("v", t.from_elements([("a", 1), ("a", 2)], ["k", "v"]))
-    list(t.sql_query("SELECT k, SUM(v) FROM v GROUP BY k").execute().collect())  # RocksDB state: its library
+    spark = session.get_or_create("local[1]")
+    # What a stateful query's first RocksDB state store does (its native library extracted to the JVM's
+    # temp directory), without a query: starting one took most of this test's time.
+    spark.sparkContext._jvm.org.apache.spark.sql.execution.streaming.state.RocksDBLoader.loadLibrary()
     os.kill(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid(), signal.SIGKILL)  # JVM and driver die
     os.kill(os.getpid(), signal.SIGKILL)
 """)

@@ -10,7 +10,8 @@ to 1.5 s out of order under a 2 s watermark delay), so the windows and their row
 of the window TVF cases: Flink plans a group window as a window aggregation too.  The
 cases: TUMBLE per key with all three auxiliary functions, HOP and SESSION per key (a
 session per key: Flink's group windows partition sessions by the other GROUP BY keys), a
-cascade (a second TUMBLE over the first one's ``TUMBLE_ROWTIME``), batch mode, and what
+cascade (a second TUMBLE over the first one's ``TUMBLE_ROWTIME``, as a view and as a FROM
+subquery), a group window in a FROM subquery under a filter, batch mode, and what
 Flink refuses (a group window over a column that is not a time attribute).
 """
 
@@ -66,6 +67,27 @@ def group_window_cascade(t_env, E):
     return t_env.sql_query(
         "SELECT TUMBLE_START(rt, INTERVAL '10' SECOND) AS ws, TUMBLE_END(rt, INTERVAL '10' SECOND) AS we, "
         "COUNT(*) AS keys_windows, SUM(cnt) AS cnt FROM five GROUP BY TUMBLE(rt, INTERVAL '10' SECOND)")
+
+
+@case("group_window_in_subquery", compare="multiset", why=WHY_WINDOW)
+def group_window_in_subquery(t_env, E):
+    """A group window in a FROM subquery, filtered and projected by the outer SELECT (the outer
+    SELECT has no group window of its own)."""
+    _bids(t_env, E)
+    return t_env.sql_query(
+        "SELECT k, ws, cnt FROM (SELECT k, TUMBLE_START(ts, INTERVAL '10' SECOND) AS ws, COUNT(*) AS cnt "
+        "FROM bids GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), k) WHERE cnt > 1")
+
+
+@case("group_window_cascade_in_subquery", compare="multiset", why=WHY_WINDOW)
+def group_window_cascade_in_subquery(t_env, E):
+    """group_window_cascade written as one statement: the outer group window reads the inner
+    subquery's TUMBLE_ROWTIME."""
+    _bids(t_env, E)
+    return t_env.sql_query(
+        "SELECT TUMBLE_START(rt, INTERVAL '10' SECOND) AS ws, COUNT(*) AS keys_windows, SUM(cnt) AS cnt "
+        "FROM (SELECT k, TUMBLE_ROWTIME(ts, INTERVAL '5' SECOND) AS rt, COUNT(*) AS cnt "
+        "FROM bids GROUP BY TUMBLE(ts, INTERVAL '5' SECOND), k) GROUP BY TUMBLE(rt, INTERVAL '10' SECOND)")
 
 
 @case("group_window_tumble_batch", mode="batch")

@@ -53,10 +53,15 @@ def _name(node: exp.Expr) -> str:
     return str(node.this).upper() if isinstance(node, exp.Anonymous) else ""
 
 
+def _own_calls(node: exp.Select) -> list[exp.Anonymous]:
+    """The function calls of ``node``'s own scope: not those of a subquery in it (a group window
+    in a FROM subquery belongs to that subquery's SELECT, which is planned on its own)."""
+    return [c for c in node.find_all(exp.Anonymous) if c.find_ancestor(exp.Select) is node]
+
+
 def has_group_window(node: exp.Select) -> bool:
-    """Whether ``node`` uses a group window or an auxiliary group window function anywhere in it."""
-    return any(_name(c) in GROUP_WINDOWS or _auxiliary_kind(_name(c)) is not None
-               for c in node.find_all(exp.Anonymous))
+    """Whether ``node`` itself uses a group window or an auxiliary group window function."""
+    return any(_name(c) in GROUP_WINDOWS or _auxiliary_kind(_name(c)) is not None for c in _own_calls(node))
 
 
 def _auxiliary_kind(name: str) -> tuple[str, str] | None:
@@ -72,8 +77,7 @@ def plan_group_window(planner: "QueryPlanner", node: exp.Select) -> "PlanNode":
     group = node.args.get("group")
     windows = [g for g in (group.expressions if group is not None else []) if _name(g) in GROUP_WINDOWS]
     if not windows:
-        call = next(c for c in node.find_all(exp.Anonymous)
-                    if _name(c) in GROUP_WINDOWS or _auxiliary_kind(_name(c)))
+        call = next(c for c in _own_calls(node) if _name(c) in GROUP_WINDOWS or _auxiliary_kind(_name(c)))
         raise SqlError(located(f"{_name(call)}(...) is a group window function: it needs a group window "
                                f"(GROUP BY {_name(call).split('_')[0]}(...)) in the same SELECT", call, sql))
     if len(windows) > 1:
@@ -130,7 +134,7 @@ def plan_group_window(planner: "QueryPlanner", node: exp.Select) -> "PlanNode":
             rowtimes.append(i)
         items.append(replaced)
     outer.set("expressions", items)
-    uses_time = any(_name(c).endswith(("_ROWTIME", "_PROCTIME")) for c in node.find_all(exp.Anonymous))
+    uses_time = any(_name(c).endswith(("_ROWTIME", "_PROCTIME")) for c in _own_calls(node))
     # window_time is grouped by when a *_ROWTIME or *_PROCTIME reads it (a function of the window, as the window TVF's).
     outer.args["group"].set("expressions", [exp.column("window_start"), exp.column("window_end"),
                                             *([exp.column("window_time")] if uses_time else []),
@@ -152,7 +156,7 @@ def plan_group_window(planner: "QueryPlanner", node: exp.Select) -> "PlanNode":
 def _check_time_functions(node: exp.Select, proctime: bool, planner: "QueryPlanner") -> None:
     """Refuse ``*_ROWTIME`` over a processing-time window with Flink's message. (Flink 2.3 takes
     ``*_PROCTIME`` over a row-time window and gives the window's rowtime, as ``*_ROWTIME``.)"""
-    for call in node.find_all(exp.Anonymous):
+    for call in _own_calls(node):
         aux = _auxiliary_kind(_name(call))
         if aux is not None and aux[1] == "ROWTIME" and proctime:
             raise SqlError(located("A proctime window cannot provide a rowtime attribute.", call, planner.sql))

@@ -1,4 +1,4 @@
-"""Deduplication, Top-N and ChangelogNormalize on Spark: streaming through their kernels, batch with ``row_number()``.
+"""Deduplication, Top-N, ChangelogNormalize and batch Sort on Spark: kernels streaming, ``row_number()`` in batch.
 
 A :class:`~changeflow.plan.nodes.ChangelogNormalize` runs in streaming plans only, keyed by
 its primary key, like a keep-last deduplication over a changelog (:mod:`changeflow.kernels.normalize`).
@@ -28,6 +28,13 @@ update, while a batch aggregate's ``_seq`` is its group's *first* row. The two
 modes can then keep different rows among exact ties at the rank boundary (as
 Flink's streaming and batch modes can); they agree whenever the boundary has
 no tie.
+
+A batch :class:`~changeflow.plan.nodes.Sort` (:func:`sort_batch`) is Spark's global
+sort, then the offset and fetch. The batch result is read in ``_seq`` order (:mod:`.jobs`),
+so the sorted rows get new ``_seq`` stamps in sort order: their 1-based position. Ties
+keep the order the rows arrived in (the old ``_seq``), so a sort is stable and
+repeatable. A streaming Sort never gets here: the planner made it a Top-N
+(``rules/sort_limit``).
 """
 
 from __future__ import annotations
@@ -41,13 +48,14 @@ from changeflow.kernels.rank import TopN, deduplicate_kernel
 from changeflow.kernels.ttl import KeyStateTtl
 from changeflow.expressions import Call
 from changeflow.kernels.normalize import changelog_normalize_kernel
-from changeflow.plan.nodes import ChangelogNormalize, Deduplicate, Rank
+from changeflow.plan.nodes import ChangelogNormalize, Deduplicate, Rank, Sort
 from changeflow.plan.type_inference import is_proctime
 from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.sources import kernel_input_dtype
 from changeflow.state.paged import ROWS_PER_GROWING_PAGE
 
 _ROW_NUMBER = "__row_number"
+_POSITION = "__sort_position"
 
 
 def _shipped_columns(node: Deduplicate | Rank | ChangelogNormalize) -> tuple[list[str], set[str]]:
@@ -129,6 +137,18 @@ def rank_batch(translator, node: Deduplicate | Rank) -> DataFrame:
     if rank_column is not None:
         columns.append(F.col(_ROW_NUMBER).cast("long").alias(rank_column))
     return kept.select(*columns, SEQ)
+
+
+def sort_batch(translator, node: Sort) -> DataFrame:
+    """The rows of ``node.input`` in order, ``offset`` skipped, at most ``fetch`` kept (columns plus ``_seq``)."""
+    child = translator.translate(node.input)
+    order = [_order(c, asc, nulls_first) for c, asc, nulls_first in node.order_by] + [F.col(SEQ).asc()]
+    # One window over the whole input: Spark moves every row to one partition, as a global sort must.
+    numbered = child.withColumn(_POSITION, F.row_number().over(Window.orderBy(*order)))
+    kept = numbered.where(F.col(_POSITION) > node.offset)
+    if node.fetch is not None:
+        kept = kept.where(F.col(_POSITION) <= node.offset + node.fetch)
+    return kept.select(*[F.col(f"`{c}`") for c in node.input.field_names], F.col(_POSITION).cast("long").alias(SEQ))
 
 
 def _order(column: str, ascending: bool, nulls_first: bool):

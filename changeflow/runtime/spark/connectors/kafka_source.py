@@ -172,13 +172,20 @@ def missing_jar_error(connector: KafkaSource, error: Exception) -> ConnectorErro
         f"./setup.sh fetches them into .venv/jars/spark-kafka)")
 
 
-def kafka_stream(spark: SparkSession, connector: KafkaSource, rows_per_batch: int) -> DataFrame:
-    """The table's records as a stream of its columns (declared order), ``_kind`` +I, ``_seq`` and ``_sub``."""
+def kafka_reader(reader, connector: KafkaSource):
+    """``reader`` (``spark.read`` or ``spark.readStream``) of Spark's Kafka source with the table's client
+    properties (all but those Spark owns), once the broker is known to listen."""
     check_broker(connector)
-    reader = spark.readStream.format("kafka").option("kafka.bootstrap.servers", connector.bootstrap)
+    reader = reader.format("kafka").option("kafka.bootstrap.servers", connector.bootstrap)
     for key, value in connector.properties.items():
         if key not in SPARK_OWNS:
             reader = reader.option(f"kafka.{key}", value)
+    return reader
+
+
+def kafka_stream(spark: SparkSession, connector: KafkaSource, rows_per_batch: int) -> DataFrame:
+    """The table's records as a stream of its columns (declared order), ``_kind`` +I, ``_seq`` and ``_sub``."""
+    reader = kafka_reader(spark.readStream, connector)
     if connector.topic_pattern is not None:
         reader = reader.option("subscribePattern", connector.topic_pattern)
     else:

@@ -1,25 +1,19 @@
 """Whether a streaming query needs its watermark rows and end-of-input signals at all.
 
-A table declared with a ``WATERMARK`` gets a watermark assigner in every plan that
-reads it, and its watermark rows and end-of-input control rows (:mod:`.control_rows`)
-then flow through the query: a Python stage per scan computing the watermarks, a
-fan-out of every signal to every bucket of every stateful operator, and one more
-micro-batch at the end for each bounded source's end-of-input marker. That is what
-event-time operators need; a plan whose operators never act on a watermark or on the
-end of input gives the same changelog without any of it (Flink's regular joins,
-group aggregations and Top-N ignore watermarks too). Nexmark's join queries (q3, q4,
-q9, q20) are such plans over the watermarked ``datagen`` table.
+A table declared with a ``WATERMARK`` gets a watermark assigner in every plan that reads
+it; its watermark rows and end-of-input control rows (:mod:`.control_rows`) cost a Python
+stage per scan, a fan-out of every signal to every bucket of every stateful operator and
+one more micro-batch per bounded source. A plan whose operators act on neither gives the
+same changelog without them (Flink's regular joins, group aggregations and Top-N ignore
+watermarks too): Nexmark's joins (q3, q4, q9, q20) over the watermarked ``datagen`` table.
 
-:func:`signals_needed` asks the kernels themselves: it builds the kernel each
-stateful node runs, with the functions its translator builds it with, and reads
-the kernel contract's answer (:func:`~changeflow.kernels.contract.acts_on_signals`:
-``event_time`` or ``emits_at_end_of_input``). So the answer follows the kernels as
-they change. It stays conservative: a node whose kernel it cannot build here (a
-window, a window join's rank, a table aggregate, a correlate, ...) keeps the signals,
-as does a row-time mini-batch assigner, whose filter runs where watermarks are
-applied. A sink that reads the watermark (a filesystem sink committing partitions
-on partition time) keeps them as well: the translator asks for that apart
-(``StreamingTranslator.keep_watermarks``).
+:func:`signals_needed` asks the kernels: it builds each stateful node's kernel with the
+function its translator builds it with and reads the contract's answer
+(:func:`~changeflow.kernels.contract.acts_on_signals`), so the answer follows the kernels.
+A node whose kernel is not built here (windows, window Top-N, table aggregates,
+correlates, ...) keeps the signals, as does a row-time mini-batch assigner (its filter
+runs where watermarks are applied). A sink that reads the watermark (a partition-time
+commit) asks for them apart (``StreamingTranslator.keep_watermarks``).
 """
 
 from __future__ import annotations

@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import json
 
-from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 
 from changeflow.connectors.kafka import KafkaSource
 from changeflow.connectors.kafka_offsets import bounded_ranges
-from changeflow.runtime.spark.connectors.kafka_source import (check_broker, decoded_records, kafka_reader,
-                                                              missing_jar_error)
+from changeflow.runtime.spark.connectors.kafka_source import check_broker, kafka_reader, load_records
 from changeflow.runtime.spark.spark_types import struct
 
 __all__ = ["is_bounded_kafka", "kafka_batch_frame"]
@@ -41,10 +39,5 @@ def kafka_batch_frame(spark: SparkSession, connector: KafkaSource) -> DataFrame:
               .option("startingOffsets", json.dumps({t: {str(p): s for p, (s, _) in r.items()}
                                                      for t, r in ranges.items()}))
               .option("endingOffsets", json.dumps({t: {str(p): e for p, (_, e) in r.items()}
-                                                   for t, r in ranges.items()}))
-              .option("includeHeaders", str("headers" in connector.metadata.values()).lower()))
-    try:
-        records = reader.load()
-    except AnalysisException as e:
-        raise missing_jar_error(connector, e) or e from None
-    return decoded_records(connector, records).select(*names)
+                                                   for t, r in ranges.items()})))
+    return load_records(reader, connector).select(*names)

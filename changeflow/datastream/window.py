@@ -247,154 +247,115 @@ class CountSlidingWindowAssigner(_KernelAssigner):
         return f"CountSlidingWindowAssigner({self._window_size}, {self._window_slide})"
 
 
-class _EventTimeAssigner(_KernelAssigner):
-    """What the event-time assigners share."""
+class _TimeAssigner(_KernelAssigner):
+    """What the event-time and processing-time assigners share: the window arithmetic (the kernel's), the
+    checks and the factories. A processing-time twin (``_processing_time``) assigns a record by its arrival
+    time and fires on :class:`ProcessingTimeTrigger`; errors name the class the user called."""
+
+    _processing_time = False
 
     def get_default_trigger(self, env: Any = None) -> Trigger:
-        return EventTimeTrigger()
+        return ProcessingTimeTrigger() if self._processing_time else EventTimeTrigger()
 
     def is_event_time(self) -> bool:
-        return True
+        return not self._processing_time
+
+    def _spec(self, **arguments: Any) -> dict:
+        return {**arguments, "processing_time": True} if self._processing_time else arguments
 
 
-class TumblingEventTimeWindows(_EventTimeAssigner):
-    """Windows of ``size`` ms, one after the other (shifted by ``offset``)."""
+_Tumbling_ = TypeVar("_Tumbling_", bound="_Tumbling")  # each factory returns its own class
+_Sliding_ = TypeVar("_Sliding_", bound="_Sliding")
+_Sessions_ = TypeVar("_Sessions_", bound="_Sessions")
 
+
+class _Tumbling(_TimeAssigner):
     def __init__(self, size: int, offset: int) -> None:
         if abs(offset) >= size:
-            raise ValueError("TumblingEventTimeWindows parameters must satisfy abs(offset) < size")
+            raise ValueError(f"{type(self).__name__} parameters must satisfy abs(offset) < size")
         self._size, self._offset = size, offset
 
-    @staticmethod
-    def of(size: Any, offset: Any = None) -> "TumblingEventTimeWindows":
-        return TumblingEventTimeWindows(_millis(size, "TumblingEventTimeWindows.of()"),
-                                        0 if offset is None else _millis(offset, "TumblingEventTimeWindows.of()"))
+    @classmethod
+    def of(cls: type[_Tumbling_], size: Any, offset: Any = None) -> _Tumbling_:
+        where = f"{cls.__name__}.of()"
+        return cls(_millis(size, where), 0 if offset is None else _millis(offset, where))
 
     def spec(self) -> dict:
-        return {"kind": "tumbling", "size": self._size, "offset": self._offset}
+        return self._spec(kind="tumbling", size=self._size, offset=self._offset)
 
     def __repr__(self) -> str:
-        return f"TumblingEventTimeWindows({self._size}, {self._offset})"
+        return f"{type(self).__name__}({self._size}, {self._offset})"
 
 
-class SlidingEventTimeWindows(_EventTimeAssigner):
-    """Windows of ``size`` ms starting every ``slide`` ms (shifted by ``offset``)."""
-
+class _Sliding(_TimeAssigner):
     def __init__(self, size: int, slide: int, offset: int) -> None:
         if abs(offset) >= slide or size <= 0:
-            raise ValueError("SlidingEventTimeWindows parameters must satisfy abs(offset) < slide and size > 0")
+            raise ValueError(f"{type(self).__name__} parameters must satisfy abs(offset) < slide and size > 0")
         self._size, self._slide, self._offset = size, slide, offset
 
-    @staticmethod
-    def of(size: Any, slide: Any, offset: Any = None) -> "SlidingEventTimeWindows":
-        where = "SlidingEventTimeWindows.of()"
-        return SlidingEventTimeWindows(_millis(size, where), _millis(slide, where),
-                                       0 if offset is None else _millis(offset, where))
+    @classmethod
+    def of(cls: type[_Sliding_], size: Any, slide: Any, offset: Any = None) -> _Sliding_:
+        where = f"{cls.__name__}.of()"
+        return cls(_millis(size, where), _millis(slide, where), 0 if offset is None else _millis(offset, where))
 
     def spec(self) -> dict:
-        return {"kind": "sliding", "size": self._size, "slide": self._slide, "offset": self._offset}
+        return self._spec(kind="sliding", size=self._size, slide=self._slide, offset=self._offset)
 
     def __repr__(self) -> str:
-        return f"SlidingEventTimeWindows({self._size}, {self._slide}, {self._offset})"
+        return f"{type(self).__name__}({self._size}, {self._slide}, {self._offset})"
 
 
-class EventTimeSessionWindows(_EventTimeAssigner):
-    """Sessions: a record's window ``[t, t + gap)`` merges with every window it touches."""
-
+class _Sessions(_TimeAssigner):
     def __init__(self, session_gap: int) -> None:
         if session_gap <= 0:
-            raise ValueError("EventTimeSessionWindows parameters must satisfy 0 < size")
+            raise ValueError(f"{type(self).__name__} parameters must satisfy 0 < size")
         self._session_gap = session_gap
 
-    @staticmethod
-    def with_gap(size: Any) -> "EventTimeSessionWindows":
-        return EventTimeSessionWindows(_millis(size, "EventTimeSessionWindows.with_gap()"))
+    @classmethod
+    def with_gap(cls: type[_Sessions_], size: Any) -> _Sessions_:
+        return cls(_millis(size, f"{cls.__name__}.with_gap()"))
 
-    @staticmethod
-    def with_dynamic_gap(extractor: Any) -> "EventTimeSessionWindows":
-        raise NotImplementedError("EventTimeSessionWindows.with_dynamic_gap() (DynamicEventTimeSessionWindows) "
+    @classmethod
+    def with_dynamic_gap(cls: type[_Sessions_], extractor: Any) -> _Sessions_:
+        raise NotImplementedError(f"{cls.__name__}.with_dynamic_gap() (Dynamic{cls.__name__}) "
                                   "is not supported by changeflow")
 
     def spec(self) -> dict:
-        return {"kind": "session", "gap": self._session_gap}
+        return self._spec(kind="session", gap=self._session_gap)
 
     def __repr__(self) -> str:
-        return f"EventTimeSessionWindows({self._session_gap})"
+        return f"{type(self).__name__}({self._session_gap})"
 
 
-class _ProcessingTimeAssigner(_KernelAssigner):
-    """What the processing-time assigners share: windows of a record's arrival time, fired by
-    :class:`ProcessingTimeTrigger` (their window arithmetic is the event-time assigners')."""
-
-    def get_default_trigger(self, env: Any = None) -> Trigger:
-        return ProcessingTimeTrigger()
+class TumblingEventTimeWindows(_Tumbling):
+    """Windows of ``size`` ms, one after the other (shifted by ``offset``)."""
 
 
-class TumblingProcessingTimeWindows(_ProcessingTimeAssigner):
+class SlidingEventTimeWindows(_Sliding):
+    """Windows of ``size`` ms starting every ``slide`` ms (shifted by ``offset``)."""
+
+
+class EventTimeSessionWindows(_Sessions):
+    """Sessions: a record's window ``[t, t + gap)`` merges with every window it touches."""
+
+
+class TumblingProcessingTimeWindows(_Tumbling):
     """Windows of ``size`` ms of processing time, one after the other (shifted by ``offset``)."""
 
-    def __init__(self, size: int, offset: int) -> None:
-        if abs(offset) >= size:
-            raise ValueError("TumblingProcessingTimeWindows parameters must satisfy abs(offset) < size")
-        self._size, self._offset = size, offset
-
-    @staticmethod
-    def of(size: Any, offset: Any = None) -> "TumblingProcessingTimeWindows":
-        where = "TumblingProcessingTimeWindows.of()"
-        return TumblingProcessingTimeWindows(_millis(size, where), 0 if offset is None else _millis(offset, where))
-
-    def spec(self) -> dict:
-        return {"kind": "tumbling", "size": self._size, "offset": self._offset, "processing_time": True}
-
-    def __repr__(self) -> str:
-        return f"TumblingProcessingTimeWindows({self._size}, {self._offset})"
+    _processing_time = True
 
 
-class SlidingProcessingTimeWindows(_ProcessingTimeAssigner):
+class SlidingProcessingTimeWindows(_Sliding):
     """Windows of ``size`` ms of processing time starting every ``slide`` ms (shifted by ``offset``)."""
 
-    def __init__(self, size: int, slide: int, offset: int) -> None:
-        if abs(offset) >= slide or size <= 0:
-            raise ValueError("SlidingProcessingTimeWindows parameters must satisfy abs(offset) < slide and size > 0")
-        self._size, self._slide, self._offset = size, slide, offset
-
-    @staticmethod
-    def of(size: Any, slide: Any, offset: Any = None) -> "SlidingProcessingTimeWindows":
-        where = "SlidingProcessingTimeWindows.of()"
-        return SlidingProcessingTimeWindows(_millis(size, where), _millis(slide, where),
-                                            0 if offset is None else _millis(offset, where))
-
-    def spec(self) -> dict:
-        return {"kind": "sliding", "size": self._size, "slide": self._slide, "offset": self._offset,
-                "processing_time": True}
-
-    def __repr__(self) -> str:
-        return f"SlidingProcessingTimeWindows({self._size}, {self._slide}, {self._offset})"
+    _processing_time = True
 
 
-class ProcessingTimeSessionWindows(_ProcessingTimeAssigner):
+class ProcessingTimeSessionWindows(_Sessions):
     """Sessions of processing time: a record's window ``[arrival, arrival + gap)`` merges with every window it
     touches."""
 
-    def __init__(self, session_gap: int) -> None:
-        if session_gap <= 0:
-            raise ValueError("ProcessingTimeSessionWindows parameters must satisfy 0 < size")
-        self._session_gap = session_gap
-
-    @staticmethod
-    def with_gap(size: Any) -> "ProcessingTimeSessionWindows":
-        return ProcessingTimeSessionWindows(_millis(size, "ProcessingTimeSessionWindows.with_gap()"))
-
-    @staticmethod
-    def with_dynamic_gap(extractor: Any) -> "ProcessingTimeSessionWindows":
-        raise NotImplementedError("ProcessingTimeSessionWindows.with_dynamic_gap() "
-                                  "(DynamicProcessingTimeSessionWindows) is not supported by changeflow")
-
-    def spec(self) -> dict:
-        return {"kind": "session", "gap": self._session_gap, "processing_time": True}
-
-    def __repr__(self) -> str:
-        return f"ProcessingTimeSessionWindows({self._session_gap})"
+    _processing_time = True
 
 
 def is_kernel_assigner(assigner: Any) -> bool:

@@ -25,7 +25,8 @@ The calls, in the order a host makes them for one batch of a bucket:
    inputs' frames apart).
 3. :meth:`Kernel.flush` when the batch carried a flush signal (an upstream
    operator flushed its output buffer, FLIP-365), then
-   :meth:`Kernel.end_of_input` once, when every source upstream has ended.
+   :meth:`Kernel.end_of_input` once, when every source upstream has ended
+   (it may emit only with ``emits_at_end_of_input`` set).
 4. From a processing-time timer: :meth:`Kernel.on_timer` when
    ``has_timers`` and :meth:`Kernel.next_timer` is due; :meth:`Kernel.sweep`
    when ``sweep_interval_ms`` is set (and the host can fire timers).
@@ -127,6 +128,13 @@ class Kernel(Protocol):
     def event_time(self) -> bool:
         """The kernel has event-time timers: the host calls :meth:`on_watermark` as the watermark
         advances, and with ``MAX_WATERMARK`` before :meth:`end_of_input`. Read-only for the host."""
+        ...
+
+    @property
+    def emits_at_end_of_input(self) -> bool:
+        """:meth:`end_of_input` may emit rows: the host must deliver the end of input to the kernel. A
+        kernel with neither this nor ``event_time`` ignores watermarks and the end of input, so a host
+        may leave them out (:func:`acts_on_signals`). Read-only for the host."""
         ...
 
     #: The watermark the operator has seen before the current call (ms); the host sets it.
@@ -236,6 +244,7 @@ class KernelBase:
 
     has_timers: bool = False
     event_time: bool = False
+    emits_at_end_of_input: bool = False
     batch_clock: bool = False
     current_watermark: int = MIN_WATERMARK
     #: How far behind its input's watermark the operator's output watermark stays (ms): an interval join
@@ -310,6 +319,10 @@ class WrappingKernel(KernelBase):
         return self.kernel.event_time
 
     @property
+    def emits_at_end_of_input(self) -> bool:  # type: ignore[override]  # the wrapped kernel's answer
+        return self.kernel.emits_at_end_of_input
+
+    @property
     def operator_name(self) -> str:
         return self.kernel.operator_name
 
@@ -353,7 +366,18 @@ def end_of_input_output(kernel: Kernel, state: KeyedState) -> pd.DataFrame | Non
     final watermark first (``MAX_WATERMARK``: every window fires), then :meth:`Kernel.end_of_input`.
     Every host calls this, so the order is the same in Spark, in the harness and in batch."""
     fired = kernel.on_watermark(MAX_WATERMARK, state) if kernel.event_time else None
-    return concat_outputs(fired, kernel.end_of_input(state))
+    ended = kernel.end_of_input(state)
+    if ended is not None and len(ended) and not kernel.emits_at_end_of_input:
+        # A host that trusts the declaration would never have called it (acts_on_signals): say so here.
+        raise TypeError(f"{kernel.operator_name} emitted rows at the end of input but does not declare "
+                        "emits_at_end_of_input (the kernel contract)")
+    return concat_outputs(fired, ended)
+
+
+def acts_on_signals(kernel: Kernel) -> bool:
+    """Whether ``kernel`` acts on watermarks or on the end of input (``event_time`` or
+    ``emits_at_end_of_input``): a host may leave both signals out for a kernel that does neither."""
+    return kernel.event_time or kernel.emits_at_end_of_input
 
 
 def concat_outputs(*outputs: pd.DataFrame | None) -> pd.DataFrame | None:

@@ -157,6 +157,8 @@ def test_without_its_sweep_a_ttl_kernel_runs_without_timers_on_the_wall_clock():
 class Finale(KernelBase):
     """Counts rows; emits the count on an upstream flush and at end of input."""
 
+    emits_at_end_of_input = True
+
     def process(self, batch, state):
         keys = pd.DataFrame({"k": pd.array(["all"], dtype=object)})
         held = state.load("n", keys)

@@ -85,3 +85,13 @@ def test_a_self_join_over_a_watermarked_file_needs_no_signals_and_gives_the_batc
         right = [i for i in range(200) if i % 7 == k]
         expected[f"k{k}"] = (f"k{k}", len(left) * len(right), len(left) * sum(right))
     assert rows["streaming"] == rows["batch"] == expected
+
+
+def test_the_answer_is_the_kernels_own(t_env, monkeypatch):
+    """A group aggregation keeps the signals once its kernel declares that it acts on them."""
+    from changeflow.kernels.aggregate.group_agg import GroupAggregate
+
+    sql = "SELECT k, MAX(v) FROM bids GROUP BY k"
+    assert not needed(t_env, sql)
+    monkeypatch.setattr(GroupAggregate, "emits_at_end_of_input", True)
+    assert needed(t_env, sql)

@@ -268,3 +268,20 @@ def test_end_of_input_fires_every_event_time_timer_first_in_every_host():
     assert [r[0] for r in h.end_of_input()] == [9]        # MAX_WATERMARK, then end_of_input
     bounded = FiresAtWatermark().process_bounded(pd.DataFrame({"ts": [5, 1, 9]}))
     assert bounded["ts"].tolist() == [1, 5, 9]
+
+
+class EmitsUndeclared(KernelBase):
+    """Emits at the end of input without declaring ``emits_at_end_of_input``."""
+
+    def process(self, batch, state):
+        return batch.iloc[:0]
+
+    def end_of_input(self, state):
+        return pd.DataFrame({"k": ["late"], "_kind": pd.array([0], dtype="int8"), "_seq": [0], "_sub": [0]})
+
+
+def test_output_at_end_of_input_must_be_declared():
+    # A host may leave the end of input out for a kernel that does not declare it (signal_use).
+    h = KernelHarness(EmitsUndeclared(), ["k"])
+    with pytest.raises(TypeError, match="emits_at_end_of_input"):
+        h.end_of_input()

@@ -32,6 +32,8 @@ class CoGroupKernel(KernelBase):
     of each key, told apart by ``_side`` and sorted by key, side and stamp.
     """
 
+    emits_at_end_of_input = True  # the global window fires at the end of input (the kernel contract)
+
     def __init__(self, kind: str, function: Any, name: str, output_type: Any = None, *,
                  runtime_context: ContextFactory | None = None) -> None:
         if kind not in ("co_group", "join", "flat_join"):

@@ -160,6 +160,8 @@ class WindowKernel(KernelBase):
     [('a', 4), ('b', 2)]
     """
 
+    emits_at_end_of_input = True  # the global window fires at the end of input (the kernel contract)
+
     def __init__(self, spec: WindowSpec, name: str, *, runtime_context: ContextFactory | None = None,
                  window: Any = None) -> None:
         if spec.kind not in KINDS:

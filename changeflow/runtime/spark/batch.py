@@ -10,12 +10,13 @@ distinct non-null values.
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable, Iterator, cast
 
 import pandas as pd
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from changeflow.kernels.aggregate.functions import AggCall, result_type
 from changeflow.kernels.aggregate.json_aggs import JSON_AGGREGATES, json_array_of, json_object_of
@@ -30,7 +31,7 @@ from changeflow.runtime.spark.arithmetic import wrapping_long
 from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.current_watermark import refuse_in_batch
 from changeflow.runtime.spark.sources import batch_frame
-from changeflow.runtime.spark.spark_types import to_spark
+from changeflow.runtime.spark.spark_types import struct, to_spark
 
 if TYPE_CHECKING:
     from changeflow.runtime.spark.stream_graph import GraphTranslation
@@ -46,6 +47,31 @@ class BatchTranslator:
         from changeflow.runtime.spark.stream_graph import GraphTranslation
 
         return GraphTranslation(self, runtime_context, caches, table_settings)
+
+    def by_key_partition(self, child: DataFrame, keys: list[str], dtypes: dict[str, str], schema: Any,
+                         fold: Callable[[pd.DataFrame | None], pd.DataFrame | None]) -> DataFrame:
+        """Bounded input folded in Python a partition at a time (what Spark's own operators cannot run).
+
+        ``child``'s ``dtypes`` columns and ``_seq`` are hash-partitioned by ``keys`` (one partition
+        without keys); ``fold`` gets each partition's rows as one frame of those dtypes (None for an
+        empty one) and returns the plan schema ``schema``'s columns plus ``_seq``, or None.
+        """
+        frame = child.select(*[F.col(f"`{n}`") for n in dtypes], SEQ)
+        key_columns = [F.col(f"`{k}`") for k in keys]
+        frame = frame.repartition(self.spark.sparkContext.defaultParallelism, *key_columns) if keys \
+            else frame.repartition(1)
+        names = [n for n, _ in schema] + [SEQ]
+
+        def run(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:  # no self: it runs on executors
+            chunks = list(batches)
+            rows = pd.concat(chunks, ignore_index=True) if chunks else None
+            if rows is not None and len(rows):
+                rows = rows.astype(dtypes)
+            out = fold(rows if rows is not None and len(rows) else None)
+            if out is not None:
+                yield cast(pd.DataFrame, out[names])
+
+        return frame.mapInPandas(run, T.StructType(struct(schema).fields + [T.StructField(SEQ, T.LongType(), False)]))
 
     def translate(self, node: PlanNode) -> DataFrame:
         """A DataFrame of the result's columns plus ``_seq`` (the order rows arrive in)."""
@@ -91,7 +117,7 @@ class BatchTranslator:
             from changeflow.runtime.spark.rank import rank_batch
             return rank_batch(self, node)
         if isinstance(node, Sort):
-            from changeflow.runtime.spark.sort import sort_batch
+            from changeflow.runtime.spark.rank import sort_batch
             return sort_batch(self, node)
         if isinstance(node, Sink):
             return self.translate(node.input)  # the job writes the rows (runtime/spark/jobs.py)

@@ -9,6 +9,14 @@ stays DOUBLE); parsing functions that Flink makes return NULL on bad input
 (``TO_TIMESTAMP``, ``TO_DATE``, ``SPLIT_INDEX`` past the end) use Spark's
 ``try_`` variants, which return NULL where ANSI mode would fail the query.
 ``PROCTIME()`` is Spark's current timestamp: a processing-time attribute.
+
+CASTs that Spark's own cast gets wrong for Flink: to and from TIME, to BINARY(n) / VARBINARY(n).
+
+A TIME is a LONG of microseconds of the day here (:mod:`.spark_types`), so Spark's cast
+of a string or timestamp to it would read a number; Flink's TIME keeps milliseconds
+(``TIME(p)`` for p > 3 holds no more), and a cast to ``TIME(p)`` truncates to p digits.
+A cast to ``VARBINARY(n)`` truncates to n bytes, one to ``BINARY(n)`` also pads with
+zero bytes to n, as Flink does. Strings encode to and decode from UTF-8 (Spark's cast).
 """
 
 from __future__ import annotations
@@ -25,7 +33,6 @@ from changeflow.kernels.current_watermark import COLUMN as CURRENT_WATERMARK_COL
 from changeflow.plan.json_calls import JSON_FUNCTIONS
 from changeflow.plan.type_inference import type_of
 from changeflow.runtime.spark import arithmetic
-from changeflow.runtime.spark.casts import special_cast
 from changeflow.runtime.spark.json_columns import compile_json
 from changeflow.runtime.spark.spark_types import to_spark as _to_spark_type
 
@@ -67,7 +74,7 @@ def compile_expr(expr: Expression, schema: dict[str, DataType]) -> Column:
     f = expr.function
     if f == "cast":
         value, target = compile_expr(expr.args[0], schema), _constant(expr.args[1])
-        special = special_cast(value, type_of(expr.args[0], schema), target)  # TIME, BINARY(n) (casts.py)
+        special = special_cast(value, type_of(expr.args[0], schema), target)  # TIME, BINARY(n): special_cast
         return special if special is not None else value.cast(to_spark(target))
     if f == "try_cast":
         value, target = compile_expr(expr.args[0], schema), _constant(expr.args[1])
@@ -256,3 +263,50 @@ _SCALAR = {
 
 def _quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
+
+
+_DAY_MICROS = 86_400_000_000
+
+
+def special_cast(value: Column, source: DataType, target: DataType, safe: bool = False) -> Column | None:
+    """``CAST(value AS target)`` where Spark's cast differs from Flink's; None where Spark's is right.
+
+    ``safe``: ``TRY_CAST``, NULL where a string does not parse."""
+
+    def to(column: Column, spark_type: str) -> Column:
+        return column.try_cast(spark_type) if safe else column.cast(spark_type)
+
+    if target.root == "TIME":
+        if source.root == "TIME":
+            micros = value
+        elif source.is_string:
+            parts = F.split(F.trim(value), ":")
+            seconds = to(F.try_element_at(parts, F.lit(3)), "decimal(18, 9)")
+            micros = ((to(F.try_element_at(parts, F.lit(1)), "long") * 3600
+                       + to(F.try_element_at(parts, F.lit(2)), "long") * 60) * 1_000_000
+                      + F.floor(seconds * 1_000_000).cast("long"))
+        else:  # TIMESTAMP / TIMESTAMP_LTZ (the session time zone is UTC, query_settings.py)
+            micros = F.pmod(F.unix_micros(value.cast("timestamp")), F.lit(_DAY_MICROS))
+        unit = 10 ** (6 - min(target.params[0], 3))
+        return (micros - F.pmod(micros, F.lit(unit))).cast("long")
+    if source.root == "TIME" and target.is_string:
+        return _time_text(value, source.params[0])
+    if source.root == "TIME":  # to TIMESTAMP: that time on 1970-01-01
+        return F.timestamp_micros(value).cast("timestamp_ntz" if target.root == "TIMESTAMP" else "timestamp")
+    if target.root in ("BINARY", "VARBINARY"):
+        data = value.cast("binary")
+        n = target.params[0]
+        if target.root == "BINARY":
+            return F.rpad(data, n, F.lit(b"\x00"))  # rpad also truncates a longer value
+        return F.when(F.length(data) > n, F.substring(data, 1, n)).otherwise(data)
+    return None
+
+
+def _time_text(micros: Column, precision: int) -> Column:
+    """A TIME as Flink prints it: ``HH:mm:ss``, then ``.`` and ``precision`` digits (at most 3 kept)."""
+    text = F.date_format(F.timestamp_micros(micros), "HH:mm:ss")
+    if precision <= 0:
+        return text
+    fraction = F.lpad((F.floor(F.pmod(micros, F.lit(1_000_000)) / 1000)).cast("long").cast("string"), 3, "0")
+    digits = F.rpad(fraction, precision, "0") if precision > 3 else F.substring(fraction, 1, precision)
+    return F.concat(text, F.lit("."), digits)

@@ -31,12 +31,6 @@ from collections.abc import Iterator
 from changeflow.runtime.spark import temp_root
 
 CONSOLE = "console"
-_log_path: str | None = None
-
-
-def log_path() -> str | None:
-    """The file the JVM changeflow started writes its console output to (None: the terminal, or not started)."""
-    return _log_path
 
 
 def target(setting: str | None) -> str | None:
@@ -51,7 +45,6 @@ def target(setting: str | None) -> str | None:
 @contextlib.contextmanager
 def jvm_output_to(path: str | None) -> Iterator[None]:
     """While the block runs (the JVM's start), file descriptors 1 and 2 write to ``path``."""
-    global _log_path
     if path is None:
         yield
         return
@@ -64,7 +57,6 @@ def jvm_output_to(path: str | None) -> Iterator[None]:
         os.dup2(log, 1)
         os.dup2(log, 2)
         yield
-        _log_path = path
     finally:
         for stream in (sys.stdout, sys.stderr):
             stream.flush()

@@ -35,6 +35,7 @@ from changeflow.plan.nodes import PlanNode, Sink
 from changeflow.plan.optimizer import PlannerSettings, planned
 from changeflow.runtime.spark.batch import BatchTranslator
 from changeflow.runtime.spark.combined_frames import value_columns
+from changeflow.runtime.spark.control_rows import SinkWatermark
 from changeflow.runtime.spark.errors import readable_errors
 from changeflow.runtime.spark.flush_signals import run_to_end
 from changeflow.connectors.sink_job import SinkJob
@@ -42,7 +43,6 @@ from changeflow.runtime.spark.job_directory import (committed_batches, job_direc
                                                     temporary_directory)
 from changeflow.runtime.spark.query_settings import check_user_query, for_job
 from changeflow.runtime.spark.query_start import start_query
-from changeflow.runtime.spark.sink_watermark import SinkWatermark
 from changeflow.runtime.spark.state_metrics import read_state_metrics
 from changeflow.runtime.spark.stream_graph import SINK
 from changeflow.runtime.spark.streaming import StreamingSettings, StreamingTranslator, physical_plan

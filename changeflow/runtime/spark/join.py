@@ -70,43 +70,53 @@ def _side_names(node: Join) -> tuple[list[str], list[str]]:
     return names[:n], names[n:]
 
 
+def _kernel_types(node: Join) -> tuple[list[str], dict[str, str]]:
+    """The pandas dtypes of the join key columns (the key pair's common type) and of every input column."""
+    _, right_names = _side_names(node)
+    key_types = [join_key_type(node.left.type_map()[lk], node.right.type_map()[rk])
+                 for lk, rk in zip(node.left_keys, node.right_keys, strict=True)]
+    columns = list(node.left.schema) + [(n, t) for n, (_, t) in zip(right_names, node.right.schema, strict=True)]
+    return [kernel_input_dtype(t) for t in key_types], {n: kernel_input_dtype(t) for n, t in columns}
+
+
+def join_kernel(node: Join) -> Any:
+    """The kernel configured as ``node`` says: the regular join, or the interval, window or temporal join."""
+    left_names, right_names = _side_names(node)
+    right_rename = dict(zip(node.right.field_names, right_names, strict=True))
+    key_dtypes, dtypes = _kernel_types(node)
+    left_unique = node.left.traits.row_key
+    right_unique = node.right.traits.row_key
+    right_keys = [right_rename[k] for k in node.right_keys]
+    if isinstance(node, IntervalJoin):  # the event-time interval join (plan/time_joins.py)
+        left_time = dict(zip(node.left.field_names, left_names, strict=True))[node.left_time]
+        return IntervalJoinKernel(node.join_type, left_names, right_names, list(node.left_keys), right_keys,
+                                  left_time, right_rename[node.right_time], node.lower_ms, node.upper_ms,
+                                  node.remaining, key_dtypes=key_dtypes, dtypes=dtypes)
+    if isinstance(node, WindowJoin):  # the window join (plan/window_ops.py): each window joined at its end
+        return WindowJoinKernel(node.join_type, left_names, right_names, list(node.left_keys), right_keys,
+                                dict(zip(node.left.field_names, left_names, strict=True))[node.left_window[1]],
+                                right_rename[node.right_window[1]], node.condition, key_dtypes=key_dtypes)
+    if isinstance(node, TemporalJoin):  # the event-time temporal join (FOR SYSTEM_TIME AS OF)
+        left_time = dict(zip(node.left.field_names, left_names, strict=True))[node.left_time]
+        return TemporalJoinKernel(node.join_type, left_names, right_names, list(node.left_keys), right_keys,
+                                  left_time, right_rename[node.right_time], node.condition,
+                                  key_dtypes=key_dtypes, dtypes=dtypes)
+    return StreamingJoin(
+        node.join_type, left_names, right_names, list(node.left_keys), right_keys,
+        node.condition, key_dtypes=key_dtypes, dtypes=dtypes, mini_batch=node.traits.mini_batch,
+        left_unique_key=list(left_unique) if left_unique is not None else None,
+        right_unique_key=[right_rename[k] for k in right_unique] if right_unique is not None else None,
+        ttl_ms=node.traits.side_ttl_ms or (0, 0))
+
+
 def join_stream(translator: Any, node: Join) -> DataFrame:
     """The changelog of ``node`` as a streaming DataFrame (columns plus ``_kind/_seq/_sub``)."""
     left_names, right_names = _side_names(node)
     right_rename = dict(zip(node.right.field_names, right_names, strict=True))
-    key_types = [join_key_type(node.left.type_map()[lk], node.right.type_map()[rk])
-                 for lk, rk in zip(node.left_keys, node.right_keys, strict=True)]
-    key_dtypes = [kernel_input_dtype(t) for t in key_types]
-    left_types = dict(node.left.schema)
-    right_types = {right_rename[n]: t for n, t in node.right.schema}
-    dtypes = {n: kernel_input_dtype(t) for n, t in list(left_types.items()) + list(right_types.items())}
-    left_unique = node.left.traits.row_key
-    right_unique = node.right.traits.row_key
-    right_keys = [right_rename[k] for k in node.right_keys]
-    kernel: Any
-    if isinstance(node, IntervalJoin):  # the event-time interval join (plan/time_joins.py)
-        left_time = dict(zip(node.left.field_names, left_names, strict=True))[node.left_time]
-        kernel = IntervalJoinKernel(node.join_type, left_names, right_names, list(node.left_keys), right_keys,
-                                    left_time, right_rename[node.right_time], node.lower_ms, node.upper_ms,
-                                    node.remaining, key_dtypes=key_dtypes, dtypes=dtypes)
-    elif isinstance(node, WindowJoin):  # the window join (plan/window_ops.py): each window joined at its end
-        kernel = WindowJoinKernel(node.join_type, left_names, right_names, list(node.left_keys), right_keys,
-                                  dict(zip(node.left.field_names, left_names, strict=True))[node.left_window[1]],
-                                  right_rename[node.right_window[1]], node.condition, key_dtypes=key_dtypes)
-    elif isinstance(node, TemporalJoin):  # the event-time temporal join (FOR SYSTEM_TIME AS OF)
-        left_time = dict(zip(node.left.field_names, left_names, strict=True))[node.left_time]
-        kernel = TemporalJoinKernel(node.join_type, left_names, right_names, list(node.left_keys), right_keys,
-                                    left_time, right_rename[node.right_time], node.condition,
-                                    key_dtypes=key_dtypes, dtypes=dtypes)
-    else:
-        kernel = StreamingJoin(
-            node.join_type, left_names, right_names, list(node.left_keys), right_keys,
-            node.condition, key_dtypes=key_dtypes, dtypes=dtypes, mini_batch=node.traits.mini_batch,
-            left_unique_key=list(left_unique) if left_unique is not None else None,
-            right_unique_key=[right_rename[k] for k in right_unique] if right_unique is not None else None,
-            ttl_ms=node.traits.side_ttl_ms or (0, 0))
+    key_dtypes, dtypes = _kernel_types(node)
+    kernel = join_kernel(node)
     sweep = translator.ttl_sweep(kernel)
-    key_columns = [key_column(i) for i in range(len(key_types))]
+    key_columns = [key_column(i) for i in range(len(key_dtypes))]
     settings = translator.settings
 
     packed = []

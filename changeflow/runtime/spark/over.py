@@ -9,18 +9,16 @@ type the results their own way): every row is released by the end of input.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator, cast
+from typing import TYPE_CHECKING
 
 import pandas as pd
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
 from changeflow.kernels.changelog import INSERT, KIND, SEQ, SUB
 from changeflow.kernels.over import OverAggregate as OverKernel
 from changeflow.plan.over import OverAggregate
 from changeflow.runtime.spark.sources import kernel_input_dtype
-from changeflow.runtime.spark.spark_types import struct
 
 if TYPE_CHECKING:
     from changeflow.runtime.spark.batch import BatchTranslator
@@ -56,22 +54,12 @@ def over_aggregate_batch(tr: "BatchTranslator", node: OverAggregate) -> DataFram
     kernel = over_kernel(node)
     if node.proctime:   # bounded input has no processing time to order by: arrival order is the order
         kernel.proctime, kernel.event_time = False, True
-    out_names = node.field_names
-    frame = child.select(*[F.col(f"`{n}`") for n in names], SEQ)
-    parts = tr.spark.sparkContext.defaultParallelism if keys else 1
-    frame = frame.repartition(parts, *[F.col(f"`{k}`") for k in keys]) if keys else frame.repartition(1)
 
-    def run(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
-        chunks = list(batches)
-        rows = pd.concat(chunks, ignore_index=True) if chunks else None
-        if rows is None or not len(rows):
-            return
-        for name, dtype in dtypes.items():
-            rows[name] = rows[name].astype(dtype)
+    def fold(rows: pd.DataFrame | None) -> pd.DataFrame | None:
+        if rows is None:
+            return None
         rows[KIND] = INSERT
         rows[SUB] = 0
-        out = kernel.process_bounded(rows)
-        yield cast(pd.DataFrame, out[out_names + [SEQ]])
+        return kernel.process_bounded(rows)
 
-    schema = T.StructType(struct(node.schema).fields + [T.StructField(SEQ, T.LongType(), False)])
-    return frame.mapInPandas(run, schema)
+    return tr.by_key_partition(child, keys, dtypes, node.schema, fold)

@@ -1,4 +1,4 @@
-"""Deduplication, Top-N and ChangelogNormalize on Spark: streaming through their kernels, batch with ``row_number()``.
+"""Deduplication, Top-N, ChangelogNormalize and batch Sort on Spark: kernels streaming, ``row_number()`` in batch.
 
 A :class:`~changeflow.plan.nodes.ChangelogNormalize` runs in streaming plans only, keyed by
 its primary key, like a keep-last deduplication over a changelog (:mod:`changeflow.kernels.normalize`).
@@ -28,6 +28,13 @@ update, while a batch aggregate's ``_seq`` is its group's *first* row. The two
 modes can then keep different rows among exact ties at the rank boundary (as
 Flink's streaming and batch modes can); they agree whenever the boundary has
 no tie.
+
+A batch :class:`~changeflow.plan.nodes.Sort` (:func:`sort_batch`) is Spark's global
+sort, then the offset and fetch. The batch result is read in ``_seq`` order (:mod:`.jobs`),
+so the sorted rows get new ``_seq`` stamps in sort order: their 1-based position. Ties
+keep the order the rows arrived in (the old ``_seq``), so a sort is stable and
+repeatable. A streaming Sort never gets here: the planner made it a Top-N
+(``rules/sort_limit``).
 """
 
 from __future__ import annotations
@@ -36,50 +43,63 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from changeflow.kernels.changelog import KIND, SEQ, SUB
+from changeflow.kernels.contract import KernelBase
 from changeflow.kernels.rank import TopN, deduplicate_kernel
 from changeflow.kernels.ttl import KeyStateTtl
 from changeflow.expressions import Call
 from changeflow.kernels.normalize import changelog_normalize_kernel
-from changeflow.plan.nodes import ChangelogNormalize, Deduplicate, Rank
+from changeflow.plan.nodes import ChangelogNormalize, Deduplicate, Rank, Sort
 from changeflow.plan.type_inference import is_proctime
 from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.sources import kernel_input_dtype
 from changeflow.state.paged import ROWS_PER_GROWING_PAGE
 
 _ROW_NUMBER = "__row_number"
+_POSITION = "__sort_position"
+
+
+def _shipped_columns(node: Deduplicate | Rank | ChangelogNormalize) -> tuple[list[str], set[str]]:
+    """The input columns the kernel reads, and the processing-time attributes it does not.
+
+    A processing-time attribute (PROCTIME()) is arrival order, which the kernels read
+    from the stamps; its value is not shipped (nor compared as row content).
+    """
+    proctime = {n for n, t in node.input.schema if is_proctime(t)}
+    return [c for c in node.input.field_names if c not in proctime], proctime
+
+
+def rank_kernel(node: Deduplicate | Rank | ChangelogNormalize) -> KernelBase:
+    """The kernel configured as ``node`` says."""
+    columns, _ = _shipped_columns(node)
+    insert_only = node.input.traits.changelog_mode.insert_only
+    mini_batch = node.traits.mini_batch
+    ttl_ms = node.traits.state_ttl_ms or 0
+    if isinstance(node, ChangelogNormalize):  # the last row per primary key (kernels/normalize)
+        return changelog_normalize_kernel(columns, list(node.keys), mini_batch=mini_batch, ttl_ms=ttl_ms,
+                                          drop_update_before=node.drop_update_before,
+                                          generate_update_before=node.update_before)
+    if isinstance(node, Deduplicate):
+        rowtime = None if node.order == "proctime" else node.order
+        return deduplicate_kernel(columns, list(node.keys), keep_last=node.keep_last, mini_batch=mini_batch,
+                                  input_insert_only=insert_only, ttl_ms=ttl_ms, rowtime=rowtime,
+                                  on_watermark=node.emit_on_watermark)
+    kernel = TopN(columns, list(node.partition_keys), list(node.order_by), node.rank_start, node.rank_end,
+                  node.rank_column, input_insert_only=insert_only, mini_batch=mini_batch)
+    if ttl_ms > 0:  # a partition's state expires a TTL after its last write (kernels/ttl.py)
+        return KeyStateTtl(kernel, list(node.partition_keys), ttl_ms)
+    return kernel
 
 
 def rank_stream(translator, node: Deduplicate | Rank | ChangelogNormalize) -> DataFrame:
     """The changelog of ``node`` as a Structured Streaming DataFrame."""
     child = translator._translate(node.input)
-    # A processing-time attribute (PROCTIME()) is arrival order, which the kernels
-    # read from the stamps; its value is not shipped (nor compared as row content).
-    proctime = {n for n, t in node.input.schema if is_proctime(t)}
-    columns = [c for c in node.input.field_names if c not in proctime]
-    insert_only = node.input.traits.changelog_mode.insert_only
-    mini_batch = node.traits.mini_batch
-    ttl_ms = node.traits.state_ttl_ms or 0
-    if isinstance(node, ChangelogNormalize):  # the last row per primary key (kernels/normalize)
-        kernel = changelog_normalize_kernel(columns, list(node.keys), mini_batch=mini_batch, ttl_ms=ttl_ms,
-                                            drop_update_before=node.drop_update_before,
-                                            generate_update_before=node.update_before)
-        keys, rows_per_page = list(node.keys), None
-    elif isinstance(node, Deduplicate):
-        rowtime = None if node.order == "proctime" else node.order
-        kernel = deduplicate_kernel(columns, list(node.keys), keep_last=node.keep_last, mini_batch=mini_batch,
-                                    input_insert_only=insert_only, ttl_ms=ttl_ms, rowtime=rowtime,
-                                    on_watermark=node.emit_on_watermark)
-        keys = list(node.keys)
-        # Over retracting input each key keeps its live rows in an ordered multiset, keyed by the
-        # key plus a sequence number or identity: pages grow with the rows, as the materializer's.
-        rows_per_page = None if insert_only else ROWS_PER_GROWING_PAGE
-    else:
-        kernel = TopN(columns, list(node.partition_keys), list(node.order_by), node.rank_start, node.rank_end,
-                      node.rank_column, input_insert_only=insert_only, mini_batch=mini_batch)
-        keys = list(node.partition_keys)
-        if ttl_ms > 0:  # a partition's state expires a TTL after its last write (kernels/ttl.py)
-            kernel = KeyStateTtl(kernel, keys, ttl_ms)
-        rows_per_page = None
+    columns, proctime = _shipped_columns(node)
+    kernel = rank_kernel(node)
+    keys = list(node.partition_keys) if isinstance(node, Rank) else list(node.keys)
+    # Over retracting input a deduplication keeps each key's live rows in an ordered multiset, keyed by
+    # the key plus a sequence number or identity: pages grow with the rows, as the materializer's.
+    retracting_dedup = isinstance(node, Deduplicate) and not node.input.traits.changelog_mode.insert_only
+    rows_per_page = ROWS_PER_GROWING_PAGE if retracting_dedup else None
     types = node.input.type_map()
     child = child.select(*[F.col(f"`{c}`") for c in columns], KIND, SEQ, SUB)
     out_schema = tuple((n, t) for n, t in node.schema if n not in proctime)
@@ -117,6 +137,18 @@ def rank_batch(translator, node: Deduplicate | Rank) -> DataFrame:
     if rank_column is not None:
         columns.append(F.col(_ROW_NUMBER).cast("long").alias(rank_column))
     return kept.select(*columns, SEQ)
+
+
+def sort_batch(translator, node: Sort) -> DataFrame:
+    """The rows of ``node.input`` in order, ``offset`` skipped, at most ``fetch`` kept (columns plus ``_seq``)."""
+    child = translator.translate(node.input)
+    order = [_order(c, asc, nulls_first) for c, asc, nulls_first in node.order_by] + [F.col(SEQ).asc()]
+    # One window over the whole input: Spark moves every row to one partition, as a global sort must.
+    numbered = child.withColumn(_POSITION, F.row_number().over(Window.orderBy(*order)))
+    kept = numbered.where(F.col(_POSITION) > node.offset)
+    if node.fetch is not None:
+        kept = kept.where(F.col(_POSITION) <= node.offset + node.fetch)
+    return kept.select(*[F.col(f"`{c}`") for c in node.input.field_names], F.col(_POSITION).cast("long").alias(SEQ))
 
 
 def _order(column: str, ascending: bool, nulls_first: bool):

@@ -1,50 +1,85 @@
 """Whether a streaming query needs its watermark rows and end-of-input signals at all.
 
-A table declared with a ``WATERMARK`` gets a watermark assigner in every plan that
-reads it, and its watermark rows and end-of-input control rows (:mod:`.control_rows`)
-then flow through the query: a Python stage per scan computing the watermarks, a
-fan-out of every signal to every bucket of every stateful operator, and one more
-micro-batch at the end for each bounded source's end-of-input marker. That is what
-event-time operators need; a plan whose operators never act on a watermark or on the
-end of input gives the same changelog without any of it (Flink's regular joins,
-group aggregations and Top-N ignore watermarks too). Nexmark's join queries (q3, q4,
-q9, q20) are such plans over the watermarked ``datagen`` table.
+A table declared with a ``WATERMARK`` gets a watermark assigner in every plan that reads
+it; its watermark rows and end-of-input control rows (:mod:`.control_rows`) cost a Python
+stage per scan, a fan-out of every signal to every bucket of every stateful operator and
+one more micro-batch per bounded source. A plan whose operators act on neither gives the
+same changelog without them (Flink's regular joins, group aggregations and Top-N ignore
+watermarks too): Nexmark's joins (q3, q4, q9, q20) over the watermarked ``datagen`` table.
 
-:func:`signals_needed` answers conservatively: only plans made entirely of the node
-types listed here, whose runtime kernels have neither ``on_watermark`` nor
-``end_of_input``, go without signals; any other node (a window, an interval, temporal
-or window join, OVER, a deduplication on row time, ``CURRENT_WATERMARK()``, a table
-aggregate, a correlate, ...) keeps them, as does a row-time mini-batch assigner,
-whose filter runs where watermarks are applied. A sink that reads the watermark (a
-filesystem sink committing partitions on partition time) keeps them as well: the
-translator asks for that apart (``StreamingTranslator.keep_watermarks``).
+:func:`signals_needed` asks the kernels: it builds each stateful node's kernel with the
+function its translator builds it with and reads the contract's answer
+(:func:`~changeflow.kernels.contract.acts_on_signals`), so the answer follows the kernels.
+A node whose kernel is not built here (windows, window Top-N, table aggregates,
+correlates, ...) keeps the signals, as does a row-time mini-batch assigner (its filter
+runs where watermarks are applied). A sink that reads the watermark (a partition-time
+commit) asks for them apart (``StreamingTranslator.keep_watermarks``).
 """
 
 from __future__ import annotations
 
-from changeflow.plan.event_time import ProcessingTimeAssigner, WatermarkAssigner
-from changeflow.plan.nodes import (Aggregate, ChangelogNormalize, Filter, Join, PlanNode, Project, Rank, Sink,
-                                   Source, Union, UpsertMaterialize)
+from typing import Callable
+
+from changeflow.kernels.aggregate.group_agg import GroupAggregate
+from changeflow.kernels.contract import KernelBase, acts_on_signals
+from changeflow.kernels.current_watermark import CurrentWatermarkStamp
+from changeflow.kernels.ttl import KeyStateTtl
+from changeflow.plan.event_time import WatermarkAssigner
+from changeflow.plan.nodes import (Aggregate, ChangelogNormalize, Deduplicate, Filter, Join, PlanNode, Project,
+                                   Rank, Sink, Source, Union, UpsertMaterialize)
+from changeflow.plan.over import OverAggregate
 from changeflow.runtime.spark.current_watermark import calls_current_watermark
 from changeflow.runtime.spark.event_time import has_watermarks
+from changeflow.runtime.spark.join import join_kernel
+from changeflow.runtime.spark.materializer import materializer_kernel
+from changeflow.runtime.spark.over import over_kernel
+from changeflow.runtime.spark.rank import rank_kernel
 
-# Exact types (not subclasses: an IntervalJoin is a Join that fires on watermarks). Their
-# kernels (the regular join, group aggregation, Top-N, changelog normalization, the sink
-# materializer) implement neither on_watermark nor end_of_input.
-_IGNORE_SIGNALS = (Source, Union, Join, Aggregate, Rank, ChangelogNormalize, UpsertMaterialize, Sink)
+
+def group_kernel(node: Aggregate) -> KernelBase:
+    """The group aggregation's kernel configured as ``node`` says (with its state TTL, if any)."""
+    traits = node.traits
+    ttl_ms = traits.state_ttl_ms or 0
+    kernel = GroupAggregate(list(node.keys), list(node.calls), mini_batch=traits.folds_bundles,
+                            input_insert_only=node.input.traits.changelog_mode.insert_only,
+                            partial_input=traits.two_phase, state_ttl=ttl_ms > 0)
+    if ttl_ms > 0:  # a group's state expires a TTL after its last write (kernels/ttl.py)
+        return KeyStateTtl(kernel, list(node.keys), ttl_ms)
+    return kernel
 
 
-def _ignores_signals(node: PlanNode) -> bool:
-    if type(node) in _IGNORE_SIGNALS:
-        return True
-    if type(node) is Project:
-        return not calls_current_watermark([e for _, e in node.exprs])
-    if type(node) is Filter:
-        return not calls_current_watermark([node.predicate])
-    if type(node) is WatermarkAssigner and not isinstance(node, ProcessingTimeAssigner):
-        assigner = node.traits.mini_batch_assigner if node.traits is not None else None
-        return assigner is None or assigner[2] != "RowTime"
-    return False
+def _calc_kernels(node: Project | Filter) -> list[KernelBase]:
+    """A Calc is Spark columns, but one calling CURRENT_WATERMARK reads a stamping kernel's column."""
+    exprs = [e for _, e in node.exprs] if isinstance(node, Project) else [node.predicate]
+    return [CurrentWatermarkStamp(node.input.field_names)] if calls_current_watermark(exprs) else []
+
+
+def _assigner_kernels(node: WatermarkAssigner) -> list[KernelBase] | None:
+    # A row-time mini-batch assigner filters the watermarks where the processors apply them: it needs
+    # them (None: no kernel answers for it).
+    assigner = node.traits.mini_batch_assigner if node.traits is not None else None
+    return None if assigner is not None and assigner[2] == "RowTime" else []
+
+
+# The kernels a node's streaming translation runs, by exact node type (a subclass, such as an
+# IntervalJoin or a ProcessingTimeAssigner, is another operator: without an entry of its own it keeps the
+# signals). Source, Union and Sink run none.
+_KERNELS: dict[type, Callable[..., list[KernelBase] | None]] = {
+    Source: lambda node: [], Union: lambda node: [], Sink: lambda node: [],
+    Project: _calc_kernels, Filter: _calc_kernels, WatermarkAssigner: _assigner_kernels,
+    Aggregate: lambda node: [group_kernel(node)],
+    Join: lambda node: [join_kernel(node)],
+    Deduplicate: lambda node: [rank_kernel(node)], Rank: lambda node: [rank_kernel(node)],
+    ChangelogNormalize: lambda node: [rank_kernel(node)],
+    UpsertMaterialize: lambda node: [materializer_kernel(node)],
+    OverAggregate: lambda node: [over_kernel(node)],
+}
+
+
+def _needs_signals(node: PlanNode) -> bool:
+    kernels_of = _KERNELS.get(type(node))
+    kernels = kernels_of(node) if kernels_of is not None else None
+    return kernels is None or any(acts_on_signals(k) for k in kernels)
 
 
 def signals_needed(root: PlanNode) -> bool:
@@ -54,10 +89,10 @@ def signals_needed(root: PlanNode) -> bool:
     todo = [root]
     while todo:
         node = todo.pop()
-        if not _ignores_signals(node):
+        if _needs_signals(node):
             return True
         todo.extend(node.inputs)
     return False
 
 
-__all__ = ["signals_needed"]
+__all__ = ["group_kernel", "signals_needed"]

@@ -31,10 +31,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from changeflow.kernels.aggregate.group_agg import GroupAggregate
 from changeflow.kernels.aggregate.local import LocalGroupAggregate
 from changeflow.kernels.changelog import KIND, SEQ, SUB
-from changeflow.kernels.ttl import KeyStateTtl
 from changeflow.plan.correlate import Correlate
 from changeflow.plan.event_time import WatermarkAssigner, WindowAggregate, WindowTableFunction
 from changeflow.runtime.spark.event_time import WatermarkScans
@@ -47,7 +45,7 @@ from changeflow.plan.optimizer import N, PlannerSettings, planned
 from changeflow.runtime.spark.deferred_processor import DeferredProcessor
 from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.current_watermark import calls_current_watermark, stamped
-from changeflow.runtime.spark.signal_use import signals_needed
+from changeflow.runtime.spark.signal_use import group_kernel, signals_needed
 from changeflow.kernels.current_watermark import COLUMN as CURRENT_WATERMARK_COLUMN
 from changeflow.runtime.spark.control_rows import (CONTROL, WATERMARK, ControlFanOut, is_control, source_id,
                                                    without_control)
@@ -364,14 +362,8 @@ class StreamingTranslator:
     def _aggregate(self, node: Aggregate) -> DataFrame:
         child = self._translate(node.input)
         traits = node.traits
-        two_phase = traits.two_phase
-        ttl_ms = traits.state_ttl_ms or 0
-        kernel = GroupAggregate(list(node.keys), list(node.calls), mini_batch=traits.folds_bundles,
-                                input_insert_only=node.input.traits.changelog_mode.insert_only,
-                                partial_input=two_phase, state_ttl=ttl_ms > 0)
-        if ttl_ms > 0:  # a group's state expires a TTL after its last write (kernels/ttl.py)
-            kernel = KeyStateTtl(kernel, list(node.keys), ttl_ms)
-        local = LocalGroupAggregate(list(node.keys), list(node.calls)) if two_phase else None
+        kernel = group_kernel(node)
+        local = LocalGroupAggregate(list(node.keys), list(node.calls)) if traits.two_phase else None
         types = node.input.type_map()
         # Ship only what the kernels read: every column crosses into Python.
         needed = list(dict.fromkeys(list(node.keys) + [a for c in node.calls for a in c.arg_columns]))

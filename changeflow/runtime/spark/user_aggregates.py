@@ -12,21 +12,19 @@ streaming kernel itself (``mapInPandas``; :mod:`changeflow.kernels.aggregate.bou
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator, cast
+from typing import TYPE_CHECKING
 
 import pandas as pd
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
 from changeflow.kernels.aggregate.bounded import aggregate_partition, empty_global_row
 from changeflow.kernels.aggregate.group_agg import GroupAggregate
 from changeflow.kernels.aggregate.table_agg import GroupTableAggregate
-from changeflow.kernels.changelog import BOOKKEEPING, SEQ
+from changeflow.kernels.changelog import BOOKKEEPING
 from changeflow.kernels.ttl import KeyStateTtl
 from changeflow.plan.nodes import Aggregate, TableAggregate
 from changeflow.runtime.spark.sources import kernel_input_dtype
-from changeflow.runtime.spark.spark_types import struct
 
 if TYPE_CHECKING:
     from changeflow.runtime.spark.batch import BatchTranslator
@@ -67,21 +65,10 @@ def aggregate_batch(translator: "BatchTranslator", node: Aggregate | TableAggreg
     types = node.input.type_map()
     needed = _inputs(node)
     dtypes = {n: kernel_input_dtype(types[n]) for n in needed}
-    names = node.field_names
-    frame = child.select(*[F.col(f"`{n}`") for n in needed], SEQ)
-    partitions = translator.spark.sparkContext.defaultParallelism if keys else 1
-    frame = frame.repartition(partitions, *[F.col(f"`{k}`") for k in keys]) if keys else frame.repartition(1)
 
-    def run(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
-        parts = list(batches)
-        rows = pd.concat(parts, ignore_index=True) if parts else None
-        if rows is None or len(rows) == 0:
-            if empty is not None:
-                yield cast(pd.DataFrame, empty[names + [SEQ]])
-            return
-        for name, dtype in dtypes.items():
-            rows[name] = rows[name].astype(dtype)
-        yield cast(pd.DataFrame, aggregate_partition(kernel, keys, rows)[names + [SEQ]])
+    def fold(rows: pd.DataFrame | None) -> pd.DataFrame | None:
+        if rows is None:
+            return empty  # a global aggregate over no rows still has its one row
+        return aggregate_partition(kernel, keys, rows)
 
-    schema = T.StructType(struct(node.schema).fields + [T.StructField(SEQ, T.LongType(), False)])
-    return frame.mapInPandas(run, schema)
+    return translator.by_key_partition(child, keys, dtypes, node.schema, fold)

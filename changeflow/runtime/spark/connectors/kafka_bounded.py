@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import json
 
-from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 
 from changeflow.connectors.kafka import KafkaSource
 from changeflow.connectors.kafka_offsets import bounded_ranges
-from changeflow.runtime.spark.connectors.kafka_source import (SPARK_OWNS, check_broker, decoded_records,
-                                                              missing_jar_error)
+from changeflow.runtime.spark.connectors.kafka_source import check_broker, kafka_reader, load_records
 from changeflow.runtime.spark.spark_types import struct
 
 __all__ = ["is_bounded_kafka", "kafka_batch_frame"]
@@ -36,18 +34,10 @@ def kafka_batch_frame(spark: SparkSession, connector: KafkaSource) -> DataFrame:
     names = [f"`{n}`" for n, _ in connector.schema]
     if not any(start < stop for r in ranges.values() for start, stop in r.values()):
         return spark.createDataFrame([], struct(connector.schema))
-    reader = spark.read.format("kafka").option("kafka.bootstrap.servers", connector.bootstrap)
-    for key, value in connector.properties.items():
-        if key not in SPARK_OWNS:
-            reader = reader.option(f"kafka.{key}", value)
+    reader = kafka_reader(spark.read, connector)
     reader = (reader.option("assign", json.dumps({t: sorted(r) for t, r in ranges.items()}))
               .option("startingOffsets", json.dumps({t: {str(p): s for p, (s, _) in r.items()}
                                                      for t, r in ranges.items()}))
               .option("endingOffsets", json.dumps({t: {str(p): e for p, (_, e) in r.items()}
-                                                   for t, r in ranges.items()}))
-              .option("includeHeaders", str("headers" in connector.metadata.values()).lower()))
-    try:
-        records = reader.load()
-    except AnalysisException as e:
-        raise missing_jar_error(connector, e) or e from None
-    return decoded_records(connector, records).select(*names)
+                                                   for t, r in ranges.items()})))
+    return load_records(reader, connector).select(*names)

@@ -172,23 +172,34 @@ def missing_jar_error(connector: KafkaSource, error: Exception) -> ConnectorErro
         f"./setup.sh fetches them into .venv/jars/spark-kafka)")
 
 
-def kafka_stream(spark: SparkSession, connector: KafkaSource, rows_per_batch: int) -> DataFrame:
-    """The table's records as a stream of its columns (declared order), ``_kind`` +I, ``_seq`` and ``_sub``."""
-    check_broker(connector)
-    reader = spark.readStream.format("kafka").option("kafka.bootstrap.servers", connector.bootstrap)
+def kafka_reader(reader, connector: KafkaSource):
+    """``reader`` (``spark.read`` or ``spark.readStream``) of Spark's Kafka source with the table's client
+    properties (all but those Spark owns); the caller has checked the broker (:func:`check_broker`)."""
+    reader = reader.format("kafka").option("kafka.bootstrap.servers", connector.bootstrap)
     for key, value in connector.properties.items():
         if key not in SPARK_OWNS:
             reader = reader.option(f"kafka.{key}", value)
+    return reader
+
+
+def kafka_stream(spark: SparkSession, connector: KafkaSource, rows_per_batch: int) -> DataFrame:
+    """The table's records as a stream of its columns (declared order), ``_kind`` +I, ``_seq`` and ``_sub``."""
+    check_broker(connector)
+    reader = kafka_reader(spark.readStream, connector)
     if connector.topic_pattern is not None:
         reader = reader.option("subscribePattern", connector.topic_pattern)
     else:
         reader = reader.option("subscribe", ",".join(connector.topics))
     for key, value in _start_options(connector).items():
         reader = reader.option(key, value)
-    headers = "headers" in connector.metadata.values()
-    reader = reader.option("includeHeaders", str(headers).lower()).option("maxOffsetsPerTrigger", rows_per_batch)
+    return load_records(reader.option("maxOffsetsPerTrigger", rows_per_batch), connector)
+
+
+def load_records(reader, connector: KafkaSource) -> DataFrame:
+    """The records ``reader`` (:func:`kafka_reader`) reads, decoded (:func:`decoded_records`); a missing Kafka
+    source on the session's classpath is an error that says how to add it (:func:`missing_jar_error`)."""
     try:
-        records = reader.load()
+        records = reader.option("includeHeaders", str("headers" in connector.metadata.values()).lower()).load()
     except AnalysisException as e:
         raise missing_jar_error(connector, e) or e from None
     return decoded_records(connector, records)

@@ -69,17 +69,17 @@ _INTERVAL_JOINS = {
 }
 
 
-def _register_interval_joins():
-    for name, sql in _INTERVAL_JOINS.items():
+def _register_interval_joins(prefix, queries, what, late=False):
+    for name, sql in queries.items():
         for mode in ("streaming", "batch"):
             def build(t_env, E, sql=sql):
-                _orders_shipments(t_env, E)
+                _orders_shipments(t_env, E, late=late)
                 return t_env.sql_query(sql)
-            build.__doc__ = f"{sql} ({mode}): an interval join over two rowtime attributes."
-            case(f"interval_join_{name}_{mode}", mode=mode, compare="materialized")(build)
+            build.__doc__ = f"{sql} ({mode}): {what}"
+            case(f"{prefix}{name}_{mode}", mode=mode, compare="materialized")(build)
 
 
-_register_interval_joins()
+_register_interval_joins("interval_join_", _INTERVAL_JOINS, "an interval join over two rowtime attributes.")
 
 
 # Bounds in WHERE rather than ON: Flink pushes them into the join condition (FlinkFilterJoinRule), and a LEFT
@@ -92,18 +92,8 @@ _WHERE_JOINS = {
 }
 
 
-def _register_where_interval_joins():
-    for name, sql in _WHERE_JOINS.items():
-        for mode in ("streaming", "batch"):
-            def build(t_env, E, sql=sql):
-                _orders_shipments(t_env, E, late=True)
-                return t_env.sql_query(sql)
-            build.__doc__ = (f"{sql} ({mode}): time bounds in WHERE make an interval join, as in ON; "
-                             "inputs with out-of-order rows and late rows.")
-            case(f"interval_join_where_{name}_{mode}", mode=mode, compare="materialized")(build)
-
-
-_register_where_interval_joins()
+_register_interval_joins("interval_join_where_", _WHERE_JOINS, "time bounds in WHERE make an interval join, "
+                         "as in ON; inputs with out-of-order rows and late rows.", late=True)
 
 
 @case("interval_join_then_tumble", compare="materialized")

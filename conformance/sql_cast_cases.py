@@ -61,3 +61,19 @@ def error_cast_string_to_map(t_env, E):
     """CAST of a string to a MAP."""
     _c(t_env, E)
     return t_env.sql_query("SELECT CAST(s AS MAP<STRING, STRING>) FROM c")
+
+
+@case("to_timestamp_ltz_epochs", config={"table.local-time-zone": "UTC"})
+def to_timestamp_ltz_epochs(t_env, E):
+    """TO_TIMESTAMP_LTZ of epoch seconds (precision 0), milliseconds (3, and the default), microseconds (6)
+    and a DOUBLE of seconds, before 1970 too, under the session zone UTC. PyFlink 2.3 cannot collect a
+    TIMESTAMP_LTZ (its pickler fails on java.time.Instant), so each instant is cast to TIMESTAMP(3)/(6):
+    its wall clock in the session zone."""
+    D = E.DataTypes
+    _view(t_env, E, "e", [(1, 1700000000, 1700000000123, 1.5), (2, None, -1, -2.25), (3, 0, 86400000, 0.001)],
+          ("id", D.INT()), ("s", D.BIGINT()), ("ms", D.BIGINT()), ("d", D.DOUBLE()))
+    return t_env.sql_query(
+        "SELECT id, CAST(TO_TIMESTAMP_LTZ(s, 0) AS TIMESTAMP(3)) AS from_s, "
+        "CAST(TO_TIMESTAMP_LTZ(ms, 3) AS TIMESTAMP(3)) AS from_ms, CAST(TO_TIMESTAMP_LTZ(ms) AS TIMESTAMP(3)) AS dflt, "
+        "CAST(TO_TIMESTAMP_LTZ(ms * 1000 + 7, 6) AS TIMESTAMP(6)) AS from_us, "
+        "CAST(TO_TIMESTAMP_LTZ(d, 0) AS TIMESTAMP(3)) AS from_double FROM e")

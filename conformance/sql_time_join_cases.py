@@ -31,9 +31,17 @@ def _csv(rows, time_index: int) -> str:
     return "".join(lines)
 
 
-def _orders_shipments(t_env, E):
-    orders = _write(E, "orders", _csv(ORDER_ROWS, 2))
-    shipments = _write(E, "shipments", _csv(SHIPMENT_ROWS, 2))
+# Rows appended to both inputs for the WHERE cases, after the newest rows (21 s, 30 s): out of order by
+# less than the watermark delay (a, 19 s; a, 26 s: they still match), and late, far behind the watermark
+# (e, 4 s; d, 3 s). The late rows have no partner within the bounds, so they add no row whether they
+# arrive before or after the other input's watermark passes them (two sources interleave by timing).
+LATE_ORDER_ROWS = [(11, "a", 19, 110), (12, "e", 4, 120)]
+LATE_SHIPMENT_ROWS = [(11, "a", 26, "dhl"), (12, "d", 3, "ups")]
+
+
+def _orders_shipments(t_env, E, late=False):
+    orders = _write(E, "orders", _csv(ORDER_ROWS + (LATE_ORDER_ROWS if late else []), 2))
+    shipments = _write(E, "shipments", _csv(SHIPMENT_ROWS + (LATE_SHIPMENT_ROWS if late else []), 2))
     t_env.execute_sql(
         "CREATE TABLE orders (id BIGINT, k STRING, ts TIMESTAMP(3), amount BIGINT, "
         "WATERMARK FOR ts AS ts - INTERVAL '5' SECOND) "
@@ -61,17 +69,31 @@ _INTERVAL_JOINS = {
 }
 
 
-def _register_interval_joins():
-    for name, sql in _INTERVAL_JOINS.items():
+def _register_interval_joins(prefix, queries, what, late=False):
+    for name, sql in queries.items():
         for mode in ("streaming", "batch"):
             def build(t_env, E, sql=sql):
-                _orders_shipments(t_env, E)
+                _orders_shipments(t_env, E, late=late)
                 return t_env.sql_query(sql)
-            build.__doc__ = f"{sql} ({mode}): an interval join over two rowtime attributes."
-            case(f"interval_join_{name}_{mode}", mode=mode, compare="materialized")(build)
+            build.__doc__ = f"{sql} ({mode}): {what}"
+            case(f"{prefix}{name}_{mode}", mode=mode, compare="materialized")(build)
 
 
-_register_interval_joins()
+_register_interval_joins("interval_join_", _INTERVAL_JOINS, "an interval join over two rowtime attributes.")
+
+
+# Bounds in WHERE rather than ON: Flink pushes them into the join condition (FlinkFilterJoinRule), and a LEFT
+# join whose WHERE compares the padded side's columns becomes an inner join first: an interval join each time.
+_WHERE_JOINS = {
+    "comma": f"SELECT o.id, s.sid, o.ts, s.ts AS sts FROM orders o, shipments s WHERE o.k = s.k AND {_BETWEEN}",
+    "on_and_where": f"SELECT o.id, s.sid, s.carrier FROM orders o JOIN shipments s ON o.k = s.k "
+                    f"WHERE {_HALF_OPEN} AND o.amount > 20",
+    "left_join": f"SELECT o.id, o.k, s.sid FROM orders o LEFT JOIN shipments s ON o.k = s.k WHERE {_BETWEEN}",
+}
+
+
+_register_interval_joins("interval_join_where_", _WHERE_JOINS, "time bounds in WHERE make an interval join, "
+                         "as in ON; inputs with out-of-order rows and late rows.", late=True)
 
 
 @case("interval_join_then_tumble", compare="materialized")

@@ -104,6 +104,18 @@ def _(t_env, E):
             .select(col("w2").start.alias("ws"), col("c").sum.alias("n"), col("k").count.alias("keys")))
 
 
+@case("window_tumble_proctime_of_rowtime_window", ordered=False)
+def _(t_env, E):
+    """``col('w').proctime`` of a row-time Tumble: Flink's PROCTIME_MATERIALIZE(proctime('w')), the wall
+    clock when the window's row is emitted (TIMESTAMP_LTZ(3) NOT NULL *PROCTIME*). Its value is the run's
+    time and PyFlink cannot collect a TIMESTAMP_LTZ, so the case keeps whether it is set."""
+    col, lit, W = E.col, E.lit, E.window
+    windowed = (_ddl_bids(t_env, E).window(W.Tumble.over(lit(10).seconds).on(col("ts")).alias("w"))
+                .group_by(col("w"), col("k"))
+                .select(col("k"), col("w").start.alias("ws"), col("w").proctime.alias("pt"), col("v").sum.alias("s")))
+    return windowed.select(col("k"), col("ws"), col("s"), col("pt").is_not_null.alias("has_pt"))
+
+
 # --- over windows ---------------------------------------------------------------------------
 
 @case("over_rows_preceding_late", ordered=False)

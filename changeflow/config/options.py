@@ -219,8 +219,8 @@ def _did_you_mean(suggestions: list[str]) -> str:
 
 
 def _unsupported_key_error(key: str, value: Any, entry: FlinkKey) -> ValueError:
-    accepted = (f"only Flink's default {entry.default!r} is accepted" if entry.default is not None
-                else "changeflow accepts no value for it")
+    accepted = entry.accepted or (f"only Flink's default {entry.default!r} is accepted" if entry.default is not None
+                                  else "changeflow accepts no value for it")
     note = f" {entry.note[0].upper()}{entry.note[1:]}." if entry.note else ""
     return ValueError(
         f"Configuration key {key!r} is a Flink key changeflow does not implement: ignoring it "

@@ -383,6 +383,27 @@ def _current_watermark(expr: Call, args: list[DataType]) -> DataType:
     return plain_time(args[0]).with_nullable(True)
 
 
+def _to_timestamp_ltz(expr: Call, args: list[DataType]) -> DataType:
+    """``TO_TIMESTAMP_LTZ(epoch[, precision])``: the instant ``epoch`` units of 10^-precision s after 1970
+    (milliseconds without a precision), ``TIMESTAMP_LTZ(max(precision, 3))`` as Flink 2.3 types it."""
+    if args[0].is_string:
+        raise NotImplementedError("TO_TIMESTAMP_LTZ of a string (a date-time text parsed in a time zone) is not "
+                                  "supported by changeflow: TO_TIMESTAMP_LTZ takes a numeric epoch value here")
+    if not args[0].is_numeric:
+        raise PlanError(f"Invalid function call:\nTO_TIMESTAMP_LTZ({', '.join(map(str, args))})")
+    return DataType("TIMESTAMP_LTZ", args[0].nullable, (max(ltz_epoch_precision(expr), 3),))
+
+
+def ltz_epoch_precision(expr: Call) -> int:
+    """The precision argument of a ``TO_TIMESTAMP_LTZ`` call (3 when absent); it must be a literal 0-9."""
+    if len(expr.args) < 2:
+        return 3
+    value = expr.args[1].value if isinstance(expr.args[1], Literal) else None
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 9:
+        raise PlanError(f"TO_TIMESTAMP_LTZ's precision must be an integer literal from 0 to 9, got {expr.args[1]}")
+    return value
+
+
 # Scalar functions of the SQL front end: Call.function -> result-type rule(call, arg types).
 SCALAR_FUNCTIONS = {
     "concat": _string_result, "concat_ws": _concat_ws, "upper": _string_function(), "lower": _string_function(),
@@ -400,6 +421,7 @@ SCALAR_FUNCTIONS = {
     "localtimestamp": _fixed(DataTypes.TIMESTAMP(3, False)), "current_date": _fixed(DataTypes.DATE(False)),
     "proctime": _fixed(proctime_type()),
     "to_timestamp": _fixed(DataTypes.TIMESTAMP(3, True)), "to_date": _fixed(DataTypes.DATE(True)),
+    "to_timestamp_ltz": _to_timestamp_ltz,
     "date_format": _date_format, "extract": _extract, "unix_timestamp": _unix_timestamp,
     "from_unixtime": _fixed(DataTypes.STRING(True)), "current_watermark": _current_watermark,
     "get_field": _get_field,

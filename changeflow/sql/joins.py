@@ -5,9 +5,12 @@ right_column`` becomes an equi-key pair (the join's hash key, Flink's
 ``JoinUtil.createJoinInfo``); the rest stays as the join's ``condition``
 over the output names. The output is the left columns then the right ones,
 a clashing right name renamed as Calcite does (``id`` -> ``id0``); the
-columns of an outer join's padded side become nullable. A comma join (``FROM
-a, b WHERE a.id = b.id``) takes its key pairs from the WHERE conjuncts that
-relate the two sides, as Flink's planner pushes them into the join.
+columns of an outer join's padded side become nullable. An inner join (``FROM
+a, b WHERE a.id = b.id`` or ``a JOIN b ON ... WHERE ...``) takes the WHERE
+conjuncts that relate its two sides into its condition, as Flink's planner
+pushes them into the join (``FlinkFilterJoinRule``): their equalities become
+key pairs, and time bounds there make an interval join
+(:mod:`changeflow.plan.rules.interval_join`) as they would in ON.
 """
 
 from __future__ import annotations
@@ -104,15 +107,14 @@ def plan_join(planner: "QueryPlanner", left: PlanNode, left_scope: Scope, join: 
     left_cols = {c.plan_name for c in left_scope.columns}
     right_cols = {right_names[c.plan_name] for c in right_scope.columns}
 
-    # Conditions: all of ON; for a comma join, the WHERE conjuncts that relate both sides.
+    join_type = _simplified(join_type, conjuncts(where), scope, left_cols, right_cols)
+    # Conditions: all of ON; for an inner join, also the WHERE conjuncts that relate both sides
+    # (over an outer join, WHERE filters the padded rows, so it stays above the join).
+    candidates = conjuncts(on)
     remaining_where: list[exp.Expr] = []
-    if comma:
-        candidates = []
-        for c in conjuncts(where):
-            (candidates if _equi_pair(c, scope, sql, left_cols, right_cols) else remaining_where).append(c)
-    else:
-        candidates = conjuncts(on)
-        remaining_where = conjuncts(where)
+    for c in conjuncts(where):
+        relates = join_type == "INNER" and _relates(c, scope, left_cols, right_cols)
+        (candidates if relates else remaining_where).append(c)
 
     left_keys, right_keys, rest = [], [], []
     for c in candidates:
@@ -153,6 +155,61 @@ def plan_join(planner: "QueryPlanner", left: PlanNode, left_scope: Scope, join: 
 
 def _output_names(names: list[str]) -> list[str]:
     return uniquify(names)
+
+
+# Operators whose result is null when an operand is: a comparison built from them is never true over a
+# padded (all-null) row.
+_STRICT = (exp.Column, exp.Identifier, exp.Literal, exp.Interval, exp.Var, exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Neg,
+           exp.Paren)
+_COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Between)
+
+
+def _simplified(join_type: str, where: list[exp.Expr], scope: Scope, left_cols: set[str],
+                right_cols: set[str]) -> str:
+    """The join type once WHERE has removed the rows an outer join pads (Calcite's outer-join simplification).
+
+    A WHERE conjunct comparing a column of the padded side with strict operators
+    only is never true for a padded row, so the padding never reaches the output:
+    ``a LEFT JOIN b ... WHERE a.ts BETWEEN b.ts - INTERVAL ... AND b.ts`` is an
+    inner join (and then an interval join), as Flink plans it.
+    """
+    def rejects_nulls_of(side: set[str]) -> bool:
+        for c in where:
+            while isinstance(c, exp.Paren):
+                c = c.this
+            if not isinstance(c, _COMPARISONS) or any(not isinstance(n, _STRICT) for n in c.iter_expressions()
+                                                      for n in n.walk()):
+                continue
+            try:
+                used = {scope.lookup(col, None) for col in c.find_all(exp.Column)}
+            except SqlError:
+                continue
+            if used & side:
+                return True
+        return False
+
+    pads_left, pads_right = join_type in ("RIGHT", "FULL"), join_type in ("LEFT", "FULL")
+    pads_left = pads_left and not rejects_nulls_of(left_cols)
+    pads_right = pads_right and not rejects_nulls_of(right_cols)
+    return {(False, False): "INNER", (True, False): "RIGHT", (False, True): "LEFT", (True, True): "FULL"}[
+        (pads_left, pads_right)]
+
+
+def _relates(node: exp.Expr, scope: Scope, left_cols: set[str], right_cols: set[str]) -> bool:
+    """True when ``node`` reads columns of both sides and nothing outside them (no aggregate, no subquery).
+
+    A column the join's scope does not resolve belongs to a relation joined later
+    (``FROM a, b, c WHERE b.x < c.y``): the conjunct waits for that join.
+    """
+    if node.find(exp.AggFunc, exp.Subquery, exp.Select, exp.Window) is not None:
+        return False
+    used = set()
+    for column in node.find_all(exp.Column):
+        try:
+            used.add(scope.lookup(column, None))
+        except SqlError:
+            return False
+    return bool(used & left_cols) and bool(used & right_cols)
 
 
 def _equi_pair(node: exp.Expr, scope: Scope, sql: str | None, left_cols: set[str],

@@ -150,7 +150,7 @@ _ANONYMOUS = {
     "LTRIM": ("ltrim", (1,)), "RTRIM": ("rtrim", (1,)), "REVERSE": ("reverse", (1,)),
     "SPLIT_INDEX": ("split_index", (3,)), "RPAD": ("rpad", (3,)), "LOG10": ("log10", (1,)),
     "CHARACTER_LENGTH": ("char_length", (1,)), "LEFT": ("left", (2,)), "RIGHT": ("right", (2,)),
-    "CURRENT_WATERMARK": ("current_watermark", (1,)),
+    "CURRENT_WATERMARK": ("current_watermark", (1,)), "TO_TIMESTAMP_LTZ": ("to_timestamp_ltz", (1, 2)),
 }
 
 # Functions written without parentheses that sqlglot reads as column names.

@@ -29,7 +29,7 @@ __all__ = [
     "if_then_else",
     "json", "json_array", "json_array_agg", "json_object", "json_object_agg", "json_string",
     "lit", "local_timestamp", "log", "negative", "not_", "null_of", "or_", "pi", "range_", "timestamp_diff",
-    "to_date", "to_timestamp", "unix_timestamp", "row_interval", "UNBOUNDED_ROW", "UNBOUNDED_RANGE",
+    "to_date", "to_timestamp", "to_timestamp_ltz", "unix_timestamp", "row_interval", "UNBOUNDED_ROW", "UNBOUNDED_RANGE",
     "CURRENT_ROW", "CURRENT_RANGE", "with_all_columns", "with_columns", "without_columns",
 ]
 
@@ -176,6 +176,13 @@ def to_timestamp(timestamp_str: Any, format: Any = None) -> Expression:
     return _call("to_timestamp", timestamp_str) if format is None else _call("to_timestamp", timestamp_str, format)
 
 
+def to_timestamp_ltz(*args: Any) -> Expression:
+    """A TIMESTAMP_LTZ from a numeric epoch value: ``to_timestamp_ltz(millis)`` or
+    ``to_timestamp_ltz(value, precision)`` (units of 10^-precision s; 0 seconds, 3 milliseconds, 6
+    microseconds). PyFlink's string forms are refused when planned, naming them."""
+    return _call("to_timestamp_ltz", *args)
+
+
 def date_format(timestamp: Any, format: Any) -> Expression:
     """The timestamp as a string in ``format`` (Java's SimpleDateFormat letters)."""
     return _call("date_format", timestamp, format)
@@ -272,7 +279,7 @@ CURRENT_RANGE: Expression = Call("over_bound", (Literal("CURRENT_RANGE"),))
 # PyFlink functions changeflow has no built-in for: importing one works (a program may never
 # call it); calling it raises, naming it.
 UNSUPPORTED_FUNCTIONS = frozenset([
-    "current_database", "current_time", "local_time", "to_timestamp_ltz",
+    "current_database", "current_time", "local_time",
     "temporal_overlaps", "convert_tz", "array", "row", "map_", "map_from_arrays", "descriptor", "object_of",
     "rand", "rand_integer", "atan2", "uuid", "source_watermark", "lag", "lead",
 ])

@@ -21,7 +21,10 @@ only), ``col('w').proctime`` reads its ``window_time`` and the windows still ope
 input ends do not fire, as Flink's legacy GroupWindowAggregate (see
 :mod:`changeflow.sql.group_window`); ``.rowtime`` of such a window is refused with Flink's message.
 
-Refused by name: ``.proctime`` of a row-time group window, row-count group windows, a group
+``col('w').proctime`` of a row-time window is, as in Flink, ``PROCTIME()`` taken when the window's row
+is emitted (on Spark: the micro-batch that fires it), a processing-time attribute.
+
+Refused by name: row-count group windows, a group
 window over an expression, more than one over window, a FOLLOWING bound, a ROWS/RANGE mix
 of bounds, an aggregate OVER computes not (as SQL's).
 """
@@ -146,8 +149,10 @@ def plan_group_window(plan: PlanNode, window: GroupWindow, keys: list[Expression
                     raise PlanError("Invalid function call:\nrowtime(TIMESTAMP_LTZ(3) NOT NULL *PROCTIME*) "
                                     f"(the window '{alias}' is over a processing-time attribute)")
                 if prop == "proctime" and not proctime:
-                    raise NotImplementedError(f"{node}: the processing-time property of a row-time group window "
-                                              "is not supported by changeflow (select .rowtime)")
+                    # Flink: PROCTIME_MATERIALIZE(proctime('w')), the wall clock when the window's row is
+                    # emitted, a processing-time attribute (TIMESTAMP_LTZ(3) NOT NULL *PROCTIME*).
+                    mapping[id(node)] = Call("proctime", ())
+                    continue
                 column = _PROPERTY_COLUMN[prop]
                 used.add(column)
                 mapping[id(node)] = Column(column)

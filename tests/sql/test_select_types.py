@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 
 def test_arithmetic_and_strings(catalog):
     assert catalog.types(
@@ -104,3 +106,15 @@ def test_row_number_columns(catalog):
     assert catalog.types("SELECT id, name, rn FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY name ORDER BY v DESC) "
                          "AS rn FROM t) WHERE rn <= 3") == [("id", "BIGINT"), ("name", "STRING"),
                                                             ("rn", "BIGINT NOT NULL")]
+
+
+def test_to_timestamp_ltz_types_and_refusals(catalog):
+    # Flink 2.3: TIMESTAMP_LTZ(3) up to precision 3, TIMESTAMP_LTZ(p) above; nullable as its argument.
+    assert catalog.types("SELECT TO_TIMESTAMP_LTZ(v), TO_TIMESTAMP_LTZ(v, 0), TO_TIMESTAMP_LTZ(id, 6), "
+                         "TO_TIMESTAMP_LTZ(d, 3), TO_TIMESTAMP_LTZ(1700000000, 0) FROM t") == [
+        ("EXPR$0", "TIMESTAMP_LTZ(3)"), ("EXPR$1", "TIMESTAMP_LTZ(3)"), ("EXPR$2", "TIMESTAMP_LTZ(6)"),
+        ("EXPR$3", "TIMESTAMP_LTZ(3)"), ("EXPR$4", "TIMESTAMP_LTZ(3) NOT NULL")]
+    with pytest.raises(NotImplementedError, match="TO_TIMESTAMP_LTZ of a string"):
+        catalog.types("SELECT TO_TIMESTAMP_LTZ(name) FROM t")
+    with pytest.raises(Exception, match="precision must be an integer literal from 0 to 9"):
+        catalog.types("SELECT TO_TIMESTAMP_LTZ(v, v) FROM t")

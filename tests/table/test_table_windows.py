@@ -131,10 +131,19 @@ def test_processing_time_group_window_refusals(batch, build, error, message):
         build(windowed).explain()
 
 
-def test_proctime_of_a_rowtime_group_window_is_refused_by_name(bids):
-    with pytest.raises(NotImplementedError, match="processing-time property of a row-time group window"):
-        bids.window(Tumble.over(lit(10).seconds).on(col("ts")).alias("w")).group_by(col("w")).select(
-            col("w").proctime)
+def test_proctime_of_a_rowtime_group_window_is_the_processing_time_when_the_window_is_emitted(bids):
+    # Flink 2.3: PROCTIME_MATERIALIZE(proctime('w')) over the GroupWindowAggregate, a processing-time attribute.
+    table = bids.window(Tumble.over(lit(10).seconds).on(col("ts")).alias("w")).group_by(col("w"), col("k")).select(
+        col("k"), col("w").rowtime, col("w").proctime.alias("pt"), col("v").sum)
+    assert [str(t) for t in table.get_schema().get_field_data_types()] == [
+        "STRING", "TIMESTAMP(3) *ROWTIME*", "TIMESTAMP_LTZ(3) NOT NULL *PROCTIME*", "INT"]
+    plan = table.explain()
+    assert "PROCTIME() AS pt" in plan.split("\n")[1]   # computed over the window aggregate's output rows
+    assert _window_aggregate(table.plan).window.fires_at_end is True   # still a row-time window
+    # pt is a processing-time attribute: a processing-time window can follow.
+    again = table.window(Tumble.over(lit(1).minutes).on(col("pt")).alias("p")).group_by(col("p")).select(
+        col("k").count)
+    assert "WindowTableFunction(window=[TUMBLE(time_col=[pt], size=[1 min])]" in again.explain()
 
 
 def test_group_window_usage_errors(bids):

@@ -31,7 +31,7 @@ from changeflow.common.types import DataType
 from changeflow.expressions import Alias, Call, Column as ColumnRef, Expression, Literal, UserCall
 from changeflow.kernels.current_watermark import COLUMN as CURRENT_WATERMARK_COLUMN
 from changeflow.plan.json_calls import JSON_FUNCTIONS
-from changeflow.plan.type_inference import type_of
+from changeflow.plan.type_inference import ltz_epoch_precision, type_of
 from changeflow.runtime.spark import arithmetic
 from changeflow.runtime.spark.json_columns import compile_json
 from changeflow.runtime.spark.spark_types import to_spark as _to_spark_type
@@ -203,6 +203,14 @@ def _to_timestamp(expr: Call, args: list[Column]) -> Column:
     return F.try_to_timestamp(args[0], pattern)
 
 
+def _to_timestamp_ltz(expr: Call, args: list[Column]) -> Column:
+    """The epoch value in units of 10^-precision s as an instant, floored to the millisecond whatever the
+    precision, as Flink 2.3 computes it (``TO_TIMESTAMP_LTZ(1000007, 6)`` is 1.000 s, -993 µs is -1 ms)."""
+    precision = ltz_epoch_precision(expr)
+    scaled = args[0] * (10 ** (6 - precision)) if precision <= 6 else args[0] / (10 ** (precision - 6))
+    return _millis(F.timestamp_micros(F.floor(scaled).cast("long")))
+
+
 def _to_date(expr: Call, args: list[Column]) -> Column:
     pattern = args[1] if len(args) > 1 else F.lit("yyyy-MM-dd")
     return F.try_to_timestamp(args[0], pattern).cast("date")
@@ -255,6 +263,7 @@ _SCALAR = {
     "now": lambda e, a: _millis(F.current_timestamp()),
     "proctime": lambda e, a: _millis(F.current_timestamp()), "localtimestamp": lambda e, a: _millis(F.localtimestamp()),
     "current_date": lambda e, a: F.current_date(), "to_timestamp": _to_timestamp, "to_date": _to_date,
+    "to_timestamp_ltz": _to_timestamp_ltz,
     "date_format": lambda e, a: F.date_format(a[0], _literal_value(e.args[1], "DATE_FORMAT's format")),
     "extract": _extract, "unix_timestamp": _unix_timestamp, "from_unixtime": _from_unixtime,
     "get_field": lambda e, a: a[0].getField(_literal_value(e.args[1], "a ROW field's name")),

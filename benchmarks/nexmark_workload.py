@@ -204,23 +204,7 @@ def tree_cpu_seconds(root: int | None = None) -> float:
     children that already ended and were waited for included (their ``cutime``/``cstime``):
     for changeflow the driver, its JVM and Python workers; for PyFlink the Python client and
     its JVM."""
-    root = os.getpid() if root is None else root
-    stats = {}
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            stat = _stat(int(name))
-            if stat is not None:
-                stats[int(name)] = stat
-    children: dict[int, list[int]] = {}
-    for pid, (ppid, _) in stats.items():
-        children.setdefault(ppid, []).append(pid)
-    total, todo = 0.0, [root]
-    while todo:
-        pid = todo.pop()
-        if pid in stats:
-            total += stats[pid][1]
-        todo.extend(children.get(pid, ()))
-    return total
+    return sum(cpu for _, cpu in _tree(os.getpid() if root is None else root).values())
 
 
 def _tree(root: int) -> dict[int, tuple[int, float]]:

@@ -83,9 +83,10 @@ def changeflow_run(spark, args, paths: dict, query: str, mode: str) -> dict:
         with t_env.execute_sql(W.select_of(insert)).collect() as rows:
             changes = [(_KINDS[r.get_row_kind().name], tuple(r)) for r in rows]
         return {"rows": W.encode(W.materialize(changes, W.UPSERT_KEYS.get(query)))}
-    cpu, start = W.tree_cpu_seconds(), time.perf_counter()
-    t_env.execute_sql(insert).wait()
-    return {"seconds": time.perf_counter() - start, "cpu_seconds": W.tree_cpu_seconds() - cpu}
+    start = time.perf_counter()
+    with W.TreeCpu() as cpu:
+        t_env.execute_sql(insert).wait()
+    return {"seconds": time.perf_counter() - start, "cpu_seconds": cpu.seconds()}
 
 
 def flink_all(args, paths: dict) -> dict:

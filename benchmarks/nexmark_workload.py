@@ -36,6 +36,8 @@ import decimal
 import math
 import os
 import re
+import threading
+import time
 from collections import Counter
 
 QUERIES = [f"q{i}" for i in range(24)]
@@ -202,7 +204,11 @@ def tree_cpu_seconds(root: int | None = None) -> float:
     children that already ended and were waited for included (their ``cutime``/``cstime``):
     for changeflow the driver, its JVM and Python workers; for PyFlink the Python client and
     its JVM."""
-    root = os.getpid() if root is None else root
+    return sum(cpu for _, cpu in _tree(os.getpid() if root is None else root).values())
+
+
+def _tree(root: int) -> dict[int, tuple[int, float]]:
+    """``{pid: (parent pid, CPU seconds incl. reaped children)}`` of ``root`` and its descendants now."""
     stats = {}
     for name in os.listdir("/proc"):
         if name.isdigit():
@@ -212,13 +218,72 @@ def tree_cpu_seconds(root: int | None = None) -> float:
     children: dict[int, list[int]] = {}
     for pid, (ppid, _) in stats.items():
         children.setdefault(ppid, []).append(pid)
-    total, todo = 0.0, [root]
+    out, todo = {}, [root]
     while todo:
         pid = todo.pop()
         if pid in stats:
-            total += stats[pid][1]
+            out[pid] = stats[pid]
         todo.extend(children.get(pid, ()))
-    return total
+    return out
+
+
+class TreeCpu:
+    """The CPU seconds of a process tree over a span, counting processes that end within it.
+
+    :func:`tree_cpu_seconds` before and after misses a process that ends in between unless its
+    parent waits for it (then the parent's ``cutime`` has it): Spark's Python daemon ignores
+    ``SIGCHLD``, so its workers' CPU vanished with them (a query could even come out with
+    negative worker CPU, a worker's earlier CPU leaving the tree). Here the tree is sampled every
+    ``interval`` seconds from a thread: a process that ends counts with its last sample (at most
+    ``interval`` of its CPU is missed), unless its parent, still alive, reaped it (the parent's
+    ``cutime`` grew by at least what the process had): then the parent's growth has it, and the
+    process's CPU from before the span is taken off. The sampling thread's own CPU is not counted.
+    """
+
+    def __init__(self, root: int | None = None, interval: float = 0.25) -> None:
+        self.root = os.getpid() if root is None else root
+        self.interval = interval
+        self._base: dict[int, tuple[int, float]] = {}
+        self._last: dict[int, tuple[int, float]] = {}
+        self._own = 0.0
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _sample(self) -> None:
+        self._last.update(_tree(self.root))
+
+    def _run(self) -> None:
+        start = time.thread_time()
+        while not self._done.wait(self.interval):
+            self._sample()
+        self._own = time.thread_time() - start
+
+    def __enter__(self) -> "TreeCpu":
+        self._base = _tree(self.root)
+        self._last = dict(self._base)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._done.set()
+        self._thread.join()
+
+    def seconds(self) -> float:
+        """The span's CPU seconds (after the ``with`` block)."""
+        end = _tree(self.root)
+        grown = {pid: cpu - self._base.get(pid, (0, 0.0))[1] for pid, (_, cpu) in end.items()}
+        total = sum(grown.values())
+        ended: dict[int, list[int]] = {}
+        for pid, (ppid, _) in self._last.items():
+            if pid not in end:
+                ended.setdefault(ppid, []).append(pid)
+        for ppid, pids in ended.items():
+            had = sum(self._last[p][1] for p in pids)
+            reaped = ppid in end and grown[ppid] >= had - 0.02 * len(pids)   # clock ticks round
+            for pid in pids:
+                before = self._base.get(pid, (0, 0.0))[1]
+                total += -before if reaped else self._last[pid][1] - before
+        return total - self._own
 
 
 def error_line(e: BaseException) -> str:

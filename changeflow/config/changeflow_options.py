@@ -77,6 +77,22 @@ CHANGEFLOW_SPARK_WARM_PYTHON = register(
     )
 )
 
+CHANGEFLOW_SPARK_QUICK_JIT = register(
+    ConfigOption(
+        "changeflow.spark.quick-jit",
+        OptionType.BOOLEAN,
+        True,
+        description=(
+            "Whether the JVM of a SparkSession changeflow starts itself on a local[...] master "
+            "compiles with HotSpot's quick (C1) JIT compiler only (-XX:TieredStopAtLevel=1). Spark "
+            "generates new classes for every query, and the optimising (C2) compiler spent more CPU "
+            "compiling them than small and medium local jobs spent running; a long local job over "
+            "much data may run faster with false. Ignored off local[...], for a session the user "
+            "passes in, and when the JVM options given choose a level. Read when the session is created."
+        ),
+    )
+)
+
 CHANGEFLOW_SHIP_PACKAGE = register(
     ConfigOption(
         "changeflow.ship-package",

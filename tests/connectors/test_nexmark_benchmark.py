@@ -130,6 +130,30 @@ def test_tree_cpu_seconds_counts_children_running_and_ended():
     assert W.tree_cpu_seconds(os.getpid()) >= W.tree_cpu_seconds(child.pid)
 
 
+def test_tree_cpu_counts_a_grandchild_whose_parent_ignores_sigchld():
+    # As Spark's Python daemon: it ignores SIGCHLD, so its ended workers' CPU reaches no cutime.
+    busy = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.6: pass\n"
+    daemon = ("import os, signal, subprocess, sys, time\nsignal.signal(signal.SIGCHLD, signal.SIG_IGN)\n"
+              f"p = subprocess.Popen([sys.executable, '-c', {busy!r}])\n"
+              "while True:\n    try:\n        os.kill(p.pid, 0)\n    except OSError:\n        break\n"
+              "    time.sleep(0.02)\n")
+    own = os.times()
+    before = W.tree_cpu_seconds() - own.user - own.system
+    with W.TreeCpu(interval=0.05) as cpu:
+        subprocess.run([sys.executable, "-c", daemon], check=True)
+    assert cpu.seconds() >= 0.55   # the grandchild's 0.6 s, to its last sample
+    own = os.times()
+    # The before/after clock sees the daemon's own start-up only: the grandchild's CPU is gone.
+    assert W.tree_cpu_seconds() - own.user - own.system - before < 0.5
+
+
+def test_tree_cpu_counts_a_reaped_child_once():
+    busy = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.5: pass\n"
+    with W.TreeCpu(interval=0.05) as cpu:
+        subprocess.run([sys.executable, "-c", busy], check=True)
+    assert 0.45 <= cpu.seconds() < 0.5 + 0.5   # once: through this process's cutime, not also its samples
+
+
 def test_error_line_takes_the_java_exception():
     e = RuntimeError("An error occurred while calling o9.executeSql.\n: org.apache.flink.table.api."
                      "ValidationException: SQL validation failed. Bad.\n\tat org...")

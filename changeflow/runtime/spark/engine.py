@@ -50,7 +50,8 @@ class SparkEngine:
             self._spark = session.get_or_create(self._conf.get("changeflow.spark.master"), ship_package=ship,
                                                 log=self._conf.get("changeflow.spark.log"),
                                                 ui=bool(self._conf.get("changeflow.spark.ui")),
-                                                warm=bool(self._conf.get("changeflow.spark.warm-python")))
+                                                warm=bool(self._conf.get("changeflow.spark.warm-python")),
+                                                quick_jit=bool(self._conf.get("changeflow.spark.quick-jit")))
         else:
             session.check(self._spark, ship)
         return self._spark

@@ -24,6 +24,12 @@ from changeflow.runtime.spark.query_settings import (
 )
 
 _lock = threading.Lock()
+# HotSpot's quick (C1) JIT compiler alone, for a local session's JVM (``changeflow.spark.quick-jit``). Every
+# query makes Spark generate and load new classes, and the optimising (C2) compiler's work on them is rarely
+# earned back in a local job: Nexmark q5 over 30,000 events took about 52 CPU seconds with C2 (19.5 of them
+# compiling) and 36 with C1 alone (4.2 compiling), its executor tasks no slower (docs/benchmarks.md,
+# "Where a Nexmark query's CPU seconds go").
+QUICK_JIT = "-XX:TieredStopAtLevel=1"
 # The PYSPARK_PYTHON this process's changeflow set, to tell it from one the user set (a later session
 # of this process sees it in the environment and must not take it for the user's choice).
 _ours: str | None = None
@@ -31,7 +37,7 @@ _ours: str | None = None
 
 def get_or_create(master: str = "local[*]", extra: dict[str, str] | None = None,
                   ship_package: bool = True, log: str | None = None, ui: bool = False,
-                  warm: bool = True) -> SparkSession:
+                  warm: bool = True, quick_jit: bool = True) -> SparkSession:
     """A SparkSession able to run changeflow's stateful operators.
 
     transformWithStateInPandas needs the RocksDB state store provider and the Python
@@ -42,6 +48,8 @@ def get_or_create(master: str = "local[*]", extra: dict[str, str] | None = None,
     ``ui`` is ``changeflow.spark.ui``: serve Spark's web UI and print its address.
     ``warm`` is ``changeflow.spark.warm-python``: on a ``local[...]`` master, Spark's Python processes are
     forked from an interpreter that has imported pyspark and pandas already (:mod:`.warm_python`).
+    ``quick_jit`` is ``changeflow.spark.quick-jit``: a ``local[...]`` session's JVM compiles with HotSpot's
+    C1 compiler only (:data:`QUICK_JIT`), unless the JVM options given already choose a JIT level.
     """
     global _ours
     with _lock:
@@ -84,6 +92,8 @@ def get_or_create(master: str = "local[*]", extra: dict[str, str] | None = None,
         jars = kafka_jars()  # Spark's Kafka source, if ./setup.sh fetched it (the 'kafka' connector)
         if jars and "spark.jars" not in extra:
             extra["spark.jars"] = ",".join(jars)
+        if quick_jit and master.startswith("local"):
+            extra.update(jit_options(extra.get("spark.driver.extraJavaOptions"), os.environ.get("SPARK_SUBMIT_OPTS")))
         if master.startswith("local") and "spark.local.dir" not in extra:
             # The JVM's and Spark's temp files go under one changeflow root, cleaned of crashed runs' (.temp_root).
             temp_root.clean_dead()
@@ -109,6 +119,20 @@ def get_or_create(master: str = "local[*]", extra: dict[str, str] | None = None,
         shipping.prepare(session, ship_package)  # off local[...]: changeflow to the executors (.shipping)
         quiet_failure_logs(session)  # the job's error says it; Spark's trace only on request (.errors)
         return session
+
+
+def jit_options(java_options: str | None, submit_options: str | None) -> dict[str, str]:
+    """The driver JVM options of a local session with :data:`QUICK_JIT` added; none when the options given
+    (``spark.driver.extraJavaOptions``, ``SPARK_SUBMIT_OPTS``) choose a JIT level themselves.
+
+    >>> jit_options(None, None)
+    {'spark.driver.extraJavaOptions': '-XX:TieredStopAtLevel=1'}
+    >>> jit_options("-Xss4m", "-XX:TieredStopAtLevel=4")
+    {}
+    """
+    if any("TieredStopAtLevel" in (o or "") for o in (java_options, submit_options)):
+        return {}
+    return {"spark.driver.extraJavaOptions": f"{java_options} {QUICK_JIT}" if java_options else QUICK_JIT}
 
 
 def check(session: SparkSession, ship_package: bool = True) -> None:

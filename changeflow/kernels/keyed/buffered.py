@@ -60,7 +60,7 @@ class ChangelogRecords(WrappingKernel):
     ...                      [source_stamp(i, 0) for i in range(3)], [dumps("a"), dumps("a"), dumps("b")])
     >>> kernel = ChangelogRecords(KeyedReduce(lambda x, y: (x[0], x[1] + y[1]), "sum", with_keys=True))
     >>> changes = kernel.process(batch, InMemoryKeyedState())
-    >>> buffer = LatestPerKey(KEY_COLUMNS, [VALUE], changelog=False)
+    >>> buffer = LatestPerKey(KEY_COLUMNS, [VALUE], changelog=False, keep_kinds=True)
     >>> [loads(v) for v in buffer.drain(buffer.merge(buffer.empty(changes), changes))[VALUE]]
     [('a', 3), ('b', 5)]
     """

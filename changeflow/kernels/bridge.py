@@ -11,8 +11,12 @@ record becomes a change with its stamp's two columns as they are, and a change `
 ``_sub``-th output of record ``_seq`` of a source numbered ``source``
 (:func:`~changeflow.kernels.order.change_stamp`; its limits are in :mod:`changeflow.kernels.order`).
 
-Row kinds. ``_kind`` is the :class:`~changeflow.common.RowKind` value, so a Row
-record's ``get_row_kind()`` and a change's ``_kind`` map one to one.
+Row kinds. ``_kind`` is the one carrier of a change's kind on both sides
+(:mod:`changeflow.kernels.keyed.records`): a change's ``_kind`` becomes its
+record's ``_kind`` unchanged, and a record's ``_kind`` its change's, so the
+conversions only (un)pickle the payload columns. (A ``to_retract_stream`` or
+``to_append_stream`` record is the function ``form`` of the Row: its ``_kind`` is
+that value's own, ``+I`` for the retract stream's tuple.)
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import pyarrow as pa
 from changeflow.common.row import Row
 from changeflow.common.row_kind import RowKind
 from changeflow.kernels.changelog import KIND, SEQ, SUB
-from changeflow.kernels.keyed.records import VALUE, dumps, loads
+from changeflow.kernels.keyed.records import VALUE, decode, dumps, kind_of, loads
 from changeflow.kernels.order import change_stamp
 
 _KINDS = list(RowKind)
@@ -54,9 +58,9 @@ class RecordsToChanges:
 
     ``schema`` is the Arrow schema of the output (columns then bookkeeping);
     ``changelog`` is False for ``from_data_stream`` (every record must be an
-    INSERT, as Flink checks) and True for ``from_changelog_stream`` (a Row's
-    kind is the change's). ``with_kind`` False leaves out ``_kind`` and ``_sub``
-    (a batch frame has only ``_seq``).
+    INSERT, as Flink checks) and True for ``from_changelog_stream`` (a record's
+    ``_kind``, its Row's kind, is the change's). ``with_kind`` False leaves out
+    ``_kind`` and ``_sub`` (a batch frame has only ``_seq``).
     """
 
     def __init__(self, shape: RecordShape, schema: pa.Schema, changelog: bool, name: str,
@@ -66,16 +70,10 @@ class RecordsToChanges:
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         names = [f.name for f in self.schema if f.name not in (KIND, SEQ, SUB)]
         for batch in batches:
-            rows: list[tuple] = []
-            kinds: list[int] = []
-            for blob in batch.column(VALUE).to_pylist():
-                record = loads(blob)
-                kind = record.get_row_kind() if isinstance(record, Row) else RowKind.INSERT
-                if kind is not RowKind.INSERT and not self.changelog:
-                    raise ValueError(f"{self.name}: Error during input conversion. Conversion expects insert-only "
-                                     f"records but DataStream API record contains: {kind.name} (record {record!r})")
-                rows.append(self.shape.values(record))
-                kinds.append(kind.value)
+            kinds = batch.column(KIND)
+            if not self.changelog:
+                self._check_inserts(batch)
+            rows = [self.shape.values(loads(blob)) for blob in batch.column(VALUE).to_pylist()]
             arrays = []
             for i, name in enumerate(names):
                 field = self.schema.field(name)
@@ -87,11 +85,20 @@ class RecordsToChanges:
                     raise ValueError(f"{self.name}: column {name} of type {field.type} cannot hold "
                                      f"the value {bad!r}: {error}") from None
             if self.with_kind:
-                arrays.append(pa.array(kinds, type=pa.int8()))
+                arrays.append(kinds)  # the record's _kind is the change's, as it is
             arrays.append(batch.column(SEQ))  # the record's stamp is the change's, as it is
             if self.with_kind:
                 arrays.append(batch.column(SUB))
             yield pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+
+    def _check_inserts(self, batch: pa.RecordBatch) -> None:
+        """``from_data_stream`` takes only INSERT records: the first other one is refused, named, as Flink does."""
+        i = _first_not_insert(batch.column(KIND))
+        if i is not None:
+            kind = _KINDS[batch.column(KIND)[i].as_py()]
+            record = decode(batch.column(VALUE)[i].as_py(), kind.value)
+            raise ValueError(f"{self.name}: Error during input conversion. Conversion expects insert-only "
+                             f"records but DataStream API record contains: {kind.name} (record {record!r})")
 
 
 class ChangesToRecords:
@@ -111,28 +118,37 @@ class ChangesToRecords:
         for batch in batches:
             columns = [batch.column(n).to_pylist() for n in self.names]
             count = batch.num_rows
-            kinds = batch.column(KIND).to_pylist() if KIND in batch.schema.names else [0] * count
+            # A batch job's changes are all inserts and have no _kind column.
+            kinds = batch.column(KIND) if KIND in batch.schema.names else pa.array([0] * count, pa.int8())
             subs = batch.column(SUB).to_pylist() if SUB in batch.schema.names else [0] * count
             seqs = batch.column(SEQ).to_pylist()
-            values, stamps = [], []
-            for i in range(count):
-                kind = _KINDS[kinds[i]]
-                if self.insert_only and kind is not RowKind.INSERT:
-                    raise ValueError(f"{self.name}: the table emitted a {kind.name} change; "
-                                     "only an insert-only table converts this way")
-                row = Row.of(kind, [c[i] for c in columns], self.names)
-                values.append(dumps(self._record(row)))
-                stamps.append(change_stamp(seqs[i], subs[i], self.source))
-            # A record's _kind is +I (the change's kind is its Row's, inside the value).
-            yield pa.RecordBatch.from_arrays([pa.array(values, pa.binary()), pa.array([0] * count, pa.int8()),
+            if self.insert_only:
+                self._check_inserts(kinds)
+            stamps = [change_stamp(seqs[i], subs[i], self.source) for i in range(count)]
+            rows = [Row.of(_KINDS[k], [c[i] for c in columns], self.names) for i, k in enumerate(kinds.to_pylist())]
+            if self.form == "row":  # the change's _kind is the record's, unchanged
+                values, record_kinds = [dumps(row) for row in rows], kinds
+            else:  # the form's value of the positional Row, and that value's own kind
+                records = [self.form(Row.of(row.get_row_kind(), tuple(row), None)) for row in rows]
+                values = [dumps(r) for r in records]
+                record_kinds = pa.array([kind_of(r) for r in records], pa.int8())
+            yield pa.RecordBatch.from_arrays([pa.array(values, pa.binary()), record_kinds.cast(pa.int8()),
                                               pa.array([s[0] for s in stamps], pa.int64()),
                                               pa.array([s[1] for s in stamps], pa.int64())],
                                              names=[VALUE, KIND, SEQ, SUB])
 
-    def _record(self, row: Row) -> Any:
-        if self.form == "row":
-            return row
-        return self.form(Row.of(row.get_row_kind(), tuple(row), None))
+    def _check_inserts(self, kinds: pa.Array) -> None:
+        i = _first_not_insert(kinds)
+        if i is not None:
+            kind = _KINDS[kinds[i].as_py()]
+            raise ValueError(f"{self.name}: the table emitted a {kind.name} change; "
+                             "only an insert-only table converts this way")
+
+
+def _first_not_insert(kinds: pa.Array) -> int | None:
+    """The position of the first ``_kind`` that is not ``+I``, or None."""
+    others = (kinds.to_numpy(zero_copy_only=False) != RowKind.INSERT.value).nonzero()[0]
+    return int(others[0]) if len(others) else None
 
 
 def _fits(value: Any, arrow_type: pa.DataType) -> bool:

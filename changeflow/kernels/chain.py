@@ -26,8 +26,8 @@ import pandas as pd
 from changeflow.common.typeinfo import conform
 from changeflow.kernels.frames import select
 from changeflow.kernels.keyed.process import ProcessContext
-from changeflow.kernels.keyed.records import (KEY, RECORD_COLUMNS, VALUE, control_mask, dumps, fail, loads,
-                                              record_frame, timestamp_of)
+from changeflow.kernels.keyed.records import (KEY, RECORD_COLUMNS, VALUE, control_mask, dumps, fail, records_of,
+                                              timestamp_of, values_of)
 from changeflow.kernels.order import Stamp, child_stamp, stamps_of
 from changeflow.kernels.keyed.user import close_functions, method_or_self, open_functions
 
@@ -205,14 +205,12 @@ class ChainRunner:
             if self.keyed:
                 passed.insert(0, KEY, np.asarray([b""] * len(passed), dtype=object))
             return passed if records is None else pd.concat([records, passed], ignore_index=True)
-        blobs = list(frame[VALUE])
-        values = [loads(b) for b in blobs]
-        timestamps: list[int | None] | None = [timestamp_of(b) for b in blobs]
+        values = values_of(frame)  # a Row's kind is its record's _kind
+        timestamps: list[int | None] | None = [timestamp_of(b) for b in frame[VALUE]]
         if all(t is None for t in timestamps):
             timestamps = None
         values, stamps, keys, timestamps = run_timed(self.ops, values, stamps_of(frame), timestamps, self.announce)
         if self.keyed:
             assert keys is not None  # a keyed chain ends with its key selector, which run() applied
-        times = timestamps if timestamps is not None else [None] * len(values)
-        return record_frame([dumps(v, t) for v, t in zip(values, times, strict=True)], stamps,
-                            [dumps(k) for k in keys] if self.keyed and keys is not None else None)
+        return records_of(values, stamps, [dumps(k) for k in keys] if self.keyed and keys is not None else None,
+                          timestamps)

@@ -113,7 +113,8 @@ class Kernel(Protocol):
     """One stateful operator's logic (see the module docstring for the order of calls).
 
     Outputs are frames in the kernel's output layout (a changelog frame with
-    ``_kind``/``_seq``/``_sub``, or DataStream records ``_value``/``_seq``/``_sub``), or
+    ``_kind``/``_seq``/``_sub``, or DataStream records ``_value``/``_kind``/``_seq``/``_sub``,
+    a record's ``_kind`` its value's RowKind: :mod:`changeflow.kernels.keyed.records`), or
     None for nothing; an empty frame means nothing too.
     """
 

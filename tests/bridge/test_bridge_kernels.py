@@ -9,7 +9,7 @@ from changeflow.common.row import Row
 from changeflow.common.row_kind import RowKind
 from changeflow.kernels.bridge import ChangesToRecords, RecordShape, RecordsToChanges
 from changeflow.kernels.changelog import KIND, SEQ, SUB
-from changeflow.kernels.keyed.records import VALUE, dumps, loads
+from changeflow.kernels.keyed.records import VALUE, encode, loads, values_of
 from changeflow.kernels.order import change_stamp, child_stamp, source_stamp, stamp_seq, stamp_sub
 
 
@@ -50,6 +50,8 @@ def test_changes_to_records_named_rows_with_kinds():
     out = list(ChangesToRecords(["k", "v"], source=0)([batch]))[0]
     rows = [loads(v) for v in out.column(VALUE).to_pylist()]
     assert [str(r.get_row_kind()) for r in rows] == ["+I", "-U", "+U", "-D"]
+    assert out.column(KIND).to_pylist() == [0, 1, 2, 3]  # the change's _kind is the record's, unchanged
+    assert values_of(out.to_pandas()) == rows
     assert rows[2] == Row("a", 3) and rows[2].as_dict() == {"k": "a", "v": 3}
     stamps = list(zip(out.column(SEQ).to_pylist(), out.column(SUB).to_pylist(), strict=True))
     assert sorted(stamps) == stamps
@@ -62,9 +64,10 @@ def test_changes_to_records_insert_only_refuses_an_update():
 
 
 def _records(values):
+    """A record batch of ``values``, each record's ``_kind`` its value's RowKind (as every kernel writes it)."""
     stamps = [source_stamp(i, 0) for i in range(len(values))]
-    return pa.RecordBatch.from_arrays([pa.array([dumps(v) for v in values], pa.binary()),
-                                       pa.array([0] * len(values), pa.int8()),
+    blobs, kinds = encode(values)
+    return pa.RecordBatch.from_arrays([pa.array(blobs, pa.binary()), pa.array(kinds, pa.int8()),
                                        pa.array([s[0] for s in stamps], pa.int64()),
                                        pa.array([s[1] for s in stamps], pa.int64())], names=[VALUE, KIND, SEQ, SUB])
 
@@ -99,3 +102,14 @@ def test_atomic_and_picked_fields():
     assert RecordShape("fields", (1, 0)).values(("a", 1)) == (1, "a")
     with pytest.raises(ValueError, match="does not have the fields"):
         RecordShape("fields", (0, 1)).values(("a",))
+
+
+def test_a_records_kind_is_its_kind_column_both_ways():
+    """``_kind`` is the one carrier: the bridge reads it, not the pickled Row's kind, and writes it as it was."""
+    batch = _records([Row("a", 1), Row("a", 2)])
+    batch = batch.set_column(1, KIND, pa.array([1, 2], pa.int8()))  # -U, +U: the values were pickled as +I
+    out = list(RecordsToChanges(RecordShape("fields", (0, 1)), _SCHEMA, True, "t")([batch]))[0]
+    assert out.column(KIND).to_pylist() == [1, 2]
+    back = list(ChangesToRecords(["w", "n"], source=0)([out]))[0]
+    assert back.column(KIND).to_pylist() == [1, 2]
+    assert [str(r.get_row_kind()) for r in values_of(back.to_pandas())] == ["-U", "+U"]

@@ -66,3 +66,18 @@ def test_runner_adds_pickled_keys():
     frame = record_frame([dumps(("a", 1)), dumps(("b", 2))], [source_stamp(0, 0), source_stamp(1, 0)])
     out = ChainRunner([Op("filter", lambda r: r[1] > 1, "f"), Op("key", lambda r: r[0], "k")]).process(frame)
     assert [loads(k) for k in out[KEY]] == ["b"] and [loads(v) for v in out[VALUE]] == [("b", 2)]
+
+
+def test_a_map_sees_the_kind_of_its_records_and_its_output_keeps_the_rows_kind():
+    """As PyFlink 2.3's map after to_changelog_stream: ``value.get_row_kind()`` is the change's kind, and a Row
+    returned keeps its kind into the next record's ``_kind``."""
+    from changeflow.common import Row, RowKind
+    from changeflow.kernels.keyed.records import KIND, values_of
+
+    frame = record_frame([dumps(Row("a", 1)), dumps(Row("a", 2))], [source_stamp(0, 0), source_stamp(1, 0)],
+                         kinds=[RowKind.UPDATE_BEFORE.value, RowKind.UPDATE_AFTER.value])
+    seen = ChainRunner([Op("map", lambda r: f"{r.get_row_kind()} {r[1]}", "show")]).process(frame)
+    assert [loads(v) for v in seen[VALUE]] == ["-U 1", "+U 2"] and seen[KIND].tolist() == [0, 0]
+    kept = ChainRunner([Op("map", lambda r: r, "same")]).process(frame)
+    assert kept[KIND].tolist() == [1, 2]
+    assert [str(r.get_row_kind()) for r in values_of(kept)] == ["-U", "+U"]

@@ -187,3 +187,19 @@ def test_the_execution_plan_says_which_operators_buffer_and_why():
                                                  "execution.flush.memory-buffer-only": "true"})}
     assert memory["sum(1)"]["output_buffer"].startswith("latest record per key in memory only")
     assert not any("output_buffer" in n for n in plan())
+
+
+def test_the_buffer_keeps_each_records_kind():
+    """A record's _kind (its Row's RowKind) is part of the record the flush emits, not refolded to +I."""
+    from changeflow.common import Row, RowKind
+    from changeflow.kernels.keyed.records import records_of, values_of
+
+    frame = records_of([Row.of(RowKind.UPDATE_AFTER, ["a", 1]), Row.of(RowKind.DELETE, ["b", 2])],
+                       [source_stamp(0, 0), source_stamp(1, 0)], [dumps("a"), dumps("b")])
+    kernel, state = add_reduce(), InMemoryKeyedState()
+    flusher = BucketFlusher(FlushPolicy(interval_ms=60_000), KEY_COLUMNS, [KEY, VALUE], changelog=False)
+    bucket = BucketBuffer()
+    assert flusher.on_input(bucket, kernel.process(frame, state), 1_000, had_input=True, force=False) is None
+    flushed = flusher.on_input(bucket, None, 2_000, had_input=False, force=True)
+    assert flushed is not None and flushed[KIND].tolist() == [2, 3]
+    assert [(str(r.get_row_kind()), tuple(r)) for r in values_of(flushed)] == [("+U", ("a", 1)), ("-D", ("b", 2))]

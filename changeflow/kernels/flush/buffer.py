@@ -22,9 +22,13 @@ there was no value, ``-U before, +U latest`` when it changed, nothing when
 ``-D before`` when the key is gone. No table of every key ever emitted is
 needed: the operator's own changelog says what downstream holds.
 
-For an **append** output (insert-only records, e.g. the running value of a
-DataStream keyed ``reduce``) the buffer keeps the latest record per key and a
-flush emits it, as the seed's ``BufferOutput`` does for a ``StreamRecord``.
+For an **append** output (records, e.g. the running value of a DataStream keyed
+``reduce``) the buffer keeps the latest record per key and a flush emits it, as
+the seed's ``BufferOutput`` does for a ``StreamRecord``. An append output is
+insert-only (any other kind is refused), unless built with ``keep_kinds``: then
+each record keeps its ``_kind``, as a DataStream record's kind is its value's
+RowKind (:mod:`changeflow.kernels.keyed.records`), part of the record the flush
+emits, not a change the buffer folds.
 
 Every buffered row keeps the ``_seq``/``_sub`` stamp of the change it came
 from, so emitted changes keep the source order downstream operators sort by.
@@ -53,7 +57,8 @@ class LatestPerKey:
 
     ``key_columns`` identify an output record's key (the operator's grouping key);
     ``value_columns`` are the other output columns; ``changelog`` says whether the
-    output is a changelog (see the module docstring) or append-only records.
+    output is a changelog (see the module docstring) or append-only records;
+    ``keep_kinds`` (append only) keeps each record's ``_kind`` instead of refusing all but ``+I``.
 
     >>> buf = LatestPerKey(["k"], ["n"])
     >>> out = pd.DataFrame({"k": ["a", "a", "a", "b"], "n": [1, 1, 2, 7], "_kind": [0, 1, 2, 0],
@@ -63,15 +68,19 @@ class LatestPerKey:
     {'k': ['a', 'b'], 'n': [2, 7], '_kind': [0, 0]}
     """
 
-    def __init__(self, key_columns: list[str], value_columns: list[str], changelog: bool = True) -> None:
+    def __init__(self, key_columns: list[str], value_columns: list[str], changelog: bool = True,
+                 keep_kinds: bool = False) -> None:
         self.key_columns = list(key_columns)
         self.value_columns = list(value_columns)
         self.changelog = changelog
+        self.keep_kinds = keep_kinds and not changelog
         self.columns = self.key_columns + self.value_columns
+        # What a buffered row keeps: records keep their _kind (a changelog's is refolded, an insert's is +I).
+        self._kept = self.columns + [SEQ, SUB] + ([KIND] if self.keep_kinds else [])
 
     def empty(self, like: pd.DataFrame) -> pd.DataFrame:
         """An empty buffer whose columns have the dtypes of the output frame ``like``."""
-        frame = like[self.columns + [SEQ, SUB]].iloc[:0].reset_index(drop=True)
+        frame = like[self._kept].iloc[:0].reset_index(drop=True)
         return frame.assign(**{SLOT: np.empty(0, dtype=np.int8)})
 
     def entries(self, buffered: pd.DataFrame) -> int:
@@ -86,7 +95,7 @@ class LatestPerKey:
             return buffered
         changes = changes.sort_values([SEQ, SUB], kind="stable", ignore_index=True)
         kinds = changes[KIND].to_numpy(dtype=np.int8)
-        if not self.changelog and (kinds != INSERT).any():
+        if not self.changelog and not self.keep_kinds and (kinds != INSERT).any():
             bad = changes.iloc[int(np.flatnonzero(kinds != INSERT)[0])].to_dict()
             raise ValueError(f"flush buffer of an append-only output got a change that is not +I: {bad}")
         n_old = len(buffered)
@@ -126,6 +135,8 @@ class LatestPerKey:
         out_columns = self.columns + list(BOOKKEEPING)
         if not len(buffered):
             return select(_with_kind(buffered, np.empty(0, dtype=np.int8)), out_columns)
+        if self.keep_kinds:  # each key's latest record, as it was (its _kind included)
+            return select(buffered.drop(columns=[SLOT]), out_columns)
         if not self.changelog:
             return select(_with_kind(buffered, np.full(len(buffered), INSERT, dtype=np.int8)), out_columns)
         codes = _key_codes(buffered, self.key_columns)
@@ -157,7 +168,7 @@ class LatestPerKey:
         return select(out.sort_values([SEQ, SUB], kind="stable", ignore_index=True), out_columns)
 
     def _slot_rows(self, changes: pd.DataFrame, rows: np.ndarray, slot: int) -> pd.DataFrame:
-        picked = changes.take(rows)[self.columns + [SEQ, SUB]].reset_index(drop=True)
+        picked = changes.take(rows)[self._kept].reset_index(drop=True)
         return picked.assign(**{SLOT: np.full(len(picked), slot, dtype=np.int8)})
 
 

@@ -1,16 +1,17 @@
-"""A keyed DataStream kernel's records as the insert-only changelog the FLIP-365 flush buffer takes.
+"""A keyed DataStream kernel's records as the append output the FLIP-365 flush buffer takes.
 
 The flush machinery (:class:`~changeflow.kernels.flush.LatestPerKey`, the Spark
 runtime's ``BucketFlusher``/``MemoryFlusher``) buffers changelog frames: key
 columns, value columns and ``_kind``/``_seq``/``_sub``. A keyed DataStream
 operator (keyed ``reduce``/``sum``/..., a ``KeyedProcessFunction`` reporting
-``is_output_idempotent()``) emits records ``(_key, _value, _seq, _sub)`` whose latest
-per key supersedes the earlier ones: an *append* idempotent output. So
-:class:`ChangelogRecords` marks each record ``+I`` and sorts the records of one
-call by stamp: a record's stamp is a change's ``(_seq, _sub)``, all the buffer
-needs to find each key's latest record, and a flushed record keeps the stamp of
-the record it is, which downstream operators and sinks sort by as always. The
-same buffer and flush policy as the Table API's group aggregation, no second buffer.
+``is_output_idempotent()``) emits records ``(_key, _value, _kind, _seq, _sub)`` whose
+latest per key supersedes the earlier ones: an *append* idempotent output. So
+:class:`ChangelogRecords` sorts the records of one call by stamp: a record's
+stamp is a change's ``(_seq, _sub)``, all the buffer needs to find each key's
+latest record, and a flushed record keeps the stamp and the ``_kind`` (its
+value's RowKind) of the record it is, which downstream operators and sinks read
+as always. The same buffer and flush policy as the Table API's group
+aggregation, no second buffer.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from changeflow.kernels.changelog import INSERT, KIND
+from changeflow.kernels.changelog import KIND
 from changeflow.kernels.keyed.records import KEY, VALUE
 from changeflow.kernels.order import STAMP, sort_records
 from changeflow.kernels.contract import WrappingKernel
@@ -32,22 +33,22 @@ OUTPUT_COLUMNS = [KEY, VALUE]
 
 
 def as_changelog(records: pd.DataFrame) -> pd.DataFrame:
-    """``(_key, _value, _seq, _sub)`` records as ``+I`` changes in stamp order.
+    """``(_key, _value, _kind, _seq, _sub)`` records in stamp order, each keeping its ``_kind``.
 
     >>> from changeflow.kernels.keyed.records import record_frame
-    >>> recs = record_frame([b"x", b"y"], [(5, 0), (2, 0)], [b"a", b"b"])
+    >>> recs = record_frame([b"x", b"y"], [(5, 0), (2, 0)], [b"a", b"b"], kinds=[0, 2])
     >>> as_changelog(recs)[[KEY, KIND, *STAMP]].to_dict("list")
-    {'_key': [b'b', b'a'], '_kind': [0, 0], '_seq': [2, 5], '_sub': [0, 0]}
+    {'_key': [b'b', b'a'], '_kind': [2, 0], '_seq': [2, 5], '_sub': [0, 0]}
     """
     if KEY not in records.columns:
         raise ValueError(f"a buffered keyed operator's output needs the {KEY} column, got {list(records.columns)}")
     ordered = sort_records(records)
-    return ordered[OUTPUT_COLUMNS].assign(**{KIND: np.full(len(ordered), INSERT, dtype=np.int8),
+    return ordered[OUTPUT_COLUMNS].assign(**{KIND: ordered[KIND].to_numpy(dtype=np.int8),
                                              **{c: ordered[c].to_numpy(dtype=np.int64) for c in STAMP}})
 
 
 class ChangelogRecords(WrappingKernel):
-    """Wraps a keyed kernel built ``with_keys=True``: its records as insert-only changes (see the module docstring).
+    """Wraps a keyed kernel built ``with_keys=True``: its records as the buffer's append output (module docstring).
 
     >>> from changeflow.kernels.keyed.reduce import KeyedReduce
     >>> from changeflow.kernels.keyed.records import dumps, loads
@@ -59,7 +60,7 @@ class ChangelogRecords(WrappingKernel):
     ...                      [source_stamp(i, 0) for i in range(3)], [dumps("a"), dumps("a"), dumps("b")])
     >>> kernel = ChangelogRecords(KeyedReduce(lambda x, y: (x[0], x[1] + y[1]), "sum", with_keys=True))
     >>> changes = kernel.process(batch, InMemoryKeyedState())
-    >>> buffer = LatestPerKey(KEY_COLUMNS, [VALUE], changelog=False)
+    >>> buffer = LatestPerKey(KEY_COLUMNS, [VALUE], changelog=False, keep_kinds=True)
     >>> [loads(v) for v in buffer.drain(buffer.merge(buffer.empty(changes), changes))[VALUE]]
     [('a', 3), ('b', 5)]
     """

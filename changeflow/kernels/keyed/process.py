@@ -40,7 +40,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from changeflow.kernels.keyed.records import KEY, VALUE, dumps, fail, loads, record_frame, timestamp_of
+from changeflow.kernels.changelog import KIND
+from changeflow.kernels.keyed.records import (KEY, VALUE, decode, dumps, fail, kind_of, loads, record_frame,
+                                              timestamp_of)
 from changeflow.kernels.order import Stamp, child_stamp, key_end_stamp, sort_records, stamps_of, timer_stamp
 from changeflow.kernels.contract import MAX_WATERMARK, MIN_WATERMARK, KernelBase, wall_clock
 from changeflow.kernels.keyed.user import (EVENT_TIME, PROCESSING_TIME, ContextFactory, close_functions,
@@ -93,8 +95,9 @@ class KeyedProcess(KernelBase):
         batch = sort_records(batch)
         run = _Run(self, state, pd.unique(batch[KEY]))
         try:
-            for key_blob, blob, stamp in zip(batch[KEY], batch[VALUE], stamps_of(batch), strict=True):
-                run.process_element(key_blob, loads(blob), stamp, timestamp_of(blob))
+            for key_blob, blob, kind, stamp in zip(batch[KEY], batch[VALUE], batch[KIND].tolist(), stamps_of(batch),
+                                                   strict=True):
+                run.process_element(key_blob, decode(blob, kind), stamp, timestamp_of(blob))
         finally:
             close_functions(run.opened)
         run.commit()
@@ -114,8 +117,8 @@ class KeyedProcess(KernelBase):
         try:
             for key_blob, group in batch.groupby(KEY, sort=False):
                 assert isinstance(key_blob, bytes)  # the group's value of the pickled-key column
-                for blob, stamp in zip(group[VALUE], stamps_of(group), strict=True):
-                    run.process_element(key_blob, loads(blob), stamp, timestamp_of(blob))
+                for blob, kind, stamp in zip(group[VALUE], group[KIND].tolist(), stamps_of(group), strict=True):
+                    run.process_element(key_blob, decode(blob, kind), stamp, timestamp_of(blob))
                 # After every output of the key's last record: its event-time timers (the watermark is
                 # Long.MAX_VALUE at the key's end), then the others.
                 last = stamps_of(group.iloc[-1:])[0]
@@ -192,6 +195,7 @@ class _Run:
         self.timestamp: int | None = None  # the event timestamp outputs get (the record's or the timer's)
         self.current: bytes | None = None
         self.out_values: list[bytes] = []
+        self.out_kinds: list[int] = []
         self.out_keys: list[bytes] = []
         self.out_stamps: list[Stamp] = []
         self.opened = open_functions([kernel.function], kernel.name, kernel.runtime_context,
@@ -285,6 +289,7 @@ class _Run:
         current = self._current_key()
         for i, output in enumerate(outputs):
             self.out_values.append(dumps(output, self.timestamp))
+            self.out_kinds.append(kind_of(output))
             self.out_keys.append(current)
             self.out_stamps.append(child_stamp(stamp, i))
 
@@ -299,7 +304,8 @@ class _Run:
             _store_timers(self.state, _EVENT_TIMER_TABLE, self.event_timers)
 
     def output(self) -> pd.DataFrame:
-        return record_frame(self.out_values, self.out_stamps, self.out_keys if self.kernel.with_keys else None)
+        return record_frame(self.out_values, self.out_stamps, self.out_keys if self.kernel.with_keys else None,
+                            self.out_kinds)
 
 
 def _store_timers(state: KeyedState, table: str, timers: dict[bytes, set[int]]) -> None:

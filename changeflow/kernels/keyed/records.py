@@ -3,7 +3,8 @@
 A record frame is a pandas frame with the columns
 
 ``_value``  the record, pickled (``bytes``)
-``_kind``   0 (``+I``) for a record, ``>= 4`` for a control row (``changeflow.runtime.spark.control_rows``)
+``_kind``   the record's :class:`~changeflow.common.RowKind` value (0-3), ``>= 4`` for a control row
+            (``changeflow.runtime.spark.control_rows``)
 ``_seq``    its order stamp, two int64s (:mod:`changeflow.kernels.order`)
 ``_sub``
 ``_key``    the pickled key, only between ``key_by`` and the keyed operator
@@ -20,6 +21,17 @@ The stamp restores Flink's single-threaded order after Spark's shuffles, as
 fan-outs, timers, window firings) is built in
 :mod:`changeflow.kernels.order`.
 
+Row kinds. ``_kind`` is the one carrier of a record's kind, as it is of a Table
+change's: a kernel that turns a user's value into a record writes the value's
+RowKind there (:func:`encode`, :func:`records_of`: a :class:`~changeflow.common.Row`'s
+``get_row_kind()``, ``+I`` for any other value), and a kernel that hands a
+record's value to user code sets it back on the Row (:func:`decode`,
+:func:`values_of`). So the Table <-> DataStream bridge moves a change's ``_kind``
+as it is and only (un)pickles the payload, and any code that reads the frame (a
+buffer, a sink, a filter in Spark) sees a record's kind without unpickling it.
+A value kept in state is pickled whole, its Row's kind included, as Flink's
+state serializer keeps a Row's kind.
+
 Keys are compared by their pickled bytes, as PyFlink compares keys without key
 type information (``PICKLED_BYTE_ARRAY``): ``1`` and ``1.0`` are two keys.
 """
@@ -32,6 +44,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from changeflow.common.row import Row
+from changeflow.common.row_kind import RowKind
 from changeflow.kernels.changelog import CONTROL, INSERT, KIND
 from changeflow.kernels.order import STAMP, Stamp, stamp_columns
 
@@ -39,6 +53,7 @@ VALUE = "_value"
 KEY = "_key"
 _PROTOCOL = 4
 _TIMESTAMPED = b"T"
+_KINDS = list(RowKind)  # by value: _KINDS[k] is the RowKind whose value is k
 
 
 def dumps(value: Any, timestamp: int | None = None) -> bytes:
@@ -67,12 +82,61 @@ def timestamp_of(blob: bytes) -> int | None:
     return None
 
 
+def kind_of(value: Any) -> int:
+    """A value's ``_kind``: a Row's RowKind value, ``+I`` (0) for any other value.
+
+    >>> kind_of(Row.of(RowKind.UPDATE_AFTER, ["a"])), kind_of(("a", 1))
+    (2, 0)
+    """
+    return value.get_row_kind().value if isinstance(value, Row) else INSERT
+
+
+def decode(blob: bytes, kind: int) -> Any:
+    """The value of a record's ``_value`` as user code sees it: a Row's kind is the record's ``_kind``.
+
+    >>> str(decode(dumps(Row("a")), 3).get_row_kind())
+    '-D'
+    """
+    value = loads(blob)
+    if isinstance(value, Row):
+        value.set_row_kind(_KINDS[kind])
+    return value
+
+
+def values_of(frame: pd.DataFrame) -> list[Any]:
+    """The values of a record frame's records, each Row's kind its ``_kind`` (:func:`decode`)."""
+    return [decode(b, k) for b, k in zip(frame[VALUE], frame[KIND].tolist(), strict=True)]
+
+
+def encode(values: list[Any], timestamps: list[int | None] | None = None) -> tuple[list[bytes], list[int]]:
+    """The ``_value`` and ``_kind`` of records holding ``values`` (with their event ``timestamps``, if any).
+
+    >>> encode([Row.of(RowKind.DELETE, ["a"]), "b"], [7, None])[1]
+    [3, 0]
+    """
+    times = timestamps if timestamps is not None else [None] * len(values)
+    return ([dumps(v, t) for v, t in zip(values, times, strict=True)], [kind_of(v) for v in values])
+
+
+def records_of(values: list[Any], stamps: list[Stamp] | dict[str, np.ndarray], keys: Any = None,
+               timestamps: list[int | None] | None = None) -> pd.DataFrame:
+    """A record frame of user values (:func:`encode`): ``keys`` are pickled keys, as :func:`record_frame` takes.
+
+    >>> frame = records_of([Row.of(RowKind.UPDATE_BEFORE, ["a"])], [(4, 0)])
+    >>> frame["_kind"].tolist(), str(values_of(frame)[0].get_row_kind())
+    ([1], '-U')
+    """
+    blobs, kinds = encode(values, timestamps)
+    return record_frame(blobs, stamps, keys, kinds)
+
+
 def record_frame(values: Any, stamps: list[Stamp] | dict[str, np.ndarray], keys: Any = None,
                  kinds: Any = None) -> pd.DataFrame:
     """A record frame: ``_key`` (when ``keys`` is given), ``_value``, ``_kind`` and the stamp columns.
 
     ``stamps`` are the rows' stamps, or stamp columns as :func:`~changeflow.kernels.order.stamp_arrays`
-    gives them; ``kinds`` the rows' ``_kind`` (default: every row a record, ``+I``).
+    gives them; ``kinds`` the rows' ``_kind`` (default: every row ``+I``; a kernel writing user values
+    gives their kinds, or calls :func:`records_of`).
 
     >>> record_frame([b"x"], [(4, 0)]).to_dict("list")
     {'_value': [b'x'], '_kind': [0], '_seq': [4], '_sub': [0]}

@@ -18,7 +18,9 @@ from typing import Any
 
 import pandas as pd
 
-from changeflow.kernels.keyed.records import KEY, VALUE, dumps, fail, loads, record_frame, timestamp_of
+from changeflow.kernels.changelog import KIND
+from changeflow.kernels.keyed.records import (KEY, VALUE, decode, dumps, fail, kind_of, loads, record_frame,
+                                              records_of, timestamp_of)
 from changeflow.kernels.order import sort_records, stamp_arrays, stamps_of
 from changeflow.kernels.contract import KernelBase
 from changeflow.kernels.keyed.user import ContextFactory, close_functions, method_or_self, open_functions
@@ -63,9 +65,10 @@ class KeyedReduce(KernelBase):
         running: dict[bytes, Any] = {}
         if len(stored) and ACC in stored.columns:
             running = {k: loads(v) for k, v in zip(stored[KEY], stored[ACC], strict=True)}
-        outputs = self._fold(batch, running, emit_each=True)
+        outputs, kinds = self._fold(batch, running, emit_each=True)
+        # The running values are pickled whole (a Row with its kind), as Flink's state serializer keeps them.
         state.store(_TABLE, keys, pd.DataFrame({KEY: list(running), ACC: [dumps(v) for v in running.values()]}))
-        return record_frame(outputs, stamp_arrays(batch), batch[KEY].to_numpy() if self.with_keys else None)
+        return record_frame(outputs, stamp_arrays(batch), batch[KEY].to_numpy() if self.with_keys else None, kinds)
 
     # --- batch: one output per key ------------------------------------------------------
     def final(self, batch: pd.DataFrame) -> pd.DataFrame:
@@ -75,20 +78,23 @@ class KeyedReduce(KernelBase):
         self._fold(batch, running, emit_each=False)
         last = batch.drop_duplicates(KEY, keep="last")
         stamps = dict(zip(last[KEY], stamps_of(last), strict=True))
-        return record_frame([dumps(v) for v in running.values()], [stamps[k] for k in running])
+        return records_of(list(running.values()), [stamps[k] for k in running])
 
     def process_bounded(self, batch: pd.DataFrame) -> pd.DataFrame:
         """Batch execution (the kernel contract): :meth:`final`."""
         return self.final(batch)
 
-    def _fold(self, batch: pd.DataFrame, running: dict[bytes, Any], emit_each: bool) -> list[bytes]:
+    def _fold(self, batch: pd.DataFrame, running: dict[bytes, Any],
+              emit_each: bool) -> tuple[list[bytes], list[int]]:
+        """Folds ``batch`` into ``running``; with ``emit_each``, each running value's ``_value`` and ``_kind``."""
         opened = open_functions([self.function], self.name, self.runtime_context)
         reduce = method_or_self(self.function, "reduce")
         first = getattr(self.function, "accept_first", None)
         outputs: list[bytes] = []
+        kinds: list[int] = []
         try:
-            for key, blob in zip(batch[KEY], batch[VALUE], strict=True):
-                record = loads(blob)
+            for key, blob, kind in zip(batch[KEY], batch[VALUE], batch[KIND].tolist(), strict=True):
+                record = decode(blob, kind)
                 try:
                     if key in running:
                         value = reduce(running[key], record)
@@ -99,6 +105,7 @@ class KeyedReduce(KernelBase):
                 running[key] = value
                 if emit_each:  # the running value keeps the record's event timestamp, as Flink's does
                     outputs.append(dumps(value, timestamp_of(blob)))
+                    kinds.append(kind_of(value))
         finally:
             close_functions(opened)
-        return outputs
+        return outputs, kinds

@@ -24,7 +24,8 @@ from typing import Any, Iterator
 import numpy as np
 import pandas as pd
 
-from changeflow.kernels.keyed.records import (RECORD_COLUMNS, VALUE, control_mask, dumps, fail, loads, record_frame,
+from changeflow.kernels.changelog import KIND
+from changeflow.kernels.keyed.records import (RECORD_COLUMNS, VALUE, control_mask, decode, dumps, fail, record_frame,
                                               timestamp_of)
 from changeflow.kernels.keyed.user import close_functions, open_functions
 
@@ -72,11 +73,12 @@ class TimestampAssigning:
                     frame = self.chain.process(frame)
                 control = control_mask(frame)
                 blobs = frame[VALUE].to_numpy(dtype=object).copy()
+                kinds = frame[KIND].to_numpy()  # kept as they are: a timestamp changes no record's kind
                 for i in np.flatnonzero(~control):
                     blob = blobs[i]
                     before = timestamp_of(blob)
                     if extract is not None:
-                        value = loads(blob)
+                        value = decode(blob, int(kinds[i]))
                         try:
                             timestamp = int(extract(value, NO_TIMESTAMP if before is None else before))
                         except Exception as error:

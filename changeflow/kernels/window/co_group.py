@@ -13,7 +13,8 @@ import pandas as pd
 
 from changeflow.kernels.contract import KernelBase
 from changeflow.kernels.frames import select
-from changeflow.kernels.keyed.records import KEY, VALUE, fail, loads
+from changeflow.kernels.changelog import KIND
+from changeflow.kernels.keyed.records import KEY, VALUE, fail, loads, values_of
 from changeflow.kernels.order import STAMP, stamps_of
 from changeflow.kernels.keyed.user import ContextFactory, close_functions, method_or_self, open_functions
 from changeflow.kernels.state import KeyedState
@@ -52,7 +53,7 @@ class CoGroupKernel(KernelBase):
         """
         keys = pd.DataFrame({KEY: np.asarray(pd.unique(batch[KEY]), dtype=object)})
         stored = state.load(WINDOW_TABLE, keys)
-        columns = [KEY, SIDE, VALUE] + STAMP
+        columns = [KEY, SIDE, VALUE, KIND] + STAMP
         parts = [select(stored, columns)] if len(stored) and VALUE in stored.columns else []
         state.store(WINDOW_TABLE, keys, pd.concat(parts + [select(batch, columns)], ignore_index=True))
         return no_records()
@@ -67,13 +68,13 @@ class CoGroupKernel(KernelBase):
         try:
             keys = groups[KEY].to_numpy()
             sides = groups[SIDE].to_numpy()
-            values = groups[VALUE].tolist()
+            values = values_of(groups)  # a Row's kind is its record's _kind
             stamps = stamps_of(groups)
             starts, ends = group_bounds(keys)
             for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
                 split = start + int(np.count_nonzero(sides[start:end] == 0))
-                first = [loads(v) for v in values[start:split]]
-                second = [loads(v) for v in values[split:end]]
+                first = values[start:split]
+                second = values[split:end]
                 if self.kind != "co_group" and not (first and second):
                     continue
                 try:

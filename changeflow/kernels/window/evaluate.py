@@ -36,7 +36,9 @@ import pandas as pd
 
 from changeflow.kernels.contract import KernelBase, wall_clock
 from changeflow.kernels.frames import select
-from changeflow.kernels.keyed.records import KEY, RECORD_COLUMNS, VALUE, dumps, fail, loads, record_frame
+from changeflow.kernels.changelog import KIND
+from changeflow.kernels.keyed.records import (KEY, RECORD_COLUMNS, VALUE, decode, dumps, fail, kind_of, loads,
+                                              record_frame, records_of, values_of)
 from changeflow.kernels.order import STAMP, Stamp, child_stamp, stamp_columns, stamps_of
 from changeflow.kernels.keyed.user import MAX_LONG_VALUE, ContextFactory, close_functions, method_or_self, \
     open_functions
@@ -129,6 +131,7 @@ class Emitter:
         self.name = name
         self.output_type = output_type
         self.values: list[bytes] = []
+        self.kinds: list[int] = []
         self.stamps: list[Stamp] = []
 
     def emit(self, outputs: list[Any], last_stamp: Stamp) -> None:
@@ -139,10 +142,11 @@ class Emitter:
                 except ValueError as error:
                     raise fail(self.name, value, error) from error
             self.values.append(dumps(value))
+            self.kinds.append(kind_of(value))
             self.stamps.append(child_stamp(last_stamp, i))
 
     def frame(self) -> pd.DataFrame:
-        return record_frame(self.values, self.stamps)
+        return record_frame(self.values, self.stamps, kinds=self.kinds)
 
 
 class WindowKernel(KernelBase):
@@ -187,9 +191,9 @@ class WindowKernel(KernelBase):
         if self.spec.combinable:
             fold = PartialFold(self)
             if len(stored) and LAST[0] in stored.columns:
-                for k, v, first, last in zip(stored[KEY], stored[VALUE], stamps_of(stored), stamps_of(stored, LAST),
-                                             strict=True):
-                    fold.partials[k] = [loads(v), first, last]
+                for k, v, kind, first, last in zip(stored[KEY], stored[VALUE], stored[KIND].tolist(), stamps_of(stored),
+                                                   stamps_of(stored, LAST), strict=True):
+                    fold.partials[k] = [decode(v, kind), first, last]
             fold.add(batch)
             rows = fold.result()
         else:
@@ -243,12 +247,12 @@ class WindowKernel(KernelBase):
         opened = open_functions([spec.function, spec.window_function], self.name, self.runtime_context)
         try:
             keys = groups[KEY].to_numpy()
-            values = groups[VALUE].tolist()
+            values = values_of(groups)  # a Row's kind is its record's (or partial's) _kind
             lasts = stamps_of(groups, LAST if spec.combinable else STAMP)
             starts, ends = group_bounds(keys)
             for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
                 key = loads(keys.item(start)) if spec.keyed else None
-                elements = [loads(v) for v in values[start:end]]
+                elements = values[start:end]
                 if spec.combinable:
                     result = elements[0]
                     for partial in elements[1:]:
@@ -292,7 +296,7 @@ class PartialFold:
 
     def add(self, records: pd.DataFrame) -> None:
         """Folds a record frame (``_key``, ``_value``, ``_seq``, ``_sub``)."""
-        self.add_values(records[KEY].tolist(), [loads(v) for v in records[VALUE]], stamps_of(records))
+        self.add_values(records[KEY].tolist(), values_of(records), stamps_of(records))
 
     def add_values(self, keys: list[bytes], values: list, stamps: list) -> None:
         """Folds records given as pickled keys, values and stamps, in stamp order."""
@@ -319,8 +323,7 @@ class PartialFold:
         close_functions(self._opened)
         entries = self.partials
         stamp = stamp or (lambda s: s)
-        frame = record_frame([dumps(e[0]) for e in entries.values()], [stamp(e[1]) for e in entries.values()],
-                             list(entries))
+        frame = records_of([e[0] for e in entries.values()], [stamp(e[1]) for e in entries.values()], list(entries))
         return frame.assign(**stamp_columns([stamp(e[2]) for e in entries.values()], LAST))
 
 

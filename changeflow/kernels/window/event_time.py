@@ -59,7 +59,9 @@ import numpy as np
 import pandas as pd
 
 from changeflow.kernels.contract import MIN_WATERMARK, KernelBase, wall_clock
-from changeflow.kernels.keyed.records import KEY, VALUE, dumps, fail, loads, record_frame, timestamp_of
+from changeflow.kernels.changelog import KIND
+from changeflow.kernels.keyed.records import (KEY, VALUE, decode, dumps, fail, kind_of, loads, record_frame,
+                                              timestamp_of)
 from changeflow.kernels.order import Stamp, child_stamp, fire_stamp, sort_records, stamps_of
 from changeflow.kernels.keyed.user import ContextFactory, close_functions, method_or_self, open_functions
 from changeflow.kernels.state import KeyedState
@@ -212,24 +214,25 @@ class EventTimeWindow(KernelBase):
         arrival = self.clock() if self.windows.processing_time else None  # one processing time per call
         opened = self._open()
         try:
-            for key_blob, blob, stamp in zip(batch[KEY], batch[VALUE], stamps_of(batch), strict=True):
+            for key_blob, blob, kind, stamp in zip(batch[KEY], batch[VALUE], batch[KIND].tolist(), stamps_of(batch),
+                                                   strict=True):
                 timestamp = timestamp_of(blob) if arrival is None else arrival
                 mine = windows.setdefault(key_blob, [{}, 0])
                 if self.windows.event_time:
                     if timestamp is None:
-                        raise fail(self.name, loads(blob), ValueError(NO_TIMESTAMP_MESSAGE))
+                        raise fail(self.name, decode(blob, kind), ValueError(NO_TIMESTAMP_MESSAGE))
                     assigned = self.windows.assign(timestamp)
                 else:  # a count window: by the record's position in its key
                     assigned = self.windows.assign_count(mine[1])
                     mine[1] += 1
                     timestamp = MIN_WATERMARK if timestamp is None else timestamp
-                added = self._add(key_blob, mine[0], loads(blob), timestamp, assigned, stamp, watermark, out)
+                added = self._add(key_blob, mine[0], decode(blob, kind), timestamp, assigned, stamp, watermark, out)
                 if not self.windows.event_time:
                     self._drop_unreachable(mine)
                     continue
                 late = not added and timestamp + self.lateness <= watermark
                 if late and self.late_tag is not None:  # else dropped, as Flink drops it
-                    out.add([late_mark(blob)], stamp, raw=True)
+                    out.add([late_mark(blob)], stamp, raw=kind)
         finally:
             close_functions(opened)
         _store(state, keys, windows)
@@ -407,19 +410,22 @@ _EMPTY = _Empty()
 
 
 class _Out:
-    """A call's outputs: ``_value`` blobs and their stamps."""
+    """A call's outputs: ``_value`` blobs, their ``_kind`` and their stamps."""
 
     def __init__(self) -> None:
         self.values: list[bytes] = []
+        self.kinds: list[int] = []
         self.stamps: list[Stamp] = []
 
-    def add(self, outputs: list[Any], stamp: Stamp, timestamp: int | None = None, raw: bool = False) -> None:
+    def add(self, outputs: list[Any], stamp: Stamp, timestamp: int | None = None, raw: int | None = None) -> None:
+        """Adds user values, or (``raw``: their ``_kind``) blobs that are ``_value`` already (a late record)."""
         for i, value in enumerate(outputs):
-            self.values.append(value if raw else dumps(value, timestamp))
+            self.values.append(value if raw is not None else dumps(value, timestamp))
+            self.kinds.append(raw if raw is not None else kind_of(value))
             self.stamps.append(child_stamp(stamp, i))
 
     def frame(self) -> pd.DataFrame:
-        return record_frame(self.values, self.stamps)
+        return record_frame(self.values, self.stamps, kinds=self.kinds)
 
 
 MAX_LONG = 2**63 - 1

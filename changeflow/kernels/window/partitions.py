@@ -19,7 +19,7 @@ import pandas as pd
 from changeflow.kernels import chain
 from changeflow.kernels.chain import ChainRunner
 from changeflow.kernels.keyed.process import KeyedProcess
-from changeflow.kernels.keyed.records import KEY, RECORD_COLUMNS, control_mask, dumps, loads, record_frame
+from changeflow.kernels.keyed.records import KEY, RECORD_COLUMNS, control_mask, decode, dumps, records_of
 from changeflow.kernels.order import STAMP, Stamp, source_stamp, stamps_of
 from changeflow.kernels.source_records import named_rows
 from changeflow.kernels.window.evaluate import PartialFold, WindowKernel
@@ -53,7 +53,8 @@ class Prepare:
     def __call__(self, frame: pd.DataFrame) -> tuple[list[bytes], list, list]:
         """``(pickled keys, values, stamps)`` of ``frame``'s records after the chain (stamps: see :attr:`positions`)."""
         if self.fields is None:
-            values = [loads(v) for v in frame.iloc[:, 0]]  # by position: _value, _kind, _seq, _sub
+            # By position: _value, _kind, _seq, _sub; a Row's kind is its record's _kind.
+            values = [decode(v, k) for v, k in zip(frame.iloc[:, 0], frame.iloc[:, 1].tolist(), strict=True)]
             stamps = stamps_of(frame.iloc[:, 2:4].set_axis(STAMP, axis=1))
         else:
             n = len(self.fields)
@@ -70,7 +71,7 @@ class Prepare:
         for frame in frames:
             if len(frame):
                 keys, values, stamps = self(frame)
-                yield record_frame([dumps(v) for v in values], [self.stamp(s) for s in stamps], keys)
+                yield records_of(values, [self.stamp(s) for s in stamps], keys)
 
 
 class Combine:

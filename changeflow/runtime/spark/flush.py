@@ -86,7 +86,8 @@ class BucketFlusher:
                  changelog: bool = True) -> None:
         self.policy = policy
         values = [c for c in output_columns if c not in key_columns]
-        self.latest = LatestPerKey(list(key_columns), values, changelog)
+        # The runtime's append outputs are DataStream operators' records: each keeps its kind (its value's RowKind).
+        self.latest = LatestPerKey(list(key_columns), values, changelog, keep_kinds=not changelog)
         self.output_columns = list(output_columns)
 
     def on_input(self, bucket: BucketBuffer, changes: pd.DataFrame | None, now_ms: int, *,
@@ -139,7 +140,7 @@ class MemoryFlusher:
     def __init__(self, policy: FlushPolicy, key_columns: list[str], output_columns: list[str],
                  changelog: bool = True) -> None:
         values = [c for c in output_columns if c not in key_columns]
-        self.latest = LatestPerKey(list(key_columns), values, changelog)
+        self.latest = LatestPerKey(list(key_columns), values, changelog, keep_kinds=not changelog)  # as above
         self.max_entries = policy.max_entries
         self.output_columns = list(output_columns)
 

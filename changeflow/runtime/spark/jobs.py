@@ -27,7 +27,7 @@ from changeflow.runtime.changes import Change
 from changeflow.runtime.insert_job import InsertJob
 from changeflow.runtime.sink_not_null import enforce
 from changeflow.kernels.changelog import KIND, SEQ, SUB
-from changeflow.kernels.keyed.records import VALUE, loads
+from changeflow.kernels.keyed.records import VALUE, decode
 from changeflow.plan.streams.nodes import SourceNode, all_nodes
 from changeflow.plan.streams.rules import runs_as_batch
 from changeflow.plan.rules.buffering import micro_batch_interval_ms
@@ -273,10 +273,11 @@ def _deliver(table: pa.Table, sinks: list[Any], batch_id: int | None = None) -> 
     table = table.sort_by([(SINK, "ascending"), (SEQ, "ascending"), (SUB, "ascending")])
     sink_ids = table.column(SINK).to_numpy()
     values = table.column(VALUE).to_pylist()
+    kinds = table.column(KIND).to_pylist()
     for i, sink in enumerate(sinks):
         chosen = np.flatnonzero(sink_ids == i)
         if len(chosen):
-            records = [loads(values[j]) for j in chosen]
+            records = [decode(values[j], kinds[j]) for j in chosen]  # a Row's kind is its record's _kind
             if callable(getattr(sink, "write_batch", None)):
                 sink.write_batch(records, batch_id)
             else:

@@ -34,7 +34,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from changeflow.kernels.changelog import KIND, SEQ, SUB
-from changeflow.kernels.keyed.records import KEY, VALUE, dumps, record_frame
+from changeflow.kernels.keyed.records import KEY, VALUE, records_of
 from changeflow.kernels.order import STAMP, source_stamp
 from changeflow.kernels.source_records import LineEncoder, RowEncoder
 from changeflow.plan.streams.nodes import SourceNode
@@ -60,8 +60,9 @@ def source_records(job: "GraphTranslation", node: SourceNode) -> DataFrame:
     """The records of ``node`` in ``job``: a batch DataFrame, or in streaming mode a stream."""
     number = job.source_numbers[node.id]
     if node.kind == "collection":
-        table = pa.Table.from_pandas(record_frame([dumps(v) for v in node.payload],
-                                                  [source_stamp(i, number) for i in range(len(node.payload))]),
+        # A Row element's kind is its record's _kind (records_of), as from_collection's Rows keep theirs in Flink.
+        table = pa.Table.from_pandas(records_of(list(node.payload),
+                                                [source_stamp(i, number) for i in range(len(node.payload))]),
                                      schema=_ARROW_RECORDS, preserve_index=False)
         return _bounded(job, table, node)
     if node.kind == "text":

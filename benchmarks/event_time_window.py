@@ -13,7 +13,8 @@ Usage: .venv/bin/python benchmarks/event_time_window.py [--rows 4000000] [--keys
    ``groupBy(window("ts", "10 seconds"), "k")`` in append mode. Both write to a no-op
    sink; the figure is the wall time from query start to end of input, and the ratio
    changeflow / Spark, with the CPU seconds each query's processes used (the driver, the JVM
-   and the Python workers: the figure a shared machine's load moves least), with Spark's state rows after each micro-batch and the rows its
+   and the Python workers: the figure a shared machine's load moves least), with Spark's
+   state rows after each micro-batch and the rows its
    watermark evicted (its progress reports). With ``--flink-python`` Flink 2.3 runs the same
    query over CSV copies of the same rows (``event_time_window_flink.py``) in the same run.
 2. **One micro-batch in the kernel** (``--kernel``, no Spark): what a window

@@ -12,7 +12,9 @@ Usage: .venv/bin/python benchmarks/event_time_window.py [--rows 4000000] [--keys
    the same files, is Spark's ``withWatermark("ts", "2 seconds")`` then
    ``groupBy(window("ts", "10 seconds"), "k")`` in append mode. Both write to a no-op
    sink; the figure is the wall time from query start to end of input, and the ratio
-   changeflow / Spark, with Spark's state rows after each micro-batch and the rows its
+   changeflow / Spark, with the CPU seconds each query's processes used (the driver, the JVM
+   and the Python workers: the figure a shared machine's load moves least), with Spark's
+   state rows after each micro-batch and the rows its
    watermark evicted (its progress reports). With ``--flink-python`` Flink 2.3 runs the same
    query over CSV copies of the same rows (``event_time_window_flink.py``) in the same run.
 2. **One micro-batch in the kernel** (``--kernel``, no Spark): what a window
@@ -93,6 +95,42 @@ def flink_run(flink_python: str, csv_directory: str) -> float:
     done = subprocess.run([flink_python, script, "--data", csv_directory], stdout=subprocess.PIPE, text=True,
                           check=True, env=env)
     return float(json.loads(done.stdout.strip().splitlines()[-1])["seconds"])
+
+
+def tree_cpu_seconds() -> float | None:
+    """CPU seconds used so far by this process and its descendants (the JVM, Python workers; Linux /proc).
+
+    Reaped children count through their parent's ``cutime``/``cstime``. On a shared
+    machine the CPU an engine uses moves far less with the load than its wall time.
+    """
+    try:
+        parents, times = {}, {}
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    with open(f"/proc/{entry}/stat") as f:
+                        fields = f.read().rsplit(")", 1)[1].split()
+                except OSError:
+                    continue
+                parents[int(entry)] = int(fields[1])
+                times[int(entry)] = sum(int(x) for x in fields[11:15])   # utime stime cutime cstime
+    except OSError:
+        return None
+    tree, frontier = {os.getpid()}, [os.getpid()]
+    while frontier:
+        pid = frontier.pop()
+        children = [c for c, parent in parents.items() if parent == pid and c not in tree]
+        tree.update(children)
+        frontier.extend(children)
+    return sum(times.get(pid, 0) for pid in tree) / os.sysconf("SC_CLK_TCK")
+
+
+def timed(run) -> tuple:
+    """``run()``'s result, and the CPU seconds the process tree used meanwhile (None without /proc)."""
+    before = tree_cpu_seconds()
+    result = run()
+    after = tree_cpu_seconds()
+    return result, None if before is None or after is None else round(after - before, 1)
 
 
 def spark_baseline(spark, data: str, workdir: str) -> tuple[float, list[dict]]:
@@ -349,11 +387,11 @@ def main() -> None:
         write_files(data, args.rows, args.keys, args.files)
         load_start = os.getloadavg()[0]   # the machine may be shared: the load goes with the figures
         if args.changeflow_first:   # alternate the order between runs: a shared machine's load drifts
-            changeflow_s = changeflow_run(spark, data, args.rows, args.files)
-            spark_s, spark_batches = spark_baseline(spark, data, workdir)
+            changeflow_s, changeflow_cpu = timed(lambda: changeflow_run(spark, data, args.rows, args.files))
+            (spark_s, spark_batches), spark_cpu = timed(lambda: spark_baseline(spark, data, workdir))
         else:
-            spark_s, spark_batches = spark_baseline(spark, data, workdir)
-            changeflow_s = changeflow_run(spark, data, args.rows, args.files)
+            (spark_s, spark_batches), spark_cpu = timed(lambda: spark_baseline(spark, data, workdir))
+            changeflow_s, changeflow_cpu = timed(lambda: changeflow_run(spark, data, args.rows, args.files))
         flink_s = None
         if args.flink_python:
             csv_data = os.path.join(workdir, "csv")
@@ -369,6 +407,9 @@ def main() -> None:
                   "order": "changeflow first" if args.changeflow_first else "spark first",
                   "spark_s": round(spark_s, 1), "changeflow_s": round(changeflow_s, 1),
                   "ratio": round(changeflow_s / spark_s, 2),
+                  **({} if spark_cpu is None or changeflow_cpu is None else {
+                      "spark_cpu_s": spark_cpu, "changeflow_cpu_s": changeflow_cpu,
+                      "cpu_ratio": round(changeflow_cpu / spark_cpu, 2)}),
                   **({} if flink_s is None else {"flink_s": round(flink_s, 1),
                                                  "ratio_to_flink": round(changeflow_s / flink_s, 2)}),
                   "spark_state_after_batches": spark_batches[:: max(1, len(spark_batches) // 10)] + spark_batches[-1:],

@@ -90,15 +90,22 @@ def rowtime_mini_batch_intervals(root: PlanNode) -> dict[str, int]:
     intervals: dict[str, int] = {}
 
     def visit(node: PlanNode) -> None:
-        assigner = node.traits.mini_batch_assigner if node.traits is not None else None
-        if isinstance(node, WatermarkAssigner) and assigner is not None and assigner[2] == "RowTime" \
-                and assigner[0] > 0:
-            intervals[assigner_key(node)] = assigner[0]
+        interval = rowtime_interval(node)
+        if isinstance(node, WatermarkAssigner) and interval is not None:
+            intervals[assigner_key(node)] = interval
         for child in node.inputs:
             visit(child)
 
     visit(root)
     return intervals
+
+
+def rowtime_interval(node: PlanNode) -> int | None:
+    """The interval (ms) of the row-time MiniBatchAssigner on ``node`` if it is a watermark assigner with one."""
+    assigner = node.traits.mini_batch_assigner if node.traits is not None else None
+    if isinstance(node, WatermarkAssigner) and assigner is not None and assigner[2] == "RowTime" and assigner[0] > 0:
+        return assigner[0]
+    return None
 
 
 class WatermarkScans:
@@ -149,17 +156,7 @@ class WatermarkScans:
 
 def watermark_stream(frame: DataFrame, node: WatermarkAssigner, number: int, interval_ms: int) -> DataFrame:
     """``frame`` (the assigner's input changelog) with its watermark rows: see :func:`emitted_watermarks`."""
-    types = node.input.type_map()
-    value = compile_expr(node.expression, types)
-    millis = epoch_ms(value, types[node.rowtime])
-    if isinstance(node, ProcessingTimeAssigner):
-        # A micro-batch's rows share one processing time t; later rows have a larger one, so the
-        # windows ending by t are complete, and t - 1 ms leaves every row of the batch on time.
-        # Data rows only: the end-of-input marker batch comes a micro-batch after the last rows, and
-        # its time would fire windows Flink's legacy group window never fires (its job ends at once).
-        millis = F.when(F.col(KIND) >= CONTROL, F.lit(None)).otherwise(millis - 1)
-    # Control rows (null values) give a null watermark, which the running maximum skips.
-    with_value = frame.withColumn(_WATERMARK_VALUE, millis.cast("long"))
+    with_value = frame.withColumn(_WATERMARK_VALUE, watermark_value(node))
     names = frame.columns
     schema = T.StructType([T.StructField(f.name, f.dataType, True) for f in frame.schema.fields])
     kind = WATERMARK + number
@@ -182,6 +179,20 @@ def watermark_stream(frame: DataFrame, node: WatermarkAssigner, number: int, int
             yield _watermark_rows(rows.schema, kind, [pending])
 
     return with_value.mapInArrow(run, schema)
+
+
+def watermark_value(node: WatermarkAssigner) -> Column:
+    """The assigner's watermark expression over a row of its input, epoch ms (null for a control row)."""
+    types = node.input.type_map()
+    millis = epoch_ms(compile_expr(node.expression, types), types[node.rowtime])
+    if isinstance(node, ProcessingTimeAssigner):
+        # A micro-batch's rows share one processing time t; later rows have a larger one, so the
+        # windows ending by t are complete, and t - 1 ms leaves every row of the batch on time.
+        # Data rows only: the end-of-input marker batch comes a micro-batch after the last rows, and
+        # its time would fire windows Flink's legacy group window never fires (its job ends at once).
+        millis = F.when(F.col(KIND) >= CONTROL, F.lit(None)).otherwise(millis - 1)
+    # Control rows (null values) give a null watermark, which the running maximum skips.
+    return millis.cast("long")
 
 
 def emitted_watermarks(values: np.ndarray, positions: np.ndarray, last: int | None, pending: tuple | None,
@@ -322,13 +333,18 @@ def window_aggregate_stream(tr: "StreamingTranslator", node: WindowAggregate) ->
     """A window aggregation in a streaming query: its kernel keyed by every grouping column."""
     from changeflow.runtime.spark.streaming import upstream_sources
 
+    from changeflow.runtime.spark.inline_watermarks import carried, inline_assigner
+
+    inline = inline_assigner(node) if tr.control else None
+    if inline is not None:   # its watermarks found in the packing stage: one trip to Python fewer per row
+        tr.inline_assigners.add(id(inline))
     child = tr._translate(node.input)
     kernel = WindowAggregateKernel(list(node.keys), list(node.calls), node.window_end,
                                    input_insert_only=node.input.traits.changelog_mode.insert_only,
                                    fire_at_end=node.window.fires_at_end)
     types = node.input.type_map()
     needed = list(dict.fromkeys(list(node.keys) + [a for c in node.calls for a in c.arg_columns]))
-    child = child.select(*[F.col(f"`{n}`") for n in needed], KIND, SEQ, SUB)
+    child = child.select(*[F.col(f"`{n}`") for n in needed], KIND, SEQ, SUB, *carried(child))
     # Time keys (window_start, window_end) as datetime64: the kernel hashes and codes them per row.
     dtypes = {n: kernel_input_dtype(types[n]) for n in needed} | {k: kernel_key_dtype(types[k]) for k in node.keys}
     local, assigner = None, local_window_assigner(tr, node)
@@ -338,9 +354,11 @@ def window_aggregate_stream(tr: "StreamingTranslator", node: WindowAggregate) ->
                                        fire_at_end=node.window.fires_at_end)
     # Its state is the open windows' keys only (windows that open and fire within a micro-batch are never
     # stored): one page per bucket, doubling with the rows, not a fixed 64 a batch reads and writes each time.
+    if inline is not None and assigner is None:
+        raise AssertionError("an assigner run in the packing stage without its local window phase")
     return tr.stateful(child, kernel, list(node.keys), dtypes, node.schema, local, sources=upstream_sources(node),
                        watermarks=tr.watermark_scans.below(), pages=1, rows_per_page=WINDOW_ROWS_PER_PAGE,
-                       assigner=assigner)
+                       assigner=assigner, inline_watermarks=assigner if inline is not None else None)
 
 
 def local_window_assigner(tr: "StreamingTranslator", node: WindowAggregate) -> int | None:
@@ -355,15 +373,22 @@ def local_window_assigner(tr: "StreamingTranslator", node: WindowAggregate) -> i
     watermarks are one constant over a partition's rows.
     """
     numbers = tr.watermark_scans.below()
-    if not node.input.traits.changelog_mode.insert_only or not LocalWindowAggregate.applies_to(node.calls) \
-            or len(numbers) != 1 or set(numbers) & set(tr.mini_batch_intervals):
+    if len(numbers) != 1 or set(numbers) & set(tr.mini_batch_intervals) or local_window_chain(node) is None:
+        return None
+    return next(iter(numbers))
+
+
+def local_window_chain(node: WindowAggregate) -> list[PlanNode] | None:
+    """The nodes from ``node``'s input down to its source if they allow a local window phase, else None.
+
+    The part of :func:`local_window_assigner`'s conditions the plan alone decides.
+    """
+    if not node.input.traits.changelog_mode.insert_only or not LocalWindowAggregate.applies_to(node.calls):
         return None
     below: PlanNode = node.input
-    assigners = 0
+    chain: list[PlanNode] = []
     while not isinstance(below, Source):
-        if isinstance(below, WatermarkAssigner):
-            assigners += 1
-        elif isinstance(below, WindowTableFunction):
+        if isinstance(below, WindowTableFunction):
             if below.window.kind == "SESSION":
                 return None
         elif isinstance(below, Project):
@@ -372,10 +397,12 @@ def local_window_assigner(tr: "StreamingTranslator", node: WindowAggregate) -> i
         elif isinstance(below, Filter):
             if calls_current_watermark([below.predicate]):
                 return None
-        else:
+        elif not isinstance(below, WatermarkAssigner):
             return None
+        chain.append(below)
         below = below.input   # pyright: ignore[reportAttributeAccessIssue] - every node above is one-input
-    return next(iter(numbers)) if assigners == 1 and partition_local_positions(below) else None
+    assigners = sum(isinstance(n, WatermarkAssigner) for n in chain)
+    return chain if assigners == 1 and partition_local_positions(below) else None
 
 
 def partition_local_positions(source: Source) -> bool:

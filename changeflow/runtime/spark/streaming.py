@@ -49,6 +49,7 @@ from changeflow.runtime.spark.signal_use import group_kernel, signals_needed
 from changeflow.kernels.current_watermark import COLUMN as CURRENT_WATERMARK_COLUMN
 from changeflow.runtime.spark.control_rows import (CONTROL, WATERMARK, ControlFanOut, is_control, source_id,
                                                    without_control)
+from changeflow.runtime.spark.inline_watermarks import InlineWatermarks, assigned, carried
 from changeflow.runtime.spark.packing import BUCKET, PACKED, Packer
 from changeflow.runtime.spark.processor import KernelProcessor
 from changeflow.runtime.spark.sources import flush_signal_rows, kernel_input_dtype, stream_frame
@@ -111,6 +112,7 @@ class StreamingTranslator:
         self.control = False
         self.flush_signal_dirs: list[str] = []  # signal directories of unbounded Spark streams (.flush_signals)
         self.keep_watermarks = False  # set before translate(): watermark rows reach the sink (jobs.py)
+        self.inline_assigners: set[int] = set()  # ids of assigners a packing stage runs (.inline_watermarks)
 
     def translate(self, node: PlanNode) -> DataFrame:
         """The changelog frame of ``node``'s physical plan (a logical plan is planned first)."""
@@ -188,7 +190,7 @@ class StreamingTranslator:
                 child = stamped(self, node.input, child)
             types = node.input.type_map()
             cols = [compile_expr(e, types).alias(n) for n, e in node.exprs]
-            return child.select(*cols, KIND, SEQ, SUB)
+            return child.select(*cols, KIND, SEQ, SUB, *carried(child))
         if isinstance(node, Filter):
             child = self._translate(node.input)
             watermarked = calls_current_watermark([node.predicate])
@@ -243,12 +245,16 @@ class StreamingTranslator:
             child = self._translate(node.input)
             if not self.control:  # no operator of the query acts on watermarks (signal_use)
                 return child
+            if id(node) in self.inline_assigners:   # its window aggregation's packing stage runs it
+                self.watermark_scans.number(node)
+                return assigned(child, node)
             return event_time.watermark_stream(child, node, self.watermark_scans.number(node),
                                                self.settings.watermark_interval_ms)
         if isinstance(node, WindowTableFunction):
             if not node.window.aligned:
                 return event_time.session_stream(self, node)
-            return event_time.window_frame(self._translate(node.input), node, [KIND, SEQ, SUB])
+            child = self._translate(node.input)
+            return event_time.window_frame(child, node, [KIND, SEQ, SUB, *carried(child)])
         assert isinstance(node, WindowAggregate)
         return event_time.window_aggregate_stream(self, node)
 
@@ -286,7 +292,7 @@ class StreamingTranslator:
                  sources: frozenset = frozenset(), rows_per_page: int | None = None,
                  watermarks: frozenset = frozenset(), pages: int | None = None,
                  assigner: int | None = None, output_struct: T.StructType | None = None,
-                 emit_columns: list[str] | None = None) -> DataFrame:
+                 emit_columns: list[str] | None = None, inline_watermarks: int | None = None) -> DataFrame:
         """Run ``kernel`` (``process(batch, state) -> changes``) keyed by ``key_columns`` over ``child``.
 
         ``child`` holds exactly the columns the kernel reads plus the bookkeeping
@@ -305,7 +311,9 @@ class StreamingTranslator:
         reading that watermark assigner's watermarks (:class:`Packer`). ``output_struct`` is the
         Spark schema of what goes out when it is not ``out_schema`` plus bookkeeping,
         and ``emit_columns`` its columns among the processor's (DataStream records:
-        ``out_schema`` is then the kernel's output columns, types unused).
+        ``out_schema`` is then the kernel's output columns, types unused). ``inline_watermarks``, the
+        number of the watermark assigner whose watermark values ``child`` carries, runs that assigner
+        in the packing stage (:mod:`.inline_watermarks`).
         """
         flush = flush if idempotent_output is not None else None
         sweep = self.ttl_sweep(kernel)
@@ -319,6 +327,8 @@ class StreamingTranslator:
         if self.control:
             packer = ControlFanOut(packer, child.columns, self.settings.buckets,
                                    ticks=flushes_from_timers(flush))
+        if inline_watermarks is not None:
+            packer = InlineWatermarks(packer, child.columns, inline_watermarks, self.settings.watermark_interval_ms)
         packed = child.mapInPandas(packer, PACKED)
         names = [n for n, _ in out_schema]
         processor = KernelProcessor(kernel, list(key_columns), pages or self.settings.pages, names, flush, sources,

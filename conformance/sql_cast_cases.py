@@ -39,6 +39,22 @@ def cast_to_time(t_env, E):
         "CAST(ts AS TIME(3)) AS ts3, CAST(CAST(tm AS TIME) AS STRING) AS shown FROM c")
 
 
+@case("cast_timestamp_to_string")
+def cast_timestamp_to_string(t_env, E):
+    """CAST of TIMESTAMP(p) to STRING (exactly p fractional digits, trailing zeros kept), of
+    strings to TIMESTAMP(0) and TIMESTAMP(3) (the fraction cut to the precision), and typed
+    literals, whose precision is their number of fractional digits."""
+    _c(t_env, E)
+    return t_env.sql_query(
+        "SELECT CAST(ts AS STRING) AS shown3, CAST(CAST(ts AS TIMESTAMP(6)) AS STRING) AS shown6, "
+        "CAST(CAST(ts AS TIMESTAMP(0)) AS STRING) AS shown0, CAST('2024-01-01 00:00:01.5' AS TIMESTAMP(0)) AS cut0, "
+        "CAST(CAST('2024-01-01 00:00:01.56789' AS TIMESTAMP(3)) AS STRING) AS cut3, "
+        "TIMESTAMP '2024-01-01 00:00:01.100' AS lit3, TIMESTAMP '2024-01-01 00:00:00' AS lit0, "
+        "CAST(TIMESTAMP '2024-01-01 00:00:01.100' AS STRING) AS lit3_shown, "
+        "CAST(TIMESTAMP '2024-01-01 00:00:00' AS STRING) AS lit0_shown, "
+        "TIME '01:02:03.45' AS time2, CAST(TIME '01:02:03.45' AS STRING) AS time2_shown FROM c")
+
+
 @case("cast_to_map")
 def cast_to_map(t_env, E):
     """CAST of a MAP column to MAPs of other value types."""

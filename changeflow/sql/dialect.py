@@ -55,6 +55,15 @@ class Flink(Dialect):
         # ON ERROR, WRAPPER and ON NULL clauses (changeflow.sql.json_functions).
         FUNCTION_PARSERS = {**parser.Parser.FUNCTION_PARSERS, **JSON_FUNCTION_PARSERS}
 
+        # A typed literal's precision is its number of fractional digits, as in Calcite:
+        # TIMESTAMP '2024-01-01 00:00:01.100' is a TIMESTAMP(3), TIME '01:02:03' a TIME(0)
+        # (a CAST without a precision is TIMESTAMP(6) / TIME(0), so the two must differ).
+        TYPE_LITERAL_PARSERS = {
+            **parser.Parser.TYPE_LITERAL_PARSERS,
+            exp.DType.TIMESTAMP: lambda self, this, _: _typed_literal(self, this, "TIMESTAMP"),
+            exp.DType.TIME: lambda self, this, _: _typed_literal(self, this, "TIME"),
+        }
+
         FUNCTIONS = {
             **parser.Parser.FUNCTIONS,
             # Flink's TIMESTAMPDIFF(unit, t1, t2) is t2 - t1 in units; sqlglot's generic
@@ -66,6 +75,13 @@ class Flink(Dialect):
 
     class Generator(generator.Generator):
         pass
+
+
+def _typed_literal(p: parser.Parser, this: exp.Expr, type_name: str) -> exp.Expr:
+    text = this.name if isinstance(this, exp.Literal) else ""
+    digits = len(text.rsplit(".", 1)[1].strip()) if "." in text.rsplit(":", 1)[-1] else 0
+    to = exp.DataType.build(f"{type_name}({min(digits, 9)})")
+    return p.expression(exp.Cast(this=this, to=to))
 
 
 def parse(sql: str) -> list[exp.Expr]:

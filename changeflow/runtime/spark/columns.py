@@ -300,6 +300,11 @@ def special_cast(value: Column, source: DataType, target: DataType, safe: bool =
         return (micros - F.pmod(micros, F.lit(unit))).cast("long")
     if source.root == "TIME" and target.is_string:
         return _time_text(value, source.params[0])
+    if source.root in _TIMESTAMPS and target.is_string:
+        return _timestamp_text(value, source.params[0])
+    if target.root in _TIMESTAMPS and target.params[0] < 6 and (source.is_string or source.root in _TIMESTAMPS):
+        return _truncated(to(value, "timestamp_ntz" if target.root == "TIMESTAMP" else "timestamp"),
+                          target.params[0], target.root)
     if source.root == "TIME":  # to TIMESTAMP: that time on 1970-01-01
         return F.timestamp_micros(value).cast("timestamp_ntz" if target.root == "TIMESTAMP" else "timestamp")
     if target.root in ("BINARY", "VARBINARY"):
@@ -309,6 +314,33 @@ def special_cast(value: Column, source: DataType, target: DataType, safe: bool =
             return F.rpad(data, n, F.lit(b"\x00"))  # rpad also truncates a longer value
         return F.when(F.length(data) > n, F.substring(data, 1, n)).otherwise(data)
     return None
+
+
+_TIMESTAMPS = ("TIMESTAMP", "TIMESTAMP_LTZ")
+
+
+def _micros(value: Column) -> Column:
+    """Microseconds since the epoch of a TIMESTAMP (NTZ: read in the session zone, UTC) or TIMESTAMP_LTZ."""
+    return F.unix_micros(value.cast("timestamp"))
+
+
+def _timestamp_text(value: Column, precision: int) -> Column:
+    """A TIMESTAMP(p) as Flink casts it to STRING: ``yyyy-MM-dd HH:mm:ss``, then ``.`` and
+    exactly ``p`` digits (Spark's cast drops trailing zeros: ``...01.1`` for Flink's ``...01.100``)."""
+    text = F.date_format(value, "yyyy-MM-dd HH:mm:ss")
+    if precision <= 0:
+        return text
+    fraction = F.lpad(F.pmod(_micros(value), F.lit(1_000_000)).cast("string"), 6, "0")
+    digits = F.rpad(fraction, precision, "0") if precision > 6 else F.substring(fraction, 1, precision)
+    return F.concat(text, F.lit("."), digits)
+
+
+def _truncated(value: Column, precision: int, root: str) -> Column:
+    """A timestamp cut to ``precision`` fractional digits, as Flink's CAST to TIMESTAMP(p) cuts
+    (``'...01.5'`` as TIMESTAMP(0) is ``...01``; Spark keeps microseconds whatever the precision)."""
+    micros = _micros(value)
+    cut = F.timestamp_micros(micros - F.pmod(micros, F.lit(10 ** (6 - precision))))
+    return cut.cast("timestamp_ntz") if root == "TIMESTAMP" else cut
 
 
 def _time_text(micros: Column, precision: int) -> Column:

@@ -125,6 +125,24 @@ def values_aggregated_batch(t_env, E):
     return t_env.sql_query("SELECT b, SUM(a) AS s FROM (VALUES (1, 'x'), (2, 'y'), (3, 'x')) AS t(a, b) GROUP BY b")
 
 
+@case("select_without_from")
+def select_without_from(t_env, E):
+    """SELECT without FROM: one row of literals and expressions (Flink plans it over one VALUES row)."""
+    return t_env.sql_query("SELECT 1 AS a, 'x' AS b, CAST(NULL AS INT) AS c, 1 + 2")
+
+
+@case("select_without_from_aggregated_batch", mode="batch")
+def select_without_from_aggregated_batch(t_env, E):
+    """An aggregate without FROM: its one input row counted."""
+    return t_env.sql_query("SELECT COUNT(*) AS n, SUM(1) AS s")
+
+
+@case("error_select_star_without_from", compare="error", error_mentions=("SELECT *", "FROM"))
+def error_select_star_without_from(t_env, E):
+    """SELECT * without FROM."""
+    return t_env.sql_query("SELECT *")
+
+
 # --- aggregate FILTER -------------------------------------------------------------------
 
 @case("aggregate_filter")

@@ -122,6 +122,17 @@ class QueryPlanner:
         return plan_order_limit(self, node, set_operation(self, node))
 
     # --- SELECT -------------------------------------------------------------------------------
+    def _one_row_from(self, node: exp.Select) -> exp.From:
+        """``SELECT 1 AS a`` reads one row of no columns, as Calcite plans it (``Values(tuples=[[{ 0 }]])``
+        under the projection); ``SELECT *`` and a WHERE without FROM are refused, as Flink refuses them."""
+        if any(isinstance(e, exp.Star) for e in node.expressions):
+            star = next(e for e in node.expressions if isinstance(e, exp.Star))
+            raise SqlError(located("SELECT * requires a FROM clause", star, self.sql))
+        if node.args.get("where") is not None:
+            raise unsupported("WHERE without FROM", node.args["where"], self.sql)
+        one_row = parse("SELECT 1 FROM (VALUES (0)) AS __one_row(__zero)")[0]
+        return one_row.args.get("from") or one_row.args["from_"]
+
     def select(self, node: exp.Select) -> PlanNode:
         if has_group_window(node):  # GROUP BY TUMBLE(ts, ...): a window TVF and aggregation (sql/group_window.py)
             return plan_group_window(self, node)
@@ -141,7 +152,7 @@ class QueryPlanner:
 
         from_ = node.args.get("from") or node.args.get("from_")
         if from_ is None:
-            raise unsupported("SELECT without FROM", node, self.sql)
+            from_ = self._one_row_from(node)
         where = node.args.get("where")
         where_condition, subqueries = split_subqueries(where.this if where is not None else None)
 

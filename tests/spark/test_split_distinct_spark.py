@@ -34,7 +34,7 @@ def result(spark, sql, streaming, conf):
     t_env = TableEnvironment.create(settings, spark_session=spark)
     t_env.get_config().set("changeflow.state.buckets", "2")
     # Two micro-batches of 15 rows: state carries over from one to the next. A streaming test costs its
-    # stateful operators times its micro-batches (docs/development.md): five of 7 rows took 1.2x as long.
+    # stateful operators times its micro-batches (docs/development.md, "Fewer micro-batches").
     t_env.get_config().set("changeflow.source.rows-per-batch", "15")
     for key, value in conf.items():
         t_env.get_config().set(key, value)

@@ -72,7 +72,7 @@ def results(spark):
     for mode in ("streaming", "batch"):
         conf = Configuration()
         conf.set_string("changeflow.state.buckets", "2")
-        conf.set_string("changeflow.source.rows-per-batch", "3")  # several micro-batches per source
+        conf.set_string("changeflow.source.rows-per-batch", "5")  # several micro-batches per source
         env = StreamExecutionEnvironment.get_execution_environment(conf, spark_session=spark)
         env.set_runtime_mode(RuntimeExecutionMode.STREAMING if mode == "streaming" else RuntimeExecutionMode.BATCH)
         sinks = {}

@@ -63,11 +63,12 @@ def final_per_key(records):
 
 
 def test_long_interval_bounded_keyed_sum_emits_one_final_record_per_key(spark, capsys):
-    plain = environment(spark)
+    two_batches = {"changeflow.source.rows-per-batch": "4"}  # state carried over; every key buffered at the end
+    plain = environment(spark, **two_batches)
     unbuffered = list(plain.from_collection(ROWS, type_info=PAIR).key_by(lambda r: r[0]).sum(1)
                       .execute_and_collect())
     capsys.readouterr()
-    env = environment(spark, **{"execution.max-flush-interval": LONG})
+    env = environment(spark, **{"execution.max-flush-interval": LONG}, **two_batches)
     sums = env.from_collection(ROWS, type_info=PAIR).key_by(lambda r: r[0]).sum(1)
     sums.print("sum")
     # A keyed operator that does not buffer passes the end of input on to the ones below it.

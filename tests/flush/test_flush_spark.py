@@ -53,7 +53,7 @@ ROWS = [("a", 1), ("b", 2), ("a", 3), ("c", 5), ("b", 1), ("d", 4), ("a", 2), ("
 
 
 def test_bounded_chain_with_a_long_interval_emits_one_final_record_per_key(stream_env):
-    stream_env.get_config().set("changeflow.source.rows-per-batch", "3")
+    stream_env.get_config().set("changeflow.source.rows-per-batch", "5")  # two micro-batches
     plan = count_per_parity(sum_per_key(stream_env.from_elements(ROWS, ["k", "v"])))._plan
     jobs = stream_env._engine().jobs
     unbuffered = jobs.run_streaming(plan, stream_env._engine().streaming_settings())
@@ -69,7 +69,7 @@ def test_a_join_passes_end_of_input_and_flushes_on_to_the_buffering_aggregations
     # sum per key (buffered) -> LEFT JOIN (not buffering) -> count per region (buffered):
     # the last aggregation only sees every key's final value if the join forwards
     # the sources' end of input and the first aggregation's flushes.
-    stream_env.get_config().set("changeflow.source.rows-per-batch", "4")
+    stream_env.get_config().set("changeflow.source.rows-per-batch", "5")  # two micro-batches
     per_key = sum_per_key(stream_env.from_elements(ROWS, ["k", "v"]))
     regions = stream_env.from_elements([("a", "eu"), ("b", "us"), ("c", "eu"), ("z", "us")], ["rk", "region"])
     joined = per_key.left_outer_join(regions, col("k") == col("rk"))

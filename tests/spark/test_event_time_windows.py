@@ -89,7 +89,7 @@ def out_of_order_env(spark, directory, streaming: bool):
     settings = EnvironmentSettings.in_streaming_mode() if streaming else EnvironmentSettings.in_batch_mode()
     t_env = TableEnvironment.create(settings, spark_session=spark)
     t_env.get_config().set("changeflow.state.buckets", "2")
-    t_env.get_config().set("changeflow.source.rows-per-batch", "25")
+    t_env.get_config().set("changeflow.source.rows-per-batch", "40")  # three micro-batches of the 120 rows
     bids_table(t_env, directory, delay_s=3)
     return t_env
 
@@ -128,7 +128,7 @@ def test_a_window_over_the_window_time_of_another_cascades(spark, tmp_path):
     write_bids(tmp_path / "bids", rows)
     t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode(), spark_session=spark)
     t_env.get_config().set("changeflow.state.buckets", "2")
-    t_env.get_config().set("changeflow.source.rows-per-batch", "10")
+    t_env.get_config().set("changeflow.source.rows-per-batch", "20")  # three micro-batches of the 58 rows
     bids_table(t_env, tmp_path / "bids")
     t_env.create_temporary_view("five", t_env.sql_query(
         "SELECT window_start AS ws, window_end AS we, window_time AS rowtime, COUNT(*) AS n "

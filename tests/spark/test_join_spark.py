@@ -53,7 +53,7 @@ def streamed(spark):
     """
     stream = TableEnvironment.create(EnvironmentSettings.in_streaming_mode(), spark_session=spark)
     stream.get_config().set("changeflow.state.buckets", "2")
-    stream.get_config().set("changeflow.source.rows-per-batch", "3")
+    stream.get_config().set("changeflow.source.rows-per-batch", "5")  # two micro-batches a source
     tagged = [query(stream, join_type).select(lit(join_type).alias("join_type"), col("*"))
               for join_type in JOIN_TYPES]
     union = tagged[0]
@@ -77,7 +77,7 @@ def test_mini_batch_streaming_join_materializes_to_the_batch_result(spark):
     stream.get_config().set("changeflow.state.buckets", "2")
     stream.get_config().set("table.exec.mini-batch.enabled", "true")
     stream.get_config().set("table.exec.mini-batch.allow-latency", "1 s")
-    stream.get_config().set("table.exec.mini-batch.size", "4")
+    stream.get_config().set("table.exec.mini-batch.size", "5")
     batch = TableEnvironment.create(EnvironmentSettings.in_batch_mode(), spark_session=spark)
     assert materialize_table(query(stream, "FULL")) == materialize_table(query(batch, "FULL"))
 

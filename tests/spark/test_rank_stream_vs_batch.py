@@ -3,7 +3,7 @@
 The nodes are built directly on a Table's plan (``table._plan``), as the SQL
 planner builds them from ``ROW_NUMBER() OVER (...)`` queries. One streaming job per
 mode for the four queries (tagged), one batch job per query; small data in several
-micro-batches (so state carries over) and, for Top-N, a retracting input made by a
+micro-batches (two, so state carries over) and, for Top-N, a retracting input made by a
 GROUP BY below it.
 """
 
@@ -63,11 +63,11 @@ def tagged_union(tables: dict, total_type):
 def test_streaming_materializes_to_batch(spark, mini_batch):
     stream = TableEnvironment.create(EnvironmentSettings.in_streaming_mode(), spark_session=spark)
     stream.get_config().set("changeflow.state.buckets", "2")
-    stream.get_config().set("changeflow.source.rows-per-batch", "5")
+    stream.get_config().set("changeflow.source.rows-per-batch", "7")  # two micro-batches
     if mini_batch:
         stream.get_config().set("table.exec.mini-batch.enabled", "true")
         stream.get_config().set("table.exec.mini-batch.allow-latency", "1 s")
-        stream.get_config().set("table.exec.mini-batch.size", "5")
+        stream.get_config().set("table.exec.mini-batch.size", "7")
     batch = TableEnvironment.create(EnvironmentSettings.in_batch_mode(), spark_session=spark)
     streaming_queries, total_type = queries(stream)
     batch_queries, _ = queries(batch)

@@ -1,9 +1,9 @@
 """Interval and temporal joins on Spark over several micro-batches, against Flink's recorded results.
 
 The conformance cases read each CSV file in one micro-batch; here every source
-gives two rows a micro-batch (``changeflow.source.rows-per-batch``), so the
-watermark moves between the rows and the joins keep, match and drop state across
-micro-batches. The inputs are out of order by less than their watermark delay,
+gives four rows a micro-batch (``changeflow.source.rows-per-batch``: three
+micro-batches of 10-14 rows), so the watermark moves between the rows and the
+joins keep, match and drop state across micro-batches. The inputs are out of order by less than their watermark delay,
 so no row is late and the result must be Flink's (and the batch join's); the
 ``interval_join_where_*`` inputs add late rows without a partner, which add no row.
 """
@@ -42,7 +42,7 @@ def _materialized(changes) -> Counter:
                                   "streaming", "temporal_join_left", "interval_join_then_tumble",
                                   "interval_join_where_comma_streaming", "interval_join_where_left_join_streaming"])
 def test_join_over_several_micro_batches_gives_flinks_rows(stream_env, tmp_path, name):
-    stream_env.get_config().set("changeflow.source.rows-per-batch", "2")
+    stream_env.get_config().set("changeflow.source.rows-per-batch", "4")
     table = CASES[name].build(stream_env, types.SimpleNamespace(DataTypes=DataTypes, tmp=str(tmp_path)))
     with table.execute().collect() as rows:
         ours = [(str(r.get_row_kind()), [_value(v) for v in r]) for r in rows]

@@ -85,7 +85,7 @@ class SessionWindowTableFunction(KernelBase):
         if not len(rows):
             buffered = before
         else:
-            buffered = pd.concat([before[rows.columns], rows], ignore_index=True) if len(before) else rows
+            buffered = pd.concat([before.loc[:, list(rows.columns)], rows], ignore_index=True) if len(before) else rows
         arrival = np.concatenate([np.full(len(before), -1, dtype=np.int64), arrival])
         fired, alive = self._fire_in_turn(buffered, arrival, watermarks)
         state.store(ROWS, self._keys_of(buffered), buffered.loc[alive].reset_index(drop=True))
@@ -101,7 +101,7 @@ class SessionWindowTableFunction(KernelBase):
         stored = self.keys + [c for c in self.columns if c not in self.keys] + [SEQ, SUB]
         batch = (frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)) if frames else None
         if batch is None or not len(batch):
-            return pd.DataFrame(columns=[*stored, _MS]), np.zeros(0, dtype=np.int64)
+            return pd.DataFrame(columns=pd.Index([*stored, _MS])), np.zeros(0, dtype=np.int64)
         if (batch[KIND].to_numpy() != INSERT).any():
             raise ValueError(f"SESSION windows over an updating input are not supported (column {self.time_column})")
         ms = epoch_ms(batch[self.time_column])

@@ -16,6 +16,8 @@ matches only when the condition is TRUE (UNKNOWN filters the pair, as in Flink).
 
 from __future__ import annotations
 
+import calendar
+import datetime
 import math
 import operator
 from typing import Any, Callable
@@ -83,7 +85,45 @@ def _compile(expr: Expression, positions: dict[str, tuple[int, int]]) -> _Eval:
         return _strict(_divide, *args)
     if f == "%":
         return _strict(_mod, *args)
+    if f == "plus_interval":
+        shift, a = interval_shift(expr), args[0]
+        return lambda left, right: None if (v := a(left, right)) is None else shift(v)
     raise ValueError(f"function {f!r} is not supported in a join condition: {expr}")
+
+
+_TIMEDELTA_UNITS = {"DAY": "days", "HOUR": "hours", "MINUTE": "minutes", "SECOND": "seconds"}
+
+
+class IntervalShift:
+    """``t + INTERVAL 'n' UNIT`` of one date or timestamp value (``plus_interval``): YEAR and MONTH
+    move the calendar month and keep the day, clamped to the month's last (as Flink's and Java's
+    ``plusMonths``); the other units add a fixed duration.
+
+    >>> import datetime as dt
+    >>> IntervalShift(1, "MONTH")(dt.datetime(2024, 1, 31, 5)), IntervalShift(-10, "SECOND")(dt.datetime(2024, 1, 1))
+    (datetime.datetime(2024, 2, 29, 5, 0), datetime.datetime(2023, 12, 31, 23, 59, 50))
+    """
+
+    def __init__(self, count: int, unit: str) -> None:
+        if unit not in _TIMEDELTA_UNITS and unit not in ("YEAR", "MONTH"):
+            raise ValueError(f"INTERVAL unit {unit!r} is not supported in a join condition")
+        self.months = count * 12 if unit == "YEAR" else count if unit == "MONTH" else 0
+        self.delta = datetime.timedelta(**{_TIMEDELTA_UNITS[unit]: count}) if unit in _TIMEDELTA_UNITS else None
+
+    def __call__(self, value: Any) -> Any:
+        if self.delta is not None:
+            return value + self.delta
+        years, month = divmod(value.month - 1 + self.months, 12)
+        year = value.year + years
+        return value.replace(year=year, month=month + 1, day=min(value.day, calendar.monthrange(year, month + 1)[1]))
+
+
+def interval_shift(expr: Call) -> IntervalShift:
+    """The shift of a ``plus_interval`` call (its count and unit are literals, as the SQL front end makes them)."""
+    _, count, unit = expr.args
+    if not isinstance(count, Literal) or not isinstance(unit, Literal):
+        raise ValueError(f"join condition has an INTERVAL without a literal count and unit: {expr}")
+    return IntervalShift(int(count.value), str(unit.value))
 
 
 def _strict(fn: Callable[[Any, Any], Any], a: _Eval, b: _Eval) -> _Eval:

@@ -23,7 +23,7 @@ from typing import Any, Callable
 import numpy as np
 
 from changeflow.expressions import Alias, Call, Column, Expression, Literal
-from changeflow.kernels.join.condition import _and, _cast, _divide, _mod, _or
+from changeflow.kernels.join.condition import _and, _cast, _divide, _mod, _or, interval_shift
 
 Columns = dict[str, np.ndarray]
 ArrayTest = Callable[[Columns, Columns], np.ndarray]
@@ -111,6 +111,8 @@ def _compile(expr: Expression, sides: dict[str, int]) -> _Eval:
         return _strict(_NUMPY[f], *args)
     if f in _PYTHON:
         return _strict(_Elementwise(_PYTHON[f]), *args)
+    if f == "plus_interval":
+        return _strict(_Elementwise(interval_shift(expr)), args[0])
     raise ValueError(f"function {f!r} is not supported in a join condition: {expr}")
 
 

@@ -24,6 +24,7 @@ from changeflow.kernels.aggregate.window_agg import epoch_ms
 from changeflow.kernels.changelog import INSERT, KIND, SEQ, SUB
 from changeflow.kernels.contract import KernelBase
 from changeflow.kernels.state import KeyedState, count_late_records, null_key
+from changeflow.kernels.watermark_batch import segment_of, stamp_fired
 
 ROWS = "rows"
 OLDEST = "oldest"
@@ -50,24 +51,114 @@ class SessionWindowTableFunction(KernelBase):
         return "SessionWindowTableFunction"
 
     def process(self, batch: pd.DataFrame, state: KeyedState) -> pd.DataFrame | None:
-        if not len(batch):
+        rows, _ = self._arrivals([batch], np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), state)
+        if len(rows):
+            self._append(rows, state)
+        return None
+
+    def process_with_watermarks(self, frames: list[pd.DataFrame], watermarks: list[tuple[int, int]],
+                                state: KeyedState) -> pd.DataFrame | None:
+        """The batch and its watermarks in one pass: the state read and written once, not per watermark.
+
+        Segment by segment, every segment's rows were appended to their keys' buffered rows
+        (a read and a write of every page they touch: the whole state, once per watermark,
+        so a micro-batch cost its state size times its watermarks). Here each row is late
+        against the watermark in force at its position, the rows that stay are buffered in
+        memory, and each watermark fires the sessions closed among the rows arrived before it
+        (:meth:`_fire_in_turn`); if no row's own window ends by the last watermark nothing
+        can fire, and the rows are appended to their keys' state once.
+        """
+        if not watermarks:
+            return self.process_frames(frames, state) if frames else None
+        positions = np.asarray([p for p, _ in watermarks], dtype=np.int64)
+        values = np.asarray([w for _, w in watermarks], dtype=np.int64)
+        rows, arrival = self._arrivals([f for f in frames if len(f)], positions, values, state)
+        self.current_watermark = int(values[-1])
+        oldest = self._oldest(state)
+        earliest = [int(rows[_MS].min())] if len(rows) else []
+        earliest += [oldest] if oldest is not None else []
+        if not earliest or min(earliest) + self.gap_ms - 1 > values[-1]:
+            if len(rows):
+                self._append(rows, state)
             return None
+        before = state.scan(ROWS)
+        if not len(rows):
+            buffered = before
+        else:
+            buffered = pd.concat([before.loc[:, list(rows.columns)], rows], ignore_index=True) if len(before) else rows
+        arrival = np.concatenate([np.full(len(before), -1, dtype=np.int64), arrival])
+        fired, alive = self._fire_in_turn(buffered, arrival, watermarks)
+        state.store(ROWS, self._keys_of(buffered), buffered.loc[alive].reset_index(drop=True))
+        self._set_oldest(state, int(buffered[_MS].to_numpy()[alive].min()) if alive.any() else None)
+        return pd.concat(fired, ignore_index=True) if fired else None
+
+    def _arrivals(self, frames: list[pd.DataFrame], positions: np.ndarray, values: np.ndarray,
+                  state: KeyedState) -> tuple[pd.DataFrame, np.ndarray]:
+        """The rows of ``frames`` that are not late (as state rows: key columns first, then the others,
+        the stamps and ``_ms``), and for each how many of the watermarks at ``positions`` precede it;
+        the late ones counted. A row is late when its own window ``[ts, ts + gap)`` ends at or before
+        the watermark in force at its position."""
+        stored = self.keys + [c for c in self.columns if c not in self.keys] + [SEQ, SUB]
+        batch = (frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)) if frames else None
+        if batch is None or not len(batch):
+            return pd.DataFrame(columns=pd.Index([*stored, _MS])), np.zeros(0, dtype=np.int64)
         if (batch[KIND].to_numpy() != INSERT).any():
             raise ValueError(f"SESSION windows over an updating input are not supported (column {self.time_column})")
         ms = epoch_ms(batch[self.time_column])
-        late = ms + self.gap_ms - 1 <= self.current_watermark
+        arrival = segment_of(batch[SEQ].to_numpy(dtype=np.int64), positions)
+        late = ms + self.gap_ms - 1 <= np.concatenate([[self.current_watermark], values])[arrival]
         if late.any():
             count_late_records(state, self.keys, int(late.sum()))
-        # State rows start with the key columns (KeyedState), then the row's other columns.
-        stored = self.keys + [c for c in self.columns if c not in self.keys]
-        rows = batch.loc[~late, stored + [SEQ, SUB]].assign(**{_MS: ms[~late]}).reset_index(drop=True)
-        if not len(rows):
-            return None
-        keys = rows[self.keys].drop_duplicates().reset_index(drop=True) if self.keys else _no_key(rows)
+        rows = batch.loc[~late, stored].assign(**{_MS: ms[~late]}).reset_index(drop=True)
+        return rows, arrival[~late]
+
+    def _append(self, rows: pd.DataFrame, state: KeyedState) -> None:
+        """Add ``rows`` to their keys' buffered rows."""
+        keys = self._keys_of(rows)
         before = state.load(ROWS, keys)
         state.store(ROWS, keys, pd.concat([before, rows], ignore_index=True) if len(before) else rows)
-        self._set_oldest(state, min(int(rows[_MS].min()), self._oldest(state) or int(rows[_MS].min())))
-        return None
+        oldest, earliest = self._oldest(state), int(rows[_MS].min())
+        self._set_oldest(state, earliest if oldest is None else min(oldest, earliest))
+
+    def _fire_in_turn(self, buffered: pd.DataFrame, arrival: np.ndarray,
+                      watermarks: list[tuple[int, int]]) -> tuple[list[pd.DataFrame], np.ndarray]:
+        """What each watermark fires among ``buffered`` (rows arrived after ``arrival`` watermarks; -1:
+        from state), stamped at its position, and which rows stay buffered.
+
+        Per key, ``due`` is at most its earliest session's end - 1 (a timer): a row arriving
+        lowers it to its own window's end - 1 at most, and a watermark reaching it works out
+        that key's sessions anew. A watermark reaching no key's ``due`` costs a comparison,
+        one that does costs the rows of the keys it reaches. A session fired is gone: a row
+        arriving later starts a new one, as :meth:`on_watermark` leaves it.
+        """
+        codes = (buffered.groupby(self.keys, dropna=False, sort=True).ngroup().to_numpy(dtype=np.int64)
+                 if self.keys else np.zeros(len(buffered), dtype=np.int64))
+        ms = buffered[_MS].to_numpy(dtype=np.int64)
+        seq, sub = buffered[SEQ].to_numpy(dtype=np.int64), buffered[SUB].to_numpy(dtype=np.int64)
+        due = np.full(int(codes.max()) + 1 if len(codes) else 0, np.iinfo(np.int64).max, dtype=np.int64)
+        by_arrival = np.argsort(arrival, kind="stable")
+        bounds = np.searchsorted(arrival[by_arrival], np.arange(-1, len(watermarks) + 1), side="left")
+        alive = np.ones(len(buffered), dtype=bool)
+        fired = []
+        for i, (position, watermark) in enumerate(watermarks):
+            come = by_arrival[bounds[0 if i == 0 else i + 1]:bounds[i + 2]]   # rows arrived before this watermark
+            np.minimum.at(due, codes[come], ms[come] + self.gap_ms - 1)
+            reached = due <= watermark
+            if not reached.any():
+                continue
+            pick = np.flatnonzero(alive & (arrival <= i) & reached[codes])
+            pick = pick[np.lexsort((sub[pick], seq[pick], ms[pick], codes[pick]))]
+            first, ends, session = _sessions(codes[pick], ms[pick], self.gap_ms)
+            closed = ends - 1 <= watermark
+            due[reached] = np.iinfo(np.int64).max
+            open_first = pick[np.flatnonzero(np.r_[True, np.diff(session) != 0])][~closed]
+            np.minimum.at(due, codes[open_first], ends[~closed] - 1)
+            out = closed[session]
+            alive[pick[out]] = False
+            if out.any():
+                rows = buffered.iloc[pick[out]].reset_index(drop=True)
+                fired.append(stamp_fired(self._released(rows, first[session][out], ends[session][out]), position))
+        return fired, alive
 
     def on_watermark(self, watermark: int, state: KeyedState) -> pd.DataFrame | None:
         oldest = self._oldest(state)
@@ -78,29 +169,32 @@ class SessionWindowTableFunction(KernelBase):
             return None
         rows = rows.sort_values(self.keys + [_MS, SEQ, SUB], kind="stable").reset_index(drop=True)
         ms = rows[_MS].to_numpy(dtype=np.int64)
-        new_key = _key_changes(rows, self.keys)
-        starts = new_key | np.r_[True, np.diff(ms) > self.gap_ms]
-        session = np.cumsum(starts) - 1
-        first = ms[starts]
-        last = np.maximum.reduceat(ms, np.flatnonzero(starts))
-        ends = last + self.gap_ms
+        first, ends, session = _sessions(_key_codes(rows, self.keys), ms, self.gap_ms)
         closed = (ends - 1 <= watermark)[session]
-        fired = rows.loc[closed].assign(_start=first[session][closed], _end=ends[session][closed])
         kept = rows.loc[~closed]
-        keys = pd.DataFrame(rows[self.keys]).drop_duplicates().reset_index(drop=True) if self.keys else _no_key(rows)
-        state.store(ROWS, keys, pd.DataFrame(kept).reset_index(drop=True))
+        state.store(ROWS, self._keys_of(rows), pd.DataFrame(kept).reset_index(drop=True))
         self._set_oldest(state, int(kept[_MS].min()) if len(kept) else None)
-        if not len(fired):
+        if not closed.any():
             return None
-        fired = fired.sort_values(["_end", SEQ, SUB], kind="stable").reset_index(drop=True)
+        return self._released(rows.loc[closed].reset_index(drop=True), first[session][closed], ends[session][closed])
+
+    def _released(self, rows: pd.DataFrame, start: np.ndarray, end: np.ndarray) -> pd.DataFrame:
+        """Fired ``rows`` (in key and time order) with their sessions' ``start`` and ``end`` (ms): the
+        output rows, sessions in the order of their ends, a session's rows in arrival order."""
+        order = np.lexsort((rows[SUB].to_numpy(dtype=np.int64), rows[SEQ].to_numpy(dtype=np.int64), end))
+        fired = rows.iloc[order].reset_index(drop=True)
+        start, end = start[order], end[order]
         out = fired[self.columns].copy()
-        out["window_start"] = pd.to_datetime(fired["_start"].to_numpy(), unit="ms")
-        out["window_end"] = pd.to_datetime(fired["_end"].to_numpy(), unit="ms")
-        out["window_time"] = pd.to_datetime(fired["_end"].to_numpy() - 1, unit="ms")
+        out["window_start"] = pd.to_datetime(start, unit="ms")
+        out["window_end"] = pd.to_datetime(end, unit="ms")
+        out["window_time"] = pd.to_datetime(end - 1, unit="ms")
         out[KIND] = np.full(len(out), INSERT, dtype=np.int8)
         out[SEQ] = fired[SEQ].to_numpy(dtype=np.int64)
         out[SUB] = np.arange(len(out), dtype=np.int64)
         return out
+
+    def _keys_of(self, rows: pd.DataFrame) -> pd.DataFrame:
+        return pd.DataFrame(rows[self.keys]).drop_duplicates().reset_index(drop=True) if self.keys else _no_key(rows)
 
     def _oldest(self, state: KeyedState) -> int | None:
         row = state.load(OLDEST, null_key(self.keys))
@@ -117,12 +211,26 @@ def _no_key(rows: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(index=pd.RangeIndex(1))
 
 
-def _key_changes(rows: pd.DataFrame, keys: list[str]) -> np.ndarray:
-    """Where a new partition key starts in rows sorted by key (nulls are a key like any other)."""
+def _key_codes(rows: pd.DataFrame, keys: list[str]) -> np.ndarray:
+    """A number per partition key of ``rows`` (nulls are a key like any other)."""
     if not keys:
-        return np.arange(len(rows)) == 0
-    codes = rows.groupby(keys, dropna=False, sort=False).ngroup().to_numpy()
-    return np.r_[True, codes[1:] != codes[:-1]] if len(rows) else np.zeros(0, dtype=bool)
+        return np.zeros(len(rows), dtype=np.int64)
+    return rows.groupby(keys, dropna=False, sort=False).ngroup().to_numpy(dtype=np.int64)
+
+
+def _sessions(codes: np.ndarray, ms: np.ndarray, gap: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sessions of rows sorted by key (``codes``) and time (``ms``): each session's first time and end
+    (last time + gap), and each row's session. Windows that touch merge (Flink's ``intersects``).
+
+    >>> [a.tolist() for a in _sessions(np.array([0, 0, 0, 1]), np.array([0, 10, 25, 5]), 10)]
+    [[0, 25, 5], [20, 35, 15], [0, 0, 1, 2]]
+    """
+    if not len(ms):
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty
+    starts = np.r_[True, (codes[1:] != codes[:-1]) | (np.diff(ms) > gap)]
+    at = np.flatnonzero(starts)
+    return ms[at], np.maximum.reduceat(ms, at) + gap, np.cumsum(starts) - 1
 
 
 __all__ = ["SessionWindowTableFunction"]

@@ -34,6 +34,7 @@ import dataclasses
 from changeflow.common.types import DataType, DataTypes
 from changeflow.config.time_zone import is_utc
 from changeflow.expressions import Call, Expression, Literal, UserCall
+from changeflow.kernels.aggregate.user import UserAggCall
 from changeflow.plan.event_time import WindowTableFunction
 from changeflow.plan.nodes import Join, PlanNode, Source
 from changeflow.plan.type_inference import type_of
@@ -101,6 +102,9 @@ class _Rewriter:
         return dataclasses.replace(node, **changes) if changes else node  # type: ignore[type-var]
 
     def _field(self, value, schema: dict[str, DataType]):
+        if isinstance(value, UserAggCall) and any(t.root == _LTZ for t in value.arg_types):
+            name = value.user.name if value.user is not None else value.output
+            raise ZoneNotSupported(f"The Python aggregate function {name} taking a TIMESTAMP_LTZ", self.zone)
         if isinstance(value, PlanNode):
             return self.node(value)
         if isinstance(value, Expression):

@@ -87,3 +87,19 @@ def test_a_ddl_column_declared_timestamp_ltz_is_refused_under_another_zone(plann
     assert in_session_zone(plan, "UTC") is plan
     with pytest.raises(ZoneNotSupported, match="'ts' declared TIMESTAMP_LTZ"):
         in_session_zone(plan, ZONE)
+
+
+def test_a_table_converted_to_a_datastream_is_computed_in_the_zone_and_ltz_columns_refused():
+    from changeflow.datastream import StreamExecutionEnvironment
+    from changeflow.table import StreamTableEnvironment
+
+    t_env = StreamTableEnvironment.create(StreamExecutionEnvironment.get_execution_environment())
+    t_env.get_config().set("table.local-time-zone", ZONE)
+    table = t_env.from_elements([(0,)], ["ms"])
+    t_env.create_temporary_view("e", table)
+    shown = t_env.sql_query("SELECT CAST(TO_TIMESTAMP_LTZ(ms, 3) AS STRING) AS s FROM e")
+    stream = t_env.to_data_stream(shown)
+    plan = stream._node.payload.plan  # type: ignore[attr-defined]
+    assert "LTZ_TO_LOCAL" in str(_exprs(plan)["s"])
+    with pytest.raises(ZoneNotSupported, match="TIMESTAMP_LTZ column 'l' converted to a DataStream"):
+        t_env.to_data_stream(t_env.sql_query("SELECT TO_TIMESTAMP_LTZ(ms, 3) AS l FROM e"))

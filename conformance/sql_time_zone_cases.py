@@ -10,7 +10,8 @@ gap (02:30 does not exist) and the autumn overlap (01:00-02:00 happens twice).
 
 from __future__ import annotations
 
-from conformance.sql_cases import _view, case
+from conformance.sql_cases import _view, _write, case
+from conformance.sql_window_cases import LATE_BID_ROWS, WHY_WINDOW, _bids
 
 # e(id INT, ms BIGINT, x STRING): an instant in epoch milliseconds and a wall-clock text.
 E_ROWS = [(1, 0, "1970-01-01 00:00:00"),
@@ -83,3 +84,37 @@ def time_zone_current_time_shanghai(t_env, E):
     return t_env.sql_query(
         "SELECT id, LOCALTIMESTAMP = CAST(CURRENT_TIMESTAMP AS TIMESTAMP(3)) AS local_ts, "
         "CURRENT_DATE = CAST(CURRENT_TIMESTAMP AS DATE) AS local_date FROM e WHERE id = 1")
+
+
+# --- windows over a TIMESTAMP time attribute: wall clocks, whatever the zone -----------------------
+
+@case("time_zone_tumble_timestamp_late_rows", compare="multiset", why=WHY_WINDOW,
+      config={"table.local-time-zone": "Asia/Shanghai"})
+def time_zone_tumble_timestamp_late_rows(t_env, E):
+    """TUMBLE 10 s per key over a TIMESTAMP(3) row time with out-of-order and late rows in
+    Asia/Shanghai: the windows, their bounds and the dropped late row are those of UTC (the zone
+    aligns only windows over a TIMESTAMP_LTZ)."""
+    _bids(t_env, E, rows=LATE_BID_ROWS)
+    return t_env.sql_query(
+        "SELECT window_start, window_end, window_time, k, COUNT(*) AS cnt, SUM(v) AS s "
+        "FROM TABLE(TUMBLE(TABLE bids, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY window_start, window_end, "
+        "window_time, k")
+
+
+@case("time_zone_day_window_across_dst", compare="multiset", why=WHY_WINDOW,
+      config={"table.local-time-zone": "America/Los_Angeles"})
+def time_zone_day_window_across_dst(t_env, E):
+    """A 1-day TUMBLE and a 12-hour HOP over a TIMESTAMP(3) row time across Los Angeles' spring
+    change (2024-03-10): the windows are wall-clock days of 24 hours, the zone plays no part."""
+    rows = ["2024-03-09 23:00:00,a,1", "2024-03-10 01:59:59,a,2", "2024-03-10 03:00:00,b,3",
+            "2024-03-10 02:30:00,a,4", "2024-03-10 23:59:59,b,5", "2024-03-11 00:00:00,a,6",
+            "2024-03-12 00:00:00,a,7", "2024-03-10 12:00:00,b,8"]  # 02:30 out of order; the last row late
+    path = _write(E, "days", "".join(r + "\n" for r in rows))
+    t_env.execute_sql(
+        "CREATE TABLE days (ts TIMESTAMP(3), k STRING, v INT, WATERMARK FOR ts AS ts - INTERVAL '1' HOUR) "
+        f"WITH ('connector' = 'filesystem', 'path' = '{path}', 'format' = 'csv')")
+    return t_env.sql_query(
+        "SELECT window_start, window_end, k, COUNT(*) AS cnt, SUM(v) AS s FROM TABLE(TUMBLE(TABLE days, "
+        "DESCRIPTOR(ts), INTERVAL '1' DAY)) GROUP BY window_start, window_end, k "
+        "UNION ALL SELECT window_start, window_end, k, COUNT(*) AS cnt, SUM(v) AS s FROM TABLE(HOP(TABLE days, "
+        "DESCRIPTOR(ts), INTERVAL '12' HOUR, INTERVAL '1' DAY)) GROUP BY window_start, window_end, k")

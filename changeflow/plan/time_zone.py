@@ -46,6 +46,12 @@ ZONE_FUNCTIONS = ("ltz_to_local", "local_to_ltz", "local_seconds_to_epoch")
 _LTZ = "TIMESTAMP_LTZ"
 _WALL_CLOCK = ("TIMESTAMP", "DATE", "TIME", "CHAR", "VARCHAR")  # the types a CAST reads or writes as a wall clock
 _COMPARISONS = ("==", "!=", "<", "<=", ">", ">=")
+# What takes a TIMESTAMP_LTZ as the instant it is, whatever the zone (the rest is rewritten or refused):
+# comparisons of two instants, NULL tests and choices between instants, TIMESTAMPDIFF (the probe with
+# PyFlink 2.3 gave instant differences) and adding hours or days (24 hours: also checked).
+_INSTANT_FUNCTIONS = frozenset((*_COMPARISONS, "is_null", "is_not_null", "coalesce", "ifnull", "nullif", "case",
+                                "in", "not", "timestampdiff", "plus_interval", "current_watermark", "cast",
+                                "try_cast"))
 
 
 class ZoneNotSupported(NotImplementedError):
@@ -165,6 +171,8 @@ class _Rewriter:
             return Call(f, tuple(self._local(a) if is_ltz else a for a, is_ltz in zip(args, ltz, strict=True)))
         if f in _COMPARISONS and not all(ltz) and any(t.root == "DATE" for t in types):
             raise ZoneNotSupported(f"A comparison of a TIMESTAMP_LTZ with a DATE ({call})", self.zone)
+        if f not in _INSTANT_FUNCTIONS:  # a function that may read the instant as text or fields (in UTC)
+            raise ZoneNotSupported(f"{f.upper()} of a TIMESTAMP_LTZ ({call})", self.zone)
         return call
 
     def _local(self, instant: Expression) -> Expression:

@@ -103,3 +103,15 @@ def test_a_table_converted_to_a_datastream_is_computed_in_the_zone_and_ltz_colum
     assert "LTZ_TO_LOCAL" in str(_exprs(plan)["s"])
     with pytest.raises(ZoneNotSupported, match="TIMESTAMP_LTZ column 'l' converted to a DataStream"):
         t_env.to_data_stream(t_env.sql_query("SELECT TO_TIMESTAMP_LTZ(ms, 3) AS l FROM e"))
+
+
+def test_a_function_not_known_to_take_the_instant_is_refused(catalog):
+    plan = catalog.plan("SELECT COALESCE(TO_TIMESTAMP_LTZ(id, 3), TO_TIMESTAMP_LTZ(0, 3)) AS c, "
+                        "TIMESTAMPDIFF(HOUR, TO_TIMESTAMP_LTZ(0, 3), TO_TIMESTAMP_LTZ(id, 3)) AS d FROM t")
+    assert in_session_zone(plan, ZONE).schema == plan.schema  # instants: nothing to refuse
+    try:
+        plan = catalog.plan("SELECT CONCAT(CAST(id AS STRING), TO_TIMESTAMP_LTZ(id, 3)) FROM t")
+    except Exception:
+        pytest.skip("CONCAT of a TIMESTAMP_LTZ is refused by the planner already")
+    with pytest.raises(ZoneNotSupported, match="CONCAT of a TIMESTAMP_LTZ"):
+        in_session_zone(plan, ZONE)

@@ -122,6 +122,8 @@ class _Rewriter:
 
     # --- expressions ---------------------------------------------------------------------------
     def expr(self, expr: Expression, schema: dict[str, DataType]) -> Expression:
+        if isinstance(expr, Call) and expr.function in ZONE_FUNCTIONS:
+            return expr  # written by an earlier pass: its subtree is in the zone already (the rewrite is idempotent)
         rebuilt = _with_children(expr, [self.expr(c, schema) for c in expr.children()])
         if isinstance(rebuilt, UserCall):
             types = [type_of(a, schema) for a in rebuilt.args] + [type_of(rebuilt, schema)]

@@ -48,6 +48,7 @@ def test_conversions_between_instant_and_wall_clock_carry_the_zone(catalog):
     assert exprs["cd"] == "CAST(LTZ_TO_LOCAL(CURRENT_TIMESTAMP(), 'Asia/Shanghai') AS DATE NOT NULL)"
     assert "LTZ_TO_LOCAL" in exprs["h"]
     assert "Asia" not in exprs["plain"] and "Asia" not in exprs["same"]  # not zone-dependent
+    assert _exprs(in_session_zone(zoned, ZONE)) == exprs  # a second pass changes nothing
 
 
 def test_a_comparison_with_a_timestamp_compares_wall_clocks(catalog):

@@ -892,3 +892,6 @@ from conformance import sql_rowtime_dedup_cases  # noqa: E402,F401  (registers i
 
 # REGEXP_EXTRACT (Nexmark q21).
 from conformance import sql_regexp_cases  # noqa: E402,F401  (registers its cases into CASES)
+
+# table.local-time-zone other than UTC: TIMESTAMP_LTZ in the session zone (issue 18).
+from conformance import sql_time_zone_cases  # noqa: E402,F401  (registers its cases into CASES)

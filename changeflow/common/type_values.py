@@ -6,7 +6,8 @@ A value has three forms:
   ``int``, ``float``, ``str``, ``bool``, ``decimal.Decimal``, ``bytearray`` for BINARY /
   VARBINARY / BYTES (``bytes`` accepted too), ``datetime.date``, ``datetime.time`` for TIME,
   naive ``datetime.datetime`` for TIMESTAMP and TIMESTAMP_LTZ (an instant shown in the
-  session time zone, UTC), ``list`` for ARRAY, ``dict`` for MAP and MULTISET
+  session time zone UTC; under another session zone a result's TIMESTAMP_LTZ is an aware
+  ``datetime`` in that zone), ``list`` for ARRAY, ``dict`` for MAP and MULTISET
   (element -> count), a positional ``Row`` for ROW;
 - the *engine* value (what an Arrow column of :func:`arrow_type` holds): a ROW is a dict of
   its fields, a MAP a list of ``(key, value)`` pairs, a TIME its microseconds of the day
@@ -121,7 +122,9 @@ def to_python(value: Any, t: DataType) -> Any:
     if root == "TIME" and _instance(value, (int,)):
         seconds, micros = divmod(value, _MICROS_PER_SECOND)
         return datetime.time(seconds // 3600, seconds // 60 % 60, seconds % 60, micros)
-    if root == "TIMESTAMP_LTZ" and _aware(value):
+    if root == "TIMESTAMP_LTZ" and _aware(value) and str(value.tzinfo) == "UTC":
+        # The engine's UTC instant, naive as the session zone UTC shows it; an instant a runtime already
+        # showed in a session zone other than UTC stays aware in it (runtime/zone_values.py).
         return value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
     if root in ("BINARY", "VARBINARY", "BYTES"):
         return bytearray(value)  # as PyFlink collects binary strings

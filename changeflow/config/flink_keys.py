@@ -51,7 +51,7 @@ class FlinkKey:
         if self.ignored:
             return True
         if self.key == "table.local-time-zone":
-            from changeflow.config.time_zone import check_local_time_zone  # Flink's validation, then UTC only
+            from changeflow.config.time_zone import check_local_time_zone  # Flink's validation
 
             return check_local_time_zone(str(value))
         if self.default is None:
@@ -104,11 +104,9 @@ _UNSUPPORTED = (
     FlinkKey("table.exec.emit.late-fire.delay", False, None),
     FlinkKey("table.exec.emit.allow-lateness", False, None),
     FlinkKey("table.optimizer.non-deterministic-update.strategy", False, "IGNORE"),
-    FlinkKey("table.local-time-zone", False, "default",
-             "changeflow runs a session time zone that is UTC ('UTC', 'GMT', 'Etc/UTC', 'GMT+00:00') only: "
-             "TIMESTAMP_LTZ values shown, cast and windowed in another zone are not supported yet; its "
-             "queries run with spark.sql.session.timeZone = UTC, also on a session you pass in",
-             accepted="'default' and the zones that are UTC at every instant are accepted"),
+    # Not refused: accepts() takes every zone Flink takes (plan/time_zone.py computes in it, or refuses
+    # by name a construct it does not compute in a zone other than UTC).
+    FlinkKey("table.local-time-zone", False, "default", accepted="every zone Flink 2.3 accepts is accepted"),
     FlinkKey("table.sql-dialect", False, "default"),
     FlinkKey("table.builtin-catalog-name", False, "default_catalog"),
     FlinkKey("table.builtin-database-name", False, "default_database"),

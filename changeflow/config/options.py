@@ -21,7 +21,7 @@ How keys are treated when set:
 - A real Flink key changeflow does not register (:mod:`changeflow.config.flink_keys`) is
   accepted and ignored when it cannot change results (``pipeline.object-reuse``,
   ``taskmanager.*``, ``state.backend.type`` ...); one that would change results
-  (``table.local-time-zone``) is refused unless set to Flink's default.
+  (``table.exec.source.idle-timeout``) is refused unless set to Flink's default.
 - An unknown key under ``table.``, ``execution.``, ``parallelism.``, ``pipeline.`` or
   ``changeflow.`` raises ``ValueError`` with the closest known keys. Flink accepts a misspelt
   key and silently ignores it; changeflow does not.

@@ -3,11 +3,10 @@
 Flink 2.3 takes ``default`` (the JVM's zone), a Time Zone Database ID (``America/Los_Angeles``,
 ``UTC``, ``Etc/UTC``) or a fixed offset written ``GMT+08:00`` / ``GMT-3``; it refuses Java's
 three-letter short IDs (``EST``, ``PST``), ``UTC+08:00``, ``+08:00``, ``Z`` and a misspelt case
-(``utc``) with a ``ValidationException`` (checked with PyFlink 2.3). changeflow runs every query
-with Spark's session zone at UTC and keeps TIMESTAMP_LTZ values as instants shown in UTC, so it
-runs a session zone that is UTC at every instant (``UTC``, ``GMT``, ``Etc/UTC``, ``GMT+00:00``
-...); another valid zone is refused, naming the key, until the session-zone semantics (display,
-casts, window alignment in that zone) are implemented.
+(``utc``) with a ``ValidationException`` (checked with PyFlink 2.3). changeflow accepts every value Flink accepts;
+``default`` is UTC (the JVM's zone in Flink; changeflow runs its queries with Spark's session zone
+at UTC whatever the machine's). A zone other than UTC is applied to the plan by
+:mod:`changeflow.plan.time_zone`, which refuses by name what it does not compute in that zone yet.
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ import datetime
 import re
 import zoneinfo
 
-__all__ = ["check_local_time_zone"]
+__all__ = ["check_local_time_zone", "is_utc", "tzinfo_of"]
 
 # Java's ZoneId.SHORT_IDS: Flink refuses them (ambiguous abbreviations).
 _SHORT_IDS = frozenset(["ACT", "AET", "AGT", "ART", "AST", "BET", "BST", "CAT", "CNT", "CST", "CTT", "EAT", "ECT",
@@ -54,12 +53,22 @@ def _offset_minutes(zone: str) -> int | None:
 
 
 def check_local_time_zone(value: str) -> bool:
-    """True when changeflow runs ``table.local-time-zone = value`` (``default`` or a zone that is UTC).
-
-    False for a valid zone that changeflow does not run yet; ValueError (Flink's message) for a
-    value Flink refuses.
-    """
+    """True for a ``table.local-time-zone`` value Flink accepts; ValueError (Flink's message) for one it refuses."""
     zone = value.strip()
-    if zone.lower() == "default":
-        return True
-    return _offset_minutes(zone) == 0
+    if zone.lower() != "default":
+        _offset_minutes(zone)
+    return True
+
+
+def is_utc(zone: str) -> bool:
+    """Whether the valid zone ``zone`` is UTC at every instant (``UTC``, ``Etc/UTC``, ``GMT+00:00``, ...)."""
+    return _offset_minutes(zone.strip()) == 0
+
+
+def tzinfo_of(zone: str) -> datetime.tzinfo:
+    """The Python zone of a valid ``table.local-time-zone`` value other than ``default``."""
+    zone = zone.strip()
+    minutes = _offset_minutes(zone) if _GMT_OFFSET.fullmatch(zone) else None
+    if minutes is not None:
+        return datetime.timezone(datetime.timedelta(minutes=minutes), zone)
+    return zoneinfo.ZoneInfo(zone)

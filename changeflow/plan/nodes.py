@@ -76,6 +76,10 @@ class Source(PlanNode):
     payload: Any = field(repr=False)
     # A DDL table's declared PRIMARY KEY (NOT ENFORCED): what makes it a versioned table for a temporal join.
     primary_key: tuple[str, ...] = ()
+    # A connector's columns declared TIMESTAMP_LTZ: read as UTC (DDL types them TIMESTAMP, their UTC wall
+    # clock; sql/type_names.py), right only under a session zone that is UTC (plan/time_zone.py refuses
+    # them under another).
+    ltz_columns: tuple[str, ...] = ()
 
     @property
     def schema(self) -> Schema:
@@ -271,6 +275,7 @@ class Sink(_OneInput, _InputSchema):
     connector: Any = field(repr=False)
     primary_key: tuple[str, ...] = ()
     conflict: str | None = None
+    ltz_columns: tuple[str, ...] = ()  # as Source's: the sink table's columns declared TIMESTAMP_LTZ (written as UTC)
 
 
 @dataclass(frozen=True, eq=False)

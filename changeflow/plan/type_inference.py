@@ -425,6 +425,10 @@ SCALAR_FUNCTIONS = {
     "date_format": _date_format, "extract": _extract, "unix_timestamp": _unix_timestamp,
     "from_unixtime": _fixed(DataTypes.STRING(True)), "current_watermark": _current_watermark,
     "get_field": _get_field,
+    # The session zone's conversions (plan/time_zone.py): wall clock <-> instant, of the value's precision.
+    "ltz_to_local": lambda e, a: DataTypes.TIMESTAMP(a[0].params[0], a[0].nullable),
+    "local_to_ltz": lambda e, a: DataType("TIMESTAMP_LTZ", a[0].nullable, (a[0].params[0],)),
+    "local_seconds_to_epoch": _same_as_first,
 }
 
 

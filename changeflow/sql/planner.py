@@ -77,6 +77,10 @@ def plan_query(query: str | exp.Expr, resolve: Resolver, sql: str | None = None)
     return QueryPlanner(resolve, sql).query(query)
 
 
+# The FROM of a SELECT without one, parsed once (sqlglot's parser costs more than a copy of its tree).
+_ONE_ROW_SELECT = parse("SELECT 1 FROM (VALUES (0)) AS __one_row(__zero)")[0]
+_ONE_ROW_FROM: exp.From = _ONE_ROW_SELECT.args.get("from") or _ONE_ROW_SELECT.args["from_"]
+
 class QueryPlanner:
     def __init__(self, resolve: Resolver, sql: str | None, ctes: dict[str, PlanNode] | None = None) -> None:
         self._resolve = resolve
@@ -130,8 +134,7 @@ class QueryPlanner:
             raise SqlError(located("SELECT * requires a FROM clause", star, self.sql))
         if node.args.get("where") is not None:
             raise unsupported("WHERE without FROM", node.args["where"], self.sql)
-        one_row = parse("SELECT 1 FROM (VALUES (0)) AS __one_row(__zero)")[0]
-        return one_row.args.get("from") or one_row.args["from_"]
+        return _ONE_ROW_FROM.copy()  # a copy: planning may annotate or rewrite the tree it is given
 
     def select(self, node: exp.Select) -> PlanNode:
         if has_group_window(node):  # GROUP BY TUMBLE(ts, ...): a window TVF and aggregation (sql/group_window.py)

@@ -102,7 +102,7 @@ class PlanningContext:
         schema = table.schema
         read = tuple((c.name, c.data_type) for c in schema.columns if c.expression is None or c.proctime)
         source = Source(f"[{table.identifier.replace('.', ', ')}]", read, "connector", connector,
-                        primary_key=tuple(schema.primary_key))
+                        primary_key=tuple(schema.primary_key), ltz_columns=_ltz_columns(schema.columns))
         computed = [c for c in schema.columns if c.expression is not None and not c.proctime]
         hidden = f"__{table.name}_columns"
         plan: PlanNode = source
@@ -184,7 +184,8 @@ class PlanningContext:
                     raise PlanError(f"column {n!r} of {name} is NOT NULL and not given by the INSERT column list")
                 exprs.append((n, Literal(None, t)))
         projected = Project(query, tuple(exprs), tuple(target))
-        plan = Sink(projected, entry.identifier, sink, entry.schema.primary_key, conflict)
+        plan = Sink(projected, entry.identifier, sink, entry.schema.primary_key, conflict,
+                    ltz_columns=_ltz_columns(entry.schema.physical_columns()))
         if self.runs_streaming(plan):  # a batch job writes its final rows, insert-only, to any sink
             check_sink_input(plan)
         return plan_sink(plan, MaterializeSettings.from_configuration(self._configuration, self.streaming))
@@ -240,3 +241,10 @@ def _assignable(source: DataType, target: DataType) -> bool:
     if source.is_numeric and target.is_numeric:
         return True
     return source.root == "DATE" and target.root == "TIMESTAMP"
+
+
+def _ltz_columns(columns) -> tuple[str, ...]:
+    """The physical columns declared TIMESTAMP_LTZ, which a connector reads and writes as UTC (see Source)."""
+    declared = ("TIMESTAMP_LTZ", "TIMESTAMP WITH LOCAL")
+    return tuple(c.name for c in columns if c.expression is None and not c.proctime and (
+        c.data_type.root == "TIMESTAMP_LTZ" or c.type_text.upper().startswith(declared)))

@@ -35,6 +35,7 @@ from changeflow.plan.type_inference import ltz_epoch_precision, type_of
 from changeflow.runtime.spark import arithmetic
 from changeflow.runtime.spark.json_columns import compile_json
 from changeflow.runtime.spark.spark_types import to_spark as _to_spark_type
+from changeflow.runtime.spark.zone_columns import ZONE_COLUMNS
 
 
 def to_spark(t: DataType) -> T.DataType:
@@ -95,6 +96,8 @@ def compile_expr(expr: Expression, schema: dict[str, DataType]) -> Column:
             return (F.call_function("div", whole.cast("long"), F.lit(12)) if unit == "YEAR" else whole).cast("int")
         micros = F.unix_micros(t2) - F.unix_micros(t1)
         return F.call_function("div", micros, F.lit(_UNIT_MICROS[unit])).cast("int")
+    if f == "extract" and type_of(expr.args[1], schema).root in _TIMESTAMPS:
+        return _extract_from_timestamp(_constant(expr.args[0]), compile_expr(expr.args[1], schema))
     if f == "floor_to":
         return F.date_trunc(_constant(expr.args[1]), compile_expr(expr.args[0], schema)).cast(
             to_spark(type_of(expr.args[0], schema)))
@@ -233,6 +236,25 @@ def _extract(expr: Call, args: list[Column]) -> Column:
     return F.extract(F.lit(part), args[1])
 
 
+# Flink's EXTRACT of a time field from a timestamp: (millis % factor) / unit with Java's truncating
+# remainder and division, so a time before 1970 has negative fields (HOUR of 1969-12-31 16:00 is -8,
+# checked with PyFlink 2.3); a date field reads the day millis / 1 day, truncated too.
+_TIME_FIELDS = {"HOUR": (86_400_000, 3_600_000), "MINUTE": (3_600_000, 60_000), "SECOND": (60_000, 1000),
+                "MILLISECOND": (1000, 1)}
+_DATE_FIELDS = ("YEAR", "QUARTER", "MONTH", "WEEK", "DAY", "DOY", "DOW")
+
+
+def _extract_from_timestamp(part: str, value: Column) -> Column:
+    millis = F.floor(_micros(value) / 1000).cast("long")  # Flink's TimestampData millisecond: floored
+    if part in _TIME_FIELDS:
+        factor, unit = _TIME_FIELDS[part]
+        return F.call_function("div", millis % F.lit(factor), F.lit(unit)).cast("long")
+    if part in _DATE_FIELDS:
+        day = F.date_from_unix_date(F.call_function("div", millis, F.lit(86_400_000)).cast("int"))
+        return F.extract(F.lit(part), day).cast("long")
+    return F.extract(F.lit(part), value)
+
+
 def _millis(timestamp: Column) -> Column:
     """Flink's time functions are TIMESTAMP(3) / TIMESTAMP_LTZ(3): millisecond precision."""
     return F.date_trunc("millisecond", timestamp)
@@ -267,6 +289,7 @@ _SCALAR = {
     "date_format": lambda e, a: F.date_format(a[0], _literal_value(e.args[1], "DATE_FORMAT's format")),
     "extract": _extract, "unix_timestamp": _unix_timestamp, "from_unixtime": _from_unixtime,
     "get_field": lambda e, a: a[0].getField(_literal_value(e.args[1], "a ROW field's name")),
+    **ZONE_COLUMNS,
 }
 
 
@@ -295,7 +318,7 @@ def special_cast(value: Column, source: DataType, target: DataType, safe: bool =
                        + to(F.try_element_at(parts, F.lit(2)), "long") * 60) * 1_000_000
                       + F.floor(seconds * 1_000_000).cast("long"))
         else:  # TIMESTAMP / TIMESTAMP_LTZ (the session time zone is UTC, query_settings.py)
-            micros = F.pmod(F.unix_micros(value.cast("timestamp")), F.lit(_DAY_MICROS))
+            micros = F.pmod(_micros(value), F.lit(_DAY_MICROS))
         unit = 10 ** (6 - min(target.params[0], 3))
         return (micros - F.pmod(micros, F.lit(unit))).cast("long")
     if source.root == "TIME" and target.is_string:

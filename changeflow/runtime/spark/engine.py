@@ -21,6 +21,8 @@ from changeflow.config import to_millis, validate_mini_batch
 from changeflow.plan.flush_policy import flush_policy
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.plan.nodes import PlanNode, Sink
+from changeflow.plan.time_zone import in_session_zone, is_utc_or_default
+from changeflow.runtime.zone_values import shown_in_zone
 from changeflow.runtime.changes import QueryRun
 from changeflow.runtime.spark import session
 from changeflow.runtime.spark.stream_cache import SparkCache
@@ -85,9 +87,21 @@ class SparkEngine:
                                  cdc_events_duplicate=bool(self._conf.get("table.exec.source.cdc-events-duplicate")))
 
     # --- Table API and SQL --------------------------------------------------------------
+    def _zone(self) -> str | None:
+        """The session time zone (``table.local-time-zone``, as it is now) if it is not UTC, else None."""
+        zone = self._conf.get("table.local-time-zone")
+        return None if zone is None or is_utc_or_default(str(zone)) else str(zone).strip()
+
+    def zoned(self, plan: PlanNode) -> PlanNode:
+        """``plan`` computed in the session time zone (:mod:`changeflow.plan.time_zone`)."""
+        zone = self._zone()
+        return plan if zone is None else in_session_zone(plan, zone)
+
     def run_query(self, plan: PlanNode, streaming: bool) -> QueryRun:
+        zone, zoned = self._zone(), self.zoned(plan)
         with job_parameters(self._conf):  # what Python functions' FunctionContext reads (python_udf.py)
-            return self._run_query(plan, streaming)
+            run = self._run_query(zoned, streaming)
+        return run if zone is None else shown_in_zone(run, plan.schema, zone)
 
     def _run_query(self, plan: PlanNode, streaming: bool) -> QueryRun:
         jobs = self.jobs
@@ -99,7 +113,7 @@ class SparkEngine:
 
     def submit_insert(self, plan: Sink, streaming: bool, job_name: str | None) -> InsertJob:
         with job_parameters(self._conf):
-            return self._submit_insert(plan, streaming, job_name)
+            return self._submit_insert(self.zoned(plan), streaming, job_name)  # type: ignore[arg-type]
 
     def _submit_insert(self, plan: Sink, streaming: bool, job_name: str | None) -> InsertJob:
         jobs = self.jobs
@@ -112,13 +126,14 @@ class SparkEngine:
         from changeflow.runtime.spark.multi_sink import submit_batch_inserts, submit_streaming_inserts
 
         enforcer = self._conf.get("table.exec.sink.not-null-enforcer")
+        plans = [self.zoned(p) for p in plans]  # type: ignore[misc]
         if streaming:
             return submit_streaming_inserts(self.jobs, plans, self.streaming_settings(), job_name, enforcer)
         return submit_batch_inserts(self.jobs, plans, enforcer)
 
     def to_frame(self, plan: PlanNode, streaming: bool) -> DataFrame:
         with job_parameters(self._conf):
-            return self._to_frame(plan, streaming)
+            return self._to_frame(self.zoned(plan), streaming)
 
     def _to_frame(self, plan: PlanNode, streaming: bool) -> DataFrame:
         jobs = self.jobs
@@ -133,7 +148,7 @@ class SparkEngine:
 
     def cache_table(self, plan: PlanNode) -> tuple[SparkCache, DataFrame]:
         # Nothing runs here: Spark persists lazily, when the first job computes these rows.
-        handle = SparkCache(self.jobs.batch_frame(plan))
+        handle = SparkCache(self.jobs.batch_frame(self.zoned(plan)))
         persisted = handle.register()
         # The reader numbers its rows anew, in the order Spark reads the cache: as FLIP-205 says, a reader
         # must not assume how the cache is partitioned (a sort here would compute it twice).

@@ -75,7 +75,7 @@ def _kernels(rows: int, keys: int) -> float:
     from changeflow.common import Types
     from changeflow.kernels.bridge import ChangesToRecords, RecordShape, RecordsToChanges
     from changeflow.kernels.chain import ChainRunner
-    from changeflow.plan.streams.nodes import Op
+    from changeflow.plan.stream_nodes import Op
 
     sums: dict[int, int] = {}
     ks, ss, kinds = [], [], []

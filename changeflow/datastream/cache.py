@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Callable, Iterator
 
 from changeflow.datastream import graph
 from changeflow.datastream.data_stream import DataStream, KeyedStream
-from changeflow.plan.streams.cache import CacheNode, CacheRegistry
+from changeflow.plan.stream_caches import CacheNode, CacheRegistry
 
 if TYPE_CHECKING:
     from changeflow.datastream.environment import StreamExecutionEnvironment

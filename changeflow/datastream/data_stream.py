@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from changeflow.common.typeinfo import PickledBytesTypeInfo, TypeInformation, Types, conform
 from changeflow.datastream import graph
-from changeflow.plan.streams.nodes import Op
+from changeflow.plan.stream_nodes import Op
 from changeflow.datastream.functions import (FilterFunction, FlatMapFunction, Function, KeyedProcessFunction,
                                              KeySelector, MapFunction, ProcessFunction, ReduceFunction,
                                              RuntimeContext, describe)
@@ -44,12 +44,12 @@ class DataStream:
 
     def name(self, name: str) -> "DataStream":
         """Names the operator (in errors and plans)."""
-        self._node.name = name
+        graph.set_name(self._node, name)
         return self
 
     def uid(self, uid: str) -> "DataStream":
         """Sets the operator's stable id (kept on the node; Flink uses it to match state on restore)."""
-        self._node.uid = uid
+        graph.set_uid(self._node, uid)
         return self
 
     def set_parallelism(self, parallelism: int) -> "DataStream":

@@ -29,7 +29,8 @@ from changeflow.common.configuration import Configuration
 from changeflow.config.job_parameters import GLOBAL_JOB_PARAMETERS
 from changeflow.common.typeinfo import PickledBytesTypeInfo, Types, TypeInformation
 from changeflow.plan.flush_policy import flush_policy
-from changeflow.plan.streams.rules import is_bounded
+from changeflow.plan.optimizer import PlannerSettings
+from changeflow.plan.boundedness import is_bounded
 from changeflow.datastream import graph
 from changeflow.datastream.cache import CacheRegistry, cache_nodes, check_batch
 from changeflow.datastream.data_stream import DataStream
@@ -177,7 +178,8 @@ class StreamExecutionEnvironment:
         elif policy is not None:
             flushes = (f"latest record per key, flushed every {_duration_text(policy.interval_ms)}, "
                        "on idle input and at end of input")
-        return execution_plan(list(self._sinks), self.get_parallelism(), flushes, self._caches.cached_ids())
+        settings = PlannerSettings(streaming=self._mode is not RuntimeExecutionMode.BATCH, flush=policy)
+        return execution_plan(list(self._sinks), self.get_parallelism(), settings, flushes, self._caches.cached_ids())
 
     def close(self) -> None:
         """Drops the pending sinks and releases every cached intermediate result of this environment."""

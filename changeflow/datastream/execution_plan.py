@@ -8,7 +8,9 @@ operator that buffers its output under ``execution.max-flush-interval``
 idempotent and it is keyed. An operator that outputs only after end of input
 (FLIP-331) has ``"output_only_after_end_of_stream": true`` and an
 ``"execution"`` entry saying it runs with a batch algorithm behind a blocking
-input edge; a window that never fires says so there too.
+input edge; a window that never fires says so there too. Each entry is read
+off the job's plan, as the planner annotated it (:func:`planned_job`): the runtime
+runs that same plan.
 """
 
 from __future__ import annotations
@@ -19,12 +21,18 @@ from typing import Any
 
 from changeflow.datastream import graph
 from changeflow.datastream.cache import CacheNode, plan_entry as cache_plan_entry
-from changeflow.plan.streams.rules import buffer_reason, describe_execution
+from changeflow.plan.optimizer import PlannerSettings, optimize
+from changeflow.plan.stream_nodes import KeyedProcessNode, StreamJob
 
 
-def execution_plan(sinks: list[tuple[graph.Node, Any]], parallelism: int, flushes: str | None,
-                   cached: frozenset[int] = frozenset()) -> str:
-    """The JSON plan of the jobs whose sinks are ``sinks`` (node, sink).
+def planned_job(roots: list[graph.Node], settings: PlannerSettings) -> StreamJob:
+    """The job over ``roots`` as the planner annotates it, before its checks (an invalid job's plan still prints)."""
+    return optimize(StreamJob(tuple(roots)), settings, until="output_buffer")
+
+
+def execution_plan(sinks: list[tuple[graph.Node, Any]], parallelism: int, settings: PlannerSettings,
+                   flushes: str | None, cached: frozenset[int] = frozenset()) -> str:
+    """The JSON plan of the jobs whose sinks are ``sinks`` (node, sink), planned with ``settings``.
 
     ``flushes`` describes how a buffering operator flushes (from the job's flush
     policy), or is None when no operator buffers (no flush interval, batch mode).
@@ -34,7 +42,9 @@ def execution_plan(sinks: list[tuple[graph.Node, Any]], parallelism: int, flushe
 
     >>> src = graph.SourceNode("Collection Source", None, kind="collection", payload=[("a", 1)])
     >>> total = graph.KeyedReduceNode("Keyed Reduce", None, input=src, key_selector=None, function=None)
-    >>> plan = json.loads(execution_plan([(total, None)], 2, "latest record per key, flushed every 2 min"))
+    >>> from changeflow.plan.flush_policy import FlushPolicy
+    >>> settings = PlannerSettings(flush=FlushPolicy(interval_ms=120_000))
+    >>> plan = json.loads(execution_plan([(total, None)], 2, settings, "latest record per key, flushed every 2 min"))
     >>> [(n["id"], n["pact"], n["contents"]) for n in plan["nodes"]]
     [(1, 'Data Source', 'Source: Collection Source'), (2, 'Operator', 'Keyed Reduce'), (3, 'Data Sink', 'Sink')]
     >>> plan["nodes"][1]["output_buffer"]
@@ -61,14 +71,15 @@ def execution_plan(sinks: list[tuple[graph.Node, Any]], parallelism: int, flushe
         if inputs:
             entry["predecessors"] = [{"id": i, "ship_strategy": "HASH" if node.keyed else "FORWARD",
                                       "side": "second"} for i in inputs]
-        why = buffer_reason(node)
+        why = node.traits.get("buffer_reason")
         if flushes is not None and why is not None:
             entry["output_buffer"] = f"{flushes}: {why}"
         entry.update(end_of_stream_entry(node))
         nodes.append(entry)
         return ids[node.id]
 
-    for node, sink in sinks:
+    job = planned_job([node for node, _ in sinks], settings)
+    for node, (_, sink) in zip(job.outputs, sinks, strict=True):
         upstream = visit(node)
         name = f"Sink: {_SINK_NAMES.get(type(sink).__name__, type(sink).__name__)}" if sink is not None else "Sink"
         nodes.append({"id": next(numbers), "type": name, "pact": "Data Sink", "contents": name,
@@ -82,20 +93,35 @@ _SINK_NAMES = {"PrintSink": "Print to Std. Out"}
 
 
 def end_of_stream_entry(node: graph.Node) -> dict[str, Any]:
-    """FLIP-331's plan entries of ``node``: ``output_only_after_end_of_stream`` and how it ``execution`` runs.
+    """FLIP-331's plan entries of the planned ``node``: ``output_only_after_end_of_stream`` and how it
+    ``execution`` runs.
 
     >>> from changeflow.datastream.functions import ReduceFunction
     >>> class Total(ReduceFunction):
     ...     def reduce(self, a, b): return a + b
     ...     def is_output_only_after_end_of_stream(self): return True
     >>> src = graph.SourceNode("Collection Source", None, kind="collection", payload=[1])
-    >>> entry = end_of_stream_entry(graph.KeyedReduceNode("Reduce", None, input=src, key_selector=None,
-    ...                                                    function=Total()))
+    >>> reduce = graph.KeyedReduceNode("Reduce", None, input=src, key_selector=None, function=Total())
+    >>> entry = end_of_stream_entry(planned_job([reduce], PlannerSettings()).outputs[0])
     >>> entry["output_only_after_end_of_stream"], entry["execution"].split(" (")[0]
     (True, 'batch algorithm after end of input')
     """
-    how = describe_execution(node)
+    how = _execution(node)
     if how is None:
         return {}
-    return {"output_only_after_end_of_stream": node.attributes().is_output_only_after_end_of_stream(),
-            "execution": how}
+    return {"output_only_after_end_of_stream": node.traits.get("end_of_stream", False), "execution": how}
+
+
+def _execution(node: graph.Node) -> str | None:
+    """How the planned ``node`` runs (:mod:`changeflow.plan.rules.end_of_stream`); None for an ordinary operator."""
+    if node.traits.get("never_fires", False):
+        return "never fires (GlobalWindows.create()): consumes its input, emits nothing"
+    if not node.traits.get("end_of_stream", False):
+        return None
+    if isinstance(node, graph.CoGroupNode) or (isinstance(node, graph.WindowNode) and not node.spec.combinable):
+        how = "shuffle by key, sort by key and input order, evaluate each key group once"
+    elif isinstance(node, KeyedProcessNode):
+        how = "shuffle by key, sort by key and input order, each key's input then its timers"
+    else:
+        how = "combine per partition, shuffle by key, sort, merge each key's partials once"
+    return f"batch algorithm after end of input ({how}); blocking input edge"

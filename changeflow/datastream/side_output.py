@@ -17,7 +17,7 @@ from ``process_element``; everything else it yields is its main output::
 A side output is a stream like any other: it can be transformed, collected
 and ``cache()``d (FLIP-205 caches side outputs as well). On Spark, a side
 output runs the chain up to its ``ProcessFunction`` keeping that tag's values
-only (:func:`~changeflow.plan.streams.nodes.side_output_ops`), as a second consumer of a stateless operator
+only (:func:`~changeflow.plan.stream_walks.side_output_ops`), as a second consumer of a stateless operator
 recomputes it.
 """
 
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from changeflow.common.typeinfo import PickledBytesTypeInfo, TypeInformation
 from changeflow.datastream import graph
-from changeflow.plan.streams.nodes import SideOutputNode
+from changeflow.plan.stream_nodes import SideOutputNode
 
 if TYPE_CHECKING:
     from changeflow.datastream.data_stream import DataStream

@@ -13,7 +13,7 @@ from changeflow.common.configuration import Configuration
 from changeflow.datastream.data_stream import DataStream
 from changeflow.datastream.environment import RuntimeExecutionMode, StreamExecutionEnvironment
 from changeflow.datastream import graph
-from changeflow.plan.streams.cache import CacheRegistry
+from changeflow.plan.stream_caches import CacheRegistry
 from changeflow.runtime.engine import Engine
 
 

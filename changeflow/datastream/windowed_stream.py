@@ -50,7 +50,7 @@ from changeflow.datastream.window import (EndOfStreamTrigger, GlobalWindow, Glob
 from changeflow.kernels.window import evaluate as window_kernels
 from changeflow.kernels.window.event_time import EventWindows
 from changeflow.kernels.window.processing_time import check_trigger_domain
-from changeflow.plan.streams.nodes import CoGroupNode, EventWindowNode, WindowNode
+from changeflow.plan.stream_nodes import CoGroupNode, EventWindowNode, WindowNode
 
 if TYPE_CHECKING:
     from changeflow.datastream.data_stream import DataStream, KeyedStream

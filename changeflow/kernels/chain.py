@@ -8,7 +8,7 @@ Python loop per operator, no per-record dispatch between operators); a
 fan-out operator extends each output's stamp with its index
 (:mod:`changeflow.kernels.keyed.records`).
 
-The chain's ops are the job graph's (:class:`changeflow.plan.streams.nodes.Op`);
+The chain's ops are the job graph's (:class:`changeflow.plan.stream_nodes.Op`);
 this module only reads their fields. It calls the user functions they hold as
 the keyed kernels do (:mod:`changeflow.kernels.keyed.user`), by the methods of
 Flink's interfaces and without importing the API: the front end checked each
@@ -44,7 +44,7 @@ def run(ops: list[Any], values: list[Any], stamps: list[Stamp],
     ``announce(what)``, if given, is told which function runs before each op runs over the records,
     and ``announce(None)`` after the last (the runtime records it where a dying worker's error can name it).
 
-    >>> from changeflow.plan.streams.nodes import Op
+    >>> from changeflow.plan.stream_nodes import Op
     >>> ops = [Op("flat_map", lambda s: s.split(), "split"), Op("filter", lambda w: w != "b", "not b"),
     ...        Op("map", str.upper, "upper")]
     >>> from changeflow.kernels.order import source_stamp, stamp_seq, stamp_sub
@@ -66,7 +66,7 @@ def run_timed(ops: list[Any], values: list[Any], stamps: list[Stamp], timestamps
     """:func:`run` with the records' event timestamps (None: no record has one): every output keeps
     its input's timestamp, as Flink's chained operators do; a ProcessFunction's ``ctx.timestamp()`` reads it.
 
-    >>> from changeflow.plan.streams.nodes import Op
+    >>> from changeflow.plan.stream_nodes import Op
     >>> run_timed([Op("flat_map", lambda s: s.split(), "split")], ["a b", "c"], [(0, 0), (1, 0)], [7, 9])[3]
     [7, 7, 9]
     """

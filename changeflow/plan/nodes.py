@@ -25,6 +25,8 @@ class PlanNode:
     traits: Any = field(default=None, kw_only=True, repr=False)
     # False for a node changeflow needs where Flink's plan has none: EXPLAIN prints its input in its place.
     in_flink_plan: ClassVar[bool] = True
+    # True for the DataStream API's operators (changeflow.plan.stream_nodes), which only some rules annotate.
+    stream: ClassVar[bool] = False
 
     @property
     def schema(self) -> Schema:

@@ -102,6 +102,9 @@ def with_inputs(node: PlanNode, inputs: tuple[PlanNode, ...]) -> PlanNode:
         return replace(node, union_inputs=tuple(inputs))
     if isinstance(node, Source):
         return node
+    over = getattr(node, "over", None)  # a DataStream node or job (changeflow.plan.stream_nodes) rebuilds itself
+    if over is not None:
+        return over(inputs)
     return replace(node, input=inputs[0])
 
 
@@ -117,9 +120,13 @@ def rewrite(plan: PlanNode, fn: Callable[[PlanNode], PlanNode]) -> PlanNode:
     return visit(plan)
 
 
-def annotate_all(plan: PlanNode, annotations: Callable[[PlanNode], dict[str, Any]]) -> PlanNode:
-    """``plan`` with the traits ``annotations(node)`` gives each node (its inputs annotated already)."""
-    return rewrite(plan, lambda node: annotate(node, **annotations(node)))
+def annotate_all(plan: PlanNode, annotations: Callable[[PlanNode], dict[str, Any]], streams: bool = False) -> PlanNode:
+    """``plan`` with the traits ``annotations(node)`` gives each node (its inputs annotated already).
+
+    A DataStream operator (``PlanNode.stream``) is annotated only with ``streams``: the Table API's rules
+    leave the DataStream nodes of a job to the DataStream rules, which pass it.
+    """
+    return rewrite(plan, lambda node: annotate(node, **annotations(node)) if streams or not node.stream else node)
 
 
 def annotate(node: PlanNode, **values: Any) -> PlanNode:

@@ -2,7 +2,7 @@
 
 A DataStream read as a table is a plan :class:`~changeflow.plan.nodes.Source` of
 kind ``datastream`` whose payload is a :class:`StreamInput`; a table read as a
-DataStream is a graph :class:`~changeflow.plan.streams.nodes.TableNode` whose
+DataStream is a graph :class:`~changeflow.plan.stream_nodes.TableNode` whose
 payload is a :class:`TableInput`. The Spark runtime translates both in one
 module (:mod:`changeflow.runtime.spark.bridge`), inside the query of the job
 that reads them: a mixed program is one Spark job.

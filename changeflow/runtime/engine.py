@@ -90,7 +90,7 @@ class Engine(Protocol):
     def run_datastream(self, outputs: list[tuple[Any, Any]], streaming: bool, job_name: str | None,
                        caches: Any, runtime_context: Any) -> None:
         """Runs the DataStream job whose sinks are ``outputs`` (graph node, sink); ``caches`` is the
-        environment's :class:`~changeflow.plan.streams.cache.CacheRegistry`; ``runtime_context`` builds
+        environment's :class:`~changeflow.plan.stream_caches.CacheRegistry`; ``runtime_context`` builds
         the context user functions' ``open()`` gets (the API's ``RuntimeContext``)."""
         ...
 

@@ -33,8 +33,8 @@ from changeflow.datastream.functions import RuntimeContext
 from changeflow.plan.nodes import PlanNode, Source
 from changeflow.plan.rules.changelog_mode import infer
 from changeflow.plan.stream_bridge import StreamInput, TableInput, anonymous_name
+from changeflow.plan.stream_nodes import TableNode
 from changeflow.plan.time_zone import ZoneNotSupported, in_session_zone, is_utc_or_default
-from changeflow.plan.streams.nodes import TableNode
 from changeflow.plan.type_inference import PlanError
 from changeflow.runtime.engine import Engine
 from changeflow.table.changelog_mode import ChangelogMode

@@ -5,7 +5,7 @@ import pytest
 from changeflow.common import Types
 from changeflow.datastream import FlatMapFunction, MapFunction, ProcessFunction, RuntimeContext
 from changeflow.kernels.chain import ChainRunner, run
-from changeflow.plan.streams.nodes import Op
+from changeflow.plan.stream_nodes import Op
 from changeflow.kernels.keyed import UserFunctionError
 from changeflow.kernels.keyed.records import KEY, VALUE, dumps, loads
 from changeflow.kernels.keyed.records import record_frame

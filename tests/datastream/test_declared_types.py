@@ -16,7 +16,7 @@ from changeflow.datastream import (AggregateFunction, AggregatingStateDescriptor
                                    ListStateDescriptor, MapStateDescriptor, ReducingStateDescriptor,
                                    StreamExecutionEnvironment, ValueStateDescriptor)
 from changeflow.kernels.chain import ChainRunner
-from changeflow.plan.streams.nodes import Op
+from changeflow.plan.stream_nodes import Op
 from changeflow.datastream.accumulate import AccumulateReduce
 from changeflow.kernels.keyed import KeyedProcess, KeyedReduce, UserFunctionError
 from changeflow.kernels.keyed.records import VALUE, dumps

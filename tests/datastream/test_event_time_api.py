@@ -7,7 +7,7 @@ from changeflow.datastream import StreamExecutionEnvironment
 from changeflow.datastream.connectors import NumberSequenceSource
 from changeflow.datastream.side_output import OutputTag
 from changeflow.datastream.window import EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows
-from changeflow.plan.streams.nodes import EventWindowNode, LateDataNode, TimestampsNode
+from changeflow.plan.stream_nodes import EventWindowNode, LateDataNode, TimestampsNode
 
 
 @pytest.fixture

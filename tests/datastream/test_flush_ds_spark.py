@@ -119,6 +119,7 @@ def test_a_streaming_source_fed_over_time_shows_output_only_at_flush_points(spar
 
     from changeflow.common import Row
     from changeflow.kernels.keyed.records import loads
+    from changeflow.runtime.spark.stream_graph import GraphTranslation
     from changeflow.runtime.spark.streaming import StreamingSettings, StreamingTranslator
     from changeflow.plan.flush_policy import flush_policy
 
@@ -130,7 +131,7 @@ def test_a_streaming_source_fed_over_time_shows_output_only_at_flush_points(spar
     sums = env.from_source(source).key_by(lambda r: r.k).reduce(lambda a, b: Row(k=a.k, v=a.v + b.v))
     settings = StreamingSettings(mini_batch=False, rows_per_batch=2, buckets=2, pages=64,
                                  flush=flush_policy(env.get_config()))
-    frame = StreamingTranslator(spark, settings, workdir).graph().frame([sums._node])
+    frame = GraphTranslation(StreamingTranslator(spark, settings, workdir)).frame([sums._node])
     outputs: list[tuple[int, list]] = []
 
     def collect(batch, batch_id):

@@ -9,7 +9,7 @@ from changeflow.datastream.functions import RuntimeContext
 from changeflow.common import Configuration, Types
 from changeflow.datastream import KeyedProcessFunction, StreamExecutionEnvironment, ValueStateDescriptor
 from changeflow.kernels.chain import ChainRunner
-from changeflow.plan.streams.nodes import Op
+from changeflow.plan.stream_nodes import Op
 from changeflow.kernels.keyed.buffered import KEY_COLUMNS, ChangelogRecords, as_changelog
 from changeflow.kernels.keyed.process import KeyedProcess
 from changeflow.kernels.changelog import CONTROL, KIND
@@ -18,7 +18,7 @@ from changeflow.kernels.order import source_stamp, stamps_of
 from changeflow.kernels.keyed.reduce import KeyedReduce
 from changeflow.kernels.state import InMemoryKeyedState
 from changeflow.runtime.spark.control_rows import END_OF_INPUT, FLUSH, Control, ControlFanOut, control_rows
-from changeflow.plan.streams.rules import buffering
+from changeflow.plan.rules.output_buffer import buffering
 from changeflow.plan.flush_policy import FlushPolicy
 from changeflow.runtime.spark.flush import BucketBuffer, BucketFlusher
 from changeflow.runtime.spark.packing import PAYLOAD

@@ -7,7 +7,8 @@ from changeflow.datastream import (OutputTag, ProcessFunction, RuntimeContext, R
                                    StreamExecutionEnvironment)
 from changeflow.kernels.chain import run
 from changeflow.kernels.order import source_stamp, stamp_seq
-from changeflow.plan.streams.nodes import Op, side_output_ops
+from changeflow.plan.stream_nodes import Op
+from changeflow.plan.stream_walks import side_output_ops
 
 EVEN = OutputTag("even", Types.STRING())
 STAMPS = [source_stamp(i, 0) for i in range(3)]

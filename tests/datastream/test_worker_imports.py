@@ -19,7 +19,8 @@ FIRST_IMPORTS = [
     "changeflow.kernels.window.evaluate",
     "changeflow.kernels.chain",
     "changeflow.kernels.source_records",
-    "changeflow.plan.streams.rules",
+    "changeflow.plan.stream_walks",
+    "changeflow.plan.rules.end_of_stream",
     "changeflow.runtime.spark.stream_graph",
     "changeflow.runtime.spark.end_of_stream",
 ]

@@ -114,7 +114,7 @@ def test_readable_errors_keeps_the_spark_error_and_chains_it_only_on_request(mon
 
 def test_a_chain_announces_each_function_before_it_runs_and_none_after_the_last():
     from changeflow.kernels.chain import run
-    from changeflow.plan.streams.nodes import Op
+    from changeflow.plan.stream_nodes import Op
 
     heard = []
     run([Op("map", lambda x: x + 1, "Map(inc)"), Op("flat_map", lambda x: [x, x], "FlatMap(twice)")], [1], [(0, 0)],

@@ -16,6 +16,11 @@ and for :mod:`~changeflow.plan.rules.sink_materialize` a sink over the query:
 ``# materialize: FORCE``, ``# materialize-strategy: MAP``, ``# sink-connector: upsert`` (a sink that
 takes upserts by its key, as upsert-kafka; ``# sink-key:`` with nothing after it: a sink without a key).
 
+The DataStream rules' files (``# program: datastream``) hold a DataStream program
+instead of a query: a Python expression over ``env`` (a
+``StreamExecutionEnvironment``) and the names of :data:`STREAM_NAMES`, whose
+stream is the one sink of a :class:`~changeflow.plan.stream_nodes.StreamJob`.
+
 To regenerate after an intended change, from the repository root::
 
     PYTHONPATH=$PWD:$PWD/tests python tests/plan/test_rule_fixtures.py
@@ -29,6 +34,9 @@ from pathlib import Path
 
 import pytest
 
+from types import SimpleNamespace
+
+from changeflow.datastream import DataStream, StreamExecutionEnvironment
 from changeflow.plan.event_time import WindowAggregate, WindowTableFunction
 from changeflow.plan.flush_policy import FlushPolicy
 from changeflow.plan.nodes import (Aggregate, ChangelogNormalize, Deduplicate, Join, PlanNode, Project, Rank, Sink,
@@ -37,12 +45,15 @@ from changeflow.plan.over import OverAggregate
 from changeflow.plan.optimizer import RULES, PlannerSettings, optimize
 from changeflow.plan.physical import Traits
 from changeflow.plan.rules.sink_materialize import MaterializeSettings
+from changeflow.plan.stream_nodes import Node as StreamNode, SourceNode, StreamJob
 from changeflow.plan.type_inference import PlanError
 from changeflow.sql import plan_query
 from changeflow.plan.window_ops import WindowDeduplicate, WindowJoin, WindowRank
 from fixture_files import Case, catalog, read_cases
+import stream_programs
 
 FIXTURES = Path(__file__).parent / "fixtures"
+STREAM_NAMES = {name: getattr(stream_programs, name) for name in stream_programs.__all__}
 
 # The traits each rule sets (the sink rule's effect is the tree itself).
 RULE_TRAITS = {r.name: r.traits for r in RULES}
@@ -70,7 +81,7 @@ def planner_settings(s: dict[str, str]) -> PlannerSettings:
 def label(node: PlanNode) -> str:
     """The node's kind and what tells it apart in a small plan."""
     name = type(node).__name__
-    if isinstance(node, Source):
+    if isinstance(node, (Source, StreamNode)):
         return f"{name}({node.name})"
     if isinstance(node, (Aggregate, WindowAggregate)):
         attached = ", attached" if getattr(node, "attached", False) else ""
@@ -122,7 +133,22 @@ class _UpsertSink:
     takes_upserts = True
 
 
+def stream_job(program: str) -> StreamJob:
+    """The job whose one sink reads the stream ``program`` builds (see the module docstring)."""
+    env = StreamExecutionEnvironment.get_execution_environment()
+    untyped = env.from_collection([1]).get_type()  # what PyFlink gives a source of unknown type
+    clicks = DataStream(env, SourceNode("clicks", untyped, kind="dataframe", payload=SimpleNamespace(isStreaming=True)))
+    stream = eval(program, {**STREAM_NAMES, "env": env, "clicks": clicks})  # the fixture file's own program
+    return StreamJob((stream._node,))
+
+
 def actual(case: Case) -> str:
+    if case.settings.get("program") == "datastream":
+        try:
+            planned = optimize(stream_job(case.sql), planner_settings(case.settings), until=case.file.stem)
+        except ValueError as e:
+            return f"ERROR: {e}"
+        return "\n".join(show(planned, RULE_TRAITS[case.file.stem]))
     try:
         plan = plan_query(case.sql, catalog())
         if "sink-key" in case.settings:

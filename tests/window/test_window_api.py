@@ -10,7 +10,8 @@ from changeflow.datastream import (KeyedProcessFunction, OperatorAttributesBuild
                                    StreamExecutionEnvironment, WindowFunction)
 from changeflow.datastream import graph
 from changeflow.datastream.window import EndOfStreamTrigger, GlobalWindows
-from changeflow.plan.streams.rules import check_end_of_stream_inputs, is_end_of_stream
+from changeflow.plan.rules.end_of_stream import is_end_of_stream
+from changeflow.plan.rules.end_of_stream_inputs import check_end_of_stream_inputs
 
 END = GlobalWindows.create_with_end_of_stream_trigger()
 

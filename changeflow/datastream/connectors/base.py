@@ -12,7 +12,7 @@ class Source:
     """A source for ``StreamExecutionEnvironment.from_source``: says which changeflow source node it reads.
 
     ``source_node(name)`` returns ``(kind, payload, type_info)`` (see
-    :class:`changeflow.plan.streams.nodes.SourceNode`).
+    :class:`changeflow.plan.stream_nodes.SourceNode`).
     """
 
     def source_node(self, name: str) -> tuple[str, Any, Any]:

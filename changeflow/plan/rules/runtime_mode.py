@@ -17,7 +17,7 @@ from changeflow.plan.rules import Rule
 
 def apply(plan: PlanNode, settings: Any) -> PlanNode:
     """The rule: ``streaming`` on every node."""
-    return annotate_all(plan, lambda node: {"streaming": settings.streaming})
+    return annotate_all(plan, lambda node: {"streaming": settings.streaming}, streams=True)
 
 
 RULE = Rule("runtime_mode", 20, apply, ("streaming",))

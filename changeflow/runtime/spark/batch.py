@@ -10,7 +10,7 @@ distinct non-null values.
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Any, Callable, Iterator, cast
+from typing import Any, Callable, Iterator, cast
 
 import pandas as pd
 
@@ -33,20 +33,10 @@ from changeflow.runtime.spark.current_watermark import refuse_in_batch
 from changeflow.runtime.spark.sources import batch_frame
 from changeflow.runtime.spark.spark_types import struct, to_spark
 
-if TYPE_CHECKING:
-    from changeflow.runtime.spark.stream_graph import GraphTranslation
-
 
 class BatchTranslator:
     def __init__(self, spark: SparkSession) -> None:
         self.spark = spark
-
-    def graph(self, runtime_context: Any = None, caches: Any = None, table_settings: Any = None,
-              ) -> "GraphTranslation":
-        """The DataStream operator family over this translator's frames (:mod:`.stream_graph`), in batch mode."""
-        from changeflow.runtime.spark.stream_graph import GraphTranslation
-
-        return GraphTranslation(self, runtime_context, caches, table_settings)
 
     def by_key_partition(self, child: DataFrame, keys: list[str], dtypes: dict[str, str], schema: Any,
                          fold: Callable[[pd.DataFrame | None], pd.DataFrame | None]) -> DataFrame:

@@ -1,6 +1,6 @@
 """Table <-> DataStream on Spark: the one place the two encodings meet.
 
-- :func:`table_records`: a graph :class:`~changeflow.plan.streams.nodes.TableNode`
+- :func:`table_records`: a graph :class:`~changeflow.plan.stream_nodes.TableNode`
   (``to_data_stream``, ``to_changelog_stream``, ``to_retract_stream``,
   ``to_append_stream``) is its Table plan translated by the Table runtime
   (:class:`~.streaming.StreamingTranslator` in streaming mode,
@@ -24,7 +24,6 @@ nullable INT column into floats).
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame
 from pyspark.sql import types as T
@@ -35,21 +34,19 @@ from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.keyed.records import RECORD_COLUMNS
 from changeflow.plan.nodes import Source
 from changeflow.plan.optimizer import PlannerSettings, planned
-from changeflow.plan.streams.nodes import TableNode
+from changeflow.plan.stream_nodes import TableNode
 from changeflow.runtime.spark.batch import BatchTranslator
 from changeflow.runtime.spark.record_sources import RECORDS
 from changeflow.runtime.spark.spark_types import to_spark
+from changeflow.runtime.spark.stream_graph import GraphTranslation
 from changeflow.runtime.spark.streaming import StreamingTranslator
-
-if TYPE_CHECKING:
-    from changeflow.runtime.spark.stream_graph import GraphTranslation
 
 _BATCH_ONLY_INSERTS = ("Querying a table in batch mode is currently only possible for INSERT-only table sources. "
                        "But the source for table '{name}' produces other changelog messages than just INSERT.")
 
 
 # --- a Table's changes as DataStream records ------------------------------------------------
-def table_records(job: "GraphTranslation", node: TableNode) -> DataFrame:
+def table_records(job: GraphTranslation, node: TableNode) -> DataFrame:
     """The records (``_value``, ``_kind``, ``_seq``, ``_sub``) of ``node``'s Table plan, translated inside
     ``job``'s query."""
     spec = node.payload
@@ -81,7 +78,8 @@ def stream_changes(translator: "StreamingTranslator", node: Source, directory: s
     # A translator of its own for the graph: its control rows (watermarks) are not the Table query's
     # (which has none: no flush interval, checked above).
     host = StreamingTranslator(translator.spark, translator.settings, directory)
-    records = host.graph(spec.runtime_context, spec.caches).frame([spec.node]).select(*RECORD_COLUMNS)
+    graph = GraphTranslation(host, spec.runtime_context, spec.caches, lambda: translator.settings)
+    records = graph.frame([spec.node]).select(*RECORD_COLUMNS)
     translator.flush_signal_dirs.extend(host.flush_signal_dirs)
     return records.mapInArrow(_to_changes(node, with_kind=True), _change_struct(node, True))
 
@@ -91,7 +89,8 @@ def batch_changes(spark, node: Source) -> DataFrame:
     spec = node.payload
     if spec.changelog:  # Flink's planner refuses it in batch mode, whatever the records' kinds
         raise ValueError(_BATCH_ONLY_INSERTS.format(name=node.name))
-    records = BatchTranslator(spark).graph(spec.runtime_context, spec.caches).frame([spec.node]).select(*RECORD_COLUMNS)
+    translation = GraphTranslation(BatchTranslator(spark), spec.runtime_context, spec.caches)
+    records = translation.frame([spec.node]).select(*RECORD_COLUMNS)
     return records.mapInArrow(_to_changes(node, with_kind=False), _change_struct(node, False))
 
 

@@ -7,7 +7,7 @@ before it emits anything, so, as FLIP-331 prescribes, its input edge is
 *blocking* and the operator runs in batch mode even inside a streaming job:
 
 1. **Input, consumed completely.** The operator's input is bounded (checked at
-   planning: :func:`~changeflow.plan.streams.rules.check_end_of_stream_inputs`).
+   planning: :mod:`changeflow.plan.rules.end_of_stream_inputs`).
    When everything upstream behaves the same in batch and streaming mode
    (sources, stateless chains, unions, other end-of-input operators), the input
    is simply translated as a Spark batch DataFrame. When upstream has streaming
@@ -51,9 +51,9 @@ from changeflow.kernels.order import STAMP
 from changeflow.kernels.window.co_group import CoGroupKernel
 from changeflow.kernels.window.evaluate import LAST, SIDE, WindowKernel, WindowSpec
 from changeflow.kernels.window.partitions import Combine, Discard, FireGroups, Prepare, ProcessGroups
-from changeflow.plan.streams import nodes as graph
-from changeflow.plan.streams.nodes import CoGroupNode, WindowNode, chain_under, key_op
-from changeflow.plan.streams.rules import has_streaming_state, never_fires
+from changeflow.plan import stream_nodes as graph
+from changeflow.plan.stream_nodes import CoGroupNode, WindowNode
+from changeflow.plan.stream_walks import chain_under, key_op, sources
 from changeflow.runtime.spark.batch import BatchTranslator
 from changeflow.runtime.spark.control_rows import end_of_input_records
 from changeflow.runtime.spark.query_start import start_query
@@ -69,12 +69,12 @@ _PARTIALS = T.StructType(KEYED.fields + [T.StructField(name, T.LongType(), False
 
 def translate(job: "GraphTranslation", node: graph.Node) -> DataFrame:
     """The ``(_value, _seq, _sub)`` records of ``node`` in ``job`` (see the module docstring)."""
-    if never_fires(node):
+    if node.traits.get("never_fires", False):
         return _discard(job, node)
     if isinstance(node, CoGroupNode):
         output = _co_group(job, node)
     else:
-        assert isinstance(node, graph.KeyedNode), node  # runs_at_end_of_stream: a window or a keyed operator
+        assert isinstance(node, graph.KeyedNode), node  # at_end_of_stream: a window or a keyed operator
         output = _keyed(job, node)
     if not job.streaming:
         return output
@@ -100,7 +100,7 @@ def _bounded(job: "GraphTranslation", node: graph.Node, key_selector: Any, name:
         return positioned, Prepare(ops, df.columns, job.source_numbers[base.id])
     if not job.streaming:
         return job.translate(base), Prepare(ops)
-    if has_streaming_state(base):
+    if base.traits.get("streaming_state", False):  # the planner's (plan/rules/end_of_stream.py)
         return _run_to_completion(job, base), Prepare(ops)
     # The same stamps as the streaming job's.
     return job.part(BatchTranslator(job.spark)).translate(base), Prepare(ops)
@@ -179,6 +179,6 @@ def _as_bounded_stream(job: "GraphTranslation", node: graph.Node, output: DataFr
     write_frame_files(output, directory, job.rows_per_batch)
     if job.control:
         # The operator's input ended: so did every source upstream of it, as far as downstream can tell.
-        ended = sorted(job.source_numbers[s.id] for s in graph.sources(node))
+        ended = sorted(job.source_numbers[s.id] for s in sources(node))
         write_end_marker(directory, end_of_input_records(ended))
     return file_stream(job.spark, directory, RECORDS)

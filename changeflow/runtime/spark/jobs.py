@@ -28,11 +28,11 @@ from changeflow.runtime.insert_job import InsertJob
 from changeflow.runtime.sink_not_null import enforce
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.keyed.records import VALUE, decode
-from changeflow.plan.streams.nodes import SourceNode, all_nodes
-from changeflow.plan.streams.rules import runs_as_batch
+from changeflow.plan.stream_nodes import SourceNode, StreamJob
+from changeflow.plan.stream_walks import all_nodes
 from changeflow.plan.rules.buffering import micro_batch_interval_ms
 from changeflow.plan.nodes import PlanNode, Sink
-from changeflow.plan.optimizer import PlannerSettings, planned
+from changeflow.plan.optimizer import PlannerSettings, optimize, planned
 from changeflow.runtime.spark.batch import BatchTranslator
 from changeflow.runtime.spark.combined_frames import value_columns
 from changeflow.runtime.spark.control_rows import SinkWatermark
@@ -44,7 +44,7 @@ from changeflow.runtime.spark.job_directory import (committed_batches, job_direc
 from changeflow.runtime.spark.query_settings import check_user_query, for_job
 from changeflow.runtime.spark.query_start import start_query
 from changeflow.runtime.spark.state_metrics import read_state_metrics
-from changeflow.runtime.spark.stream_graph import SINK
+from changeflow.runtime.spark.stream_graph import SINK, GraphTranslation
 from changeflow.runtime.spark.streaming import StreamingSettings, StreamingTranslator, physical_plan
 
 _KINDS = list(RowKind)
@@ -177,24 +177,28 @@ class SparkJobs:
                        table_settings: Callable[[], StreamingSettings] | None = None) -> None:
         """Run the DataStream job whose sinks are ``outputs`` (graph node, sink with ``write(records)``).
 
-        ``settings`` None (or a job that :func:`runs_as_batch`) runs in batch mode. Every sink is one
-        branch of a single query (``_sink``), translated by the translators' graph family and run by
-        the driver loop of Table queries. A named streaming job with a checkpoint root resumes from
+        ``settings`` None runs in batch mode. The job is planned once (a
+        :class:`~changeflow.plan.stream_nodes.StreamJob`; a streaming job the planner found may run as
+        batch, :mod:`changeflow.plan.rules.runs_as_batch`, runs in batch mode). Every sink is one branch of
+        a single query (``_sink``), translated by the translators' graph family and run by the driver
+        loop of Table queries. A named streaming job with a checkpoint root resumes from
         its checkpoint when run again (:mod:`.job_directory`).
         """
         if not outputs:
             raise RuntimeError("No operators defined in streaming topology. Cannot execute.")
-        roots = [node for node, _ in outputs]
         sinks = [sink for _, sink in outputs]
-        if settings is not None and runs_as_batch(roots):
+        job = optimize(StreamJob(tuple(node for node, _ in outputs)),
+                       settings.planner() if settings is not None else PlannerSettings(streaming=False))
+        if not job.traits.streaming:
             settings = None
+        roots = list(job.outputs)
         # A failure in Spark is raised as the changeflow error inside it (.errors), naming the operators.
         with job_directory(self.checkpoint_root, job_name if settings is not None else None,
                            prefix="changeflow-ds-") as workdir, \
                 readable_errors(lambda: [n.name for n in all_nodes(roots) if not isinstance(n, SourceNode)]):
             host = StreamingTranslator(self.spark, settings, workdir) if settings is not None \
                 else BatchTranslator(self.spark)
-            graph = host.graph(runtime_context, caches, table_settings)
+            graph = GraphTranslation(host, runtime_context, caches, table_settings)
             try:
                 with for_job(self.spark, starts_queries=True):  # changeflow's settings on a user's session
                     frame = graph.frame(roots)

@@ -26,7 +26,7 @@ operators buffer (:mod:`.flush_signals`).
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import pyarrow as pa
 from pyspark.sql import DataFrame
@@ -37,13 +37,11 @@ from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.keyed.records import KEY, VALUE, records_of
 from changeflow.kernels.order import STAMP, source_stamp
 from changeflow.kernels.source_records import LineEncoder, RowEncoder
-from changeflow.plan.streams.nodes import SourceNode
+from changeflow.plan.stream_nodes import SourceNode
 from changeflow.runtime.spark.control_rows import end_of_input_records
 from changeflow.plan.flush_policy import flushes_from_timers
 from changeflow.runtime.spark.flush_signals import signal_rows
-from changeflow.runtime.spark.job_directory import already_written, require_shared
-from changeflow.runtime.spark.shipping import master_url
-from changeflow.runtime.spark.source_files import file_stream, write_end_marker, write_frame_files, write_table_files
+from changeflow.runtime.spark.source_files import staged_stream
 
 if TYPE_CHECKING:
     from changeflow.runtime.spark.stream_graph import GraphTranslation
@@ -118,13 +116,7 @@ def _bounded_spark(job: "GraphTranslation", df: DataFrame, node: SourceNode, enc
     # monotonically_increasing_id grows with the partition index and within a partition:
     # the DataFrame's (and a text file's line) order.
     records = df.withColumn("__position", F.monotonically_increasing_id()).mapInPandas(encoder, RECORDS)
-    if not job.streaming:
-        return records
-    directory = _directory(job, node)
-    if not already_written(directory):  # a resumed job reads the files its first run wrote
-        write_frame_files(records.orderBy(*STAMP), directory, job.rows_per_batch)
-        _end_of_input(job, directory, node)
-    return file_stream(job.spark, directory, RECORDS)
+    return _staged(job, node, lambda: records.orderBy(*STAMP)) if job.streaming else records
 
 
 def _bounded(job: "GraphTranslation", table: pa.Table, node: SourceNode) -> DataFrame:
@@ -132,22 +124,14 @@ def _bounded(job: "GraphTranslation", table: pa.Table, node: SourceNode) -> Data
         if table.num_rows == 0:
             return job.spark.createDataFrame([], RECORDS)
         return job.spark.createDataFrame(table.to_pandas(), schema=RECORDS)
-    directory = _directory(job, node)
-    if not already_written(directory):
-        write_table_files(directory, table, job.rows_per_batch)
-        _end_of_input(job, directory, node)
-    return file_stream(job.spark, directory, RECORDS)
+    return _staged(job, node, lambda: table)
 
 
-def _directory(job: "GraphTranslation", node: SourceNode) -> str:
+def _staged(job: "GraphTranslation", node: SourceNode, records: Callable[[], Any]) -> DataFrame:
+    """A bounded source's records as a stream of files; with control rows, its end-of-input row after them."""
+    number = job.source_numbers[node.id]
     # Named by the source's position in the job, not its node id: a resumed job is the same
     # program built again, whose nodes may have other ids.
-    directory = os.path.join(job.workdir, f"source-{job.source_numbers[node.id]}")
-    require_shared(master_url(job.spark.sparkContext), directory, f"source {node.name}")
-    return directory
-
-
-def _end_of_input(job: "GraphTranslation", directory: str, node: SourceNode) -> None:
-    """With control rows, a bounded source ends with a file (a micro-batch) holding its end-of-input row."""
-    if job.control:
-        write_end_marker(directory, end_of_input_records([job.source_numbers[node.id]]))
+    directory = os.path.join(job.workdir, f"source-{number}")
+    end = (lambda: end_of_input_records([number])) if job.control else None
+    return staged_stream(job.spark, directory, RECORDS, records, job.rows_per_batch, f"source {node.name}", end)

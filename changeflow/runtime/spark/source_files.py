@@ -15,18 +15,45 @@ a DataStream source, the output of a DataStream end-of-input operator):
   second would otherwise come in any order, and micro-batches would no longer
   be prefixes of the input) and reads them one per micro-batch.
 
+:func:`staged_stream` does all three for a source, of a Table query (:mod:`.sources`)
+or of a DataStream job (:mod:`.record_sources`).
+
 ``directory`` is a local path or a Hadoop URI (:mod:`changeflow.connectors.filestore`).
 """
 
 from __future__ import annotations
+
+from typing import Callable
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
 from changeflow.connectors import filestore
+from changeflow.runtime.spark.job_directory import already_written, require_shared
+from changeflow.runtime.spark.shipping import master_url
 
 END_MARKER = "part-zzzzzzzz-end-of-input.parquet"
+
+
+def staged_stream(spark: SparkSession, directory: str, schema: T.StructType, rows: Callable[[], DataFrame | pa.Table],
+                  rows_per_batch: int, what: str, end_rows: Callable[[], pa.Table] | None = None) -> DataFrame:
+    """A bounded source's ``rows()`` as a stream of ``schema``, read from files under ``directory``.
+
+    Written once: a resumed job reads the files its first run wrote (:func:`~.job_directory.already_written`).
+    ``end_rows()`` (when given) are its end-of-input control rows, in the file read last; ``what`` names the
+    source in the error about a directory the executors cannot read.
+    """
+    require_shared(master_url(spark.sparkContext), directory, what)
+    if not already_written(directory):
+        data = rows()
+        if isinstance(data, pa.Table):
+            write_table_files(directory, data, rows_per_batch)
+        else:
+            write_frame_files(data, directory, rows_per_batch)
+        if end_rows is not None:
+            write_end_marker(directory, end_rows())
+    return file_stream(spark, directory, schema)
 
 
 def write_table_files(directory: str, table: pa.Table, rows_per_batch: int) -> None:

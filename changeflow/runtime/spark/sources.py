@@ -21,12 +21,9 @@ from pyspark.errors import AnalysisException
 
 from changeflow.common.type_values import arrow_type
 from changeflow.common.types import DataType
-from changeflow.connectors import filestore
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.plan.nodes import Source
-from changeflow.runtime.spark.job_directory import already_written, require_shared
-from changeflow.runtime.spark.source_files import file_stream, write_end_marker, write_frame_files, write_table_files
-from changeflow.runtime.spark.shipping import master_url
+from changeflow.runtime.spark.source_files import staged_stream
 from changeflow.runtime.spark.spark_types import struct
 
 
@@ -105,10 +102,10 @@ def stream_frame(spark: SparkSession, node: Source, directory: str, rows_per_bat
         return connector_stream_frame(spark, node, directory, rows_per_batch, end_of_input)
     if node.kind == "spark" and node.payload.isStreaming:
         return _ordered_stream(node)
-    if not already_written(directory):  # a resumed job reads the files its first run wrote
-        _write_stream_files(spark, node, directory, rows_per_batch, end_of_input)
     schema = struct(node.schema).add(SEQ, T.LongType(), True)
-    return bounded_changes(file_stream(spark, directory, schema), node, end_of_input)
+    stream = staged_stream(spark, directory, schema, lambda: _with_positions(node), rows_per_batch,
+                           f"source {node.name}", (lambda: _end_row(node)) if end_of_input else None)
+    return bounded_changes(stream, node, end_of_input)
 
 
 def bounded_changes(stream: DataFrame, node: Source, end_of_input: bool) -> DataFrame:
@@ -127,26 +124,21 @@ def bounded_changes(stream: DataFrame, node: Source, end_of_input: bool) -> Data
     return stream.select(*[F.col(f"`{n}`") for n in node.field_names], kind.alias(KIND), F.col(SEQ), sub.alias(SUB))
 
 
-def _write_stream_files(spark: SparkSession, node: Source, directory: str, rows_per_batch: int,
-                        end_of_input: bool) -> None:
-    """The bounded source as Parquet files of ``rows_per_batch`` rows, taken one per micro-batch in name order.
-
-    ``directory`` is a local path or a Hadoop URI (:mod:`changeflow.connectors.filestore`).
-    """
-    require_shared(master_url(spark.sparkContext), directory, f"source {node.name}")
-    filestore.store_for(directory).makedirs(directory)
+def _with_positions(node: Source) -> DataFrame | pa.Table:
+    """The bounded source's rows, each with its position in the input as ``_seq``."""
     if node.kind == "spark":
-        write_frame_files(node.payload.withColumn(SEQ, F.monotonically_increasing_id()), directory, rows_per_batch)
-    else:
-        table = arrow_table(node)
-        write_table_files(directory, table.append_column(SEQ, pa.array(range(table.num_rows), type=pa.int64())),
-                          rows_per_batch)
-    if end_of_input:  # one row with _seq = END_OF_INPUT, values null (bounded_changes makes it a control row)
-        from changeflow.runtime.spark.control_rows import END_OF_INPUT
+        return node.payload.withColumn(SEQ, F.monotonically_increasing_id())
+    table = arrow_table(node)
+    return table.append_column(SEQ, pa.array(range(table.num_rows), type=pa.int64()))
 
-        arrays = [pa.nulls(1, type=_arrow_type(t)) for _, t in node.schema]
-        arrays.append(pa.array([END_OF_INPUT], type=pa.int64()))
-        write_end_marker(directory, pa.Table.from_arrays(arrays, names=node.field_names + [SEQ]))
+
+def _end_row(node: Source) -> pa.Table:
+    """One row with ``_seq`` = END_OF_INPUT, values null (:func:`bounded_changes` makes it a control row)."""
+    from changeflow.runtime.spark.control_rows import END_OF_INPUT
+
+    arrays = [pa.nulls(1, type=_arrow_type(t)) for _, t in node.schema]
+    arrays.append(pa.array([END_OF_INPUT], type=pa.int64()))
+    return pa.Table.from_arrays(arrays, names=node.field_names + [SEQ])
 
 
 def flush_signal_rows(spark: SparkSession, node: Source, directory: str) -> DataFrame:

@@ -36,7 +36,7 @@ from typing import Callable
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 
-from changeflow.plan.streams.cache import CacheNode, CacheRegistry
+from changeflow.plan.stream_caches import CacheNode, CacheRegistry
 
 __all__ = ["JobCaches", "SparkCache"]
 
@@ -45,7 +45,7 @@ STORAGE_LEVEL = StorageLevel.MEMORY_AND_DISK
 
 
 class SparkCache:
-    """The handle a :class:`~changeflow.plan.streams.cache.CacheRegistry` keeps: the persisted records."""
+    """The handle a :class:`~changeflow.plan.stream_caches.CacheRegistry` keeps: the persisted records."""
 
     def __init__(self, frame: DataFrame) -> None:
         self.frame = frame

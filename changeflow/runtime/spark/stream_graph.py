@@ -1,10 +1,11 @@
 """The DataStream operator family: a stream graph's operators over the translators' frames.
 
-A DataStream program's graph (:mod:`changeflow.plan.streams`) is translated by
+A DataStream program's graph (:mod:`changeflow.plan.stream_nodes`), planned by
+the optimizer's DataStream rules (:mod:`changeflow.plan.rules`), is translated by
 the same :class:`~.streaming.StreamingTranslator` (streaming mode) or
 :class:`~.batch.BatchTranslator` (batch mode) as a Table plan:
-``translator.graph(...)`` gives a :class:`GraphTranslation` over it, one more
-operator family beside the Table operators (:mod:`.join`, :mod:`.rank`, ...).
+a :class:`GraphTranslation` over either is one more operator family beside the
+Table operators (:mod:`.join`, :mod:`.rank`, ...).
 Its frames are records: the pickled ``_value`` and the Table path's bookkeeping
 ``_kind``, ``_seq``, ``_sub`` (:mod:`changeflow.kernels.keyed.records`); typed
 columns would need every user function's output type, which PyFlink does not
@@ -16,7 +17,7 @@ require. Every Python call handles a whole partition or hash bucket:
   stateful path (:meth:`~.streaming.StreamingTranslator.stateful`: the fused
   chain is the packing stage's ``local`` step, control rows fan out to every
   bucket, :class:`~.processor.KernelProcessor` sends on the records' columns);
-  one whose output is idempotent (``node.attributes()``) buffers it for
+  one the planner marked ``buffers`` (:mod:`changeflow.plan.rules.output_buffer`) buffers its output for
   ``execution.max-flush-interval`` through
   :class:`~changeflow.kernels.keyed.buffered.ChangelogRecords`, in the same
   flush buffer as the Table API's group aggregation (:mod:`.flush`);
@@ -49,13 +50,14 @@ from changeflow.kernels.keyed.reduce import KeyedReduce
 from changeflow.kernels.keyed.timestamps import TimestampAssigning
 from changeflow.kernels.window.event_time import LATE
 from changeflow.kernels.window.processing_time import window_kernel
+from changeflow.plan import stream_nodes as graph
 from changeflow.plan.flush_policy import FlushPolicy
-from changeflow.plan.streams import nodes as graph
-from changeflow.plan.streams.cache import CacheNode, CacheRegistry
-from changeflow.plan.streams.nodes import (EventWindowNode, LateDataNode, SideOutputNode, TimestampsNode, all_nodes,
-                                           chain_under, key_op, side_output_ops, timestamp_assigners,
-                                           unassigned_paths)
-from changeflow.plan.streams.rules import buffering, check_end_of_stream_inputs, runs_at_end_of_stream
+from changeflow.plan.optimizer import PlannerSettings, optimize
+from changeflow.plan.stream_caches import CacheRegistry
+from changeflow.plan.stream_nodes import (CacheNode, EventWindowNode, LateDataNode, SideOutputNode, StreamJob,
+                                          TimestampsNode)
+from changeflow.plan.stream_walks import (all_nodes, chain_under, key_op, side_output_ops, sources,
+                                          timestamp_assigners, unassigned_paths)
 from changeflow.runtime.spark import end_of_stream
 from changeflow.runtime.spark.batch import BatchTranslator
 from changeflow.runtime.spark.control_rows import MAX_ASSIGNERS, WATERMARK, is_control, without_control
@@ -108,18 +110,21 @@ class GraphTranslation:
         """The job's records for the sinks over ``nodes``: ``(_value, _kind, _seq, _sub, _sink)``, ``_sink`` the
         node's index.
 
-        Bounded sources read as streams are written under the host's working
-        directory; in streaming mode the result is a streaming DataFrame the
-        caller may run with any trigger (the job runner uses ``availableNow``).
+        ``nodes`` are planned (a :class:`~changeflow.plan.stream_nodes.StreamJob`'s outputs) or planned here, in
+        this translator's mode; the translation reads what the planner wrote on them. Bounded sources read
+        as streams are written under the host's working directory; in streaming mode the result is a
+        streaming DataFrame the caller may run with any trigger (the job runner uses ``availableNow``).
         """
-        check_end_of_stream_inputs(nodes)
+        if any(n.traits is None for n in nodes):  # a DataStream converted to a Table (.bridge)
+            planner = self.settings.planner() if self.settings is not None else PlannerSettings(streaming=False)
+            nodes = list(optimize(StreamJob(tuple(nodes)), planner).outputs)
         for node in nodes:
-            for source in graph.sources(node):
+            for source in sources(node):
                 self.source_numbers.setdefault(source.id, len(self.source_numbers))
         # Control records flow through the query only when some operator buffers its output or
         # event time is used (watermarks, and the end of input that fires every event-time window).
         self.control = self.streaming and any(
-            buffering(n, self.flush) is not None or isinstance(n, (TimestampsNode, EventWindowNode))
+            n.traits.buffers or isinstance(n, (TimestampsNode, EventWindowNode))
             for n in all_nodes(nodes))
         if isinstance(self.host, StreamingTranslator):
             self.host.control = self.control  # the stateful path's packing and processor follow it
@@ -147,7 +152,7 @@ class GraphTranslation:
         return self._frames[node.id]
 
     def _translate(self, node: graph.Node) -> DataFrame:
-        if runs_at_end_of_stream(node):  # FLIP-331: batch algorithms, also in streaming jobs
+        if node.traits.get("at_end_of_stream", False):  # FLIP-331: batch algorithms, also in streaming jobs
             return end_of_stream.translate(self, node)
         if isinstance(node, graph.SourceNode):
             return source_records(self, node)
@@ -203,13 +208,13 @@ class GraphTranslation:
         if not isinstance(self.host, StreamingTranslator):
             keyed = child.mapInPandas(runner, KEYED).repartition(F.col(KEY))
             return keyed.mapInPandas(BatchKeyed(kernel), RECORDS)
-        flush = buffering(node, self.flush) if control else None
+        flush = self.flush if control and node.traits.buffers else None
         if control and not isinstance(node, EventWindowNode):  # a window's records are not buffered: no changelog
             kernel = ChangelogRecords(kernel)
-        sources = frozenset(self.source_numbers[s.id] for s in graph.sources(node))
+        upstream = frozenset(self.source_numbers[s.id] for s in sources(node))
         # The translator's stateful path, as every Table operator's; the kernel's records go out without the key.
         return self.host.stateful(child, kernel, [KEY], _OBJECT, [(c, None) for c in OUTPUT_COLUMNS], runner,
-                                  idempotent_output="append", flush=flush, sources=sources,
+                                  idempotent_output="append", flush=flush, sources=upstream,
                                   watermarks=self._watermarks(node), output_struct=RECORDS,
                                   emit_columns=RECORD_COLUMNS)
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 import functools
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -54,9 +53,6 @@ from changeflow.runtime.spark.packing import BUCKET, PACKED, Packer
 from changeflow.runtime.spark.processor import KernelProcessor
 from changeflow.runtime.spark.sources import flush_signal_rows, kernel_input_dtype, stream_frame
 from changeflow.runtime.spark.spark_types import struct
-
-if TYPE_CHECKING:
-    from changeflow.runtime.spark.stream_graph import GraphTranslation
 
 _BOOKKEEPING_FIELDS = [
     T.StructField(KIND, T.ByteType(), False),
@@ -141,19 +137,6 @@ class StreamingTranslator:
         if self.control and self.keep_watermarks:  # a sink that reads the watermark (partition commit)
             return frame.where(~is_control(F.col(KIND)) | (F.col(KIND) >= WATERMARK))
         return without_control(frame) if self.control else frame
-
-    def graph(self, runtime_context: Any = None, caches: Any = None,
-              table_settings: Callable[[], StreamingSettings] | None = None) -> "GraphTranslation":
-        """The DataStream operator family over this translator's frames (:mod:`.stream_graph`).
-
-        ``runtime_context`` builds the context user functions' ``open()`` gets;
-        ``caches`` is the environment's cache registry; ``table_settings`` gives the
-        settings of a Table plan converted inside the stream (default: this
-        translator's).
-        """
-        from changeflow.runtime.spark.stream_graph import GraphTranslation
-
-        return GraphTranslation(self, runtime_context, caches, table_settings or (lambda: self.settings))
 
     def _translate(self, node: PlanNode) -> DataFrame:
         self.watermark_scans.enter()   # the watermark assigners this node's translation reaches

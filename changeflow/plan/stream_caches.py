@@ -1,31 +1,18 @@
-"""Cache nodes of the DataStream job graph (FLIP-205) and the registry of the caches jobs created.
+"""The registry of the caches DataStream jobs created (FLIP-205).
 
 ``DataStream.cache()`` (:mod:`changeflow.datastream.cache`) wraps a stream in a
-:class:`CacheNode`; the runtime keeps the node's records after the first job
-that computes them and records its handle in the environment's
-:class:`CacheRegistry` (:mod:`changeflow.runtime.spark.stream_cache`).
+:class:`~changeflow.plan.stream_nodes.CacheNode`; the runtime keeps the node's
+records after the first job that computes them and records its handle in the
+environment's :class:`CacheRegistry` (:mod:`changeflow.runtime.spark.stream_cache`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-from changeflow.plan.streams.nodes import Node
+from changeflow.plan.stream_nodes import CacheNode, Node
 
 __all__ = ["CacheNode", "CacheRegistry"]
-
-
-@dataclass(eq=False)
-class CacheNode(Node):
-    """``input``'s records, kept after the first job computing them and read by later jobs."""
-
-    # None only in a CacheNode made as a bare registry key (tests); the API always gives the input.
-    input: Node = None  # pyright: ignore[reportAssignmentType] - see the line above
-
-    @property
-    def inputs(self) -> list[Node]:
-        return [self.input]
 
 
 class CacheRegistry:

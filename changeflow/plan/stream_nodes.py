@@ -1,21 +1,31 @@
-"""The DataStream job graph's nodes: immutable, built by the API, translated by the runtime.
+"""The DataStream job graph's nodes: plan nodes the DataStream API builds and the runtime translates.
+
+They are :class:`~changeflow.plan.nodes.PlanNode` subclasses beside the Table
+API's nodes: the same ``inputs`` and ``traits``, planned by the same optimizer
+(:mod:`changeflow.plan.optimizer`), whose DataStream rules (flush buffering,
+FLIP-331 end of input, a job run as batch, the checks; in
+:mod:`changeflow.plan.rules`) write their decisions on the nodes' traits. A
+job is a :class:`StreamJob` over its sinks' nodes.
 
 A node knows its inputs, its output type and a name; nothing here runs
 anything. Stateless nodes (:class:`Stateless`, one :class:`Op` each) are fused
 by the runtime into one Python call per partition; keyed nodes
 (:class:`KeyedReduceNode`, :class:`KeyedProcessNode`, :class:`WindowNode`)
 carry their key selector and run as stateful kernels keyed by hash bucket.
+A node's ``id`` names the operator across planning (a planned copy keeps it):
+the runtime numbers sources and assigners by it, the cache registry keys by it.
 """
 
 from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, ClassVar, Sequence
 
-from changeflow.plan.streams.attributes import (OperatorAttributes, OperatorAttributesBuilder,
-                                                function_is_output_idempotent,
-                                                function_is_output_only_after_end_of_stream)
+from changeflow.plan.nodes import PlanNode
+from changeflow.plan.operator_attributes import (OperatorAttributes, OperatorAttributesBuilder,
+                                                 function_is_output_idempotent,
+                                                 function_is_output_only_after_end_of_stream)
 
 _ids = itertools.count()
 
@@ -35,15 +45,18 @@ class Op:
     context: Any = None  # builds the context the function's open() gets (the API's RuntimeContext), or None
 
 
-@dataclass(eq=False)
-class Node:
+@dataclass(frozen=True, eq=False)
+class Node(PlanNode):
+    """A DataStream operator. ``uid`` is the user's stable id (``DataStream.uid``)."""
+
+    stream: ClassVar[bool] = True
     name: str
     type_info: Any
-    uid: str | None = field(default=None, init=False)
-    id: int = field(default_factory=lambda: next(_ids), init=False)
+    uid: str | None = field(default=None, kw_only=True)
+    id: int = field(default_factory=lambda: next(_ids), kw_only=True)
 
     @property
-    def inputs(self) -> list["Node"]:
+    def inputs(self) -> list["Node"]:  # pyright: ignore[reportIncompatibleVariableOverride] - a list, as PyFlink's
         return []
 
     @property
@@ -51,11 +64,28 @@ class Node:
         return False
 
     def attributes(self) -> OperatorAttributes:
-        """What the operator tells the planner (FLIP-365 idempotence; see :mod:`.attributes`)."""
+        """What the operator tells the planner (FLIP-365 idempotence; see :mod:`.operator_attributes`)."""
         return OperatorAttributes()
 
+    def over(self, inputs: Sequence[PlanNode]) -> "Node":
+        """This node over new ``inputs`` (same count and order as :attr:`inputs`): how the planner rebuilds it."""
+        return replace(self, input=inputs[0]) if self.inputs else self
 
-@dataclass(eq=False)
+
+def set_name(node: Node, name: str) -> None:
+    """Names ``node`` in place (``DataStream.name``): as in PyFlink, operators built on it already see the name.
+
+    Nodes are immutable once planned; the API names them while it builds the graph, before any planning.
+    """
+    object.__setattr__(node, "name", name)
+
+
+def set_uid(node: Node, uid: str) -> None:
+    """Sets ``node``'s stable id in place (``DataStream.uid``), as :func:`set_name`."""
+    object.__setattr__(node, "uid", uid)
+
+
+@dataclass(frozen=True, eq=False)
 class SourceNode(Node):
     """``kind``: ``collection`` (payload: list of values), ``text`` (a path), ``dataframe`` (a Spark DataFrame)."""
 
@@ -63,7 +93,7 @@ class SourceNode(Node):
     payload: Any = None
 
 
-@dataclass(eq=False)
+@dataclass(frozen=True, eq=False)
 class TableNode(SourceNode):
     """A Table's changes as records (``to_data_stream`` & co): ``kind`` ``table``, ``payload`` a
     :class:`~changeflow.plan.stream_bridge.TableInput`. A source of the graph: the runtime
@@ -72,7 +102,7 @@ class TableNode(SourceNode):
     kind: str = "table"
 
 
-@dataclass(eq=False)
+@dataclass(frozen=True, eq=False)
 class Stateless(Node):
     """map, flat_map, filter or a non-keyed process (see :class:`Op`)."""
 
@@ -88,7 +118,7 @@ class Stateless(Node):
         return OperatorAttributesBuilder().set_output_idempotent(idempotent).build()
 
 
-@dataclass(eq=False)
+@dataclass(frozen=True, eq=False)
 class KeyedNode(Node):
     """A stateful operator over ``input`` partitioned by ``key_selector``, running ``function``."""
 
@@ -110,7 +140,7 @@ class KeyedNode(Node):
             function_is_output_only_after_end_of_stream(self.function))
 
 
-@dataclass(eq=False)
+@dataclass(frozen=True, eq=False)
 class KeyedReduceNode(KeyedNode):
     """reduce, sum, min, max, min_by, max_by: one output per input (streaming) or per key (batch)."""
 
@@ -120,7 +150,7 @@ class KeyedReduceNode(KeyedNode):
         return self._declared().set_output_idempotent(True).build()
 
 
-@dataclass(eq=False)
+@dataclass(frozen=True, eq=False)
 class KeyedProcessNode(KeyedNode):
     """``KeyedStream.process``: a KeyedProcessFunction with per-key state and timers."""
 
@@ -128,7 +158,7 @@ class KeyedProcessNode(KeyedNode):
         return self._declared().set_output_idempotent(function_is_output_idempotent(self.function)).build()
 
 
-@dataclass(eq=False)
+@dataclass(frozen=True, eq=False)
 class TimestampsNode(Node):
     """``assign_timestamps_and_watermarks(strategy)``: records timestamped, watermarks after them
     (:mod:`changeflow.kernels.keyed.timestamps`); ``strategy`` the API's ``WatermarkStrategy``."""
@@ -141,7 +171,7 @@ class TimestampsNode(Node):
         return [self.input]
 
 
-@dataclass(eq=False)
+@dataclass(frozen=True, eq=False)
 class EventWindowNode(KeyedNode):
     """An event-time window (tumbling, sliding, session) or count window over ``input`` grouped by ``key_selector``:
     :class:`~changeflow.kernels.window.event_time.EventTimeWindow` with ``spec`` and ``windows``
@@ -156,7 +186,7 @@ class EventWindowNode(KeyedNode):
     trigger: Any = None  # the kernel's TriggerSpec (None: the event-time trigger)
 
 
-@dataclass(eq=False)
+@dataclass(frozen=True, eq=False)
 class LateDataNode(Node):
     """The late records of an event-time window (``side_output_late_data(tag)`` then ``get_side_output(tag)``)."""
 
@@ -168,32 +198,7 @@ class LateDataNode(Node):
         return [self.input]
 
 
-def timestamp_assigners(node: Node) -> list[TimestampsNode]:
-    """The nearest ``assign_timestamps_and_watermarks`` below ``node`` on each path (each once)."""
-    seen: dict[int, TimestampsNode] = {}
-
-    def visit(n: Node) -> None:
-        if isinstance(n, TimestampsNode):
-            seen.setdefault(n.id, n)
-            return
-        for i in n.inputs:
-            visit(i)
-
-    for i in node.inputs:
-        visit(i)
-    return list(seen.values())
-
-
-def unassigned_paths(node: Node) -> bool:
-    """Whether some path from ``node`` down to a source meets no ``assign_timestamps_and_watermarks``."""
-    if isinstance(node, TimestampsNode):
-        return False
-    if isinstance(node, SourceNode):
-        return True
-    return any(unassigned_paths(i) for i in node.inputs)
-
-
-@dataclass(eq=False)
+@dataclass(frozen=True, eq=False)
 class UnionNode(Node):
     streams: list = field(default_factory=list)
 
@@ -201,8 +206,11 @@ class UnionNode(Node):
     def inputs(self) -> list[Node]:
         return list(self.streams)
 
+    def over(self, inputs: Sequence[PlanNode]) -> Node:
+        return replace(self, streams=list(inputs))
 
-@dataclass(eq=False)
+
+@dataclass(frozen=True, eq=False)
 class SideOutputNode(Node):
     """The records ``input``'s ProcessFunction yielded as ``(tag, value)``; ``tag`` an ``OutputTag``."""
 
@@ -214,7 +222,7 @@ class SideOutputNode(Node):
         return [self.input]
 
 
-@dataclass(eq=False)
+@dataclass(frozen=True, eq=False)
 class WindowNode(KeyedNode):
     """A window over ``input`` grouped by ``key_selector`` computing ``spec``
     (a :class:`~changeflow.kernels.window.evaluate.WindowSpec`).
@@ -234,7 +242,7 @@ class WindowNode(KeyedNode):
         return OperatorAttributesBuilder().set_output_only_after_end_of_stream(self.fires).build()
 
 
-@dataclass(eq=False)
+@dataclass(frozen=True, eq=False)
 class CoGroupNode(Node):
     """``first.co_group(second)`` / ``first.join(second)``, then
     ``.where(first_key).equal_to(second_key).window(...).apply(function)``.
@@ -255,6 +263,9 @@ class CoGroupNode(Node):
     def inputs(self) -> list[Node]:
         return [self.first, self.second]
 
+    def over(self, inputs: Sequence[PlanNode]) -> Node:
+        return replace(self, first=inputs[0], second=inputs[1])
+
     @property
     def keyed(self) -> bool:
         return True
@@ -267,57 +278,30 @@ class CoGroupNode(Node):
         return OperatorAttributesBuilder().set_output_only_after_end_of_stream(self.fires).build()
 
 
-def sources(node: Node) -> list[SourceNode]:
-    """Every source under ``node``, each once, in first-visit order."""
-    seen: dict[int, SourceNode] = {}
+@dataclass(frozen=True, eq=False)
+class CacheNode(Node):
+    """``DataStream.cache()`` (FLIP-205): ``input``'s records, kept after the first job computing them and read
+    by later jobs (:class:`~changeflow.plan.stream_caches.CacheRegistry`)."""
 
-    def visit(n: Node) -> None:
-        if isinstance(n, SourceNode):
-            seen.setdefault(n.id, n)
-        for i in n.inputs:
-            visit(i)
+    # None only in a CacheNode made as a bare registry key (tests); the API always gives the input.
+    input: Node = None  # pyright: ignore[reportAssignmentType] - see the line above
 
-    visit(node)
-    return list(seen.values())
-
-
-def all_nodes(roots: list[Node]) -> list[Node]:
-    """Every node under ``roots``, each once."""
-    seen: dict[int, Node] = {}
-    stack = list(roots)
-    while stack:
-        n = stack.pop()
-        if n.id not in seen:
-            seen[n.id] = n
-            stack.extend(n.inputs)
-    return list(seen.values())
+    @property
+    def inputs(self) -> list[Node]:
+        return [self.input] if self.input is not None else []
 
 
-def chain_under(node: Node) -> tuple[Node, list[Op]]:
-    """The first non-stateless node under ``node`` and the stateless ops above it, bottom up (one fused chain).
+@dataclass(frozen=True, eq=False)
+class StreamJob(PlanNode):
+    """One DataStream job: the nodes its sinks read, in the sinks' order. The root the planner plans; its
+    traits carry the job's decisions (``streaming``: False for a streaming job that runs as one batch job)."""
 
-    >>> src = SourceNode("src", None)
-    >>> a = Stateless("a", None, input=src, op=Op("map", str, "a"))
-    >>> top = Stateless("b", None, input=a, op=Op("map", str, "b"))
-    >>> base, ops = chain_under(top)
-    >>> base is src, [op.name for op in ops]
-    (True, ['a', 'b'])
-    """
-    ops: list[Op] = []
-    while isinstance(node, Stateless):
-        ops.append(node.op)
-        node = node.input
-    return node, ops[::-1]
+    stream: ClassVar[bool] = True
+    outputs: tuple[Node, ...]
 
+    @property
+    def inputs(self) -> tuple[PlanNode, ...]:
+        return self.outputs
 
-def key_op(key_selector: Any, operator: str, context: Any = None) -> Op:
-    """The op running ``key_selector`` at the end of a chain feeding the keyed operator named ``operator``;
-    ``context`` builds the context a KeySelector's ``open()`` gets."""
-    return Op("key", key_selector, f"KeySelector of {operator}", context=context)
-
-
-def side_output_ops(ops: list[Op], tag: Any) -> list[Op]:
-    """The chain ``ops`` (ending with the ProcessFunction) rewritten to yield ``tag``'s values, typed by the tag."""
-    last = ops[-1]
-    side = [replace(last, side_tag=tag.tag_id, output_type=tag.type_info, name=f"{last.name} side output {tag.tag_id}")]
-    return ops[:-1] + side
+    def over(self, inputs: Sequence[PlanNode]) -> "StreamJob":
+        return replace(self, outputs=tuple(inputs))  # pyright: ignore[reportArgumentType] - graph nodes

@@ -1,0 +1,106 @@
+"""Walks over the DataStream job graph (:mod:`changeflow.plan.stream_nodes`): sources, every node, fused chains.
+
+No Spark and no API import: the planner's DataStream rules and the runtime read the graph through these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from changeflow.plan.nodes import PlanNode
+from changeflow.plan.stream_nodes import Node, Op, SourceNode, Stateless, TimestampsNode
+
+
+def timestamp_assigners(node: Node) -> list[TimestampsNode]:
+    """The nearest ``assign_timestamps_and_watermarks`` below ``node`` on each path (each once)."""
+    seen: dict[int, TimestampsNode] = {}
+
+    def visit(n: Node) -> None:
+        if isinstance(n, TimestampsNode):
+            seen.setdefault(n.id, n)
+            return
+        for i in n.inputs:
+            visit(i)
+
+    for i in node.inputs:
+        visit(i)
+    return list(seen.values())
+
+
+def unassigned_paths(node: Node) -> bool:
+    """Whether some path from ``node`` down to a source meets no ``assign_timestamps_and_watermarks``."""
+    if isinstance(node, TimestampsNode):
+        return False
+    if isinstance(node, SourceNode):
+        return True
+    return any(unassigned_paths(i) for i in node.inputs)
+
+
+def sources(node: Node) -> list[SourceNode]:
+    """Every source under ``node``, each once, in first-visit order (a Table converted to a stream is one)."""
+    seen: dict[int, SourceNode] = {}
+
+    def visit(n: Node) -> None:
+        if isinstance(n, SourceNode):
+            seen.setdefault(n.id, n)
+            return
+        for i in n.inputs:
+            visit(i)
+
+    visit(node)
+    return list(seen.values())
+
+
+def all_nodes(roots: list[Node]) -> list[Node]:
+    """Every node under ``roots``, each once."""
+    seen: dict[int, Node] = {}
+    stack = list(roots)
+    while stack:
+        n = stack.pop()
+        if n.id not in seen:
+            seen[n.id] = n
+            stack.extend(n.inputs)
+    return list(seen.values())
+
+
+def chain_under(node: Node) -> tuple[Node, list[Op]]:
+    """The first non-stateless node under ``node`` and the stateless ops above it, bottom up (one fused chain).
+
+    >>> src = SourceNode("src", None)
+    >>> a = Stateless("a", None, input=src, op=Op("map", str, "a"))
+    >>> top = Stateless("b", None, input=a, op=Op("map", str, "b"))
+    >>> base, ops = chain_under(top)
+    >>> base is src, [op.name for op in ops]
+    (True, ['a', 'b'])
+    """
+    ops: list[Op] = []
+    while isinstance(node, Stateless):
+        ops.append(node.op)
+        node = node.input
+    return node, ops[::-1]
+
+
+def key_op(key_selector: Any, operator: str, context: Any = None) -> Op:
+    """The op running ``key_selector`` at the end of a chain feeding the keyed operator named ``operator``;
+    ``context`` builds the context a KeySelector's ``open()`` gets."""
+    return Op("key", key_selector, f"KeySelector of {operator}", context=context)
+
+
+def side_output_ops(ops: list[Op], tag: Any) -> list[Op]:
+    """The chain ``ops`` (ending with the ProcessFunction) rewritten to yield ``tag``'s values, typed by the tag."""
+    last = ops[-1]
+    side = [replace(last, side_tag=tag.tag_id, output_type=tag.type_info, name=f"{last.name} side output {tag.tag_id}")]
+    return ops[:-1] + side
+
+
+def graph_nodes(plan: PlanNode) -> list[Node]:
+    """Every DataStream node under ``plan`` (a job or a Table plan), each once."""
+    seen: dict[int, PlanNode] = {}
+    stack = [plan]
+    while stack:
+        n = stack.pop()
+        if id(n) not in seen:
+            seen[id(n)] = n
+            stack.extend(n.inputs)
+    return [n for n in seen.values() if isinstance(n, Node)]

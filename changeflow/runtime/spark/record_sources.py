@@ -17,8 +17,9 @@ shuffles never lose Flink's order. Sources:
   have no order: position 0, ties keep arrival order).
 
 In streaming mode a bounded source is written once as Parquet files read one
-per micro-batch, ending with an end-of-input marker file when control rows
-flow (:mod:`.source_files`, the same files as a Table source's). An unbounded
+per micro-batch, its end-of-input row after its last rows when control rows
+flow (:mod:`.source_files`, the same files as a Table source's: in the last file,
+or for a DataFrame's files in a marker file of its own). An unbounded
 stream read up to what is available gets a flush-signal stream beside it when
 operators buffer (:mod:`.flush_signals`).
 """
@@ -134,8 +135,8 @@ def _bounded(job: "GraphTranslation", table: pa.Table, node: SourceNode) -> Data
         return job.spark.createDataFrame(table.to_pandas(), schema=RECORDS)
     directory = _directory(job, node)
     if not already_written(directory):
-        write_table_files(directory, table, job.rows_per_batch)
-        _end_of_input(job, directory, node)
+        # The end-of-input row rides in the last file (:mod:`.source_files`): no micro-batch of its own.
+        write_table_files(directory, table, job.rows_per_batch, _end_rows(job, node))
     return file_stream(job.spark, directory, RECORDS)
 
 
@@ -147,7 +148,13 @@ def _directory(job: "GraphTranslation", node: SourceNode) -> str:
     return directory
 
 
+def _end_rows(job: "GraphTranslation", node: SourceNode) -> pa.Table | None:
+    """With control rows, the source's end-of-input row (None without)."""
+    return end_of_input_records([job.source_numbers[node.id]]) if job.control else None
+
+
 def _end_of_input(job: "GraphTranslation", directory: str, node: SourceNode) -> None:
     """With control rows, a bounded source ends with a file (a micro-batch) holding its end-of-input row."""
-    if job.control:
-        write_end_marker(directory, end_of_input_records([job.source_numbers[node.id]]))
+    end_rows = _end_rows(job, node)
+    if end_rows is not None:
+        write_end_marker(directory, end_rows)

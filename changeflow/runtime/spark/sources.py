@@ -97,8 +97,9 @@ def stream_frame(spark: SparkSession, node: Source, directory: str, rows_per_bat
                  end_of_input: bool = False) -> DataFrame:
     """The source as a streaming DataFrame of ``+I`` changes, one file per micro-batch.
 
-    With ``end_of_input`` a bounded source ends with a marker micro-batch: one
-    more file holding its end-of-input control row (:mod:`.control_rows`).
+    With ``end_of_input`` a bounded source's end-of-input control row
+    (:mod:`.control_rows`) follows its last rows, in their micro-batch
+    (:mod:`.source_files`).
     """
     if node.kind == "connector":  # a DDL table's connector
         from changeflow.runtime.spark.connectors.connector_sources import connector_stream_frame
@@ -135,18 +136,21 @@ def _write_stream_files(spark: SparkSession, node: Source, directory: str, rows_
     """
     require_shared(master_url(spark.sparkContext), directory, f"source {node.name}")
     filestore.store_for(directory).makedirs(directory)
-    if node.kind == "spark":
-        write_frame_files(node.payload.withColumn(SEQ, F.monotonically_increasing_id()), directory, rows_per_batch)
-    else:
-        table = arrow_table(node)
-        write_table_files(directory, table.append_column(SEQ, pa.array(range(table.num_rows), type=pa.int64())),
-                          rows_per_batch)
+    marker = None
     if end_of_input:  # one row with _seq = END_OF_INPUT, values null (bounded_changes makes it a control row)
         from changeflow.runtime.spark.control_rows import END_OF_INPUT
 
         arrays = [pa.nulls(1, type=_arrow_type(t)) for _, t in node.schema]
         arrays.append(pa.array([END_OF_INPUT], type=pa.int64()))
-        write_end_marker(directory, pa.Table.from_arrays(arrays, names=node.field_names + [SEQ]))
+        marker = pa.Table.from_arrays(arrays, names=node.field_names + [SEQ])
+    if node.kind == "spark":
+        write_frame_files(node.payload.withColumn(SEQ, F.monotonically_increasing_id()), directory, rows_per_batch)
+        if marker is not None:
+            write_end_marker(directory, marker)
+    else:
+        table = arrow_table(node)
+        write_table_files(directory, table.append_column(SEQ, pa.array(range(table.num_rows), type=pa.int64())),
+                          rows_per_batch, marker)
 
 
 def flush_signal_rows(spark: SparkSession, node: Source, directory: str) -> DataFrame:

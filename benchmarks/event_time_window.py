@@ -151,10 +151,18 @@ def spark_baseline(spark, data: str, workdir: str) -> tuple[float, list[dict]]:
                 "state_rows": sum(int(o.get("numRowsTotal") or 0) for o in p.get("stateOperators") or []),
                 "state_rows_removed": sum(int(o.get("numRowsRemoved") or 0) for o in p.get("stateOperators") or [])}
                for p in running.recentProgress]
-    return seconds, batches
+    return seconds, batches, batch_durations(running)
 
 
-def changeflow_run(spark, data: str, rows: int, files: int) -> float:
+def batch_durations(query) -> list[dict]:
+    """Per micro-batch: its input rows and Spark's ``durationMs`` (addBatch, queryPlanning, getBatch,
+    walCommit, commit, triggerExecution), from the query's progress reports (Spark keeps the last 100)."""
+    kept = ("triggerExecution", "addBatch", "queryPlanning", "getBatch", "walCommit", "commit")
+    return [{"batch": p["batchId"], "rows_in": p["numInputRows"],
+             **{k: p["durationMs"].get(k) for k in kept}} for p in query.recentProgress]
+
+
+def changeflow_run(spark, data: str, rows: int, files: int) -> tuple[float, list[dict]]:
     t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode(), spark_session=spark)
     t_env.get_config().set("changeflow.source.rows-per-batch", str(rows // files))
     t_env.execute_sql("CREATE TABLE t (ts TIMESTAMP(3), k BIGINT, v BIGINT, "
@@ -163,10 +171,13 @@ def changeflow_run(spark, data: str, rows: int, files: int) -> float:
     t_env.execute_sql("CREATE TABLE out (ws TIMESTAMP(3), we TIMESTAMP(3), k BIGINT, cnt BIGINT, s BIGINT) "
                       "WITH ('connector' = 'blackhole')")
     start = time.perf_counter()
-    t_env.execute_sql("INSERT INTO out SELECT window_start, window_end, k, COUNT(*), SUM(v) "
-                      "FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '10' SECOND)) "
-                      "GROUP BY window_start, window_end, k").get_job_client().wait()
-    return time.perf_counter() - start
+    job = t_env.execute_sql("INSERT INTO out SELECT window_start, window_end, k, COUNT(*), SUM(v) "
+                            "FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '10' SECOND)) "
+                            "GROUP BY window_start, window_end, k").get_job_client()
+    job.wait()
+    seconds = time.perf_counter() - start
+    query = getattr(job, "query", None)   # the InsertJob's streaming query (its progress reports)
+    return seconds, [] if query is None else batch_durations(query)
 
 
 def state_growth(rows: int, keys: int, batch: int = 100_000) -> list[dict]:
@@ -387,11 +398,13 @@ def main() -> None:
         write_files(data, args.rows, args.keys, args.files)
         load_start = os.getloadavg()[0]   # the machine may be shared: the load goes with the figures
         if args.changeflow_first:   # alternate the order between runs: a shared machine's load drifts
-            changeflow_s, changeflow_cpu = timed(lambda: changeflow_run(spark, data, args.rows, args.files))
-            (spark_s, spark_batches), spark_cpu = timed(lambda: spark_baseline(spark, data, workdir))
+            (changeflow_s, changeflow_batches), changeflow_cpu = timed(
+                lambda: changeflow_run(spark, data, args.rows, args.files))
+            (spark_s, spark_batches, spark_durations), spark_cpu = timed(lambda: spark_baseline(spark, data, workdir))
         else:
-            (spark_s, spark_batches), spark_cpu = timed(lambda: spark_baseline(spark, data, workdir))
-            changeflow_s, changeflow_cpu = timed(lambda: changeflow_run(spark, data, args.rows, args.files))
+            (spark_s, spark_batches, spark_durations), spark_cpu = timed(lambda: spark_baseline(spark, data, workdir))
+            (changeflow_s, changeflow_batches), changeflow_cpu = timed(
+                lambda: changeflow_run(spark, data, args.rows, args.files))
         flink_s = None
         if args.flink_python:
             csv_data = os.path.join(workdir, "csv")
@@ -412,6 +425,7 @@ def main() -> None:
                       "cpu_ratio": round(changeflow_cpu / spark_cpu, 2)}),
                   **({} if flink_s is None else {"flink_s": round(flink_s, 1),
                                                  "ratio_to_flink": round(changeflow_s / flink_s, 2)}),
+                  "spark_batch_ms": spark_durations, "changeflow_batch_ms": changeflow_batches,
                   "spark_state_after_batches": spark_batches[:: max(1, len(spark_batches) // 10)] + spark_batches[-1:],
                   "load_average_1min": {"start": load_start, "end": os.getloadavg()[0]},
                   "state_rows_after_batches": growth[:: max(1, len(growth) // 10)] + growth[-1:]}

@@ -38,8 +38,11 @@ def test_stream_reader_plans_a_trillion_rows_a_micro_batch_at_a_time():
     start = reader.initialOffset()
     end = reader.latestOffset(start, reader.getDefaultReadLimit())
     assert end == {"row": 1000} and reader.latestOffset(start, ReadAllAvailable()) == {"row": 1000}
-    assert reader.latestOffset({"row": n - 10}, ReadMaxRows(1000)) == {"row": n}
-    assert reader.latestOffset({"row": n}, ReadMaxRows(1000)) == {"row": n + 1}  # the end-of-input marker batch
+    # The last micro-batch's rows, then the end-of-input row (index n) in the same micro-batch.
+    assert reader.latestOffset({"row": n - 10}, ReadMaxRows(1000)) == {"row": n + 1}
+    assert reader.latestOffset({"row": n - 1000}, ReadMaxRows(1000)) == {"row": n + 1}
+    assert reader.latestOffset({"row": n - 1001}, ReadMaxRows(1000)) == {"row": n - 1}
+    assert reader.latestOffset({"row": n}, ReadMaxRows(1000)) == {"row": n + 1}  # as a checkpoint ending at n resumes
     assert reader.latestOffset({"row": n + 1}, ReadMaxRows(1000)) == {"row": n + 1}  # then nothing: the query ends
     [partition] = reader.partitions(start, end)  # at least ROWS_PER_ARROW_BATCH rows a partition
     batches = list(reader.read(partition))

@@ -53,3 +53,8 @@ def test_two_phase_windows_over_parquet_drop_and_count_flink_s_late_rows(spark, 
                                   (20, "a", 1, 6), (30, "a", 1, 8)]
     metrics = job.get_state_metrics()
     assert [m["late_records_dropped"] for m in metrics if m["operator"] == "WindowAggregate"] == [2], metrics
+    # The end of input (which fired [30 s, 40 s)) rode in the last data micro-batch: no micro-batch of its own.
+    batches = [p["numInputRows"] for p in job.query.recentProgress]
+    per_batch = int(rows_per_batch)
+    assert batches == [min(per_batch, len(rows) - i) for i in range(0, len(rows), per_batch)][:-1] + [
+        len(rows) - per_batch * ((len(rows) - 1) // per_batch) + 1], batches

@@ -17,8 +17,9 @@ shuffles never lose Flink's order. Sources:
   have no order: position 0, ties keep arrival order).
 
 In streaming mode a bounded source is written once as Parquet files read one
-per micro-batch, ending with an end-of-input marker file when control rows
-flow (:mod:`.source_files`, the same files as a Table source's). An unbounded
+per micro-batch, its end-of-input row after its last rows when control rows
+flow (:mod:`.source_files`, the same files as a Table source's: in the last file,
+or for a DataFrame's files in a marker file of its own). An unbounded
 stream read up to what is available gets a flush-signal stream beside it when
 operators buffer (:mod:`.flush_signals`).
 """

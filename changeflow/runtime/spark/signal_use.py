@@ -2,10 +2,11 @@
 
 A table declared with a ``WATERMARK`` gets a watermark assigner in every plan that reads
 it; its watermark rows and end-of-input control rows (:mod:`.control_rows`) cost a Python
-stage per scan, a fan-out of every signal to every bucket of every stateful operator and
-one more micro-batch per bounded source. A plan whose operators act on neither gives the
-same changelog without them (Flink's regular joins, group aggregations and Top-N ignore
-watermarks too): Nexmark's joins (q3, q4, q9, q20) over the watermarked ``datagen`` table.
+stage per scan and a fan-out of every signal to every bucket of every stateful operator
+(and a bounded DataFrame source one more micro-batch: :mod:`.source_files`). A plan whose
+operators act on neither gives the same changelog without them (Flink's regular joins,
+group aggregations and Top-N ignore watermarks too): Nexmark's joins (q3, q4, q9, q20)
+over the watermarked ``datagen`` table.
 
 :func:`signals_needed` asks the kernels: it builds each stateful node's kernel with the
 function its translator builds it with and reads the contract's answer

@@ -94,8 +94,9 @@ def stream_frame(spark: SparkSession, node: Source, directory: str, rows_per_bat
                  end_of_input: bool = False) -> DataFrame:
     """The source as a streaming DataFrame of ``+I`` changes, one file per micro-batch.
 
-    With ``end_of_input`` a bounded source ends with a marker micro-batch: one
-    more file holding its end-of-input control row (:mod:`.control_rows`).
+    With ``end_of_input`` a bounded source's end-of-input control row
+    (:mod:`.control_rows`) follows its last rows, in their micro-batch
+    (:mod:`.source_files`).
     """
     if node.kind == "connector":  # a DDL table's connector
         from changeflow.runtime.spark.connectors.connector_sources import connector_stream_frame

@@ -121,7 +121,7 @@ class StreamingTranslator:
         self.watermark_scans = WatermarkScans(node)
         self.mini_batch_intervals = self.watermark_scans.mini_batch_intervals
         # Only where an operator acts on them (signal_use): an assigner nothing reads costs a Python
-        # stage per scan and an end-of-input micro-batch per source, and changes no result.
+        # stage per scan and a fan-out of every signal to every bucket, and changes no result.
         # A sink that reads the watermark (a partition-time partition commit) keeps them too.
         self.control = flush is not None or signals_needed(node) or self.keep_watermarks
         # A buffering bucket flushes from a timer, which only fires in a micro-batch: an

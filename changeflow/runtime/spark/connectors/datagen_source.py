@@ -11,8 +11,8 @@ whatever ``number-of-rows`` or ``events.num`` says.
   micro-batch takes at most ``rows_per_batch`` rows (the admission limit), as the
   file-backed bounded sources of :mod:`..sources` take one file of that many rows,
   so micro-batch boundaries (mini-batch bundles) and ``_seq`` (the index) are the
-  same as there. With ``end_of_input`` one more micro-batch holds the source's
-  end-of-input control row (:mod:`..control_rows`). A resumed query regenerates
+  same as there. With ``end_of_input`` the last micro-batch also holds the
+  source's end-of-input control row (:mod:`..control_rows`), after its rows. A resumed query regenerates
   its rows from the checkpointed offset. An unbounded nexmark table
   (``events.num`` = 0) is the same stream without an end: every micro-batch takes
   ``rows_per_batch`` more events.
@@ -123,9 +123,11 @@ class _Reader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             return {"row": row + step}
         n = self.connector.total_rows
         if row < n:
-            return {"row": min(n, row + step)}
+            end = min(n, row + step)
+            # The end-of-input row (index n) rides in the last data micro-batch: none of its own.
+            return {"row": n + 1 if end == n and self.end_of_input else end}
         if row == n and self.end_of_input:
-            return {"row": n + 1}  # the marker micro-batch, alone after the last data
+            return {"row": n + 1}  # no rows at all, or a checkpoint whose last micro-batch ended at n
         return start
 
     def prepareForTriggerAvailableNow(self) -> None:

@@ -116,6 +116,17 @@ def time_join_regular_join_one_bound(t_env, E):
                            "ON o.k = s.k AND o.ts >= s.ts")
 
 
+# One time bound with interval arithmetic, in WHERE: no interval join (one bound), so the bound stays in the
+# regular join's condition, whose compilers must evaluate `ts - INTERVAL` (Nexmark q7's shape).
+for _mode in ("streaming", "batch"):
+    @case(f"time_join_regular_join_interval_bound_{_mode}", mode=_mode, compare="materialized")
+    def _regular_join_interval_bound(t_env, E):
+        """One bound with interval arithmetic in WHERE: a regular join whose condition shifts a timestamp."""
+        _orders_shipments(t_env, E)
+        return t_env.sql_query("SELECT o.id, s.sid, o.ts, s.ts AS sts FROM orders o JOIN shipments s ON o.k = s.k "
+                               "WHERE o.ts >= s.ts - INTERVAL '2' SECOND")
+
+
 # --- event-time temporal joins ------------------------------------------------------------------
 # rates(currency, rate, ts): versions per currency, out of order by less than the 5 s watermark delay;
 # rate_orders(id, currency, amount, ts) probe the version valid at their time.

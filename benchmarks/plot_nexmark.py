@@ -1,16 +1,19 @@
 """Plot the Nexmark benchmark: events per CPU-second per query, changeflow beside Flink 2.3.
 
-Usage: python benchmarks/plot_nexmark.py  (needs matplotlib: ``pip install changeflow[bench]``)
+Usage: python benchmarks/plot_nexmark.py [RESULTS.json [OUT.png]]  (needs matplotlib:
+``pip install changeflow[bench]``)
 
-Reads ``benchmarks/results/nexmark.json`` (written by ``nexmark.py``) and writes
-``docs/nexmark_throughput.png``: one pair of bars per query (log scale); a query that an
-engine has no figure for (it fails or was not run) is marked with an x on the axis.
+Reads a result file of ``nexmark.py`` (by default ``benchmarks/results/nexmark.json``) and
+writes a chart (by default ``docs/nexmark_throughput.png``): one pair of bars per query (log
+scale); a query that an engine has no figure for (it fails or was not run) is marked with an x
+on the axis.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 
 import matplotlib
 
@@ -20,8 +23,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def main() -> None:
-    with open(os.path.join(HERE, "results", "nexmark.json")) as fh:
+def main(results: str = os.path.join(HERE, "results", "nexmark.json"),
+         out: str = os.path.join(os.path.dirname(HERE), "docs", "nexmark_throughput.png")) -> None:
+    with open(results) as fh:
         doc = json.load(fh)
     queries = list(doc["results"])
     fig, ax = plt.subplots(figsize=(12, 4.5))
@@ -49,10 +53,9 @@ def main() -> None:
                  f"(load average {load.get('mean', '?')}); x: no figure (the query fails or was not run)",
                  fontsize=10)
     fig.tight_layout()
-    out = os.path.join(os.path.dirname(HERE), "docs", "nexmark_throughput.png")
     fig.savefig(out, dpi=90)
     print(out)
 
 
 if __name__ == "__main__":
-    main()
+    main(*sys.argv[1:3])

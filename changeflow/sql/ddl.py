@@ -299,7 +299,7 @@ def _table_elements(cur: Cursor, start: int, stop: int) -> DeclaredSchema:
 
 def check_rowtime_type(data_type: DataType) -> None:
     """Fail, with Flink's message, unless ``data_type`` can be a watermark's time column."""
-    if data_type.root != "TIMESTAMP":
+    if data_type.root not in ("TIMESTAMP", "TIMESTAMP_LTZ"):
         raise DdlError(f"Invalid data type of time field for watermark definition. The field must be of type "
                        f"TIMESTAMP(p) or TIMESTAMP_LTZ(p), the supported precision 'p' is from 0 to 3, "
                        f"but the time field type is {data_type}")

@@ -24,6 +24,20 @@ def test_a_declared_watermark_makes_a_rowtime_attribute_and_an_assigner(t_env):
     assert "WatermarkAssigner(rowtime=[ts], watermark=[`ts` - INTERVAL '2' SECOND]" in plan
 
 
+def test_a_timestamp_ltz_column_is_a_rowtime_attribute_as_in_flink(tmp_path):
+    """The usual Flink DDL: epoch milliseconds made a TIMESTAMP_LTZ(3) and watermarked (it was refused)."""
+    t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
+    t_env.execute_sql(f"CREATE TABLE ev (ms BIGINT, k STRING, ts AS TO_TIMESTAMP_LTZ(ms, 3), "
+                      f"WATERMARK FOR ts AS ts - INTERVAL '2' SECOND) "
+                      f"WITH ('connector' = 'filesystem', 'path' = '{tmp_path}', 'format' = 'csv')")
+    assert [str(t) for t in t_env.from_path("ev").get_schema().get_field_data_types()] == [
+        "BIGINT", "STRING", "TIMESTAMP_LTZ(3) *ROWTIME*"]
+    windowed = t_env.sql_query("SELECT window_start, window_time, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE ev, "
+                               "DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY window_start, window_end, window_time")
+    assert [str(t) for t in windowed.get_schema().get_field_data_types()] == [
+        "TIMESTAMP(3) NOT NULL", "TIMESTAMP_LTZ(3) NOT NULL *ROWTIME*", "BIGINT NOT NULL"]
+
+
 def test_source_watermark_is_refused_by_name(t_env, tmp_path):
     t_env.execute_sql(f"CREATE TABLE s (ts TIMESTAMP(3), WATERMARK FOR ts AS SOURCE_WATERMARK()) "
                       f"WITH ('connector' = 'filesystem', 'path' = '{tmp_path}', 'format' = 'csv')")

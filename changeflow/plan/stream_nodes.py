@@ -86,6 +86,17 @@ def set_uid(node: Node, uid: str) -> None:
 
 
 @dataclass(frozen=True, eq=False)
+class OneInputNode(Node):
+    """An operator over one ``input``: every graph node but a source, a union and a co-group."""
+
+    input: Node = field(kw_only=True)
+
+    @property
+    def inputs(self) -> list[Node]:
+        return [self.input]
+
+
+@dataclass(frozen=True, eq=False)
 class SourceNode(Node):
     """``kind``: ``collection`` (payload: list of values), ``text`` (a path), ``dataframe`` (a Spark DataFrame)."""
 
@@ -103,15 +114,10 @@ class TableNode(SourceNode):
 
 
 @dataclass(frozen=True, eq=False)
-class Stateless(Node):
+class Stateless(OneInputNode):
     """map, flat_map, filter or a non-keyed process (see :class:`Op`)."""
 
-    input: Node = field(kw_only=True)  # every graph node but a source has its input
     op: Any = None
-
-    @property
-    def inputs(self) -> list[Node]:
-        return [self.input]
 
     def attributes(self) -> OperatorAttributes:
         idempotent = function_is_output_idempotent(self.op.function)
@@ -119,16 +125,11 @@ class Stateless(Node):
 
 
 @dataclass(frozen=True, eq=False)
-class KeyedNode(Node):
+class KeyedNode(OneInputNode):
     """A stateful operator over ``input`` partitioned by ``key_selector``, running ``function``."""
 
-    input: Node = field(kw_only=True)  # every graph node but a source has its input
     key_selector: Any = None
     function: Any = None
-
-    @property
-    def inputs(self) -> list[Node]:
-        return [self.input]
 
     @property
     def keyed(self) -> bool:
@@ -159,16 +160,11 @@ class KeyedProcessNode(KeyedNode):
 
 
 @dataclass(frozen=True, eq=False)
-class TimestampsNode(Node):
+class TimestampsNode(OneInputNode):
     """``assign_timestamps_and_watermarks(strategy)``: records timestamped, watermarks after them
     (:mod:`changeflow.kernels.keyed.timestamps`); ``strategy`` the API's ``WatermarkStrategy``."""
 
-    input: Node = field(kw_only=True)
     strategy: Any = None
-
-    @property
-    def inputs(self) -> list[Node]:
-        return [self.input]
 
 
 @dataclass(frozen=True, eq=False)
@@ -187,15 +183,10 @@ class EventWindowNode(KeyedNode):
 
 
 @dataclass(frozen=True, eq=False)
-class LateDataNode(Node):
+class LateDataNode(OneInputNode):
     """The late records of an event-time window (``side_output_late_data(tag)`` then ``get_side_output(tag)``)."""
 
-    input: Node = field(kw_only=True)  # the EventWindowNode
     tag: Any = None
-
-    @property
-    def inputs(self) -> list[Node]:
-        return [self.input]
 
 
 @dataclass(frozen=True, eq=False)
@@ -211,15 +202,10 @@ class UnionNode(Node):
 
 
 @dataclass(frozen=True, eq=False)
-class SideOutputNode(Node):
+class SideOutputNode(OneInputNode):
     """The records ``input``'s ProcessFunction yielded as ``(tag, value)``; ``tag`` an ``OutputTag``."""
 
-    input: Node = field(kw_only=True)  # every graph node but a source has its input
     tag: Any = None
-
-    @property
-    def inputs(self) -> list[Node]:
-        return [self.input]
 
 
 @dataclass(frozen=True, eq=False)

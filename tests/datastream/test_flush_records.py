@@ -7,7 +7,7 @@ import pytest
 
 from changeflow.datastream.functions import RuntimeContext
 from changeflow.common import Configuration, Types
-from changeflow.datastream import KeyedProcessFunction, StreamExecutionEnvironment, ValueStateDescriptor
+from changeflow.datastream import KeyedProcessFunction, StreamExecutionEnvironment
 from changeflow.kernels.chain import ChainRunner
 from changeflow.plan.stream_nodes import Op
 from changeflow.kernels.keyed.buffered import KEY_COLUMNS, ChangelogRecords, as_changelog
@@ -24,6 +24,7 @@ from changeflow.runtime.spark.flush import BucketBuffer, BucketFlusher
 from changeflow.runtime.spark.packing import PAYLOAD
 
 from kernel_helpers import records, values
+from stream_programs import Events, Latest  # tests/ is on sys.path (rootdir conftest)
 
 
 def ADD(x, y):  # the reduce function the tests share
@@ -128,22 +129,6 @@ def test_stateless_chains_pass_control_records_through_untouched():
     assert stamps_of(out)[-1] == (END_OF_INPUT, 0)
     keyed = ChainRunner([Op("key", lambda v: v % 2, "parity")]).process(frame)
     assert keyed[KEY].tolist()[-1] == b"" and keyed[VALUE].tolist()[-1] is None
-
-
-class Latest(KeyedProcessFunction):
-    def open(self, runtime_context):
-        self.v = runtime_context.get_state(ValueStateDescriptor("v", Types.INT()))
-
-    def process_element(self, value, ctx):
-        yield value
-
-    def is_output_idempotent(self):
-        return True
-
-
-class Events(KeyedProcessFunction):
-    def process_element(self, value, ctx):
-        yield value
 
 
 def test_which_operators_buffer():

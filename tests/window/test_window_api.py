@@ -6,12 +6,13 @@ from types import SimpleNamespace
 import pytest
 
 from changeflow.common import Types
-from changeflow.datastream import (KeyedProcessFunction, OperatorAttributesBuilder, ProcessWindowFunction,
+from changeflow.datastream import (OperatorAttributesBuilder, ProcessWindowFunction,
                                    StreamExecutionEnvironment, WindowFunction)
 from changeflow.datastream import graph
 from changeflow.datastream.window import EndOfStreamTrigger, GlobalWindows
 from changeflow.plan.rules.end_of_stream import is_end_of_stream
 from changeflow.plan.rules.end_of_stream_inputs import check_end_of_stream_inputs
+from stream_programs import AtTheEnd  # tests/ is on sys.path (rootdir conftest)
 
 END = GlobalWindows.create_with_end_of_stream_trigger()
 
@@ -62,32 +63,20 @@ def test_only_the_end_of_stream_trigger_makes_an_end_of_stream_operator(keyed):
     assert is_end_of_stream(joined._node) and joined._node.inputs == [keyed._node, keyed._node]
 
 
-class Totals(KeyedProcessFunction):
-    """Declares that it emits only after end of input (its output comes from timers)."""
-
-    def process_element(self, value, ctx):
-        ctx.timer_service().register_processing_time_timer(0)
-
-    def on_timer(self, timestamp, ctx):
-        yield ctx.get_current_key()
-
-    def is_output_only_after_end_of_stream(self):
-        return True
-
-
 def test_user_functions_declare_output_only_after_end_of_stream(keyed):
     assert OperatorAttributesBuilder().set_output_only_after_end_of_stream(True).build() \
         .is_output_only_after_end_of_stream()
-    assert is_end_of_stream(keyed.process(Totals())._node)
+    assert is_end_of_stream(keyed.process(AtTheEnd())._node)
     # An output type wraps the function: the declaration still reaches the planner.
-    assert is_end_of_stream(keyed.process(Totals(), output_type=Types.STRING())._node)
+    assert is_end_of_stream(keyed.process(AtTheEnd(), output_type=Types.STRING())._node)
     assert not is_end_of_stream(keyed.reduce(lambda a, b: a)._node)
 
 
 def test_unbounded_input_fails_at_planning_naming_operator_and_source():
     source = graph.SourceNode("clicks", None, kind="dataframe", payload=SimpleNamespace(isStreaming=True))
-    totals = graph.KeyedProcessNode("KeyedProcess(Totals)", None, input=source, key_selector=None, function=Totals())
-    with pytest.raises(ValueError, match=r"operator 'KeyedProcess\(Totals\)' outputs only after end of input.*"
+    totals = graph.KeyedProcessNode("KeyedProcess(AtTheEnd)", None, input=source, key_selector=None,
+                                    function=AtTheEnd())
+    with pytest.raises(ValueError, match=r"operator 'KeyedProcess\(AtTheEnd\)' outputs only after end of input.*"
                                          r"unbounded source 'clicks'"):
         check_end_of_stream_inputs([totals])
     never = graph.KeyedReduceNode("Reduce", None, input=source, key_selector=None, function=lambda a, b: a)

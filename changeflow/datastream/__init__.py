@@ -13,26 +13,32 @@ How it runs on Spark: :mod:`changeflow.runtime.spark.stream_graph`.
 """
 
 from changeflow.datastream.cache import CachedDataStream
+from changeflow.datastream.checkpoint_config import CheckpointConfig, CheckpointingMode, ExternalizedCheckpointRetention
 from changeflow.datastream.data_stream import CloseableIterator, DataStream, DataStreamSink, KeyedStream
 from changeflow.datastream.environment import JobExecutionResult, RuntimeExecutionMode, StreamExecutionEnvironment
 from changeflow.datastream.functions import (AggregateFunction, AllWindowFunction, CoGroupFunction, FilterFunction,
                                              FlatJoinFunction, FlatMapFunction, JoinFunction, KeyedProcessFunction,
                                              KeySelector, MapFunction, ProcessAllWindowFunction, ProcessFunction,
                                              ProcessWindowFunction, ReduceFunction, RuntimeContext, TimeDomain,
-                                             WindowFunction)
+                                             TimerService, WindowFunction)
 from changeflow.datastream.operator_attributes import OperatorAttributes, OperatorAttributesBuilder
+from changeflow.datastream.pyflink_names import refuse_module_name
 from changeflow.datastream.side_output import OutputTag
 from changeflow.datastream.sinks import CollectSink, PrintSink
 from changeflow.datastream.state import (AggregatingState, AggregatingStateDescriptor, ListState, ListStateDescriptor,
                                          MapState, MapStateDescriptor, ReducingState, ReducingStateDescriptor,
                                          StateDescriptor, ValueState, ValueStateDescriptor)
-from changeflow.datastream.window import TimeWindow
+from changeflow.datastream.stream_hints import Partitioner
+from changeflow.datastream.window import CountWindow, GlobalWindow, TimeWindow, Window, WindowAssigner
+from changeflow.datastream.window_triggers import Trigger
 from changeflow.datastream.windowed_stream import AllWindowedStream, CoGroupedStreams, JoinedStreams, WindowedStream
 
 __all__ = [
     "AggregateFunction", "AggregatingState", "AggregatingStateDescriptor", "AllWindowFunction", "AllWindowedStream",
-    "CachedDataStream", "CloseableIterator", "CoGroupFunction", "CoGroupedStreams", "CollectSink", "DataStream",
-    "DataStreamSink", "FilterFunction", "FlatJoinFunction", "FlatMapFunction", "JobExecutionResult", "JoinFunction",
+    "CachedDataStream", "CheckpointConfig", "CheckpointingMode", "CloseableIterator", "CoGroupFunction",
+    "CoGroupedStreams", "CollectSink", "CountWindow", "DataStream", "DataStreamSink",
+    "ExternalizedCheckpointRetention", "FilterFunction", "GlobalWindow", "Partitioner", "TimerService", "Trigger",
+    "Window", "WindowAssigner", "FlatJoinFunction", "FlatMapFunction", "JobExecutionResult", "JoinFunction",
     "JoinedStreams", "KeySelector", "KeyedProcessFunction", "KeyedStream", "ListState", "ListStateDescriptor",
     "MapFunction", "MapState", "MapStateDescriptor", "OperatorAttributes", "OperatorAttributesBuilder", "OutputTag",
     "PrintSink", "ProcessAllWindowFunction", "ProcessFunction", "ProcessWindowFunction", "ReduceFunction",
@@ -40,3 +46,8 @@ __all__ = [
     "StreamExecutionEnvironment", "TimeDomain", "TimeWindow", "ValueState", "ValueStateDescriptor", "WindowFunction",
     "WindowedStream",
 ]
+
+
+def __getattr__(name: str):
+    refuse_module_name(name)  # a PyFlink name changeflow lacks on purpose fails naming itself
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

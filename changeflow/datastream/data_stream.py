@@ -6,7 +6,8 @@ stream; nothing runs until ``execute()`` or ``execute_and_collect()``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from enum import Enum
+from typing import TYPE_CHECKING, Any, Callable
 
 from changeflow.common.typeinfo import PickledBytesTypeInfo, TypeInformation, Types, conform
 from changeflow.datastream import graph
@@ -14,6 +15,8 @@ from changeflow.plan.stream_nodes import Op
 from changeflow.datastream.functions import (FilterFunction, FlatMapFunction, Function, KeyedProcessFunction,
                                              KeySelector, MapFunction, ProcessFunction, ReduceFunction,
                                              RuntimeContext, describe)
+from changeflow.datastream.sinks import CloseableIterator, DataStreamSink
+from changeflow.datastream.stream_hints import StreamHints
 
 if TYPE_CHECKING:
     from changeflow.datastream.cache import CachedDataStream
@@ -31,8 +34,8 @@ def _check(func: Any, kind: type) -> None:
         raise TypeError(f"The input must be a {kind.__name__} or a callable function")
 
 
-class DataStream:
-    """A stream of records of one type."""
+class DataStream(StreamHints):
+    """A stream of records of one type (partitioning and task hints: :mod:`.stream_hints`)."""
 
     def __init__(self, env: "StreamExecutionEnvironment", node: graph.Node) -> None:
         self._env = env
@@ -63,6 +66,9 @@ class DataStream:
 
     def get_execution_environment(self) -> "StreamExecutionEnvironment":
         return self._env
+
+    def _rerouted(self) -> "DataStream":
+        return DataStream(self._env, self._node)
 
     # --- stateless transformations ------------------------------------------------------
     def _stateless(self, kind: str, func: Any, output_type: Any, default_name: str) -> "DataStream":
@@ -197,6 +203,13 @@ class DataStream:
 class KeyedStream(DataStream):
     """A stream partitioned by key; reduce/aggregations and process run per key."""
 
+    class AccumulateType(Enum):  # PyFlink's names of the built-in accumulations
+        MIN = 1
+        MAX = 2
+        MIN_BY = 3
+        MAX_BY = 4
+        SUM = 5
+
     def __init__(self, origin: DataStream, key_selector: Any, key_type: Any) -> None:
         super().__init__(origin._env, origin._node)
         self._key_selector = key_selector
@@ -263,6 +276,9 @@ class KeyedStream(DataStream):
         from changeflow.datastream.window import CountSlidingWindowAssigner, CountTumblingWindowAssigner
 
         return self.window(CountSlidingWindowAssigner(size, slide) if slide else CountTumblingWindowAssigner(size))
+
+    def _rerouted(self) -> DataStream:
+        raise TypeError("Cannot override partitioning for KeyedStream.")  # Flink's message
 
     # Stateless operators on a keyed stream lose the keying, as in PyFlink's results.
     def _origin(self) -> DataStream:
@@ -398,45 +414,3 @@ class _ConvertingProcessFunction(_Converting, KeyedProcessFunction):
             return list(produced or [])
         convert = self._converter(self.output_type)
         return [conform(self.output_type, v, self._where, convert) for v in (produced or [])]
-
-
-
-class DataStreamSink:
-    """What ``sink_to`` / ``print`` return."""
-
-    def __init__(self, sink: Any) -> None:
-        self._sink = sink
-
-    def name(self, name: str) -> "DataStreamSink":
-        return self
-
-    def uid(self, uid: str) -> "DataStreamSink":
-        return self
-
-    def set_parallelism(self, parallelism: int) -> "DataStreamSink":
-        return self
-
-
-class CloseableIterator:
-    """The records of ``execute_and_collect()``; usable in a ``with`` block as in PyFlink."""
-
-    def __init__(self, records: list[Any]) -> None:
-        self._it: Iterator[Any] = iter(records)
-
-    def __iter__(self) -> "CloseableIterator":
-        return self
-
-    def __next__(self) -> Any:
-        return next(self._it)
-
-    def next(self) -> Any:
-        return next(self._it)
-
-    def close(self) -> None:
-        self._it = iter(())
-
-    def __enter__(self) -> "CloseableIterator":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()

@@ -22,6 +22,7 @@ value per key.
 
 from __future__ import annotations
 
+import os
 from enum import Enum
 from typing import Any, Iterable
 
@@ -33,10 +34,13 @@ from changeflow.plan.optimizer import PlannerSettings
 from changeflow.plan.boundedness import is_bounded
 from changeflow.datastream import graph
 from changeflow.datastream.cache import CacheRegistry, cache_nodes, check_batch
+from changeflow.datastream.checkpoint_config import CheckpointConfig, CheckpointingMode
 from changeflow.datastream.data_stream import DataStream
 from changeflow.datastream.execution_plan import execution_plan
 from changeflow.datastream.functions import RuntimeContext
+from changeflow.datastream.pyflink_names import REFUSALS
 from changeflow.datastream.sinks import CollectSink
+from changeflow.datastream.stream_hints import check_buffer_timeout, check_max_parallelism
 from changeflow.runtime.engine import Engine, spark_engine
 
 __all__ = ["JobExecutionResult", "RuntimeExecutionMode", "StreamExecutionEnvironment"]
@@ -67,6 +71,8 @@ class StreamExecutionEnvironment:
         self._caches = CacheRegistry()  # DataStream.cache() results created by this environment's jobs
         mode = self._config.get("execution.runtime-mode")
         self._mode = RuntimeExecutionMode[str(mode)] if mode is not None else RuntimeExecutionMode.STREAMING
+        self._buffer_timeout = 100  # ms, Flink's default
+        self._local_parallelism = os.cpu_count() or 1  # Flink's default: the machine's cores
 
     @staticmethod
     def get_execution_environment(configuration: Configuration | None = None,
@@ -91,6 +97,97 @@ class StreamExecutionEnvironment:
 
     def get_config(self) -> Configuration:
         return self._config
+
+    # --- checkpointing (:mod:`.checkpoint_config`: every micro-batch is a checkpoint) -----
+    def enable_checkpointing(self, interval: int, mode: CheckpointingMode | None = None) \
+            -> "StreamExecutionEnvironment":
+        """Flink's checkpoint interval (ms) and mode, kept under Flink's keys; changeflow checkpoints every
+        micro-batch whatever they say, with exactly-once results (:mod:`.checkpoint_config`)."""
+        config = self.get_checkpoint_config().set_checkpoint_interval(interval)
+        if mode is not None:
+            config.set_checkpointing_mode(mode)
+        return self
+
+    def get_checkpoint_config(self) -> CheckpointConfig:
+        return CheckpointConfig(self._config)
+
+    def get_checkpoint_interval(self) -> int:
+        return self.get_checkpoint_config().get_checkpoint_interval()
+
+    def get_checkpointing_mode(self) -> CheckpointingMode:
+        return self.get_checkpoint_config().get_checkpointing_mode()
+
+    get_checkpointing_consistency_mode = get_checkpointing_mode
+
+    def is_unaligned_checkpoints_enabled(self) -> bool:
+        return self.get_checkpoint_config().is_unaligned_checkpoints_enabled()
+
+    def is_force_unaligned_checkpoints(self) -> bool:
+        return self.get_checkpoint_config().is_force_unaligned_checkpoints()
+
+    def enable_changelog_state_backend(self, enabled: bool) -> "StreamExecutionEnvironment":
+        """Flink's changelog state backend switch (``state.changelog.enabled``): no effect on Spark's state."""
+        self._config.set("state.changelog.enabled", bool(enabled))
+        return self
+
+    def is_changelog_state_backend_enabled(self) -> bool | None:
+        value = self._config.get("state.changelog.enabled")
+        return None if value is None else str(value).lower() == "true"
+
+    def get_default_savepoint_directory(self) -> str | None:
+        return None  # changeflow takes no savepoints (set_default_savepoint_directory is refused)
+
+    # --- Flink's task-graph settings: kept under Flink's keys, no effect on results ---------
+    def set_max_parallelism(self, max_parallelism: int) -> "StreamExecutionEnvironment":
+        check_max_parallelism(max_parallelism)
+        self._config.set("pipeline.max-parallelism", max_parallelism)
+        return self
+
+    def get_max_parallelism(self) -> int:
+        return int(self._config.get("pipeline.max-parallelism", "-1"))
+
+    def set_buffer_timeout(self, timeout_millis: int) -> "StreamExecutionEnvironment":
+        """Flink's network buffer timeout; Spark hands records on per micro-batch, not per buffer."""
+        check_buffer_timeout(timeout_millis)
+        self._buffer_timeout = timeout_millis
+        return self
+
+    def get_buffer_timeout(self) -> int:
+        return self._buffer_timeout
+
+    def disable_operator_chaining(self) -> "StreamExecutionEnvironment":
+        self._config.set("pipeline.operator-chaining.enabled", False)
+        return self
+
+    def is_chaining_enabled(self) -> bool:
+        return str(self._config.get("pipeline.operator-chaining.enabled", "true")).lower() == "true"
+
+    def is_chaining_of_operators_with_different_max_parallelism_enabled(self) -> bool:
+        return True
+
+    def register_slot_sharing_group(self, slot_sharing_group: Any) -> "StreamExecutionEnvironment":
+        return self  # Flink's slots are not Spark's executors: nothing to register
+
+    def set_default_local_parallelism(self, parallelism: int) -> None:
+        self._local_parallelism = parallelism
+
+    def get_default_local_parallelism(self) -> int:
+        return self._local_parallelism
+
+    def add_jars(self, *jars_path: str) -> None:
+        """Flink's connector and UDF jars (``pipeline.jars``): changeflow's connectors need none; a Java
+        function from a jar is refused where a job uses it."""
+        self._add_paths("pipeline.jars", jars_path)
+
+    def add_classpaths(self, *classpaths: str) -> None:
+        self._add_paths("pipeline.classpaths", classpaths)
+
+    def _add_paths(self, key: str, paths: tuple[str, ...]) -> None:
+        kept = self._config.get(key)
+        self._config.set(key, ";".join(([str(kept)] if kept else []) + list(paths)))
+
+    def __getattr__(self, name: str) -> Any:
+        return REFUSALS.attribute("StreamExecutionEnvironment", name)
 
     def configure(self, configuration: Configuration) -> None:
         for key, value in configuration.to_dict().items():

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import sys
 import threading
-from typing import Any
+from typing import Any, Iterator
 
 from changeflow.common.row import Row
 from changeflow.common.typeinfo import PickledBytesTypeInfo, RowTypeInfo, TupleTypeInfo
+from changeflow.datastream.stream_hints import TaskHints
 
-__all__ = ["CollectSink", "PrintSink", "to_java_string"]
+__all__ = ["CloseableIterator", "CollectSink", "DataStreamSink", "PrintSink", "to_java_string"]
 
 
 def to_java_string(value: Any, type_info: Any = None) -> str:
@@ -76,3 +77,44 @@ class CollectSink:
     def write(self, records: list[Any]) -> None:
         with self._lock:
             self.records.extend(records)
+
+
+class DataStreamSink(TaskHints):
+    """What ``sink_to`` / ``print`` return (Flink's task hints: :class:`.stream_hints.TaskHints`)."""
+
+    def __init__(self, sink: Any) -> None:
+        self._sink = sink
+
+    def name(self, name: str) -> "DataStreamSink":
+        return self
+
+    def uid(self, uid: str) -> "DataStreamSink":
+        return self
+
+    def set_parallelism(self, parallelism: int) -> "DataStreamSink":
+        return self
+
+
+class CloseableIterator:
+    """The records of ``execute_and_collect()``; usable in a ``with`` block as in PyFlink."""
+
+    def __init__(self, records: list[Any]) -> None:
+        self._it: Iterator[Any] = iter(records)
+
+    def __iter__(self) -> "CloseableIterator":
+        return self
+
+    def __next__(self) -> Any:
+        return next(self._it)
+
+    def next(self) -> Any:
+        return next(self._it)
+
+    def close(self) -> None:
+        self._it = iter(())
+
+    def __enter__(self) -> "CloseableIterator":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

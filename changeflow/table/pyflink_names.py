@@ -10,7 +10,7 @@ listed name is absent from the class and still refused.
 
 from __future__ import annotations
 
-from typing import Any, NoReturn
+from changeflow.common.refusals import Refusals
 
 _CATALOGS = ("Catalog objects are Java catalogs; create an in-memory catalog with "
              "CREATE CATALOG c WITH ('type' = 'generic_in_memory')")
@@ -43,18 +43,6 @@ UNSUPPORTED: dict[str, dict[str, str]] = {
 }
 
 
-def refuse(owner: str, name: str) -> NoReturn:
-    """Raise for PyFlink's ``owner.name``, which changeflow does not implement."""
-    raise NotImplementedError(f"{owner}.{name} (PyFlink's) is not supported by changeflow: {UNSUPPORTED[owner][name]}")
-
-
-def refused_attribute(owner: str, name: str) -> Any:
-    """A callable that raises for ``owner.name``; an ``AttributeError`` for names PyFlink does not have."""
-    if name not in UNSUPPORTED.get(owner, {}):
-        raise AttributeError(f"{owner!r} object has no attribute {name!r}")
-
-    def unsupported(*args: Any, **kwargs: Any) -> NoReturn:
-        refuse(owner, name)
-
-    unsupported.__name__ = name
-    return unsupported
+_REFUSALS = Refusals(UNSUPPORTED)
+refuse = _REFUSALS.refuse
+refused_attribute = _REFUSALS.attribute

@@ -40,7 +40,7 @@ import math
 from typing import Any
 
 from changeflow.common.row_kind import RowKind
-from changeflow.connectors.values import _float32_digits, java_double, java_time, sql_timestamp
+from changeflow.connectors.values import float32_digits, java_double, java_time, sql_timestamp
 
 Schema = tuple
 
@@ -111,7 +111,7 @@ class ChangelogEncoder:
         if root in ("TINYINT", "SMALLINT", "INT", "BIGINT"):
             return str(int(value))
         if root in ("DOUBLE", "FLOAT"):
-            text = java_double(value if root == "DOUBLE" else _float32_digits(value))
+            text = java_double(value if root == "DOUBLE" else float32_digits(value))
             # Jackson quotes what is not a JSON number (its QUOTE_NON_NUMERIC_NUMBERS default).
             return text if math.isfinite(value) else f'"{text}"'
         if root == "DECIMAL":

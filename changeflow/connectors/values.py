@@ -185,7 +185,7 @@ def csv_field(value: Any, t: DataType) -> str | None:
     if t.root == "DOUBLE":
         return java_double(value)
     if t.root == "FLOAT":
-        return java_double(_float32_digits(value))
+        return java_double(float32_digits(value))
     return str(value)
 
 
@@ -216,7 +216,7 @@ def java_double(value: float) -> str:
     return f"{sign}{all_digits[0]}.{all_digits[1:] or '0'}E{point - 1}"
 
 
-def _float32_digits(value: float) -> float:
+def float32_digits(value: float) -> float:
     """The shortest decimal that reads back as the same FLOAT (Java's Float.toString digits)."""
     import numpy as np
 
@@ -243,7 +243,7 @@ def flink_string(value: Any, t: DataType) -> str:
     if root == "DOUBLE":
         return java_double(float(value))
     if root == "FLOAT":
-        return java_double(_float32_digits(value))
+        return java_double(float32_digits(value))
     if root == "DECIMAL":
         return str(decimal.Decimal(value).quantize(decimal.Decimal(1).scaleb(-t.params[1])))
     if root == "TIMESTAMP":

@@ -24,8 +24,11 @@ each record once across restarts).
 
 An unbounded source in a STREAMING job reads the records there when the job starts (as
 any unbounded Spark stream of a DataStream job, ``availableNow``) and ends; running
-the job again reads what came since. Not supported (refused naming it): deserializers
-and serializers other than ``SimpleStringSchema`` (UTF-8), ``set_partitions``,
+the job again reads what came since. Records are strings with ``SimpleStringSchema`` (UTF-8),
+or ``Row``s with the JSON row formats of :mod:`changeflow.datastream.formats.json` (a
+deserializer runs as a flat map right after the source; a serializer in the sink). Not
+supported (refused naming it): CSV and Avro row schemas, a key serializer beside a JSON value
+serializer, ``set_partitions``,
 ``KafkaOffsetsInitializer.offsets`` over several topics, ``set_unbounded``, a topic
 selector, and the legacy ``FlinkKafkaConsumer``/``FlinkKafkaProducer``.
 """
@@ -44,6 +47,8 @@ from changeflow.common.typeinfo import Types
 from changeflow.common.types import DataTypes
 from changeflow.connectors.sink_job import SinkJob
 from changeflow.datastream.connectors.base import DeliveryGuarantee, Sink, Source
+from changeflow.datastream.formats.json import JsonRowDeserializationSchema, JsonRowSerializationSchema
+from changeflow.datastream.functions import FlatMapFunction
 
 __all__ = ["FlinkKafkaConsumer", "FlinkKafkaProducer", "KafkaOffsetResetStrategy", "KafkaOffsetsInitializer",
            "KafkaRecordSerializationSchema", "KafkaRecordSerializationSchemaBuilder", "KafkaSink",
@@ -59,10 +64,23 @@ def _table(name: str, options: dict[str, str]) -> CatalogTable:
     return CatalogTable(name, schema, {"connector": "kafka", "value.format": "raw", **options})
 
 
-def _check_string_schema(schema: Any, what: str) -> None:
-    if not isinstance(schema, SimpleStringSchema):
+def _check_string_schema(schema: Any, what: str, json_schema: type | None = None) -> None:
+    if not isinstance(schema, SimpleStringSchema) and not (json_schema is not None and isinstance(schema, json_schema)):
+        json_name = f" or {json_schema.__name__}" if json_schema is not None else ""
         raise NotImplementedError(f"{what}({type(schema).__name__}) is not supported by changeflow: use "
-                                  f"SimpleStringSchema() (JSON, CSV, Avro row schemas are not implemented)")
+                                  f"SimpleStringSchema(){json_name} (CSV and Avro row schemas are not implemented)")
+
+
+class _Deserialize(FlatMapFunction):
+    """A Kafka record's value (its UTF-8 text) through a row deserializer: a row, or nothing for a null."""
+
+    def __init__(self, schema: JsonRowDeserializationSchema) -> None:
+        self.schema = schema
+
+    def flat_map(self, value: str) -> Any:
+        row = self.schema.deserialize(value.encode("utf-8"))
+        if row is not None:
+            yield row
 
 
 class KafkaOffsetResetStrategy(Enum):
@@ -183,7 +201,8 @@ class KafkaSourceBuilder:
         return self
 
     def set_value_only_deserializer(self, deserialization_schema: Any) -> "KafkaSourceBuilder":
-        _check_string_schema(deserialization_schema, "KafkaSourceBuilder.set_value_only_deserializer")
+        _check_string_schema(deserialization_schema, "KafkaSourceBuilder.set_value_only_deserializer",
+                             JsonRowDeserializationSchema)
         self._deserializer = deserialization_schema
         return self
 
@@ -228,7 +247,7 @@ class KafkaSourceBuilder:
                                           "source that reads nothing) is not supported by changeflow")
             options.update(self._stop.options("scan.bounded"))
         options.update({f"properties.{k}": v for k, v in properties.items()})
-        return KafkaSource(options, self._stop is not None)
+        return KafkaSource(options, self._stop is not None, self._deserializer)
 
 
 def _initializer(value: Any, method: str) -> KafkaOffsetsInitializer:
@@ -240,9 +259,10 @@ def _initializer(value: Any, method: str) -> KafkaOffsetsInitializer:
 class KafkaSource(Source):
     """Records of Kafka topics, each value a ``Types.STRING()`` record (see the module docstring)."""
 
-    def __init__(self, options: dict[str, str], bounded: bool) -> None:
+    def __init__(self, options: dict[str, str], bounded: bool, deserializer: Any = None) -> None:
         self.options = options
         self.bounded = bounded
+        self.deserializer = deserializer
 
     @staticmethod
     def builder() -> KafkaSourceBuilder:
@@ -256,6 +276,12 @@ class KafkaSource(Source):
 
     def source_node(self, name: str) -> tuple[str, Any, Any]:
         return "kafka", self.connector(name), Types.STRING()
+
+    def record_decoder(self) -> tuple[FlatMapFunction, Any] | None:
+        """The function turning each value's text into the deserializer's records, and their type (None: text)."""
+        if isinstance(self.deserializer, JsonRowDeserializationSchema):
+            return _Deserialize(self.deserializer), self.deserializer.get_produced_type()
+        return None
 
 
 class KafkaTopicSelector:
@@ -303,7 +329,7 @@ class KafkaRecordSerializationSchemaBuilder:
     def set_value_serialization_schema(self, value_serialization_schema: Any) \
             -> "KafkaRecordSerializationSchemaBuilder":
         _check_string_schema(value_serialization_schema, "KafkaRecordSerializationSchemaBuilder."
-                                                         "set_value_serialization_schema")
+                                                         "set_value_serialization_schema", JsonRowSerializationSchema)
         self._value = value_serialization_schema
         return self
 
@@ -313,6 +339,10 @@ class KafkaRecordSerializationSchemaBuilder:
         if self._value is None:
             raise ValueError("KafkaRecordSerializationSchema: a value serialization schema is required "
                              "(set_value_serialization_schema)")
+        if self._key is not None and not isinstance(self._value, SimpleStringSchema):
+            raise NotImplementedError("KafkaRecordSerializationSchema with a key serializer and a JSON value "
+                                      "serializer is not supported by changeflow: the key is written only as the "
+                                      "record's text (SimpleStringSchema for both)")
         return KafkaRecordSerializationSchema(self._topic, self._key, self._value)
 
 
@@ -368,16 +398,17 @@ class KafkaSinkBuilder:
                    **{f"properties.{k}": v for k, v in self._properties.items()}}
         if self._serializer.key_schema is not None:  # the key is the record too
             options.update({"key.format": "raw", "key.fields": _COLUMN})
-        return KafkaSink(options, self._prefix)
+        return KafkaSink(options, self._prefix, self._serializer.value_schema)
 
 
 class KafkaSink(Sink):
     """Writes each record (a string) as a Kafka record's value (and key, with a key serializer)."""
 
-    def __init__(self, options: dict[str, str], transactional_id_prefix: str | None) -> None:
+    def __init__(self, options: dict[str, str], transactional_id_prefix: str | None, value_schema: Any = None) -> None:
         from changeflow.connectors.kafka_sink import KafkaSink as KafkaTableSink
 
         self._sink = KafkaTableSink(_table("KafkaSink", options))
+        self._serializer = value_schema
         if transactional_id_prefix:
             self._sink.transactional_id_prefix = transactional_id_prefix
 
@@ -395,6 +426,8 @@ class KafkaSink(Sink):
 
     def write_batch(self, records: list[Any], batch_id: int | None) -> None:
         """Produces one micro-batch's records in order (exactly once: one transaction, skipped if committed)."""
+        if isinstance(self._serializer, JsonRowSerializationSchema):
+            records = [self._serializer.serialize(r).decode("utf-8") for r in records]
         for record in records:
             if not isinstance(record, str):
                 raise TypeError(f"KafkaSink with SimpleStringSchema writes STRING records, got {record!r}; map the "

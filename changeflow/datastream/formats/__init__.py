@@ -1,0 +1,1 @@
+"""PyFlink's record formats of the DataStream connectors (``pyflink.datastream.formats``): ``json``."""

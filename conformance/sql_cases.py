@@ -36,7 +36,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Optional, Tuple
 
-__all__ = ["SqlCase", "CASES", "case", "MINIBATCH", "COMPARES"]
+__all__ = ["SqlCase", "CASES", "case", "case_in_both_modes", "queries_in_both_modes", "MINIBATCH", "COMPARES"]
 
 COMPARES = ("changelog", "multiset", "materialized", "error")
 
@@ -104,6 +104,28 @@ def case(name: str, *, mode: str = "streaming", config: Optional[Dict[str, str]]
         return build
 
     return register
+
+
+def case_in_both_modes(name: str, *, description: Optional[str] = None, **options) -> Callable[[Callable], Callable]:
+    """Register ``build`` as two cases, ``{name}_streaming`` and ``{name}_batch``, each in its mode
+    (``options`` as for :func:`case`); ``{mode}`` in ``description`` (default: the docstring) names it."""
+    def register(build: Callable) -> Callable:
+        text = description if description is not None else (build.__doc__ or "")
+        for mode in ("streaming", "batch"):
+            case(f"{name}_{mode}", mode=mode, description=text.replace("{mode}", mode), **options)(build)
+        return build
+
+    return register
+
+
+def queries_in_both_modes(prefix: str, queries: Dict[str, str], setup: Callable, what: str, **options) -> None:
+    """Register each of ``queries`` (name: SQL over the tables ``setup(t_env, E)`` makes) in both modes
+    (:func:`case_in_both_modes`, as ``{prefix}{name}``), described as ``SQL (mode): what``."""
+    for name, sql in queries.items():
+        def build(t_env, E, sql=sql):
+            setup(t_env, E)
+            return t_env.sql_query(sql)
+        case_in_both_modes(f"{prefix}{name}", description=f"{sql} ({{mode}}): {what}", **options)(build)
 
 
 # Mini-batch on, with a latency far longer than the job: a bounded input is consumed

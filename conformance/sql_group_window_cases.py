@@ -17,7 +17,7 @@ Flink refuses (a group window over a column that is not a time attribute).
 
 from __future__ import annotations
 
-from conformance.sql_cases import case
+from conformance.sql_cases import case, case_in_both_modes
 from conformance.sql_window_cases import WHY_WINDOW, _bids
 
 _TUMBLE = "TUMBLE(ts, INTERVAL '10' SECOND)"
@@ -95,6 +95,18 @@ def group_window_tumble_batch(t_env, E):
     """group_window_tumble in batch mode: the same rows (the watermark plays no part)."""
     _bids(t_env, E)
     return t_env.sql_query(_TUMBLE_QUERY)
+
+
+@case_in_both_modes("group_window_rowtime_in_expressions", compare="multiset", why=WHY_WINDOW)
+def group_window_rowtime_in_expressions(t_env, E):
+    """TUMBLE_ROWTIME inside expressions (a CAST to STRING, + INTERVAL, IS NULL): typed from the
+    auxiliary function's nullable TIMESTAMP(3) *ROWTIME*, where TUMBLE_START's stay NOT NULL."""
+    _bids(t_env, E)
+    rowtime = "TUMBLE_ROWTIME(ts, INTERVAL '10' SECOND)"
+    return t_env.sql_query(
+        f"SELECT k, CAST({rowtime} AS STRING) AS rs, {rowtime} + INTERVAL '1' SECOND AS rp, {rowtime} IS NULL AS rn, "
+        f"CAST(TUMBLE_START(ts, INTERVAL '10' SECOND) AS STRING) AS ss, COUNT(*) AS cnt "
+        f"FROM bids GROUP BY {_TUMBLE}, k")
 
 
 @case("group_window_error_not_time_attribute", compare="error", error_mentions=("time attribute",))

@@ -8,7 +8,7 @@ read two scans, so their streaming changelogs are compared materialized.
 
 from __future__ import annotations
 
-from conformance.sql_cases import _kv, _schema, _t, _view, case
+from conformance.sql_cases import _kv, _schema, _t, _view, case, queries_in_both_modes
 
 # Two multisets with duplicates, a NULL and overlapping rows: a(k, s), b(k, s).
 A_ROWS = [(1, "x"), (1, "x"), (1, "x"), (2, "y"), (3, None), (3, None), (4, "z"), (5, "w")]
@@ -34,17 +34,8 @@ _SETOPS = {
 }
 
 
-def _register_setops():
-    for name, sql in _SETOPS.items():
-        for mode in ("streaming", "batch"):
-            def build(t_env, E, sql=sql):
-                _ab(t_env, E)
-                return t_env.sql_query(sql)
-            build.__doc__ = f"{sql} ({mode}): duplicates and NULLs compare as set operations do."
-            case(f"setop_{name}_{mode}", mode=mode, compare="materialized")(build)
-
-
-_register_setops()
+queries_in_both_modes("setop_", _SETOPS, _ab, "duplicates and NULLs compare as set operations do.",
+                      compare="materialized")
 
 # Over updating inputs: per-key sums that go up and down (KV_ROWS), so the set
 # operation's input retracts rows.

@@ -9,7 +9,9 @@ watermark delay, so no row is late whenever Flink's periodic watermark comes.
 
 from __future__ import annotations
 
-from conformance.sql_cases import _write, case
+import functools
+
+from conformance.sql_cases import _write, case, case_in_both_modes, queries_in_both_modes
 
 # orders(id, k, ts, amount) and shipments(sid, k, ts, carrier): times in seconds after 2024-01-01 00:00:00.
 ORDER_ROWS = [(1, "a", 1, 10), (2, "b", 2, 20), (3, "a", 5, 30), (4, "c", 4, 40), (5, "a", 9, 50),
@@ -69,17 +71,8 @@ _INTERVAL_JOINS = {
 }
 
 
-def _register_interval_joins(prefix, queries, what, late=False):
-    for name, sql in queries.items():
-        for mode in ("streaming", "batch"):
-            def build(t_env, E, sql=sql):
-                _orders_shipments(t_env, E, late=late)
-                return t_env.sql_query(sql)
-            build.__doc__ = f"{sql} ({mode}): {what}"
-            case(f"{prefix}{name}_{mode}", mode=mode, compare="materialized")(build)
-
-
-_register_interval_joins("interval_join_", _INTERVAL_JOINS, "an interval join over two rowtime attributes.")
+queries_in_both_modes("interval_join_", _INTERVAL_JOINS, _orders_shipments,
+                      "an interval join over two rowtime attributes.", compare="materialized")
 
 
 # Bounds in WHERE rather than ON: Flink pushes them into the join condition (FlinkFilterJoinRule), and a LEFT
@@ -92,8 +85,9 @@ _WHERE_JOINS = {
 }
 
 
-_register_interval_joins("interval_join_where_", _WHERE_JOINS, "time bounds in WHERE make an interval join, "
-                         "as in ON; inputs with out-of-order rows and late rows.", late=True)
+queries_in_both_modes("interval_join_where_", _WHERE_JOINS, functools.partial(_orders_shipments, late=True),
+                      "time bounds in WHERE make an interval join, as in ON; inputs with out-of-order rows and late "
+                      "rows.", compare="materialized")
 
 
 @case("interval_join_then_tumble", compare="materialized")
@@ -118,13 +112,12 @@ def time_join_regular_join_one_bound(t_env, E):
 
 # One time bound with interval arithmetic, in WHERE: no interval join (one bound), so the bound stays in the
 # regular join's condition, whose compilers must evaluate `ts - INTERVAL` (Nexmark q7's shape).
-for _mode in ("streaming", "batch"):
-    @case(f"time_join_regular_join_interval_bound_{_mode}", mode=_mode, compare="materialized")
-    def _regular_join_interval_bound(t_env, E):
-        """One bound with interval arithmetic in WHERE: a regular join whose condition shifts a timestamp."""
-        _orders_shipments(t_env, E)
-        return t_env.sql_query("SELECT o.id, s.sid, o.ts, s.ts AS sts FROM orders o JOIN shipments s ON o.k = s.k "
-                               "WHERE o.ts >= s.ts - INTERVAL '2' SECOND")
+@case_in_both_modes("time_join_regular_join_interval_bound", compare="materialized")
+def time_join_regular_join_interval_bound(t_env, E):
+    """One bound with interval arithmetic in WHERE: a regular join whose condition shifts a timestamp."""
+    _orders_shipments(t_env, E)
+    return t_env.sql_query("SELECT o.id, s.sid, o.ts, s.ts AS sts FROM orders o JOIN shipments s ON o.k = s.k "
+                           "WHERE o.ts >= s.ts - INTERVAL '2' SECOND")
 
 
 # --- event-time temporal joins ------------------------------------------------------------------

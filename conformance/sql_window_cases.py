@@ -37,7 +37,7 @@ the operator's timer queue (a, c, b in one window, c, a, b in the next), hence `
 
 from __future__ import annotations
 
-from conformance.sql_cases import MINIBATCH, _write, case
+from conformance.sql_cases import MINIBATCH, _write, case, case_in_both_modes
 
 WHY_WINDOW = ("window aggregation: the windows one watermark fires come by window end, but the keys of a "
               "window in the order of the operator's timer queue (a, c, b), not a natural order")
@@ -372,17 +372,16 @@ def _ltz_bids(t_env, E, rows=LATE_BID_ROWS):
         f"WITH ('connector' = 'filesystem', 'path' = '{path}', 'format' = 'csv', 'csv.null-literal' = '')")
 
 
-for _mode in ("streaming", "batch"):
-    @case(f"window_tumble_ltz_rowtime_{_mode}", mode=_mode, compare="multiset", why=WHY_WINDOW)
-    def _window_tumble_ltz_rowtime(t_env, E):
-        """TUMBLE 10 s per key over a TIMESTAMP_LTZ(3) row time (TO_TIMESTAMP_LTZ of epoch ms), late rows
-        included: window_start/window_end TIMESTAMP(3), window_time a TIMESTAMP_LTZ(3) (shown as a string:
-        PyFlink 2.3's collect() cannot pickle a TIMESTAMP_LTZ value)."""
-        _ltz_bids(t_env, E)
-        return t_env.sql_query(
-            "SELECT window_start, window_end, CAST(window_time AS STRING) AS wt, k, COUNT(*) AS cnt, SUM(v) AS s "
-            "FROM TABLE(TUMBLE(TABLE bids_ltz, DESCRIPTOR(ts), INTERVAL '10' SECOND)) "
-            "GROUP BY window_start, window_end, window_time, k")
+@case_in_both_modes("window_tumble_ltz_rowtime", compare="multiset", why=WHY_WINDOW)
+def window_tumble_ltz_rowtime(t_env, E):
+    """TUMBLE 10 s per key over a TIMESTAMP_LTZ(3) row time (TO_TIMESTAMP_LTZ of epoch ms), late rows
+    included: window_start/window_end TIMESTAMP(3), window_time a TIMESTAMP_LTZ(3) (shown as a string:
+    PyFlink 2.3's collect() cannot pickle a TIMESTAMP_LTZ value)."""
+    _ltz_bids(t_env, E)
+    return t_env.sql_query(
+        "SELECT window_start, window_end, CAST(window_time AS STRING) AS wt, k, COUNT(*) AS cnt, SUM(v) AS s "
+        "FROM TABLE(TUMBLE(TABLE bids_ltz, DESCRIPTOR(ts), INTERVAL '10' SECOND)) "
+        "GROUP BY window_start, window_end, window_time, k")
 
 
 @case("group_window_tumble_ltz_rowtime", compare="multiset", why=WHY_WINDOW)

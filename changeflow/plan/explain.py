@@ -89,6 +89,7 @@ class ExplainSettings:
     distinct_agg_split: bool = False       # table.optimizer.distinct-agg.split.enabled
     distinct_agg_split_buckets: int = 1024  # table.optimizer.distinct-agg.split.bucket-num
     cdc_events_duplicate: bool = False     # table.exec.source.cdc-events-duplicate
+    time_zone: str | None = None           # table.local-time-zone
 
     def planner(self) -> PlannerSettings:
         flush = None if self.flush_interval_ms is None else FlushPolicy(self.flush_interval_ms, self.flush_memory_only)
@@ -96,7 +97,7 @@ class ExplainSettings:
                                self.agg_phase_strategy, flush, self.state_ttl_ms,
                                distinct_agg_split=self.distinct_agg_split,
                                distinct_agg_split_buckets=self.distinct_agg_split_buckets,
-                               cdc_events_duplicate=self.cdc_events_duplicate)
+                               cdc_events_duplicate=self.cdc_events_duplicate, time_zone=self.time_zone)
 
 
 _JOIN_TYPES = {"INNER": "InnerJoin", "LEFT": "LeftOuterJoin", "RIGHT": "RightOuterJoin", "FULL": "FullOuterJoin"}

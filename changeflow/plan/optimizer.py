@@ -50,6 +50,7 @@ class PlannerSettings:
     distinct_agg_split: bool = False       # table.optimizer.distinct-agg.split.enabled
     distinct_agg_split_buckets: int = 1024  # table.optimizer.distinct-agg.split.bucket-num
     cdc_events_duplicate: bool = False     # table.exec.source.cdc-events-duplicate
+    time_zone: str | None = None           # table.local-time-zone (None, default or UTC: computed in UTC)
 
 
 N = TypeVar("N", bound=PlanNode)  # a rule keeps the root's kind (a Sink stays a Sink)

@@ -39,7 +39,7 @@ from changeflow.plan.event_time import WindowTableFunction
 from changeflow.plan.nodes import Join, PlanNode, Source
 from changeflow.plan.type_inference import type_of
 
-__all__ = ["ZONE_FUNCTIONS", "ZoneNotSupported", "in_session_zone", "is_utc_or_default"]
+__all__ = ["ZONE_FUNCTIONS", "ZoneNotSupported", "in_session_zone", "is_utc_or_default", "non_utc"]
 
 # The conversions :func:`in_session_zone` writes (typed in plan.type_inference, computed in runtime/spark).
 ZONE_FUNCTIONS = ("ltz_to_local", "local_to_ltz", "local_seconds_to_epoch")
@@ -62,17 +62,21 @@ class ZoneNotSupported(NotImplementedError):
                          f"by changeflow yet; it runs in a zone that is UTC, such as 'UTC'")
 
 
-def in_session_zone(plan: PlanNode, zone: str) -> PlanNode:
+def in_session_zone(plan: PlanNode, zone: str | None) -> PlanNode:
     """``plan`` with its zone-dependent expressions computed in ``zone``; ZoneNotSupported for the rest."""
-    if is_utc_or_default(zone):
-        return plan
-    return _Rewriter(zone.strip()).node(plan)
+    zone = non_utc(zone)
+    return plan if zone is None else _Rewriter(zone).node(plan)
 
 
-def is_utc_or_default(zone: str) -> bool:
-    """Whether a valid ``table.local-time-zone`` value is UTC: ``default`` (changeflow's queries run
+def non_utc(zone: str | None) -> str | None:
+    """A ``table.local-time-zone`` value to compute in (stripped), or None for one that is UTC."""
+    return None if is_utc_or_default(zone) or zone is None else zone.strip()
+
+
+def is_utc_or_default(zone: str | None) -> bool:
+    """Whether a valid ``table.local-time-zone`` value is UTC: unset, ``default`` (changeflow's queries run
     in UTC, not the machine's zone; docs/differences.md) or a zone that is UTC at every instant."""
-    return zone.strip().lower() == "default" or is_utc(zone)
+    return zone is None or zone.strip().lower() == "default" or is_utc(zone)
 
 
 class _Rewriter:

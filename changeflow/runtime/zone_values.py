@@ -17,7 +17,7 @@ from typing import Any
 from changeflow.common.change import Change
 from changeflow.common.types import DataType
 from changeflow.config.time_zone import tzinfo_of
-from changeflow.plan.time_zone import ZoneNotSupported
+from changeflow.plan.time_zone import ZoneNotSupported, non_utc
 from changeflow.runtime.changes import LiveChanges, QueryRun
 
 __all__ = ["shown_in_zone"]
@@ -25,8 +25,11 @@ __all__ = ["shown_in_zone"]
 _Convert = Callable[[Any], Any]
 
 
-def shown_in_zone(run: QueryRun, schema: tuple[tuple[str, DataType], ...], zone: str) -> QueryRun:
-    """``run`` with its TIMESTAMP_LTZ values as aware datetimes in ``zone`` (a zone that is not UTC)."""
+def shown_in_zone(run: QueryRun, schema: tuple[tuple[str, DataType], ...], zone: str | None) -> QueryRun:
+    """``run`` with its TIMESTAMP_LTZ values as aware datetimes in ``zone`` (``run`` itself under UTC)."""
+    zone = non_utc(zone)
+    if zone is None:
+        return run
     converters = [_converter(t, zone) for _, t in schema]
     if not any(converters):
         return run

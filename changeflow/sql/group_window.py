@@ -34,7 +34,7 @@ from changeflow.common.types import DataType
 from changeflow.expressions import Column
 from changeflow.plan.event_time import WindowSpec, window_table_function
 from changeflow.plan.nodes import Project
-from changeflow.plan.type_inference import is_proctime
+from changeflow.plan.type_inference import is_proctime, type_of
 from changeflow.sql.errors import SqlError, located, unsupported
 from changeflow.sql.window_tvf import duration_ms
 
@@ -130,7 +130,9 @@ def plan_group_window(planner: "QueryPlanner", node: exp.Select) -> "PlanNode":
         replaced = _replace_auxiliary(e, window, kind, planner)
         if _auxiliary_kind(_name(e)) is not None:  # Flink names an unaliased call EXPR$i
             replaced = exp.alias_(replaced, f"EXPR${i}", quoted=True)
-        if _name(e.unalias()).endswith("_ROWTIME") or (_name(e.unalias()).endswith("_PROCTIME") and not proctime):
+        # An item reading the window's row time: *_ROWTIME, or *_PROCTIME of a row-time window, anywhere in it.
+        if any(_name(c).endswith("_ROWTIME") or (_name(c).endswith("_PROCTIME") and not proctime)
+               for c in e.find_all(exp.Anonymous)):
             rowtimes.append(i)
         items.append(replaced)
     outer.set("expressions", items)
@@ -163,16 +165,31 @@ def _check_time_functions(node: exp.Select, proctime: bool, planner: "QueryPlann
 
 
 def _nullable_rowtimes(plan: "PlanNode", positions: list[int]) -> "PlanNode":
-    """``plan`` with the columns at ``positions`` (the select items that are a ``*_ROWTIME``) typed
-    nullable: Flink types the auxiliary function ``TIMESTAMP(3) *ROWTIME*`` where the window TVF's
-    window_time is ``NOT NULL`` (the value is never NULL either way)."""
+    """``plan`` with the select items at ``positions`` (those reading a ``*_ROWTIME``) typed as over a
+    nullable row time: Flink types the auxiliary function ``TIMESTAMP(3) *ROWTIME*`` where the window
+    TVF's window_time is ``NOT NULL`` (the value is never NULL either way), so an expression over it
+    is typed from a nullable argument (PyFlink 2.3: ``CAST(TUMBLE_ROWTIME(...) AS STRING)`` is ``STRING``,
+    ``TUMBLE_ROWTIME(...) + INTERVAL '1' SECOND`` ``TIMESTAMP(3) *ROWTIME*``)."""
     if not positions:
         return plan
-    schema = tuple((n, DataType(t.root, True, t.params, t.element, t.descriptions) if i in positions else t)
-                   for i, (n, t) in enumerate(plan.schema))
+    if isinstance(plan, Project) and _TIME in plan.input.type_map():
+        types = dict(plan.input.type_map())
+        types[_TIME] = _nullable(types[_TIME])
+        schema = tuple((n, type_of(e, types) if i in positions else t)
+                       for i, ((n, e), (_, t)) in enumerate(zip(plan.exprs, plan.schema, strict=True)))
+        return Project(plan.input, plan.exprs, schema)
+    # Not a projection over the window's columns: the items that are a *_ROWTIME themselves.
+    schema = tuple((n, _nullable(t) if i in positions else t) for i, (n, t) in enumerate(plan.schema))
     if isinstance(plan, Project):
         return Project(plan.input, plan.exprs, schema)
     return Project(plan, tuple((n, Column(n)) for n in plan.field_names), schema)
+
+
+_TIME = _AUXILIARY["ROWTIME"]  # the windowed rows' column a *_ROWTIME reads
+
+
+def _nullable(t: DataType) -> DataType:
+    return DataType(t.root, True, t.params, t.element, t.descriptions)
 
 
 def _replace_auxiliary(node: exp.Expr, window: exp.Expr, kind: str, planner: "QueryPlanner") -> exp.Expr:

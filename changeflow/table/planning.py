@@ -213,7 +213,8 @@ class PlanningContext:
                                              distinct_agg_split_buckets=int(
                                                  self.option("table.optimizer.distinct-agg.split.bucket-num")),
                                              cdc_events_duplicate=bool(
-                                                 self.option("table.exec.source.cdc-events-duplicate"))))
+                                                 self.option("table.exec.source.cdc-events-duplicate")),
+                                             time_zone=self.option("table.local-time-zone")))
 
 
 def _check_insert_types(sink_identifier: str, query_schema, sink_schema) -> None:

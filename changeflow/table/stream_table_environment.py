@@ -20,8 +20,6 @@ Spark job when its sink runs (``execute_insert``, ``execute().collect()``,
 
 from __future__ import annotations
 
-import dataclasses
-
 from typing import Any
 
 from changeflow.common.row import Row
@@ -34,7 +32,7 @@ from changeflow.plan.nodes import PlanNode, Source
 from changeflow.plan.rules.changelog_mode import infer
 from changeflow.plan.stream_bridge import StreamInput, TableInput, anonymous_name
 from changeflow.plan.stream_nodes import TableNode
-from changeflow.plan.time_zone import ZoneNotSupported, in_session_zone, is_utc_or_default
+from changeflow.plan.time_zone import ZoneNotSupported, is_utc_or_default
 from changeflow.plan.type_inference import PlanError
 from changeflow.runtime.engine import Engine
 from changeflow.table.changelog_mode import ChangelogMode
@@ -195,12 +193,11 @@ class StreamTableEnvironment(TableEnvironment):
         if table._t_env is not self:
             raise ValueError(f"{spec.conversion}(): the table belongs to another TableEnvironment")
         zone = self._config.get_local_timezone()
-        if not is_utc_or_default(zone):  # the query computed in the session zone (plan/time_zone.py)
+        if not is_utc_or_default(zone):  # the query is computed in the zone when planned (plan/time_zone.py)
             ltz = [n for n, t in table.plan.schema if t.root == "TIMESTAMP_LTZ"]
             if ltz:
                 raise ZoneNotSupported(f"The TIMESTAMP_LTZ column '{ltz[0]}' converted to a DataStream "
                                        f"({spec.conversion})", zone)
-            spec = dataclasses.replace(spec, plan=in_session_zone(table.plan, zone))
         node = TableNode(anonymous_name("table_source"), type_info or row_type(table.plan.schema), payload=spec)
         return DataStream(self._stream_env, node)
 

@@ -19,10 +19,12 @@ def test_rules_run_in_their_declared_order():
     # The rules that rewrite the plan (a streaming Sort as a Rank, interval joins, materializer insertion,
     # the distinct split, ChangelogNormalize after changelog sources) run before those that annotate it;
     # interval joins before the materializer, which reads the query's changelog mode; what a
-    # ChangelogNormalize's consumer needs once the sinks are planned.
-    assert names[:15] == ["sort_limit", "changelog_normalize", "interval_join", "temporal_join", "sink_materialize",
-                          "normalize_consumers", "window_aggregate", "over_aggregate", "window_join", "split_distinct",
-                          "window_rank", "rowtime_deduplicate", "proctime_window", "runtime_mode", "changelog_mode"]
+    # ChangelogNormalize's consumer needs once the sinks are planned. The session time zone first: the window
+    # rules rewrite the window table functions whose time attribute it checks.
+    assert names[:16] == ["session_time_zone", "sort_limit", "changelog_normalize", "interval_join", "temporal_join",
+                          "sink_materialize", "normalize_consumers", "window_aggregate", "over_aggregate",
+                          "window_join", "split_distinct", "window_rank", "rowtime_deduplicate", "proctime_window",
+                          "runtime_mode", "changelog_mode"]
     assert names.index("agg_phase") > names.index("changelog_mode")  # two phases read the input's mode
     assert [r.order for r in RULES] == sorted(r.order for r in RULES)
 
@@ -52,8 +54,9 @@ def test_a_physical_plan_is_not_planned_again_and_prints_as_its_logical_plan():
 
 
 def test_an_unknown_rule_is_refused_by_name():
-    with pytest.raises(ValueError, match="no planner rule 'watermarks'; rules: sort_limit, changelog_normalize, "
-                                         "interval_join, temporal_join, sink_materialize, normalize_consumers, "
+    with pytest.raises(ValueError, match="no planner rule 'watermarks'; rules: session_time_zone, sort_limit, "
+                                         "changelog_normalize, interval_join, temporal_join, sink_materialize, "
+                                         "normalize_consumers, "
                                          "window_aggregate, over_aggregate, window_join, split_distinct, window_rank, "
                                          "rowtime_deduplicate, proctime_window, runtime_mode"):
         optimize(SOURCE, PlannerSettings(), until="watermarks")

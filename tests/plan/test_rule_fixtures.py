@@ -11,6 +11,7 @@ prints as ``ERROR: message``.
 Settings: ``# mode: batch``, ``# mini-batch: on``, ``# agg-phase: ONE_PHASE``,
 ``# flush: 5000`` (ms; ``# flush: 5000 memory-only``), ``# state-ttl: 20000``,
 ``# split-distinct: on`` (``# bucket-num: 16``), ``# cdc-events-duplicate: on``,
+``# time-zone: Asia/Shanghai`` (``table.local-time-zone``),
 and for :mod:`~changeflow.plan.rules.sink_materialize` a sink over the query:
 ``# sink-key: k, v`` (its primary key), ``# conflict: DEDUPLICATE``,
 ``# materialize: FORCE``, ``# materialize-strategy: MAP``, ``# sink-connector: upsert`` (a sink that
@@ -20,6 +21,9 @@ The DataStream rules' files (``# program: datastream``) hold a DataStream progra
 instead of a query: a Python expression over ``env`` (a
 ``StreamExecutionEnvironment``) and the names of :data:`STREAM_NAMES`, whose
 stream is the one sink of a :class:`~changeflow.plan.stream_nodes.StreamJob`.
+
+The rules of :data:`EXPRESSION_RULES` change expressions, not traits: their files
+print each projection's and filter's expressions too.
 
 To regenerate after an intended change, from the repository root::
 
@@ -39,8 +43,8 @@ from types import SimpleNamespace
 from changeflow.datastream import DataStream, StreamExecutionEnvironment
 from changeflow.plan.event_time import WindowAggregate, WindowTableFunction
 from changeflow.plan.flush_policy import FlushPolicy
-from changeflow.plan.nodes import (Aggregate, ChangelogNormalize, Deduplicate, Join, PlanNode, Project, Rank, Sink,
-                                   Source, UpsertMaterialize)
+from changeflow.plan.nodes import (Aggregate, ChangelogNormalize, Deduplicate, Filter, Join, PlanNode, Project, Rank,
+                                   Sink, Source, UpsertMaterialize)
 from changeflow.plan.over import OverAggregate
 from changeflow.plan.optimizer import RULES, PlannerSettings, optimize
 from changeflow.plan.physical import Traits
@@ -57,6 +61,7 @@ STREAM_NAMES = {name: getattr(stream_programs, name) for name in stream_programs
 
 # The traits each rule sets (the sink rule's effect is the tree itself).
 RULE_TRAITS = {r.name: r.traits for r in RULES}
+EXPRESSION_RULES = ("session_time_zone",)
 
 
 def planner_settings(s: dict[str, str]) -> PlannerSettings:
@@ -75,7 +80,8 @@ def planner_settings(s: dict[str, str]) -> PlannerSettings:
                            materialize=materialize if "sink-key" in s else None,
                            distinct_agg_split=s.get("split-distinct") == "on",
                            distinct_agg_split_buckets=int(s.get("bucket-num", "1024")),
-                           cdc_events_duplicate=s.get("cdc-events-duplicate") == "on")
+                           cdc_events_duplicate=s.get("cdc-events-duplicate") == "on",
+                           time_zone=s.get("time-zone"))
 
 
 def label(node: PlanNode) -> str:
@@ -119,11 +125,20 @@ def label(node: PlanNode) -> str:
     return name
 
 
-def show(plan: PlanNode, fields: tuple[str, ...], depth: int = 0) -> list[str]:
+def expressions(node: PlanNode) -> str:
+    """A projection's or a filter's expressions, as `` [name=expression, ...]`` (else nothing)."""
+    if isinstance(node, Project):
+        return " [" + ", ".join(f"{name}={expr}" for name, expr in node.exprs) + "]"
+    if isinstance(node, Filter):
+        return f" [{node.predicate}]"
+    return ""
+
+
+def show(plan: PlanNode, fields: tuple[str, ...], depth: int = 0, exprs: bool = False) -> list[str]:
     text = (plan.traits or Traits()).describe(fields)
-    lines = ["  " * depth + label(plan) + (f" {{{text}}}" if text else "")]
+    lines = ["  " * depth + label(plan) + (expressions(plan) if exprs else "") + (f" {{{text}}}" if text else "")]
     for child in plan.inputs:
-        lines += show(child, fields, depth + 1)
+        lines += show(child, fields, depth + 1, exprs)
     return lines
 
 
@@ -156,9 +171,9 @@ def actual(case: Case) -> str:
             connector = _UpsertSink() if case.settings.get("sink-connector") == "upsert" else None
             plan = Sink(plan, "snk", connector, key if key != ("",) else (), case.settings.get("conflict"))
         planned = optimize(plan, planner_settings(case.settings), until=case.file.stem)
-    except PlanError as e:
+    except (PlanError, NotImplementedError) as e:
         return f"ERROR: {e}"
-    return "\n".join(show(planned, RULE_TRAITS[case.file.stem]))
+    return "\n".join(show(planned, RULE_TRAITS[case.file.stem], exprs=case.file.stem in EXPRESSION_RULES))
 
 
 ALL = [c for f in sorted(FIXTURES.glob("*.sql")) for c in read_cases(f)]

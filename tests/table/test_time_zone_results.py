@@ -61,3 +61,26 @@ def test_table_api_casts_in_the_zone_as_sql_does(spark, case):
     theirs = sorted((v[0], v[columns.index("shown")], v[columns.index("round_trip")], v[columns.index("later")])
                     for _, v in golden["changes"] if v[0] is not None)
     assert ours == theirs
+
+
+@pytest.mark.parametrize("mode", ["streaming", "batch"])
+def test_a_table_converted_to_a_datastream_is_computed_in_the_zone(spark, mode):
+    """The converted Table plan is planned inside the DataStream job with the Table runtime's settings, the
+    session zone among them; so is one converted inside a DataStream that a Table query reads again."""
+    from changeflow.common import Configuration
+    from changeflow.datastream import RuntimeExecutionMode, StreamExecutionEnvironment
+    from changeflow.table import StreamTableEnvironment
+
+    conf = Configuration()
+    conf.set_string("changeflow.source.rows-per-batch", "2")
+    env = StreamExecutionEnvironment.get_execution_environment(conf, spark_session=spark)
+    env.set_runtime_mode(RuntimeExecutionMode.BATCH if mode == "batch" else RuntimeExecutionMode.STREAMING)
+    t_env = StreamTableEnvironment.create(env)
+    t_env.get_config().set("table.local-time-zone", "Asia/Shanghai")
+    table = t_env.from_elements([(0,), (1730620800000,)], ["ms"]).select(
+        to_timestamp_ltz(col("ms"), 3).cast(T.STRING()).alias("s"))
+    expected = ["1970-01-01 08:00:00.000", "2024-11-03 16:00:00.000"]  # UTC would give 00:00 and 08:00
+    with t_env.to_data_stream(table).execute_and_collect() as records:
+        assert sorted(r[0] for r in records) == expected
+    with t_env.from_data_stream(t_env.to_data_stream(table)).execute().collect() as rows:
+        assert sorted(r[0] for r in rows) == expected

@@ -62,7 +62,7 @@ def table_records(job: GraphTranslation, node: TableNode) -> DataFrame:
         changes = translator.translate(spec.plan)
         job.flush_signal_dirs.extend(translator.flush_signal_dirs)
     else:
-        changes = job.host.translate(planned(spec.plan, PlannerSettings(streaming=False)))
+        changes = job.host.translate(planned(spec.plan, job.host.planner))
     names = [n for n in spec.plan.field_names]
     convert = ChangesToRecords(names, number, spec.form, spec.insert_only, f"{spec.conversion} ({node.name})")
     return changes.mapInArrow(convert, RECORDS)
@@ -84,12 +84,12 @@ def stream_changes(translator: "StreamingTranslator", node: Source, directory: s
     return records.mapInArrow(_to_changes(node, with_kind=True), _change_struct(node, True))
 
 
-def batch_changes(spark, node: Source) -> DataFrame:
+def batch_changes(spark, node: Source, planner: PlannerSettings | None = None) -> DataFrame:
     """The rows (and ``_seq``) of the DataStream under ``node``, run as Spark batch for a batch Table job."""
     spec = node.payload
     if spec.changelog:  # Flink's planner refuses it in batch mode, whatever the records' kinds
         raise ValueError(_BATCH_ONLY_INSERTS.format(name=node.name))
-    translation = GraphTranslation(BatchTranslator(spark), spec.runtime_context, spec.caches)
+    translation = GraphTranslation(BatchTranslator(spark, planner), spec.runtime_context, spec.caches)
     records = translation.frame([spec.node]).select(*RECORD_COLUMNS)
     return records.mapInArrow(_to_changes(node, with_kind=False), _change_struct(node, False))
 

@@ -21,7 +21,7 @@ from changeflow.config import to_millis, validate_mini_batch
 from changeflow.plan.flush_policy import flush_policy
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.plan.nodes import PlanNode, Sink
-from changeflow.plan.time_zone import in_session_zone, is_utc_or_default
+from changeflow.plan.optimizer import PlannerSettings
 from changeflow.runtime.zone_values import shown_in_zone
 from changeflow.runtime.changes import QueryRun
 from changeflow.runtime.spark import session
@@ -84,62 +84,60 @@ class SparkEngine:
                                  mini_batch_latency_ms=to_millis(self._conf.get("table.exec.mini-batch.allow-latency"))
                                  if enabled else 0,
                                  mini_batch_size=rows if enabled else -1,
-                                 cdc_events_duplicate=bool(self._conf.get("table.exec.source.cdc-events-duplicate")))
+                                 cdc_events_duplicate=bool(self._conf.get("table.exec.source.cdc-events-duplicate")),
+                                 time_zone=self._time_zone())
+
+    def batch_settings(self) -> PlannerSettings:
+        """What a Table API batch job is planned with, from the configuration as it is now."""
+        return PlannerSettings(streaming=False, time_zone=self._time_zone())
+
+    def _time_zone(self) -> str | None:
+        # The planner computes in it (plan/rules/session_time_zone.py); results are shown in it (zone_values.py).
+        return self._conf.get("table.local-time-zone")
 
     # --- Table API and SQL --------------------------------------------------------------
-    def _zone(self) -> str | None:
-        """The session time zone (``table.local-time-zone``, as it is now) if it is not UTC, else None."""
-        zone = self._conf.get("table.local-time-zone")
-        return None if zone is None or is_utc_or_default(str(zone)) else str(zone).strip()
-
-    def zoned(self, plan: PlanNode) -> PlanNode:
-        """``plan`` computed in the session time zone (:mod:`changeflow.plan.time_zone`)."""
-        zone = self._zone()
-        return plan if zone is None else in_session_zone(plan, zone)
-
     def run_query(self, plan: PlanNode, streaming: bool) -> QueryRun:
-        zone, zoned = self._zone(), self.zoned(plan)
+        zone = self._time_zone()
         with job_parameters(self._conf):  # what Python functions' FunctionContext reads (python_udf.py)
-            run = self._run_query(zoned, streaming)
-        return run if zone is None else shown_in_zone(run, plan.schema, zone)
+            run = self._run_query(plan, streaming)
+        return shown_in_zone(run, plan.schema, zone)
 
     def _run_query(self, plan: PlanNode, streaming: bool) -> QueryRun:
         jobs = self.jobs
         if not streaming:
-            return QueryRun(jobs.run_batch(plan))
+            return QueryRun(jobs.run_batch(plan, self.batch_settings()))
         if trigger_interval_ms(plan) is not None:  # unbounded input: read the changes while it runs
             return QueryRun(live=jobs.start_live(plan, self.streaming_settings()))
         return QueryRun(jobs.run_streaming(plan, self.streaming_settings()))
 
     def submit_insert(self, plan: Sink, streaming: bool, job_name: str | None) -> InsertJob:
         with job_parameters(self._conf):
-            return self._submit_insert(self.zoned(plan), streaming, job_name)  # type: ignore[arg-type]
+            return self._submit_insert(plan, streaming, job_name)
 
     def _submit_insert(self, plan: Sink, streaming: bool, job_name: str | None) -> InsertJob:
         jobs = self.jobs
         enforcer = self._conf.get("table.exec.sink.not-null-enforcer")
         if streaming:
             return jobs.submit_streaming_insert(plan, self.streaming_settings(), job_name, enforcer)
-        return jobs.submit_batch_insert(plan, enforcer)
+        return jobs.submit_batch_insert(plan, self.batch_settings(), enforcer)
 
     def submit_inserts(self, plans: list[Sink], streaming: bool, job_name: str | None) -> InsertJob:
         from changeflow.runtime.spark.multi_sink import submit_batch_inserts, submit_streaming_inserts
 
         enforcer = self._conf.get("table.exec.sink.not-null-enforcer")
-        plans = [self.zoned(p) for p in plans]  # type: ignore[misc]
         if streaming:
             return submit_streaming_inserts(self.jobs, plans, self.streaming_settings(), job_name, enforcer)
-        return submit_batch_inserts(self.jobs, plans, enforcer)
+        return submit_batch_inserts(self.jobs, plans, self.batch_settings(), enforcer)
 
     def to_frame(self, plan: PlanNode, streaming: bool) -> DataFrame:
         with job_parameters(self._conf):
-            return self._to_frame(self.zoned(plan), streaming)
+            return self._to_frame(plan, streaming)
 
     def _to_frame(self, plan: PlanNode, streaming: bool) -> DataFrame:
         jobs = self.jobs
         names = [F.col(f"`{n}`") for n in plan.field_names]
         if not streaming:
-            return jobs.batch_frame(plan).select(*names)
+            return jobs.batch_frame(plan, self.batch_settings()).select(*names)
         workdir = temporary_directory(self._conf.get("changeflow.checkpoint-dir"))
         frame = jobs.streaming_frame(plan, self.streaming_settings(), workdir)
         # _kind holds RowKind values 0..3; element_at counts from 1.
@@ -148,7 +146,7 @@ class SparkEngine:
 
     def cache_table(self, plan: PlanNode) -> tuple[SparkCache, DataFrame]:
         # Nothing runs here: Spark persists lazily, when the first job computes these rows.
-        handle = SparkCache(self.jobs.batch_frame(self.zoned(plan)))
+        handle = SparkCache(self.jobs.batch_frame(plan, self.batch_settings()))
         persisted = handle.register()
         # The reader numbers its rows anew, in the order Spark reads the cache: as FLIP-205 says, a reader
         # must not assume how the cache is partitioned (a sort here would compute it twice).
@@ -171,4 +169,5 @@ class SparkEngine:
         settings = StreamingSettings(mini_batch=False, rows_per_batch=rows,
                                      buckets=int(self._conf.get("changeflow.state.buckets")), pages=64,
                                      flush=flush_policy(self._conf)) if streaming else None
-        self.jobs.run_datastream(outputs, settings, job_name, caches, runtime_context, self.streaming_settings)
+        self.jobs.run_datastream(outputs, settings, job_name, caches, runtime_context, self.streaming_settings,
+                                 None if streaming else self.batch_settings())

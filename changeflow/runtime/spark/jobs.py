@@ -159,11 +159,13 @@ class SparkJobs:
         return InsertJob(lambda job: self.run_streaming_into(plan, settings, job, job_name, not_null_enforcer),
                          lambda checkpoint: [m.as_dict() for m in read_state_metrics(self.spark, checkpoint)])
 
-    def submit_batch_insert(self, plan: Sink, not_null_enforcer: str = "ERROR") -> "InsertJob":
+    def submit_batch_insert(self, plan: Sink, settings: PlannerSettings,
+                            not_null_enforcer: str = "ERROR") -> "InsertJob":
         def run(job: "InsertJob") -> None:
             try:
                 plan.connector.open(SinkJob.fresh())
-                plan.connector.write(enforce(self.run_batch(plan), plan.schema, not_null_enforcer, plan.table))
+                plan.connector.write(enforce(self.run_batch(plan, settings), plan.schema, not_null_enforcer,
+                                             plan.table))
                 if hasattr(plan.connector, "finish"):
                     plan.connector.finish()  # the result is written: the end of input (partition commit)
             finally:
@@ -174,15 +176,17 @@ class SparkJobs:
     # --- DataStream programs ----------------------------------------------------------
     def run_datastream(self, outputs: list[tuple[Any, Any]], settings: StreamingSettings | None,
                        job_name: str | None = None, caches: Any = None, runtime_context: Any = None,
-                       table_settings: Callable[[], StreamingSettings] | None = None) -> None:
+                       table_settings: Callable[[], StreamingSettings] | None = None,
+                       table_batch: PlannerSettings | None = None) -> None:
         """Run the DataStream job whose sinks are ``outputs`` (graph node, sink with ``write(records)``).
 
         ``settings`` None runs in batch mode. The job is planned once (a
         :class:`~changeflow.plan.stream_nodes.StreamJob`; a streaming job the planner found may run as
         batch, :mod:`changeflow.plan.rules.runs_as_batch`, runs in batch mode). Every sink is one branch of
         a single query (``_sink``), translated by the translators' graph family and run by the driver
-        loop of Table queries. A named streaming job with a checkpoint root resumes from
-        its checkpoint when run again (:mod:`.job_directory`).
+        loop of Table queries. A Table plan converted inside the job is planned with the Table runtime's
+        settings: ``table_settings()`` in streaming mode, ``table_batch`` in batch mode. A named streaming
+        job with a checkpoint root resumes from its checkpoint when run again (:mod:`.job_directory`).
         """
         if not outputs:
             raise RuntimeError("No operators defined in streaming topology. Cannot execute.")
@@ -197,7 +201,7 @@ class SparkJobs:
                            prefix="changeflow-ds-") as workdir, \
                 readable_errors(lambda: [n.name for n in all_nodes(roots) if not isinstance(n, SourceNode)]):
             host = StreamingTranslator(self.spark, settings, workdir) if settings is not None \
-                else BatchTranslator(self.spark)
+                else BatchTranslator(self.spark, table_batch)
             graph = GraphTranslation(host, runtime_context, caches, table_settings)
             try:
                 with for_job(self.spark, starts_queries=True):  # changeflow's settings on a user's session
@@ -223,13 +227,14 @@ class SparkJobs:
                 raise
 
     # --- batch ----------------------------------------------------------------------
-    def batch_frame(self, plan: PlanNode) -> DataFrame:
+    def batch_frame(self, plan: PlanNode, settings: PlannerSettings) -> DataFrame:
+        """``plan``'s rows (and ``_seq``) as a Spark batch DataFrame; a logical plan is planned with ``settings``."""
         with for_job(self.spark):  # changeflow's settings on a user's session (.query_settings)
-            return BatchTranslator(self.spark).translate(planned(plan, PlannerSettings(streaming=False)))
+            return BatchTranslator(self.spark, settings).translate(planned(plan, settings))
 
-    def run_batch(self, plan: PlanNode) -> list[Change]:
+    def run_batch(self, plan: PlanNode, settings: PlannerSettings) -> list[Change]:
         with for_job(self.spark):  # the translation and the action
-            frame = self.batch_frame(plan).orderBy(SEQ)
+            frame = self.batch_frame(plan, settings).orderBy(SEQ)
             names = [n for n in frame.columns if n != SEQ]
             with readable_errors():
                 table = frame.select(*[F.col(f"`{n}`") for n in names]).toArrow()

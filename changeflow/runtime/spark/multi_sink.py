@@ -17,6 +17,7 @@ from pyspark.sql import DataFrame
 
 from changeflow.connectors.sink_job import SinkJob
 from changeflow.plan.nodes import Sink
+from changeflow.plan.optimizer import PlannerSettings
 from changeflow.runtime.insert_job import InsertJob
 from changeflow.runtime.sink_not_null import enforce
 from changeflow.runtime.spark.combined_frames import combine, frame_rows
@@ -35,7 +36,8 @@ def submit_streaming_inserts(jobs: SparkJobs, plans: list[Sink], settings: Strea
                      lambda checkpoint: [m.as_dict() for m in read_state_metrics(jobs.spark, checkpoint)])
 
 
-def submit_batch_inserts(jobs: SparkJobs, plans: list[Sink], not_null_enforcer: str = "ERROR") -> InsertJob:
+def submit_batch_inserts(jobs: SparkJobs, plans: list[Sink], settings: PlannerSettings,
+                         not_null_enforcer: str = "ERROR") -> InsertJob:
     def run(job: InsertJob) -> None:
         opened = []
         try:
@@ -43,7 +45,8 @@ def submit_batch_inserts(jobs: SparkJobs, plans: list[Sink], not_null_enforcer: 
                 plan.connector.open(SinkJob.fresh())
                 opened.append(plan.connector)
             for plan in plans:
-                plan.connector.write(enforce(jobs.run_batch(plan), plan.schema, not_null_enforcer, plan.table))
+                rows = jobs.run_batch(plan, settings)
+                plan.connector.write(enforce(rows, plan.schema, not_null_enforcer, plan.table))
             for plan in plans:
                 if hasattr(plan.connector, "finish"):
                     plan.connector.finish()  # every result is written: the end of input (partition commit)

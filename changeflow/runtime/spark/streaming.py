@@ -77,6 +77,7 @@ class StreamingSettings:
     mini_batch_latency_ms: int = 0    # table.exec.mini-batch.allow-latency (a row-time MiniBatchAssigner's interval)
     mini_batch_size: int = -1         # table.exec.mini-batch.size
     cdc_events_duplicate: bool = False  # table.exec.source.cdc-events-duplicate
+    time_zone: str | None = None      # table.local-time-zone (a Table query's; plan/rules/session_time_zone.py)
 
     def planner(self) -> PlannerSettings:
         """The settings a logical plan is planned with for this query."""
@@ -86,7 +87,12 @@ class StreamingSettings:
                                flush=self.flush, state_ttl_ms=self.state_ttl_ms,
                                distinct_agg_split=self.distinct_agg_split,
                                distinct_agg_split_buckets=self.distinct_agg_split_buckets,
-                               cdc_events_duplicate=self.cdc_events_duplicate)
+                               cdc_events_duplicate=self.cdc_events_duplicate, time_zone=self.time_zone)
+
+
+    def batch_planner(self) -> PlannerSettings:
+        """What a bounded part of this query run as Spark batch is planned with."""
+        return PlannerSettings(streaming=False, time_zone=self.time_zone)
 
 
 def physical_plan(plan: N, settings: StreamingSettings) -> N:

@@ -917,3 +917,6 @@ from conformance import sql_regexp_cases  # noqa: E402,F401  (registers its case
 
 # table.local-time-zone other than UTC: TIMESTAMP_LTZ in the session zone (issue 18).
 from conformance import sql_time_zone_cases  # noqa: E402,F401  (registers its cases into CASES)
+
+# Windows over a TIMESTAMP_LTZ time attribute in a zone other than UTC (issue 18).
+from conformance import sql_ltz_window_cases  # noqa: E402,F401  (registers its cases into CASES)

@@ -116,6 +116,29 @@ def _(t_env, E):
     return windowed.select(col("k"), col("ws"), col("s"), col("pt").is_not_null.alias("has_pt"))
 
 
+@case("window_tumble_ltz_shanghai", ordered=False)
+def _(t_env, E):
+    """Tumble 1 hour per key over a TIMESTAMP_LTZ(3) row time (TO_TIMESTAMP_LTZ of epoch ms) in the session
+    zone Asia/Shanghai, with late rows: start and end are Shanghai wall clocks (the SQL cases'
+    ltz_window_tumble_shanghai_streaming, through the Table API)."""
+    from conformance.sql_ltz_window_cases import SHANGHAI_ROWS, _epoch_ms
+
+    col, lit, W = E.col, E.lit, E.window
+    t_env.get_config().set("table.local-time-zone", "Asia/Shanghai")
+    directory = os.path.join(E.tmp, "events")
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, "data.csv"), "w", encoding="utf-8") as f:
+        f.write("".join(f"{_epoch_ms(t)},{k},{v}\n" for t, k, v in SHANGHAI_ROWS))
+    t_env.execute_sql(
+        "CREATE TABLE events (ms BIGINT, k STRING, v INT, ts AS TO_TIMESTAMP_LTZ(ms, 3), "
+        "WATERMARK FOR ts AS ts - INTERVAL '1' HOUR) "
+        f"WITH ('connector' = 'filesystem', 'path' = '{directory}', 'format' = 'csv')")
+    return (t_env.from_path("events").window(W.Tumble.over(lit(1).hours).on(col("ts")).alias("w"))
+            .group_by(col("w"), col("k"))
+            .select(col("k"), col("w").start.alias("ws"), col("w").end.alias("we"), col("v").count.alias("c"),
+                    col("v").sum.alias("s")))
+
+
 # --- over windows ---------------------------------------------------------------------------
 
 @case("over_rows_preceding_late", ordered=False)

@@ -125,6 +125,10 @@ class WindowSpec:
     a legacy group window over processing time: Flink's GroupWindowAggregate does not fire its
     processing-time timers at the end of input, where the window TVF's operator fires every
     window. Not printed: Flink's plan shows no such thing.
+    ``zone``: the session time zone whose wall clock aligns the windows (a window over a
+    TIMESTAMP_LTZ attribute in a zone other than UTC, set by :mod:`changeflow.plan.time_zone`), or
+    None: times are then counted in UTC (:class:`~changeflow.kernels.window.zone_time.WindowClock`).
+    Not printed either.
 
     >>> [w for w in WindowSpec("HOP", 10_000, slide_ms=5_000).windows(12_000)]
     [(10000, 20000), (5000, 15000)]
@@ -139,6 +143,7 @@ class WindowSpec:
     offset_ms: int = 0
     partition_keys: tuple[str, ...] = ()
     fires_at_end: bool = True
+    zone: str | None = None
 
     @property
     def aligned(self) -> bool:

@@ -18,9 +18,13 @@ the runtime computes them without knowing the configuration:
   seconds since 1970-01-01 00:00 of that wall clock, with the later offset in an overlap
   (Flink's ``UNIX_TIMESTAMP`` parses with ``java.util.TimeZone``, which takes standard time).
 
+A window (TVF, legacy group window, Table API window) over a TIMESTAMP_LTZ time attribute is
+aligned to the zone's wall clock, as Flink aligns it: the rewrite puts the zone in its
+:class:`~changeflow.plan.event_time.WindowSpec`, which every window operator above it reads
+(:class:`~changeflow.kernels.window.zone_time.WindowClock`).
+
 What else depends on the zone and is not done yet is refused with an error naming the
-construct and the zone: a window (TVF, legacy group window, Table API window) over a
-TIMESTAMP_LTZ time attribute (Flink aligns it to the zone's wall clock), FLOOR/CEIL,
+construct and the zone: FLOOR/CEIL,
 interval arithmetic and TIMESTAMPDIFF in months or years of a TIMESTAMP_LTZ, a comparison
 of a TIMESTAMP_LTZ with a DATE, a Python function taking or returning a TIMESTAMP_LTZ, and a
 connector table's column declared TIMESTAMP_LTZ (which changeflow reads and writes as UTC; DDL
@@ -92,8 +96,8 @@ class _Rewriter:
 
     def _node(self, node: PlanNode) -> PlanNode:
         if isinstance(node, WindowTableFunction) and node.input.type_map()[node.time_column].root == _LTZ:
-            raise ZoneNotSupported(f"A {node.window.kind} window over the TIMESTAMP_LTZ time attribute "
-                                   f"'{node.time_column}' (aligned to the zone's wall clock by Flink)", self.zone)
+            # Flink aligns the windows to the zone's wall clock: the window operators read the zone from the spec.
+            node = dataclasses.replace(node, window=dataclasses.replace(node.window, zone=self.zone))
         declared = getattr(node, "ltz_columns", ())
         if declared:
             raise ZoneNotSupported(f"The column '{declared[0]}' declared TIMESTAMP_LTZ in table "

@@ -182,3 +182,26 @@ def test_legacy_proctime_windows_open_at_the_end_of_input_never_fire(spark, tmp_
     query = f"SELECT bidder, COUNT(*) AS bid_count FROM B GROUP BY bidder, {window}"
     with t_env.sql_query(query).execute().collect() as it:
         assert list(it) == []
+
+
+def test_a_proctime_window_in_a_session_zone_is_aligned_to_the_zones_wall_clock(spark, tmp_path):
+    """PROCTIME() is a TIMESTAMP_LTZ: in Asia/Kolkata (UTC+05:30) an hour window starts on a Kolkata hour (a
+    UTC half hour), and window_start/window_end are Kolkata wall clocks, as Flink aligns them."""
+    zone = "Asia/Kolkata"
+    t_env = _env(spark, tmp_path, **THREE_BATCHES, **{"table.local-time-zone": zone})
+    from zoneinfo import ZoneInfo
+
+    def local_now() -> dt.datetime:
+        return dt.datetime.now(ZoneInfo(zone)).replace(tzinfo=None)
+
+    began = local_now()
+    table = t_env.sql_query(
+        "SELECT bidder, window_start, window_end, COUNT(*) AS bid_count, SUM(price) AS total "
+        "FROM TABLE(TUMBLE(TABLE B, DESCRIPTOR(p_time), INTERVAL '1' HOUR)) GROUP BY bidder, window_start, window_end")
+    with table.execute().collect() as it:
+        rows = [(str(r.get_row_kind()),) + tuple(r) for r in it]
+    ended = local_now()
+    assert {r[0] for r in rows} == {"+I"} and rows
+    _check_windows(rows, dt.timedelta(hours=1), began, ended)
+    assert all(start.minute == 0 and start.second == 0 for _k, _b, start, _e, _c, _t in rows)
+    assert sum(r[4] for r in rows) == len(ROWS)

@@ -78,8 +78,25 @@ def _walk(plan):
         yield from _walk(child)
 
 
+def test_a_window_over_a_timestamp_ltz_attribute_is_aligned_to_the_zone_and_one_over_a_timestamp_is_not(
+        catalog, planning_env):
+    from changeflow.plan.event_time import WindowTableFunction
+
+    def zones(plan):
+        zoned = in_session_zone(plan, ZONE)
+        return [n.window.zone for n in _walk(zoned) if isinstance(n, WindowTableFunction)]
+
+    # pt is PROCTIME() (a TIMESTAMP_LTZ): Flink aligns its windows to the zone's wall clock.
+    plan = catalog.plan("SELECT window_start FROM TABLE(TUMBLE(TABLE tp, DESCRIPTOR(pt), INTERVAL '1' DAY))")
+    assert zones(plan) == [ZONE]
+    assert in_session_zone(plan, "UTC") is plan   # under UTC nothing changes
+    planning_env.execute_sql("CREATE TABLE r (ts TIMESTAMP(3), WATERMARK FOR ts AS ts) WITH ('connector' = 'datagen')")
+    plain = planning_env.sql_query(
+        "SELECT window_start FROM TABLE(HOP(TABLE r, DESCRIPTOR(ts), INTERVAL '1' HOUR, INTERVAL '1' DAY))")._plan
+    assert zones(plain) == [None]   # a TIMESTAMP is a wall clock already: its windows ignore the zone
+
+
 @pytest.mark.parametrize("sql, construct", [
-    ("SELECT window_start FROM TABLE(TUMBLE(TABLE tp, DESCRIPTOR(pt), INTERVAL '1' DAY))", "TUMBLE window"),
     ("SELECT FLOOR(TO_TIMESTAMP_LTZ(id, 3) TO DAY) FROM t", "FLOOR of a TIMESTAMP_LTZ"),
     ("SELECT TO_TIMESTAMP_LTZ(id, 3) + INTERVAL '1' MONTH FROM t", "Calendar arithmetic"),
     ("SELECT TO_TIMESTAMP_LTZ(id, 3) > DATE '2024-01-01' FROM t", "comparison of a TIMESTAMP_LTZ with a DATE"),

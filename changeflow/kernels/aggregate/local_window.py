@@ -40,6 +40,7 @@ from changeflow.kernels.aggregate.functions import AggCall
 from changeflow.kernels.aggregate.local import LocalGroupAggregate, mergeable
 from changeflow.kernels.aggregate.window_agg import epoch_ms
 from changeflow.kernels.changelog import SEQ
+from changeflow.kernels.window.zone_time import WindowClock
 
 SIDE = "__late_here"   # the side of a row (see the module docstring): a grouping column of this phase only
 
@@ -62,11 +63,12 @@ class LocalWindowAggregate:
     [[2, 3, 2], [1, 4, 3], [1, 8, 4]]
     """
 
-    def __init__(self, keys: list[str], calls: list[AggCall], window_end: str) -> None:
+    def __init__(self, keys: list[str], calls: list[AggCall], window_end: str, zone: str | None = None) -> None:
         if window_end not in keys:
             raise ValueError(f"the window end column {window_end!r} must be a grouping key")
         self.keys = list(keys)
         self.window_end = window_end
+        self.window_clock = WindowClock(zone)   # end - 1 ms, or in a session zone the instant the window fires at
         self.local = LocalGroupAggregate(self.keys + [SIDE], list(calls))
 
     @staticmethod
@@ -84,7 +86,8 @@ class LocalWindowAggregate:
             # A watermark at position q follows the rows with _seq <= q (as the window aggregation applies it).
             index = np.searchsorted(positions, batch[SEQ].to_numpy(dtype=np.int64), side="left")
             before = index > 0
-            late[before] = epoch_ms(batch[self.window_end])[before] - 1 <= values[index[before] - 1]
+            fire = self.window_clock.fire_at(epoch_ms(batch[self.window_end])[before])
+            late[before] = fire <= values[index[before] - 1]
         partials = self.local.process(batch.assign(**{SIDE: late}))
         return partials.drop(columns=[SIDE])
 

@@ -18,6 +18,10 @@ query's keys). The kernel
    window whose end - 1 ms the watermark has reached, ordered by window end, and
    drops those windows' state: it stays bounded by the windows still open.
 
+In a session time zone (``zone``: a window over a TIMESTAMP_LTZ, aligned to the zone's wall
+clock) ``window_end`` is a wall clock, and "end - 1 ms" above is the instant Flink fires it at
+(:class:`~changeflow.kernels.window.zone_time.WindowClock`).
+
 The ends of the windows the bucket holds state for are kept in the state table
 ``open_ends`` (one row per end under the all-null key, as a timer service keeps
 its timers), so a watermark that closes no window reads those few rows instead of
@@ -61,6 +65,7 @@ from changeflow.kernels.changelog import DELETE, INSERT, KIND, SEQ, SUB, UPDATE_
 from changeflow.kernels.contract import MAX_WATERMARK, KernelBase
 from changeflow.kernels.state import OPEN_ENDS, KeyedState, count_late_records, late_record_total, null_key
 from changeflow.kernels.watermark_batch import FIRED_SUB, rank_within, segment_of
+from changeflow.kernels.window.zone_time import WindowClock
 
 PENDING = "pending"
 
@@ -99,7 +104,7 @@ class WindowAggregate(KernelBase):
     event_time = True
 
     def __init__(self, keys: list[str], calls: list[AggCall], window_end: str, input_insert_only: bool = True,
-                 partial_input: bool = False, fire_at_end: bool = True) -> None:
+                 partial_input: bool = False, fire_at_end: bool = True, zone: str | None = None) -> None:
         if window_end not in keys:
             raise ValueError(f"the window end column {window_end!r} must be a grouping key")
         self.keys = list(keys)
@@ -110,6 +115,7 @@ class WindowAggregate(KernelBase):
         # rows, each standing for ``_count`` input rows that are all late or all on time at its stamp.
         self.partial_input = partial_input
         self.fire_at_end = fire_at_end
+        self.window_clock = WindowClock(zone)   # when a window end fires: end - 1 ms, or its instant in the zone
         self.aggregate = GroupAggregate(self.keys, self.calls, mini_batch=True, input_insert_only=input_insert_only,
                                         partial_input=partial_input)
 
@@ -124,8 +130,9 @@ class WindowAggregate(KernelBase):
     def process(self, batch: pd.DataFrame, state: KeyedState) -> pd.DataFrame:
         ends = epoch_ms(batch[self.window_end]) if len(batch) else np.zeros(0, dtype=np.int64)
         open_ends = self._open_ends(state)
-        self._fold(batch, ends, ends - 1 <= self.current_watermark, state)
-        self._store_open_ends(open_ends, np.unique(ends[ends - 1 > self.current_watermark]), None, state)
+        fire = self.window_clock.fire_at(ends)
+        self._fold(batch, ends, fire <= self.current_watermark, state)
+        self._store_open_ends(open_ends, np.unique(ends[fire > self.current_watermark]), None, state)
         return self.aggregate.process(batch.iloc[:0], NO_STATE).iloc[:0]   # nothing before a window closes
 
     def process_with_watermarks(self, frames: list[pd.DataFrame], watermarks: list[tuple[int, int]],
@@ -143,9 +150,10 @@ class WindowAggregate(KernelBase):
             ends = epoch_ms(batch[self.window_end])
             in_force = np.concatenate([[self.current_watermark], values])[
                 segment_of(batch[SEQ].to_numpy(dtype=np.int64), positions)]
-            late = ends - 1 <= in_force
+            fire = self.window_clock.fire_at(ends)
+            late = fire <= in_force
             # Rows of windows without state that fire by the last watermark: folded apart, never stored.
-            fresh = ~late & (ends - 1 <= values[-1]) & ~np.isin(ends, open_ends)
+            fresh = ~late & (fire <= values[-1]) & ~np.isin(ends, open_ends)
             if fresh.any():
                 self._check_kinds(batch)
                 apart = self._results(self.aggregate.process(batch.loc[fresh].reset_index(drop=True), NO_STATE))
@@ -155,7 +163,7 @@ class WindowAggregate(KernelBase):
         fired = self._fire(values, state, open_ends, kept)
         self.current_watermark = int(values[-1])
         if apart is not None and len(apart):
-            index = np.searchsorted(values, epoch_ms(apart[self.window_end]) - 1, side="left")
+            index = np.searchsorted(values, self.window_clock.fire_at(epoch_ms(apart[self.window_end])), side="left")
             fired = _merge_fired(fired, self._fired_rows(apart), index, self.window_end)
         if fired is None:
             return None
@@ -211,7 +219,7 @@ class WindowAggregate(KernelBase):
         """Store ``before`` and ``added`` less the ends ``watermark`` reaches (when it changed); return it."""
         after = np.union1d(before, added)
         if watermark is not None:
-            after = after[after - 1 > watermark]
+            after = after[self.window_clock.fire_at(after) > watermark]
         if not np.array_equal(after, before):
             key = null_key(self.keys)
             rows = key.iloc[np.zeros(len(after), dtype=np.intp)].reset_index(drop=True)
@@ -240,16 +248,17 @@ class WindowAggregate(KernelBase):
         """
         before = np.union1d(open_ends, added) if added is not None else open_ends
         self._store_open_ends(open_ends, before, watermarks[-1], state)
-        if not (before - 1 <= watermarks[-1]).any():
+        if not (self.window_clock.fire_at(before) <= watermarks[-1]).any():
             return None   # no window with state ends by the last watermark: no scan
         pending = state.scan(PENDING)
         if not len(pending):
             return None
         ends = epoch_ms(pending[self.window_end])
-        due = ends - 1 <= watermarks[-1]
+        fire = self.window_clock.fire_at(ends)
+        due = fire <= watermarks[-1]
         if not due.any():
             return None
-        index = np.searchsorted(watermarks, ends[due] - 1, side="left")
+        index = np.searchsorted(watermarks, fire[due], side="left")
         order = np.lexsort((ends[due], index))   # by watermark, then by end (stable: scan order among equals)
         fired = pending.loc[due].iloc[order].reset_index(drop=True)
         keys = fired[self.keys]

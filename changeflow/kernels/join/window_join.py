@@ -30,6 +30,7 @@ import pandas as pd
 
 from changeflow.expressions import Expression
 from changeflow.kernels.aggregate.window_agg import epoch_ms
+from changeflow.kernels.window.zone_time import WindowClock
 from changeflow.kernels.changelog import INSERT, KIND, SEQ, SUB
 from changeflow.kernels.frames import column
 from changeflow.kernels.join.condition import compile_pair_condition
@@ -64,7 +65,8 @@ class WindowJoin(WindowBuffered):
 
     def __init__(self, join_type: str, left_columns: list[str], right_columns: list[str],
                  left_keys: list[str], right_keys: list[str], left_end: str, right_end: str,
-                 condition: Expression | None = None, *, key_dtypes: list[Any] | None = None) -> None:
+                 condition: Expression | None = None, *, key_dtypes: list[Any] | None = None,
+                 zone: str | None = None) -> None:
         join_type = join_type.upper()
         if join_type not in ("INNER", "LEFT", "RIGHT", "FULL"):
             raise ValueError(f"unknown join type {join_type!r}; expected INNER, LEFT, RIGHT or FULL")
@@ -75,6 +77,7 @@ class WindowJoin(WindowBuffered):
         self.side_keys = (list(left_keys), list(right_keys))
         self.ends = (left_end, right_end)
         self.condition = condition
+        self.window_clock = WindowClock(zone)
         self.key_dtypes = list(key_dtypes) if key_dtypes is not None else None
         self.key_columns = [key_column(i) for i in range(len(left_keys))]
         self.keys = self.key_columns + [WEND]
@@ -149,7 +152,7 @@ class WindowJoin(WindowBuffered):
                 due.append(pd.DataFrame())
                 continue
             ends = rows[WEND].to_numpy(dtype=np.int64)
-            fired = ends - 1 <= watermark
+            fired = self.window_clock.fire_at(ends) <= watermark
             if (~fired).any():
                 later = int(ends[~fired].min())
                 remaining = later if remaining is None else min(remaining, later)

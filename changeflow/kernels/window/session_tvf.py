@@ -10,8 +10,10 @@ gap) and ``window_time`` (``window_end`` - 1 ms), when the watermark reaches
 passed on arrival is late: dropped and counted (``late_records``).
 
 A session's rows leave in the order they arrived; sessions in the order of their
-ends. State: ``rows`` (the buffered rows per partition key, with their arrival
-stamps) and ``oldest`` (under the all-null key: the earliest buffered time, so a
+ends. In a session time zone (``zone``, a SESSION over a TIMESTAMP_LTZ) the times are the
+zone's wall clocks and "``window_end`` - 1" the instant Flink fires the session at
+(:class:`~changeflow.kernels.window.zone_time.WindowClock`). State: ``rows`` (the buffered rows per
+partition key, with their arrival stamps) and ``oldest`` (under the all-null key: the earliest buffered time, so a
 watermark that cannot close any session costs one read).
 """
 
@@ -25,6 +27,7 @@ from changeflow.kernels.changelog import INSERT, KIND, SEQ, SUB
 from changeflow.kernels.contract import KernelBase
 from changeflow.kernels.state import KeyedState, count_late_records, null_key
 from changeflow.kernels.watermark_batch import segment_of, stamp_fired
+from changeflow.kernels.window.zone_time import WindowClock
 
 ROWS = "rows"
 OLDEST = "oldest"
@@ -40,11 +43,17 @@ class SessionWindowTableFunction(KernelBase):
 
     event_time = True
 
-    def __init__(self, columns: list[str], time_column: str, gap_ms: int, keys: list[str]) -> None:
+    def __init__(self, columns: list[str], time_column: str, gap_ms: int, keys: list[str],
+                 zone: str | None = None) -> None:
         self.columns = list(columns)
         self.time_column = time_column
         self.gap_ms = int(gap_ms)
         self.keys = list(keys)
+        self.window_clock = WindowClock(zone)
+
+    def _fires(self, end: int) -> int:
+        """The instant a session ending at ``end`` (on the window axis) fires at."""
+        return int(self.window_clock.fire_at(np.asarray([end], dtype=np.int64))[0])
 
     @property
     def operator_name(self) -> str:
@@ -77,7 +86,7 @@ class SessionWindowTableFunction(KernelBase):
         oldest = self._oldest(state)
         earliest = [int(rows[_MS].min())] if len(rows) else []
         earliest += [oldest] if oldest is not None else []
-        if not earliest or min(earliest) + self.gap_ms - 1 > values[-1]:
+        if not earliest or self._fires(min(earliest) + self.gap_ms) > values[-1]:
             if len(rows):
                 self._append(rows, state)
             return None
@@ -104,9 +113,10 @@ class SessionWindowTableFunction(KernelBase):
             return pd.DataFrame(columns=pd.Index([*stored, _MS])), np.zeros(0, dtype=np.int64)
         if (batch[KIND].to_numpy() != INSERT).any():
             raise ValueError(f"SESSION windows over an updating input are not supported (column {self.time_column})")
-        ms = epoch_ms(batch[self.time_column])
+        ms = self.window_clock.local(epoch_ms(batch[self.time_column]))
         arrival = segment_of(batch[SEQ].to_numpy(dtype=np.int64), positions)
-        late = ms + self.gap_ms - 1 <= np.concatenate([[self.current_watermark], values])[arrival]
+        in_force = np.concatenate([[self.current_watermark], values])[arrival]
+        late = self.window_clock.fire_at(ms + self.gap_ms) <= in_force
         if late.any():
             count_late_records(state, self.keys, int(late.sum()))
         rows = batch.loc[~late, stored].assign(**{_MS: ms[~late]}).reset_index(drop=True)
@@ -142,17 +152,17 @@ class SessionWindowTableFunction(KernelBase):
         fired = []
         for i, (position, watermark) in enumerate(watermarks):
             come = by_arrival[bounds[0 if i == 0 else i + 1]:bounds[i + 2]]   # rows arrived before this watermark
-            np.minimum.at(due, codes[come], ms[come] + self.gap_ms - 1)
+            np.minimum.at(due, codes[come], self.window_clock.fire_at(ms[come] + self.gap_ms))
             reached = due <= watermark
             if not reached.any():
                 continue
             pick = np.flatnonzero(alive & (arrival <= i) & reached[codes])
             pick = pick[np.lexsort((sub[pick], seq[pick], ms[pick], codes[pick]))]
             first, ends, session = _sessions(codes[pick], ms[pick], self.gap_ms)
-            closed = ends - 1 <= watermark
+            closed = self.window_clock.fire_at(ends) <= watermark
             due[reached] = np.iinfo(np.int64).max
             open_first = pick[np.flatnonzero(np.r_[True, np.diff(session) != 0])][~closed]
-            np.minimum.at(due, codes[open_first], ends[~closed] - 1)
+            np.minimum.at(due, codes[open_first], self.window_clock.fire_at(ends[~closed]))
             out = closed[session]
             alive[pick[out]] = False
             if out.any():
@@ -162,7 +172,7 @@ class SessionWindowTableFunction(KernelBase):
 
     def on_watermark(self, watermark: int, state: KeyedState) -> pd.DataFrame | None:
         oldest = self._oldest(state)
-        if oldest is None or oldest + self.gap_ms - 1 > watermark:
+        if oldest is None or self._fires(oldest + self.gap_ms) > watermark:
             return None
         rows = state.scan(ROWS)
         if not len(rows):
@@ -170,7 +180,7 @@ class SessionWindowTableFunction(KernelBase):
         rows = rows.sort_values(self.keys + [_MS, SEQ, SUB], kind="stable").reset_index(drop=True)
         ms = rows[_MS].to_numpy(dtype=np.int64)
         first, ends, session = _sessions(_key_codes(rows, self.keys), ms, self.gap_ms)
-        closed = (ends - 1 <= watermark)[session]
+        closed = (self.window_clock.fire_at(ends) <= watermark)[session]
         kept = rows.loc[~closed]
         state.store(ROWS, self._keys_of(rows), pd.DataFrame(kept).reset_index(drop=True))
         self._set_oldest(state, int(kept[_MS].min()) if len(kept) else None)
@@ -187,7 +197,7 @@ class SessionWindowTableFunction(KernelBase):
         out = fired[self.columns].copy()
         out["window_start"] = pd.to_datetime(start, unit="ms")
         out["window_end"] = pd.to_datetime(end, unit="ms")
-        out["window_time"] = pd.to_datetime(end - 1, unit="ms")
+        out["window_time"] = pd.to_datetime(self.window_clock.window_time(end), unit="ms")
         out[KIND] = np.full(len(out), INSERT, dtype=np.int8)
         out[SEQ] = fired[SEQ].to_numpy(dtype=np.int64)
         out[SUB] = np.arange(len(out), dtype=np.int64)

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from changeflow.kernels.aggregate.window_agg import epoch_ms
+from changeflow.kernels.window.zone_time import WindowClock
 from changeflow.kernels.changelog import SEQ, SUB
 from changeflow.kernels.contract import KernelBase
 from changeflow.kernels.state import (KeyedState, count_late_records, late_record_total, load_next_end,
@@ -48,6 +49,8 @@ class WindowBuffered(KernelBase):
     output_columns: list[str]   # a property of each subclass
     _positions: np.ndarray | None = None
     _values: np.ndarray | None = None
+    # When a window end fires: end - 1 ms, or in a session zone (a window over a TIMESTAMP_LTZ) its instant.
+    window_clock: WindowClock = WindowClock(None)
 
     # --- for subclasses ----------------------------------------------------------------------
     def _fold(self, frames: list[pd.DataFrame], state: KeyedState) -> None:
@@ -73,7 +76,7 @@ class WindowBuffered(KernelBase):
         else:
             in_force = np.concatenate([[self.current_watermark], self._values])[
                 segment_of(frame[SEQ].to_numpy(dtype=np.int64), self._positions)]
-        late = ends - 1 <= in_force
+        late = self.window_clock.fire_at(ends) <= in_force
         if late.any():
             count_late_records(state, self.keys, int(late.sum()))
         return late
@@ -125,14 +128,14 @@ class WindowBuffered(KernelBase):
 
     def _fire(self, watermarks: np.ndarray, state: KeyedState) -> tuple[pd.DataFrame, np.ndarray] | None:
         known = load_next_end(state, self.keys)
-        if known is not None and known - 1 > watermarks[-1]:
+        if known is not None and self.window_clock.fire_at(np.asarray([known], dtype=np.int64))[0] > watermarks[-1]:
             return None   # no buffered window ends by the last watermark: no scan
         out, ends, remaining = self._take_due(int(watermarks[-1]), state)
         store_next_end(state, self.keys, remaining)
         if not len(out):
             return None
         out = out.assign(**{SEQ: np.zeros(len(out), dtype=np.int64), SUB: np.zeros(len(out), dtype=np.int64)})
-        index = np.searchsorted(watermarks, ends - 1, side="left")
+        index = np.searchsorted(watermarks, self.window_clock.fire_at(ends), side="left")
         order = np.argsort(index, kind="stable")   # already by end; by the watermark firing each
         self._fired_ends = ends[order]
         return out.iloc[order].reset_index(drop=True)[self.output_columns], index[order]

@@ -32,6 +32,7 @@ from changeflow.kernels.changelog import INSERT, KIND, SEQ, SUB
 from changeflow.kernels.rank.sort_codes import sort_codes
 from changeflow.kernels.state import KeyedState
 from changeflow.kernels.window.window_buffer import WindowBuffered
+from changeflow.kernels.window.zone_time import WindowClock
 
 TABLE = "window_rank"
 ROW_SEQ, ROW_SUB = "_row_seq", "_row_sub"
@@ -60,7 +61,7 @@ class WindowRank(WindowBuffered):
     def __init__(self, columns: list[str], partition_keys: list[str], window_start: str, window_end: str,
                  order_by: list[tuple[str, bool, bool]], rank_start: int, rank_end: int,
                  rank_column: str | None = None, *, latest_first: bool = False,
-                 name: str = "WindowRank") -> None:
+                 name: str = "WindowRank", zone: str | None = None) -> None:
         if window_start not in columns or window_end not in columns:
             raise ValueError(f"the window columns {window_start!r}, {window_end!r} must be input columns")
         if not 1 <= rank_start <= rank_end:
@@ -73,6 +74,7 @@ class WindowRank(WindowBuffered):
         self.rank_column = rank_column
         self.latest_first = latest_first
         self.name = name
+        self.window_clock = WindowClock(zone)
         self._stored = self.keys + [c for c in self.columns if c not in self.keys] + [ROW_SEQ, ROW_SUB]
 
     @property
@@ -126,7 +128,7 @@ class WindowRank(WindowBuffered):
         if not len(rows) or ROW_SEQ not in rows.columns:
             return self._no_rows(), np.zeros(0, dtype=np.int64), None
         ends = epoch_ms(rows[self.window_end])
-        due = ends - 1 <= watermark
+        due = self.window_clock.fire_at(ends) <= watermark
         remaining = int(ends[~due].min()) if (~due).any() else None
         if not due.any():
             return self._no_rows(), np.zeros(0, dtype=np.int64), remaining
@@ -146,10 +148,10 @@ class WindowRank(WindowBuffered):
 
 
 def window_deduplicate(columns: list[str], keys: list[str], window_start: str, window_end: str, order: str,
-                       keep_last: bool) -> WindowRank:
+                       keep_last: bool, zone: str | None = None) -> WindowRank:
     """Window deduplication: per window and ``keys`` the row with the first (or last) ``order`` time."""
     return WindowRank(columns, keys, window_start, window_end, [(order, not keep_last, False)], 1, 1, None,
-                      latest_first=keep_last, name="WindowDeduplicate")
+                      latest_first=keep_last, name="WindowDeduplicate", zone=zone)
 
 
 __all__ = ["TABLE", "WindowRank", "window_deduplicate"]

@@ -248,8 +248,8 @@ def window_frame(frame: DataFrame, node: WindowTableFunction, bookkeeping: list[
     ``_sub`` of its own per window (when ``_sub`` is among ``bookkeeping``).
     """
     t = node.input.type_map()[node.time_column]
-    ms = epoch_ms(F.col(f"`{node.time_column}`"), t)
     w = node.window
+    ms = window_ms(F.col(f"`{node.time_column}`"), t, w.zone)
     if w.kind == "SESSION":   # batch only (a streaming SESSION is stateful: session_stream)
         return _session_batch(frame, node, ms, t)
 
@@ -279,14 +279,30 @@ def window_frame(frame: DataFrame, node: WindowTableFunction, bookkeeping: list[
             position = F.coalesce(F.col("__pos"), F.lit(0)).cast("long")
             framed = framed.withColumn(SUB, F.when(F.col(KIND) >= CONTROL, F.col(SUB))
                                        .otherwise(F.col(SUB) * F.lit(per_row) + position))
-    out = [F.col(f"`{n}`") for n in node.input.field_names]
-    out += [from_epoch_ms(F.col("__start"), T_PLAIN).alias("window_start"),
-            from_epoch_ms(F.col("__end"), T_PLAIN).alias("window_end"),
-            from_epoch_ms(F.col("__end") - F.lit(1), t).alias("window_time")]
-    return framed.select(*out, *bookkeeping)
+    return framed.select(*_with_window_columns(node, t), *bookkeeping)
 
 
 T_PLAIN = DataType("TIMESTAMP", False, (3,))  # window_start and window_end are TIMESTAMP(3) whatever the time type
+
+
+def window_ms(time: Column, t: DataType, zone: str | None) -> Column:
+    """A row's time on its window's axis (ms): the instant, or in a ``zone`` the wall clock there counted as
+    UTC (Flink's ``toUtcTimestampMills``; kernels/window/zone_time.py). Under UTC no conversion is added."""
+    if zone is None:
+        return epoch_ms(time, t)
+    return F.unix_millis(F.from_utc_timestamp(time, zone))
+
+
+def _with_window_columns(node: WindowTableFunction, t: DataType) -> list[Column]:
+    """The input's columns and ``window_start``, ``window_end``, ``window_time`` from ``__start``/``__end``
+    (ms on the window's axis). In a zone window_time is the instant of the wall clock ``__end`` - 1 ms as
+    java.time's ``atZone`` reads it (Flink's ``toEpochMills``), which Spark's to_utc_timestamp does."""
+    last = from_epoch_ms(F.col("__end") - F.lit(1), t)
+    if node.window.zone is not None:
+        last = F.to_utc_timestamp(F.timestamp_millis(F.col("__end") - F.lit(1)), node.window.zone)
+    out = [F.col(f"`{n}`") for n in node.input.field_names]
+    return out + [from_epoch_ms(F.col("__start"), T_PLAIN).alias("window_start"),
+                  from_epoch_ms(F.col("__end"), T_PLAIN).alias("window_end"), last.alias("window_time")]
 
 
 def _session_batch(frame: DataFrame, node: WindowTableFunction, ms: Column, t: DataType) -> DataFrame:
@@ -308,11 +324,7 @@ def _session_batch(frame: DataFrame, node: WindowTableFunction, ms: Column, t: D
     session = Window.partitionBy(*keys, F.col("__session"))
     framed = framed.withColumn("__start", F.min("__ms").over(session)) \
         .withColumn("__end", F.max("__ms").over(session) + F.lit(gap))
-    out = [F.col(f"`{n}`") for n in node.input.field_names]
-    out += [from_epoch_ms(F.col("__start"), T_PLAIN).alias("window_start"),
-            from_epoch_ms(F.col("__end"), T_PLAIN).alias("window_end"),
-            from_epoch_ms(F.col("__end") - F.lit(1), t).alias("window_time")]
-    return framed.select(*out, SEQ)
+    return framed.select(*_with_window_columns(node, t), SEQ)
 
 
 def session_stream(tr: "StreamingTranslator", node: WindowTableFunction) -> DataFrame:
@@ -322,7 +334,7 @@ def session_stream(tr: "StreamingTranslator", node: WindowTableFunction) -> Data
     child = tr._translate(node.input)
     names = node.input.field_names
     kernel = SessionWindowTableFunction(names, node.time_column, node.window.size_ms,
-                                        list(node.window.partition_keys))
+                                        list(node.window.partition_keys), zone=node.window.zone)
     types = node.input.type_map()
     return tr.stateful(child, kernel, list(node.window.partition_keys),
                        {n: kernel_input_dtype(types[n]) for n in names}, node.schema,
@@ -339,9 +351,10 @@ def window_aggregate_stream(tr: "StreamingTranslator", node: WindowAggregate) ->
     if inline is not None:   # its watermarks found in the packing stage: one trip to Python fewer per row
         tr.inline_assigners.add(id(inline))
     child = tr._translate(node.input)
+    zone = node.window.zone
     kernel = WindowAggregateKernel(list(node.keys), list(node.calls), node.window_end,
                                    input_insert_only=node.input.traits.changelog_mode.insert_only,
-                                   fire_at_end=node.window.fires_at_end)
+                                   fire_at_end=node.window.fires_at_end, zone=zone)
     types = node.input.type_map()
     needed = list(dict.fromkeys(list(node.keys) + [a for c in node.calls for a in c.arg_columns]))
     child = child.select(*[F.col(f"`{n}`") for n in needed], KIND, SEQ, SUB, *carried(child))
@@ -349,9 +362,9 @@ def window_aggregate_stream(tr: "StreamingTranslator", node: WindowAggregate) ->
     dtypes = {n: kernel_input_dtype(types[n]) for n in needed} | {k: kernel_key_dtype(types[k]) for k in node.keys}
     local, assigner = None, local_window_assigner(tr, node)
     if assigner is not None:   # two phases: partial rows per window, key and side cross the shuffle
-        local = LocalWindowAggregate(list(node.keys), list(node.calls), node.window_end)
+        local = LocalWindowAggregate(list(node.keys), list(node.calls), node.window_end, zone=zone)
         kernel = WindowAggregateKernel(list(node.keys), list(node.calls), node.window_end, partial_input=True,
-                                       fire_at_end=node.window.fires_at_end)
+                                       fire_at_end=node.window.fires_at_end, zone=zone)
     # Its state is the open windows' keys only (windows that open and fire within a micro-batch are never
     # stored): one page per bucket, doubling with the rows, not a fixed 64 a batch reads and writes each time.
     if inline is not None and assigner is None:

@@ -95,7 +95,8 @@ def join_kernel(node: Join) -> Any:
     if isinstance(node, WindowJoin):  # the window join (plan/window_ops.py): each window joined at its end
         return WindowJoinKernel(node.join_type, left_names, right_names, list(node.left_keys), right_keys,
                                 dict(zip(node.left.field_names, left_names, strict=True))[node.left_window[1]],
-                                right_rename[node.right_window[1]], node.condition, key_dtypes=key_dtypes)
+                                right_rename[node.right_window[1]], node.condition, key_dtypes=key_dtypes,
+                                zone=node.window.zone if node.window is not None else None)
     if isinstance(node, TemporalJoin):  # the event-time temporal join (FOR SYSTEM_TIME AS OF)
         left_time = dict(zip(node.left.field_names, left_names, strict=True))[node.left_time]
         return TemporalJoinKernel(node.join_type, left_names, right_names, list(node.left_keys), right_keys,

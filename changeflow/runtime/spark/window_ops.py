@@ -34,11 +34,11 @@ def window_rank_stream(tr: "StreamingTranslator", node: WindowRank | WindowDedup
     if isinstance(node, WindowRank):
         kernel = WindowRankKernel(names, list(node.partition_keys), node.window_start, node.window_end,
                                   list(node.order_by), node.rank_start, node.rank_end,
-                                  node.rank_column)
+                                  node.rank_column, zone=node.window.zone)
         keys = list(node.partition_keys)
     else:
         kernel = window_deduplicate(names, list(node.keys), node.window_start, node.window_end, node.order,
-                                    node.keep_last)
+                                    node.keep_last, zone=node.window.zone)
         keys = list(node.keys)
     types = node.input.type_map()
     child = tr._translate(node.input).select(*[F.col(f"`{n}`") for n in names], KIND, SEQ, SUB)

@@ -210,18 +210,36 @@ def emitted_watermarks(values: np.ndarray, positions: np.ndarray, last: int | No
     >>> emitted_watermarks(np.array([1000., 1100.]), np.array([0, 1]), None, None, 200)
     ([(0, 1000)], 1000, (1, 1100))
     """
-    marks: list[tuple[int, int]] = []
+    valid = np.flatnonzero(~np.isnan(values.astype(float)))
+    if not len(valid):
+        return [], last, pending
+    # Vectorised (the rule above, row by row, was a Python loop over every row): the running
+    # maximum only grows, so each next emission is the first row whose running maximum passes the
+    # last one emitted by more than the interval (a binary search), and the rows between move the
+    # watermark only as far as ``pending``.
+    running = np.maximum.accumulate(values[valid].astype(np.int64))
     current = pending[1] if pending is not None else last
-    for i in np.flatnonzero(~np.isnan(values.astype(float))):
-        value = int(values[i])
-        if current is not None and value <= current:
-            continue
-        current = value
-        if last is None or current - last > interval_ms:
-            marks.append((int(positions[i]), current))
-            last, pending = current, None
-        else:
-            pending = (int(positions[i]), current)
+    if current is not None:
+        running = np.maximum(running, current)
+    marks: list[tuple[int, int]] = []
+    start = 0
+    if last is None:   # no watermark emitted yet (nor pending): the first row emits one
+        last = int(running[0])
+        marks.append((int(positions[valid[0]]), last))
+        start = 1
+    while start < len(running):
+        i = start + int(np.searchsorted(running[start:], last + interval_ms, side="right"))
+        if i == len(running):
+            break
+        last = int(running[i])
+        marks.append((int(positions[valid[i]]), last))
+        start = i + 1
+    top = int(running[-1])
+    if top > last and (current is None or top > current or marks):
+        # The row that made the largest value so far, not yet emitted.
+        pending = (int(positions[valid[int(np.searchsorted(running, top, side="left"))]]), top)
+    elif marks:
+        pending = None
     return marks, last, pending
 
 

@@ -213,10 +213,8 @@ def emitted_watermarks(values: np.ndarray, positions: np.ndarray, last: int | No
     valid = np.flatnonzero(~np.isnan(values.astype(float)))
     if not len(valid):
         return [], last, pending
-    # Vectorised (the rule above, row by row, was a Python loop over every row): the running
-    # maximum only grows, so each next emission is the first row whose running maximum passes the
-    # last one emitted by more than the interval (a binary search), and the rows between move the
-    # watermark only as far as ``pending``.
+    # Not a loop over rows: the running maximum only grows, so the next emission is the first row
+    # whose running maximum passes the last emitted by more than the interval (a binary search).
     running = np.maximum.accumulate(values[valid].astype(np.int64))
     current = pending[1] if pending is not None else last
     if current is not None:

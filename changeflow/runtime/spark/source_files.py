@@ -36,7 +36,7 @@ or of a DataStream job (:mod:`.record_sources`).
 from __future__ import annotations
 
 import re
-from typing import Callable
+from typing import Callable, cast
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
@@ -67,7 +67,8 @@ def staged_stream(spark: SparkSession, directory: str, schema: T.StructType, row
         data = rows()
         if isinstance(data, pa.Table):
             # The end-of-input rows ride in the last file: no micro-batch of their own.
-            splits = split_count(min(data.num_rows, rows_per_batch), spark.sparkContext.defaultParallelism)
+            total = cast(pa.Table, data).num_rows   # pyarrow is untyped: isinstance leaves the DataFrame in
+            splits = split_count(min(total, rows_per_batch), spark.sparkContext.defaultParallelism)
             write_table_files(directory, data, rows_per_batch, end_rows() if end_rows is not None else None, splits)
         else:
             write_frame_files(data, directory, rows_per_batch)

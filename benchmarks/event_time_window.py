@@ -14,9 +14,10 @@ Usage: .venv/bin/python benchmarks/event_time_window.py [--rows 4000000] [--keys
    sink; the figure is the wall time from query start to end of input, and the ratio
    changeflow / Spark, with the CPU seconds each query's processes used (the driver, the JVM
    and the Python workers: the figure a shared machine's load moves least), with Spark's
-   state rows after each micro-batch and the rows its
-   watermark evicted (its progress reports). With ``--flink-python`` Flink 2.3 runs the same
-   query over CSV copies of the same rows (``event_time_window_flink.py``) in the same run.
+   state rows after each micro-batch and the rows its watermark evicted (its progress
+   reports), and each query's stages (``spark_stages``: the median wall and JVM CPU ms of its
+   stages by task count, the first micro-batch left out). With ``--flink-python`` Flink 2.3
+   runs the same query over CSV copies of the same rows (``event_time_window_flink.py``) in the same run.
 2. **One micro-batch in the kernel** (``--kernel``, no Spark): what a window
    aggregation's buckets get from one micro-batch of ``--kernel-rows`` rows: the
    rows (the dtypes the packing stage gives) and the watermarks the assigner
@@ -162,6 +163,38 @@ def batch_durations(query) -> list[dict]:
              **{k: p["durationMs"].get(k) for k in kept}} for p in query.recentProgress]
 
 
+def spark_stages(spark, after: int = -1) -> list[dict]:
+    """Spark's completed stages with an id above ``after`` (from the JVM's status store, kept with the UI off):
+    per stage its tasks, wall ms (submission to completion) and the executors' run and JVM CPU ms.
+
+    A micro-batch of changeflow's window query is two stages: the read and packing stage (its tasks:
+    the partitions of the micro-batch's files) and the window kernel's ``transformWithStateInPandas``.
+    """
+    store = spark.sparkContext._jsc.sc().statusStore()
+    stages = store.stageList(None, False, False, getattr(store, "stageList$default$4")(),
+                             getattr(store, "stageList$default$5")())
+    out, it = [], stages.iterator()
+    while it.hasNext():
+        s = it.next()
+        submitted, completed = s.submissionTime(), s.completionTime()
+        if s.stageId() <= after or not submitted.isDefined() or not completed.isDefined():
+            continue
+        out.append({"stage": s.stageId(), "tasks": s.numTasks(),
+                    "wall_ms": completed.get().getTime() - submitted.get().getTime(),
+                    "run_ms": s.executorRunTime(), "jvm_cpu_ms": s.executorCpuTime() // 1_000_000})
+    return sorted(out, key=lambda d: d["stage"])
+
+
+def stage_medians(stages: list[dict]) -> dict:
+    """The median wall ms and JVM CPU ms of a query's stages, by their task count (its first micro-batch left out)."""
+    by_tasks: dict[int, list[dict]] = {}
+    for s in stages[2:]:
+        by_tasks.setdefault(s["tasks"], []).append(s)
+    return {f"{n}_tasks": {"stages": len(v), "wall_ms": float(np.median([s["wall_ms"] for s in v])),
+                           "jvm_cpu_ms": float(np.median([s["jvm_cpu_ms"] for s in v]))}
+            for n, v in sorted(by_tasks.items())}
+
+
 def changeflow_run(spark, data: str, rows: int, files: int) -> tuple[float, list[dict]]:
     t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode(), spark_session=spark)
     t_env.get_config().set("changeflow.source.rows-per-batch", str(rows // files))
@@ -222,7 +255,8 @@ def kernel_micro_batch(rows: int, keys: int, buckets: int = 8, segment_buckets: 
     from changeflow.kernels.aggregate.functions import AggCall
     from changeflow.kernels.aggregate.window_agg import WindowAggregate
     from changeflow.kernels.contract import KernelBase
-    from changeflow.runtime.spark.event_time import WINDOW_ROWS_PER_PAGE, emitted_watermarks
+    from changeflow.kernels.watermark_emissions import emitted_watermarks
+    from changeflow.runtime.spark.event_time import WINDOW_ROWS_PER_PAGE
     from changeflow.runtime.spark.packing import bucket_index
     from changeflow.state.paged import DictPageStore, PagedKeyedState
 
@@ -307,7 +341,8 @@ def stage_profile(rows: int, keys: int, buckets: int = 8) -> dict:
     from changeflow.kernels.aggregate.functions import AggCall
     from changeflow.kernels.aggregate.local_window import LocalWindowAggregate
     from changeflow.kernels.aggregate.window_agg import WindowAggregate
-    from changeflow.runtime.spark.event_time import WINDOW_ROWS_PER_PAGE, emitted_watermarks
+    from changeflow.kernels.watermark_emissions import emitted_watermarks
+    from changeflow.runtime.spark.event_time import WINDOW_ROWS_PER_PAGE
     from changeflow.runtime.spark.packing import PAYLOAD, Packer, unpack
     from changeflow.state.paged import DictPageStore, PagedKeyedState
 
@@ -397,14 +432,20 @@ def main() -> None:
         os.makedirs(data)
         write_files(data, args.rows, args.keys, args.files)
         load_start = os.getloadavg()[0]   # the machine may be shared: the load goes with the figures
+        start_stage = max([s["stage"] for s in spark_stages(spark)], default=-1)
         if args.changeflow_first:   # alternate the order between runs: a shared machine's load drifts
             (changeflow_s, changeflow_batches), changeflow_cpu = timed(
                 lambda: changeflow_run(spark, data, args.rows, args.files))
+            first_stages = spark_stages(spark, start_stage)
             (spark_s, spark_batches, spark_durations), spark_cpu = timed(lambda: spark_baseline(spark, data, workdir))
         else:
             (spark_s, spark_batches, spark_durations), spark_cpu = timed(lambda: spark_baseline(spark, data, workdir))
+            first_stages = spark_stages(spark, start_stage)
             (changeflow_s, changeflow_batches), changeflow_cpu = timed(
                 lambda: changeflow_run(spark, data, args.rows, args.files))
+        second_stages = spark_stages(spark, max([s["stage"] for s in first_stages], default=start_stage))
+        changeflow_stages, spark_query_stages = ((first_stages, second_stages) if args.changeflow_first
+                                                 else (second_stages, first_stages))
         flink_s = None
         if args.flink_python:
             csv_data = os.path.join(workdir, "csv")
@@ -426,6 +467,8 @@ def main() -> None:
                   **({} if flink_s is None else {"flink_s": round(flink_s, 1),
                                                  "ratio_to_flink": round(changeflow_s / flink_s, 2)}),
                   "spark_batch_ms": spark_durations, "changeflow_batch_ms": changeflow_batches,
+                  "spark_stage_medians": stage_medians(spark_query_stages),
+                  "changeflow_stage_medians": stage_medians(changeflow_stages),
                   "spark_state_after_batches": spark_batches[:: max(1, len(spark_batches) // 10)] + spark_batches[-1:],
                   "load_average_1min": {"start": load_start, "end": os.getloadavg()[0]},
                   "state_rows_after_batches": growth[:: max(1, len(growth) // 10)] + growth[-1:]}

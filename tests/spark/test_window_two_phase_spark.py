@@ -3,7 +3,7 @@
 The rows of test_event_time_windows.py's late-rows test, as a Parquet file: the table is
 staged column by column (``ParquetFormat.decode_arrow``) and the window aggregation runs
 its local phase before the shuffle; the windows written and the rows dropped as late are
-Flink's, whatever the micro-batches.
+Flink's, whatever the micro-batches, also when a micro-batch is read in two partitions.
 """
 
 from __future__ import annotations
@@ -15,13 +15,17 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from changeflow.runtime.spark import source_files
 from changeflow.table import EnvironmentSettings, TableEnvironment
 
 EPOCH = dt.datetime(2024, 1, 1)
 
 
-@pytest.mark.parametrize("rows_per_batch", ["3", "1000"])
-def test_two_phase_windows_over_parquet_drop_and_count_flink_s_late_rows(spark, tmp_path, rows_per_batch):
+@pytest.mark.parametrize("rows_per_batch, split", [("3", False), ("1000", False), ("1000", True)])
+def test_two_phase_windows_over_parquet_drop_and_count_flink_s_late_rows(spark, tmp_path, monkeypatch,
+                                                                         rows_per_batch, split):
+    if split:   # the micro-batch's 8 rows staged as two files of 4, read by two tasks (source_files.split_count)
+        monkeypatch.setattr(source_files, "MIN_ROWS_PER_SPLIT", 4)
     # After (12 s, a) the watermark is 10 s: [0, 10 s) fires and (9 s, a) is late; after (22 s, a),
     # 20 s: (19 s, b) is late.
     rows = [(1_000, "a", 1), (3_000, "b", 2), (12_000, "a", 3), (9_000, "a", 4),
@@ -51,6 +55,9 @@ def test_two_phase_windows_over_parquet_drop_and_count_flink_s_late_rows(spark, 
     assert [(int((dt.datetime.fromisoformat(w[0]) - EPOCH).total_seconds()), w[2], int(w[3]), int(w[4]))
             for w in written] == [(0, "a", 1, 1), (0, "b", 1, 2), (10, "a", 1, 3), (10, "b", 1, 5),
                                   (20, "a", 1, 6), (30, "a", 1, 8)]
+    staged = sorted(f.name for f in (tmp_path / "checkpoints").rglob("part-*.parquet"))
+    assert staged == (["part-00000000-000.parquet", "part-00000000-001.parquet"] if split else
+                      [f"part-{i:08d}.parquet" for i in range(-(-len(rows) // int(rows_per_batch)))]), staged
     metrics = job.get_state_metrics()
     assert [m["late_records_dropped"] for m in metrics if m["operator"] == "WindowAggregate"] == [2], metrics
     # The end of input (which fired [30 s, 40 s)) rode in the last data micro-batch: no micro-batch of its own.

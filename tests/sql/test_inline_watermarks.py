@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from changeflow.runtime.spark.control_rows import WATERMARK, Control, ControlFanOut
-from changeflow.runtime.spark.event_time import emitted_watermarks
+from changeflow.kernels.watermark_emissions import emitted_watermarks
 from changeflow.runtime.spark.inline_watermarks import ASSIGNED, InlineWatermarks
 from changeflow.runtime.spark.packing import PAYLOAD
 

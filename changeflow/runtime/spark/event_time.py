@@ -30,7 +30,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterator
 
-import numpy as np
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -47,6 +46,7 @@ from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.control_rows import CONTROL, MAX_ASSIGNERS, WATERMARK
 from changeflow.runtime.spark.current_watermark import calls_current_watermark
 from changeflow.runtime.spark.sources import kernel_input_dtype, kernel_key_dtype
+from changeflow.kernels.watermark_emissions import emitted_watermarks
 
 if TYPE_CHECKING:
     from changeflow.runtime.spark.streaming import StreamingTranslator
@@ -193,36 +193,6 @@ def watermark_value(node: WatermarkAssigner) -> Column:
         millis = F.when(F.col(KIND) >= CONTROL, F.lit(None)).otherwise(millis - 1)
     # Control rows (null values) give a null watermark, which the running maximum skips.
     return millis.cast("long")
-
-
-def emitted_watermarks(values: np.ndarray, positions: np.ndarray, last: int | None, pending: tuple | None,
-                       interval_ms: int) -> tuple[list[tuple[int, int]], int | None, tuple | None]:
-    """The watermarks an assigner emits over rows with watermark expression ``values`` at ``positions``.
-
-    As Flink's WatermarkAssignerOperator: the watermark is the largest value so far, emitted
-    right after a row once it is more than ``interval_ms`` ahead of the last one emitted
-    (``currentWatermark - lastWatermark > watermarkInterval``). Returns the ``(position,
-    watermark)`` pairs emitted, the last watermark emitted, and the ``(position, watermark)``
-    not yet emitted (None if none).
-
-    >>> emitted_watermarks(np.array([1000., 1100., 900., 1500.]), np.array([0, 1, 2, 3]), None, None, 200)
-    ([(0, 1000), (3, 1500)], 1500, None)
-    >>> emitted_watermarks(np.array([1000., 1100.]), np.array([0, 1]), None, None, 200)
-    ([(0, 1000)], 1000, (1, 1100))
-    """
-    marks: list[tuple[int, int]] = []
-    current = pending[1] if pending is not None else last
-    for i in np.flatnonzero(~np.isnan(values.astype(float))):
-        value = int(values[i])
-        if current is not None and value <= current:
-            continue
-        current = value
-        if last is None or current - last > interval_ms:
-            marks.append((int(positions[i]), current))
-            last, pending = current, None
-        else:
-            pending = (int(positions[i]), current)
-    return marks, last, pending
 
 
 def _watermark_rows(schema: pa.Schema, kind: int, marks: list[tuple[int, int]]) -> pa.RecordBatch:

@@ -9,7 +9,7 @@ it sees the same partition's rows in the same order (narrow Spark operators
 keep both), so it can run the assigner itself: the assigner's watermark
 expression is computed in the JVM as one more column (:data:`ASSIGNED`), the
 stateless operators carry it, and :class:`InlineWatermarks` finds the
-watermarks among the rows (:func:`~.event_time.emitted_watermarks`, the same
+watermarks among the rows (:func:`~changeflow.kernels.watermark_emissions.emitted_watermarks`, the same
 function, the same per-partition state) and hands them to the packing stage
 as the watermark rows the ``mapInArrow`` would have added. Every row then
 crosses to Python once per micro-batch instead of twice, and the watermarks,
@@ -31,7 +31,8 @@ from changeflow.kernels.changelog import SEQ
 from changeflow.plan.event_time import WatermarkAssigner, WindowAggregate
 from changeflow.plan.nodes import Filter
 from changeflow.runtime.spark.control_rows import Control, control_rows
-from changeflow.runtime.spark.event_time import emitted_watermarks, local_window_chain, rowtime_interval, \
+from changeflow.kernels.watermark_emissions import emitted_watermarks
+from changeflow.runtime.spark.event_time import local_window_chain, rowtime_interval, \
     watermark_value
 
 ASSIGNED = "__assigned_watermark"   # the assigner's watermark expression per row (epoch ms; null: control row)

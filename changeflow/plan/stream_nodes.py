@@ -208,17 +208,11 @@ class SideOutputNode(OneInputNode):
     tag: Any = None
 
 
-@dataclass(frozen=True, eq=False)
-class WindowNode(KeyedNode):
-    """A window over ``input`` grouped by ``key_selector`` computing ``spec``
-    (a :class:`~changeflow.kernels.window.evaluate.WindowSpec`).
+class _Triggered:
+    """A window operator whose output is its trigger's firings (``GlobalWindows`` with a ``trigger``):
+    it outputs only after end of input exactly when the trigger fires there (FLIP-331)."""
 
-    ``KeyedStream.window(...)`` / ``DataStream.window_all(...)`` followed by
-    ``reduce``/``aggregate``/``process``/``apply``, over ``GlobalWindows``.
-    """
-
-    spec: Any = None
-    trigger: Any = None  # changeflow.datastream.window.Trigger
+    trigger: Any  # changeflow.datastream.window.Trigger, a field of each subclass
 
     @property
     def fires(self) -> bool:
@@ -229,7 +223,20 @@ class WindowNode(KeyedNode):
 
 
 @dataclass(frozen=True, eq=False)
-class CoGroupNode(Node):
+class WindowNode(_Triggered, KeyedNode):
+    """A window over ``input`` grouped by ``key_selector`` computing ``spec``
+    (a :class:`~changeflow.kernels.window.evaluate.WindowSpec`).
+
+    ``KeyedStream.window(...)`` / ``DataStream.window_all(...)`` followed by
+    ``reduce``/``aggregate``/``process``/``apply``, over ``GlobalWindows``.
+    """
+
+    spec: Any = None
+    trigger: Any = None  # changeflow.datastream.window.Trigger
+
+
+@dataclass(frozen=True, eq=False)
+class CoGroupNode(_Triggered, Node):
     """``first.co_group(second)`` / ``first.join(second)``, then
     ``.where(first_key).equal_to(second_key).window(...).apply(function)``.
 
@@ -255,13 +262,6 @@ class CoGroupNode(Node):
     @property
     def keyed(self) -> bool:
         return True
-
-    @property
-    def fires(self) -> bool:
-        return self.trigger.fires_at_end_of_stream
-
-    def attributes(self) -> OperatorAttributes:
-        return OperatorAttributesBuilder().set_output_only_after_end_of_stream(self.fires).build()
 
 
 @dataclass(frozen=True, eq=False)

@@ -6,26 +6,17 @@ No Spark and no API import: the planner's DataStream rules and the runtime read 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from changeflow.plan.nodes import PlanNode
 from changeflow.plan.stream_nodes import Node, Op, SourceNode, Stateless, TimestampsNode
 
+_N = TypeVar("_N", bound=Node)
+
 
 def timestamp_assigners(node: Node) -> list[TimestampsNode]:
     """The nearest ``assign_timestamps_and_watermarks`` below ``node`` on each path (each once)."""
-    seen: dict[int, TimestampsNode] = {}
-
-    def visit(n: Node) -> None:
-        if isinstance(n, TimestampsNode):
-            seen.setdefault(n.id, n)
-            return
-        for i in n.inputs:
-            visit(i)
-
-    for i in node.inputs:
-        visit(i)
-    return list(seen.values())
+    return _nearest(node.inputs, TimestampsNode)
 
 
 def unassigned_paths(node: Node) -> bool:
@@ -39,16 +30,22 @@ def unassigned_paths(node: Node) -> bool:
 
 def sources(node: Node) -> list[SourceNode]:
     """Every source under ``node``, each once, in first-visit order (a Table converted to a stream is one)."""
-    seen: dict[int, SourceNode] = {}
+    return _nearest([node], SourceNode)
+
+
+def _nearest(roots: list[Node], kind: type[_N]) -> list[_N]:
+    """The nearest node of ``kind`` at or below each of ``roots`` on every path, each once, in first-visit order."""
+    seen: dict[int, _N] = {}
 
     def visit(n: Node) -> None:
-        if isinstance(n, SourceNode):
+        if isinstance(n, kind):
             seen.setdefault(n.id, n)
             return
         for i in n.inputs:
             visit(i)
 
-    visit(node)
+    for root in roots:
+        visit(root)
     return list(seen.values())
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Sequence
 
 from changeflow.plan.nodes import PlanNode
+from changeflow.plan.stream_bridge import Boundary
 from changeflow.plan.operator_attributes import (OperatorAttributes, OperatorAttributesBuilder,
                                                  function_is_output_idempotent,
                                                  function_is_output_only_after_end_of_stream)
@@ -105,10 +106,11 @@ class SourceNode(Node):
 
 
 @dataclass(frozen=True, eq=False)
-class TableNode(SourceNode):
+class TableNode(Boundary, SourceNode):
     """A Table's changes as records (``to_data_stream`` & co): ``kind`` ``table``, ``payload`` a
-    :class:`~changeflow.plan.stream_bridge.TableInput`. A source of the graph: the runtime
-    translates the Table plan inside the job's query (:mod:`changeflow.runtime.spark.bridge`)."""
+    :class:`~changeflow.plan.stream_bridge.TableInput`, ``below`` the Table plan, planned with the
+    Table environment's settings (``side_settings``). A source of the graph (its walks stop here): the
+    runtime translates the Table plan inside the job's query (:mod:`changeflow.runtime.spark.bridge`)."""
 
     kind: str = "table"
 

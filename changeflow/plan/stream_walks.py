@@ -9,9 +9,15 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 from changeflow.plan.nodes import PlanNode
+from changeflow.plan.physical import every_node
 from changeflow.plan.stream_nodes import Node, Op, SourceNode, Stateless, TimestampsNode
 
 _N = TypeVar("_N", bound=Node)
+
+
+def graph_inputs(node: Node) -> list[Node]:
+    """``node``'s inputs in the graph: none for a Table converted to a stream, a source whose input is a Table plan."""
+    return [] if node.boundary else node.inputs
 
 
 def timestamp_assigners(node: Node) -> list[TimestampsNode]:
@@ -41,7 +47,7 @@ def _nearest(roots: list[Node], kind: type[_N]) -> list[_N]:
         if isinstance(n, kind):
             seen.setdefault(n.id, n)
             return
-        for i in n.inputs:
+        for i in graph_inputs(n):
             visit(i)
 
     for root in roots:
@@ -50,14 +56,14 @@ def _nearest(roots: list[Node], kind: type[_N]) -> list[_N]:
 
 
 def all_nodes(roots: list[Node]) -> list[Node]:
-    """Every node under ``roots``, each once."""
+    """Every node under ``roots``, each once (down to the sources: not into a Table plan read as a stream)."""
     seen: dict[int, Node] = {}
     stack = list(roots)
     while stack:
         n = stack.pop()
         if n.id not in seen:
             seen[n.id] = n
-            stack.extend(n.inputs)
+            stack.extend(graph_inputs(n))
     return list(seen.values())
 
 
@@ -92,12 +98,5 @@ def side_output_ops(ops: list[Op], tag: Any) -> list[Op]:
 
 
 def graph_nodes(plan: PlanNode) -> list[Node]:
-    """Every DataStream node under ``plan`` (a job or a Table plan), each once."""
-    seen: dict[int, PlanNode] = {}
-    stack = [plan]
-    while stack:
-        n = stack.pop()
-        if id(n) not in seen:
-            seen[id(n)] = n
-            stack.extend(n.inputs)
-    return [n for n in seen.values() if isinstance(n, Node)]
+    """Every DataStream node under ``plan`` (a job or a Table plan), each once, on both sides of a boundary."""
+    return [n for n in every_node(plan) if isinstance(n, Node)]

@@ -100,7 +100,7 @@ def test_a_table_converted_to_a_datastream_is_computed_in_the_zone_and_ltz_colum
     t_env.create_temporary_view("e", table)
     shown = t_env.sql_query("SELECT CAST(TO_TIMESTAMP_LTZ(ms, 3) AS STRING) AS s FROM e")
     stream = t_env.to_data_stream(shown)
-    plan = stream._node.payload.plan  # type: ignore[attr-defined]
+    plan = stream._node.below  # type: ignore[attr-defined] - the Table plan is the TableNode's input
     assert "LTZ_TO_LOCAL" in str(_exprs(plan)["s"])
     with pytest.raises(ZoneNotSupported, match="TIMESTAMP_LTZ column 'l' converted to a DataStream"):
         t_env.to_data_stream(t_env.sql_query("SELECT TO_TIMESTAMP_LTZ(ms, 3) AS l FROM e"))

@@ -28,7 +28,8 @@ from changeflow.runtime.insert_job import InsertJob
 from changeflow.runtime.sink_not_null import enforce
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.keyed.records import VALUE, decode
-from changeflow.plan.stream_nodes import SourceNode, StreamJob
+from changeflow.plan.stream_bridge import with_table_settings
+from changeflow.plan.stream_nodes import SourceNode, StreamJob, TableNode
 from changeflow.plan.stream_walks import all_nodes
 from changeflow.plan.rules.buffering import micro_batch_interval_ms
 from changeflow.plan.nodes import PlanNode, Sink
@@ -187,9 +188,17 @@ class SparkJobs:
         if not outputs:
             raise RuntimeError("No operators defined in streaming topology. Cannot execute.")
         sinks = [sink for _, sink in outputs]
-        job = optimize(StreamJob(tuple(node for node, _ in outputs)),
+        logical = StreamJob(tuple(node for node, _ in outputs))
+        # One planning pass for the whole program: a Table plan read as a stream is planned in it with the
+        # Table environment's settings (plan/stream_bridge.py), the job's own nodes with these.
+        job = optimize(with_table_settings(logical, _table_planner(settings, table_settings)),
                        settings.planner() if settings is not None else PlannerSettings(streaming=False))
         if not job.traits.streaming:
+            if settings is not None and any(isinstance(n, TableNode) for n in all_nodes(list(job.outputs))):
+                # The job runs as batch (rules/runs_as_batch.py), so its Table plans run in batch too: planned
+                # for batch, from the logical program (the streaming plan is not planned again).
+                job = optimize(with_table_settings(logical, PlannerSettings(streaming=False)),
+                               PlannerSettings(streaming=False))
             settings = None
         roots = list(job.outputs)
         # A failure in Spark is raised as the changeflow error inside it (.errors), naming the operators.
@@ -234,6 +243,14 @@ class SparkJobs:
             with readable_errors():
                 table = frame.select(*[F.col(f"`{n}`") for n in names]).toArrow()
         return [Change(RowKind.INSERT, values) for values in _rows(table, names)]
+
+
+def _table_planner(settings: StreamingSettings | None,
+                   table_settings: Callable[[], StreamingSettings] | None) -> PlannerSettings | None:
+    """What a DataStream job's Table plans are planned with: the Table runtime's settings (streaming), batch's."""
+    if settings is None:
+        return PlannerSettings(streaming=False)
+    return table_settings().planner() if table_settings is not None else None
 
 
 def micro_batch_interval(plan: PlanNode, settings: StreamingSettings) -> int | None:

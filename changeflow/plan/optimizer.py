@@ -106,7 +106,6 @@ def _by_side(rule: Rule, plan: PlanNode, settings: PlannerSettings) -> PlanNode:
     return rewrite(result, lambda n: replace(n, sealed=False) if isinstance(n, Boundary) and n.sealed else n)
 
 
-
 def planned(plan: N, settings: PlannerSettings) -> N:
     """``plan`` if it is physical already, else its physical plan."""
     return plan if is_physical(plan) else optimize(plan, settings)

@@ -114,6 +114,9 @@ class GraphTranslation:
         as streams are written under the host's working directory; in streaming mode the result is a
         streaming DataFrame the caller may run with any trigger (the job runner uses ``availableNow``).
         """
+        unplanned = [n.name for n in nodes if n.traits is None]
+        if unplanned:  # the planner decides; the translation only reads (plan/optimizer.py)
+            raise ValueError(f"the stream graph under {unplanned} is not planned: optimize its StreamJob first")
         for node in nodes:
             for source in sources(node):
                 self.source_numbers.setdefault(source.id, len(self.source_numbers))

@@ -96,6 +96,9 @@ class Boundary(PlanNode):
 def with_table_settings(plan: _P, settings: Any) -> _P:
     """``plan`` with ``settings`` (the Table environment's :class:`~changeflow.plan.optimizer.PlannerSettings`)
     on each Table plan read as a stream that carries none: what the job's one planning pass plans them with."""
+    if settings is None:
+        return plan
+
     def carry(node: PlanNode) -> PlanNode:
         table_side = isinstance(node, Boundary) and node.stream and node.side_settings is None
         return replace(node, side_settings=settings) if table_side else node

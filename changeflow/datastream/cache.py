@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Callable, Iterator
 from changeflow.datastream import graph
 from changeflow.datastream.data_stream import DataStream, KeyedStream
 from changeflow.plan.stream_caches import CacheNode, CacheRegistry
+from changeflow.plan.stream_walks import graph_inputs
 
 if TYPE_CHECKING:
     from changeflow.datastream.environment import StreamExecutionEnvironment
@@ -119,7 +120,7 @@ def cache_nodes(roots: list[graph.Node]) -> list[CacheNode]:
         seen[n.id] = n
         if isinstance(n, CacheNode):
             found.append(n)
-        stack.extend(n.inputs)
+        stack.extend(graph_inputs(n))  # a Table read as a stream is a source here
     return found
 
 

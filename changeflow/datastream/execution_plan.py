@@ -23,6 +23,7 @@ from changeflow.datastream import graph
 from changeflow.datastream.cache import CacheNode, plan_entry as cache_plan_entry
 from changeflow.plan.optimizer import PlannerSettings, optimize
 from changeflow.plan.stream_nodes import KeyedProcessNode, StreamJob
+from changeflow.plan.stream_walks import graph_inputs
 
 
 def planned_job(roots: list[graph.Node], settings: PlannerSettings) -> StreamJob:
@@ -62,7 +63,8 @@ def execution_plan(sinks: list[tuple[graph.Node, Any]], parallelism: int, settin
         if isinstance(node, CacheNode):
             ids[node.id] = cache_plan_entry(node, node.id in cached, visit, numbers, nodes, parallelism)
             return ids[node.id]
-        inputs = [visit(i) for i in node.inputs]
+        # A Table read as a stream is a source, as the job graph Flink prints shows it.
+        inputs = [visit(i) for i in graph_inputs(node)]
         ids[node.id] = next(numbers)
         source = isinstance(node, graph.SourceNode)
         name = f"Source: {node.name}" if source else node.name

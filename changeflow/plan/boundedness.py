@@ -24,14 +24,14 @@ def _unbounded(source: Source) -> bool:
     if source.kind == "connector":
         return not source.payload.bounded
     if source.kind == "datastream":  # a DataStream converted to a Table ends when its sources do
-        return bool(unbounded_inputs(source.payload.node))
+        return bool(unbounded_inputs(source.below))  # pyright: ignore[reportAttributeAccessIssue] - a StreamSource
     return False
 
 
 def is_bounded(source: SourceNode) -> bool:
     """Whether a DataStream source ends: collections and text files do, a streaming Spark DataFrame does not."""
     if source.kind == "table":  # a Table converted to a stream ends when its plan's sources do
-        return not unbounded_sources(source.payload.plan)
+        return not unbounded_sources(source.below)  # pyright: ignore[reportAttributeAccessIssue] - a TableNode
     if source.kind == "kafka":  # KafkaSource: bounded with set_bounded
         return source.payload.bounded
     return not (source.kind == "dataframe" and source.payload.isStreaming)

@@ -67,7 +67,7 @@ from changeflow.plan.window_ops import (WINDOW_OPERATORS, WindowDeduplicate, Win
                                         exchange_keys)
 from changeflow.kernels.aggregate.user import USER_FUNCTION
 from changeflow.plan.nodes import (Aggregate, ChangelogNormalize, Deduplicate, Filter, Join, PlanNode, Project, Rank,
-                                   Replicate, Sink, Sort, Source, TableAggregate, Union, UpsertMaterialize)
+                                   Replicate, Sink, Sort, Source, TableAggregate, Union, UpsertMaterialize, side_inputs)
 from changeflow.plan.optimizer import PlannerSettings, planned
 from changeflow.plan.rules.buffering import reads_a_file_per_batch
 from changeflow.plan.rules.changelog_mode import INSERT_ONLY, ChangelogMode
@@ -164,7 +164,8 @@ def explain(root: PlanNode, settings: ExplainSettings | None = None) -> str:
             below = exchange(below, "+- ", keys, mode or node.input.traits.changelog_mode)
             visit(node.input, emit(below, "+- ", f"DropUpdateBefore(changelogMode={mode})") if mode else below, "+- ")
         else:
-            children = node.inputs
+            # A DataStream read as a table is a TableSourceScan, as in Flink's plan: its graph is not printed.
+            children = side_inputs(node)
             for i, child in enumerate(children):
                 visit(child, below, "+- " if i == len(children) - 1 else ":- ")
 
@@ -202,7 +203,7 @@ def _flush_section(root: PlanNode) -> str:
     lines = []
 
     def visit(node: PlanNode) -> None:
-        for child in node.inputs:
+        for child in side_inputs(node):
             visit(child)
         if isinstance(node, Aggregate) and node.traits.buffers:
             keyed = f"keyed by [{', '.join(node.keys)}]" if node.keys else "parallelism 1 (no grouping key)"

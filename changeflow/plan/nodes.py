@@ -27,6 +27,9 @@ class PlanNode:
     in_flink_plan: ClassVar[bool] = True
     # True for the DataStream API's operators (changeflow.plan.stream_nodes), which only some rules annotate.
     stream: ClassVar[bool] = False
+    # True where one API's plan meets the other's (changeflow.plan.stream_bridge.Boundary): the node's
+    # input is the other API's plan, which the optimizer plans with that side's settings.
+    boundary: ClassVar[bool] = False
 
     @property
     def schema(self) -> Schema:
@@ -302,14 +305,20 @@ class UpsertMaterialize(_OneInput, _InputSchema):
     ttl_ms: int = 0
 
 
+def side_inputs(node: PlanNode) -> tuple[PlanNode, ...]:
+    """``node``'s inputs on its own API's side: none for a boundary, whose input is the other API's plan."""
+    return () if node.boundary else tuple(node.inputs)
+
+
 def sources(node: PlanNode) -> list[Source]:
-    """The sources under ``node``, left to right, each once."""
+    """The sources under ``node``, left to right, each once (a DataStream read as a table is one: the walk
+    stops at the boundary)."""
     found: list[Source] = []
 
     def visit(n: PlanNode) -> None:
         if isinstance(n, Source) and all(n is not s for s in found):
             found.append(n)
-        for child in n.inputs:
+        for child in side_inputs(n):
             visit(child)
 
     visit(node)

@@ -24,15 +24,16 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from changeflow.plan import rules
 from changeflow.plan.flush_policy import FlushPolicy
 from changeflow.plan.nodes import PlanNode
-from changeflow.plan.physical import Traits, is_physical
+from changeflow.plan.physical import Traits, every_node, is_physical, rewrite, with_inputs
 from changeflow.plan.rules import Rule
 from changeflow.plan.rules.sink_materialize import MaterializeSettings
+from changeflow.plan.stream_bridge import Boundary
 
 
 @dataclass(frozen=True)
@@ -75,10 +76,35 @@ def optimize(plan: N, settings: PlannerSettings, until: str | None = None) -> N:
         raise ValueError(f"no planner rule {until!r}; rules: {', '.join(r.name for r in RULES)}")
     result: PlanNode = plan
     for rule in RULES:
-        result = rule.apply(result, settings)
+        result = _by_side(rule, result, settings)
         if rule.name == until:
             break
     return result  # type: ignore[return-value]
+
+
+def _by_side(rule: Rule, plan: PlanNode, settings: PlannerSettings) -> PlanNode:
+    """``rule`` over ``plan``, a program of one API or of both (:mod:`changeflow.plan.stream_bridge`).
+
+    Each side is planned with its own settings: the rule runs first on the plan below each boundary, with
+    the settings the boundary carries (deeper boundaries first, recursively), then on this side with
+    ``settings``, where each boundary is sealed into a leaf, so the rule neither sees the other API's
+    nodes nor annotates them again with this side's settings.
+    """
+    if not any(n.boundary for n in every_node(plan)):
+        return rule.apply(plan, settings)
+    done: dict[int, PlanNode] = {}
+
+    def seal(node: PlanNode) -> PlanNode:
+        if id(node) not in done:
+            if isinstance(node, Boundary):
+                below = _by_side(rule, node.below, node.side_settings or settings)
+                done[id(node)] = replace(node, below=below, sealed=True)
+            else:
+                done[id(node)] = with_inputs(node, tuple(seal(c) for c in node.inputs))
+        return done[id(node)]
+
+    result = rule.apply(seal(plan), settings)
+    return rewrite(result, lambda n: replace(n, sealed=False) if isinstance(n, Boundary) and n.sealed else n)
 
 
 def planned(plan: N, settings: PlannerSettings) -> N:

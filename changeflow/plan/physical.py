@@ -100,9 +100,10 @@ def with_inputs(node: PlanNode, inputs: tuple[PlanNode, ...]) -> PlanNode:
         return replace(node, left=inputs[0], right=inputs[1])
     if isinstance(node, Union):
         return replace(node, union_inputs=tuple(inputs))
-    if isinstance(node, Source):
+    if isinstance(node, Source) and not node.boundary:
         return node
-    over = getattr(node, "over", None)  # a DataStream node or job (changeflow.plan.stream_nodes) rebuilds itself
+    # A DataStream node or job (changeflow.plan.stream_nodes) or a boundary (plan.stream_bridge) rebuilds itself.
+    over = getattr(node, "over", None)
     if over is not None:
         return over(inputs)
     return replace(node, input=inputs[0])
@@ -141,6 +142,18 @@ def annotate(node: PlanNode, **values: Any) -> PlanNode:
     return replace(node, traits=replace(base, **known))
 
 
+def every_node(plan: PlanNode) -> list[PlanNode]:
+    """Every node of ``plan``, each once (a program of both APIs: through its boundaries)."""
+    seen: dict[int, PlanNode] = {}
+    stack = [plan]
+    while stack:
+        n = stack.pop()
+        if id(n) not in seen:
+            seen[id(n)] = n
+            stack.extend(n.inputs)
+    return list(seen.values())
+
+
 def walk(plan: PlanNode):
     """Every node of ``plan``, parents before children (a node reached twice, twice)."""
     yield plan
@@ -148,4 +161,5 @@ def walk(plan: PlanNode):
         yield from walk(child)
 
 
-__all__ = ["Traits", "annotate", "annotate_all", "is_physical", "rewrite", "traits", "walk", "with_inputs"]
+__all__ = ["Traits", "annotate", "annotate_all", "every_node", "is_physical", "rewrite", "traits", "walk",
+           "with_inputs"]

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Sequence
 
 from changeflow.plan.nodes import PlanNode
+from changeflow.plan.stream_bridge import Boundary
 from changeflow.plan.operator_attributes import (OperatorAttributes, OperatorAttributesBuilder,
                                                  function_is_output_idempotent,
                                                  function_is_output_only_after_end_of_stream)
@@ -105,10 +106,11 @@ class SourceNode(Node):
 
 
 @dataclass(frozen=True, eq=False)
-class TableNode(SourceNode):
+class TableNode(Boundary, SourceNode):
     """A Table's changes as records (``to_data_stream`` & co): ``kind`` ``table``, ``payload`` a
-    :class:`~changeflow.plan.stream_bridge.TableInput`. A source of the graph: the runtime
-    translates the Table plan inside the job's query (:mod:`changeflow.runtime.spark.bridge`)."""
+    :class:`~changeflow.plan.stream_bridge.TableInput`, ``below`` the Table plan, planned with the
+    Table environment's settings (``side_settings``). A source of the graph (its walks stop here): the
+    runtime translates the Table plan inside the job's query (:mod:`changeflow.runtime.spark.bridge`)."""
 
     kind: str = "table"
 
@@ -208,17 +210,11 @@ class SideOutputNode(OneInputNode):
     tag: Any = None
 
 
-@dataclass(frozen=True, eq=False)
-class WindowNode(KeyedNode):
-    """A window over ``input`` grouped by ``key_selector`` computing ``spec``
-    (a :class:`~changeflow.kernels.window.evaluate.WindowSpec`).
+class _Triggered:
+    """A window operator whose output is its trigger's firings (``GlobalWindows`` with a ``trigger``):
+    it outputs only after end of input exactly when the trigger fires there (FLIP-331)."""
 
-    ``KeyedStream.window(...)`` / ``DataStream.window_all(...)`` followed by
-    ``reduce``/``aggregate``/``process``/``apply``, over ``GlobalWindows``.
-    """
-
-    spec: Any = None
-    trigger: Any = None  # changeflow.datastream.window.Trigger
+    trigger: Any  # changeflow.datastream.window.Trigger, a field of each subclass
 
     @property
     def fires(self) -> bool:
@@ -229,7 +225,20 @@ class WindowNode(KeyedNode):
 
 
 @dataclass(frozen=True, eq=False)
-class CoGroupNode(Node):
+class WindowNode(_Triggered, KeyedNode):
+    """A window over ``input`` grouped by ``key_selector`` computing ``spec``
+    (a :class:`~changeflow.kernels.window.evaluate.WindowSpec`).
+
+    ``KeyedStream.window(...)`` / ``DataStream.window_all(...)`` followed by
+    ``reduce``/``aggregate``/``process``/``apply``, over ``GlobalWindows``.
+    """
+
+    spec: Any = None
+    trigger: Any = None  # changeflow.datastream.window.Trigger
+
+
+@dataclass(frozen=True, eq=False)
+class CoGroupNode(_Triggered, Node):
     """``first.co_group(second)`` / ``first.join(second)``, then
     ``.where(first_key).equal_to(second_key).window(...).apply(function)``.
 
@@ -255,13 +264,6 @@ class CoGroupNode(Node):
     @property
     def keyed(self) -> bool:
         return True
-
-    @property
-    def fires(self) -> bool:
-        return self.trigger.fires_at_end_of_stream
-
-    def attributes(self) -> OperatorAttributes:
-        return OperatorAttributesBuilder().set_output_only_after_end_of_stream(self.fires).build()
 
 
 @dataclass(frozen=True, eq=False)

@@ -6,26 +6,23 @@ No Spark and no API import: the planner's DataStream rules and the runtime read 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from changeflow.plan.nodes import PlanNode
+from changeflow.plan.physical import every_node
 from changeflow.plan.stream_nodes import Node, Op, SourceNode, Stateless, TimestampsNode
+
+_N = TypeVar("_N", bound=Node)
+
+
+def graph_inputs(node: Node) -> list[Node]:
+    """``node``'s inputs in the graph: none for a Table converted to a stream, a source whose input is a Table plan."""
+    return [] if node.boundary else node.inputs
 
 
 def timestamp_assigners(node: Node) -> list[TimestampsNode]:
     """The nearest ``assign_timestamps_and_watermarks`` below ``node`` on each path (each once)."""
-    seen: dict[int, TimestampsNode] = {}
-
-    def visit(n: Node) -> None:
-        if isinstance(n, TimestampsNode):
-            seen.setdefault(n.id, n)
-            return
-        for i in n.inputs:
-            visit(i)
-
-    for i in node.inputs:
-        visit(i)
-    return list(seen.values())
+    return _nearest(node.inputs, TimestampsNode)
 
 
 def unassigned_paths(node: Node) -> bool:
@@ -39,28 +36,34 @@ def unassigned_paths(node: Node) -> bool:
 
 def sources(node: Node) -> list[SourceNode]:
     """Every source under ``node``, each once, in first-visit order (a Table converted to a stream is one)."""
-    seen: dict[int, SourceNode] = {}
+    return _nearest([node], SourceNode)
+
+
+def _nearest(roots: list[Node], kind: type[_N]) -> list[_N]:
+    """The nearest node of ``kind`` at or below each of ``roots`` on every path, each once, in first-visit order."""
+    seen: dict[int, _N] = {}
 
     def visit(n: Node) -> None:
-        if isinstance(n, SourceNode):
+        if isinstance(n, kind):
             seen.setdefault(n.id, n)
             return
-        for i in n.inputs:
+        for i in graph_inputs(n):
             visit(i)
 
-    visit(node)
+    for root in roots:
+        visit(root)
     return list(seen.values())
 
 
 def all_nodes(roots: list[Node]) -> list[Node]:
-    """Every node under ``roots``, each once."""
+    """Every node under ``roots``, each once (down to the sources: not into a Table plan read as a stream)."""
     seen: dict[int, Node] = {}
     stack = list(roots)
     while stack:
         n = stack.pop()
         if n.id not in seen:
             seen[n.id] = n
-            stack.extend(n.inputs)
+            stack.extend(graph_inputs(n))
     return list(seen.values())
 
 
@@ -95,12 +98,5 @@ def side_output_ops(ops: list[Op], tag: Any) -> list[Op]:
 
 
 def graph_nodes(plan: PlanNode) -> list[Node]:
-    """Every DataStream node under ``plan`` (a job or a Table plan), each once."""
-    seen: dict[int, PlanNode] = {}
-    stack = [plan]
-    while stack:
-        n = stack.pop()
-        if id(n) not in seen:
-            seen[id(n)] = n
-            stack.extend(n.inputs)
-    return [n for n in seen.values() if isinstance(n, Node)]
+    """Every DataStream node under ``plan`` (a job or a Table plan), each once, on both sides of a boundary."""
+    return [n for n in every_node(plan) if isinstance(n, Node)]

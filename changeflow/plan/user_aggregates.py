@@ -19,7 +19,7 @@ from typing import Callable
 from changeflow.common.types import DataType
 from changeflow.expressions import Agg, Alias, Column, Expression, MultiAlias, UserCall, strip_alias
 from changeflow.kernels.aggregate.user import USER_FUNCTION, UserAggCall, check_call
-from changeflow.plan.nodes import Aggregate, PlanNode, Project, TableAggregate
+from changeflow.plan.nodes import Aggregate, PlanNode, Project, TableAggregate, side_inputs
 from changeflow.plan.type_inference import PlanError, type_of
 
 
@@ -152,7 +152,7 @@ def _check_distinct(schema) -> None:
 
 def check_plan(plan: PlanNode, *, streaming: bool) -> None:
     """Refuse Python aggregate calls where Flink does (read the annotated changelog modes)."""
-    for child in plan.inputs:
+    for child in side_inputs(plan):
         check_plan(child, streaming=streaming)
     calls = plan.calls if isinstance(plan, Aggregate) else (plan.call,) if isinstance(plan, TableAggregate) else ()
     for c in calls:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from changeflow.plan import set_ops
-from changeflow.plan.nodes import PlanNode, Project, Union
+from changeflow.plan.nodes import PlanNode, Project, Union, side_inputs
 from changeflow.plan.type_inference import PlanError
 from changeflow.sql.errors import SqlError, located
 from changeflow.sql.rewrite import merge_projections
@@ -68,11 +68,11 @@ def _merged(plan: PlanNode) -> PlanNode:
     """The casts and markers a set operation puts over its inputs, merged into the inputs' own projections."""
     if isinstance(plan, Union):
         return Union(tuple(_merge_all(p) for p in plan.union_inputs), plan.out_schema)
-    if not plan.inputs:
+    if not side_inputs(plan):  # a source, or a DataStream read as a table
         return plan
     from changeflow.plan.physical import with_inputs
 
-    return with_inputs(plan, tuple(_merged(c) for c in plan.inputs))
+    return with_inputs(plan, tuple(_merged(c) for c in side_inputs(plan)))
 
 
 def _merge_all(plan: PlanNode) -> PlanNode:

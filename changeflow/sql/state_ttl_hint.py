@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from changeflow.config.durations import to_millis
-from changeflow.plan.nodes import Aggregate, Filter, Join, PlanNode, Project
+from changeflow.plan.nodes import Aggregate, Filter, Join, PlanNode, Project, side_inputs
 from changeflow.sql.errors import SqlError, located, unsupported
 
 if TYPE_CHECKING:
@@ -138,7 +138,7 @@ def _subtree_ids(node: PlanNode) -> set[int]:
         n = stack.pop()
         if id(n) not in ids:
             ids.add(id(n))
-            stack.extend(n.inputs)
+            stack.extend(side_inputs(n))
     return ids
 
 

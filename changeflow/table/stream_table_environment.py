@@ -28,9 +28,9 @@ from changeflow.datastream import table_link
 from changeflow.datastream.data_stream import DataStream
 from changeflow.datastream.environment import RuntimeExecutionMode, StreamExecutionEnvironment
 from changeflow.datastream.functions import RuntimeContext
-from changeflow.plan.nodes import PlanNode, Source
+from changeflow.plan.nodes import PlanNode, Source, side_inputs
 from changeflow.plan.rules.changelog_mode import infer
-from changeflow.plan.stream_bridge import StreamInput, TableInput, anonymous_name
+from changeflow.plan.stream_bridge import StreamInput, StreamSource, TableInput, anonymous_name
 from changeflow.plan.stream_nodes import TableNode
 from changeflow.plan.time_zone import ZoneNotSupported, is_utc_or_default
 from changeflow.plan.type_inference import PlanError
@@ -145,15 +145,15 @@ class StreamTableEnvironment(TableEnvironment):
                                           f"from_changelog_stream only)")
         elif fields_or_schema:
             columns, shape = select_by_fields(columns, shape, fields_or_schema, where)
-        spec = StreamInput(table_link.node_of(data_stream), shape, changelog, RuntimeContext,
-                           table_link.caches(self._stream_env), upsert)
-        return Source(name, columns, "datastream", spec, primary_key=primary_key)
+        spec = StreamInput(shape, changelog, RuntimeContext, table_link.caches(self._stream_env), upsert)
+        return StreamSource(name, columns, "datastream", spec, primary_key=primary_key,
+                            below=table_link.node_of(data_stream))
 
     # --- Table -> DataStream -------------------------------------------------------------
     def to_data_stream(self, table: Table) -> DataStream:
         """The rows of an insert-only ``table`` as a DataStream of named Rows (``+I``)."""
         self._check_insert_only(table.plan, "to_data_stream")
-        return self._stream(table, TableInput(table.plan, "row", True, "to_data_stream"))
+        return self._stream(table, TableInput("row", True, "to_data_stream"))
 
     def to_changelog_stream(self, table: Table, target_schema: Schema | None = None,
                             changelog_mode: ChangelogMode | None = None) -> DataStream:
@@ -174,31 +174,34 @@ class StreamTableEnvironment(TableEnvironment):
         # upsert() without a primary key: Flink 2.3 still emits the -U rows (a recorded golden), as all() does.
         if mode.is_insert_only:
             self._check_insert_only(table.plan, "to_changelog_stream")
-        return self._stream(table, TableInput(table.plan, "row", mode.is_insert_only, "to_changelog_stream"))
+        return self._stream(table, TableInput("row", mode.is_insert_only, "to_changelog_stream"))
 
     def to_append_stream(self, table: Table, type_info: TypeInformation) -> DataStream:
         """Deprecated in Flink: the rows of an insert-only ``table`` converted to ``type_info``."""
         self._check_insert_only(table.plan, "to_append_stream")
-        return self._stream(table, TableInput(table.plan, _Converted(type_info), True, "to_append_stream"),
+        return self._stream(table, TableInput(_Converted(type_info), True, "to_append_stream"),
                             type_info)
 
     def to_retract_stream(self, table: Table, type_info: TypeInformation) -> DataStream:
         """Deprecated in Flink: ``(True, row)`` for ``+I``/``+U`` changes, ``(False, row)`` for ``-U``/``-D``."""
         from changeflow.common.typeinfo import Types
 
-        return self._stream(table, TableInput(table.plan, _Retracting(type_info), False, "to_retract_stream"),
+        return self._stream(table, TableInput(_Retracting(type_info), False, "to_retract_stream"),
                             Types.TUPLE([Types.BOOLEAN(), type_info]))
 
     def _stream(self, table: Table, spec: TableInput, type_info: TypeInformation | None = None) -> DataStream:
         if table._t_env is not self:
             raise ValueError(f"{spec.conversion}(): the table belongs to another TableEnvironment")
+        plan = table.plan
         zone = self._config.get_local_timezone()
         if not is_utc_or_default(zone):  # the query is computed in the zone when planned (plan/time_zone.py)
             ltz = [n for n, t in table.plan.schema if t.root == "TIMESTAMP_LTZ"]
             if ltz:
                 raise ZoneNotSupported(f"The TIMESTAMP_LTZ column '{ltz[0]}' converted to a DataStream "
                                        f"({spec.conversion})", zone)
-        node = TableNode(anonymous_name("table_source"), type_info or row_type(table.plan.schema), payload=spec)
+        # The Table plan is the node's input: one tree, planned in one pass (plan/stream_bridge.py), the
+        # session time zone's rule included (plan/rules/session_time_zone.py).
+        node = TableNode(anonymous_name("table_source"), type_info or row_type(plan.schema), payload=spec, below=plan)
         return DataStream(self._stream_env, node)
 
     def _check_insert_only(self, plan: PlanNode, method: str) -> None:
@@ -214,7 +217,7 @@ class StreamTableEnvironment(TableEnvironment):
 
 def _update_origin(plan: PlanNode, modes: dict) -> str:
     """The operator whose output first updates (its inputs insert-only), as Flink names it in the error."""
-    for child in plan.inputs:
+    for child in side_inputs(plan):
         if not modes[id(child)].insert_only:
             return _update_origin(child, modes)
     name = {"Aggregate": "GroupAggregate"}.get(type(plan).__name__, type(plan).__name__)  # Flink's operator name

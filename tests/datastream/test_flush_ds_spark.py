@@ -122,6 +122,8 @@ def test_a_streaming_source_fed_over_time_shows_output_only_at_flush_points(spar
     from changeflow.runtime.spark.stream_graph import GraphTranslation
     from changeflow.runtime.spark.streaming import StreamingSettings, StreamingTranslator
     from changeflow.plan.flush_policy import flush_policy
+    from changeflow.plan.optimizer import optimize
+    from changeflow.plan.stream_nodes import StreamJob
 
     workdir = tempfile.mkdtemp(prefix="ds-flush-test-")
     inbox = os.path.join(workdir, "inbox")
@@ -131,7 +133,8 @@ def test_a_streaming_source_fed_over_time_shows_output_only_at_flush_points(spar
     sums = env.from_source(source).key_by(lambda r: r.k).reduce(lambda a, b: Row(k=a.k, v=a.v + b.v))
     settings = StreamingSettings(mini_batch=False, rows_per_batch=2, buckets=2, pages=64,
                                  flush=flush_policy(env.get_config()))
-    frame = GraphTranslation(StreamingTranslator(spark, settings, workdir)).frame([sums._node])
+    job = optimize(StreamJob((sums._node,)), settings.planner())  # the translation reads a planned graph
+    frame = GraphTranslation(StreamingTranslator(spark, settings, workdir)).frame(list(job.outputs))
     outputs: list[tuple[int, list]] = []
 
     def collect(batch, batch_id):

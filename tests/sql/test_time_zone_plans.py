@@ -131,8 +131,8 @@ def test_a_table_converted_to_a_datastream_is_computed_in_the_zone_and_ltz_colum
     t_env.create_temporary_view("e", table)
     shown = t_env.sql_query("SELECT CAST(TO_TIMESTAMP_LTZ(ms, 3) AS STRING) AS s FROM e")
     stream = t_env.to_data_stream(shown)
-    plan = stream._node.payload.plan  # type: ignore[attr-defined]
-    # The job plans it with the Table runtime's settings, the session zone among them (runtime/spark/bridge.py).
+    plan = stream._node.below  # type: ignore[attr-defined] - the Table plan is the TableNode's input
+    # The job plans it with the Table runtime's settings, the session zone among them (runtime/spark/jobs.py).
     assert "LTZ_TO_LOCAL" not in str(_exprs(plan)["s"])
     zoned = optimize(plan, PlannerSettings(streaming=False, time_zone=t_env.get_config().get_local_timezone()))
     assert "LTZ_TO_LOCAL" in str(_exprs(zoned)["s"])

@@ -22,7 +22,7 @@ from changeflow.plan.correlate import Correlate
 from changeflow.plan.event_time import WatermarkAssigner, WindowAggregate, WindowTableFunction
 from changeflow.plan.over import OverAggregate
 from changeflow.plan.nodes import (Aggregate, ChangelogNormalize, Deduplicate, Filter, Join, PlanNode, Project, Rank,
-                                   Replicate, Sink, Sort, Source, TableAggregate, Union, UpsertMaterialize)
+                                   Replicate, Sink, Sort, Source, TableAggregate, Union, UpsertMaterialize, side_inputs)
 from changeflow.plan.physical import annotate_all
 from changeflow.plan.time_joins import IntervalJoin, TemporalJoin
 from changeflow.plan.window_ops import WINDOW_OPERATORS
@@ -116,9 +116,9 @@ def apply(plan: PlanNode, settings=None) -> PlanNode:
 def infer(node: PlanNode, modes: dict[int, ChangelogMode] | None = None) -> dict[int, ChangelogMode]:
     """Map ``id(n)`` to the changelog mode of every node ``n`` of a logical plan (for tests and tools)."""
     modes = {} if modes is None else modes
-    for child in node.inputs:
+    for child in side_inputs(node):  # a DataStream read as a table is a source: the Table side ends there
         infer(child, modes)
-    modes[id(node)] = node_mode(node, [modes[id(c)] for c in node.inputs])
+    modes[id(node)] = node_mode(node, [modes[id(c)] for c in side_inputs(node)])
     return modes
 
 

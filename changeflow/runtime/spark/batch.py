@@ -23,7 +23,6 @@ from changeflow.kernels.aggregate.json_aggs import JSON_AGGREGATES, json_array_o
 from changeflow.kernels.changelog import SEQ
 from changeflow.plan.correlate import Correlate
 from changeflow.plan.event_time import WatermarkAssigner, WindowTableFunction
-from changeflow.plan.optimizer import PlannerSettings
 from changeflow.plan.over import OverAggregate
 from changeflow.kernels.aggregate.user import is_user_call
 from changeflow.plan.nodes import (Aggregate, Deduplicate, Filter, Join, PlanNode, Project, Rank, Replicate, Sink,
@@ -36,11 +35,8 @@ from changeflow.runtime.spark.spark_types import struct, to_spark
 
 
 class BatchTranslator:
-    def __init__(self, spark: SparkSession, planner: PlannerSettings | None = None) -> None:
+    def __init__(self, spark: SparkSession) -> None:
         self.spark = spark
-        # What a Table plan met inside this translation is planned with (a Table converted to a DataStream
-        # within a DataStream source: .bridge), as the plan translated here was: the Table job's zone.
-        self.planner = planner if planner is not None else PlannerSettings(streaming=False)
 
     def by_key_partition(self, child: DataFrame, keys: list[str], dtypes: dict[str, str], schema: Any,
                          fold: Callable[[pd.DataFrame | None], pd.DataFrame | None]) -> DataFrame:
@@ -70,7 +66,7 @@ class BatchTranslator:
     def translate(self, node: PlanNode) -> DataFrame:
         """A DataFrame of the result's columns plus ``_seq`` (the order rows arrive in)."""
         if isinstance(node, Source):
-            return batch_frame(self.spark, node, self.planner)
+            return batch_frame(self.spark, node)
         if isinstance(node, Project):
             types = node.input.type_map()
             refuse_in_batch([e for _, e in node.exprs], types)

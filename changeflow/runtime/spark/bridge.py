@@ -2,13 +2,14 @@
 
 - :func:`table_records`: a graph :class:`~changeflow.plan.stream_nodes.TableNode`
   (``to_data_stream``, ``to_changelog_stream``, ``to_retract_stream``,
-  ``to_append_stream``) is its Table plan translated by the Table runtime
+  ``to_append_stream``) is its input, the Table plan planned with the job
+  (:mod:`changeflow.plan.stream_bridge`), translated by the Table runtime
   (:class:`~.streaming.StreamingTranslator` in streaming mode,
   :class:`~.batch.BatchTranslator` in batch mode) inside the DataStream job's
   query, its change rows converted to records in one ``mapInArrow``.
-- :func:`stream_changes` / :func:`batch_changes`: a plan ``Source`` of kind
-  ``datastream`` (``from_data_stream``, ``from_changelog_stream``,
-  ``create_temporary_view`` of a stream) is its stream graph translated by a
+- :func:`stream_changes` / :func:`batch_changes`: a plan ``StreamSource``
+  (``from_data_stream``, ``from_changelog_stream``, ``create_temporary_view`` of
+  a stream) is its input, the stream graph planned with the query, translated by a
   :class:`~.stream_graph.GraphTranslation` inside the Table job's query, its records
   converted to typed change rows in one ``mapInArrow``.
 
@@ -33,7 +34,6 @@ from changeflow.kernels.bridge import ChangesToRecords, RecordsToChanges
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.keyed.records import RECORD_COLUMNS
 from changeflow.plan.nodes import Source
-from changeflow.plan.optimizer import PlannerSettings, planned
 from changeflow.plan.stream_nodes import TableNode
 from changeflow.runtime.spark.batch import BatchTranslator
 from changeflow.runtime.spark.record_sources import RECORDS
@@ -47,8 +47,8 @@ _BATCH_ONLY_INSERTS = ("Querying a table in batch mode is currently only possibl
 
 # --- a Table's changes as DataStream records ------------------------------------------------
 def table_records(job: GraphTranslation, node: TableNode) -> DataFrame:
-    """The records (``_value``, ``_kind``, ``_seq``, ``_sub``) of ``node``'s Table plan, translated inside
-    ``job``'s query."""
+    """The records (``_value``, ``_kind``, ``_seq``, ``_sub``) of ``node``'s Table plan (its input, planned
+    with the job), translated inside ``job``'s query."""
     spec = node.payload
     number = job.source_numbers[node.id]
     if job.control:
@@ -59,11 +59,11 @@ def table_records(job: GraphTranslation, node: TableNode) -> DataFrame:
             raise RuntimeError(f"{node.name}: the job was started without the Table runtime's settings")
         # A translator of its own: the plan's sources and control rows are the Table query's, in its directory.
         translator = StreamingTranslator(job.spark, job.table_settings(), os.path.join(job.workdir, f"table-{number}"))
-        changes = translator.translate(spec.plan)
+        changes = translator.translate(node.below)
         job.flush_signal_dirs.extend(translator.flush_signal_dirs)
     else:
-        changes = job.host.translate(planned(spec.plan, job.host.planner))
-    names = [n for n in spec.plan.field_names]
+        changes = job.host.translate(node.below)
+    names = [n for n in node.below.field_names]
     convert = ChangesToRecords(names, number, spec.form, spec.insert_only, f"{spec.conversion} ({node.name})")
     return changes.mapInArrow(convert, RECORDS)
 
@@ -79,18 +79,18 @@ def stream_changes(translator: "StreamingTranslator", node: Source, directory: s
     # (which has none: no flush interval, checked above).
     host = StreamingTranslator(translator.spark, translator.settings, directory)
     graph = GraphTranslation(host, spec.runtime_context, spec.caches, lambda: translator.settings)
-    records = graph.frame([spec.node]).select(*RECORD_COLUMNS)
+    records = graph.frame([node.below]).select(*RECORD_COLUMNS)  # pyright: ignore[reportAttributeAccessIssue]
     translator.flush_signal_dirs.extend(host.flush_signal_dirs)
     return records.mapInArrow(_to_changes(node, with_kind=True), _change_struct(node, True))
 
 
-def batch_changes(spark, node: Source, planner: PlannerSettings | None = None) -> DataFrame:
+def batch_changes(spark, node: Source) -> DataFrame:
     """The rows (and ``_seq``) of the DataStream under ``node``, run as Spark batch for a batch Table job."""
     spec = node.payload
     if spec.changelog:  # Flink's planner refuses it in batch mode, whatever the records' kinds
         raise ValueError(_BATCH_ONLY_INSERTS.format(name=node.name))
-    translation = GraphTranslation(BatchTranslator(spark, planner), spec.runtime_context, spec.caches)
-    records = translation.frame([spec.node]).select(*RECORD_COLUMNS)
+    translation = GraphTranslation(BatchTranslator(spark), spec.runtime_context, spec.caches)
+    records = translation.frame([node.below]).select(*RECORD_COLUMNS)  # pyright: ignore[reportAttributeAccessIssue]
     return records.mapInArrow(_to_changes(node, with_kind=False), _change_struct(node, False))
 
 

@@ -102,10 +102,8 @@ def _bounded(job: "GraphTranslation", node: graph.Node, key_selector: Any, name:
         return job.translate(base), Prepare(ops)
     if base.traits.get("streaming_state", False):  # the planner's (plan/rules/end_of_stream.py)
         return _run_to_completion(job, base), Prepare(ops)
-    # The same stamps as the streaming job's; a Table plan under it is planned in the Table job's zone.
-    table = job.table_settings() if job.table_settings is not None else None
-    host = BatchTranslator(job.spark, table.batch_planner() if table is not None else None)
-    return job.part(host).translate(base), Prepare(ops)
+    # The same stamps as the streaming job's (a Table plan under it was planned with the program: .jobs).
+    return job.part(BatchTranslator(job.spark)).translate(base), Prepare(ops)
 
 
 def _run_to_completion(job: "GraphTranslation", node: graph.Node) -> DataFrame:

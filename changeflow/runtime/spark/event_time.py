@@ -41,7 +41,7 @@ from changeflow.kernels.aggregate.window_agg import WindowAggregate as WindowAgg
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.window.session_tvf import SessionWindowTableFunction
 from changeflow.plan.event_time import ProcessingTimeAssigner, WatermarkAssigner, WindowAggregate, WindowTableFunction
-from changeflow.plan.nodes import Filter, PlanNode, Project, Source
+from changeflow.plan.nodes import Filter, PlanNode, Project, Source, side_inputs
 from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.control_rows import CONTROL, MAX_ASSIGNERS, WATERMARK
 from changeflow.runtime.spark.current_watermark import calls_current_watermark
@@ -73,12 +73,12 @@ def assigner_key(node: WatermarkAssigner) -> str:
 def _sources(node: PlanNode) -> list[Source]:
     if isinstance(node, Source):
         return [node]
-    return [s for child in node.inputs for s in _sources(child)]
+    return [s for child in side_inputs(node) for s in _sources(child)]
 
 
 def has_watermarks(root: PlanNode) -> bool:
     """Whether the plan has a watermark assigner (then watermark rows flow through the query)."""
-    return isinstance(root, WatermarkAssigner) or any(has_watermarks(child) for child in root.inputs)
+    return isinstance(root, WatermarkAssigner) or any(has_watermarks(child) for child in side_inputs(root))
 
 
 def rowtime_mini_batch_intervals(root: PlanNode) -> dict[str, int]:
@@ -93,7 +93,7 @@ def rowtime_mini_batch_intervals(root: PlanNode) -> dict[str, int]:
         interval = rowtime_interval(node)
         if isinstance(node, WatermarkAssigner) and interval is not None:
             intervals[assigner_key(node)] = interval
-        for child in node.inputs:
+        for child in side_inputs(node):
             visit(child)
 
     visit(root)

@@ -28,7 +28,8 @@ from changeflow.runtime.insert_job import InsertJob
 from changeflow.runtime.sink_not_null import enforce
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.kernels.keyed.records import VALUE, decode
-from changeflow.plan.stream_nodes import SourceNode, StreamJob
+from changeflow.plan.stream_bridge import with_table_settings
+from changeflow.plan.stream_nodes import SourceNode, StreamJob, TableNode
 from changeflow.plan.stream_walks import all_nodes
 from changeflow.plan.rules.buffering import micro_batch_interval_ms
 from changeflow.plan.nodes import PlanNode, Sink
@@ -191,9 +192,17 @@ class SparkJobs:
         if not outputs:
             raise RuntimeError("No operators defined in streaming topology. Cannot execute.")
         sinks = [sink for _, sink in outputs]
-        job = optimize(StreamJob(tuple(node for node, _ in outputs)),
+        logical = StreamJob(tuple(node for node, _ in outputs))
+        # One planning pass for the whole program: a Table plan read as a stream is planned in it with the
+        # Table environment's settings (plan/stream_bridge.py), the job's own nodes with these.
+        job = optimize(with_table_settings(logical, _table_planner(settings, table_settings, table_batch)),
                        settings.planner() if settings is not None else PlannerSettings(streaming=False))
         if not job.traits.streaming:
+            if settings is not None and any(isinstance(n, TableNode) for n in all_nodes(list(job.outputs))):
+                # The job runs as batch (rules/runs_as_batch.py), so its Table plans run in batch too: planned
+                # for batch, from the logical program (the streaming plan is not planned again).
+                job = optimize(with_table_settings(logical, table_batch or PlannerSettings(streaming=False)),
+                               PlannerSettings(streaming=False))
             settings = None
         roots = list(job.outputs)
         # A failure in Spark is raised as the changeflow error inside it (.errors), naming the operators.
@@ -201,7 +210,7 @@ class SparkJobs:
                            prefix="changeflow-ds-") as workdir, \
                 readable_errors(lambda: [n.name for n in all_nodes(roots) if not isinstance(n, SourceNode)]):
             host = StreamingTranslator(self.spark, settings, workdir) if settings is not None \
-                else BatchTranslator(self.spark, table_batch)
+                else BatchTranslator(self.spark)
             graph = GraphTranslation(host, runtime_context, caches, table_settings)
             try:
                 with for_job(self.spark, starts_queries=True):  # changeflow's settings on a user's session
@@ -230,7 +239,7 @@ class SparkJobs:
     def batch_frame(self, plan: PlanNode, settings: PlannerSettings) -> DataFrame:
         """``plan``'s rows (and ``_seq``) as a Spark batch DataFrame; a logical plan is planned with ``settings``."""
         with for_job(self.spark):  # changeflow's settings on a user's session (.query_settings)
-            return BatchTranslator(self.spark, settings).translate(planned(plan, settings))
+            return BatchTranslator(self.spark).translate(planned(plan, settings))
 
     def run_batch(self, plan: PlanNode, settings: PlannerSettings) -> list[Change]:
         with for_job(self.spark):  # the translation and the action
@@ -239,6 +248,15 @@ class SparkJobs:
             with readable_errors():
                 table = frame.select(*[F.col(f"`{n}`") for n in names]).toArrow()
         return [Change(RowKind.INSERT, values) for values in _rows(table, names)]
+
+
+def _table_planner(settings: StreamingSettings | None, table_settings: Callable[[], StreamingSettings] | None,
+                   table_batch: PlannerSettings | None) -> PlannerSettings | None:
+    """What a DataStream job's Table plans are planned with: the Table runtime's settings (streaming), its
+    batch settings (batch; both carry its session time zone)."""
+    if settings is None:
+        return table_batch or PlannerSettings(streaming=False)
+    return table_settings().planner() if table_settings is not None else None
 
 
 def micro_batch_interval(plan: PlanNode, settings: StreamingSettings) -> int | None:

@@ -27,7 +27,7 @@ from changeflow.kernels.current_watermark import CurrentWatermarkStamp
 from changeflow.kernels.ttl import KeyStateTtl
 from changeflow.plan.event_time import WatermarkAssigner
 from changeflow.plan.nodes import (Aggregate, ChangelogNormalize, Deduplicate, Filter, Join, PlanNode, Project,
-                                   Rank, Sink, Source, Union, UpsertMaterialize)
+                                   Rank, Sink, Source, Union, UpsertMaterialize, side_inputs)
 from changeflow.plan.over import OverAggregate
 from changeflow.runtime.spark.current_watermark import calls_current_watermark
 from changeflow.runtime.spark.event_time import has_watermarks
@@ -92,7 +92,7 @@ def signals_needed(root: PlanNode) -> bool:
         node = todo.pop()
         if _needs_signals(node):
             return True
-        todo.extend(node.inputs)
+        todo.extend(side_inputs(node))  # this query's operators: not those of a DataStream read as a table
     return False
 
 

@@ -23,7 +23,6 @@ from changeflow.common.type_values import arrow_type
 from changeflow.common.types import DataType
 from changeflow.kernels.changelog import KIND, SEQ, SUB
 from changeflow.plan.nodes import Source
-from changeflow.plan.optimizer import PlannerSettings
 from changeflow.runtime.spark.source_files import staged_stream
 from changeflow.runtime.spark.spark_types import struct
 
@@ -71,9 +70,8 @@ def arrow_table(node: Source) -> pa.Table:
     raise TypeError(f"source {node.name} of kind {node.kind} is not a local collection")
 
 
-def batch_frame(spark: SparkSession, node: Source, planner: PlannerSettings | None = None) -> DataFrame:
-    """The source as a Spark batch DataFrame with a ``_seq`` column of source positions (``planner``: what
-    a Table plan converted inside a DataStream source is planned with)."""
+def batch_frame(spark: SparkSession, node: Source) -> DataFrame:
+    """The source as a Spark batch DataFrame with a ``_seq`` column of source positions."""
     if node.kind == "connector":  # a DDL table's connector
         from changeflow.runtime.spark.connectors.connector_sources import connector_batch_frame
         return connector_batch_frame(spark, node)
@@ -81,7 +79,7 @@ def batch_frame(spark: SparkSession, node: Source, planner: PlannerSettings | No
         return node.payload.withColumn(SEQ, F.monotonically_increasing_id())
     if node.kind == "datastream":  # a DataStream converted to a Table, run as Spark batch (.bridge)
         from changeflow.runtime.spark.bridge import batch_changes
-        return batch_changes(spark, node, planner)
+        return batch_changes(spark, node)
     table = arrow_table(node)
     table = table.append_column(SEQ, pa.array(range(table.num_rows), type=pa.int64()))
     schema = struct(node.schema).add(SEQ, T.LongType(), False)

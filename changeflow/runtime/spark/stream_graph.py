@@ -52,10 +52,8 @@ from changeflow.kernels.window.event_time import LATE
 from changeflow.kernels.window.processing_time import window_kernel
 from changeflow.plan import stream_nodes as graph
 from changeflow.plan.flush_policy import FlushPolicy
-from changeflow.plan.optimizer import PlannerSettings, optimize
 from changeflow.plan.stream_caches import CacheRegistry
-from changeflow.plan.stream_nodes import (CacheNode, EventWindowNode, LateDataNode, SideOutputNode, StreamJob,
-                                          TimestampsNode)
+from changeflow.plan.stream_nodes import CacheNode, EventWindowNode, LateDataNode, SideOutputNode, TimestampsNode
 from changeflow.plan.stream_walks import (all_nodes, chain_under, key_op, side_output_ops, sources,
                                           timestamp_assigners, unassigned_paths)
 from changeflow.runtime.spark import end_of_stream
@@ -110,14 +108,15 @@ class GraphTranslation:
         """The job's records for the sinks over ``nodes``: ``(_value, _kind, _seq, _sub, _sink)``, ``_sink`` the
         node's index.
 
-        ``nodes`` are planned (a :class:`~changeflow.plan.stream_nodes.StreamJob`'s outputs) or planned here, in
-        this translator's mode; the translation reads what the planner wrote on them. Bounded sources read
+        ``nodes`` are planned (a :class:`~changeflow.plan.stream_nodes.StreamJob`'s outputs, or the graph under a
+        DataStream read as a table, planned with its query); the translation reads what the planner wrote on
+        them and plans nothing. Bounded sources read
         as streams are written under the host's working directory; in streaming mode the result is a
         streaming DataFrame the caller may run with any trigger (the job runner uses ``availableNow``).
         """
-        if any(n.traits is None for n in nodes):  # a DataStream converted to a Table (.bridge)
-            planner = self.settings.planner() if self.settings is not None else PlannerSettings(streaming=False)
-            nodes = list(optimize(StreamJob(tuple(nodes)), planner).outputs)
+        unplanned = [n.name for n in nodes if n.traits is None]
+        if unplanned:  # the planner decides; the translation only reads (plan/optimizer.py)
+            raise ValueError(f"the stream graph under {unplanned} is not planned: optimize its StreamJob first")
         for node in nodes:
             for source in sources(node):
                 self.source_numbers.setdefault(source.id, len(self.source_numbers))

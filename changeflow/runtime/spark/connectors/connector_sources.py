@@ -38,7 +38,7 @@ from changeflow.connectors.kafka import KafkaSource
 from changeflow.connectors.postgres_cdc import PostgresCdcSource
 
 from changeflow.kernels.changelog import KIND, SEQ, SUB
-from changeflow.plan.nodes import Source
+from changeflow.plan.nodes import Source, side_inputs
 from changeflow.runtime.spark.connectors.delta_source import delta_changes_stream, delta_snapshot_frame, is_delta
 from changeflow.runtime.spark.connectors.datagen_source import (datagen_batch_frame, datagen_stream, is_bounded_datagen,
                                                                 is_nexmark)
@@ -102,7 +102,7 @@ def trigger_interval_ms(plan) -> int | None:
     def visit(node) -> None:
         if isinstance(node, Source) and node.kind == "connector" and not node.payload.bounded:
             intervals.append(getattr(node.payload, "monitor_interval_ms", None) or 1000)
-        for child in node.inputs:
+        for child in side_inputs(node):
             visit(child)
 
     visit(plan)

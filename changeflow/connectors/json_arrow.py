@@ -32,12 +32,16 @@ it always did):
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
 from changeflow.common.type_values import arrow_type
 
+# Arrow's compute functions are generated when the module is imported: a type checker cannot see them.
+pc: Any = importlib.import_module("pyarrow.compute")
 _INTEGER_BITS = {"TINYINT": 8, "SMALLINT": 16, "INT": 32, "BIGINT": 64}
 _STRINGS = {"STRING", "VARCHAR", "CHAR"}
 # The record reader's timestamp pattern, without its stripping and nanoseconds, and with the

@@ -62,16 +62,16 @@ def _physical_schema(node: Source) -> tuple:
     return tuple((n, t) for n, t in node.schema if n not in proctime)
 
 
-def _physical(node: Source, columnar: bool = False, read: bool = True) -> tuple[Source, list[str]]:
+def _physical(node: Source, columnar: bool = False, staged: bool = False) -> tuple[Source, list[str]]:
     """The source of the connector's own columns, and the names of the processing-time columns.
 
     A changelog connector's rows end with their change kind: a last column, :data:`CDC_KIND`.
     With ``columnar`` a connector that can read its rows as one Arrow table (``arrow_rows``:
     Parquet files needing no conversion) gives them so (kind ``"arrow"``), not as Python tuples.
-    Without ``read`` the rows are not read (their staged files exist): the source has none.
+    With ``staged`` (the rows' staged files exist) the rows are not read: the source has none.
     """
     schema = _physical_schema(node) + _kind_column(node)
-    if not read:
+    if staged:
         return Source(node.name, schema, "elements", []), _proctime(node)
     read = getattr(node.payload, "arrow_rows", None) if columnar and not _kind_column(node) else None
     table = read() if read is not None else None
@@ -167,7 +167,7 @@ def connector_stream_frame(spark: SparkSession, node: Source, directory: str, ro
                               _proctime(node), [KIND, SEQ, SUB])
     # Staged already (a second scan of the table in this query, which shares the first one's files, or a
     # resumed job): the connector's rows are not read again. Nexmark's joins scan its event file twice.
-    physical, proctime = _physical(node, columnar=True, read=not already_written(directory))
+    physical, proctime = _physical(node, columnar=True, staged=already_written(directory))
     frame = _with_kinds(stream_frame(spark, physical, directory, rows_per_batch, end_of_input), node)
     return _with_proctime(frame, node, proctime, [KIND, SEQ, SUB])
 

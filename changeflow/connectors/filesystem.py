@@ -202,9 +202,11 @@ class FileSystemSource:
         """Every row of the files present now as one Arrow table, or None where :meth:`rows` must read them.
 
         A Parquet table whose columns need no conversion (``ParquetFormat.decode_arrow``)
-        is read column by column, without a Python object per value.
+        and JSON lines Arrow's reader reads as the record reader does (``JsonFormat.decode_arrow``)
+        are read column by column, without a Python object per value. A partitioned table's
+        rows take their partition columns from the files' directories: :meth:`rows` reads them.
         """
-        if not isinstance(self.format, ParquetFormat):
+        if not isinstance(self.format, (ParquetFormat, JsonFormat)) or self.table.partition_keys:
             return None
         import pyarrow as pa
 

@@ -121,6 +121,16 @@ class JsonFormat:
         """The rows of JSON lines text."""
         return self._decode(text, path, schema, False)
 
+    def decode_arrow(self, data: bytes, path: str, schema: Schema):
+        """A file's rows as an Arrow table typed by ``schema``, read by Arrow's JSON reader, or None where
+        only :meth:`decode_bytes` gives the rows (:mod:`.json_arrow` says where; ``path`` is unused: an
+        error is :meth:`decode_bytes`'s to report)."""
+        if self.fail_on_missing_field:
+            return None   # Arrow's reader cannot tell a missing field from a null one
+        from changeflow.connectors.json_arrow import read_json_lines
+
+        return read_json_lines(data, schema)
+
     def _decode(self, text: str, path: str, schema: Schema, escaped: bool) -> list[tuple]:
         rows = []
         # Records end at '\n' only: str.splitlines() would also split at U+2028 and other

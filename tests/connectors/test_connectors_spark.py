@@ -63,3 +63,24 @@ def test_bad_record_fails_the_read_naming_file_and_column(batch_env, tmp_path):
     with pytest.raises(BadRecordError, match=f"""'{{"a": "zz", "s": "y"}}' \\(file {tmp_path}/p1.json, line 2\\): """
                                              "column 'a' of type INT"):
         batch_env.from_path("badj").execute()
+
+
+def test_a_json_table_scanned_twice_in_a_streaming_query_is_read_once(stream_env, tmp_path, monkeypatch):
+    from changeflow.connectors.filesystem import FileSystemSource
+
+    (tmp_path / "t.json").write_text('{"k": 1, "v": "a"}\n{"k": 2, "v": "b"}\n{"k": 1, "v": "c"}\n')
+    stream_env.execute_sql(f"CREATE TABLE t (k BIGINT, v STRING) WITH ('connector' = 'filesystem', "
+                           f"'path' = '{tmp_path}', 'format' = 'json')")
+    reads = []
+    arrow_rows = FileSystemSource.arrow_rows
+
+    def counted(self):
+        table = arrow_rows(self)
+        reads.append(table is not None)   # True: Arrow's reader read it
+        return table
+
+    monkeypatch.setattr(FileSystemSource, "arrow_rows", counted)
+    rows = stream_env.sql_query("SELECT a.v, b.v FROM t a JOIN t b ON a.k = b.k AND a.v < b.v").execute().collect()
+    with rows:
+        assert sorted(tuple(r) for r in rows) == [("a", "c")]
+    assert reads == [True]   # both scans read the files staged once

@@ -189,3 +189,19 @@ def test_partition_time_extraction_follows_flink_default_extractor():
     default = _table("CREATE TABLE t (id INT, d STRING) PARTITIONED BY (d) WITH ('connector' = 'filesystem', "
                      "'path' = 'p', 'format' = 'csv')")
     assert partition_time_ms(default, commit_options(default), ["2024-1-1"]) == 1704067200000
+
+
+def test_a_partitioned_parquet_table_is_read_by_rows_which_take_the_partition_values(tmp_path):
+    # Read column by column, a partitioned table's partition columns were NULL (they are in no file).
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from changeflow.connectors.filesystem import FileSystemSource
+
+    (tmp_path / "k=7").mkdir()
+    pq.write_table(pa.table({"v": pa.array(["a", "b"])}), tmp_path / "k=7" / "part-0.parquet")
+    table, _ = parse_create_table(f"CREATE TABLE p (v STRING, k INT) PARTITIONED BY (k) WITH ("
+                                  f"'connector' = 'filesystem', 'path' = '{tmp_path}', 'format' = 'parquet')")
+    source = FileSystemSource(table, streaming=True)
+    assert source.arrow_rows() is None
+    assert source.rows() == [("a", 7), ("b", 7)]

@@ -44,6 +44,7 @@ from changeflow.runtime.spark.connectors.datagen_source import (datagen_batch_fr
                                                                 is_nexmark)
 from changeflow.runtime.spark.connectors.jdbc_source import is_jdbc, jdbc_frame
 from changeflow.runtime.spark.connectors.kafka_bounded import is_bounded_kafka, kafka_batch_frame
+from changeflow.runtime.spark.job_directory import already_written
 from changeflow.runtime.spark.spark_types import struct
 
 
@@ -61,14 +62,17 @@ def _physical_schema(node: Source) -> tuple:
     return tuple((n, t) for n, t in node.schema if n not in proctime)
 
 
-def _physical(node: Source, columnar: bool = False) -> tuple[Source, list[str]]:
+def _physical(node: Source, columnar: bool = False, staged: bool = False) -> tuple[Source, list[str]]:
     """The source of the connector's own columns, and the names of the processing-time columns.
 
     A changelog connector's rows end with their change kind: a last column, :data:`CDC_KIND`.
     With ``columnar`` a connector that can read its rows as one Arrow table (``arrow_rows``:
     Parquet files needing no conversion) gives them so (kind ``"arrow"``), not as Python tuples.
+    With ``staged`` (the rows' staged files exist) the rows are not read: the source has none.
     """
     schema = _physical_schema(node) + _kind_column(node)
+    if staged:
+        return Source(node.name, schema, "elements", []), _proctime(node)
     read = getattr(node.payload, "arrow_rows", None) if columnar and not _kind_column(node) else None
     table = read() if read is not None else None
     if table is not None:
@@ -161,7 +165,9 @@ def connector_stream_frame(spark: SparkSession, node: Source, directory: str, ro
         physical = Source(node.name, _physical_schema(node), "spark", _executor_frame(spark, node))
         return _with_proctime(stream_frame(spark, physical, directory, rows_per_batch, end_of_input), node,
                               _proctime(node), [KIND, SEQ, SUB])
-    physical, proctime = _physical(node, columnar=True)
+    # Staged already (a second scan of the table in this query, which shares the first one's files, or a
+    # resumed job): the connector's rows are not read again. Nexmark's joins scan its event file twice.
+    physical, proctime = _physical(node, columnar=True, staged=already_written(directory))
     frame = _with_kinds(stream_frame(spark, physical, directory, rows_per_batch, end_of_input), node)
     return _with_proctime(frame, node, proctime, [KIND, SEQ, SUB])
 

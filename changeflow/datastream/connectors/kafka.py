@@ -47,7 +47,8 @@ from changeflow.common.typeinfo import Types
 from changeflow.common.types import DataTypes
 from changeflow.connectors.sink_job import SinkJob
 from changeflow.datastream.connectors.base import DeliveryGuarantee, Sink, Source
-from changeflow.datastream.formats.json import JsonRowDeserializationSchema, JsonRowSerializationSchema
+from changeflow.datastream.formats.json import (DeserializedRows, JsonRowDeserializationSchema,
+                                                JsonRowSerializationSchema)
 from changeflow.datastream.functions import FlatMapFunction
 
 __all__ = ["FlinkKafkaConsumer", "FlinkKafkaProducer", "KafkaOffsetResetStrategy", "KafkaOffsetsInitializer",
@@ -69,18 +70,6 @@ def _check_string_schema(schema: Any, what: str, json_schema: type | None = None
         json_name = f" or {json_schema.__name__}" if json_schema is not None else ""
         raise NotImplementedError(f"{what}({type(schema).__name__}) is not supported by changeflow: use "
                                   f"SimpleStringSchema(){json_name} (CSV and Avro row schemas are not implemented)")
-
-
-class _Deserialize(FlatMapFunction):
-    """A Kafka record's value (its UTF-8 text) through a row deserializer: a row, or nothing for a null."""
-
-    def __init__(self, schema: JsonRowDeserializationSchema) -> None:
-        self.schema = schema
-
-    def flat_map(self, value: str) -> Any:
-        row = self.schema.deserialize(value.encode("utf-8"))
-        if row is not None:
-            yield row
 
 
 class KafkaOffsetResetStrategy(Enum):
@@ -280,7 +269,7 @@ class KafkaSource(Source):
     def record_decoder(self) -> tuple[FlatMapFunction, Any] | None:
         """The function turning each value's text into the deserializer's records, and their type (None: text)."""
         if isinstance(self.deserializer, JsonRowDeserializationSchema):
-            return _Deserialize(self.deserializer), self.deserializer.get_produced_type()
+            return DeserializedRows(self.deserializer), self.deserializer.get_produced_type()
         return None
 
 

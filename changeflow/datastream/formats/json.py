@@ -31,10 +31,11 @@ from typing import Any
 
 from changeflow.common.serialization import DeserializationSchema, SerializationSchema
 from changeflow.common.typeinfo import RowTypeInfo, TypeInformation
+from changeflow.datastream.functions import FlatMapFunction
 from changeflow.datastream.formats.json_values import (JsonFieldError, check_json_type, parse_document, read_value,
                                                        write_row)
 
-__all__ = ["JsonRowDeserializationSchema", "JsonRowSerializationSchema"]
+__all__ = ["DeserializedRows", "JsonRowDeserializationSchema", "JsonRowSerializationSchema"]
 
 
 def _row_type(type_info: Any, where: str) -> RowTypeInfo:
@@ -135,3 +136,16 @@ class JsonRowSerializationSchema(SerializationSchema):
             if self._type_info is None:
                 raise TypeError("Typeinfo should be set.")  # PyFlink's message
             return JsonRowSerializationSchema(_row_type(self._type_info, "JsonRowSerializationSchema"))
+
+
+class DeserializedRows(FlatMapFunction):
+    """A source's text records (a Kafka value's UTF-8 text) through a row deserializer: a row, or none for a
+    null (the source's records are dropped there, as Flink's source drops them)."""
+
+    def __init__(self, schema: JsonRowDeserializationSchema) -> None:
+        self.schema = schema
+
+    def flat_map(self, value: str) -> Any:
+        row = self.schema.deserialize(value.encode("utf-8"))
+        if row is not None:
+            yield row

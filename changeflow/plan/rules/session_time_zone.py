@@ -13,9 +13,10 @@ Runs first (order 3): the window rules (from order 12) rewrite the window table
 functions whose time attribute the rewrite checks, and no later rule reads a
 column type the rewrite changes (it keeps every column's type). The rewrite is
 idempotent, so a plan planned twice is computed in the zone once. A DataStream
-job (:class:`~changeflow.plan.stream_nodes.StreamJob`) is left as it is: a Table
-plan converted inside it is planned with the Table runtime's settings when the
-job translates it.
+job (:class:`~changeflow.plan.stream_nodes.StreamJob`) or graph (the side below a
+Table query's ``datastream`` source, planned with the query's settings) is left as
+it is: a Table plan converted inside it is the input of its ``TableNode``, planned on
+its own side with the Table environment's settings (:mod:`changeflow.plan.stream_bridge`).
 
 >>> from types import SimpleNamespace
 >>> from changeflow.common.types import DataTypes as T
@@ -36,13 +37,13 @@ from typing import Any
 
 from changeflow.plan.nodes import PlanNode
 from changeflow.plan.rules import Rule
-from changeflow.plan.stream_nodes import StreamJob
+from changeflow.plan.stream_nodes import Node, StreamJob
 from changeflow.plan.time_zone import in_session_zone
 
 
 def apply(plan: PlanNode, settings: Any) -> PlanNode:
     """The rule: ``plan``'s zone-dependent expressions computed in ``settings.time_zone``."""
-    if isinstance(plan, StreamJob):
+    if isinstance(plan, (StreamJob, Node)):  # DataStream nodes compute no SQL expression
         return plan
     return in_session_zone(plan, settings.time_zone)
 

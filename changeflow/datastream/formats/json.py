@@ -110,6 +110,13 @@ class JsonRowSerializationSchema(SerializationSchema):
 
     def __init__(self, type_info: RowTypeInfo) -> None:
         self.type_info = type_info
+        self._write = write_row(type_info)  # built once: serialize runs per record
+
+    def __getstate__(self) -> dict:
+        return {"type_info": self.type_info}  # the writer is closures: rebuilt where the schema is unpickled
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["type_info"])
 
     @staticmethod
     def builder() -> "JsonRowSerializationSchema.Builder":
@@ -117,7 +124,7 @@ class JsonRowSerializationSchema(SerializationSchema):
 
     def serialize(self, element: Any) -> bytes:
         try:
-            return write_row(self.type_info)(element).encode("utf-8")
+            return self._write(element).encode("utf-8")
         except (TypeError, ValueError, AttributeError) as error:
             raise ValueError(f"Could not serialize row '{element!r}' as {self.type_info!r}: {error}. Make sure that "
                              f"the schema matches the input.") from None

@@ -90,11 +90,6 @@ class StreamingSettings:
                                cdc_events_duplicate=self.cdc_events_duplicate, time_zone=self.time_zone)
 
 
-    def batch_planner(self) -> PlannerSettings:
-        """What a bounded part of this query run as Spark batch is planned with."""
-        return PlannerSettings(streaming=False, time_zone=self.time_zone)
-
-
 def physical_plan(plan: N, settings: StreamingSettings) -> N:
     """``plan`` planned for a streaming query with ``settings`` (as it is if it is planned already)."""
     return planned(plan, settings.planner())

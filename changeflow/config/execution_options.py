@@ -25,9 +25,10 @@ PIPELINE_GLOBAL_JOB_PARAMETERS = register(
         OptionType.STRING,
         None,
         description=(
-            "Job parameters as key:value pairs separated by commas (k1:v1,k2:v2). Python "
-            "user-defined functions of the Table API and SQL read them with "
-            "FunctionContext.get_job_parameter; a DataStream job refuses the key (not read there yet)."
+            "Job parameters as key:value pairs separated by commas (k1:v1,k2:v2; a key or value "
+            "in quotes may hold commas and colons). Python user-defined functions of the Table API "
+            "and SQL read them with FunctionContext.get_job_parameter, DataStream functions with "
+            "RuntimeContext.get_job_parameter; ExecutionConfig.set_global_job_parameters sets them."
         ),
     )
 )

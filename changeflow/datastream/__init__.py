@@ -28,7 +28,7 @@ from changeflow.datastream.sinks import CollectSink, PrintSink
 from changeflow.datastream.state import (AggregatingState, AggregatingStateDescriptor, ListState, ListStateDescriptor,
                                          MapState, MapStateDescriptor, ReducingState, ReducingStateDescriptor,
                                          StateDescriptor, ValueState, ValueStateDescriptor)
-from changeflow.datastream.stream_hints import Partitioner
+from changeflow.datastream.functions import Partitioner
 from changeflow.datastream.window import CountWindow, GlobalWindow, TimeWindow, Window, WindowAssigner
 from changeflow.datastream.window_triggers import Trigger
 from changeflow.datastream.windowed_stream import AllWindowedStream, CoGroupedStreams, JoinedStreams, WindowedStream

@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING, Any, Callable
 from changeflow.common.typeinfo import PickledBytesTypeInfo, TypeInformation, Types, conform
 from changeflow.datastream import graph
 from changeflow.plan.stream_nodes import Op
+from changeflow.datastream.job_context import JobContext
 from changeflow.datastream.functions import (FilterFunction, FlatMapFunction, Function, KeyedProcessFunction,
                                              KeySelector, MapFunction, ProcessFunction, ReduceFunction,
-                                             RuntimeContext, describe)
+                                             describe)
 from changeflow.datastream.sinks import CloseableIterator, DataStreamSink
 from changeflow.datastream.stream_hints import StreamHints
 
@@ -75,7 +76,7 @@ class DataStream(StreamHints):
         name = f"{default_name}({describe(func)})"
         type_info = output_type if output_type is not None else (
             self.get_type() if kind == "filter" else Types.PICKLED_BYTE_ARRAY())
-        op = Op(kind, func, name, output_type, context=RuntimeContext)
+        op = Op(kind, func, name, output_type, context=JobContext(self._env.get_config()))
         node = graph.Stateless(name, type_info, input=self._node, op=op)
         return DataStream(self._env, node)
 

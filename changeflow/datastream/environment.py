@@ -22,12 +22,16 @@ value per key.
 
 from __future__ import annotations
 
+import datetime
 import os
+import time
 from enum import Enum
 from typing import Any, Iterable
 
 from changeflow.common.configuration import Configuration
-from changeflow.config.job_parameters import GLOBAL_JOB_PARAMETERS
+from changeflow.common.execution_config import ExecutionConfig
+from changeflow.common.job_execution_result import JobExecutionResult
+from changeflow.config.durations import format_duration
 from changeflow.common.typeinfo import PickledBytesTypeInfo, Types, TypeInformation
 from changeflow.plan.flush_policy import flush_policy
 from changeflow.plan.optimizer import PlannerSettings
@@ -37,7 +41,7 @@ from changeflow.datastream.cache import CacheRegistry, cache_nodes, check_batch
 from changeflow.datastream.checkpoint_config import CheckpointConfig, CheckpointingMode
 from changeflow.datastream.data_stream import DataStream
 from changeflow.datastream.execution_plan import execution_plan
-from changeflow.datastream.functions import RuntimeContext
+from changeflow.datastream.job_context import JobContext
 from changeflow.datastream.pyflink_names import REFUSALS
 from changeflow.datastream.sinks import CollectSink
 from changeflow.datastream.stream_hints import check_buffer_timeout, check_max_parallelism
@@ -52,19 +56,11 @@ class RuntimeExecutionMode(Enum):
     AUTOMATIC = 2
 
 
-class JobExecutionResult:
-    def __init__(self, job_name: str) -> None:
-        self._job_name = job_name
-
-    def get_job_name(self) -> str:
-        return self._job_name
-
-
 class StreamExecutionEnvironment:
     """Builds DataStream jobs and runs them on Spark."""
 
     def __init__(self, configuration: Configuration | None = None, spark_session: Any = None) -> None:
-        self._config = Configuration(configuration) if configuration is not None else Configuration()
+        self._config = ExecutionConfig(configuration)  # PyFlink's get_config(), over the job's configuration
         self._spark_session = spark_session  # the user's SparkSession, held opaquely for the engine
         self._engine_instance: Engine | None = None
         self._sinks: list[tuple[graph.Node, Any]] = []
@@ -95,7 +91,8 @@ class StreamExecutionEnvironment:
     def get_parallelism(self) -> int:
         return int(self._config.get("parallelism.default"))
 
-    def get_config(self) -> Configuration:
+    def get_config(self) -> ExecutionConfig:
+        """PyFlink's ``ExecutionConfig``; in changeflow also the job's ``Configuration`` (any key)."""
         return self._config
 
     # --- checkpointing (:mod:`.checkpoint_config`: every micro-batch is a checkpoint) -----
@@ -258,8 +255,10 @@ class StreamExecutionEnvironment:
         """
         sinks, self._sinks = self._sinks, []
         name = job_name or self._config.get("pipeline.name")
+        started = time.monotonic()
         self._run(sinks, name)
-        return JobExecutionResult(name or "Flink Streaming Job")
+        runtime_ms = int((time.monotonic() - started) * 1000)
+        return JobExecutionResult(name or "Flink Streaming Job", net_runtime_ms=runtime_ms)
 
     def get_execution_plan(self) -> str:
         """The JSON plan of the sinks added since the last execution (Flink's shape, see :mod:`.execution_plan`).
@@ -273,8 +272,8 @@ class StreamExecutionEnvironment:
             flushes = (f"latest record per key in memory only, flushed at the end of every micro-batch and "
                        f"whenever more than {policy.max_entries} keys are buffered")
         elif policy is not None:
-            flushes = (f"latest record per key, flushed every {_duration_text(policy.interval_ms)}, "
-                       "on idle input and at end of input")
+            every = format_duration(datetime.timedelta(milliseconds=policy.interval_ms))
+            flushes = f"latest record per key, flushed every {every}, on idle input and at end of input"
         settings = PlannerSettings(streaming=self._mode is not RuntimeExecutionMode.BATCH, flush=policy)
         return execution_plan(list(self._sinks), self.get_parallelism(), settings, flushes, self._caches.cached_ids())
 
@@ -309,19 +308,6 @@ class StreamExecutionEnvironment:
         if cache_nodes([n for n, _ in outputs]):  # before starting Spark: the mode may have changed since cache()
             check_batch(self, [n for n, _ in outputs])
         streaming = self.is_streaming([n for n, _ in outputs])
-        if self._config.contains_key(GLOBAL_JOB_PARAMETERS):  # read by Table API UDFs only, so far: never ignored
-            raise NotImplementedError(f"{GLOBAL_JOB_PARAMETERS} in a DataStream job: RuntimeContext.get_job_parameter "
-                                      f"does not read it in changeflow yet (Python UDFs of the Table API do)")
-        self._engine().run_datastream(outputs, streaming, job_name, self._caches, RuntimeContext)
+        # The context user functions' open() gets, with the job parameters (RuntimeContext.get_job_parameter).
+        self._engine().run_datastream(outputs, streaming, job_name, self._caches, JobContext(self._config))
 
-
-def _duration_text(ms: int) -> str:
-    """A duration in its largest exact unit, as Flink prints one (``2 min``, ``5 s``, ``250 ms``).
-
-    >>> _duration_text(120_000), _duration_text(5_000), _duration_text(250)
-    ('2 min', '5 s', '250 ms')
-    """
-    for unit, size in (("h", 3_600_000), ("min", 60_000), ("s", 1_000)):
-        if ms % size == 0:
-            return f"{ms // size} {unit}"
-    return f"{ms} ms"

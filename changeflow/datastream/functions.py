@@ -25,11 +25,12 @@ from typing import Any, Callable, Generic, TypeVar
 from changeflow.datastream.state import (AggregatingState, AggregatingStateDescriptor, ListState, ListStateDescriptor,
                                          MapState, MapStateDescriptor, ReducingState, ReducingStateDescriptor,
                                          ValueState, ValueStateDescriptor, state_for)
+from changeflow.datastream.pyflink_names import module_getattr
 
 __all__ = ["AggregateFunction", "AllWindowFunction", "CoGroupFunction", "FilterFunction", "FlatJoinFunction",
            "FlatMapFunction", "Function", "JoinFunction", "KeySelector", "KeyedProcessFunction", "MapFunction",
-           "ProcessAllWindowFunction", "ProcessFunction", "ProcessWindowFunction", "ReduceFunction", "RuntimeContext",
-           "TimeDomain", "TimerService", "WindowFunction"]
+           "Partitioner", "ProcessAllWindowFunction", "ProcessFunction", "ProcessWindowFunction", "ReduceFunction",
+           "RuntimeContext", "TimeDomain", "TimerService", "WindowFunction"]
 
 
 # PyFlink's type parameters of its generic function classes (``WindowFunction[IN, OUT, KEY, W]``):
@@ -165,6 +166,13 @@ class KeySelector(Function):
 class TimeDomain:
     EVENT_TIME = 0
     PROCESSING_TIME = 1
+
+
+class Partitioner(Function):
+    """PyFlink's custom partitioner for ``partition_custom``: the parallel instance a key's records go to."""
+
+    def partition(self, key: Any, num_partitions: int) -> int:
+        raise NotImplementedError
 
 
 class TimerService(ABC):
@@ -391,3 +399,7 @@ class FlatJoinFunction(Function):
     @abstractmethod
     def join(self, first: Any, second: Any) -> Any:
         ...
+
+
+# PyFlink's names of pyflink.datastream.functions changeflow lacks on purpose fail naming themselves (.pyflink_names).
+__getattr__ = module_getattr("pyflink.datastream.functions")

@@ -8,6 +8,8 @@ import, naming itself; a method, when called.
 
 from __future__ import annotations
 
+from typing import Any
+
 from changeflow.common.refusals import Refusals
 
 _PYTHON_FILES = ("ship Python files and environments with Spark (spark-submit --py-files / --archives, "
@@ -52,6 +54,14 @@ MODULE_NAMES: dict[str, str] = {
                     "triggers of changeflow.datastream.window"),
     "SlotSharingGroup": "fine-grained resources of Flink's slots do not apply on Spark; slot_sharing_group() "
                         "takes a group's name and has no effect",
+    **dict.fromkeys(("DynamicEventTimeSessionWindows", "DynamicProcessingTimeSessionWindows",
+                     "SessionWindowTimeGapExtractor"),
+                    "session windows with a dynamic gap are not implemented; use with_gap(size)"),
+    **dict.fromkeys(("CountWindowSerializer", "GlobalWindowSerializer", "TimeWindowSerializer", "TypeSerializer"),
+                    "changeflow pickles windows and values; there are no custom type serializers"),
+    **dict.fromkeys(("BroadcastState", "ReadOnlyBroadcastState", "BaseBroadcastProcessFunction"), _BROADCAST),
+    "OperatorStateStore": "operator (non-keyed) state is not implemented; key the stream and use keyed state",
+    "AsyncFunctionDescriptor": _ASYNC,
     **dict.fromkeys(("SinkFunction", "SourceFunction"),
                     "Java SinkFunction/SourceFunction wrappers do not run on Spark; use sink_to/from_source with a "
                     "changeflow connector"),
@@ -60,7 +70,17 @@ MODULE_NAMES: dict[str, str] = {
 REFUSALS = Refusals(UNSUPPORTED)
 
 
-def refuse_module_name(name: str) -> None:
-    """Raise for ``pyflink.datastream.<name>`` if changeflow lacks it on purpose (else return)."""
+def refuse_module_name(name: str, module: str = "pyflink.datastream") -> None:
+    """Raise for ``<module>.<name>`` (PyFlink's ``pyflink.datastream`` or one of its modules: ``functions``,
+    ``window``, ``state``) if changeflow lacks it on purpose (else return)."""
     if name in MODULE_NAMES:
-        raise NotImplementedError(f"pyflink.datastream.{name} is not supported by changeflow: {MODULE_NAMES[name]}")
+        raise NotImplementedError(f"{module}.{name} is not supported by changeflow: {MODULE_NAMES[name]}")
+
+
+def module_getattr(module: str) -> Any:
+    """A module's ``__getattr__``: PyFlink's names of ``module`` changeflow lacks on purpose fail naming
+    themselves; any other unknown name is an ``AttributeError``."""
+    def getattr_(name: str) -> Any:
+        refuse_module_name(name, module)
+        raise AttributeError(f"module {module.replace('pyflink', 'changeflow')!r} has no attribute {name!r}")
+    return getattr_

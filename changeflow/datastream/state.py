@@ -23,6 +23,7 @@ from typing import Any, Callable, Generic, Iterable, TypeVar
 
 from changeflow.common.typeinfo import conform
 from changeflow.datastream.state_ttl_config import StateTtlConfig
+from changeflow.datastream.pyflink_names import module_getattr
 
 __all__ = ["AggregatingState", "AggregatingStateDescriptor", "ListState", "ListStateDescriptor", "MapState",
            "MapStateDescriptor", "ReducingState", "ReducingStateDescriptor", "State", "StateDescriptor",
@@ -365,3 +366,7 @@ def _plain_state(descriptor: StateDescriptor, current: Callable[[], dict], opera
     if isinstance(descriptor, AggregatingStateDescriptor):
         return AggregatingState(name, current, operator, descriptor.type_info, descriptor.agg_function)
     return ValueState(name, current, operator, descriptor.type_info)
+
+
+# PyFlink's names of pyflink.datastream.state changeflow lacks on purpose fail naming themselves (.pyflink_names).
+__getattr__ = module_getattr("pyflink.datastream.state")

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 from changeflow.common.typeinfo import TupleTypeInfo, TypeInformation
-from changeflow.datastream.functions import Function, KeySelector, MapFunction
+from changeflow.datastream.functions import KeySelector, MapFunction, Partitioner
 
 if TYPE_CHECKING:
     from changeflow.datastream.data_stream import DataStream
@@ -113,13 +113,6 @@ class StreamHints(TaskHints):
                 raise IndexError(f"project(): no field {index} in {type_info!r}")
         projected = TupleTypeInfo([fields[i] for i in field_indexes])
         return self._stateless("map", _Project(field_indexes), projected, "Projection")  # type: ignore[attr-defined]
-
-
-class Partitioner(Function):
-    """PyFlink's custom partitioner for ``partition_custom``: the parallel instance a key's records go to."""
-
-    def partition(self, key: Any, num_partitions: int) -> int:
-        raise NotImplementedError
 
 
 class _Project(MapFunction):

@@ -22,7 +22,7 @@ def share_configuration(env: StreamExecutionEnvironment, config: Configuration) 
 
     The engine is rebuilt on it when next needed, so both APIs run with the same keys.
     """
-    env._config = config
+    env.get_config().share(config)
     env._engine_instance = None
 
 

@@ -50,6 +50,7 @@ from changeflow.datastream.window_triggers import (ContinuousEventTimeTrigger, C
                                                    CountTrigger, EndOfStreamTrigger, EventTimeTrigger, NeverTrigger,
                                                    ProcessingTimeTrigger, PurgingTrigger, Trigger, _millis,
                                                    check_trigger, kernel_trigger)
+from changeflow.datastream.pyflink_names import module_getattr
 
 T = TypeVar("T")  # PyFlink's Trigger[T, W] / WindowAssigner[T, W] (for readers and type checkers)
 W = TypeVar("W")
@@ -385,3 +386,6 @@ def check_assigner(assigner: Any, where: str) -> GlobalWindows:
                          ": window assigners of other modules (PyFlink's, user-defined) are not supported"
                          if "Window" in name else ""))
 
+
+# PyFlink's names of pyflink.datastream.window changeflow lacks on purpose fail naming themselves (.pyflink_names).
+__getattr__ = module_getattr("pyflink.datastream.window")

@@ -208,3 +208,40 @@ def test_project_picks_tuple_fields_and_only_of_a_tuple_stream():
     assert stream.project(2, 0).get_type() == Types.TUPLE([Types.INT(), Types.STRING()])
     with pytest.raises(TypeError, match="Only Tuple DataStreams can be projected."):
         env.from_collection([("a", 1)]).project(1)
+
+
+# __all__ of PyFlink 2.3's pyflink.datastream.functions, .window and .state.
+PYFLINK_MODULES = {
+    "functions": [
+        "AggregateFunction", "AllWindowFunction", "AsyncFunction", "AsyncFunctionDescriptor", "AsyncRetryPredicate",
+        "AsyncRetryStrategy", "BaseBroadcastProcessFunction", "BroadcastProcessFunction", "CoFlatMapFunction",
+        "CoMapFunction", "CoProcessFunction", "FilterFunction", "FlatMapFunction", "KeySelector",
+        "KeyedBroadcastProcessFunction", "KeyedCoProcessFunction", "KeyedProcessFunction", "MapFunction", "Partitioner",
+        "ProcessAllWindowFunction", "ProcessFunction", "ProcessWindowFunction", "ReduceFunction", "RuntimeContext",
+        "SinkFunction", "SourceFunction", "TimerService", "WindowFunction"],
+    "window": [
+        "ContinuousEventTimeTrigger", "ContinuousProcessingTimeTrigger", "CountSlidingWindowAssigner", "CountTrigger",
+        "CountTumblingWindowAssigner", "CountWindow", "CountWindowSerializer", "DynamicEventTimeSessionWindows",
+        "DynamicProcessingTimeSessionWindows", "EventTimeSessionWindows", "EventTimeTrigger", "GlobalWindow",
+        "GlobalWindowSerializer", "GlobalWindows", "MergingWindowAssigner", "NeverTrigger",
+        "ProcessingTimeSessionWindows", "ProcessingTimeTrigger", "PurgingTrigger", "SessionWindowTimeGapExtractor",
+        "SlidingEventTimeWindows", "SlidingProcessingTimeWindows", "TimeWindow", "TimeWindowSerializer", "Trigger",
+        "TriggerResult", "TumblingEventTimeWindows", "TumblingProcessingTimeWindows", "Window", "WindowAssigner"],
+    "state": [
+        "AggregatingState", "AggregatingStateDescriptor", "BroadcastState", "ListState", "ListStateDescriptor",
+        "MapState", "MapStateDescriptor", "OperatorStateStore", "ReadOnlyBroadcastState", "ReducingState",
+        "ReducingStateDescriptor", "StateTtlConfig", "ValueState", "ValueStateDescriptor"],
+}
+
+
+@pytest.mark.parametrize(("module", "name"), [(m, n) for m, names in PYFLINK_MODULES.items() for n in names])
+def test_every_name_of_pyflinks_datastream_modules_is_there_or_refused_by_name(module, name):
+    import importlib
+
+    mod = importlib.import_module(f"changeflow.datastream.{module}")
+    try:
+        value = getattr(mod, name)
+    except NotImplementedError as refused:
+        assert str(refused).startswith(f"pyflink.datastream.{module}.{name} is not supported by changeflow: ")
+        return
+    assert value is not None

@@ -138,13 +138,25 @@ def test_planning_errors_and_refusals(batch_env):
 
 
 
-def test_a_datastream_job_refuses_the_global_job_parameters(spark):
+@pytest.mark.parametrize("mode", ["STREAMING", "BATCH"])
+def test_a_datastream_function_reads_the_global_job_parameters(spark, mode):
     from changeflow.common import Configuration
     from changeflow.datastream import RuntimeExecutionMode, StreamExecutionEnvironment
+    from changeflow.datastream.functions import MapFunction
+
+    class Tagged(MapFunction):
+        def open(self, runtime_context):
+            self.tag = (runtime_context.get_job_parameter("tag", "none") + "/"
+                        + runtime_context.get_job_parameter("other", "default"))
+
+        def map(self, value):
+            return f"{value}:{self.tag}"
 
     config = Configuration()
     config.set_string("pipeline.global-job-parameters", "tag:x")
     env = StreamExecutionEnvironment.get_execution_environment(config, spark_session=spark)
-    env.set_runtime_mode(RuntimeExecutionMode.BATCH)
-    with pytest.raises(NotImplementedError, match="pipeline.global-job-parameters in a DataStream job"):
-        env.from_collection([1, 2]).map(lambda v: v).execute_and_collect()
+    env.set_runtime_mode(RuntimeExecutionMode[mode])
+    assert sorted(env.from_collection([1, 2]).map(Tagged()).execute_and_collect()) == ["1:x/default", "2:x/default"]
+    # PyFlink's way: ExecutionConfig.set_global_job_parameters (replaces them; values as str()).
+    env.get_config().set_global_job_parameters({"tag": "y,z", "other": 3})
+    assert sorted(env.from_collection([1]).map(Tagged()).execute_and_collect()) == ["1:y,z/3"]

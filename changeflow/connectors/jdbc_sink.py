@@ -29,7 +29,7 @@ transaction per micro-batch is what makes the writes exactly once.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Callable
 
 from changeflow.catalog import CatalogTable
 from changeflow.common.change import Change
@@ -50,6 +50,89 @@ _STAGE = "changeflow_stage"
 # The (query id, url) of the sinks open in this process: two sinks of one job writing one database table would
 # share a batch record, so the second's writes would be skipped as replays; such a job is refused.
 _OPEN: set[tuple[str, str]] = set()
+_BATCHES_READY: set[str] = set()  # the databases (urls) whose changeflow_batches this process made sure of
+
+
+def ensure_batches_table(conn: Any) -> None:
+    """Create the table of committed micro-batches when missing (committed on its own)."""
+    import psycopg
+
+    try:
+        with conn.cursor() as cur:
+            cur.execute(_CREATE_BATCHES)
+        conn.commit()
+    except psycopg.errors.UniqueViolation:  # another job created it at the same moment
+        conn.rollback()
+
+
+def commit_batch(conn: Any, url: str, query_id: str | None, batch_id: int | None, write: Callable[[Any], None]) -> None:
+    """Run ``write(cursor)`` as one transaction and commit it; with a ``batch_id``, only if ``query_id`` did not
+    commit that micro-batch before (a restarted job runs it again), recording it in the same transaction."""
+    if batch_id is not None and url not in _BATCHES_READY:
+        ensure_batches_table(conn)
+        _BATCHES_READY.add(url)
+    with conn.cursor() as cur:
+        if batch_id is not None and committed_before(cur, query_id, batch_id):
+            conn.rollback()  # its writes committed before the restart
+            return
+        write(cur)
+        if batch_id is not None:
+            record_batch(cur, query_id, batch_id)
+    conn.commit()
+
+
+def committed_before(cur: Any, query_id: str | None, batch_id: int) -> bool:
+    """Whether ``query_id`` committed micro-batch ``batch_id`` (or a later one) before: a restarted job runs
+    it again. Locks the query's record until the transaction ends."""
+    cur.execute(f"SELECT batch_id FROM {BATCHES_TABLE} WHERE query_id = %s FOR UPDATE", (query_id,))
+    row = cur.fetchone()
+    return row is not None and row[0] >= batch_id
+
+
+def record_batch(cur: Any, query_id: str | None, batch_id: int) -> None:
+    """Record, in the writing transaction, that ``query_id`` committed micro-batch ``batch_id``."""
+    cur.execute(f"INSERT INTO {BATCHES_TABLE} (query_id, batch_id) VALUES (%s, %s) ON CONFLICT "
+                f"(query_id) DO UPDATE SET batch_id = EXCLUDED.batch_id, committed_at = now()",
+                (query_id, batch_id))
+
+
+def write_with_retries(connection: Connection, conn: Any, write_once: Callable[[Any], None], max_retries: int,
+                       retries_named: str, failing: Callable[[Any], str] = lambda conn: "") -> Any:
+    """Run ``write_once(conn)`` (one transaction) on ``conn`` or a new connection when it is None or closed, and
+    return the connection kept. A lost connection (the transaction did not commit) is retried ``max_retries``
+    times on a new one, 1 s, 2 s, ... apart as Flink's JdbcOutputFormat waits; any other database error rolls
+    back and fails naming ``connection`` (and what ``failing(conn)`` says, e.g. the record at fault)."""
+    import psycopg
+
+    attempt = 0
+    while True:
+        try:
+            if conn is None or conn.closed:
+                conn = connection.connect()
+            write_once(conn)
+            return conn
+        except psycopg.OperationalError as e:
+            _close(conn)
+            conn = None
+            if attempt >= max_retries:
+                raise JdbcError(f"{connection.where()}: writing failed after {retries_named}{max_retries} retries: "
+                                f"{str(e).strip()}") from None
+            attempt += 1
+            time.sleep(attempt)
+        except psycopg.Error as e:
+            assert conn is not None  # connected above: only a statement fails this way
+            try:
+                conn.rollback()
+                note = failing(conn)
+            except Exception:  # noqa: BLE001 - the connection may be broken already; the error raised says why
+                _close(conn)
+                conn, note = None, ""
+            raise JdbcError(f"{connection.where()}: writing failed{note}: {str(e).strip()}") from None
+
+
+def _close(conn: Any) -> None:
+    if conn is not None:
+        conn.close()
 
 
 class JdbcSink:
@@ -70,7 +153,6 @@ class JdbcSink:
         self._key_index = [names.index(k) for k in self.key]
         self._conn: Any = None
         self._query_id: str | None = None
-        self._batches_ready = False
         self._staged_on: Any = None
         self._statements = _statements(self.connection, names, self.key)
 
@@ -103,46 +185,14 @@ class JdbcSink:
     # --- writing ----------------------------------------------------------------------
     def write(self, changes: list[Change], batch_id: int | None = None) -> None:
         """Write ``changes`` in one transaction; with a ``batch_id``, once only for this job and table."""
-        import psycopg
+        self._conn = write_with_retries(self.connection, self._conn,
+                                        lambda conn: self._write_once(conn, changes, batch_id),
+                                        self.max_retries, "'sink.max-retries' = ")
 
-        attempt = 0
-        while True:
-            try:
-                if self._conn is None or self._conn.closed:
-                    self._conn = self.connection.connect()
-                self._write_once(changes, batch_id)
-                return
-            except psycopg.OperationalError as e:  # the connection was lost: the transaction did not commit
-                self._discard_connection()
-                if attempt >= self.max_retries:
-                    raise JdbcError(f"{self.connection.where()}: writing failed after 'sink.max-retries' = "
-                                    f"{self.max_retries} retries: {str(e).strip()}") from None
-                attempt += 1
-                time.sleep(attempt)  # Flink's JdbcOutputFormat waits 1 s x attempt
-            except psycopg.Error as e:
-                self._rollback()
-                raise JdbcError(f"{self.connection.where()}: writing failed: {str(e).strip()}") from None
-
-    def _write_once(self, changes: list[Change], batch_id: int | None) -> None:
-        conn = self._conn
-        with conn.cursor() as cur:
-            if batch_id is not None:
-                self._ensure_batches_table()
-                cur.execute(f"SELECT batch_id FROM {BATCHES_TABLE} WHERE query_id = %s FOR UPDATE",
-                            (self._query_id,))
-                row = cur.fetchone()
-                if row is not None and row[0] >= batch_id:
-                    conn.rollback()  # a micro-batch run again after a restart: its writes committed before
-                    return
-            if self.key:
-                self._upsert(cur, changes)
-            else:
-                self._append(cur, changes)
-            if batch_id is not None:
-                cur.execute(f"INSERT INTO {BATCHES_TABLE} (query_id, batch_id) VALUES (%s, %s) ON CONFLICT "
-                            f"(query_id) DO UPDATE SET batch_id = EXCLUDED.batch_id, committed_at = now()",
-                            (self._query_id, batch_id))
-        conn.commit()
+    def _write_once(self, conn: Any, changes: list[Change], batch_id: int | None) -> None:
+        self._conn = conn  # the stage (_ensure_stage) is per connection
+        commit_batch(conn, self.connection.url, self._query_id, batch_id,
+                     lambda cur: self._upsert(cur, changes) if self.key else self._append(cur, changes))
 
     def _append(self, cur: Any, changes: list[Change]) -> None:
         rows = []
@@ -205,19 +255,6 @@ class JdbcSink:
                     f"SELECT {columns} FROM {self.connection.quoted_table()} WITH NO DATA")
         self._staged_on = self._conn  # per connection: a new one (after a lost connection) has none
 
-    def _ensure_batches_table(self) -> None:
-        if self._batches_ready:
-            return
-        import psycopg
-
-        try:
-            with self._conn.cursor() as cur:
-                cur.execute(_CREATE_BATCHES)
-            self._conn.commit()
-        except psycopg.errors.UniqueViolation:  # another job created it at the same moment
-            self._conn.rollback()
-        self._batches_ready = True
-
     def _check_unique_key(self) -> None:
         """ON CONFLICT (key) needs a unique index on exactly the key's columns."""
         wanted = sorted(k.lower() if Connection.column(k) == k else k for k in self.key)
@@ -232,19 +269,6 @@ class JdbcSink:
             raise JdbcError(f"{self.connection.where()}: the table's PRIMARY KEY ({', '.join(self.key)}) has no "
                             f"unique index or primary key in the database, which an upsert (INSERT ... ON CONFLICT) "
                             f"needs")
-
-    def _rollback(self) -> None:
-        try:
-            self._conn.rollback()
-        except Exception:  # noqa: BLE001 - the connection may be broken already; the error raised says why
-            self._discard_connection()
-
-    def _discard_connection(self) -> None:
-        try:
-            if self._conn is not None:
-                self._conn.close()
-        finally:
-            self._conn = None
 
 
 def _statements(connection: Connection, names: list[str], key: tuple[str, ...]) -> dict[str, str]:

@@ -21,7 +21,10 @@ split into:
   (``unattributed``: the stateful operators' ``transformWithStateInPandas`` kernels,
   worker starts) by difference.
 
-Writes ``--out`` (JSON). Threads and processes that ended during the span are counted
+With ``--cprofile DIR`` the stateful operators' kernels run under cProfile in the workers
+(``benchmarks/worker_cprofile``; its overhead counts in ``python_workers``); ``jvm_threads``
+gives the JVM's CPU seconds by thread name. Writes ``--out`` (JSON). Threads and processes
+that ended during the span are counted
 through their parents' ``cutime`` only where the kernel gives it (a JVM thread that ended
 is lost: the JVM's total is taken from the process, the groups from live threads, and the
 difference is reported as ``jvm.ended_threads``).
@@ -32,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import tempfile
 import threading
@@ -107,6 +111,15 @@ class ThreadSampler(threading.Thread):
         out: dict[str, float] = {}
         for comm, cpu in self.seen.values():
             out[_group(comm)] = out.get(_group(comm), 0.0) + cpu
+        return out
+
+    def names(self) -> dict[str, float]:
+        """CPU seconds by thread name, numbers taken out (``Executor task launch worker for task 12``
+        and ``... task 13`` are one name): what the groups are made of."""
+        out: dict[str, float] = {}
+        for comm, cpu in self.seen.values():
+            name = re.sub(r"\d+", "N", comm)
+            out[name] = out.get(name, 0.0) + cpu
         return out
 
 
@@ -211,6 +224,8 @@ def main(argv=None) -> int:
     parser.add_argument("--parallelism", type=int, default=2)
     parser.add_argument("--data", help="directory for the event files (kept; files already there are used)")
     parser.add_argument("--jvm-options", default="", help="extra options of the driver JVM")
+    parser.add_argument("--cprofile", metavar="DIR", help="profile the stateful operators' handleInputRows in the "
+                        "Python workers with cProfile into DIR/w<pid>.prof (benchmarks/worker_cprofile)")
     parser.add_argument("--out", required=True)
     parser.add_argument("names", nargs="+", metavar="query")
     args = parser.parse_args(argv)
@@ -226,6 +241,12 @@ def main(argv=None) -> int:
         if not os.path.exists(files[n]):
             W.write_events(files[n], n)
 
+    if args.cprofile:
+        # Read by the workers' sitecustomize; the JVM started below passes the environment on to them.
+        os.makedirs(args.cprofile, exist_ok=True)
+        hook = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker_cprofile")
+        os.environ["CHANGEFLOW_CPROFILE_DIR"] = os.path.abspath(args.cprofile)
+        os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (hook, os.environ.get("PYTHONPATH")) if p)
     from changeflow.runtime.spark import session
     from changeflow.table import EnvironmentSettings, TableEnvironment
 
@@ -251,6 +272,7 @@ def main(argv=None) -> int:
                 sampler = ThreadSampler()
                 sampler.sample()
                 threads_before = sampler.groups()
+                names_before = sampler.names()
                 sampler.seen.clear()
                 sampler.sample()
                 before, start = snapshot(), time.perf_counter()
@@ -265,6 +287,9 @@ def main(argv=None) -> int:
                 cpu["sampler_cpu_subtracted"] = round(sampler.own_cpu, 2)
                 cpu["jvm_groups"] = {k: round(v - threads_before.get(k, 0.0), 2)
                                      for k, v in sampler.groups().items()}
+                names = {k: round(v - names_before.get(k, 0.0), 2) for k, v in sampler.names().items()}
+                cpu["jvm_threads"] = dict(sorted(((k, v) for k, v in names.items() if v >= 0.05),
+                                                 key=lambda kv: -kv[1]))
                 total = cpu["driver_python"] + cpu["jvm"] + cpu["python_workers"] + cpu["driver_children_waited"]
                 stages = _stages()
                 cpu["jvm_ended_threads"] = round(cpu["jvm"] - sum(cpu["jvm_groups"].values()), 2)

@@ -108,6 +108,10 @@ class StreamingJoin(SideStates, KernelBase):
     ['-D[1, a, null, null]', '+I[1, a, 1, eu]']
     """
 
+    # Row values are compared, stored and emitted as they come; a TIMESTAMP column in datetime64 is converted
+    # to Python values only where a record or a condition needs them (the vectorised path takes it as it is).
+    datetime_columns = True
+
     def __init__(self, join_type: str, left_columns: list[str], right_columns: list[str],
                  left_keys: list[str], right_keys: list[str], condition: Expression | None = None, *,
                  key_dtypes: list[Any] | None = None, dtypes: dict[str, Any] | None = None,

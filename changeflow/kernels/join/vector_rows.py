@@ -84,7 +84,8 @@ def stored_rows(join: "StreamingJoin", side: int, loaded: pd.DataFrame) -> pd.Da
 
 
 # Target dtypes a column is converted into without Python values, and the source dtype kinds allowed.
-_TYPED = {"Int64": "iu", "Int32": "iu", "Int16": "iu", "Int8": "iu", "boolean": "b", "float64": "iuf"}
+_TYPED = {"Int64": "iu", "Int32": "iu", "Int16": "iu", "Int8": "iu", "boolean": "b", "float64": "iuf",
+          "datetime64[ns]": "M"}
 
 
 class Source:
@@ -121,7 +122,7 @@ class Source:
     def _typed(self, name: str, dtype: Any) -> Any:
         """Column ``name`` over the source rows (and a trailing NULL) in ``dtype`` without Python values, when
         that gives the values ``array()`` gives: integers or booleans into pandas' nullable types, numbers
-        into float64. None otherwise."""
+        into float64, ``datetime64[ns]`` as it is. None otherwise."""
         target = str(dtype)
         if target not in _TYPED:
             return None
@@ -129,6 +130,8 @@ class Source:
         parts = [column(f, name) for f in (self.stored, part) if len(f)]
         if not all(p.dtype.kind in _TYPED[target] for p in parts):
             return None
+        if target.startswith("datetime64") and not all(str(p.dtype) == target for p in parts):
+            return None   # another unit or a time zone: through Python values, as array() converts them
         if target.startswith("float"):
             return np.concatenate([p.to_numpy(dtype=target, na_value=np.nan) for p in parts]
                                   + [np.array([np.nan], dtype=target)])

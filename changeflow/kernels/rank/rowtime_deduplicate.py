@@ -60,6 +60,8 @@ class RowtimeDeduplicate(KernelBase):
     [('0', '00:00:02'), ('1', '00:00:02'), ('2', '00:00:02')]
     """
 
+    datetime_columns = True   # its time column is read through epoch_ms; rows are passed on as they are
+
     def __init__(self, columns: list[str], keys: list[str], time: str, *, keep_last: bool,
                  on_watermark: bool = False) -> None:
         if on_watermark and keep_last:

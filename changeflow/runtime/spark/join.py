@@ -53,7 +53,7 @@ from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.control_rows import ControlFanOut
 from changeflow.runtime.spark.packing import BUCKET, PACKED, Packer
 from changeflow.runtime.spark.processor import KernelProcessor
-from changeflow.runtime.spark.sources import kernel_input_dtype
+from changeflow.runtime.spark.sources import kernel_column_dtypes, kernel_input_dtype
 from changeflow.runtime.spark.spark_types import to_spark
 
 _SEQ_RIGHT = "_seq_right"
@@ -70,20 +70,25 @@ def _side_names(node: Join) -> tuple[list[str], list[str]]:
     return names[:n], names[n:]
 
 
-def _kernel_types(node: Join) -> tuple[list[str], dict[str, str]]:
-    """The pandas dtypes of the join key columns (the key pair's common type) and of every input column."""
+def _kernel_types(node: Join, datetime_columns: bool) -> tuple[list[str], dict[str, str]]:
+    """The pandas dtypes of the join key columns (the key pair's common type) and of every input column
+    (TIMESTAMP ones as datetime64 for a kernel with ``datetime_columns``: the buckets and state pages
+    hash the ``_jk*`` copies, which keep the key dtypes)."""
     _, right_names = _side_names(node)
     key_types = [join_key_type(node.left.type_map()[lk], node.right.type_map()[rk])
                  for lk, rk in zip(node.left_keys, node.right_keys, strict=True)]
     columns = list(node.left.schema) + [(n, t) for n, (_, t) in zip(right_names, node.right.schema, strict=True)]
-    return [kernel_input_dtype(t) for t in key_types], {n: kernel_input_dtype(t) for n, t in columns}
+    types = dict(columns)
+    return ([kernel_input_dtype(t) for t in key_types],
+            kernel_column_dtypes(types, list(types), [], datetime_columns))
 
 
 def join_kernel(node: Join) -> Any:
     """The kernel configured as ``node`` says: the regular join, or the interval, window or temporal join."""
     left_names, right_names = _side_names(node)
     right_rename = dict(zip(node.right.field_names, right_names, strict=True))
-    key_dtypes, dtypes = _kernel_types(node)
+    regular = not isinstance(node, (IntervalJoin, WindowJoin, TemporalJoin))
+    key_dtypes, dtypes = _kernel_types(node, regular and StreamingJoin.datetime_columns)
     left_unique = node.left.traits.row_key
     right_unique = node.right.traits.row_key
     right_keys = [right_rename[k] for k in node.right_keys]
@@ -114,8 +119,8 @@ def join_stream(translator: Any, node: Join) -> DataFrame:
     """The changelog of ``node`` as a streaming DataFrame (columns plus ``_kind/_seq/_sub``)."""
     left_names, right_names = _side_names(node)
     right_rename = dict(zip(node.right.field_names, right_names, strict=True))
-    key_dtypes, dtypes = _kernel_types(node)
     kernel = join_kernel(node)
+    key_dtypes, dtypes = _kernel_types(node, kernel.datetime_columns)
     sweep = translator.ttl_sweep(kernel)
     key_columns = [key_column(i) for i in range(len(key_dtypes))]
     settings = translator.settings

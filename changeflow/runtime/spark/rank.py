@@ -51,7 +51,7 @@ from changeflow.kernels.normalize import changelog_normalize_kernel
 from changeflow.plan.nodes import ChangelogNormalize, Deduplicate, Rank, Sort
 from changeflow.plan.type_inference import is_proctime
 from changeflow.runtime.spark.columns import compile_expr
-from changeflow.runtime.spark.sources import kernel_input_dtype
+from changeflow.runtime.spark.sources import kernel_column_dtypes
 from changeflow.state.paged import ROWS_PER_GROWING_PAGE
 
 _ROW_NUMBER = "__row_number"
@@ -108,8 +108,8 @@ def rank_stream(translator, node: Deduplicate | Rank | ChangelogNormalize) -> Da
         from changeflow.runtime.spark.streaming import upstream_sources
 
         timed = {"sources": upstream_sources(node), "watermarks": translator.watermark_scans.below()}
-    changes = translator.stateful(child, kernel, keys, {c: kernel_input_dtype(types[c]) for c in columns},
-                                  out_schema, rows_per_page=rows_per_page, **timed)
+    dtypes = kernel_column_dtypes(types, columns, keys, kernel.datetime_columns)
+    changes = translator.stateful(child, kernel, keys, dtypes, out_schema, rows_per_page=rows_per_page, **timed)
     if not proctime:
         return changes
     # Processing time is materialized where the operator emits, as Flink's

@@ -49,9 +49,20 @@ def kernel_key_dtype(t: DataType) -> str:
     becoming objects: the same values, but hashed and factorized as integers,
     not as objects (strings, for ``hash_pandas_object``), about 30 times faster.
     Only kernels that read their keys' time values through ``epoch_ms`` or pass
-    them on unchanged use it (the window aggregation).
+    them on unchanged use it (the window aggregation; for columns other than keys,
+    :func:`kernel_column_dtypes`).
     """
     return TIME_KEY_DTYPE if t.root in ("TIMESTAMP", "TIMESTAMP_LTZ") else kernel_input_dtype(t)
+
+
+def kernel_column_dtypes(types: dict[str, DataType], columns: list[str], keys: list[str],
+                         datetime_columns: bool) -> dict[str, str]:
+    """The pandas dtype of each of a kernel's input ``columns``: :func:`kernel_input_dtype`, but a TIMESTAMP
+    column other than a key as ``datetime64[ns]`` for a kernel that takes it so (``datetime_columns``,
+    :attr:`~changeflow.kernels.contract.KernelBase.datetime_columns`). Keys keep their dtype: the bucket and
+    state page of a key are hashes of its values, which must not change under a query's existing state."""
+    return {c: kernel_key_dtype(types[c]) if datetime_columns and c not in keys else kernel_input_dtype(types[c])
+            for c in columns}
 
 
 def arrow_table(node: Source) -> pa.Table:

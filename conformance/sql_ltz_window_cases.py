@@ -253,7 +253,7 @@ LOS_ANGELES_ASK_ROWS = [
     ("2026-11-02 08:30:00", "b", 7),     # 00:30 PST on 2 November
     ("2026-11-02 09:05:00", "e", 8),     # 01:05 PST
 ]
-_JOIN_COLUMNS = (f"L.window_start, L.window_end, CAST(L.window_time AS STRING) AS wt, L.k AS lk, L.v AS lv, "
+_JOIN_COLUMNS = ("L.window_start, L.window_end, CAST(L.window_time AS STRING) AS wt, L.k AS lk, L.v AS lv, "
                  "CAST(L.ts AS STRING) AS lts, R.k AS rk, R.v AS rv, CAST(R.ts AS STRING) AS rts")
 
 

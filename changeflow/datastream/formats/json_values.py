@@ -34,14 +34,13 @@ from changeflow.common.typeinfo import (BasicArrayTypeInfo, BasicTypeInfo, ListT
                                         RowTypeInfo, TypeInformation, to_float32)
 from changeflow.connectors.values import float32_digits, java_double
 
-__all__ = ["JsonFieldError", "check_json_type", "parse_document", "read_value", "write_row"]
+__all__ = ["JsonFieldError", "check_json_type", "read_value", "write_row"]
 
 _INTEGERS = {"BYTE": 8, "SHORT": 16, "INT": 32, "LONG": 64}
 _SCALARS = ("BOOLEAN", "BYTE", "SHORT", "INT", "LONG", "FLOAT", "DOUBLE", "STRING", "SQL_DATE", "SQL_TIMESTAMP")
 _ARRAYS = (BasicArrayTypeInfo, PrimitiveArrayTypeInfo, ListTypeInfo)
 _DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})$")
 _TIMESTAMP = re.compile(r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?Z$")
-_DECODER = json.JSONDecoder()
 
 
 class JsonFieldError(ValueError):
@@ -58,15 +57,6 @@ def check_json_type(type_info: TypeInformation, where: str) -> None:
     elif not (isinstance(type_info, BasicTypeInfo) and type_info.name in _SCALARS):
         raise NotImplementedError(f"{where}: a field of type {type_info!r} is not supported by changeflow's JSON "
                                   f"row format (supported: {', '.join(_SCALARS)}, arrays and rows of them)")
-
-
-def parse_document(text: str) -> Any:
-    """The first JSON value of ``text`` (Jackson's readTree ignores what follows it)."""
-    start = len(text) - len(text.lstrip())
-    if start == len(text):
-        raise ValueError("No content to map due to end-of-input")
-    value, _ = _DECODER.raw_decode(text, start)
-    return value
 
 
 def _text(value: Any) -> str:

@@ -149,10 +149,10 @@ class JsonRowSerializationSchema(SerializationSchema):
 
 
 class DeserializedRows(FlatMapFunction):
-    """A source's text records (a Kafka value's UTF-8 text) through a row deserializer: a row, or none for a
-    null (the source's records are dropped there, as Flink's source drops them)."""
+    """A source's text records (a Kafka value's UTF-8 text) through a row deserializer (JSON or CSV): a row, or
+    none for a null (the source's records are dropped there, as Flink's source drops them)."""
 
-    def __init__(self, schema: JsonRowDeserializationSchema) -> None:
+    def __init__(self, schema: Any) -> None:   # a JSON or CSV row deserialization schema
         self.schema = schema
 
     def flat_map(self, value: str) -> Any:

@@ -84,7 +84,7 @@ def _compact(value: Any) -> str:
     return _text(value)
 
 
-def _java_int(text: str, bits: int) -> int:
+def java_int(text: str, bits: int) -> int:
     """Java's ``Integer.parseInt`` (and Long, Short, Byte): an optional sign and decimal digits, in range."""
     if not re.fullmatch(r"[+-]?\d+", text):
         raise JsonFieldError(f'For input string: "{text}"')
@@ -108,9 +108,9 @@ def _scalar(name: str, value: Any) -> Any:
         if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) \
                 and -(1 << (bits - 1)) <= int(value) < (1 << (bits - 1)):
             return int(value)  # Jackson's canConvertToInt/Long, then asInt/asLong: a fraction is cut
-        return _java_int(_text(value), bits)
+        return java_int(_text(value), bits)
     if name in _INTEGERS:
-        return _java_int(_text(value), _INTEGERS[name])
+        return java_int(_text(value), _INTEGERS[name])
     if name == "DOUBLE":
         return _java_float(_text(value))
     if name == "FLOAT":

@@ -18,9 +18,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from csv_row_cases import CASES  # noqa: E402
 from json_row_cases import row_type  # noqa: E402
 from record_flink_json_rows import _python, run_schemas  # noqa: E402
-from recording import case_names, record_each  # noqa: E402
-
-GOLDENS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "goldens", "formats")
+from record_flink_json_rows import main as record_rows  # noqa: E402
 
 
 def _value(value):
@@ -51,10 +49,7 @@ def record(case):
 
 
 def main(argv=None) -> int:
-    names = case_names(argv, CASES, __doc__)
-    if names is None:
-        return 0
-    return record_each(CASES, names, GOLDENS, record, summary=lambda golden: f"{len(golden['results'])} texts")
+    return record_rows(argv, CASES, record, __doc__)
 
 
 if __name__ == "__main__":

@@ -86,11 +86,12 @@ def run_schemas(case, reader, writer, value, written):
     return {"case": json.loads(json.dumps(case)), "results": results}
 
 
-def main(argv=None) -> int:
-    names = case_names(argv, CASES, __doc__)
+def main(argv=None, cases=CASES, record_case=record, doc=__doc__) -> int:
+    """Record the chosen cases (the JSON row cases, or another format's with its ``record_case``)."""
+    names = case_names(argv, cases, doc)
     if names is None:
         return 0
-    return record_each(CASES, names, GOLDENS, record, summary=lambda golden: f"{len(golden['results'])} texts")
+    return record_each(cases, names, GOLDENS, record_case, summary=lambda golden: f"{len(golden['results'])} texts")
 
 
 if __name__ == "__main__":

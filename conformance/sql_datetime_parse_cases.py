@@ -91,3 +91,20 @@ def to_date_simple_date_format(t_env, E):
     return t_env.sql_query(" UNION ALL ".join(
         f"SELECT i, s, {_sql(f)} AS f, TO_DATE(s, {_sql(f)}) AS d FROM t WHERE s IN ({', '.join(map(_sql, group))})"
         for f, group in TO_DATE_TEXTS.items()))
+
+
+# TO_TIMESTAMP's texts: not those before 1582, which Flink's Date.valueOf fallback reads in the Julian
+# calendar (changeflow's fallback is proleptic Gregorian: docs/differences.md).
+TO_TIMESTAMP_TEXTS = [t for t in TEXTS if not t.startswith(("1582", "0000", "-"))] + [
+    "2024-02-30", "2023-366", "2024-366", "2024-01-05 10:00:00.1", "2024-1-5 7:5:3.12345"]
+
+
+@case("to_timestamp_format")
+def to_timestamp_format(t_env, E):
+    """TO_TIMESTAMP(s, format) for the 12 formats: the whole text read strictly by java.time's pattern
+    (fixed widths, case-sensitive names, a day past the month's end moved back to its last day, a month
+    13 refused), and where that fails, the format ignored: the trimmed text read as Timestamp.valueOf
+    (with a space; fields carried over) or Date.valueOf; NULL when neither reads it."""
+    _texts(t_env, E, TO_TIMESTAMP_TEXTS)
+    columns = ", ".join(f"TO_TIMESTAMP(s, {_sql(f)}) AS {name}" for name, f in FORMATS)
+    return t_env.sql_query(f"SELECT i, s, {columns} FROM t")

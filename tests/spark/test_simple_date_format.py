@@ -57,3 +57,11 @@ def test_fields_not_read_are_refused_by_name(pattern, refused):
 def test_an_unterminated_quote_is_an_error():
     with pytest.raises(ValueError, match="unterminated quote"):
         compile_pattern("yyyy 'at", "TO_DATE's format")
+
+
+@pytest.mark.parametrize("pattern", ["yyyy-MM-dd hh", "yyyy-MM-dd HH a", "yyyy-DDD-MM", "yyyy-MM-dd Z"])
+def test_to_timestamp_refuses_what_it_does_not_read(pattern):
+    from changeflow.runtime.spark.java_time_format import _compile
+
+    with pytest.raises(NotImplementedError, match="TO_TIMESTAMP's format"):
+        _compile(pattern)

@@ -32,7 +32,7 @@ from changeflow.expressions import Alias, Call, Column as ColumnRef, Expression,
 from changeflow.kernels.current_watermark import COLUMN as CURRENT_WATERMARK_COLUMN
 from changeflow.plan.json_calls import JSON_FUNCTIONS
 from changeflow.plan.type_inference import ltz_epoch_precision, type_of
-from changeflow.runtime.spark import arithmetic, simple_date_format
+from changeflow.runtime.spark import arithmetic, java_time_format, simple_date_format
 from changeflow.runtime.spark.json_columns import compile_json
 from changeflow.runtime.spark.spark_types import to_spark as _to_spark_type
 from changeflow.runtime.spark.zone_columns import ZONE_COLUMNS
@@ -202,8 +202,9 @@ def _regexp_extract(expr: Call, args: list[Column]) -> Column:
 
 
 def _to_timestamp(expr: Call, args: list[Column]) -> Column:
-    pattern = args[1] if len(args) > 1 else F.lit("yyyy-MM-dd HH:mm:ss")
-    return F.try_to_timestamp(args[0], pattern)
+    if len(args) > 1:   # java.time with the format, then Flink's fallbacks
+        return java_time_format.to_timestamp(args[0], _literal_value(expr.args[1], "TO_TIMESTAMP's format"))
+    return F.try_to_timestamp(args[0], F.lit("yyyy-MM-dd HH:mm:ss"))
 
 
 def _to_timestamp_ltz(expr: Call, args: list[Column]) -> Column:

@@ -24,7 +24,7 @@ from pyspark.sql import functions as F
 
 LONG_MIN = -(2**63)
 
-_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
+MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
            "October", "November", "December")
 # Numeric fields, and the text fields read here (a month of three letters or more, the AM/PM marker).
 _NUMERIC = set("yMdDHkKhmsS")
@@ -48,7 +48,7 @@ class Field:
         return self.letter in _NUMERIC and not (self.letter == "M" and self.count >= 3)
 
 
-def _tokens(pattern: str, what: str) -> List[Tuple[str, int]]:
+def pattern_tokens(pattern: str, what: str) -> List[Tuple[str, int]]:
     """(letter, count) for each field and (character, 0) for each literal character, as Java reads a
     pattern: a run of one ASCII letter is a field, '...' quotes literal text, '' is a quote."""
     tokens: List[Tuple[str, int]] = []
@@ -102,7 +102,7 @@ def compile_pattern(pattern: str, what: str) -> Tuple[str, Dict[str, Field]]:
     letter. A numeric field followed directly by another numeric field reads at most its count of
     characters (Java's abutting fields); otherwise it reads all its digits. Quantifiers are possessive
     and names atomic: like Java's parser, a field never gives back what it read."""
-    tokens = _tokens(pattern, what)
+    tokens = pattern_tokens(pattern, what)
     fields: Dict[str, Field] = {}
     parts = ["^"]
     group = 1
@@ -125,7 +125,7 @@ def compile_pattern(pattern: str, what: str) -> Tuple[str, Dict[str, Field]]:
         if letter == "a":
             parts.append("(?i:(AM|PM))")
         elif not field.numeric:
-            names = sorted(_MONTHS + tuple(m[:3] for m in _MONTHS if len(m) > 3), key=len, reverse=True)
+            names = sorted(MONTHS + tuple(m[:3] for m in MONTHS if len(m) > 3), key=len, reverse=True)
             parts.append("(?i:((?>" + "|".join(names) + ")))")
         else:
             parts.append("(-?\\d++)")
@@ -141,7 +141,7 @@ def _floor_div(x: Column, y: int) -> Column:
     return F.call_function("div", x - F.pmod(x, F.lit(y)), F.lit(y))
 
 
-def _epoch_day(year: Column, month: Column, day: Column, julian: bool) -> Column:
+def epoch_day(year: Column, month: Column, day: Column, julian: bool) -> Column:
     """Days since 1970-01-01 of ``day`` (any integer) in ``month`` (1-12) of ``year`` (astronomical),
     by the Julian or the proleptic Gregorian calendar: the Julian day number's arithmetic, linear in the
     day so a lenient day carries over."""
@@ -190,7 +190,7 @@ def local_millis(text: Column, pattern: str, what: str) -> Tuple[Column, Column]
     if month_field is not None and not month_field.numeric:
         name = F.lower(F.substring(_value(text, regex, month_field), 1, 3))
         month0 = F.lit(None).cast("long")
-        for i, m in enumerate(_MONTHS):
+        for i, m in enumerate(MONTHS):
             month0 = F.when(name == m[:3].lower(), F.lit(i)).otherwise(month0)
     else:
         month0 = number("M", 1) - 1
@@ -200,10 +200,9 @@ def local_millis(text: Column, pattern: str, what: str) -> Tuple[Column, Column]
     day = number("D", 1) if "D" in fields else number("d", 1)
     if "D" in fields:
         month = F.lit(1)
-    gregorian = _epoch_day(year, month, day, julian=False)
-    epoch_day = F.when(gregorian >= _GREGORIAN_CUTOVER_DAY, gregorian).otherwise(
-        _epoch_day(year, month, day, julian=True))
-    millis = epoch_day * 86_400_000
+    gregorian = epoch_day(year, month, day, julian=False)
+    days = F.when(gregorian >= _GREGORIAN_CUTOVER_DAY, gregorian).otherwise(epoch_day(year, month, day, julian=True))
+    millis = days * 86_400_000
     for letter, unit in _MILLIS.items():
         if letter in fields:
             value = number(letter, 0)

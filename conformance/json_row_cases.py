@@ -76,4 +76,11 @@ CASES = {
                                         "texts": ['{"i": 1, "l": 2, "s": 3}', '{"i": 1, "l": 2}', '{}',
                                                   '{"i": null, "l": null, "s": null}', 'not json']},
     "json_rows_ignore_parse_errors": {"fields": ALL_TYPES, "options": ["ignore_parse_errors"], "texts": TEXTS},
+    # Jackson skips only JSON's whitespace before the value (not a no-break space, an em space or a form
+    # feed) and refuses the non-numeric numbers NaN and Infinity unquoted.
+    "json_rows_whitespace_and_constants": {
+        "fields": ALL_TYPES[:5], "options": [],
+        "texts": [' \t\n\r{"i": 1}', '\u00a0{"i": 1}', '\u2003{"i": 1}', '\x0c{"i": 1}', '\ufeff{"i": 1}',
+                  '{"d": NaN}', '{"d": Infinity}', '{"d": -Infinity}', '{"d": 1.50, "l": 2E3}',
+                  '{"i": 1}\u00a0trailing']},
 }

@@ -60,8 +60,14 @@ def record(case):
         builder = getattr(builder, option)()
     reader = builder.build()._j_deserialization_schema
     writer = JsonRowSerializationSchema.builder().with_type_info(type_info).build()._j_serialization_schema
+    return run_schemas(case, reader, writer, _python, "json")
+
+
+def run_schemas(case, reader, writer, value, written):
+    """The golden of ``case``: each text through Flink's Java ``reader``, and a row it gives through
+    ``writer``; the row's values as ``value`` makes them, the text written under the key ``written``."""
     for schema in (reader, writer):
-        schema.open(None)  # makes the ObjectMapper (the context is unused by these schemas)
+        schema.open(None)  # makes the ObjectMapper / CsvMapper (the context is unused by these schemas)
     results = []
     for text in case["texts"]:
         entry = {"text": text}
@@ -74,17 +80,18 @@ def record(case):
         if row is None:
             entry["skipped"] = True
         else:
-            entry["row"] = _python(row)
-            entry["json"] = bytes(writer.serialize(row)).decode("utf-8")
+            entry["row"] = value(row)
+            entry[written] = bytes(writer.serialize(row)).decode("utf-8")
         results.append(entry)
     return {"case": json.loads(json.dumps(case)), "results": results}
 
 
-def main(argv=None) -> int:
-    names = case_names(argv, CASES, __doc__)
+def main(argv=None, cases=CASES, record_case=record, doc=__doc__) -> int:
+    """Record the chosen cases (the JSON row cases, or another format's with its ``record_case``)."""
+    names = case_names(argv, cases, doc)
     if names is None:
         return 0
-    return record_each(CASES, names, GOLDENS, record, summary=lambda golden: f"{len(golden['results'])} texts")
+    return record_each(cases, names, GOLDENS, record_case, summary=lambda golden: f"{len(golden['results'])} texts")
 
 
 if __name__ == "__main__":

@@ -920,3 +920,5 @@ from conformance import sql_time_zone_cases  # noqa: E402,F401  (registers its c
 
 # Windows over a TIMESTAMP_LTZ time attribute in a zone other than UTC (issue 18).
 from conformance import sql_ltz_window_cases  # noqa: E402,F401  (registers its cases into CASES)
+
+from conformance import sql_datetime_parse_cases  # noqa: E402,F401  (registers its cases into CASES)

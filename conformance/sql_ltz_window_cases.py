@@ -71,11 +71,11 @@ def _epoch_ms(utc: str) -> int:
     return int(instant.timestamp() * 1000)
 
 
-def _events(t_env, E, rows, delay):
-    """events(ms BIGINT, k, v, ts AS TO_TIMESTAMP_LTZ(ms, 3)): ts the rowtime, watermark ts - delay."""
-    path = _write(E, "events", "".join(f"{_epoch_ms(t)},{k},{v}\n" for t, k, v in rows))
+def _events(t_env, E, rows, delay, name="events"):
+    """name(ms BIGINT, k, v, ts AS TO_TIMESTAMP_LTZ(ms, 3)): ts the rowtime, watermark ts - delay."""
+    path = _write(E, name, "".join(f"{_epoch_ms(t)},{k},{v}\n" for t, k, v in rows))
     t_env.execute_sql(
-        "CREATE TABLE events (ms BIGINT, k STRING, v INT, ts AS TO_TIMESTAMP_LTZ(ms, 3), "
+        f"CREATE TABLE {name} (ms BIGINT, k STRING, v INT, ts AS TO_TIMESTAMP_LTZ(ms, 3), "
         f"WATERMARK FOR ts AS ts - INTERVAL {delay}) "
         f"WITH ('connector' = 'filesystem', 'path' = '{path}', 'format' = 'csv')")
 
@@ -176,3 +176,115 @@ def ltz_window_hours_los_angeles(t_env, E):
     return t_env.sql_query(
         _window_agg("TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '1' HOUR)") + " UNION ALL "
         + _window_agg("HOP(TABLE events, DESCRIPTOR(ts), INTERVAL '30' MINUTE, INTERVAL '1' HOUR)"))
+
+
+# Window Top-N, window deduplication and window join over the same TIMESTAMP_LTZ row time: each emits a
+# window's rows when the watermark reaches the window's end as the window aggregation does (the zone's wall
+# clock, Flink's TimeWindowUtil across a daylight-saving change) and drops the rows of fired windows. ts is
+# an instant: shown as a string, as window_time is.
+_RANK_COLUMNS = f"window_start, window_end, {_WINDOW_TIME}, k, v, CAST(ts AS STRING) AS ts_s"
+
+
+def _ranked(name: str, tvf: str, partition: str, order: str, keep: str) -> str:
+    return (f"SELECT '{name}' AS q, {_RANK_COLUMNS}, rn FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY "
+            f"window_start, window_end{partition} ORDER BY {order}) AS rn FROM TABLE({tvf})) WHERE {keep}")
+
+
+def _top_and_dedup(size: str) -> str:
+    """Top-2 by v of each TUMBLE window (all keys), and per key and window the first row by ts (TUMBLE)
+    and the last (HOP, slide half the size)."""
+    half = {"'1' HOUR": "'30' MINUTE", "'1' DAY": "'12' HOUR"}[size]
+    tumble = f"TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL {size})"
+    hop = f"HOP(TABLE events, DESCRIPTOR(ts), INTERVAL {half}, INTERVAL {size})"
+    return " UNION ALL ".join((
+        _ranked("top2", tumble, "", "v DESC", "rn <= 2"),
+        _ranked("first", tumble, ", k", "ts ASC", "rn = 1"),
+        _ranked("last", hop, ", k", "ts DESC", "rn = 1")))
+
+
+for _mode in ("streaming", "batch"):
+    @case(f"ltz_window_topn_dedup_shanghai_{_mode}", mode=_mode, compare="multiset", why=WHY_WINDOW,
+          config=_SHANGHAI)
+    def _ltz_window_topn_dedup_shanghai(t_env, E):
+        """Window Top-N (the two largest v per TUMBLE 1 hour window) and window deduplication (each key's
+        first row per TUMBLE hour, its last per HOP hour) over a TIMESTAMP_LTZ row time in Asia/Shanghai,
+        with out-of-order and late rows: windows on Shanghai's wall clock, a row behind the watermark of its
+        fired window dropped in streaming mode."""
+        _events(t_env, E, SHANGHAI_ROWS, "'1' HOUR")
+        return t_env.sql_query(_top_and_dedup("'1' HOUR"))
+
+    @case(f"ltz_window_topn_dedup_day_shanghai_{_mode}", mode=_mode, compare="multiset", why=WHY_WINDOW,
+          config=_SHANGHAI)
+    def _ltz_window_topn_dedup_day_shanghai(t_env, E):
+        """Window Top-N and deduplication over Shanghai's days (16:00 to 16:00 UTC; HOP by 12 hours) with
+        late rows."""
+        _events(t_env, E, SHANGHAI_ROWS, "'1' HOUR")
+        return t_env.sql_query(_top_and_dedup("'1' DAY"))
+
+    @case(f"ltz_window_topn_dedup_los_angeles_{_mode}", mode=_mode, compare="multiset", why=WHY_WINDOW,
+          config=_LOS_ANGELES)
+    def _ltz_window_topn_dedup_los_angeles(t_env, E):
+        """Window Top-N and deduplication in America/Los_Angeles across both 2026 changes, by days (a
+        23-hour and a 25-hour day) and by hours (a window ending in the spring gap fires at the gap's
+        instant, the autumn's repeated hour is one window): late rows dropped."""
+        _events(t_env, E, LOS_ANGELES_ROWS, "'1' MINUTE")
+        return t_env.sql_query(_top_and_dedup("'1' DAY") + " UNION ALL " + _top_and_dedup("'1' HOUR"))
+
+
+# The other side of the window joins. No row of either side is behind its own table's watermark: a window
+# join's watermark is the least of its inputs', so whether such a row is late would depend on how Flink
+# interleaves the two sources (the joins' lateness is tested on the kernel).
+SHANGHAI_ASK_ROWS = [
+    ("2024-01-01 10:20:00", "a", 5),     # 18:20 on 1 Jan in Shanghai
+    ("2024-01-01 15:40:00", "b", 1),     # 23:40
+    ("2024-01-01 15:50:00", "a", 9),     # 23:50
+    ("2024-01-01 16:10:00", "a", 2),     # 00:10 on 2 Jan
+    ("2024-01-02 06:30:00", "c", 3),     # 14:30 on 2 Jan
+    ("2024-01-02 15:45:00", "b", 4),     # 23:45 on 2 Jan
+    ("2024-01-02 16:20:00", "d", 7),     # 00:20 on 3 Jan
+]
+LOS_ANGELES_ASK_ROWS = [
+    ("2026-03-08 07:40:00", "a", 1),     # 23:40 PST on 7 March
+    ("2026-03-08 09:55:00", "a", 2),     # 01:55 PST, the last hour before the gap
+    ("2026-03-08 10:10:00", "a", 3),     # 03:10 PDT
+    ("2026-03-09 06:00:00", "a", 4),     # 23:00 PDT on 8 March
+    ("2026-11-01 08:40:00", "b", 5),     # 01:40 PDT, the first 01:40
+    ("2026-11-01 09:20:00", "b", 6),     # 01:20 PST, the second 01:20
+    ("2026-11-02 08:30:00", "b", 7),     # 00:30 PST on 2 November
+    ("2026-11-02 09:05:00", "e", 8),     # 01:05 PST
+]
+_JOIN_COLUMNS = ("L.window_start, L.window_end, CAST(L.window_time AS STRING) AS wt, L.k AS lk, L.v AS lv, "
+                 "CAST(L.ts AS STRING) AS lts, R.k AS rk, R.v AS rv, CAST(R.ts AS STRING) AS rts")
+
+
+def _window_join(kind: str, size: str) -> str:
+    left = f"TABLE(TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL {size}))"
+    right = f"TABLE(TUMBLE(TABLE asks, DESCRIPTOR(ts), INTERVAL {size}))"
+    label = f"{kind} {size.split()[1].lower()}"
+    return (f"SELECT '{label}' AS q, {_JOIN_COLUMNS} FROM (SELECT * FROM {left}) L {kind} JOIN "
+            f"(SELECT * FROM {right}) R ON L.window_start = R.window_start AND L.window_end = R.window_end "
+            "AND L.k = R.k")
+
+
+for _mode in ("streaming", "batch"):
+    @case(f"ltz_window_join_shanghai_{_mode}", mode=_mode, compare="multiset", why=WHY_WINDOW,
+          config=_SHANGHAI)
+    def _ltz_window_join_shanghai(t_env, E):
+        """INNER and LEFT window joins of two TUMBLE TVFs over TIMESTAMP_LTZ row times in Asia/Shanghai,
+        by Shanghai's days and hours: pairs of the same key in the same wall-clock window; a left row with
+        no partner padded with nulls when the window fires."""
+        _events(t_env, E, [r for r in SHANGHAI_ROWS if r[2] < 100], "'1' HOUR")
+        _events(t_env, E, SHANGHAI_ASK_ROWS, "'1' HOUR", name="asks")
+        return t_env.sql_query(" UNION ALL ".join(
+            _window_join(kind, size) for kind in ("INNER", "LEFT") for size in ("'1' DAY", "'1' HOUR")))
+
+    @case(f"ltz_window_join_los_angeles_{_mode}", mode=_mode, compare="multiset", why=WHY_WINDOW,
+          config=_LOS_ANGELES)
+    def _ltz_window_join_los_angeles(t_env, E):
+        """INNER and FULL window joins in America/Los_Angeles across both 2026 changes, by days (23 and 25
+        hours) and hours (the hour before the spring gap; the autumn's repeated hour, one window for both
+        occurrences)."""
+        _events(t_env, E, [r for r in LOS_ANGELES_ROWS if r[2] not in (4, 13)], "'1' MINUTE")
+        _events(t_env, E, LOS_ANGELES_ASK_ROWS, "'1' MINUTE", name="asks")
+        return t_env.sql_query(" UNION ALL ".join(
+            _window_join(kind, size) for kind in ("INNER", "FULL") for size in ("'1' DAY", "'1' HOUR")))

@@ -25,10 +25,10 @@ each record once across restarts).
 An unbounded source in a STREAMING job reads the records there when the job starts (as
 any unbounded Spark stream of a DataStream job, ``availableNow``) and ends; running
 the job again reads what came since. Records are strings with ``SimpleStringSchema`` (UTF-8),
-or ``Row``s with the JSON row formats of :mod:`changeflow.datastream.formats.json` (a
-deserializer runs as a flat map right after the source; a serializer in the sink). Not
-supported (refused naming it): CSV and Avro row schemas, a key serializer beside a JSON value
-serializer, ``set_partitions``,
+or ``Row``s with the JSON and CSV row formats of :mod:`changeflow.datastream.formats.json` and
+:mod:`~changeflow.datastream.formats.csv` (a deserializer runs as a flat map right after the source; a
+serializer in the sink). Not supported (refused naming it): Avro row schemas, a key serializer beside a
+row-format value serializer, ``set_partitions``,
 ``KafkaOffsetsInitializer.offsets`` over several topics, ``set_unbounded``, a topic
 selector, and the legacy ``FlinkKafkaConsumer``/``FlinkKafkaProducer``.
 """
@@ -47,6 +47,7 @@ from changeflow.common.typeinfo import Types
 from changeflow.common.types import DataTypes
 from changeflow.connectors.sink_job import SinkJob
 from changeflow.datastream.connectors.base import DeliveryGuarantee, Sink, Source
+from changeflow.datastream.formats.csv import CsvRowDeserializationSchema, CsvRowSerializationSchema
 from changeflow.datastream.formats.json import (DeserializedRows, JsonRowDeserializationSchema,
                                                 JsonRowSerializationSchema)
 from changeflow.datastream.functions import FlatMapFunction
@@ -65,11 +66,16 @@ def _table(name: str, options: dict[str, str]) -> CatalogTable:
     return CatalogTable(name, schema, {"connector": "kafka", "value.format": "raw", **options})
 
 
-def _check_string_schema(schema: Any, what: str, json_schema: type | None = None) -> None:
-    if not isinstance(schema, SimpleStringSchema) and not (json_schema is not None and isinstance(schema, json_schema)):
-        json_name = f" or {json_schema.__name__}" if json_schema is not None else ""
+# The row formats a source reads and a sink writes besides text.
+_ROW_DESERIALIZERS = (JsonRowDeserializationSchema, CsvRowDeserializationSchema)
+_ROW_SERIALIZERS = (JsonRowSerializationSchema, CsvRowSerializationSchema)
+
+
+def _check_string_schema(schema: Any, what: str, row_schemas: tuple[type, ...] = ()) -> None:
+    if not isinstance(schema, (SimpleStringSchema, *row_schemas)):
+        names = "".join(f" or {t.__name__}" for t in row_schemas)
         raise NotImplementedError(f"{what}({type(schema).__name__}) is not supported by changeflow: use "
-                                  f"SimpleStringSchema(){json_name} (CSV and Avro row schemas are not implemented)")
+                                  f"SimpleStringSchema(){names} (Avro row schemas are not implemented)")
 
 
 class KafkaOffsetResetStrategy(Enum):
@@ -191,7 +197,7 @@ class KafkaSourceBuilder:
 
     def set_value_only_deserializer(self, deserialization_schema: Any) -> "KafkaSourceBuilder":
         _check_string_schema(deserialization_schema, "KafkaSourceBuilder.set_value_only_deserializer",
-                             JsonRowDeserializationSchema)
+                             _ROW_DESERIALIZERS)
         self._deserializer = deserialization_schema
         return self
 
@@ -268,7 +274,7 @@ class KafkaSource(Source):
 
     def record_decoder(self) -> tuple[FlatMapFunction, Any] | None:
         """The function turning each value's text into the deserializer's records, and their type (None: text)."""
-        if isinstance(self.deserializer, JsonRowDeserializationSchema):
+        if isinstance(self.deserializer, _ROW_DESERIALIZERS):
             return DeserializedRows(self.deserializer), self.deserializer.get_produced_type()
         return None
 
@@ -318,7 +324,7 @@ class KafkaRecordSerializationSchemaBuilder:
     def set_value_serialization_schema(self, value_serialization_schema: Any) \
             -> "KafkaRecordSerializationSchemaBuilder":
         _check_string_schema(value_serialization_schema, "KafkaRecordSerializationSchemaBuilder."
-                                                         "set_value_serialization_schema", JsonRowSerializationSchema)
+                                                         "set_value_serialization_schema", _ROW_SERIALIZERS)
         self._value = value_serialization_schema
         return self
 
@@ -329,9 +335,9 @@ class KafkaRecordSerializationSchemaBuilder:
             raise ValueError("KafkaRecordSerializationSchema: a value serialization schema is required "
                              "(set_value_serialization_schema)")
         if self._key is not None and not isinstance(self._value, SimpleStringSchema):
-            raise NotImplementedError("KafkaRecordSerializationSchema with a key serializer and a JSON value "
-                                      "serializer is not supported by changeflow: the key is written only as the "
-                                      "record's text (SimpleStringSchema for both)")
+            raise NotImplementedError(f"KafkaRecordSerializationSchema with a key serializer and a row-format value "
+                                      f"serializer ({type(self._value).__name__}) is not supported by changeflow: "
+                                      "the key is written only as the record's text (SimpleStringSchema for both)")
         return KafkaRecordSerializationSchema(self._topic, self._key, self._value)
 
 
@@ -415,7 +421,7 @@ class KafkaSink(Sink):
 
     def write_batch(self, records: list[Any], batch_id: int | None) -> None:
         """Produces one micro-batch's records in order (exactly once: one transaction, skipped if committed)."""
-        if isinstance(self._serializer, JsonRowSerializationSchema):
+        if isinstance(self._serializer, _ROW_SERIALIZERS):
             records = [self._serializer.serialize(r).decode("utf-8") for r in records]
         for record in records:
             if not isinstance(record, str):

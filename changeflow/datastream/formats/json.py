@@ -32,8 +32,8 @@ from typing import Any
 from changeflow.common.serialization import DeserializationSchema, SerializationSchema
 from changeflow.common.typeinfo import RowTypeInfo, TypeInformation
 from changeflow.datastream.functions import FlatMapFunction
-from changeflow.datastream.formats.json_values import (JsonFieldError, check_json_type, parse_document, read_value,
-                                                       write_row)
+from changeflow.datastream.formats.json_values import JsonFieldError, check_json_type, read_value, write_row
+from changeflow.kernels.json.values import parse_json
 
 __all__ = ["DeserializedRows", "JsonRowDeserializationSchema", "JsonRowSerializationSchema"]
 
@@ -63,9 +63,12 @@ class JsonRowDeserializationSchema(DeserializationSchema):
     def deserialize(self, message: bytes) -> Any:
         """The row of one JSON object; None for a JSON ``null`` (and, ignoring parse errors, for what does not
         parse): the source drops such a record."""
-        text = bytes(message).decode("utf-8", errors="replace")
+        # utf-8-sig: Jackson skips a byte order mark at the start of the bytes.
+        text = bytes(message).decode("utf-8-sig", errors="replace")
         try:
-            document = parse_document(text)
+            # The JSON functions' reader (the first value; JSON's whitespace only, as Jackson), with
+            # floats: Flink converts a field from Jackson's double.
+            document = parse_json(text, exact_numbers=False)
             if document is None:
                 return None
             return read_value(self.type_info, document, self.fail_on_missing_field, self.ignore_parse_errors)
@@ -146,10 +149,10 @@ class JsonRowSerializationSchema(SerializationSchema):
 
 
 class DeserializedRows(FlatMapFunction):
-    """A source's text records (a Kafka value's UTF-8 text) through a row deserializer: a row, or none for a
-    null (the source's records are dropped there, as Flink's source drops them)."""
+    """A source's text records (a Kafka value's UTF-8 text) through a row deserializer (JSON or CSV): a row, or
+    none for a null (the source's records are dropped there, as Flink's source drops them)."""
 
-    def __init__(self, schema: JsonRowDeserializationSchema) -> None:
+    def __init__(self, schema: Any) -> None:   # a JSON or CSV row deserialization schema
         self.schema = schema
 
     def flat_map(self, value: str) -> Any:

@@ -34,14 +34,13 @@ from changeflow.common.typeinfo import (BasicArrayTypeInfo, BasicTypeInfo, ListT
                                         RowTypeInfo, TypeInformation, to_float32)
 from changeflow.connectors.values import float32_digits, java_double
 
-__all__ = ["JsonFieldError", "check_json_type", "parse_document", "read_value", "write_row"]
+__all__ = ["JsonFieldError", "check_json_type", "read_value", "write_row"]
 
 _INTEGERS = {"BYTE": 8, "SHORT": 16, "INT": 32, "LONG": 64}
 _SCALARS = ("BOOLEAN", "BYTE", "SHORT", "INT", "LONG", "FLOAT", "DOUBLE", "STRING", "SQL_DATE", "SQL_TIMESTAMP")
 _ARRAYS = (BasicArrayTypeInfo, PrimitiveArrayTypeInfo, ListTypeInfo)
 _DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})$")
 _TIMESTAMP = re.compile(r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?Z$")
-_DECODER = json.JSONDecoder()
 
 
 class JsonFieldError(ValueError):
@@ -58,15 +57,6 @@ def check_json_type(type_info: TypeInformation, where: str) -> None:
     elif not (isinstance(type_info, BasicTypeInfo) and type_info.name in _SCALARS):
         raise NotImplementedError(f"{where}: a field of type {type_info!r} is not supported by changeflow's JSON "
                                   f"row format (supported: {', '.join(_SCALARS)}, arrays and rows of them)")
-
-
-def parse_document(text: str) -> Any:
-    """The first JSON value of ``text`` (Jackson's readTree ignores what follows it)."""
-    start = len(text) - len(text.lstrip())
-    if start == len(text):
-        raise ValueError("No content to map due to end-of-input")
-    value, _ = _DECODER.raw_decode(text, start)
-    return value
 
 
 def _text(value: Any) -> str:
@@ -94,7 +84,7 @@ def _compact(value: Any) -> str:
     return _text(value)
 
 
-def _java_int(text: str, bits: int) -> int:
+def java_int(text: str, bits: int) -> int:
     """Java's ``Integer.parseInt`` (and Long, Short, Byte): an optional sign and decimal digits, in range."""
     if not re.fullmatch(r"[+-]?\d+", text):
         raise JsonFieldError(f'For input string: "{text}"')
@@ -118,9 +108,9 @@ def _scalar(name: str, value: Any) -> Any:
         if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) \
                 and -(1 << (bits - 1)) <= int(value) < (1 << (bits - 1)):
             return int(value)  # Jackson's canConvertToInt/Long, then asInt/asLong: a fraction is cut
-        return _java_int(_text(value), bits)
+        return java_int(_text(value), bits)
     if name in _INTEGERS:
-        return _java_int(_text(value), _INTEGERS[name])
+        return java_int(_text(value), _INTEGERS[name])
     if name == "DOUBLE":
         return _java_float(_text(value))
     if name == "FLOAT":

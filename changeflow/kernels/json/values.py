@@ -1,9 +1,11 @@
 """JSON text <-> values the way Flink's JSON functions read and write it (Jackson, as Flink configures it).
 
-Reading (:func:`parse_json`): one JSON value after optional whitespace; text after it is
-ignored (Jackson does not fail on trailing tokens); ``NaN``/``Infinity``, single quotes and
-unquoted names are errors. Integers stay ``int``; numbers with a fraction or exponent are
-kept exactly, as ``Decimal`` (Flink reads floats as ``BigDecimal``).
+Reading (:func:`parse_json`): one JSON value after optional JSON whitespace (space, tab, line
+feed, carriage return: Jackson skips no other space); text after it is ignored (Jackson does not
+fail on trailing tokens); ``NaN``/``Infinity``, single quotes and unquoted names are errors.
+Integers stay ``int``; numbers with a fraction or exponent are kept exactly, as ``Decimal``
+(Flink's JSON functions read floats as ``BigDecimal``), or read as ``float`` on request (the
+DataStream JSON row format converts a field from Jackson's double).
 
 Writing (:func:`to_json`): compact, object keys sorted (Flink sorts map entries by key, in
 Java's string order), strings escaped as Jackson does (``\\"``, ``\\\\``, ``\\n`` ... and
@@ -19,7 +21,8 @@ from typing import Any
 
 __all__ = ["java_text", "parse_json", "to_json"]
 
-_DECODER = json.JSONDecoder(parse_float=decimal.Decimal, parse_constant=lambda name: _reject(name))
+_DECODERS = {True: json.JSONDecoder(parse_float=decimal.Decimal, parse_constant=lambda name: _reject(name)),
+             False: json.JSONDecoder(parse_constant=lambda name: _reject(name))}
 _WHITESPACE = " \t\n\r"
 
 
@@ -27,18 +30,21 @@ def _reject(name: str):
     raise ValueError(f"Non-standard token '{name}': enable JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS to allow")
 
 
-def parse_json(text: str) -> Any:
-    """The JSON value at the start of ``text``; ``ValueError`` if there is none.
+def parse_json(text: str, exact_numbers: bool = True) -> Any:
+    """The JSON value at the start of ``text``; ``ValueError`` if there is none. A number with a
+    fraction or exponent is a ``Decimal`` (``exact_numbers``) or a ``float``.
 
     >>> parse_json(' {"b": 1.50, "a": [1, null]} trailing')
     {'b': Decimal('1.50'), 'a': [1, None]}
+    >>> parse_json('[1.50, 2]', exact_numbers=False)
+    [1.5, 2]
     """
     start = 0
     while start < len(text) and text[start] in _WHITESPACE:
         start += 1
     if start == len(text):
         raise ValueError("No content to map due to end-of-input")
-    value, _ = _DECODER.raw_decode(text, start)
+    value, _ = _DECODERS[exact_numbers].raw_decode(text, start)
     return value
 
 

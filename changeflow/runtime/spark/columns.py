@@ -32,7 +32,7 @@ from changeflow.expressions import Alias, Call, Column as ColumnRef, Expression,
 from changeflow.kernels.current_watermark import COLUMN as CURRENT_WATERMARK_COLUMN
 from changeflow.plan.json_calls import JSON_FUNCTIONS
 from changeflow.plan.type_inference import ltz_epoch_precision, type_of
-from changeflow.runtime.spark import arithmetic
+from changeflow.runtime.spark import arithmetic, java_time_format, simple_date_format
 from changeflow.runtime.spark.json_columns import compile_json
 from changeflow.runtime.spark.spark_types import to_spark as _to_spark_type
 from changeflow.runtime.spark.zone_columns import ZONE_COLUMNS
@@ -202,8 +202,9 @@ def _regexp_extract(expr: Call, args: list[Column]) -> Column:
 
 
 def _to_timestamp(expr: Call, args: list[Column]) -> Column:
-    pattern = args[1] if len(args) > 1 else F.lit("yyyy-MM-dd HH:mm:ss")
-    return F.try_to_timestamp(args[0], pattern)
+    if len(args) > 1:   # java.time with the format, then Flink's fallbacks
+        return java_time_format.to_timestamp(args[0], _literal_value(expr.args[1], "TO_TIMESTAMP's format"))
+    return F.try_to_timestamp(args[0], F.lit("yyyy-MM-dd HH:mm:ss"))
 
 
 def _to_timestamp_ltz(expr: Call, args: list[Column]) -> Column:
@@ -215,15 +216,16 @@ def _to_timestamp_ltz(expr: Call, args: list[Column]) -> Column:
 
 
 def _to_date(expr: Call, args: list[Column]) -> Column:
-    pattern = args[1] if len(args) > 1 else F.lit("yyyy-MM-dd")
-    return F.try_to_timestamp(args[0], pattern).cast("date")
+    if len(args) > 1:   # Flink reads a format with SimpleDateFormat, as UNIX_TIMESTAMP's
+        return simple_date_format.to_date(args[0], _literal_value(expr.args[1], "TO_DATE's format"))
+    return F.try_to_timestamp(args[0], F.lit("yyyy-MM-dd")).cast("date")
 
 
 def _unix_timestamp(expr: Call, args: list[Column]) -> Column:
     if not args:
         return F.unix_timestamp()
     pattern = _literal_value(expr.args[1], "UNIX_TIMESTAMP's format") if len(args) > 1 else "yyyy-MM-dd HH:mm:ss"
-    return F.unix_timestamp(args[0], pattern)
+    return simple_date_format.unix_timestamp(args[0], pattern)
 
 
 def _from_unixtime(expr: Call, args: list[Column]) -> Column:

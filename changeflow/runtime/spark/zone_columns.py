@@ -49,7 +49,8 @@ def _local_seconds_to_epoch(expr: Call, args: list[Column]) -> Column:
     offset_after = F.unix_seconds(F.from_utc_timestamp(F.timestamp_seconds(after), zone)) - after
     later = local - offset_after
     same_wall = F.unix_seconds(F.from_utc_timestamp(F.timestamp_seconds(later), zone)) == local
-    return F.when(same_wall & (later > earlier), later).otherwise(earlier)
+    # Long.MIN_VALUE is UNIX_TIMESTAMP's "could not parse" and no wall clock: kept as it is, as Flink's.
+    return F.when(local == F.lit(-(2**63)), local).when(same_wall & (later > earlier), later).otherwise(earlier)
 
 
 ZONE_COLUMNS = {"ltz_to_local": _ltz_to_local, "local_to_ltz": _local_to_ltz,

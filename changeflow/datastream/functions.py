@@ -26,7 +26,8 @@ from changeflow.datastream.state import (AggregatingState, AggregatingStateDescr
                                          MapState, MapStateDescriptor, ReducingState, ReducingStateDescriptor,
                                          ValueState, ValueStateDescriptor, state_for)
 
-__all__ = ["AggregateFunction", "AllWindowFunction", "CoGroupFunction", "FilterFunction", "FlatJoinFunction",
+__all__ = ["AggregateFunction", "AllWindowFunction", "CoFlatMapFunction", "CoGroupFunction", "CoMapFunction",
+           "CoProcessFunction", "KeyedCoProcessFunction", "FilterFunction", "FlatJoinFunction",
            "FlatMapFunction", "Function", "JoinFunction", "KeySelector", "KeyedProcessFunction", "MapFunction",
            "ProcessAllWindowFunction", "ProcessFunction", "ProcessWindowFunction", "ReduceFunction", "RuntimeContext",
            "TimeDomain", "TimerService", "WindowFunction"]
@@ -391,3 +392,8 @@ class FlatJoinFunction(Function):
     @abstractmethod
     def join(self, first: Any, second: Any) -> Any:
         ...
+
+
+# PyFlink has the two-input functions in this module too; they subclass Function, defined above.
+from changeflow.datastream.co_functions import (CoFlatMapFunction, CoMapFunction,  # noqa: E402
+                                                CoProcessFunction, KeyedCoProcessFunction)

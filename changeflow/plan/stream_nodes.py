@@ -267,6 +267,38 @@ class CoGroupNode(_Triggered, Node):
 
 
 @dataclass(frozen=True, eq=False)
+class CoProcessNode(Node):
+    """``first.connect(second)`` then ``map``/``flat_map``/``process`` (``kind``) with a co-function: a two-input
+    operator. Keyed (``ConnectedStreams.key_by``) when it has ``first_key`` and ``second_key``: one kernel with
+    per-key state and timers shared by both inputs (:class:`~changeflow.kernels.keyed.co_process.KeyedCoProcess`);
+    else each input runs the function's calls for it in its own chain, and the outputs are unioned."""
+
+    first: Node = field(kw_only=True)
+    second: Node = field(kw_only=True)
+    kind: str = "process"
+    function: Any = None
+    first_key: Any = None
+    second_key: Any = None
+    output_type: Any = None  # the declared output type (None: as produced); the unkeyed chains convert to it
+
+    @property
+    def inputs(self) -> list[Node]:
+        return [self.first, self.second]
+
+    def over(self, inputs: Sequence[PlanNode]) -> Node:
+        return replace(self, first=inputs[0], second=inputs[1])
+
+    @property
+    def keyed(self) -> bool:
+        return self.first_key is not None
+
+    def attributes(self) -> OperatorAttributes:
+        # FLIP-365: a keyed co-function may declare its output idempotent per key, as a KeyedProcessFunction.
+        idempotent = self.keyed and function_is_output_idempotent(self.function)
+        return OperatorAttributesBuilder().set_output_idempotent(idempotent).build()
+
+
+@dataclass(frozen=True, eq=False)
 class CacheNode(Node):
     """``DataStream.cache()`` (FLIP-205): ``input``'s records, kept after the first job computing them and read
     by later jobs (:class:`~changeflow.plan.stream_caches.CacheRegistry`)."""

@@ -9,10 +9,10 @@ the stream ``connect`` was called on, the one ending in 2 those of its argument.
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from typing import Any
 
-from changeflow.datastream.functions import Function, TimerService
+from changeflow.datastream.functions import Function, KeyedProcessFunction, ProcessFunction
 
 __all__ = ["CoFlatMapFunction", "CoMapFunction", "CoProcessFunction", "KeyedCoProcessFunction"]
 
@@ -45,21 +45,14 @@ class CoProcessFunction(Function):
     """Processes the records of two inputs; each method yields zero or more outputs (``(OutputTag, value)``
     for a side output). Timers need keyed streams (:class:`KeyedCoProcessFunction`)."""
 
-    class Context(ABC):
-        @abstractmethod
-        def timer_service(self) -> TimerService:
-            ...
-
-        @abstractmethod
-        def timestamp(self) -> int:
-            ...
+    Context = ProcessFunction.Context  # timer_service(), timestamp()
 
     @abstractmethod
-    def process_element1(self, value: Any, ctx: "CoProcessFunction.Context") -> Any:
+    def process_element1(self, value: Any, ctx: "ProcessFunction.Context") -> Any:
         ...
 
     @abstractmethod
-    def process_element2(self, value: Any, ctx: "CoProcessFunction.Context") -> Any:
+    def process_element2(self, value: Any, ctx: "ProcessFunction.Context") -> Any:
         ...
 
 
@@ -67,31 +60,17 @@ class KeyedCoProcessFunction(Function):
     """Processes the records of two keyed inputs with keyed state and timers shared by both; ``on_timer``
     yields what a firing timer outputs."""
 
-    class Context(ABC):
-        @abstractmethod
-        def get_current_key(self) -> Any:
-            ...
-
-        @abstractmethod
-        def timer_service(self) -> TimerService:
-            ...
-
-        @abstractmethod
-        def timestamp(self) -> int:
-            ...
-
-    class OnTimerContext(Context):
-        @abstractmethod
-        def time_domain(self) -> int:
-            ...
+    # The contexts of a KeyedProcessFunction: get_current_key(), timer_service(), timestamp(); time_domain().
+    Context = KeyedProcessFunction.Context
+    OnTimerContext = KeyedProcessFunction.OnTimerContext
 
     @abstractmethod
-    def process_element1(self, value: Any, ctx: "KeyedCoProcessFunction.Context") -> Any:
+    def process_element1(self, value: Any, ctx: "KeyedProcessFunction.Context") -> Any:
         ...
 
     @abstractmethod
-    def process_element2(self, value: Any, ctx: "KeyedCoProcessFunction.Context") -> Any:
+    def process_element2(self, value: Any, ctx: "KeyedProcessFunction.Context") -> Any:
         ...
 
-    def on_timer(self, timestamp: int, ctx: "KeyedCoProcessFunction.OnTimerContext") -> Any:
+    def on_timer(self, timestamp: int, ctx: "KeyedProcessFunction.OnTimerContext") -> Any:
         pass

@@ -40,18 +40,17 @@ def test_batch_enrichment_gives_the_streaming_result(spark):
     assert Counter(key(encode(r)) for r in sink.records) == Counter(map(key, streaming))
 
 
-class _AtEnd(KeyedProcessFunction):
-    def process_element(self, value, ctx):
-        ctx.timer_service().register_event_time_timer(100)
-        return []
-
-    def on_timer(self, timestamp, ctx):
-        yield ctx.get_current_key(), timestamp
-
-
 def test_event_time_timers_fire_at_the_end_of_a_streaming_input_without_watermarks(spark):
+    class AtEnd(KeyedProcessFunction):  # defined here: Spark's workers get it by value
+        def process_element(self, value, ctx):
+            ctx.timer_service().register_event_time_timer(100)
+            return []
+
+        def on_timer(self, timestamp, ctx):
+            yield ctx.get_current_key(), timestamp
+
     env = _env(spark, RuntimeExecutionMode.STREAMING)
     t = Types.TUPLE([Types.STRING(), Types.INT()])
     stream = env.from_collection([("a", 1), ("b", 2), ("a", 3)], type_info=t)
     # The final watermark (Long.MAX_VALUE) of the bounded input fires every timer, as in Flink.
-    assert sorted(stream.key_by(lambda r: r[0]).process(_AtEnd()).execute_and_collect()) == [("a", 100), ("b", 100)]
+    assert sorted(stream.key_by(lambda r: r[0]).process(AtEnd()).execute_and_collect()) == [("a", 100), ("b", 100)]

@@ -18,16 +18,20 @@ the minimum of its inputs' watermarks, as Flink's two-input operators have.
 Without keys the two inputs run apart: :class:`CoSide` is one input's calls as
 a ``ProcessFunction``, run in that input's fused chain (:mod:`changeflow.kernels.chain`).
 Both call the function through :class:`CoCalls`, which also converts the outputs
-to the declared ``output_type``.
+to the declared ``output_type``. :class:`MarkedChains` runs each input's chain and
+key selector over the marked records of both, in one Python call per partition.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+import pandas as pd
+
 from changeflow.common.typeinfo import conform
 from changeflow.kernels.keyed.process import KeyedProcess, _Run
-from changeflow.kernels.keyed.records import decode, timestamp_of
+from changeflow.kernels.keyed.records import VALUE, control_mask, decode, timestamp_of
 from changeflow.kernels.order import Stamp
 
 #: The first byte of a two-input operator's record: which input it came from.
@@ -147,3 +151,48 @@ class CoSide:
 
     def process_element(self, value: Any, ctx: Any) -> list:
         return self.calls.call(self.side, value, ctx)
+
+
+class MarkedChains:
+    """Each input's chain and key selector (``first``, ``second``: :class:`~changeflow.kernels.chain.ChainRunner`)
+    over a frame of both inputs' marked records, the marks kept: the keyed records of a two-input operator.
+
+    The ``local`` step of the operator's stateful stage (``process``), or a ``mapInPandas`` function
+    (``__call__``); control rows pass through, as :class:`~changeflow.kernels.chain.ChainRunner` passes them.
+
+    >>> from changeflow.kernels.chain import ChainRunner
+    >>> from changeflow.kernels.keyed.records import KEY, dumps, loads, record_frame
+    >>> from changeflow.kernels.order import source_stamp
+    >>> from changeflow.plan.stream_nodes import Op
+    >>> chains = MarkedChains(ChainRunner([Op("key", lambda v: v[0], "first key")]),
+    ...                       ChainRunner([Op("map", lambda v: (v[1], v[0]), "swap"), Op("key", lambda v: v[0], "k")]))
+    >>> frame = record_frame([FIRST + dumps(("a", 1)), SECOND + dumps((2, "b"))],
+    ...                      [source_stamp(0, 0), source_stamp(0, 1)])
+    >>> out = chains.process(frame)
+    >>> [(loads(k), v[:1], loads(v[1:])) for k, v in zip(out[KEY], out[VALUE])]
+    [('a', b'\\x01', ('a', 1)), ('b', b'\\x02', ('b', 2))]
+    """
+
+    def __init__(self, first: Any, second: Any) -> None:
+        self.runners = ((FIRST, first), (SECOND, second))
+
+    def __call__(self, frames):
+        for frame in frames:
+            if len(frame):
+                yield self.process(frame)
+
+    def process(self, frame: pd.DataFrame) -> pd.DataFrame:
+        control = control_mask(frame)
+        marks = np.asarray([b"" if c else v[:1] for v, c in zip(frame[VALUE], control, strict=True)], dtype=object)
+        parts = []
+        for mark, runner in self.runners:
+            rows = marks == mark
+            if rows.any():
+                side = frame.loc[rows].reset_index(drop=True)
+                side[VALUE] = np.asarray([v[1:] for v in side[VALUE]], dtype=object)
+                out = runner.process(side)
+                out[VALUE] = np.asarray([mark + v for v in out[VALUE]], dtype=object)
+                parts.append(out)
+        if control.any():  # the first chain passes them through (with an empty key), as a one-input chain does
+            parts.append(self.runners[0][1].process(frame.loc[control].reset_index(drop=True)))
+        return pd.concat(parts, ignore_index=True) if parts else self.runners[0][1].process(frame.iloc[:0])

@@ -211,13 +211,13 @@ class GraphTranslation:
         return self.keyed_stage(node, self.translate(base), kernel, runner,
                                 changelog=not isinstance(node, EventWindowNode))  # a window's records: no buffer
 
-    def keyed_stage(self, node: graph.Node, child: DataFrame, kernel: Any, runner: ChainRunner | None,
+    def keyed_stage(self, node: graph.Node, child: DataFrame, kernel: Any, runner: Any,
                     changelog: bool = True) -> DataFrame:
-        """The records of keyed ``node`` running ``kernel`` over ``child``: ``runner`` (its chain and key selector)
-        makes ``child``'s records keyed records, or ``child`` has them already (``runner`` None). ``changelog``:
-        in streaming mode the kernel's records may be buffered (:class:`ChangelogRecords`)."""
+        """The records of keyed ``node`` running ``kernel`` over ``child``: ``runner`` (a :class:`ChainRunner`, its
+        chain and key selector, or one with its ``process`` and call) makes ``child``'s records keyed records.
+        ``changelog``: in streaming mode the kernel's records may be buffered (:class:`ChangelogRecords`)."""
         if not isinstance(self.host, StreamingTranslator):
-            keyed = (child.mapInPandas(runner, KEYED) if runner is not None else child).repartition(F.col(KEY))
+            keyed = child.mapInPandas(runner, KEYED).repartition(F.col(KEY))
             return keyed.mapInPandas(BatchKeyed(kernel), RECORDS)
         control = self.control
         flush = self.flush if control and node.traits.buffers else None

@@ -31,7 +31,8 @@ GOLDEN_DIR = os.path.join(HERE, "goldens", "datastream")
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from conformance import datastream_cases, datastream_event_time_cases  # noqa: E402  (no pyflink import there)
+from conformance import (datastream_cases, datastream_connect_cases,  # noqa: E402  (no pyflink import there)
+                         datastream_event_time_cases)
 from conformance.datastream_cases import CASES  # noqa: E402
 from conformance.recording import FLINK_VERSION, case_names, record_each, write_records_golden  # noqa: E402
 
@@ -52,11 +53,12 @@ def encode(v):
 
 def _api():
     from pyflink.common import Types
-    from pyflink.datastream import (FlatMapFunction, KeyedProcessFunction, MapFunction, OutputTag, ProcessFunction,
-                                    ReduceFunction)
+    from pyflink.datastream import (CoFlatMapFunction, CoMapFunction, CoProcessFunction, FlatMapFunction,
+                                    KeyedCoProcessFunction, KeyedProcessFunction, MapFunction, OutputTag,
+                                    ProcessFunction, ReduceFunction)
     from pyflink.datastream.functions import (AggregateFunction, AllWindowFunction, ProcessAllWindowFunction,
                                               ProcessWindowFunction, WindowFunction)
-    from pyflink.datastream.state import ValueStateDescriptor
+    from pyflink.datastream.state import ListStateDescriptor, ValueStateDescriptor
     from pyflink.common import Duration, Time
     from pyflink.common.watermark_strategy import TimestampAssigner, WatermarkStrategy
     from pyflink.datastream import TimeDomain
@@ -68,6 +70,9 @@ def _api():
     return SimpleNamespace(Types=Types, KeyedProcessFunction=KeyedProcessFunction, MapFunction=MapFunction,
                            FlatMapFunction=FlatMapFunction, ReduceFunction=ReduceFunction,
                            ValueStateDescriptor=ValueStateDescriptor, ProcessFunction=ProcessFunction,
+                           ListStateDescriptor=ListStateDescriptor, CoMapFunction=CoMapFunction,
+                           CoFlatMapFunction=CoFlatMapFunction, CoProcessFunction=CoProcessFunction,
+                           KeyedCoProcessFunction=KeyedCoProcessFunction,
                            OutputTag=OutputTag, GlobalWindows=GlobalWindows,
                            AggregateFunction=AggregateFunction, WindowFunction=WindowFunction,
                            AllWindowFunction=AllWindowFunction, ProcessWindowFunction=ProcessWindowFunction,
@@ -132,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     # PyFlink's workers cannot import the cases module: ship its functions by value.
     cloudpickle.register_pickle_by_value(datastream_cases)
     cloudpickle.register_pickle_by_value(datastream_event_time_cases)
+    cloudpickle.register_pickle_by_value(datastream_connect_cases)
     api = _api()
     return record_each(CASES, sorted(names), GOLDEN_DIR, lambda c: record(c, api),
                        summary=lambda g: f"{len(g['records'])} records", write=write_records_golden)

@@ -13,6 +13,9 @@ How it runs on Spark: :mod:`changeflow.runtime.spark.stream_graph`.
 """
 
 from changeflow.datastream.cache import CachedDataStream
+from changeflow.datastream.co_functions import (CoFlatMapFunction, CoMapFunction, CoProcessFunction,
+                                                KeyedCoProcessFunction)
+from changeflow.datastream.connected_streams import ConnectedStreams
 from changeflow.datastream.checkpoint_config import CheckpointConfig, CheckpointingMode, ExternalizedCheckpointRetention
 from changeflow.datastream.data_stream import CloseableIterator, DataStream, DataStreamSink, KeyedStream
 from changeflow.datastream.environment import JobExecutionResult, RuntimeExecutionMode, StreamExecutionEnvironment
@@ -35,7 +38,8 @@ from changeflow.datastream.windowed_stream import AllWindowedStream, CoGroupedSt
 
 __all__ = [
     "AggregateFunction", "AggregatingState", "AggregatingStateDescriptor", "AllWindowFunction", "AllWindowedStream",
-    "CachedDataStream", "CheckpointConfig", "CheckpointingMode", "CloseableIterator", "CoGroupFunction",
+    "CachedDataStream", "CheckpointConfig", "CheckpointingMode", "CloseableIterator", "CoFlatMapFunction",
+    "CoGroupFunction", "CoMapFunction", "CoProcessFunction", "ConnectedStreams", "KeyedCoProcessFunction",
     "CoGroupedStreams", "CollectSink", "CountWindow", "DataStream", "DataStreamSink",
     "ExternalizedCheckpointRetention", "FilterFunction", "GlobalWindow", "Partitioner", "TimerService", "Trigger",
     "Window", "WindowAssigner", "FlatJoinFunction", "FlatMapFunction", "JobExecutionResult", "JoinFunction",

@@ -21,6 +21,7 @@ from changeflow.datastream.stream_hints import StreamHints
 
 if TYPE_CHECKING:
     from changeflow.datastream.cache import CachedDataStream
+    from changeflow.datastream.connected_streams import ConnectedStreams
     from changeflow.datastream.environment import StreamExecutionEnvironment
     from changeflow.datastream.windowed_stream import (AllWindowedStream, CoGroupedStreams, JoinedStreams,
                                                        WindowedStream)
@@ -153,6 +154,16 @@ class DataStream(StreamHints):
         from changeflow.datastream.windowed_stream import JoinedStreams
 
         return JoinedStreams(self, other)
+
+    def connect(self, ds: "DataStream") -> "ConnectedStreams":
+        """This stream and ``ds`` (of any type) for one two-input operator: ``ConnectedStreams``' ``map``,
+        ``flat_map``, ``process`` (keyed after its ``key_by``); see :mod:`.connected_streams`."""
+        from changeflow.datastream.connected_streams import ConnectedStreams
+
+        if not isinstance(ds, DataStream):  # PyFlink also takes a BroadcastStream, which changeflow has not
+            raise TypeError(f"connect() takes a DataStream (a BroadcastStream is not supported by changeflow), "
+                            f"got {type(ds).__name__}")
+        return ConnectedStreams(self, ds)
 
     def get_side_output(self, output_tag: Any) -> "DataStream":
         """The records this stream's ProcessFunction yielded as ``(output_tag, value)`` (see :mod:`.side_output`)."""

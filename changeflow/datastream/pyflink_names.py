@@ -16,8 +16,6 @@ _PYTHON_FILES = ("ship Python files and environments with Spark (spark-submit --
                  "SparkContext.addPyFile, PYSPARK_PYTHON)")
 _JAVA = "Java sources and input formats do not run on Spark; use from_source with a changeflow connector, " \
         "or from_collection"
-_TWO_INPUTS = ("two-input operators (DataStream.connect) are not implemented yet; union() the streams after "
-               "mapping both to one type, or join/co_group them in a window")
 _BROADCAST = "broadcast streams and broadcast state are not implemented"
 _ASYNC = "asynchronous I/O operators are not implemented; call the service from a map or process function"
 _STATE_BACKEND = ("changeflow keeps state in Spark's RocksDB state store, under changeflow.checkpoint-dir; "
@@ -39,8 +37,6 @@ UNSUPPORTED: dict[str, dict[str, str]] = {
 
 # Names of the pyflink.datastream module changeflow does not have (refused at import).
 MODULE_NAMES: dict[str, str] = {
-    **dict.fromkeys(("ConnectedStreams", "CoMapFunction", "CoFlatMapFunction", "CoProcessFunction",
-                     "KeyedCoProcessFunction"), _TWO_INPUTS),
     **dict.fromkeys(("BroadcastStream", "BroadcastConnectedStream", "BroadcastProcessFunction",
                      "KeyedBroadcastProcessFunction"), _BROADCAST),
     **dict.fromkeys(("AsyncDataStream", "AsyncFunction", "AsyncRetryPredicate", "AsyncRetryStrategy",

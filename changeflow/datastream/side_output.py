@@ -70,9 +70,12 @@ def side_output(stream: "DataStream", output_tag: OutputTag) -> "DataStream":
         late = graph.LateDataNode(f"LateData({output_tag.tag_id})", output_tag.type_info or node.input.type_info,
                                   input=node, tag=output_tag)
         return DataStream(stream._env, late)
-    if not (isinstance(node, graph.Stateless) and node.op.kind == "process"):
-        raise ValueError(f"get_side_output({output_tag.tag_id!r}): side outputs come from process(ProcessFunction); "
-                         f"{node.name} is not one (KeyedProcessFunction side outputs are not supported yet)")
+    # A CoProcessFunction on connected streams without keys runs as a ProcessFunction on each input.
+    two_input = isinstance(node, graph.CoProcessNode) and node.kind == "process" and not node.keyed
+    if not (two_input or (isinstance(node, graph.Stateless) and node.op.kind == "process")):
+        raise ValueError(f"get_side_output({output_tag.tag_id!r}): side outputs come from process(ProcessFunction) "
+                         f"or process(CoProcessFunction); {node.name} is not one (KeyedProcessFunction and "
+                         f"KeyedCoProcessFunction side outputs are not supported yet)")
     side = SideOutputNode(f"SideOutput({output_tag.tag_id})", output_tag.type_info or PickledBytesTypeInfo(),
                           input=node, tag=output_tag)
     return DataStream(stream._env, side)

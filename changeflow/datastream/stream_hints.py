@@ -76,12 +76,6 @@ class StreamHints(TaskHints):
             "DataStream.broadcast() (PyFlink's) is not supported by changeflow: sending every record to each "
             "parallel instance of the next operator, and broadcast state with connect(), are not implemented")
 
-    def connect(self, ds: Any) -> Any:
-        raise NotImplementedError(
-            "DataStream.connect() (PyFlink's) is not supported by changeflow yet: two-input operators "
-            "(CoMapFunction, CoFlatMapFunction, CoProcessFunction, KeyedCoProcessFunction) are not implemented; "
-            "union() the streams after mapping both to one type, or join/co_group them in a window")
-
     # --- operator hints beyond a sink's (TaskHints): no effect on results ------------------
     def start_new_chain(self) -> "StreamHints":
         return self

@@ -88,7 +88,7 @@ def set_uid(node: Node, uid: str) -> None:
 
 @dataclass(frozen=True, eq=False)
 class OneInputNode(Node):
-    """An operator over one ``input``: every graph node but a source, a union and a co-group."""
+    """An operator over one ``input``: every graph node but a source, a union and a two-input node."""
 
     input: Node = field(kw_only=True)
 
@@ -238,21 +238,11 @@ class WindowNode(_Triggered, KeyedNode):
 
 
 @dataclass(frozen=True, eq=False)
-class CoGroupNode(_Triggered, Node):
-    """``first.co_group(second)`` / ``first.join(second)``, then
-    ``.where(first_key).equal_to(second_key).window(...).apply(function)``.
-
-    ``kind``: ``co_group``, ``join`` or ``flat_join`` (:class:`~changeflow.kernels.window.CoGroupKernel`).
-    """
+class TwoInputNode(Node):
+    """An operator over two inputs, ``first`` and ``second``: a co-group or join, or a connect's operator."""
 
     first: Node = field(kw_only=True)
     second: Node = field(kw_only=True)
-    first_key: Any = None
-    second_key: Any = None
-    function: Any = None
-    kind: str = "co_group"
-    trigger: Any = None
-    output_type: Any = None
 
     @property
     def inputs(self) -> list[Node]:
@@ -261,9 +251,48 @@ class CoGroupNode(_Triggered, Node):
     def over(self, inputs: Sequence[PlanNode]) -> Node:
         return replace(self, first=inputs[0], second=inputs[1])
 
+
+@dataclass(frozen=True, eq=False)
+class CoGroupNode(_Triggered, TwoInputNode):
+    """``first.co_group(second)`` / ``first.join(second)``, then
+    ``.where(first_key).equal_to(second_key).window(...).apply(function)``.
+
+    ``kind``: ``co_group``, ``join`` or ``flat_join`` (:class:`~changeflow.kernels.window.CoGroupKernel`).
+    """
+
+    first_key: Any = None
+    second_key: Any = None
+    function: Any = None
+    kind: str = "co_group"
+    trigger: Any = None
+    output_type: Any = None
+
     @property
     def keyed(self) -> bool:
         return True
+
+
+@dataclass(frozen=True, eq=False)
+class CoProcessNode(TwoInputNode):
+    """``first.connect(second)`` then ``map``/``flat_map``/``process`` (``kind``) with a co-function: a two-input
+    operator. Keyed (``ConnectedStreams.key_by``) when it has ``first_key`` and ``second_key``: one kernel with
+    per-key state and timers shared by both inputs (:class:`~changeflow.kernels.keyed.co_process.KeyedCoProcess`);
+    else each input runs the function's calls for it in its own chain, and the outputs are unioned."""
+
+    kind: str = "process"
+    function: Any = None
+    first_key: Any = None
+    second_key: Any = None
+    output_type: Any = None  # the declared output type (None: as produced); the unkeyed chains convert to it
+
+    @property
+    def keyed(self) -> bool:
+        return self.first_key is not None
+
+    def attributes(self) -> OperatorAttributes:
+        # FLIP-365: a keyed co-function may declare its output idempotent per key, as a KeyedProcessFunction.
+        idempotent = self.keyed and function_is_output_idempotent(self.function)
+        return OperatorAttributesBuilder().set_output_idempotent(idempotent).build()
 
 
 @dataclass(frozen=True, eq=False)

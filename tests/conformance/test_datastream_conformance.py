@@ -13,7 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from conformance import datastream_cases, datastream_event_time_cases
+from conformance import datastream_cases, datastream_connect_cases, datastream_event_time_cases
 from conformance.datastream_cases import CASES
 from conformance.record_flink_datastream import GOLDEN_DIR, encode
 
@@ -24,9 +24,11 @@ pytestmark = pytest.mark.xdist_group("datastream_conformance")
 
 def _api():
     from changeflow.common import Types
-    from changeflow.datastream import (AggregateFunction, AllWindowFunction, FlatMapFunction, KeyedProcessFunction,
-                                       MapFunction, OutputTag, ProcessAllWindowFunction, ProcessFunction,
-                                       ProcessWindowFunction, ReduceFunction, ValueStateDescriptor, WindowFunction)
+    from changeflow.datastream import (AggregateFunction, AllWindowFunction, CoFlatMapFunction, CoMapFunction,
+                                       CoProcessFunction, FlatMapFunction, KeyedCoProcessFunction,
+                                       KeyedProcessFunction, ListStateDescriptor, MapFunction, OutputTag,
+                                       ProcessAllWindowFunction, ProcessFunction, ProcessWindowFunction,
+                                       ReduceFunction, ValueStateDescriptor, WindowFunction)
     from changeflow.common import Duration, Time, WatermarkStrategy
     from changeflow.common.watermark_strategy import TimestampAssigner
     from changeflow.datastream.functions import TimeDomain
@@ -38,6 +40,9 @@ def _api():
     return SimpleNamespace(Types=Types, KeyedProcessFunction=KeyedProcessFunction, MapFunction=MapFunction,
                            FlatMapFunction=FlatMapFunction, ReduceFunction=ReduceFunction,
                            ValueStateDescriptor=ValueStateDescriptor, ProcessFunction=ProcessFunction,
+                           ListStateDescriptor=ListStateDescriptor, CoMapFunction=CoMapFunction,
+                           CoFlatMapFunction=CoFlatMapFunction, CoProcessFunction=CoProcessFunction,
+                           KeyedCoProcessFunction=KeyedCoProcessFunction,
                            OutputTag=OutputTag, GlobalWindows=GlobalWindows,
                            AggregateFunction=AggregateFunction, WindowFunction=WindowFunction,
                            AllWindowFunction=AllWindowFunction, ProcessWindowFunction=ProcessWindowFunction,
@@ -68,6 +73,7 @@ def results(spark):
     # Spark's workers cannot import the cases module: ship its functions by value.
     cloudpickle.register_pickle_by_value(datastream_cases)
     cloudpickle.register_pickle_by_value(datastream_event_time_cases)
+    cloudpickle.register_pickle_by_value(datastream_connect_cases)
     out = {}
     for mode in ("streaming", "batch"):
         conf = Configuration()

@@ -97,11 +97,15 @@ class KeyedProcess(KernelBase):
         try:
             for key_blob, blob, kind, stamp in zip(batch[KEY], batch[VALUE], batch[KIND].tolist(), stamps_of(batch),
                                                    strict=True):
-                run.process_element(key_blob, decode(blob, kind), stamp, timestamp_of(blob))
+                self.element(run, key_blob, blob, kind, stamp)
         finally:
             close_functions(run.opened)
         run.commit()
         return run.output()
+
+    def element(self, run: "_Run", key_blob: bytes, blob: bytes, kind: int, stamp: Stamp) -> None:
+        """Processes one record (``blob`` its ``_value``) of the current call ``run``: ``process_element``."""
+        run.process_element(key_blob, decode(blob, kind), stamp, timestamp_of(blob), self.function.process_element)
 
     def process_bounded(self, batch: pd.DataFrame) -> pd.DataFrame:
         """Batch mode: all of each key's input, then every timer of the key, as Flink's batch execution.
@@ -118,7 +122,7 @@ class KeyedProcess(KernelBase):
             for key_blob, group in batch.groupby(KEY, sort=False):
                 assert isinstance(key_blob, bytes)  # the group's value of the pickled-key column
                 for blob, kind, stamp in zip(group[VALUE], group[KIND].tolist(), stamps_of(group), strict=True):
-                    run.process_element(key_blob, decode(blob, kind), stamp, timestamp_of(blob))
+                    self.element(run, key_blob, blob, kind, stamp)
                 # After every output of the key's last record: its event-time timers (the watermark is
                 # Long.MAX_VALUE at the key's end), then the others.
                 last = stamps_of(group.iloc[-1:])[0]
@@ -223,12 +227,14 @@ class _Run:
         if len(stored) and STATE in stored.columns:
             self.values[key_blob] = loads(stored[STATE].iloc[0])
 
-    def process_element(self, key_blob: bytes, record: Any, stamp: Stamp, timestamp: int | None = None) -> None:
+    def process_element(self, key_blob: bytes, record: Any, stamp: Stamp, timestamp: int | None,
+                        call: Any) -> None:
+        """``call(record, ctx)`` (the function's method for the record) with ``key_blob`` the current key."""
         self.current = key_blob
         self.timestamp = timestamp
         key = loads(key_blob)
         try:
-            emitted = self.kernel.function.process_element(record, ProcessContext(key, self, timestamp))
+            emitted = call(record, ProcessContext(key, self, timestamp))
             outputs = list(emitted) if emitted is not None else []
         except Exception as error:
             raise fail(self.kernel.name, record, error, key) from error

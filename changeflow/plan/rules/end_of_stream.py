@@ -27,7 +27,7 @@ from typing import Any
 from changeflow.plan.nodes import PlanNode
 from changeflow.plan.physical import annotate_all
 from changeflow.plan.rules import Rule
-from changeflow.plan.stream_nodes import CoGroupNode, KeyedNode, Node, WindowNode
+from changeflow.plan.stream_nodes import CoGroupNode, Node, WindowNode
 
 
 def is_end_of_stream(node: Node) -> bool:
@@ -48,9 +48,10 @@ def apply(plan: PlanNode, settings: Any) -> PlanNode:
             return {}
         values = {"end_of_stream": is_end_of_stream(node), "never_fires": never_fires(node)}
         values["at_end_of_stream"] = values["end_of_stream"] or values["never_fires"]
-        # A keyed operator emits running values; what runs at end of stream (and what is under it) does not.
+        # A keyed operator (one or two inputs) emits running values; what runs at end of stream (and what is
+        # under it) does not.
         values["streaming_state"] = not values["at_end_of_stream"] and (
-            isinstance(node, KeyedNode) or any(i.traits.get("streaming_state", False) for i in node.inputs))
+            node.keyed or any(i.traits.get("streaming_state", False) for i in node.inputs))
         return {name: True for name, value in values.items() if value}
 
     return annotate_all(plan, annotations, streams=True)

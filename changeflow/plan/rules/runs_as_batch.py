@@ -16,7 +16,7 @@ from changeflow.plan.boundedness import is_bounded
 from changeflow.plan.nodes import PlanNode
 from changeflow.plan.physical import annotate_all
 from changeflow.plan.rules import Rule
-from changeflow.plan.stream_nodes import KeyedNode, StreamJob
+from changeflow.plan.stream_nodes import StreamJob
 from changeflow.plan.stream_walks import all_nodes, sources
 
 
@@ -25,7 +25,7 @@ def runs_as_batch(job: StreamJob) -> bool:
     nodes = all_nodes(list(job.outputs))
     return (any(n.traits.get("end_of_stream", False) for n in nodes)
             and all(is_bounded(s) for r in job.outputs for s in sources(r))
-            and not any(isinstance(n, KeyedNode) and not n.traits.get("at_end_of_stream", False) for n in nodes))
+            and not any(n.keyed and not n.traits.get("at_end_of_stream", False) for n in nodes))
 
 
 def apply(plan: PlanNode, settings: Any) -> PlanNode:

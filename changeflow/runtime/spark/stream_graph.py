@@ -56,7 +56,7 @@ from changeflow.plan.stream_caches import CacheRegistry
 from changeflow.plan.stream_nodes import CacheNode, EventWindowNode, LateDataNode, SideOutputNode, TimestampsNode
 from changeflow.plan.stream_walks import (all_nodes, chain_under, key_op, side_output_ops, sources,
                                           timestamp_assigners, unassigned_paths)
-from changeflow.runtime.spark import end_of_stream
+from changeflow.runtime.spark import end_of_stream, two_input
 from changeflow.runtime.spark.batch import BatchTranslator
 from changeflow.runtime.spark.control_rows import MAX_ASSIGNERS, WATERMARK, is_control, without_control
 from changeflow.runtime.spark.errors import worker_note
@@ -121,10 +121,11 @@ class GraphTranslation:
             for source in sources(node):
                 self.source_numbers.setdefault(source.id, len(self.source_numbers))
         # Control records flow through the query only when some operator buffers its output or
-        # event time is used (watermarks, and the end of input that fires every event-time window).
+        # event time is used (watermarks, and the end of input that fires every event-time window
+        # and every event-time timer of a keyed process function, of one input or two, as in Flink).
         self.control = self.streaming and any(
-            n.traits.buffers or isinstance(n, (TimestampsNode, EventWindowNode))
-            for n in all_nodes(nodes))
+            n.traits.buffers or isinstance(n, (TimestampsNode, EventWindowNode, graph.KeyedProcessNode))
+            or (isinstance(n, graph.CoProcessNode) and n.keyed) for n in all_nodes(nodes))
         if isinstance(self.host, StreamingTranslator):
             self.host.control = self.control  # the stateful path's packing and processor follow it
         # Each assign_timestamps_and_watermarks's number, by its place in the graph (stable on resume), and
@@ -177,9 +178,13 @@ class GraphTranslation:
             return raw.where(late | is_control(F.col(KIND))).select(restored.alias(VALUE), KIND, SEQ, SUB)
         if isinstance(node, graph.KeyedNode):
             return self._keyed(node)
+        if isinstance(node, SideOutputNode) and isinstance(node.input, graph.CoProcessNode):
+            return two_input.translate(self, node.input, node.tag)
         if isinstance(node, SideOutputNode):
             base, ops = chain_under(node.input)
             return self.translate(base).mapInPandas(ChainRunner(side_output_ops(ops, node.tag), worker_note), RECORDS)
+        if isinstance(node, graph.CoProcessNode):
+            return two_input.translate(self, node)
         if isinstance(node, CacheNode):
             if self.streaming:
                 raise RuntimeError(f"{node.name}: DataStream.cache() is supported in batch mode only")
@@ -203,12 +208,20 @@ class GraphTranslation:
         else:
             kernel_type = KeyedReduce if isinstance(node, graph.KeyedReduceNode) else KeyedProcess
             kernel = kernel_type(node.function, node.name, with_keys=control, runtime_context=context)
-        child = self.translate(base)
+        return self.keyed_stage(node, self.translate(base), kernel, runner,
+                                changelog=not isinstance(node, EventWindowNode))  # a window's records: no buffer
+
+    def keyed_stage(self, node: graph.Node, child: DataFrame, kernel: Any, runner: Any,
+                    changelog: bool = True) -> DataFrame:
+        """The records of keyed ``node`` running ``kernel`` over ``child``: ``runner`` (a :class:`ChainRunner`, its
+        chain and key selector, or one with its ``process`` and call) makes ``child``'s records keyed records.
+        ``changelog``: in streaming mode the kernel's records may be buffered (:class:`ChangelogRecords`)."""
         if not isinstance(self.host, StreamingTranslator):
             keyed = child.mapInPandas(runner, KEYED).repartition(F.col(KEY))
             return keyed.mapInPandas(BatchKeyed(kernel), RECORDS)
+        control = self.control
         flush = self.flush if control and node.traits.buffers else None
-        if control and not isinstance(node, EventWindowNode):  # a window's records are not buffered: no changelog
+        if control and changelog:
             kernel = ChangelogRecords(kernel)
         upstream = frozenset(self.source_numbers[s.id] for s in sources(node))
         # The translator's stateful path, as every Table operator's; the kernel's records go out without the key.

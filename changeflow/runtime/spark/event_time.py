@@ -20,7 +20,8 @@ parallelism 1); a micro-batch boundary adds a watermark where Flink's periodic
 timer would. At the end of bounded input every event-time kernel sees
 ``MAX_WATERMARK`` (the end-of-input control row), and every window fires.
 
-**Windows.** A window TVF is stateless Spark columns: TUMBLE a floor, HOP and
+**Windows.** A window TVF is stateless Spark columns: TUMBLE a floor (over a TIMESTAMP
+outside a session zone by Spark's ``window()``, :mod:`.tumble_columns`), HOP and
 CUMULATE an ``explode`` of the row's windows (:func:`window_frame`), in batch and
 streaming alike. A window aggregation runs the
 :class:`~changeflow.kernels.aggregate.window_agg.WindowAggregate` kernel.

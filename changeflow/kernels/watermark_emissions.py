@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["emitted_watermarks"]
+__all__ = ["emitted_watermarks", "shifted_epoch_ms"]
 
 
 def emitted_watermarks(values: np.ndarray, positions: np.ndarray, last: int | None, pending: tuple | None,
@@ -55,3 +55,26 @@ def emitted_watermarks(values: np.ndarray, positions: np.ndarray, last: int | No
     elif marks:
         pending = None
     return marks, last, pending
+
+
+def shifted_epoch_ms(times: np.ndarray, shift_ms: int) -> np.ndarray:
+    """Timestamps (numpy ``datetime64``, NaT for none) as epoch milliseconds plus ``shift_ms``: floats, NaN for NaT.
+
+    The value of a watermark expression ``rowtime + INTERVAL`` of a day-time unit (``shift_ms``
+    whole milliseconds) for the assigner stages: floored to the millisecond, as Spark's
+    ``unix_millis`` of the shifted TIMESTAMP, which it saves computing per row in the JVM.
+
+    >>> shifted_epoch_ms(np.array(["1970-01-01T00:00:01.2345", "NaT", "1969-12-31T23:59:59.9995"],
+    ...                           dtype="datetime64[us]"), -2000).tolist()
+    [-766.0, nan, -2001.0]
+    """
+    stamps = np.asarray(times)
+    if stamps.dtype.kind != "M":
+        raise TypeError(f"shifted_epoch_ms needs datetime64 values, got {stamps.dtype}")
+    unit, count = np.datetime_data(stamps.dtype)
+    per_ms = np.timedelta64(1, "ms") / np.timedelta64(count, unit)
+    if per_ms >= 1:   # a unit of a millisecond or finer: floor division (down for times before 1970)
+        millis = np.floor_divide(stamps.view(np.int64), int(per_ms))
+    else:
+        millis = stamps.astype("datetime64[ms]").view(np.int64)
+    return np.where(np.isnat(stamps), np.nan, (millis + shift_ms).astype(np.float64))

@@ -153,14 +153,14 @@ def _conjuncts(expr: Expression) -> list[Expression]:
     return [expr]
 
 
-def _shifted(expr: Expression) -> tuple[str, int] | None:
+def shifted_time(expr: Expression) -> tuple[str, int] | None:
     """``column`` or ``column +/- INTERVAL 'n' UNIT`` (a day-time unit) as ``(column, shift ms)``."""
     expr = strip_alias(expr)
     if isinstance(expr, Column):
         return expr.name, 0
     if isinstance(expr, Call) and expr.function == "plus_interval":
         base, count, unit = expr.args
-        inner = _shifted(base)
+        inner = shifted_time(base)
         if inner is None or not isinstance(count, Literal) or not isinstance(unit, Literal):
             return None
         if unit.value not in _UNIT_MS:
@@ -173,7 +173,7 @@ def _bound(expr: Expression, left: set[str], right: set[str]) -> tuple[str, int,
     """A conjunct ``left_time (+a) OP right_time (+b)`` as ``(lower|upper, ms, left, right)`` of ``left - right``."""
     if not (isinstance(expr, Call) and expr.function in _FLIP and len(expr.args) == 2):
         return None
-    a, b = _shifted(expr.args[0]), _shifted(expr.args[1])
+    a, b = shifted_time(expr.args[0]), shifted_time(expr.args[1])
     if a is None or b is None:
         return None
     op = expr.function

@@ -44,3 +44,28 @@ def test_the_packing_stage_gets_the_watermarks_the_assigner_stage_would_add_howe
         assert controls == {Control(watermarks=expected)}, splits
         data = pd.concat(received, ignore_index=True)
         assert (data["_kind"] < WATERMARK).all() and data["_seq"].tolist() == list(range(10, 410))
+
+
+def test_a_shifted_time_column_gives_the_watermarks_of_its_epoch_milliseconds_plus_the_shift():
+    # ``ts - INTERVAL '2' SECOND``: the packing stage gets ts itself (event_time.watermark_column) and adds
+    # the shift; its watermarks are those of the values Spark's unix_millis(ts - 2 s) gave before.
+    rng = np.random.default_rng(9)
+    micros = (np.arange(300) * 2_713 - rng.integers(0, 900_000, 300)).astype(np.int64) - 5_000_000   # some < 1970
+    stamps = pd.Series(micros.astype("datetime64[us]")).astype("datetime64[ns]")
+    stamps[11] = pd.NaT   # a control row: no watermark value
+    millis = np.floor_divide(micros, 1000).astype(float) - 2_000
+    millis[11] = np.nan
+
+    def controls(values, shift):
+        def packer(frames):
+            list(frames)
+            return iter(())
+
+        frames = _frames(list(range(300)), [100])
+        for frame, part in zip(frames, (values[:100], values[100:]), strict=True):
+            frame[ASSIGNED] = np.asarray(part)
+        stage = InlineWatermarks(ControlFanOut(packer, COLUMNS, 4, ticks=False), COLUMNS, 2, 200, shift)
+        return {pickle.loads(p) for p in pd.concat(list(stage(iter(frames))))[PAYLOAD]}
+
+    shifted = controls(stamps.to_numpy(), -2_000)
+    assert shifted == controls(millis, None) and len(next(iter(shifted)).watermarks) > 3

@@ -20,7 +20,8 @@ parallelism 1); a micro-batch boundary adds a watermark where Flink's periodic
 timer would. At the end of bounded input every event-time kernel sees
 ``MAX_WATERMARK`` (the end-of-input control row), and every window fires.
 
-**Windows.** A window TVF is stateless Spark columns: TUMBLE a floor, HOP and
+**Windows.** A window TVF is stateless Spark columns: TUMBLE a floor (over a TIMESTAMP
+outside a session zone by Spark's ``window()``, :mod:`.tumble_columns`), HOP and
 CUMULATE an ``explode`` of the row's windows (:func:`window_frame`), in batch and
 streaming alike. A window aggregation runs the
 :class:`~changeflow.kernels.aggregate.window_agg.WindowAggregate` kernel.
@@ -46,7 +47,9 @@ from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.control_rows import CONTROL, MAX_ASSIGNERS, WATERMARK
 from changeflow.runtime.spark.current_watermark import calls_current_watermark
 from changeflow.runtime.spark.sources import kernel_input_dtype, kernel_key_dtype
-from changeflow.kernels.watermark_emissions import emitted_watermarks
+from changeflow.runtime.spark.tumble_columns import tumble_plain
+from changeflow.kernels.watermark_emissions import emitted_watermarks, shifted_epoch_ms
+from changeflow.plan.time_joins import shifted_time
 
 if TYPE_CHECKING:
     from changeflow.runtime.spark.streaming import StreamingTranslator
@@ -156,7 +159,8 @@ class WatermarkScans:
 
 def watermark_stream(frame: DataFrame, node: WatermarkAssigner, number: int, interval_ms: int) -> DataFrame:
     """``frame`` (the assigner's input changelog) with its watermark rows: see :func:`emitted_watermarks`."""
-    with_value = frame.withColumn(_WATERMARK_VALUE, watermark_value(node))
+    value, shift = watermark_column(node)
+    with_value = frame.withColumn(_WATERMARK_VALUE, value)
     names = frame.columns
     schema = T.StructType([T.StructField(f.name, f.dataType, True) for f in frame.schema.fields])
     kind = WATERMARK + number
@@ -167,8 +171,9 @@ def watermark_stream(frame: DataFrame, node: WatermarkAssigner, number: int, int
         rows = None
         for batch in batches:
             rows = pa.RecordBatch.from_arrays([batch.column(i) for i in range(len(names))], names=names)
+            values = batch.column(len(names)).to_numpy(zero_copy_only=False)
             marks, last, pending = emitted_watermarks(
-                batch.column(len(names)).to_numpy(zero_copy_only=False),
+                values if shift is None else shifted_epoch_ms(values, shift),
                 batch.column(seq_index).to_numpy(zero_copy_only=False), last, pending, interval_ms)
             if rows.num_rows:
                 yield rows
@@ -179,6 +184,18 @@ def watermark_stream(frame: DataFrame, node: WatermarkAssigner, number: int, int
             yield _watermark_rows(rows.schema, kind, [pending])
 
     return with_value.mapInArrow(run, schema)
+
+
+def watermark_column(node: WatermarkAssigner) -> tuple[Column, int | None]:
+    """What an assigner stage reads per row: :func:`watermark_value`, or for ``rowtime +/- INTERVAL`` of a
+    day-time unit (the common bounded delay) the time column itself and the shift (ms) to add in Python
+    (:func:`shifted_epoch_ms`): Spark computes the interval's addition and the cast to epoch milliseconds
+    with java.time for every row, even in UTC (the event-time window benchmark, docs/benchmarks.md)."""
+    shifted = shifted_time(node.expression) if type(node) is WatermarkAssigner else None
+    time_type = node.input.type_map().get(shifted[0]) if shifted is not None else None
+    if shifted is None or time_type is None or time_type.root not in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+        return watermark_value(node), None
+    return F.col(f"`{shifted[0]}`"), shifted[1]
 
 
 def watermark_value(node: WatermarkAssigner) -> Column:
@@ -222,6 +239,8 @@ def window_frame(frame: DataFrame, node: WindowTableFunction, bookkeeping: list[
     ms = window_ms(F.col(f"`{node.time_column}`"), t, w.zone)
     if w.kind == "SESSION":   # batch only (a streaming SESSION is stateful: session_stream)
         return _session_batch(frame, node, ms, t)
+    if w.kind == "TUMBLE" and w.zone is None and t.root == "TIMESTAMP":
+        return tumble_plain(frame, node, bookkeeping)
 
     def start_of(size: int) -> Column:
         return ms - F.pmod(ms - F.lit(w.offset_ms), F.lit(size))
@@ -337,11 +356,14 @@ def window_aggregate_stream(tr: "StreamingTranslator", node: WindowAggregate) ->
                                        fire_at_end=node.window.fires_at_end, zone=zone)
     # Its state is the open windows' keys only (windows that open and fire within a micro-batch are never
     # stored): one page per bucket, doubling with the rows, not a fixed 64 a batch reads and writes each time.
-    if inline is not None and assigner is None:
-        raise AssertionError("an assigner run in the packing stage without its local window phase")
+    inline_watermarks = None
+    if inline is not None:
+        if assigner is None:
+            raise AssertionError("an assigner run in the packing stage without its local window phase")
+        inline_watermarks = (assigner, watermark_column(inline)[1])
     return tr.stateful(child, kernel, list(node.keys), dtypes, node.schema, local, sources=upstream_sources(node),
                        watermarks=tr.watermark_scans.below(), pages=1, rows_per_page=WINDOW_ROWS_PER_PAGE,
-                       assigner=assigner, inline_watermarks=assigner if inline is not None else None)
+                       assigner=assigner, inline_watermarks=inline_watermarks)
 
 
 def local_window_assigner(tr: "StreamingTranslator", node: WindowAggregate) -> int | None:

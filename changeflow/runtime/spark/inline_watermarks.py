@@ -31,9 +31,8 @@ from changeflow.kernels.changelog import SEQ
 from changeflow.plan.event_time import WatermarkAssigner, WindowAggregate
 from changeflow.plan.nodes import Filter
 from changeflow.runtime.spark.control_rows import Control, control_rows
-from changeflow.kernels.watermark_emissions import emitted_watermarks
-from changeflow.runtime.spark.event_time import local_window_chain, rowtime_interval, \
-    watermark_value
+from changeflow.kernels.watermark_emissions import emitted_watermarks, shifted_epoch_ms
+from changeflow.runtime.spark.event_time import local_window_chain, rowtime_interval, watermark_column
 
 ASSIGNED = "__assigned_watermark"   # the assigner's watermark expression per row (epoch ms; null: control row)
 
@@ -57,8 +56,9 @@ def inline_assigner(node: WindowAggregate) -> WatermarkAssigner | None:
 
 
 def assigned(frame: DataFrame, node: WatermarkAssigner) -> DataFrame:
-    """``frame`` (the assigner's input changelog) with its watermark expression as the column :data:`ASSIGNED`."""
-    return frame.withColumn(ASSIGNED, watermark_value(node))
+    """``frame`` (the assigner's input changelog) with its watermark expression as the column :data:`ASSIGNED`
+    (or the time column it shifts: :func:`~.event_time.watermark_column`, the shift added in Python)."""
+    return frame.withColumn(ASSIGNED, watermark_column(node)[0])
 
 
 def carried(frame: DataFrame) -> list[str]:
@@ -71,20 +71,31 @@ class InlineWatermarks:
 
     ``columns`` names the columns Spark sends, :data:`ASSIGNED` among them;
     ``number`` is the assigner's (:class:`~.event_time.WatermarkScans`),
-    ``interval_ms`` its ``pipeline.auto-watermark-interval``. The wrapped
+    ``interval_ms`` its ``pipeline.auto-watermark-interval``, ``shift_ms`` the shift
+    :func:`~.event_time.watermark_column` gave (:data:`ASSIGNED` then holds the time it shifts). The wrapped
     function gets each frame as Spark sent it, then the watermarks the assigner
     emitted over it as watermark rows (:func:`~.control_rows.control_rows`), and
     at the end of the partition the watermark not yet emitted, as the
     ``mapInArrow`` assigner yields them (:func:`~.event_time.watermark_stream`).
     """
 
-    def __init__(self, packer: Any, columns: list[str], number: int, interval_ms: int) -> None:
+    def __init__(self, packer: Any, columns: list[str], number: int, interval_ms: int,
+                 shift_ms: int | None = None) -> None:
         self.packer = packer
         self.columns = list(columns)
         self.number = number
         self.interval_ms = interval_ms
+        self.shift_ms = shift_ms
         # By position: Spark may rename columns starting with "_" on the way to the worker.
         self._value, self._seq = self.columns.index(ASSIGNED), self.columns.index(SEQ)
+
+    def _values(self, column: pd.Series) -> np.ndarray:
+        """The watermark expression's values (epoch ms, NaN for a control row) of a frame's :data:`ASSIGNED`."""
+        if self.shift_ms is None:
+            return column.to_numpy(dtype=np.float64, na_value=np.nan)
+        if getattr(column.dtype, "tz", None) is not None:
+            column = column.dt.tz_convert("UTC").dt.tz_localize(None)
+        return shifted_epoch_ms(column.to_numpy(dtype="datetime64[ns]"), self.shift_ms)
 
     def _marks(self, marks: list[tuple[int, int]]) -> pd.DataFrame:
         return control_rows(self.columns, Control(watermarks=tuple((self.number, p, w) for p, w in marks)))
@@ -93,7 +104,7 @@ class InlineWatermarks:
         def with_watermarks() -> Iterator[pd.DataFrame]:
             last, pending = None, None
             for frame in frames:
-                values = frame.iloc[:, self._value].to_numpy(dtype=np.float64, na_value=np.nan)
+                values = self._values(frame.iloc[:, self._value])
                 marks, last, pending = emitted_watermarks(values, frame.iloc[:, self._seq].to_numpy(), last,
                                                           pending, self.interval_ms)
                 yield frame

@@ -31,6 +31,9 @@ setting                                           applied  why
                                                            function it ran (:mod:`.errors`)
 ``spark.sql.execution.arrow.maxRecordsPerBatch``  job      performance only (100k-row Arrow batches): the
                                                            session's own value wins
+``spark.sql.execution.arrow.maxBytesPerBatch``    job      performance only (no byte limit, as before Spark
+                                                           4.0; batches stay bounded by the row count): the
+                                                           session's own value wins
 ``spark.sql.streaming.stateStore.providerClass``  query    transformWithState needs RocksDB
 ``spark.sql.streaming.noDataMicroBatches...``     query    each query's own need (:func:`for_query`)
 checkpoint settings (:data:`CHECKPOINT_SETTINGS`) query    checkpoint size; the session's own value wins
@@ -63,6 +66,7 @@ from changeflow.runtime.spark.errors import FAULTHANDLER_CONFS
 TIME_ZONE = "spark.sql.session.timeZone"
 ARROW = "spark.sql.execution.arrow.pyspark.enabled"
 ARROW_BATCH_ROWS = "spark.sql.execution.arrow.maxRecordsPerBatch"
+ARROW_BATCH_BYTES = "spark.sql.execution.arrow.maxBytesPerBatch"
 UDF_FAULTHANDLER = FAULTHANDLER_CONFS[1]  # the SQL one: settable at runtime, unlike FAULTHANDLER_CONFS[0]
 STATE_STORE_PROVIDER = "spark.sql.streaming.stateStore.providerClass"
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
@@ -85,8 +89,11 @@ CHECKPOINT_SETTINGS = {
 }
 # What changeflow's work needs, whatever the session says.
 JOB_SETTINGS = {TIME_ZONE: "UTC", ARROW: "true", UDF_FAULTHANDLER: "true"}
-# What changeflow prefers where the session does not set the key itself (performance).
-JOB_DEFAULTS = {ARROW_BATCH_ROWS: "100000"}
+# What changeflow prefers where the session does not set the key itself (performance). Below its largest
+# value (2^31 - 1, "no limit") Spark measures the Arrow batch it builds for a Python worker after every row
+# (ArrowWriter.sizeInBytes, a walk over the batch's vectors): a tenth of the JVM CPU of the event-time
+# window benchmark's packing stage (docs/benchmarks.md). Spark 3.5 had no byte limit; the row limit stays.
+JOB_DEFAULTS = {ARROW_BATCH_ROWS: "100000", ARROW_BATCH_BYTES: str(2**31 - 1)}
 QUERY_SETTINGS = {STATE_STORE_PROVIDER: ROCKSDB}
 QUERY_DEFAULTS = CHECKPOINT_SETTINGS
 # The SQL settings changeflow's own session is built with (:func:`.session.get_or_create`): no-data

@@ -276,7 +276,8 @@ class StreamingTranslator:
                  sources: frozenset = frozenset(), rows_per_page: int | None = None,
                  watermarks: frozenset = frozenset(), pages: int | None = None,
                  assigner: int | None = None, output_struct: T.StructType | None = None,
-                 emit_columns: list[str] | None = None, inline_watermarks: int | None = None) -> DataFrame:
+                 emit_columns: list[str] | None = None,
+                 inline_watermarks: tuple[int, int | None] | None = None) -> DataFrame:
         """Run ``kernel`` (``process(batch, state) -> changes``) keyed by ``key_columns`` over ``child``.
 
         ``child`` holds exactly the columns the kernel reads plus the bookkeeping
@@ -296,8 +297,9 @@ class StreamingTranslator:
         Spark schema of what goes out when it is not ``out_schema`` plus bookkeeping,
         and ``emit_columns`` its columns among the processor's (DataStream records:
         ``out_schema`` is then the kernel's output columns, types unused). ``inline_watermarks``, the
-        number of the watermark assigner whose watermark values ``child`` carries, runs that assigner
-        in the packing stage (:mod:`.inline_watermarks`).
+        number of the watermark assigner whose watermark values ``child`` carries and the shift to add to
+        them (:func:`.event_time.watermark_column`), runs that assigner in the packing stage
+        (:mod:`.inline_watermarks`).
         """
         flush = flush if idempotent_output is not None else None
         sweep = self.ttl_sweep(kernel)
@@ -312,7 +314,8 @@ class StreamingTranslator:
             packer = ControlFanOut(packer, child.columns, self.settings.buckets,
                                    ticks=flushes_from_timers(flush))
         if inline_watermarks is not None:
-            packer = InlineWatermarks(packer, child.columns, inline_watermarks, self.settings.watermark_interval_ms)
+            number, shift = inline_watermarks
+            packer = InlineWatermarks(packer, child.columns, number, self.settings.watermark_interval_ms, shift)
         packed = child.mapInPandas(packer, PACKED)
         names = [n for n, _ in out_schema]
         processor = KernelProcessor(kernel, list(key_columns), pages or self.settings.pages, names, flush, sources,

@@ -201,3 +201,35 @@ def connect_co_process_side_output(env, api):
     main = numbers.connect(words).process(Split(), output_type=t.INT())
     return main.map(lambda v: ("main", v), output_type=t.TUPLE([t.STRING(), t.INT()])).union(
         main.get_side_output(small).map(lambda v: ("side", v), output_type=t.TUPLE([t.STRING(), t.INT()])))
+
+
+@case("connect_keyed_co_process_side_output", "a KeyedCoProcessFunction's side outputs: each input's values "
+      "above a threshold go to a side output, the rest to a running total per key; main and side output "
+      "unioned", compare="multiset")
+def connect_keyed_co_process_side_output(env, api):
+    big = api.OutputTag("big", api.Types.TUPLE([api.Types.STRING(), api.Types.INT()]))
+
+    class Total(api.KeyedCoProcessFunction):
+        def open(self, runtime_context):
+            self.total = runtime_context.get_state(api.ValueStateDescriptor("total", api.Types.INT()))
+
+        def _add(self, amount, ctx, limit):
+            if amount > limit:
+                yield big, (ctx.get_current_key(), amount)
+                return
+            self.total.update((self.total.value() or 0) + amount)
+            yield f"{ctx.get_current_key()} total {self.total.value()}"
+
+        def process_element1(self, value, ctx):
+            yield from self._add(value[1], ctx, 5)
+
+        def process_element2(self, value, ctx):
+            yield from self._add(value[1] * 10, ctx, 50)
+
+    t = api.Types.TUPLE([api.Types.STRING(), api.Types.INT()])
+    first = env.from_collection([("a", 1), ("b", 9), ("a", 4), ("b", 2)], type_info=t)
+    second = env.from_collection([("a", 3), ("b", 8), ("c", 1)], type_info=t)
+    main = first.connect(second).key_by(lambda r: r[0], lambda r: r[0]).process(
+        Total(), output_type=api.Types.STRING())
+    return main.union(main.get_side_output(big).map(lambda r: f"{r[0]} big {r[1]}",
+                                                     output_type=api.Types.STRING()))

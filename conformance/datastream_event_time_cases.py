@@ -176,3 +176,32 @@ def global_window_purging_count_trigger(env, api):
     whole = _untimed(env, api).window_all(api.GlobalWindows.create()).trigger(
         api.PurgingTrigger.of(api.CountTrigger.of(4))).reduce(add)
     return keyed.union(whole)
+
+
+@case("keyed_process_side_output", "KeyedProcessFunction side outputs: small values go to a side output from "
+      "process_element, each key's event-time timer (5 ms after its record) yields to the side output and the "
+      "main output from on_timer (its time, not state: when it fires is the runtime's choice); main and side "
+      "output unioned", compare="multiset")
+def keyed_process_side_output(env, api):
+    small = api.OutputTag("small", api.Types.STRING())
+
+    class Split(api.KeyedProcessFunction):
+        def open(self, runtime_context):
+            self.total = runtime_context.get_state(api.ValueStateDescriptor("total", api.Types.INT()))
+
+        def process_element(self, value, ctx):
+            self.total.update((self.total.value() or 0) + value[2])
+            ctx.timer_service().register_event_time_timer(ctx.timestamp() + 5)
+            if value[2] < 8:
+                yield small, f"{ctx.get_current_key()} small {value[2]}"
+            else:
+                yield ctx.get_current_key(), value[2]
+
+        def on_timer(self, timestamp, ctx):
+            # Nothing read from state: when a timer fires (which watermark) is Flink's and changeflow's choice.
+            yield small, f"{ctx.get_current_key()} timer {timestamp}"
+            yield ctx.get_current_key(), -timestamp
+
+    t = api.Types
+    main = _timed(env, api).key_by(lambda r: r[0]).process(Split(), output_type=t.TUPLE([t.STRING(), t.INT()]))
+    return main.map(lambda r: f"{r[0]} main {r[1]}", output_type=t.STRING()).union(main.get_side_output(small))

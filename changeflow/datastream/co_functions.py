@@ -58,7 +58,7 @@ class CoProcessFunction(Function):
 
 class KeyedCoProcessFunction(Function):
     """Processes the records of two keyed inputs with keyed state and timers shared by both; ``on_timer``
-    yields what a firing timer outputs."""
+    yields what a firing timer outputs (``(OutputTag, value)`` for a side output, from any method)."""
 
     # The contexts of a KeyedProcessFunction: get_current_key(), timer_service(), timestamp(); time_domain().
     Context = KeyedProcessFunction.Context

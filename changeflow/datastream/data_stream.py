@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from changeflow.common.typeinfo import PickledBytesTypeInfo, TypeInformation, Types, conform
 from changeflow.datastream import graph
+from changeflow.kernels.keyed.records import output_tag_of
 from changeflow.plan.stream_nodes import Op
 from changeflow.datastream.job_context import JobContext
 from changeflow.datastream.functions import (FilterFunction, FlatMapFunction, Function, KeyedProcessFunction,
@@ -425,4 +426,6 @@ class _ConvertingProcessFunction(_Converting, KeyedProcessFunction):
         if not self.output_type.is_declared():
             return list(produced or [])
         convert = self._converter(self.output_type)
-        return [conform(self.output_type, v, self._where, convert) for v in (produced or [])]
+        # A side output's value, yielded with its tag, is typed by the tag (the keyed kernel converts it).
+        return [v if output_tag_of(v) is not None else conform(self.output_type, v, self._where, convert)
+                for v in (produced or [])]

@@ -222,7 +222,8 @@ class ProcessFunction(Function):
 
 
 class KeyedProcessFunction(Function):
-    """Processes each record of a keyed stream with keyed state; ``process_element`` yields outputs."""
+    """Processes each record of a keyed stream with keyed state; ``process_element`` and ``on_timer`` yield
+    outputs (``(OutputTag, value)`` for a side output)."""
 
     class Context(ABC):
         @abstractmethod

@@ -14,11 +14,18 @@ from ``process_element``; everything else it yields is its main output::
     >>> main.get_side_output(small).get_type()
     Types.INT()
 
+A ``KeyedProcessFunction`` (from ``process_element`` and ``on_timer``) and a
+``KeyedCoProcessFunction`` yield side output values the same way.
+
 A side output is a stream like any other: it can be transformed, collected
 and ``cache()``d (FLIP-205 caches side outputs as well). On Spark, a side
-output runs the chain up to its ``ProcessFunction`` keeping that tag's values
+output of a stateless ``ProcessFunction`` runs the chain up to it keeping that tag's values
 only (:func:`~changeflow.plan.stream_walks.side_output_ops`), as a second consumer of a stateless operator
-recomputes it.
+recomputes it. A keyed operator runs once: its side outputs' records travel marked in
+its output (:func:`~changeflow.kernels.keyed.records.side_mark`), and its main output and each side
+output are filters of that output (:func:`~changeflow.plan.stream_walks.keyed_side_outputs`). A keyed
+operator whose side outputs are read does not buffer its output under
+``execution.max-flush-interval``: Flink emits side outputs at once.
 """
 
 from __future__ import annotations
@@ -57,7 +64,8 @@ class OutputTag:
 
 
 def side_output(stream: "DataStream", output_tag: OutputTag) -> "DataStream":
-    """``stream.get_side_output(output_tag)``: ``stream`` must be the output of ``process(ProcessFunction)``."""
+    """``stream.get_side_output(output_tag)``: ``stream`` must be the output of ``process()`` of a
+    ``(Keyed)ProcessFunction`` or a ``(Keyed)CoProcessFunction``."""
     from changeflow.datastream.data_stream import DataStream
 
     if not isinstance(output_tag, OutputTag):
@@ -70,12 +78,11 @@ def side_output(stream: "DataStream", output_tag: OutputTag) -> "DataStream":
         late = graph.LateDataNode(f"LateData({output_tag.tag_id})", output_tag.type_info or node.input.type_info,
                                   input=node, tag=output_tag)
         return DataStream(stream._env, late)
-    # A CoProcessFunction on connected streams without keys runs as a ProcessFunction on each input.
-    two_input = isinstance(node, graph.CoProcessNode) and node.kind == "process" and not node.keyed
-    if not (two_input or (isinstance(node, graph.Stateless) and node.op.kind == "process")):
-        raise ValueError(f"get_side_output({output_tag.tag_id!r}): side outputs come from process(ProcessFunction) "
-                         f"or process(CoProcessFunction); {node.name} is not one (KeyedProcessFunction and "
-                         f"KeyedCoProcessFunction side outputs are not supported yet)")
+    two_input = isinstance(node, graph.CoProcessNode) and node.kind == "process"
+    if not (two_input or isinstance(node, graph.KeyedProcessNode)
+            or (isinstance(node, graph.Stateless) and node.op.kind == "process")):
+        raise ValueError(f"get_side_output({output_tag.tag_id!r}): side outputs come from process() of a "
+                         f"(Keyed)ProcessFunction or a (Keyed)CoProcessFunction; {node.name} is not one")
     side = SideOutputNode(f"SideOutput({output_tag.tag_id})", output_tag.type_info or PickledBytesTypeInfo(),
                           input=node, tag=output_tag)
     return DataStream(stream._env, side)

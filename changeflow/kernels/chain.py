@@ -26,8 +26,8 @@ import pandas as pd
 from changeflow.common.typeinfo import conform
 from changeflow.kernels.frames import select
 from changeflow.kernels.keyed.process import ProcessContext
-from changeflow.kernels.keyed.records import (KEY, RECORD_COLUMNS, VALUE, control_mask, dumps, fail, records_of,
-                                              timestamp_of, values_of)
+from changeflow.kernels.keyed.records import (KEY, RECORD_COLUMNS, VALUE, control_mask, dumps, fail,
+                                              output_tag_of, records_of, timestamp_of, values_of)
 from changeflow.kernels.order import Stamp, child_stamp, stamps_of
 from changeflow.kernels.keyed.user import close_functions, method_or_self, open_functions
 
@@ -142,8 +142,7 @@ def _process(op: Any, values: list[Any], stamps: list[Stamp],
 def select_outputs(produced: Any, side_tag: str | None) -> list[Any]:
     """A ProcessFunction's main outputs (``side_tag`` None), or its values yielded with that tag.
 
-    A side output value is yielded as ``(output_tag, value)``; an output tag is
-    recognised by the ``is_output_tag`` marker of its class (the API's ``OutputTag``).
+    A side output value is yielded as ``(output_tag, value)`` (:func:`~.keyed.records.output_tag_of`).
 
     >>> class Tag:
     ...     is_output_tag = True
@@ -154,10 +153,10 @@ def select_outputs(produced: Any, side_tag: str | None) -> list[Any]:
     """
     selected = []
     for item in produced or ():
-        tagged = isinstance(item, tuple) and len(item) == 2 and getattr(type(item[0]), "is_output_tag", False)
-        if side_tag is None and not tagged:
+        tag = output_tag_of(item)
+        if side_tag is None and tag is None:
             selected.append(item)
-        elif side_tag is not None and tagged and item[0].tag_id == side_tag:
+        elif side_tag is not None and tag == side_tag:
             selected.append(item[1])
     return selected
 

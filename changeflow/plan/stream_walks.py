@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 from changeflow.plan.nodes import PlanNode
 from changeflow.plan.physical import every_node
-from changeflow.plan.stream_nodes import Node, Op, SourceNode, Stateless, TimestampsNode
+from changeflow.plan.stream_nodes import Node, Op, SideOutputNode, SourceNode, Stateless, TimestampsNode
 
 _N = TypeVar("_N", bound=Node)
 
@@ -95,6 +95,20 @@ def side_output_ops(ops: list[Op], tag: Any) -> list[Op]:
     last = ops[-1]
     side = [replace(last, side_tag=tag.tag_id, output_type=tag.type_info, name=f"{last.name} side output {tag.tag_id}")]
     return ops[:-1] + side
+
+
+def keyed_side_outputs(nodes: list[Node]) -> dict[int, dict[str, Any]]:
+    """The side outputs read from keyed operators among ``nodes`` (a ``KeyedProcessFunction``'s or a
+    ``KeyedCoProcessFunction``'s): by operator node id, each tag id -> the tag's ``TypeInformation``.
+
+    A keyed operator emits its side outputs' records in its one output, marked, and the
+    main output and every side output are filters of it (``runtime/spark/stream_graph.py``).
+    """
+    tags: dict[int, dict[str, Any]] = {}
+    for n in nodes:
+        if isinstance(n, SideOutputNode) and n.input is not None and n.input.keyed:
+            tags.setdefault(n.input.id, {})[n.tag.tag_id] = n.tag.type_info
+    return tags
 
 
 def graph_nodes(plan: PlanNode) -> list[Node]:

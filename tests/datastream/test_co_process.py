@@ -260,9 +260,8 @@ def test_connect_refusals_name_what_is_missing():
         first.connect(second).process(_Map())  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="KeyedCoProcessFunction needs keyed ConnectedStreams"):
         first.connect(second).process(_KeyedProcess())
-    keyed = first.connect(second).key_by(lambda p: p[0], lambda r: r[1]).process(_KeyedProcess())
-    with pytest.raises(ValueError, match="KeyedCoProcessFunction side outputs are not supported"):
-        keyed.get_side_output(OutputTag("x"))
+    with pytest.raises(ValueError, match=r"side outputs come from process\(\) .*; Co-Map.* is not one"):
+        first.connect(second).map(_Map()).get_side_output(OutputTag("x"))
 
 
 # --- the planner ------------------------------------------------------------------------------------------------

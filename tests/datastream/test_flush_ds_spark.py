@@ -182,3 +182,23 @@ def wait_for(condition, query, limit_s: float = 300.0) -> None:
         if time.monotonic() > deadline:
             raise AssertionError("the streaming query produced no output in time")
         time.sleep(0.2)
+
+
+def test_an_idempotent_keyed_process_function_whose_side_output_is_read_does_not_buffer(spark):
+    from changeflow.datastream import OutputTag
+
+    odd = OutputTag("odd", Types.STRING())
+
+    class MaxAndOdd(LatestMax):
+        def process_element(self, value, ctx):
+            yield from super().process_element(value, ctx)
+            if value[1] % 2:
+                yield odd, f"{value[0]}{value[1]}"
+
+    env = environment(spark, **{"execution.max-flush-interval": LONG})
+    maxima = env.from_collection(ROWS, type_info=PAIR).key_by(lambda r: r[0]).process(MaxAndOdd(),
+                                                                                     output_type=PAIR)
+    out = list(maxima.map(str, output_type=Types.STRING()).union(maxima.get_side_output(odd)).execute_and_collect())
+    # Flink emits side outputs at once: the operator does not buffer, so every record's running maximum comes out.
+    assert sorted(out) == sorted([str(m) for m in [("a", 1), ("b", 2), ("a", 3), ("c", 4), ("a", 5), ("b", 6),
+                                                   ("d", 1), ("a", 5)]] + ["a1", "a3", "a5", "d1"])

@@ -49,8 +49,8 @@ def test_get_side_output_types_and_errors():
     processed = ds.process(Parity(), output_type=Types.INT())
     assert processed.get_side_output(EVEN).get_type() == Types.STRING()
     assert processed.get_side_output(EVEN).cache().get_type() == Types.STRING()  # side outputs cache
-    with pytest.raises(ValueError, match=r"get_side_output\('even'\): side outputs come from "
-                                         r"process\(ProcessFunction\) or process\(CoProcessFunction\); "
+    with pytest.raises(ValueError, match=r"get_side_output\('even'\): side outputs come from process\(\) of a "
+                                         r"\(Keyed\)ProcessFunction or a \(Keyed\)CoProcessFunction; "
                                          r"Map\(str\) is not one"):
         ds.map(str).get_side_output(EVEN)
     with pytest.raises(TypeError, match="get_side_output\\(\\) takes an OutputTag, got str"):

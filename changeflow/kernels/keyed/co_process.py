@@ -31,7 +31,7 @@ import pandas as pd
 
 from changeflow.common.typeinfo import conform
 from changeflow.kernels.keyed.process import KeyedProcess, _Run
-from changeflow.kernels.keyed.records import VALUE, control_mask, decode, timestamp_of
+from changeflow.kernels.keyed.records import VALUE, control_mask, decode, output_tag_of, timestamp_of
 from changeflow.kernels.order import Stamp
 
 #: The first byte of a two-input operator's record: which input it came from.
@@ -95,7 +95,9 @@ class CoCalls:
         if self.output_type is None:
             return outputs
         convert = self.output_type.converter()
-        return [conform(self.output_type, v, self.where, convert) for v in outputs]
+        # A side output's value (yielded with its tag) is not the main output's type.
+        return [v if output_tag_of(v) is not None else conform(self.output_type, v, self.where, convert)
+                for v in outputs]
 
 
 class KeyedCoProcess(KeyedProcess):

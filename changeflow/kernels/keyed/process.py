@@ -31,6 +31,13 @@ every event-time timer fires; in batch mode a key's event-time timers fire
 after its input, before its processing-time timers, as Flink's batch
 execution does. ``ctx.timestamp()`` in ``process_element`` is the record's
 event timestamp (None when it has none), and outputs keep it.
+
+Side outputs: a value yielded as ``(output_tag, value)`` (from ``process_element``
+or ``on_timer``) is a record of that side output, in the kernel's one output
+among the main records, its ``_value`` marked (:func:`~.records.side_mark`);
+the host splits them. The kernel is told which side outputs are read
+(``side_tags``) and drops the values of any other, as Flink drops a side output
+nobody reads.
 """
 
 from __future__ import annotations
@@ -40,9 +47,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from changeflow.common.typeinfo import conform
 from changeflow.kernels.changelog import KIND
-from changeflow.kernels.keyed.records import (KEY, VALUE, decode, dumps, fail, kind_of, loads, record_frame,
-                                              timestamp_of)
+from changeflow.kernels.keyed.records import (KEY, VALUE, decode, dumps, fail, kind_of, loads, output_tag_of,
+                                              record_frame, side_mark, timestamp_of)
 from changeflow.kernels.order import Stamp, child_stamp, key_end_stamp, sort_records, stamps_of, timer_stamp
 from changeflow.kernels.contract import MAX_WATERMARK, MIN_WATERMARK, KernelBase, wall_clock
 from changeflow.kernels.keyed.user import (EVENT_TIME, PROCESSING_TIME, ContextFactory, close_functions,
@@ -79,8 +87,11 @@ class KeyedProcess(KernelBase):
     event_time = True  # event-time timers: on_watermark (the kernel contract)
 
     def __init__(self, function: Any, name: str, clock: Any = None, with_keys: bool = False, *,
-                 runtime_context: ContextFactory | None = None) -> None:
+                 runtime_context: ContextFactory | None = None, side_tags: dict[str, Any] | None = None) -> None:
         self.function = function
+        # The side outputs read downstream, their tag ids -> the tags' TypeInformation (or None): their values
+        # are converted to it and emitted marked; any other side output's are dropped.
+        self.side_tags = side_tags or {}
         # Builds the context open() gets (the API's RuntimeContext; see .user): its keyed state
         # reads and writes the current key's values, which this kernel keeps.
         self.runtime_context = runtime_context
@@ -294,7 +305,13 @@ class _Run:
     def _emit(self, outputs: list[Any], stamp: Stamp) -> None:
         current = self._current_key()
         for i, output in enumerate(outputs):
-            self.out_values.append(dumps(output, self.timestamp))
+            mark = b""
+            tag = output_tag_of(output)
+            if tag is not None:
+                if tag not in self.kernel.side_tags:
+                    continue
+                mark, output = side_mark(tag), _side_value(self.kernel, tag, output[1])
+            self.out_values.append(mark + dumps(output, self.timestamp))
             self.out_kinds.append(kind_of(output))
             self.out_keys.append(current)
             self.out_stamps.append(child_stamp(stamp, i))
@@ -312,6 +329,14 @@ class _Run:
     def output(self) -> pd.DataFrame:
         return record_frame(self.out_values, self.out_stamps, self.out_keys if self.kernel.with_keys else None,
                             self.out_kinds)
+
+
+def _side_value(kernel: KeyedProcess, tag: str, value: Any) -> Any:
+    """``value`` converted to the declared type of side output ``tag`` (PyFlink serializes it with that type)."""
+    type_info = kernel.side_tags[tag]
+    if type_info is None or not type_info.is_declared():
+        return value
+    return conform(type_info, value, f"the side output {tag!r} of {kernel.name}")
 
 
 def _store_timers(state: KeyedState, table: str, timers: dict[bytes, set[int]]) -> None:

@@ -32,6 +32,12 @@ buffer, a sink, a filter in Spark) sees a record's kind without unpickling it.
 A value kept in state is pickled whole, its Row's kind included, as Flink's
 state serializer keeps a Row's kind.
 
+A keyed operator's side-output record (a ``KeyedProcessFunction`` or
+``KeyedCoProcessFunction`` yielding ``(output_tag, value)``) travels in the
+operator's one output with its ``_value`` prefixed by :func:`side_mark`:
+``b"S"``, the tag id's length (4 bytes) and the tag id, then the record as
+usual; the main output and each side output are filters of that output.
+
 Keys are compared by their pickled bytes, as PyFlink compares keys without key
 type information (``PICKLED_BYTE_ARRAY``): ``1`` and ``1.0`` are two keys.
 """
@@ -54,6 +60,30 @@ KEY = "_key"
 _PROTOCOL = 4
 _TIMESTAMPED = b"T"
 _KINDS = list(RowKind)  # by value: _KINDS[k] is the RowKind whose value is k
+
+
+#: The first byte of a keyed operator's side-output record (:func:`side_mark`).
+SIDE = b"S"
+
+
+def side_mark(tag_id: str) -> bytes:
+    """The ``_value`` prefix of a keyed operator's record bound for the side output ``tag_id``.
+
+    >>> side_mark("late")
+    b'S\\x00\\x00\\x00\\x04late'
+    """
+    tag = tag_id.encode("utf-8")
+    return SIDE + len(tag).to_bytes(4, "big") + tag
+
+
+def output_tag_of(item: Any) -> str | None:
+    """The tag id of a function's output yielded as ``(output_tag, value)`` (a side output's value), else None.
+
+    An output tag is recognised by the ``is_output_tag`` marker of its class (the API's ``OutputTag``).
+    """
+    if isinstance(item, tuple) and len(item) == 2 and getattr(type(item[0]), "is_output_tag", False):
+        return item[0].tag_id
+    return None
 
 
 def dumps(value: Any, timestamp: int | None = None) -> bytes:

@@ -126,7 +126,8 @@ def _keyed(job: "GraphTranslation", node: graph.KeyedNode) -> DataFrame:
     frame, prepare = _bounded(job, node.input, node.key_selector, node.name)
     if isinstance(node, graph.KeyedProcessNode):
         return _sorted_groups(frame.mapInPandas(prepare.keyed_records, KEYED), [KEY] + STAMP).mapInPandas(
-            ProcessGroups(KeyedProcess(node.function, node.name, runtime_context=job.runtime_context)),
+            ProcessGroups(KeyedProcess(node.function, node.name, runtime_context=job.runtime_context,
+                                       side_tags=job.side_tags.get(node.id))),
             RECORDS)
     if isinstance(node, WindowNode):
         spec = node.spec

@@ -45,7 +45,7 @@ from changeflow.kernels.contract import Kernel
 from changeflow.kernels.keyed.buffered import OUTPUT_COLUMNS, ChangelogRecords
 from changeflow.kernels.keyed.process import KeyedProcess
 from changeflow.kernels.changelog import KIND, SEQ, SUB
-from changeflow.kernels.keyed.records import KEY, RECORD_COLUMNS, VALUE
+from changeflow.kernels.keyed.records import KEY, RECORD_COLUMNS, SIDE, VALUE, side_mark
 from changeflow.kernels.keyed.reduce import KeyedReduce
 from changeflow.kernels.keyed.timestamps import TimestampAssigning
 from changeflow.kernels.window.event_time import LATE
@@ -54,8 +54,8 @@ from changeflow.plan import stream_nodes as graph
 from changeflow.plan.flush_policy import FlushPolicy
 from changeflow.plan.stream_caches import CacheRegistry
 from changeflow.plan.stream_nodes import CacheNode, EventWindowNode, LateDataNode, SideOutputNode, TimestampsNode
-from changeflow.plan.stream_walks import (all_nodes, chain_under, key_op, side_output_ops, sources,
-                                          timestamp_assigners, unassigned_paths)
+from changeflow.plan.stream_walks import (all_nodes, chain_under, key_op, keyed_side_outputs, side_output_ops,
+                                          sources, timestamp_assigners, unassigned_paths)
 from changeflow.runtime.spark import end_of_stream, two_input
 from changeflow.runtime.spark.batch import BatchTranslator
 from changeflow.runtime.spark.control_rows import MAX_ASSIGNERS, WATERMARK, is_control, without_control
@@ -96,7 +96,11 @@ class GraphTranslation:
         self.caches = JobCaches(caches)  # DataStream.cache(): see .stream_cache
         self.source_numbers: dict[int, int] = source_numbers if source_numbers is not None else {}
         self._frames: dict[int, DataFrame] = {}
-        self._keyed_frames: dict[int, DataFrame] = {}  # keyed operators' outputs (an event-time window's is read twice)
+        # Keyed operators' outputs: an event-time window's is read twice (main output, late data), a keyed
+        # process function's once more per side output read.
+        self._keyed_frames: dict[int, DataFrame] = {}
+        # The side outputs read from each keyed operator (stream_walks.keyed_side_outputs), set by frame().
+        self.side_tags: dict[int, dict[str, Any]] = {}
         self.control = False
         self.flush_signal_dirs: list[str] = host.flush_signal_dirs if isinstance(host, StreamingTranslator) else []
 
@@ -135,6 +139,7 @@ class GraphTranslation:
             raise NotImplementedError(f"a job with more than {MAX_ASSIGNERS - 1} assign_timestamps_and_watermarks "
                                       f"({len(assigners)}) is not supported")
         self._assigner_ids = {n.id: i for i, n in enumerate(assigners)}
+        self.side_tags = keyed_side_outputs(all_nodes(nodes))
         self._no_assigner = len(assigners)
         frames = [self._records(self.translate(node)).select(*RECORD_COLUMNS, F.lit(i).alias(SINK))
                   for i, node in enumerate(nodes)]
@@ -152,6 +157,20 @@ class GraphTranslation:
         return self._frames[node.id]
 
     def _translate(self, node: graph.Node) -> DataFrame:
+        # A keyed operator with side outputs runs once; its main output and each side output filter its records.
+        if isinstance(node, SideOutputNode) and node.input.id in self.side_tags:
+            return side_records(self._once(node.input), node.tag.tag_id)
+        if node.id in self.side_tags:
+            return main_records(self._once(node))
+        return self._operator(node)
+
+    def _once(self, node: graph.Node) -> DataFrame:
+        """``node``'s records as its operator outputs them (a keyed operator's main and side outputs together)."""
+        if node.id not in self._keyed_frames:
+            self._keyed_frames[node.id] = self._operator(node)
+        return self._keyed_frames[node.id]
+
+    def _operator(self, node: graph.Node) -> DataFrame:
         if node.traits.get("at_end_of_stream", False):  # FLIP-331: batch algorithms, also in streaming jobs
             return end_of_stream.translate(self, node)
         if isinstance(node, graph.SourceNode):
@@ -205,9 +224,11 @@ class GraphTranslation:
             kernel: Any = window_kernel(node.spec, node.windows, node.name, make_window=node.make_window,
                                         lateness=node.lateness, late_tag=node.late_tag and node.late_tag.tag_id,
                                         trigger=node.trigger, runtime_context=context)
+        elif isinstance(node, graph.KeyedReduceNode):
+            kernel = KeyedReduce(node.function, node.name, with_keys=control, runtime_context=context)
         else:
-            kernel_type = KeyedReduce if isinstance(node, graph.KeyedReduceNode) else KeyedProcess
-            kernel = kernel_type(node.function, node.name, with_keys=control, runtime_context=context)
+            kernel = KeyedProcess(node.function, node.name, with_keys=control, runtime_context=context,
+                                  side_tags=self.side_tags.get(node.id))
         return self.keyed_stage(node, self.translate(base), kernel, runner,
                                 changelog=not isinstance(node, EventWindowNode))  # a window's records: no buffer
 
@@ -242,6 +263,19 @@ class GraphTranslation:
 def _late() -> Any:
     """Whether a record of an event-time window's output is a late record bound for the side output."""
     return F.hex(F.col(VALUE).substr(F.lit(1), F.lit(1))) == F.lit(LATE.hex().upper())
+
+
+def main_records(records: DataFrame) -> DataFrame:
+    """A keyed operator's main output: its records but those marked for a side output (control rows pass)."""
+    return records.where(is_control(F.col(KIND)) | (F.col(VALUE).substr(F.lit(1), F.lit(1)) != F.lit(bytearray(SIDE))))
+
+
+def side_records(records: DataFrame, tag_id: str) -> DataFrame:
+    """A keyed operator's side output ``tag_id``: its records marked so (the mark taken off), and control rows."""
+    mark = side_mark(tag_id)
+    ours = F.col(VALUE).substr(F.lit(1), F.lit(len(mark))) == F.lit(bytearray(mark))
+    restored = F.when(ours, F.col(VALUE).substr(F.lit(len(mark) + 1), F.lit(2**31 - 1))).otherwise(F.col(VALUE))
+    return records.where(ours | is_control(F.col(KIND))).select(restored.alias(VALUE), KIND, SEQ, SUB)
 
 
 class BatchKeyed:

@@ -15,7 +15,8 @@ input the end of both.
 Not keyed: each input runs the function's calls for it at the end of its own
 chain (:class:`~changeflow.kernels.keyed.co_process.CoSide`), and the two outputs
 are unioned; a side output (``get_side_output``) is the two chains keeping that
-tag's values.
+tag's values; a keyed operator's side outputs travel in its records, marked
+(:func:`~changeflow.plan.stream_walks.keyed_side_outputs`).
 """
 
 from __future__ import annotations
@@ -39,11 +40,11 @@ if TYPE_CHECKING:
 
 def translate(job: "GraphTranslation", node: CoProcessNode, side_tag: Any = None) -> DataFrame:
     """The ``(_value, _kind, _seq, _sub)`` records of ``node`` (with ``side_tag``, an ``OutputTag``: that side
-    output's records of a node without keys)."""
+    output's records of a node without keys). A keyed node's records hold its side outputs' too, marked
+    (:mod:`.stream_graph` splits them)."""
     if not node.keyed:
         return _unkeyed(job, node, side_tag)
-    if side_tag is not None:
-        raise NotImplementedError(f"{node.name}: side outputs of keyed two-input operators are not supported")
+    assert side_tag is None, "a keyed operator's side outputs are filters of its records"
     marked, chains = [], []
     for side, (input_node, key) in enumerate(((node.first, node.first_key), (node.second, node.second_key))):
         base, ops = chain_under(input_node)
@@ -51,7 +52,8 @@ def translate(job: "GraphTranslation", node: CoProcessNode, side_tag: Any = None
         mark = F.lit(bytearray(FIRST if side == 0 else SECOND))
         marked.append(job.translate(base).withColumn(VALUE, F.concat(mark, F.col(VALUE))))
     kernel = KeyedCoProcess(CoCalls(node.function, node.kind, node.output_type, node.name), node.name,
-                            with_keys=job.control, runtime_context=job.runtime_context)
+                            with_keys=job.control, runtime_context=job.runtime_context,
+                            side_tags=job.side_tags.get(node.id))
     # Both inputs' chains run in the stage's one Python call per partition (its local step), by mark.
     return job.keyed_stage(node, marked[0].unionAll(marked[1]), kernel, MarkedChains(*chains))
 

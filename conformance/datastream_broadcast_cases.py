@@ -22,6 +22,11 @@ PURCHASES = [("ann", 5), ("bob", 2), ("ann", 3), ("cid", 7), ("bob", 1), ("ann",
 LIMITS = [("max", 6), ("min", 2), ("max", 10), ("min", 0)]
 
 
+def _and_side_output(main, tag, describe, api):
+    """``main`` (a stream of strings) and its side output ``tag``'s records described as strings, unioned."""
+    return main.union(main.get_side_output(tag).map(describe, output_type=api.Types.STRING()))
+
+
 @case("broadcast_keyed_rules_timers", "a KeyedBroadcastProcessFunction: limits broadcast (one raised, one removed "
       "mid-stream, each update reported by process_broadcast_element with the value it replaced); purchases keyed by "
       "customer keep a running total in ValueState and set an event-time timer that fires at the end of input and "
@@ -67,7 +72,7 @@ def broadcast_keyed_rules_timers(env, api):
     rules = env.from_collection(LIMITS, type_info=t.TUPLE([t.STRING(), t.INT()]))
     main = purchases.key_by(lambda p: p[0]).connect(rules.broadcast(limits)).process(Limits(),
                                                                                      output_type=t.STRING())
-    return main.union(main.get_side_output(over).map(lambda r: f"{r[0]} over: {r[1]}", output_type=t.STRING()))
+    return _and_side_output(main, over, lambda r: f"{r[0]} over: {r[1]}", api)
 
 
 @case("broadcast_keyed_batch_limits", "a KeyedBroadcastProcessFunction in batch mode: every purchase checked "
@@ -127,7 +132,7 @@ def broadcast_unkeyed_dictionary(env, api):
     entries = env.from_collection([("cat", "chat"), ("moon", "lune"), ("cat", "minou"), ("moon", ""), ("*", "")],
                                   type_info=t.TUPLE([t.STRING(), t.STRING()]))
     main = words.connect(entries.broadcast(words_state)).process(Translate(), output_type=t.STRING())
-    return main.union(main.get_side_output(unknown).map(lambda w: f"unknown {w}", output_type=t.STRING()))
+    return _and_side_output(main, unknown, lambda w: f"unknown {w}", api)
 
 
 @case("broadcast_unkeyed_streaming_counts", "a BroadcastProcessFunction in streaming mode: the broadcast side counts "

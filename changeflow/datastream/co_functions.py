@@ -85,7 +85,10 @@ class KeyedCoProcessFunction(Function):
 
 
 class BaseBroadcastProcessFunction(Function):
-    """What both broadcast process functions share: their contexts (PyFlink's names)."""
+    """What both broadcast process functions share: their contexts (PyFlink's names) and their two methods,
+    ``process_element`` (the other stream's records, a read-only view of the broadcast state) and
+    ``process_broadcast_element`` (the broadcast stream's, which write it); each yields zero or more outputs
+    (``(OutputTag, value)`` for a side output)."""
 
     class BaseContext:
         """``timestamp()`` (the record's event timestamp, or the firing timer's time), ``current_processing_time()``
@@ -112,17 +115,8 @@ class BaseBroadcastProcessFunction(Function):
         def get_broadcast_state(self, state_descriptor: Any) -> Any:
             raise NotImplementedError
 
-
-class BroadcastProcessFunction(BaseBroadcastProcessFunction):
-    """Processes a stream without keys (``process_element``) against broadcast state that the broadcast stream's
-    records write (``process_broadcast_element``); each method yields zero or more outputs (``(OutputTag,
-    value)`` for a side output)."""
-
-    Context = BaseBroadcastProcessFunction.Context
-    ReadOnlyContext = BaseBroadcastProcessFunction.ReadOnlyContext
-
     @abstractmethod
-    def process_element(self, value: Any, ctx: "BaseBroadcastProcessFunction.ReadOnlyContext") -> Any:
+    def process_element(self, value: Any, ctx: Any) -> Any:
         ...
 
     @abstractmethod
@@ -130,11 +124,13 @@ class BroadcastProcessFunction(BaseBroadcastProcessFunction):
         ...
 
 
-class KeyedBroadcastProcessFunction(BaseBroadcastProcessFunction):
-    """Processes a keyed stream (``process_element``, with keyed state and timers) against broadcast state that
-    the broadcast stream's records write (``process_broadcast_element``); ``on_timer`` for the timers."""
+class BroadcastProcessFunction(BaseBroadcastProcessFunction):
+    """Processes a stream without keys against broadcast state (see :class:`BaseBroadcastProcessFunction`)."""
 
-    Context = BaseBroadcastProcessFunction.Context
+
+class KeyedBroadcastProcessFunction(BaseBroadcastProcessFunction):
+    """Processes a keyed stream against broadcast state (see :class:`BaseBroadcastProcessFunction`), with keyed
+    state and timers in ``process_element``, and ``on_timer`` for the timers."""
 
     class ReadOnlyContext(BaseBroadcastProcessFunction.ReadOnlyContext):
         """Also ``get_current_key()`` and ``timer_service()``."""
@@ -150,14 +146,6 @@ class KeyedBroadcastProcessFunction(BaseBroadcastProcessFunction):
 
         def time_domain(self) -> Any:
             raise NotImplementedError
-
-    @abstractmethod
-    def process_element(self, value: Any, ctx: "KeyedBroadcastProcessFunction.ReadOnlyContext") -> Any:
-        ...
-
-    @abstractmethod
-    def process_broadcast_element(self, value: Any, ctx: "BaseBroadcastProcessFunction.Context") -> Any:
-        ...
 
     def on_timer(self, timestamp: int, ctx: "KeyedBroadcastProcessFunction.OnTimerContext") -> Any:
         pass

@@ -341,33 +341,24 @@ class AggregatingState(State, Generic[IN, OUT]):
 
 class ReadOnlyBroadcastState(State, Generic[K, V]):
     """The broadcast state as ``process_element`` (and ``on_timer``) of a broadcast process function see it:
-    ``get``, ``contains``, ``keys``, ``values``, ``items``, ``is_empty``. It has no ``put``, ``put_all`` or
-    ``remove`` (PyFlink's has none either: calling one is an AttributeError), and ``clear`` raises, as
-    Flink's Java read-only view does: only ``process_broadcast_element`` writes the broadcast state, so that
-    every parallel instance keeps the same one."""
+    ``get``, ``contains``, ``keys``, ``values``, ``items``, ``is_empty`` (a :class:`MapState`'s). It has no
+    ``put``, ``put_all`` or ``remove`` (PyFlink's has none either: using one is an AttributeError), and
+    ``clear`` raises, as Flink's Java read-only view does: only ``process_broadcast_element`` writes the
+    broadcast state, so that every parallel instance keeps the same one."""
+
+    _READS = frozenset({"get", "contains", "keys", "values", "items", "is_empty", "__getitem__"})
 
     def __init__(self, name: str, current: Callable[[], dict], operator: str = "", key_type_info: Any = None,
                  value_type_info: Any = None) -> None:
         super().__init__(name, current, operator)
         self._map = MapState(name, current, operator, key_type_info, value_type_info)
 
-    def get(self, key: Any) -> Any:
-        return self._map.get(key)
-
-    def contains(self, key: Any) -> bool:
-        return self._map.contains(key)
-
-    def keys(self) -> list:
-        return self._map.keys()
-
-    def values(self) -> list:
-        return self._map.values()
-
-    def items(self) -> list:
-        return self._map.items()
-
-    def is_empty(self) -> bool:
-        return self._map.is_empty()
+    def __getattr__(self, name: str) -> Any:
+        if name in ReadOnlyBroadcastState._READS:
+            return getattr(self._map, name)
+        where = self.__dict__.get("_where", "the broadcast state")  # not self._where: no recursion before __init__
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r} ({where} is read-only "
+                             f"here: process_broadcast_element writes it)")
 
     def __contains__(self, key: Any) -> bool:
         return self._map.contains(key)

@@ -4,6 +4,8 @@ rules, the batch algorithm), the local step's fan-out to every bucket, and the A
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from changeflow.common import Types
@@ -197,6 +199,13 @@ def test_broadcast_builds_a_broadcast_node_and_refuses_as_pyflink():
     assert isinstance(node, CoProcessNode) and (node.kind, node.keyed, node.name) == (
         "broadcast", True, "Keyed-Co-Process-Broadcast")
     assert stream.connect(broadcast).process(Reader()).get_name() == "Co-Process-Broadcast"
+    connected.process(Check()).print()
+    stream.connect(broadcast).process(Reader()).print()
+    plan = {n["type"]: [p["ship_strategy"] for p in n.get("predecessors", [])]
+            for n in json.loads(env.get_execution_plan())["nodes"]}
+    # As PyFlink 2.3 prints them (recorded): the broadcast input is BROADCAST, the other HASH when keyed.
+    assert (plan["Keyed-Co-Process-Broadcast"], plan["Co-Process-Broadcast"]) == (["HASH", "BROADCAST"],
+                                                                                  ["FORWARD", "BROADCAST"])
     with pytest.raises(TypeError, match="BroadcastProcessFunction should be applied to non-keyed DataStream"):
         connected.process(Reader())
     with pytest.raises(TypeError, match="KeyedBroadcastProcessFunction should be applied to keyed DataStream"):

@@ -13,9 +13,10 @@ emits what ``process_broadcast_element`` yields; the others (:data:`QUIET`) appl
 it to their bucket's state alone. Flink at parallelism ``n`` emits those outputs
 ``n`` times; changeflow emits them once, as Flink at parallelism 1.
 
-Order: the records of one call are applied broadcast records first (in their
-stamp order), then the others (in theirs), so a micro-batch's records see the
-rules of the same micro-batch. Flink's batch execution reads the whole
+Order: the records of one call (a micro-batch, or with event time a stretch of
+it between two watermarks: the host calls the kernel per stretch) are applied
+broadcast records first (in their stamp order), then the others (in theirs), so
+a micro-batch's records see the rules of the same micro-batch. Flink's batch execution reads the whole
 broadcast input first, which this order gives for a bounded input in batch
 mode; in streaming mode Flink interleaves the two inputs as they arrive.
 

@@ -100,6 +100,27 @@ def broadcast_keyed_batch_limits(env, api):
     return purchases.key_by(lambda p: p[0]).connect(rules.broadcast(limits)).process(Check(), output_type=t.STRING())
 
 
+@case("broadcast_unkeyed_streaming_counts", "a BroadcastProcessFunction in streaming mode: the broadcast side counts "
+      "its updates in the broadcast state and reports each; the other side's outputs do not read the state (its "
+      "interleaving with the broadcast input is Flink's to choose)", modes=("streaming",), compare="multiset")
+def broadcast_unkeyed_streaming_counts(env, api):
+    counts = api.MapStateDescriptor("counts", api.Types.STRING(), api.Types.INT())
+
+    class Count(api.BroadcastProcessFunction):
+        def process_element(self, value, ctx):
+            yield f"value {value * 10}"
+
+        def process_broadcast_element(self, value, ctx):
+            state = ctx.get_broadcast_state(counts)
+            state.put(value, (state.get(value) or 0) + 1)
+            yield f"{value} seen {state.get(value)} times"
+
+    t = api.Types
+    numbers = env.from_collection([1, 2, 3], type_info=t.INT())
+    names = env.from_collection(["x", "y", "x", "x"], type_info=t.STRING())
+    return numbers.connect(names.broadcast(counts)).process(Count(), output_type=t.STRING())
+
+
 @case("broadcast_unkeyed_dictionary", "a BroadcastProcessFunction over a stream without keys: a dictionary "
       "broadcast (one entry replaced, one removed, put_all of two), words translated with the final entries "
       "(Flink's batch execution reads the broadcast input first), words without an entry to a side output; "
@@ -133,24 +154,3 @@ def broadcast_unkeyed_dictionary(env, api):
                                   type_info=t.TUPLE([t.STRING(), t.STRING()]))
     main = words.connect(entries.broadcast(words_state)).process(Translate(), output_type=t.STRING())
     return _and_side_output(main, unknown, lambda w: f"unknown {w}", api)
-
-
-@case("broadcast_unkeyed_streaming_counts", "a BroadcastProcessFunction in streaming mode: the broadcast side counts "
-      "its updates in the broadcast state and reports each; the other side's outputs do not read the state (its "
-      "interleaving with the broadcast input is Flink's to choose)", modes=("streaming",), compare="multiset")
-def broadcast_unkeyed_streaming_counts(env, api):
-    counts = api.MapStateDescriptor("counts", api.Types.STRING(), api.Types.INT())
-
-    class Count(api.BroadcastProcessFunction):
-        def process_element(self, value, ctx):
-            yield f"value {value * 10}"
-
-        def process_broadcast_element(self, value, ctx):
-            state = ctx.get_broadcast_state(counts)
-            state.put(value, (state.get(value) or 0) + 1)
-            yield f"{value} seen {state.get(value)} times"
-
-    t = api.Types
-    numbers = env.from_collection([1, 2, 3], type_info=t.INT())
-    names = env.from_collection(["x", "y", "x", "x"], type_info=t.STRING())
-    return numbers.connect(names.broadcast(counts)).process(Count(), output_type=t.STRING())

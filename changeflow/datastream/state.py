@@ -346,7 +346,7 @@ class ReadOnlyBroadcastState(State, Generic[K, V]):
     ``clear`` raises, as Flink's Java read-only view does: only ``process_broadcast_element`` writes the
     broadcast state, so that every parallel instance keeps the same one."""
 
-    _READS = frozenset({"get", "contains", "keys", "values", "items", "is_empty", "__getitem__"})
+    _READS = frozenset({"get", "contains", "keys", "values", "items", "is_empty"})
 
     def __init__(self, name: str, current: Callable[[], dict], operator: str = "", key_type_info: Any = None,
                  value_type_info: Any = None) -> None:
@@ -359,6 +359,9 @@ class ReadOnlyBroadcastState(State, Generic[K, V]):
         where = self.__dict__.get("_where", "the broadcast state")  # not self._where: no recursion before __init__
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r} ({where} is read-only "
                              f"here: process_broadcast_element writes it)")
+
+    def __getitem__(self, key: Any) -> Any:  # dunder methods are looked up on the class, not via __getattr__
+        return self._map[key]
 
     def __contains__(self, key: Any) -> bool:
         return self._map.contains(key)

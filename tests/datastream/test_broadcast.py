@@ -135,15 +135,19 @@ def test_the_read_only_view_has_no_put_and_refuses_clear():
     with pytest.raises(UserFunctionError, match="AttributeError"):
         Host(Reader(), keyed=False).process([(1, ("a", 1))])
     view = broadcast_state_for(LIMITS, lambda: {"limits": {"max": 3}}, "Op", writable=False)
-    assert (view.get("max"), view.contains("max"), view.items(), view.is_empty(), list(view)) == (
-        3, True, [("max", 3)], False, ["max"])
+    assert (view.get("max"), view.contains("max"), view.items(), view.is_empty(), list(view), view["max"],
+            "max" in view) == (3, True, [("max", 3)], False, ["max"], 3, True)
+    with pytest.raises(AttributeError, match="read-only"):
+        view.remove("max")
     with pytest.raises(RuntimeError, match="read-only"):
         view.clear()
     with pytest.raises(TypeError, match="MapStateDescriptor"):
         broadcast_state_for(ValueStateDescriptor("v"), dict, "Op", writable=True)
 
 
-class KeyedInBroadcast(KeyedBroadcastProcessFunction):
+class _UsesKeyedState:
+    """Asks for keyed state in open() and writes it from process_broadcast_element."""
+
     def open(self, runtime_context):
         self.total = runtime_context.get_state(ValueStateDescriptor("total"))
 
@@ -155,15 +159,12 @@ class KeyedInBroadcast(KeyedBroadcastProcessFunction):
         return []
 
 
-class KeyedWithoutKeys(BroadcastProcessFunction):
-    def open(self, runtime_context):
-        self.total = runtime_context.get_state(ValueStateDescriptor("total"))
+class KeyedInBroadcast(_UsesKeyedState, KeyedBroadcastProcessFunction):
+    pass
 
-    def process_element(self, value, ctx):
-        return []
 
-    def process_broadcast_element(self, value, ctx):
-        return []
+class KeyedWithoutKeys(_UsesKeyedState, BroadcastProcessFunction):
+    pass
 
 
 def test_keyed_state_is_refused_where_there_is_no_key():

@@ -4,42 +4,18 @@ execution differs, and the broadcast state of every bucket survives a restart fr
 
 from __future__ import annotations
 
-import json
-import os
-from collections import Counter
-
 import pytest
 
-from changeflow.common import Configuration, Types, WatermarkStrategy
-from changeflow.datastream import (CollectSink, KeyedBroadcastProcessFunction, MapStateDescriptor,
-                                   RuntimeExecutionMode, StreamExecutionEnvironment, ValueStateDescriptor)
+from changeflow.common import Types, WatermarkStrategy
+from changeflow.datastream import (KeyedBroadcastProcessFunction, MapStateDescriptor, RuntimeExecutionMode,
+                                   ValueStateDescriptor)
 from changeflow.datastream.connectors import NumberSequenceSource
 from conformance import datastream_broadcast_cases
-from conformance.record_flink_datastream import GOLDEN_DIR, encode
-from tests.conformance.test_datastream_conformance import _api
-
-def _env(spark, mode, **settings):
-    conf = Configuration()
-    conf.set_string("changeflow.source.rows-per-batch", "2")  # several micro-batches per source
-    for key, value in {"changeflow.state.buckets": "2", **settings}.items():
-        conf.set_string(key, value)
-    env = StreamExecutionEnvironment.get_execution_environment(conf, spark_session=spark)
-    env.set_runtime_mode(mode)
-    return env
+from tests.datastream.test_co_process_spark import _env, batch_result_is_streaming_golden
 
 
 def test_batch_keyed_rules_with_timers_gives_the_streaming_result(spark):
-    from pyspark import cloudpickle
-
-    cloudpickle.register_pickle_by_value(datastream_broadcast_cases)
-    env = _env(spark, RuntimeExecutionMode.BATCH)
-    sink = CollectSink()
-    datastream_broadcast_cases.broadcast_keyed_rules_timers(env, _api()).sink_to(sink)
-    env.execute("broadcast rules in batch")
-    with open(os.path.join(GOLDEN_DIR, "broadcast_keyed_rules_timers_streaming.json")) as f:
-        streaming = json.load(f)["records"]
-    key = lambda r: json.dumps(r, sort_keys=True)  # noqa: E731
-    assert Counter(key(encode(r)) for r in sink.records) == Counter(map(key, streaming))
+    assert batch_result_is_streaming_golden(spark, datastream_broadcast_cases, "broadcast_keyed_rules_timers")
 
 
 class CrashOnce:

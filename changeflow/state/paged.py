@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 from pandas.util import hash_pandas_object
 
-from changeflow.kernels.frames import same_dtype_values
+from changeflow.kernels.frames import column, same_dtype_values
 
 # pandas.util hands hash_pandas_object out from a module __getattr__, which pyright reads as
 # the union of everything that __getattr__ returns; this is the function's real signature.
@@ -347,7 +347,7 @@ def _joint_key_codes(rows: pd.DataFrame, keys: pd.DataFrame, key_columns: list[s
     """
     combined: np.ndarray | None = None
     for name in key_columns:
-        left, right = rows[name], keys[name]
+        left, right = column(rows, name), column(keys, name)
         values = same_dtype_values(left, right)
         if values is None:
             return None

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 
@@ -31,3 +32,13 @@ def select(frame: pd.DataFrame, key: Any) -> pd.DataFrame:
     if not isinstance(out, pd.DataFrame):
         raise TypeError(f"selecting {key!r} from a frame gave a {type(out).__name__}, not a DataFrame")
     return out
+
+
+def same_dtype_values(left: pd.Series, right: pd.Series) -> Any:
+    """``left``'s values then ``right``'s as one array when both have the same dtype (numpy's or an
+    extension's, such as ``Int64``), else None."""
+    if left.dtype != right.dtype:
+        return None
+    if isinstance(left.dtype, np.dtype):
+        return np.concatenate([left.to_numpy(), right.to_numpy()])
+    return type(left.array)._concat_same_type([left.array, right.array])

@@ -19,6 +19,8 @@ import numpy as np
 import pandas as pd
 from pandas.util import hash_pandas_object
 
+from changeflow.kernels.frames import column, same_dtype_values
+
 # pandas.util hands hash_pandas_object out from a module __getattr__, which pyright reads as
 # the union of everything that __getattr__ returns; this is the function's real signature.
 _hash_rows = cast(Callable[..., pd.Series], hash_pandas_object)
@@ -237,7 +239,8 @@ class PagedKeyedState:
         return self._cache[page_id]
 
     def _page_of(self, frame: pd.DataFrame, columns: list[str]) -> np.ndarray:
-        if not columns or not len(frame):
+        # One page (a growing state before its first split): every hash would land on page 0.
+        if not columns or not len(frame) or self.page_count == 1:
             return np.zeros(len(frame), dtype=np.int64)
         hashed = frame[columns]
         block = self._dir().get("sequence_block", 1) if self._rows_per_page else 1
@@ -321,12 +324,42 @@ def concat_rows(frames: list[pd.DataFrame]) -> pd.DataFrame:
 
 
 def _hits(rows: pd.DataFrame, keys: pd.DataFrame, key_columns: list[str]) -> np.ndarray:
-    """Whether each row's key is among ``keys`` (on ``key_columns``)."""
+    """Whether each row's key is among ``keys`` (on ``key_columns``); a null equals any null, as in a merge."""
     if not key_columns:
         return np.ones(len(rows), dtype=bool)
+    if not len(rows) or not len(keys):
+        return np.zeros(len(rows), dtype=bool)
+    codes = _joint_key_codes(rows, keys, key_columns)
+    if codes is not None:
+        return np.isin(codes[:len(rows)], codes[len(rows):])
     marker = keys[key_columns].drop_duplicates().assign(__hit=True)
     merged = rows.merge(marker, on=key_columns, how="left", sort=False)
     return merged["__hit"].notna().to_numpy()
+
+
+def _joint_key_codes(rows: pd.DataFrame, keys: pd.DataFrame, key_columns: list[str]) -> np.ndarray | None:
+    """One integer per row of ``rows`` then of ``keys``, equal exactly where the key columns' values are.
+
+    A pandas merge costs milliseconds per call whatever its size, and the state tables of
+    one row per bucket (a window's next end, the late-record count) are stored every batch;
+    factorizing the columns costs microseconds. Only for columns of the same dtype on both
+    sides (None: use a merge, which reconciles dtypes).
+    """
+    combined: np.ndarray | None = None
+    for name in key_columns:
+        left, right = column(rows, name), column(keys, name)
+        values = same_dtype_values(left, right)
+        if values is None:
+            return None
+        codes, uniques = pd.factorize(values)
+        # Every kind of null (None, NaN, NaT) is one key value, as the merge matches them.
+        codes = np.where(codes < 0, len(uniques), codes).astype(np.int64)
+        if combined is None:
+            combined = codes
+        else:
+            # Below (rows + keys)^2: no overflow; factorized again to stay below rows + keys.
+            combined = pd.factorize(combined * (len(uniques) + 1) + codes)[0]
+    return combined
 
 
 def _rows_of(rows: pd.DataFrame, keys: pd.DataFrame, key_columns: list[str], keep: bool) -> pd.DataFrame:

@@ -206,3 +206,46 @@ def test_a_store_keeps_timestamp_objects_as_objects_and_datetime64_as_datetime64
         assert loaded["k"].tolist() == [2, 3, 4]
         assert loaded["t"].isna().tolist() == [False, True, False]
         assert loaded["t"].dropna().tolist() == [pd.Timestamp("2024-01-02"), pd.Timestamp("2024-01-03")]
+
+
+_key_values = st.one_of(st.none(), st.integers(-2, 2), st.sampled_from(["a", "b"]), st.just(float("nan")))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(_key_values, st.integers(0, 2)), max_size=12),
+       st.lists(st.tuples(_key_values, st.integers(0, 2)), max_size=6),
+       st.sampled_from(["object", "int", "Int64", "float", "datetime"]))
+def test_key_membership_by_factorized_codes_agrees_with_a_merge(rows, keys, kind):
+    # The factorized path of _hits must find exactly the rows a merge on the key columns finds
+    # (every kind of null equal to any other), for each dtype it takes.
+    from changeflow.state import paged
+
+    def frame(pairs):
+        first = [a for a, _ in pairs]
+        if kind == "int":
+            first = [a if isinstance(a, int) else 7 for a in first]
+        elif kind == "Int64":
+            first = [a if isinstance(a, int) else None for a in first]
+        elif kind == "float":
+            first = [float(a) if isinstance(a, int) else float("nan") for a in first]
+        elif kind == "datetime":
+            first = [pd.Timestamp(a, unit="s") if isinstance(a, int) else pd.NaT for a in first]
+        dtype = {"object": object, "int": "int64", "Int64": "Int64", "float": "float64",
+                 "datetime": "datetime64[ns]"}[kind]
+        return pd.DataFrame({"k": pd.Series(first, dtype=dtype), "n": pd.Series([b for _, b in pairs], dtype="int64")})
+
+    left, right = frame(rows), frame(keys)
+    codes = paged._joint_key_codes(left, right, ["k", "n"])
+    assert codes is not None
+    marker = right.drop_duplicates().assign(__hit=True)
+    expected = left.merge(marker, on=["k", "n"], how="left", sort=False)["__hit"].notna().to_numpy()
+    assert paged._hits(left, right, ["k", "n"]).tolist() == expected.tolist()
+
+
+def test_key_membership_falls_back_to_a_merge_when_dtypes_differ():
+    from changeflow.state import paged
+
+    left = pd.DataFrame({"k": pd.Series([1, 2, 3], dtype="int64")})
+    right = pd.DataFrame({"k": pd.Series([2.0, None], dtype="float64")})
+    assert paged._joint_key_codes(left, right, ["k"]) is None
+    assert paged._hits(left, right, ["k"]).tolist() == [False, True, False]

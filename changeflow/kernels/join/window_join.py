@@ -32,9 +32,10 @@ from changeflow.expressions import Expression
 from changeflow.kernels.aggregate.window_agg import epoch_ms
 from changeflow.kernels.window.zone_time import WindowClock
 from changeflow.kernels.changelog import INSERT, KIND, SEQ, SUB
-from changeflow.kernels.frames import column
-from changeflow.kernels.join.condition import compile_pair_condition
-from changeflow.kernels.join.join_rows import LEFT, RIGHT, tuples
+from changeflow.kernels.frames import column, same_dtype_values
+from changeflow.kernels.join.condition_arrays import compile_array_condition, condition_columns
+from changeflow.kernels.join.join_rows import LEFT, RIGHT
+from changeflow.kernels.join.vector_rows import object_values
 from changeflow.kernels.join.join_state import SIDE, key_column
 from changeflow.kernels.state import KeyedState
 from changeflow.kernels.window.window_buffer import WindowBuffered
@@ -82,14 +83,18 @@ class WindowJoin(WindowBuffered):
         self.key_columns = [key_column(i) for i in range(len(left_keys))]
         self.keys = self.key_columns + [WEND]
         self.outer = (join_type in ("LEFT", "FULL"), join_type in ("RIGHT", "FULL"))
-        self._matches = compile_pair_condition(condition, *self.columns) if condition is not None else None
+        self._compile_condition()
+
+    def _compile_condition(self) -> None:
+        self._matches = compile_array_condition(self.condition, *self.columns) if self.condition is not None else None
+        self._condition_columns = condition_columns(self.condition) if self.condition is not None else set()
 
     def __getstate__(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if k != "_matches"}   # a closure: compiled again
 
     def __setstate__(self, values: dict) -> None:
         self.__dict__.update(values)
-        self._matches = compile_pair_condition(self.condition, *self.columns) if self.condition is not None else None
+        self._compile_condition()
 
     @property
     def operator_name(self) -> str:
@@ -164,56 +169,89 @@ class WindowJoin(WindowBuffered):
         return out, ends, remaining
 
     def _join(self, left: pd.DataFrame, right: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
-        """The output of the fired windows' rows of each side, windows by end, each as Flink's ``join``."""
-        groups = self._groups(left, right)
-        n_left = len(left)
-        matched = (np.zeros(len(left), dtype=bool), np.zeros(len(right), dtype=bool))
-        rows = (tuples(left, self.columns[LEFT]) if len(left) else [],
-                tuples(right, self.columns[RIGHT]) if len(right) else [])
-        right_outside = self.join_type == "RIGHT"   # Flink's RightOuterJoinOperator loops over the right rows
-        # Each output row as (window end, outer loop's row, 0 pair / 1 padding, inner row, left, right index).
-        out: list[tuple[int, int, int, int, int, int]] = []
-        for (end, key), (li, ri) in groups.items():
-            if key is None:
-                continue  # a NULL key matches nothing
-            for i in li:
-                for j in ri:
-                    if self._matches is None or self._matches(rows[LEFT][i], rows[RIGHT][j]):
-                        out.append((end, j, 0, i, i, j) if right_outside else (end, i, 0, j, i, j))
-                        matched[LEFT][i] = matched[RIGHT][j] = True
+        """The output of the fired windows' rows of each side, windows by end, each as Flink's ``join``.
+
+        Array operations throughout: a window's rows are tens of thousands in Nexmark's q5
+        (every auction's count in one window), and a Python loop over their pairs cost more
+        than the rest of the firing.
+        """
+        n_left, n_right = len(left), len(right)
+        pair_left, pair_right = _pairs(left, right, self.keys)
+        if self._matches is not None and len(pair_left):
+            ok = self._matches(*[{name: object_values(column(frame, name))[index]
+                                  for name in self.columns[side] if name in self._condition_columns}
+                                 for side, frame, index in ((LEFT, left, pair_left), (RIGHT, right, pair_right))])
+            pair_left, pair_right = pair_left[ok], pair_right[ok]
+        ends = (left[WEND].to_numpy(dtype=np.int64) if n_left else np.zeros(0, dtype=np.int64),
+                right[WEND].to_numpy(dtype=np.int64) if n_right else np.zeros(0, dtype=np.int64))
+        # Flink's RightOuterJoinOperator loops over the right rows, every other join over the left ones.
+        right_outside = self.join_type == "RIGHT"
+        # Each output row's sort key (window end, outer loop's row, 0 pair / 1 padding, inner row)
+        # and its left and right row (-1: padded with nulls).
+        parts = [(ends[LEFT][pair_left], pair_right if right_outside else pair_left, np.zeros(len(pair_left)),
+                  pair_left if right_outside else pair_right, pair_left, pair_right)]
         if self.outer[LEFT]:
-            out += [(int(left[WEND].iat[i]), int(i), 1, 0, int(i), -1) for i in np.flatnonzero(~matched[LEFT])]
+            unmatched = np.setdiff1d(np.arange(n_left), pair_left)
+            none = np.full(len(unmatched), -1)
+            parts.append((ends[LEFT][unmatched], unmatched, np.ones(len(unmatched)), np.zeros(len(unmatched)),
+                          unmatched, none))
         if self.outer[RIGHT]:
             # FULL: the right rows that matched nothing after the window's left rows.
+            unmatched = np.setdiff1d(np.arange(n_right), pair_right)
+            none = np.full(len(unmatched), -1)
             base = 0 if right_outside else n_left
-            out += [(int(right[WEND].iat[j]), base + int(j), 1, 0, -1, int(j)) for j in np.flatnonzero(~matched[RIGHT])]
-        out.sort()
+            parts.append((ends[RIGHT][unmatched], base + unmatched, np.ones(len(unmatched)),
+                          np.zeros(len(unmatched)), none, unmatched))
+        end, outer, flag, inner, left_rows, right_rows = (np.concatenate(c).astype(np.int64)
+                                                          for c in zip(*parts, strict=True))
+        order = np.lexsort((inner, flag, outer, end))
         frame: dict[str, Any] = {}
-        for side, index in ((LEFT, [t[4] for t in out]), (RIGHT, [t[5] for t in out])):
+        for side, picked in ((LEFT, left_rows[order]), (RIGHT, right_rows[order])):
             source = (left, right)[side]
             for name in self.columns[side]:
-                values = column(source, name) if len(source) else pd.Series([], dtype=object)
-                picked = np.asarray(index, dtype=np.int64)
-                taken = values.take(np.where(picked >= 0, picked, 0)).reset_index(drop=True) if len(values) \
-                    else pd.Series([None] * len(out), dtype=object)
+                if not len(source):
+                    frame[name] = pd.Series([None] * len(order), dtype=object)
+                    continue
+                taken = column(source, name).take(np.where(picked >= 0, picked, 0)).reset_index(drop=True)
                 if (picked < 0).any():
                     taken = taken.astype(object).where(pd.Series(picked >= 0), None)
                 frame[name] = taken
-        result = pd.DataFrame(frame, index=range(len(out)))
-        result[KIND] = np.full(len(out), INSERT, dtype=np.int8)
-        return result, np.asarray([t[0] for t in out], dtype=np.int64)
+        result = pd.DataFrame(frame, index=range(len(order)))
+        result[KIND] = np.full(len(order), INSERT, dtype=np.int8)
+        return result, end[order]
 
-    def _groups(self, left: pd.DataFrame, right: pd.DataFrame) -> dict[tuple, tuple[list[int], list[int]]]:
-        """The row indexes of each side by (window end, join key); a key with a NULL part is None."""
-        groups: dict[tuple, tuple[list[int], list[int]]] = {}
-        for side, frame in ((LEFT, left), (RIGHT, right)):
-            if not len(frame):
-                continue
-            ends = frame[WEND].to_numpy(dtype=np.int64).tolist()
-            keys = tuples(frame, self.key_columns)
-            for i, (end, key) in enumerate(zip(ends, keys, strict=True)):
-                groups.setdefault((end, None if any(v is None for v in key) else key), ([], []))[side].append(i)
-        return groups
+
+def _pairs(left: pd.DataFrame, right: pd.DataFrame, keys: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Every (left row, right row) with equal ``keys`` (window end and join key), a key with a NULL part
+    matching nothing: by left row, then right row."""
+    if not len(left) or not len(right):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    n_left = len(left)
+    group: np.ndarray | None = None
+    null = np.zeros(n_left + len(right), dtype=bool)
+    for name in keys:
+        a, b = column(left, name), column(right, name)
+        # Integers, booleans and datetimes of one dtype compare as they are; anything else as the
+        # Python values the per-record join compared (1 == 1.0; NaN is NULL).
+        values = same_dtype_values(a, b) if a.dtype.kind in "iubmM" else None
+        if values is None:
+            values = np.concatenate([object_values(a), object_values(b)])
+        codes, uniques = pd.factorize(values)
+        null |= codes < 0
+        codes = np.where(codes < 0, len(uniques), codes).astype(np.int64)
+        # Codes stay below the row count: the product below cannot overflow.
+        group = codes if group is None else pd.factorize(group * (len(uniques) + 1) + codes)[0]
+    assert group is not None   # a window join's keys hold at least the window end
+    lefts = np.flatnonzero(~null[:n_left])
+    rights = np.flatnonzero(~null[n_left:])
+    rights = rights[np.argsort(group[n_left:][rights], kind="stable")]
+    right_groups = group[n_left:][rights]
+    starts = np.searchsorted(right_groups, group[:n_left][lefts], side="left")
+    counts = np.searchsorted(right_groups, group[:n_left][lefts], side="right") - starts
+    pair_left = np.repeat(lefts, counts)
+    # Each left row's run of right rows: its start repeated, plus 0, 1, ... within the run.
+    within = np.arange(len(pair_left)) - np.repeat(np.cumsum(counts) - counts, counts)
+    return pair_left.astype(np.int64), rights[np.repeat(starts, counts) + within].astype(np.int64)
 
 
 __all__ = ["TABLES", "WindowJoin"]

@@ -435,4 +435,4 @@ def partition_local_positions(source: Source) -> bool:
     return False
 
 
-WINDOW_ROWS_PER_PAGE = 2048  # rows per state page of a window aggregation before its pages double
+WINDOW_ROWS_PER_PAGE = 2048  # rows per state page of a window aggregation or window join before its pages double

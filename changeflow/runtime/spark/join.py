@@ -48,6 +48,7 @@ from changeflow.plan.join_builder import join_key_type
 from changeflow.plan.nodes import Join
 from changeflow.plan.time_joins import IntervalJoin, TemporalJoin
 from changeflow.plan.window_ops import WindowJoin
+from changeflow.runtime.spark.event_time import WINDOW_ROWS_PER_PAGE
 from changeflow.runtime.spark.deferred_processor import DeferredProcessor
 from changeflow.runtime.spark.columns import compile_expr
 from changeflow.runtime.spark.control_rows import ControlFanOut
@@ -141,9 +142,15 @@ def join_stream(translator: Any, node: Join) -> DataFrame:
     # A join neither buffers nor acts on end of input: control rows only pass through it.
     # An interval join's watermark is the least over both inputs' assigners (the processor combines them).
     watermarks = translator.watermark_scans.below()
-    processor = KernelProcessor(kernel, key_columns, settings.pages, node.field_names,
+    pages, rows_per_page = settings.pages, None
+    if isinstance(node, WindowJoin):
+        # A window join keeps only its open windows' rows, and every firing scans all of them: one page
+        # per bucket, doubling with the rows as the window aggregation's, not a fixed count each firing
+        # reads and each row's key is hashed to (object TIMESTAMP keys hash through their strings).
+        pages, rows_per_page = 1, WINDOW_ROWS_PER_PAGE
+    processor = KernelProcessor(kernel, key_columns, pages, node.field_names,
                                 sources=upstream_sources(node), control=translator.control, sweep=sweep,
-                                watermarks=watermarks,
+                                watermarks=watermarks, rows_per_page=rows_per_page,
                                 mini_batch_intervals=translator.mini_batch_intervals)
     return packed[0].unionAll(packed[1]).groupBy(BUCKET).transformWithStateInPandas(
         statefulProcessor=DeferredProcessor(processor), outputStructType=translator.changelog_struct(node.schema),

@@ -398,3 +398,4 @@ def window_end_of_stream_then_keyed_sum(env, api):
 # The event-time and two-input cases live in their own modules; importing them registers them here.
 from conformance import datastream_event_time_cases as _event_time_cases  # noqa: E402,F401
 from conformance import datastream_connect_cases as _connect_cases  # noqa: E402,F401
+from conformance import datastream_broadcast_cases as _broadcast_cases  # noqa: E402,F401

@@ -31,8 +31,8 @@ GOLDEN_DIR = os.path.join(HERE, "goldens", "datastream")
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from conformance import (datastream_cases, datastream_connect_cases,  # noqa: E402  (no pyflink import there)
-                         datastream_event_time_cases)
+from conformance import (datastream_broadcast_cases, datastream_cases,  # noqa: E402  (no pyflink import there)
+                         datastream_connect_cases, datastream_event_time_cases)
 from conformance.datastream_cases import CASES  # noqa: E402
 from conformance.recording import FLINK_VERSION, case_names, record_each, write_records_golden  # noqa: E402
 
@@ -53,12 +53,12 @@ def encode(v):
 
 def _api():
     from pyflink.common import Types
-    from pyflink.datastream import (CoFlatMapFunction, CoMapFunction, CoProcessFunction, FlatMapFunction,
-                                    KeyedCoProcessFunction, KeyedProcessFunction, MapFunction, OutputTag,
-                                    ProcessFunction, ReduceFunction)
+    from pyflink.datastream import (BroadcastProcessFunction, CoFlatMapFunction, CoMapFunction, CoProcessFunction,
+                                    FlatMapFunction, KeyedBroadcastProcessFunction, KeyedCoProcessFunction,
+                                    KeyedProcessFunction, MapFunction, OutputTag, ProcessFunction, ReduceFunction)
     from pyflink.datastream.functions import (AggregateFunction, AllWindowFunction, ProcessAllWindowFunction,
                                               ProcessWindowFunction, WindowFunction)
-    from pyflink.datastream.state import ListStateDescriptor, ValueStateDescriptor
+    from pyflink.datastream.state import ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor
     from pyflink.common import Duration, Time
     from pyflink.common.watermark_strategy import TimestampAssigner, WatermarkStrategy
     from pyflink.datastream import TimeDomain
@@ -73,6 +73,9 @@ def _api():
                            ListStateDescriptor=ListStateDescriptor, CoMapFunction=CoMapFunction,
                            CoFlatMapFunction=CoFlatMapFunction, CoProcessFunction=CoProcessFunction,
                            KeyedCoProcessFunction=KeyedCoProcessFunction,
+                           BroadcastProcessFunction=BroadcastProcessFunction,
+                           KeyedBroadcastProcessFunction=KeyedBroadcastProcessFunction,
+                           MapStateDescriptor=MapStateDescriptor,
                            OutputTag=OutputTag, GlobalWindows=GlobalWindows,
                            AggregateFunction=AggregateFunction, WindowFunction=WindowFunction,
                            AllWindowFunction=AllWindowFunction, ProcessWindowFunction=ProcessWindowFunction,
@@ -138,6 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     cloudpickle.register_pickle_by_value(datastream_cases)
     cloudpickle.register_pickle_by_value(datastream_event_time_cases)
     cloudpickle.register_pickle_by_value(datastream_connect_cases)
+    cloudpickle.register_pickle_by_value(datastream_broadcast_cases)
     api = _api()
     return record_each(CASES, sorted(names), GOLDEN_DIR, lambda c: record(c, api),
                        summary=lambda g: f"{len(g['records'])} records", write=write_records_golden)

@@ -43,6 +43,7 @@ class SinkJob:
     resumed: bool = False
     directory: str | None = None  # the job's directory; None for a job that never resumes
     _delivered: list = field(default_factory=lambda: [-1], compare=False, repr=False)
+    _occurrences: dict = field(default_factory=dict, compare=False, repr=False)
 
     @staticmethod
     def fresh() -> "SinkJob":
@@ -58,6 +59,20 @@ class SinkJob:
                 return int(store.read_bytes(path).decode("ascii").strip() or -1)
             return -1
         return self._delivered[0]
+
+    def occurrence(self, key: str) -> int:
+        """How many sinks of this job asked for ``key`` before this call (0 for the first).
+
+        A job opens its sinks in one order on every run, so the answer names a sink
+        among those of one kind and target (two JDBC sinks of one statement) the same
+        way after a restart: the sink keeps its record of committed micro-batches under it.
+
+        >>> job = SinkJob.fresh()
+        >>> [job.occurrence("a"), job.occurrence("b"), job.occurrence("a")]
+        [0, 0, 1]
+        """
+        count = self._occurrences[key] = self._occurrences.get(key, -1) + 1
+        return count
 
     def deliver_once(self, batch_id: int, deliver: Callable[[], None]) -> None:
         """Run ``deliver`` for micro-batch ``batch_id`` unless the sinks had it before a restart, then record it.

@@ -13,7 +13,9 @@ How it runs on Spark: :mod:`changeflow.runtime.spark.stream_graph`.
 """
 
 from changeflow.datastream.cache import CachedDataStream
-from changeflow.datastream.co_functions import (CoFlatMapFunction, CoMapFunction, CoProcessFunction,
+from changeflow.datastream.broadcast import BroadcastConnectedStream, BroadcastStream  # after .functions (.cache)
+from changeflow.datastream.co_functions import (BroadcastProcessFunction, CoFlatMapFunction, CoMapFunction,
+                                                CoProcessFunction, KeyedBroadcastProcessFunction,
                                                 KeyedCoProcessFunction)
 from changeflow.datastream.connected_streams import ConnectedStreams
 from changeflow.datastream.checkpoint_config import CheckpointConfig, CheckpointingMode, ExternalizedCheckpointRetention
@@ -38,6 +40,7 @@ from changeflow.datastream.windowed_stream import AllWindowedStream, CoGroupedSt
 
 __all__ = [
     "AggregateFunction", "AggregatingState", "AggregatingStateDescriptor", "AllWindowFunction", "AllWindowedStream",
+    "BroadcastConnectedStream", "BroadcastProcessFunction", "BroadcastStream", "KeyedBroadcastProcessFunction",
     "CachedDataStream", "CheckpointConfig", "CheckpointingMode", "CloseableIterator", "CoFlatMapFunction",
     "CoGroupFunction", "CoMapFunction", "CoProcessFunction", "ConnectedStreams", "KeyedCoProcessFunction",
     "CoGroupedStreams", "CollectSink", "CountWindow", "DataStream", "DataStreamSink",

@@ -7,7 +7,7 @@ stream; nothing runs until ``execute()`` or ``execute_and_collect()``.
 from __future__ import annotations
 
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, overload
 
 from changeflow.common.typeinfo import PickledBytesTypeInfo, TypeInformation, Types, conform
 from changeflow.datastream import graph
@@ -21,6 +21,7 @@ from changeflow.datastream.sinks import CloseableIterator, DataStreamSink
 from changeflow.datastream.stream_hints import StreamHints
 
 if TYPE_CHECKING:
+    from changeflow.datastream.broadcast import BroadcastConnectedStream, BroadcastStream
     from changeflow.datastream.cache import CachedDataStream
     from changeflow.datastream.connected_streams import ConnectedStreams
     from changeflow.datastream.environment import StreamExecutionEnvironment
@@ -156,14 +157,25 @@ class DataStream(StreamHints):
 
         return JoinedStreams(self, other)
 
+    @overload
+    def connect(self, ds: "BroadcastStream") -> "BroadcastConnectedStream":
+        ...
+
+    @overload
     def connect(self, ds: "DataStream") -> "ConnectedStreams":
+        ...
+
+    def connect(self, ds: "DataStream | BroadcastStream") -> "ConnectedStreams | BroadcastConnectedStream":
         """This stream and ``ds`` (of any type) for one two-input operator: ``ConnectedStreams``' ``map``,
-        ``flat_map``, ``process`` (keyed after its ``key_by``); see :mod:`.connected_streams`."""
+        ``flat_map``, ``process`` (keyed after its ``key_by``); see :mod:`.connected_streams`. With a
+        ``BroadcastStream`` (``broadcast(descriptor)``): a ``BroadcastConnectedStream`` (:mod:`.broadcast`)."""
+        from changeflow.datastream.broadcast import BroadcastConnectedStream, BroadcastStream
         from changeflow.datastream.connected_streams import ConnectedStreams
 
-        if not isinstance(ds, DataStream):  # PyFlink also takes a BroadcastStream, which changeflow has not
-            raise TypeError(f"connect() takes a DataStream (a BroadcastStream is not supported by changeflow), "
-                            f"got {type(ds).__name__}")
+        if isinstance(ds, BroadcastStream):
+            return BroadcastConnectedStream(self, ds, ds.broadcast_state_descriptors)
+        if not isinstance(ds, DataStream):
+            raise TypeError(f"connect() takes a DataStream or a BroadcastStream, got {type(ds).__name__}")
         return ConnectedStreams(self, ds)
 
     def get_side_output(self, output_tag: Any) -> "DataStream":

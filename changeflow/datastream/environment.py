@@ -229,7 +229,8 @@ class StreamExecutionEnvironment:
         """
         if callable(getattr(source, "source_node", None)):
             from changeflow.datastream.connectors.sources import connector_source
-            stream = DataStream(self, connector_source(source, watermark_strategy, source_name, type_info))
+            stream = DataStream(self, connector_source(source, watermark_strategy, source_name, type_info,
+                                                       JobContext(self._config)))
             # A strategy with a timestamp assigner timestamps the records; without one the source's
             # records keep having none, and its watermarks could not pass Long.MIN_VALUE (Flink's too).
             if getattr(watermark_strategy, "timestamp_assigner", None) is not None:

@@ -71,8 +71,11 @@ def execution_plan(sinks: list[tuple[graph.Node, Any]], parallelism: int, settin
         entry: dict[str, Any] = {"id": ids[node.id], "type": name, "pact": "Data Source" if source else "Operator",
                                  "contents": name, "parallelism": 1 if source else parallelism}
         if inputs:
-            entry["predecessors"] = [{"id": i, "ship_strategy": "HASH" if node.keyed else "FORWARD",
-                                      "side": "second"} for i in inputs]
+            ships = ["HASH" if node.keyed else "FORWARD"] * len(inputs)
+            if isinstance(node, graph.CoProcessNode) and node.kind == "broadcast":  # as PyFlink 2.3 prints it
+                ships = ["HASH" if node.first_key is not None else "FORWARD", "BROADCAST"]
+            entry["predecessors"] = [{"id": i, "ship_strategy": ship, "side": "second"}
+                                     for i, ship in zip(inputs, ships, strict=True)]
         why = node.traits.get("buffer_reason")
         if flushes is not None and why is not None:
             entry["output_buffer"] = f"{flushes}: {why}"

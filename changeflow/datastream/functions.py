@@ -27,11 +27,12 @@ from changeflow.datastream.state import (AggregatingState, AggregatingStateDescr
                                          ValueState, ValueStateDescriptor, state_for)
 from changeflow.datastream.pyflink_names import module_getattr
 
-__all__ = ["AggregateFunction", "AllWindowFunction", "CoFlatMapFunction", "CoGroupFunction", "CoMapFunction",
-           "CoProcessFunction", "FilterFunction", "FlatJoinFunction", "FlatMapFunction", "Function", "JoinFunction",
-           "KeySelector", "KeyedCoProcessFunction", "KeyedProcessFunction", "MapFunction", "Partitioner",
-           "ProcessAllWindowFunction", "ProcessFunction", "ProcessWindowFunction", "ReduceFunction", "RuntimeContext",
-           "TimeDomain", "TimerService", "WindowFunction"]
+__all__ = ["AggregateFunction", "AllWindowFunction", "BaseBroadcastProcessFunction", "BroadcastProcessFunction",
+           "CoFlatMapFunction", "CoGroupFunction", "CoMapFunction", "CoProcessFunction", "FilterFunction",
+           "FlatJoinFunction", "FlatMapFunction", "Function", "JoinFunction", "KeySelector",
+           "KeyedBroadcastProcessFunction", "KeyedCoProcessFunction", "KeyedProcessFunction", "MapFunction",
+           "Partitioner", "ProcessAllWindowFunction", "ProcessFunction", "ProcessWindowFunction", "ReduceFunction",
+           "RuntimeContext", "TimeDomain", "TimerService", "WindowFunction"]
 
 
 # PyFlink's type parameters of its generic function classes (``WindowFunction[IN, OUT, KEY, W]``):
@@ -406,8 +407,10 @@ class FlatJoinFunction(Function):
 
 
 # PyFlink has the two-input functions in this module too; they subclass Function, defined above.
-from changeflow.datastream.co_functions import (CoFlatMapFunction, CoMapFunction,  # noqa: E402
-                                                CoProcessFunction, KeyedCoProcessFunction)
+from changeflow.datastream.co_functions import (BaseBroadcastProcessFunction,  # noqa: E402
+                                                BroadcastProcessFunction, CoFlatMapFunction, CoMapFunction,
+                                                CoProcessFunction, KeyedBroadcastProcessFunction,
+                                                KeyedCoProcessFunction)
 
 # PyFlink's names of pyflink.datastream.functions changeflow lacks on purpose fail naming themselves (.pyflink_names).
 __getattr__ = module_getattr("pyflink.datastream.functions")

@@ -16,7 +16,6 @@ _PYTHON_FILES = ("ship Python files and environments with Spark (spark-submit --
                  "SparkContext.addPyFile, PYSPARK_PYTHON)")
 _JAVA = "Java sources and input formats do not run on Spark; use from_source with a changeflow connector, " \
         "or from_collection"
-_BROADCAST = "broadcast streams and broadcast state are not implemented"
 _ASYNC = "asynchronous I/O operators are not implemented; call the service from a map or process function"
 _STATE_BACKEND = ("changeflow keeps state in Spark's RocksDB state store, under changeflow.checkpoint-dir; "
                   "there is no state backend or checkpoint storage to choose")
@@ -37,8 +36,6 @@ UNSUPPORTED: dict[str, dict[str, str]] = {
 
 # Names of the pyflink.datastream module changeflow does not have (refused at import).
 MODULE_NAMES: dict[str, str] = {
-    **dict.fromkeys(("BroadcastStream", "BroadcastConnectedStream", "BroadcastProcessFunction",
-                     "KeyedBroadcastProcessFunction"), _BROADCAST),
     **dict.fromkeys(("AsyncDataStream", "AsyncFunction", "AsyncRetryPredicate", "AsyncRetryStrategy",
                      "async_data_stream", "async_retry_strategies"), _ASYNC),
     **dict.fromkeys(("StateBackend", "HashMapStateBackend", "EmbeddedRocksDBStateBackend", "CustomStateBackend",
@@ -54,7 +51,6 @@ MODULE_NAMES: dict[str, str] = {
                                            "implemented; use with_gap(size), or event-time sessions",
     **dict.fromkeys(("CountWindowSerializer", "GlobalWindowSerializer", "TimeWindowSerializer", "TypeSerializer"),
                     "changeflow pickles windows and values; there are no custom type serializers"),
-    **dict.fromkeys(("BroadcastState", "ReadOnlyBroadcastState", "BaseBroadcastProcessFunction"), _BROADCAST),
     "OperatorStateStore": "operator (non-keyed) state is not implemented; key the stream and use keyed state",
     "AsyncFunctionDescriptor": _ASYNC,
     **dict.fromkeys(("SinkFunction", "SourceFunction"),

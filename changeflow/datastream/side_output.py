@@ -78,11 +78,12 @@ def side_output(stream: "DataStream", output_tag: OutputTag) -> "DataStream":
         late = graph.LateDataNode(f"LateData({output_tag.tag_id})", output_tag.type_info or node.input.type_info,
                                   input=node, tag=output_tag)
         return DataStream(stream._env, late)
-    two_input = isinstance(node, graph.CoProcessNode) and node.kind == "process"
+    two_input = isinstance(node, graph.CoProcessNode) and node.kind in ("process", "broadcast")
     if not (two_input or isinstance(node, graph.KeyedProcessNode)
             or (isinstance(node, graph.Stateless) and node.op.kind == "process")):
         raise ValueError(f"get_side_output({output_tag.tag_id!r}): side outputs come from process() of a "
-                         f"(Keyed)ProcessFunction or a (Keyed)CoProcessFunction; {node.name} is not one")
+                         f"(Keyed)ProcessFunction, a (Keyed)CoProcessFunction or a (Keyed)BroadcastProcessFunction; "
+                         f"{node.name} is not one")
     side = SideOutputNode(f"SideOutput({output_tag.tag_id})", output_tag.type_info or PickledBytesTypeInfo(),
                           input=node, tag=output_tag)
     return DataStream(stream._env, side)

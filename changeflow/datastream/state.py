@@ -25,9 +25,9 @@ from changeflow.common.typeinfo import conform
 from changeflow.datastream.state_ttl_config import StateTtlConfig
 from changeflow.datastream.pyflink_names import module_getattr
 
-__all__ = ["AggregatingState", "AggregatingStateDescriptor", "ListState", "ListStateDescriptor", "MapState",
-           "MapStateDescriptor", "ReducingState", "ReducingStateDescriptor", "State", "StateDescriptor",
-           "StateTtlConfig", "ValueState", "ValueStateDescriptor"]
+__all__ = ["AggregatingState", "AggregatingStateDescriptor", "BroadcastState", "ListState", "ListStateDescriptor",
+           "MapState", "MapStateDescriptor", "ReadOnlyBroadcastState", "ReducingState", "ReducingStateDescriptor",
+           "State", "StateDescriptor", "StateTtlConfig", "ValueState", "ValueStateDescriptor"]
 
 
 # PyFlink's type parameters (``ValueState[T]``, ``MapState[K, V]``, ``ListState[T]``): for readers and
@@ -337,6 +337,55 @@ class AggregatingState(State, Generic[IN, OUT]):
         values = self._current()
         accumulator = values[self._name] if self._name in values else self._agg.create_accumulator()
         values[self._name] = self._check(self._agg.add(value, accumulator))
+
+
+class ReadOnlyBroadcastState(State, Generic[K, V]):
+    """The broadcast state as ``process_element`` (and ``on_timer``) of a broadcast process function see it:
+    ``get``, ``contains``, ``keys``, ``values``, ``items``, ``is_empty`` (a :class:`MapState`'s). It has no
+    ``put``, ``put_all`` or ``remove`` (PyFlink's has none either: using one is an AttributeError), and
+    ``clear`` raises, as Flink's Java read-only view does: only ``process_broadcast_element`` writes the
+    broadcast state, so that every parallel instance keeps the same one."""
+
+    _READS = frozenset({"get", "contains", "keys", "values", "items", "is_empty"})
+
+    def __init__(self, name: str, current: Callable[[], dict], operator: str = "", key_type_info: Any = None,
+                 value_type_info: Any = None) -> None:
+        super().__init__(name, current, operator)
+        self._map = MapState(name, current, operator, key_type_info, value_type_info)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ReadOnlyBroadcastState._READS:
+            return getattr(self._map, name)
+        where = self.__dict__.get("_where", "the broadcast state")  # not self._where: no recursion before __init__
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r} ({where} is read-only "
+                             f"here: process_broadcast_element writes it)")
+
+    def __getitem__(self, key: Any) -> Any:  # dunder methods are looked up on the class, not via __getattr__
+        return self._map[key]
+
+    def __contains__(self, key: Any) -> bool:
+        return self._map.contains(key)
+
+    def __iter__(self):
+        return iter(self._map.keys())
+
+    def clear(self) -> None:
+        raise RuntimeError(f"{self._where} is read-only here: only process_broadcast_element may clear it")
+
+
+class BroadcastState(MapState, Generic[K, V]):
+    """The broadcast state as ``process_broadcast_element`` sees it: a :class:`MapState` it reads and writes
+    (``put``, ``put_all``, ``remove``, ``clear`` too), one per parallel instance, the same in all of them."""
+
+
+def broadcast_state_for(descriptor: Any, current: Callable[[], dict], operator: str, writable: bool) -> State:
+    """The handle of broadcast state ``descriptor`` (a :class:`MapStateDescriptor`) over ``current()``, the
+    operator's dict of broadcast states by name: a :class:`BroadcastState`, or when not ``writable`` a
+    :class:`ReadOnlyBroadcastState` (what the broadcast process functions' kernel asks for)."""
+    if not isinstance(descriptor, MapStateDescriptor):
+        raise TypeError(f"get_broadcast_state() takes a MapStateDescriptor, got {type(descriptor).__name__}")
+    kind = BroadcastState if writable else ReadOnlyBroadcastState
+    return kind(descriptor.get_name(), current, operator, descriptor.key_type_info, descriptor.value_type_info)
 
 
 def state_for(descriptor: StateDescriptor, current: Callable[[], dict], operator: str,

@@ -6,9 +6,10 @@ buffer methods shape how operators share threads and network buffers. None of th
 what a job computes: a keyed operator still sees every record of a key in order, and a
 keyless one's results are the same records in an order Flink does not define either. On
 Spark the query planner places records (a shuffle before each keyed operator), so these
-calls are accepted and leave the job as it is. What would change results is refused by
-name: ``broadcast()`` (every record to each parallel instance of the next operator) and
-``connect`` (two-input operators). ``project`` is a map to the chosen tuple fields.
+calls are accepted and leave the job as it is. ``broadcast()`` without descriptors is
+accepted the same way (Flink's copy per parallel instance of the next operator is not
+made: docs/differences.md); with ``MapStateDescriptor`` s it starts the broadcast state
+pattern (:mod:`.broadcast`). ``project`` is a map to the chosen tuple fields.
 """
 
 from __future__ import annotations
@@ -71,10 +72,13 @@ class StreamHints(TaskHints):
             raise TypeError("Parameter key_selector should be type of KeySelector or a callable function.")
         return self._rerouted()
 
-    def broadcast(self, *broadcast_state_descriptors: Any) -> Any:
-        raise NotImplementedError(
-            "DataStream.broadcast() (PyFlink's) is not supported by changeflow: sending every record to each "
-            "parallel instance of the next operator, and broadcast state with connect(), are not implemented")
+    def broadcast(self, broadcast_state_descriptor: Any = None, *other_broadcast_state_descriptors: Any) -> Any:
+        """With ``MapStateDescriptor`` s: a ``BroadcastStream`` to ``connect`` a stream to (:mod:`.broadcast`).
+        Without: the same records, as Flink's broadcast partitioning gives them to one parallel instance
+        (docs/differences.md); a ``KeyedStream`` refuses both, as in Flink."""
+        from changeflow.datastream.broadcast import broadcast_stream
+
+        return broadcast_stream(self._rerouted(), (broadcast_state_descriptor, *other_broadcast_state_descriptors))
 
     # --- operator hints beyond a sink's (TaskHints): no effect on results ------------------
     def start_new_chain(self) -> "StreamHints":

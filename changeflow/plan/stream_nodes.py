@@ -284,14 +284,21 @@ class CoProcessNode(TwoInputNode):
     first_key: Any = None
     second_key: Any = None
     output_type: Any = None  # the declared output type (None: as produced); the unkeyed chains convert to it
+    # ``kind`` "broadcast" (``first.connect(second.broadcast(...))``): ``second`` is the broadcast stream, these
+    # its MapStateDescriptors, and ``state_handles`` the API's factory of broadcast state handles the kernel
+    # hands the function (:class:`~changeflow.kernels.keyed.broadcast.BroadcastProcess`); ``first_key`` is
+    # set when ``first`` is keyed, ``second_key`` never.
+    broadcast_states: tuple = ()
+    state_handles: Any = None
 
     @property
     def keyed(self) -> bool:
-        return self.first_key is not None
+        """Whether the operator runs as one stateful stage (keyed inputs, or broadcast state)."""
+        return self.first_key is not None or self.kind == "broadcast"
 
     def attributes(self) -> OperatorAttributes:
         # FLIP-365: a keyed co-function may declare its output idempotent per key, as a KeyedProcessFunction.
-        idempotent = self.keyed and function_is_output_idempotent(self.function)
+        idempotent = self.first_key is not None and function_is_output_idempotent(self.function)
         return OperatorAttributesBuilder().set_output_idempotent(idempotent).build()
 
 

@@ -13,7 +13,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from conformance import datastream_cases, datastream_connect_cases, datastream_event_time_cases
+from conformance import (datastream_broadcast_cases, datastream_cases, datastream_connect_cases,
+                         datastream_event_time_cases)
 from conformance.datastream_cases import CASES
 from conformance.record_flink_datastream import GOLDEN_DIR, encode
 
@@ -24,9 +25,11 @@ pytestmark = pytest.mark.xdist_group("datastream_conformance")
 
 def _api():
     from changeflow.common import Types
-    from changeflow.datastream import (AggregateFunction, AllWindowFunction, CoFlatMapFunction, CoMapFunction,
-                                       CoProcessFunction, FlatMapFunction, KeyedCoProcessFunction,
-                                       KeyedProcessFunction, ListStateDescriptor, MapFunction, OutputTag,
+    from changeflow.datastream import (AggregateFunction, AllWindowFunction, BroadcastProcessFunction,
+                                       CoFlatMapFunction, CoMapFunction, CoProcessFunction, FlatMapFunction,
+                                       KeyedBroadcastProcessFunction, KeyedCoProcessFunction,
+                                       KeyedProcessFunction, ListStateDescriptor, MapFunction, MapStateDescriptor,
+                                       OutputTag,
                                        ProcessAllWindowFunction, ProcessFunction, ProcessWindowFunction,
                                        ReduceFunction, ValueStateDescriptor, WindowFunction)
     from changeflow.common import Duration, Time, WatermarkStrategy
@@ -43,6 +46,9 @@ def _api():
                            ListStateDescriptor=ListStateDescriptor, CoMapFunction=CoMapFunction,
                            CoFlatMapFunction=CoFlatMapFunction, CoProcessFunction=CoProcessFunction,
                            KeyedCoProcessFunction=KeyedCoProcessFunction,
+                           BroadcastProcessFunction=BroadcastProcessFunction,
+                           KeyedBroadcastProcessFunction=KeyedBroadcastProcessFunction,
+                           MapStateDescriptor=MapStateDescriptor,
                            OutputTag=OutputTag, GlobalWindows=GlobalWindows,
                            AggregateFunction=AggregateFunction, WindowFunction=WindowFunction,
                            AllWindowFunction=AllWindowFunction, ProcessWindowFunction=ProcessWindowFunction,
@@ -74,6 +80,7 @@ def results(spark):
     cloudpickle.register_pickle_by_value(datastream_cases)
     cloudpickle.register_pickle_by_value(datastream_event_time_cases)
     cloudpickle.register_pickle_by_value(datastream_connect_cases)
+    cloudpickle.register_pickle_by_value(datastream_broadcast_cases)
     out = {}
     for mode in ("streaming", "batch"):
         conf = Configuration()

@@ -250,7 +250,7 @@ class _Flat(CoFlatMapFunction):
 
 def test_connect_refusals_name_what_is_missing():
     first, second = _streams()
-    with pytest.raises(TypeError, match="BroadcastStream is not supported"):
+    with pytest.raises(TypeError, match="connect\\(\\) takes a DataStream or a BroadcastStream, got str"):
         first.connect("not a stream")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="The input function must be a CoMapFunction!"):
         first.connect(second).map(lambda v: v)  # type: ignore[arg-type]

@@ -16,28 +16,34 @@ from conformance.record_flink_datastream import GOLDEN_DIR, encode
 from tests.conformance.test_datastream_conformance import _api
 
 
-def _env(spark, mode):
+def _env(spark, mode, **settings):
     conf = Configuration()
-    conf.set_string("changeflow.state.buckets", "2")
     conf.set_string("changeflow.source.rows-per-batch", "2")  # several micro-batches per source
+    for key, value in {"changeflow.state.buckets": "2", **settings}.items():
+        conf.set_string(key, value)
     env = StreamExecutionEnvironment.get_execution_environment(conf, spark_session=spark)
     env.set_runtime_mode(mode)
     return env
 
 
-def test_batch_enrichment_gives_the_streaming_result(spark):
+def batch_result_is_streaming_golden(spark, module, case):
+    """Whether conformance case ``case`` of ``module`` run in batch mode gives its recorded streaming result."""
     from pyspark import cloudpickle
 
-    cloudpickle.register_pickle_by_value(datastream_connect_cases)
+    cloudpickle.register_pickle_by_value(module)
     env = _env(spark, RuntimeExecutionMode.BATCH)
     sink = CollectSink()
-    datastream_connect_cases.connect_enrichment(env, _api()).sink_to(sink)
-    env.execute("enrichment in batch")
-    with open(os.path.join(GOLDEN_DIR, "connect_enrichment_streaming.json")) as f:
+    getattr(module, case)(env, _api()).sink_to(sink)
+    env.execute(f"{case} in batch")
+    with open(os.path.join(GOLDEN_DIR, f"{case}_streaming.json")) as f:
         streaming = json.load(f)["records"]
-    # The unmatched purchase ('cid') included: its event-time timer fires after its key's records.
     key = lambda r: json.dumps(r, sort_keys=True)  # noqa: E731
-    assert Counter(key(encode(r)) for r in sink.records) == Counter(map(key, streaming))
+    return Counter(key(encode(r)) for r in sink.records) == Counter(map(key, streaming))
+
+
+def test_batch_enrichment_gives_the_streaming_result(spark):
+    # The unmatched purchase ('cid') included: its event-time timer fires after its key's records.
+    assert batch_result_is_streaming_golden(spark, datastream_connect_cases, "connect_enrichment")
 
 
 def test_event_time_timers_fire_at_the_end_of_a_streaming_input_without_watermarks(spark):

@@ -196,8 +196,9 @@ def test_partitioning_keeps_the_stream_and_is_refused_on_a_keyed_stream_as_in_fl
     assert moved.get_type() == stream.get_type() and moved._node is stream._node
     with pytest.raises(TypeError, match="Cannot override partitioning for KeyedStream."):
         stream.key_by(lambda r: r[0]).rebalance()
-    with pytest.raises(NotImplementedError, match=r"DataStream.broadcast\(\)"):
-        stream.broadcast()
+    assert stream.broadcast()._node is stream._node  # broadcast partitioning: the same records (docs/differences.md)
+    with pytest.raises(TypeError, match="Cannot override partitioning for KeyedStream."):
+        stream.key_by(lambda r: r[0]).broadcast()
     connected = stream.connect(stream)  # two-input operators: tests/datastream/test_co_process.py
     assert (connected.stream1, connected.stream2) == (stream, stream)
 

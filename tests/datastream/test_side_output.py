@@ -50,7 +50,8 @@ def test_get_side_output_types_and_errors():
     assert processed.get_side_output(EVEN).get_type() == Types.STRING()
     assert processed.get_side_output(EVEN).cache().get_type() == Types.STRING()  # side outputs cache
     with pytest.raises(ValueError, match=r"get_side_output\('even'\): side outputs come from process\(\) of a "
-                                         r"\(Keyed\)ProcessFunction or a \(Keyed\)CoProcessFunction; "
+                                         r"\(Keyed\)ProcessFunction, a \(Keyed\)CoProcessFunction or a "
+                                         r"\(Keyed\)BroadcastProcessFunction; "
                                          r"Map\(str\) is not one"):
         ds.map(str).get_side_output(EVEN)
     with pytest.raises(TypeError, match="get_side_output\\(\\) takes an OutputTag, got str"):

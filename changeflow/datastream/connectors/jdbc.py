@@ -31,8 +31,6 @@ from changeflow.datastream.connectors.base import Sink
 __all__ = ["JdbcConnectionOptions", "JdbcExecutionOptions", "JdbcSink"]
 
 _DRIVERS = ("org.postgresql.Driver",)
-# id(job) -> (job, {statement: how many of its sinks ran it so far}), for open_job's record names.
-_OPENED: dict[int, tuple[SinkJob, dict[str, int]]] = {}
 
 
 class JdbcConnectionOptions:
@@ -160,10 +158,7 @@ class JdbcSink(Sink):
         the job with that statement this is (the job opens its sinks in one order) name its committed
         micro-batches, so two sinks running one statement do not share a record."""
         self._job = job
-        kept = _OPENED.get(id(job))
-        if kept is None or kept[0] is not job:  # an id reused after a job ended starts afresh
-            kept = _OPENED[id(job)] = (job, {})
-        occurrence = kept[1][self._sink.statement] = kept[1].get(self._sink.statement, -1) + 1
+        occurrence = job.occurrence(f"jdbc-sink:{self._sink.statement}")
         self._sink.open(f"{job.writer}:jdbc-sink:{occurrence}:{self._sink.statement}")
 
     def write(self, records: list[Any]) -> None:

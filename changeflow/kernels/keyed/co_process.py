@@ -39,7 +39,8 @@ FIRST, SECOND = b"\x01", b"\x02"
 
 # The methods a co-function of each kind has for its first and its second input.
 _METHODS = {"map": ("map1", "map2"), "flat_map": ("flat_map1", "flat_map2"),
-            "process": ("process_element1", "process_element2")}
+            "process": ("process_element1", "process_element2"),
+            "broadcast": ("process_element", "process_broadcast_element")}  # .broadcast: the other input, then rules
 
 
 class CoCalls:

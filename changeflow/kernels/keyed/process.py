@@ -103,8 +103,8 @@ class KeyedProcess(KernelBase):
 
     def process(self, batch: pd.DataFrame, state: KeyedState) -> pd.DataFrame:
         """Processes a batch of records (streaming: timers fire later, through :meth:`fire`)."""
-        batch = sort_records(batch)
-        run = _Run(self, state, pd.unique(batch[KEY]))
+        batch = self.arranged(sort_records(batch))
+        run = self.new_run(state, pd.unique(batch[KEY]))
         try:
             for key_blob, blob, kind, stamp in zip(batch[KEY], batch[VALUE], batch[KIND].tolist(), stamps_of(batch),
                                                    strict=True):
@@ -113,6 +113,14 @@ class KeyedProcess(KernelBase):
             close_functions(run.opened)
         run.commit()
         return run.output()
+
+    def arranged(self, batch: pd.DataFrame) -> pd.DataFrame:
+        """The records of a call (in stamp order) in the order they are processed: as they are here."""
+        return batch
+
+    def new_run(self, state: KeyedState, keys: Any) -> "_Run":
+        """One call's state, timers and outputs for ``keys`` (a subclass may give its own run)."""
+        return _Run(self, state, keys)
 
     def element(self, run: "_Run", key_blob: bytes, blob: bytes, kind: int, stamp: Stamp) -> None:
         """Processes one record (``blob`` its ``_value``) of the current call ``run``: ``process_element``."""
@@ -126,9 +134,9 @@ class KeyedProcess(KernelBase):
         """
         from changeflow.kernels.state import InMemoryKeyedState
 
-        batch = sort_records(batch)
+        batch = self.arranged(sort_records(batch))
         state = InMemoryKeyedState()
-        run = _Run(self, state, pd.unique(batch[KEY]))
+        run = self.new_run(state, pd.unique(batch[KEY]))
         try:
             for key_blob, group in batch.groupby(KEY, sort=False):
                 assert isinstance(key_blob, bytes)  # the group's value of the pickled-key column
@@ -148,7 +156,7 @@ class KeyedProcess(KernelBase):
 
     def on_timer(self, now: int, state: KeyedState) -> pd.DataFrame:
         """Streaming: calls ``on_timer`` for every timer due at ``now``, in time order (timers are bucket-wide)."""
-        run = _Run(self, state, [])
+        run = self.new_run(state, [])
         try:
             run.fire_timers(now, stamp_base=None)
         finally:
@@ -161,7 +169,7 @@ class KeyedProcess(KernelBase):
     def on_watermark(self, watermark: int, state: KeyedState) -> pd.DataFrame:
         """Event time reached ``watermark``: every event-time timer ``t <= watermark`` fires, earliest first."""
         self.current_watermark = watermark  # what current_watermark() reads in on_timer, as in Flink
-        run = _Run(self, state, [])
+        run = self.new_run(state, [])
         try:
             run.fire_timers(watermark, stamp_base=None, event=True)
         finally:

@@ -6,7 +6,8 @@ starts its Python workers with the ``python`` on PATH), from the repository root
     PATH=/path/to/flink-venv/bin:$PATH python conformance/record_pyflink_examples.py [name ...]
 
 Each example runs in its own process (``python <file>``) with a 10-minute limit;
-its standard output goes to ``goldens/examples/<name>.txt``. Flink's INFO log
+its standard output goes to ``goldens/examples/<name>.txt`` (a ``_file_sink`` run's: then the lines
+its FileSink wrote, see ``written``). Flink's INFO log
 lines go to standard output in some examples (``logging.basicConfig(stream=sys.stdout)``);
 lines of the logging format are kept, they are part of what the program prints.
 """
@@ -20,7 +21,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from conformance.pyflink_examples import EXAMPLES, FAILED, GOLDENS  # noqa: E402
+from conformance.pyflink_examples import EXAMPLES, FAILED, GOLDENS, program_args, written  # noqa: E402
 
 
 def main(names: list[str]) -> int:
@@ -31,9 +32,9 @@ def main(names: list[str]) -> int:
         if names and name not in names:
             continue
         with tempfile.TemporaryDirectory() as cwd:
-            run = subprocess.run([sys.executable, os.path.join(examples_dir, path)], cwd=cwd, capture_output=True,
-                                 text=True, timeout=600)
-        output = run.stdout
+            run = subprocess.run([sys.executable, os.path.join(examples_dir, path), *program_args(name)], cwd=cwd,
+                                 capture_output=True, text=True, timeout=600)
+            output = run.stdout + written(cwd)
         if run.returncode != 0:
             # Some of PyFlink's own examples fail under PyFlink 2.3: what they print before failing
             # is kept, and the failure is marked, so changeflow must fail there too.

@@ -32,6 +32,7 @@ from typing import Any, Callable, List
 
 from changeflow.common.row import Row
 from changeflow.common.row_kind import RowKind
+from changeflow.common.time import Instant
 
 __all__ = ["BasicArrayTypeInfo", "BasicTypeInfo", "ListTypeInfo", "MapTypeInfo", "PickledBytesTypeInfo",
            "PrimitiveArrayTypeInfo", "RowTypeInfo", "TupleTypeInfo", "TypeInformation", "Types", "conform"]
@@ -72,7 +73,7 @@ def _fail(value: Any, t: TypeInformation, why: str) -> ValueError:
 _INT_RANGES = {"BYTE": 8, "SHORT": 16, "INT": 32, "LONG": 64}
 _PYTHON_CLASSES = {
     "STRING": (str,), "CHAR": (str,), "BOOLEAN": (bool,), "FLOAT": (float, int), "DOUBLE": (float, int),
-    "BIG_INT": (int,), "BIG_DEC": (decimal.Decimal,), "INSTANT": (datetime.datetime,),
+    "BIG_INT": (int,), "BIG_DEC": (decimal.Decimal,), "INSTANT": (Instant, datetime.datetime),
     "SQL_DATE": (datetime.date,), "SQL_TIME": (datetime.time,), "SQL_TIMESTAMP": (datetime.datetime,),
 }
 

@@ -248,6 +248,11 @@ def flink_string(value: Any, t: DataType) -> str:
         return str(decimal.Decimal(value).quantize(decimal.Decimal(1).scaleb(-t.params[1])))
     if root == "TIMESTAMP":
         return f"{value.date().isoformat()}T{java_time(value.time())}"
+    if root == "TIMESTAMP_LTZ":  # Java's Instant.toString: UTC, seconds always, fraction in groups of 3 digits
+        utc = value.astimezone(datetime.timezone.utc) if value.tzinfo else value
+        micros = utc.microsecond
+        fraction = "" if not micros else f".{micros // 1000:03d}" if micros % 1000 == 0 else f".{micros:06d}"
+        return f"{utc.date().isoformat()}T{utc.strftime('%H:%M:%S')}{fraction}Z"
     if root == "DATE":
         return value.isoformat()
     if root == "ARRAY":

@@ -41,6 +41,7 @@ IN = TypeVar("IN")
 OUT = TypeVar("OUT")
 KEY = TypeVar("KEY")
 W = TypeVar("W")
+CW = TypeVar("CW")  # a window function's Context's window type (W of its function, named apart for type checkers)
 
 
 class RuntimeContext:
@@ -327,7 +328,8 @@ class AllWindowFunction(Function, Generic[IN, OUT, W]):
 class ProcessWindowFunction(Function, Generic[IN, OUT, KEY, W]):
     """Evaluates a keyed window with a context: ``process(key, context, elements)`` yields outputs."""
 
-    class Context(ABC):
+    # Generic in the window type, as PyFlink's, so ``ProcessWindowFunction.Context[TimeWindow]`` annotates.
+    class Context(ABC, Generic[CW]):
         @abstractmethod
         def window(self) -> Any:
             ...
@@ -359,7 +361,7 @@ class ProcessWindowFunction(Function, Generic[IN, OUT, KEY, W]):
 class ProcessAllWindowFunction(Function, Generic[IN, OUT, W]):
     """Evaluates a non-keyed window with a context: ``process(context, elements)`` yields outputs."""
 
-    class Context(ABC):
+    class Context(ABC, Generic[CW]):
         @abstractmethod
         def window(self) -> Any:
             ...

@@ -47,9 +47,8 @@ MODULE_NAMES: dict[str, str] = {
                     "triggers of changeflow.datastream.window"),
     "SlotSharingGroup": "fine-grained resources of Flink's slots do not apply on Spark; slot_sharing_group() "
                         "takes a group's name and has no effect",
-    **dict.fromkeys(("DynamicEventTimeSessionWindows", "DynamicProcessingTimeSessionWindows",
-                     "SessionWindowTimeGapExtractor"),
-                    "session windows with a dynamic gap are not implemented; use with_gap(size)"),
+    "DynamicProcessingTimeSessionWindows": "processing-time session windows with a dynamic gap are not "
+                                           "implemented; use with_gap(size), or event-time sessions",
     **dict.fromkeys(("CountWindowSerializer", "GlobalWindowSerializer", "TimeWindowSerializer", "TypeSerializer"),
                     "changeflow pickles windows and values; there are no custom type serializers"),
     "OperatorStateStore": "operator (non-keyed) state is not implemented; key the stream and use keyed state",

@@ -56,9 +56,11 @@ T = TypeVar("T")  # PyFlink's Trigger[T, W] / WindowAssigner[T, W] (for readers 
 W = TypeVar("W")
 
 __all__ = ["ContinuousEventTimeTrigger", "ContinuousProcessingTimeTrigger", "CountSlidingWindowAssigner",
-           "CountTrigger", "CountTumblingWindowAssigner", "CountWindow", "EndOfStreamTrigger",
+           "CountTrigger", "CountTumblingWindowAssigner", "CountWindow", "DynamicEventTimeSessionWindows",
+           "EndOfStreamTrigger",
            "EventTimeSessionWindows", "EventTimeTrigger", "GlobalWindow", "GlobalWindows", "NeverTrigger",
-           "ProcessingTimeSessionWindows", "ProcessingTimeTrigger", "PurgingTrigger", "SlidingEventTimeWindows",
+           "ProcessingTimeSessionWindows", "ProcessingTimeTrigger", "PurgingTrigger", "SessionWindowTimeGapExtractor",
+           "SlidingEventTimeWindows",
            "SlidingProcessingTimeWindows", "TimeWindow", "Trigger", "TumblingEventTimeWindows",
            "TumblingProcessingTimeWindows", "Window", "WindowAssigner", "check_assigner", "check_trigger",
            "is_kernel_assigner", "kernel_trigger"]
@@ -317,15 +319,25 @@ class _Sessions(_TimeAssigner):
         return cls(_millis(size, f"{cls.__name__}.with_gap()"))
 
     @classmethod
-    def with_dynamic_gap(cls: type[_Sessions_], extractor: Any) -> _Sessions_:
-        raise NotImplementedError(f"{cls.__name__}.with_dynamic_gap() (Dynamic{cls.__name__}) "
-                                  "is not supported by changeflow")
+    def with_dynamic_gap(cls, extractor: "SessionWindowTimeGapExtractor") -> "_Sessions":
+        """Sessions whose gap each record gives: ``extractor.extract(value)`` ms (event time only)."""
+        if cls._processing_time:
+            raise NotImplementedError(f"{cls.__name__}.with_dynamic_gap() (Dynamic{cls.__name__}) "
+                                      "is not supported by changeflow")
+        return DynamicEventTimeSessionWindows(extractor)
 
     def spec(self) -> dict:
         return self._spec(kind="session", gap=self._session_gap)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._session_gap})"
+
+
+class SessionWindowTimeGapExtractor:
+    """Gives a session window's gap per record: ``extract(element)`` returns it in milliseconds (> 0)."""
+
+    def extract(self, element: Any) -> int:
+        raise NotImplementedError(f"{type(self).__name__}.extract(element) must return the record's gap in ms")
 
 
 class TumblingEventTimeWindows(_Tumbling):
@@ -338,6 +350,41 @@ class SlidingEventTimeWindows(_Sliding):
 
 class EventTimeSessionWindows(_Sessions):
     """Sessions: a record's window ``[t, t + gap)`` merges with every window it touches."""
+
+
+class DynamicEventTimeSessionWindows(_Sessions):
+    """Sessions whose gap each record gives (``EventTimeSessionWindows.with_dynamic_gap``): a record's window
+    ``[t, t + extractor.extract(value))`` merges with every window it touches."""
+
+    def __init__(self, extractor: SessionWindowTimeGapExtractor) -> None:
+        if not callable(getattr(extractor, "extract", None)):
+            raise TypeError(f"with_dynamic_gap takes a SessionWindowTimeGapExtractor, got {extractor!r}")
+        super().__init__(1)  # the gap is the extractor's, per record
+        self._extractor = extractor
+
+    @staticmethod
+    def with_dynamic_gap(extractor: SessionWindowTimeGapExtractor) -> "DynamicEventTimeSessionWindows":
+        return DynamicEventTimeSessionWindows(extractor)
+
+    def spec(self) -> dict:
+        return self._spec(kind="session", gap_extractor=_CheckedGap(self._extractor))
+
+    def __repr__(self) -> str:
+        return f"DynamicEventTimeSessionWindows({type(self._extractor).__name__})"
+
+
+class _CheckedGap:
+    """The window kernel's gap of a record: the user's ``extract(value)``, checked as Flink checks it."""
+
+    def __init__(self, extractor: SessionWindowTimeGapExtractor) -> None:
+        self.extractor = extractor
+
+    def __call__(self, value: Any) -> int:
+        gap = self.extractor.extract(value)
+        if isinstance(gap, bool) or not isinstance(gap, int) or gap <= 0:
+            raise ValueError(f"Dynamic session time gap must satisfy 0 < gap, got {gap!r} from "
+                             f"{type(self.extractor).__name__}.extract")
+        return gap
 
 
 class TumblingProcessingTimeWindows(_Tumbling):

@@ -21,6 +21,7 @@ that value's own, ``+I`` for the retract stream's tuple.)
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -28,7 +29,8 @@ import pyarrow as pa
 
 from changeflow.common.row import Row
 from changeflow.common.row_kind import RowKind
-from changeflow.kernels.changelog import KIND, SEQ, SUB
+from changeflow.common.time import Instant
+from changeflow.kernels.changelog import CONTROL, KIND, SEQ, SUB
 from changeflow.kernels.keyed.records import VALUE, decode, dumps, kind_of, loads
 from changeflow.kernels.order import change_stamp
 
@@ -73,11 +75,17 @@ class RecordsToChanges:
             kinds = batch.column(KIND)
             if not self.changelog:
                 self._check_inserts(batch)
-            rows = [self.shape.values(loads(blob)) for blob in batch.column(VALUE).to_pylist()]
+            # Control rows (a DataStream's end of input, read by an event-time Table query) pass as they are,
+            # with null values, as every operator passes them (runtime/spark/control_rows.py).
+            nulls = (None,) * len(names)
+            rows = [nulls if kind >= CONTROL else self.shape.values(loads(blob))
+                    for blob, kind in zip(batch.column(VALUE).to_pylist(), kinds.to_pylist(), strict=True)]
             arrays = []
             for i, name in enumerate(names):
                 field = self.schema.field(name)
                 column = [r[i] for r in rows]
+                if pa.types.is_timestamp(field.type):
+                    column = [_instant_datetime(v) if isinstance(v, Instant) else v for v in column]
                 try:
                     arrays.append(pa.array(column, type=field.type))
                 except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as error:
@@ -147,8 +155,18 @@ class ChangesToRecords:
 
 def _first_not_insert(kinds: pa.Array) -> int | None:
     """The position of the first ``_kind`` that is not ``+I``, or None."""
-    others = (kinds.to_numpy(zero_copy_only=False) != RowKind.INSERT.value).nonzero()[0]
+    values = kinds.to_numpy(zero_copy_only=False)
+    others = ((values != RowKind.INSERT.value) & (values < CONTROL)).nonzero()[0]
     return int(others[0]) if len(others) else None
+
+
+def _instant_datetime(instant: Instant) -> datetime.datetime:
+    """A ``Types.INSTANT()`` value as the UTC datetime Arrow takes (to the microsecond, as Spark holds it)."""
+    micros = instant.seconds * 1_000_000 + instant.nanos // 1000
+    return _EPOCH + datetime.timedelta(microseconds=micros)
+
+
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 
 
 def _fits(value: Any, arrow_type: pa.DataType) -> bool:

@@ -103,8 +103,13 @@ class PlanningContext:
         read = tuple((c.name, c.data_type) for c in schema.columns if c.expression is None or c.proctime)
         source = Source(f"[{table.identifier.replace('.', ', ')}]", read, "connector", connector,
                         primary_key=tuple(schema.primary_key), ltz_columns=_ltz_columns(schema.columns))
+        return self.declared_plan(source, schema, f"__{table.name}_columns", f"table {table.name}")
+
+    def declared_plan(self, source: PlanNode, schema: DeclaredSchema, hidden: str, what: str) -> PlanNode:
+        """``source``'s rows as ``schema`` declares them: its columns in order (the computed ones planned over
+        the source's columns), then its watermark. ``hidden`` names the source in the planned SQL; ``what``
+        names the table in errors."""
         computed = [c for c in schema.columns if c.expression is not None and not c.proctime]
-        hidden = f"__{table.name}_columns"
         plan: PlanNode = source
         if computed:
             items = ", ".join(f"`{c.name}`" if c.expression is None or c.proctime
@@ -115,7 +120,7 @@ class PlanningContext:
         # WATERMARK FOR ts AS expr: the expression planned over the table's columns (computed ones included).
         wm = schema.watermark
         if "SOURCE_WATERMARK" in wm.expression.upper():
-            raise PlanError(f"WATERMARK FOR {wm.column} AS SOURCE_WATERMARK() (table {table.name}) is not supported: "
+            raise PlanError(f"WATERMARK FOR {wm.column} AS SOURCE_WATERMARK() ({what}) is not supported: "
                             f"no changeflow source emits watermarks of its own; declare the watermark as an "
                             f"expression, e.g. WATERMARK FOR {wm.column} AS {wm.column} - INTERVAL '5' SECOND")
         check_rowtime_type(plan.type_map()[wm.column])  # a computed column's type is known only now
@@ -240,6 +245,9 @@ def _assignable(source: DataType, target: DataType) -> bool:
     if source.root == target.root or (source.is_string and target.is_string):
         return True
     if source.is_numeric and target.is_numeric:
+        return True
+    timestamps = ("TIMESTAMP", "TIMESTAMP_LTZ")  # one family in Flink: each casts implicitly to the other
+    if source.root in timestamps and target.root in timestamps:
         return True
     return source.root == "DATE" and target.root == "TIMESTAMP"
 

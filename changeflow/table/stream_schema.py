@@ -14,8 +14,8 @@ one ``RAW`` column holding the Python object, which only comes back out whole).
 
 from __future__ import annotations
 
-from typing import Any
 
+from changeflow.catalog import DeclaredSchema
 from changeflow.common.typeinfo import (BasicArrayTypeInfo, BasicTypeInfo, ListTypeInfo, PickledBytesTypeInfo,
                                         PrimitiveArrayTypeInfo, RowTypeInfo, TupleTypeInfo, TypeInformation, Types)
 from changeflow.common.types import DataType, DataTypes
@@ -43,11 +43,13 @@ def table_type(info: TypeInformation, where: str) -> DataType:
             return DataTypes.DECIMAL(38, 18)
         if info.name == "SQL_TIMESTAMP":
             return DataTypes.TIMESTAMP(3)
+        if info.name == "INSTANT":  # Flink's column for an Instant; Spark holds it to the microsecond
+            return DataTypes.TIMESTAMP_LTZ(9)
     if isinstance(info, (BasicArrayTypeInfo, PrimitiveArrayTypeInfo, ListTypeInfo)):
         return DataTypes.ARRAY(table_type(info.element_type, where))
     raise NotImplementedError(f"{where}: a DataStream field of type {info!r} as a table column "
                               "(supported: the basic numeric, STRING, BOOLEAN, SQL_DATE, SQL_TIMESTAMP, "
-                              "BIG_DEC and array types)")
+                              "INSTANT, BIG_DEC and array types)")
 
 
 def stream_type(t: DataType) -> TypeInformation:
@@ -85,9 +87,10 @@ def derived_columns(info: TypeInformation, where: str) -> tuple[Columns, RecordS
     return columns, RecordShape("fields", tuple(range(len(columns))))
 
 
-def select_by_schema(columns: Columns, shape: RecordShape, schema: Any, where: str) -> tuple[Columns, RecordShape]:
-    """The derived columns a ``Schema`` declares, by name and in its order; declared types must match."""
-    declared = schema.declared()  # a primary key is the caller's (from_changelog_stream keeps it)
+def select_by_schema(columns: Columns, shape: RecordShape, declared: DeclaredSchema,
+                     where: str) -> tuple[Columns, RecordShape]:
+    """The derived columns a ``Schema`` declares (``declared``), by name and in its order; declared types must
+    match. A primary key is the caller's (from_changelog_stream keeps it)."""
     names = [n for n, _ in columns]
     chosen, positions = [], []
     for column in declared.columns:

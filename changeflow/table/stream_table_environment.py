@@ -20,15 +20,20 @@ Spark job when its sink runs (``execute_insert``, ``execute().collect()``,
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
+from changeflow.catalog import DeclaredColumn, DeclaredSchema
 from changeflow.common.row import Row
 from changeflow.common.typeinfo import TypeInformation
 from changeflow.datastream import table_link
 from changeflow.datastream.data_stream import DataStream
 from changeflow.datastream.environment import RuntimeExecutionMode, StreamExecutionEnvironment
 from changeflow.datastream.functions import RuntimeContext
-from changeflow.plan.nodes import PlanNode, Source, side_inputs
+from changeflow.expressions import Column
+from changeflow.kernels.bridge import RecordShape
+from changeflow.plan import builder
+from changeflow.plan.nodes import PlanNode, side_inputs
 from changeflow.plan.rules.changelog_mode import infer
 from changeflow.plan.stream_bridge import StreamInput, StreamSource, TableInput, anonymous_name
 from changeflow.plan.stream_nodes import TableNode
@@ -39,7 +44,8 @@ from changeflow.table.changelog_mode import ChangelogMode
 from changeflow.table.descriptor import Schema
 from changeflow.table.environment import TableEnvironment
 from changeflow.table.settings import EnvironmentSettings
-from changeflow.table.stream_schema import derived_columns, row_type, select_by_fields, select_by_schema
+from changeflow.table.stream_schema import (Columns, derived_columns, row_type, select_by_fields,
+                                            select_by_schema)
 from changeflow.table.table import Table
 
 __all__ = ["StreamTableEnvironment"]
@@ -128,7 +134,7 @@ class StreamTableEnvironment(TableEnvironment):
         super().create_temporary_view(view_path, table_or_data_stream)
 
     def _stream_source(self, data_stream: DataStream, fields_or_schema: tuple, changelog: bool,
-                       method: str, upsert: bool = False) -> Source:
+                       method: str, upsert: bool = False) -> PlanNode:
         if not isinstance(data_stream, DataStream):
             raise TypeError(f"{method}() takes a DataStream, got {type(data_stream).__name__}")
         if table_link.environment_of(data_stream) is not self._stream_env:
@@ -138,8 +144,14 @@ class StreamTableEnvironment(TableEnvironment):
         columns, shape = derived_columns(data_stream.get_type(), where)
         primary_key: tuple[str, ...] = ()
         if len(fields_or_schema) == 1 and isinstance(fields_or_schema[0], Schema):
-            columns, shape = select_by_schema(columns, shape, fields_or_schema[0], where)
-            primary_key = tuple(fields_or_schema[0].declared().primary_key)
+            declared = fields_or_schema[0].declared()
+            if declared.watermark is not None or any(not c.is_physical for c in declared.columns):
+                if method != "from_data_stream" or declared.primary_key:
+                    raise NotImplementedError(f"{where}: computed columns or a watermark in the schema of "
+                                              f"{method} (from_data_stream takes them, without a primary key)")
+                return self._declared_stream_source(data_stream, declared, columns, shape, name, where)
+            columns, shape = select_by_schema(columns, shape, declared, where)
+            primary_key = tuple(declared.primary_key)
             if primary_key and method != "from_changelog_stream":
                 raise NotImplementedError(f"{where}: a primary key in the schema of {method} (it is read by "
                                           f"from_changelog_stream only)")
@@ -148,6 +160,26 @@ class StreamTableEnvironment(TableEnvironment):
         spec = StreamInput(shape, changelog, RuntimeContext, table_link.caches(self._stream_env), upsert)
         return StreamSource(name, columns, "datastream", spec, primary_key=primary_key,
                             below=table_link.node_of(data_stream))
+
+    def _declared_stream_source(self, data_stream: DataStream, declared: DeclaredSchema, columns: Columns,
+                                shape: RecordShape, name: str, where: str) -> PlanNode:
+        """``from_data_stream(ds, schema)`` with computed columns or a watermark, as Flink reads it: the columns
+        the schema declares, in its order (without a physical one: every derived column, then the computed
+        ones); expressions read any derived column; then the watermark."""
+        physical = [c for c in declared.columns if c.is_physical]
+        select_by_schema(columns, shape, DeclaredSchema(tuple(physical)), where)  # names and types must match
+        names = [c.name for c in declared.columns]
+        if not physical:
+            derived = tuple(DeclaredColumn(n, t, str(t)) for n, t in columns)
+            declared = replace(declared, columns=derived + declared.columns)
+            names = [c.name for c in declared.columns]
+        else:  # undeclared derived columns stay until the watermark is planned (it may read them), then go
+            hidden = tuple(DeclaredColumn(n, t, str(t)) for n, t in columns if n not in names)
+            declared = replace(declared, columns=declared.columns + hidden)
+        spec = StreamInput(shape, False, RuntimeContext, table_link.caches(self._stream_env), False)
+        source = StreamSource(name, columns, "datastream", spec, below=table_link.node_of(data_stream))
+        plan = self._planning.declared_plan(source, declared, f"__{name}", where)
+        return plan if plan.field_names == names else builder.project(plan, [Column(n) for n in names])
 
     # --- Table -> DataStream -------------------------------------------------------------
     def to_data_stream(self, table: Table) -> DataStream:

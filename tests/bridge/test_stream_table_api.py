@@ -66,6 +66,26 @@ def test_fields_rename_by_position_or_pick_by_name(envs):
     assert _names_types(t_env.from_data_stream(ds, schema)) == [("n", "INT")]
 
 
+def test_a_schema_with_computed_columns_and_a_watermark_reads_as_flink(envs):
+    # PyFlink's table/windowing examples: an INSTANT field cast to the rowtime, the others declared.
+    from changeflow.common.time import Instant
+
+    env, t_env = envs
+    ds = env.from_collection([(Instant.of_epoch_milli(1000), "Alice", 110.1)],
+                             Types.ROW([Types.INSTANT(), Types.STRING(), Types.FLOAT()]))
+    assert _names_types(t_env.from_data_stream(ds))[0] == ("f0", "TIMESTAMP_LTZ(9)")
+    declared = (Schema.new_builder().column_by_expression("ts", "CAST(f0 AS TIMESTAMP(3))")
+                .column("f1", DataTypes.STRING()).column("f2", DataTypes.FLOAT())
+                .watermark("ts", "ts - INTERVAL '3' SECOND").build())
+    table = t_env.from_data_stream(ds, declared)
+    assert _names_types(table) == [("ts", "TIMESTAMP(3) *ROWTIME*"), ("f1", "STRING"), ("f2", "FLOAT")]
+    added = Schema.new_builder().column_by_expression("ts", "CAST(f0 AS TIMESTAMP_LTZ(3))").build()
+    assert [n for n, _ in _names_types(t_env.from_data_stream(ds, added))] == ["f0", "f1", "f2", "ts"]
+    with pytest.raises(NotImplementedError, match="computed columns or a watermark in the schema of "
+                                                  "from_changelog_stream"):
+        t_env.from_changelog_stream(ds, declared)
+
+
 def test_bad_schemas_are_refused(envs):
     env, t_env = envs
     ds = env.from_collection([("a", 1)], Types.ROW_NAMED(["w", "n"], [Types.STRING(), Types.INT()]))

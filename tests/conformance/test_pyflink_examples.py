@@ -19,7 +19,8 @@ import sys
 
 import pytest
 
-from conformance.pyflink_examples import EXAMPLES, FAILED, GOLDENS, NOT_RUN, comparable, example_sources, ported
+from conformance.pyflink_examples import (EXAMPLES, FAILED, GOLDENS, NOT_RUN, comparable, example_sources, ported,
+                                          program_args, written)
 
 WHEEL_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), ".venv",
                          "pyflink-wheel")
@@ -47,7 +48,7 @@ def test_example_prints_what_pyflink_prints(name, sources, spark, tmp_path, monk
     program = tmp_path / os.path.basename(path)
     program.write_text(ported(sources[path]))
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(sys, "argv", [str(program)])
+    monkeypatch.setattr(sys, "argv", [str(program), *program_args(name)])
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         if expected.rstrip().endswith(FAILED):   # PyFlink's own example fails: so must the port, at the same point
@@ -56,4 +57,4 @@ def test_example_prints_what_pyflink_prints(name, sources, spark, tmp_path, monk
             expected = expected.rstrip()[:-len(FAILED)]
         else:
             runpy.run_path(str(program), run_name="__main__")
-    assert comparable(out.getvalue(), how) == comparable(expected, how)
+    assert comparable(out.getvalue() + written(str(tmp_path)), how) == comparable(expected, how)

@@ -50,6 +50,20 @@ def test_updating_query_into_filesystem_sink_fails_at_planning(t_env):
         t_env._insert_plan("out", counts.plan)
 
 
+def test_insert_casts_between_timestamp_and_timestamp_ltz_as_flink(t_env):
+    # One family in Flink: PyFlink 2.3 inserts TO_TIMESTAMP_LTZ(1000, 3) into a TIMESTAMP(3) column as
+    # 1970-01-01T00:00:01, and its windowing examples a TIMESTAMP window start into a TIMESTAMP_LTZ column.
+    from changeflow.table import DataTypes, Schema, TableDescriptor
+
+    for name, t in (("plain", DataTypes.TIMESTAMP(3)), ("instant", DataTypes.TIMESTAMP_LTZ(3))):
+        t_env.create_temporary_table(name, TableDescriptor.for_connector("blackhole").schema(
+            Schema.new_builder().column("ts", t).build()).build())
+    for sink, query in (("plain", "SELECT TO_TIMESTAMP_LTZ(1000, 3)"),
+                        ("instant", "SELECT TIMESTAMP '1970-01-01 00:00:01'")):
+        plan = t_env._insert_plan(sink, t_env.sql_query(query).plan)
+        assert plan.schema[0][1].root == ("TIMESTAMP" if sink == "plain" else "TIMESTAMP_LTZ")
+
+
 def test_insert_checks_column_count_and_types_as_flink(t_env):
     t_env.execute_sql("CREATE TABLE out (a INT) WITH ('connector'='blackhole')")
     with pytest.raises(PlanError, match="(?s)Cause: Different number of columns.*Query schema: \\[x: BIGINT, y: "

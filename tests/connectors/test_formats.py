@@ -67,6 +67,17 @@ def test_values_print_as_flink_row_to_string():
                                                                             "123.25"]
 
 
+def test_an_instant_prints_as_javas_instant_to_string():
+    utc = datetime.timezone.utc
+    shanghai = datetime.timezone(datetime.timedelta(hours=8))
+    ltz = DataTypes.TIMESTAMP_LTZ(3)
+    assert flink_string(datetime.datetime(1970, 1, 1, 0, 0, 5, tzinfo=utc), ltz) == "1970-01-01T00:00:05Z"
+    assert flink_string(datetime.datetime(1970, 1, 1, 8, 0, 0, 120000, tzinfo=shanghai), ltz) == \
+        "1970-01-01T00:00:00.120Z"
+    assert flink_string(datetime.datetime(1969, 12, 31, 23, 59, 58, 1, tzinfo=utc), ltz) == \
+        "1969-12-31T23:59:58.000001Z"
+
+
 # --- bad input: nothing lost, nothing wrong -------------------------------------------------
 
 def test_csv_unterminated_quote_skips_only_its_record():

@@ -6,7 +6,8 @@ from changeflow.common import Duration, Time, WatermarkStrategy
 from changeflow.datastream import StreamExecutionEnvironment
 from changeflow.datastream.connectors import NumberSequenceSource
 from changeflow.datastream.side_output import OutputTag
-from changeflow.datastream.window import EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows
+from changeflow.datastream.window import (EventTimeSessionWindows, ProcessingTimeSessionWindows,
+                                         SlidingEventTimeWindows, TumblingEventTimeWindows)
 from changeflow.plan.stream_nodes import EventWindowNode, LateDataNode, TimestampsNode
 
 
@@ -41,6 +42,8 @@ def test_refusals_name_what_is_refused(timed):
     with pytest.raises(NotImplementedError, match="with_watermark_alignment"):
         WatermarkStrategy.no_watermarks().with_watermark_alignment("g", Duration.of_seconds(1))
     with pytest.raises(NotImplementedError, match="with_dynamic_gap"):
+        ProcessingTimeSessionWindows.with_dynamic_gap(None)
+    with pytest.raises(TypeError, match="SessionWindowTimeGapExtractor"):
         EventTimeSessionWindows.with_dynamic_gap(None)
     with pytest.raises(ValueError, match="abs\\(offset\\) < size"):
         TumblingEventTimeWindows.of(Time.milliseconds(10), Time.milliseconds(10))

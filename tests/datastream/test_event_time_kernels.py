@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 from changeflow.common.time import Duration
 from changeflow.common.watermark_strategy import WatermarkStrategy
 from changeflow.datastream.functions import AggregateFunction, KeyedProcessFunction, ProcessWindowFunction
-from changeflow.datastream.window import TimeWindow
+from changeflow.datastream.window import EventTimeSessionWindows, SessionWindowTimeGapExtractor, TimeWindow
+from changeflow.kernels.contract import MAX_WATERMARK
 from changeflow.kernels.keyed.process import KeyedProcess
 from changeflow.kernels.keyed.records import UserFunctionError
 from changeflow.kernels.window.evaluate import WindowSpec
@@ -99,6 +100,27 @@ def test_sessions_merge_and_aggregate():
     host.process([(("a", 2), 1), (("a", 4), 10), (("a", 6), 4)])  # 1..6 and 4..9 touch 10..15: one session
     host.process([(("b", 1), 30)])
     assert host.end_of_input() == [(4.0, 8), (4.0, 14), (1.0, 34)]
+
+
+class _GapOfValue(SessionWindowTimeGapExtractor):
+    def extract(self, element):
+        return element[1]
+
+
+def test_dynamic_session_gaps_come_from_each_record():
+    # PyFlink's session_with_dynamic_gap_window.py: gap = the value; 1..9 bridge into one session, 15's
+    # [15, 30) touches [9, 18) and joins it (Flink prints (hi,1,30,7)).
+    assigner = EventTimeSessionWindows.with_dynamic_gap(_GapOfValue())
+    host = RecordHost(_window("process", EventWindows(**assigner.spec())))
+    host.process([(("hi", v), v) for v in (1, 2, 3, 4, 8, 9, 15)])
+    assert host.end_of_input() == [(("hi", 1, 30, [1, 2, 3, 4, 8, 9, 15], MAX_WATERMARK), 29)]
+
+
+def test_a_dynamic_gap_that_is_not_positive_fails_naming_the_record():
+    assigner = EventTimeSessionWindows.with_dynamic_gap(_GapOfValue())
+    host = RecordHost(_window("reduce", EventWindows(**assigner.spec())))
+    with pytest.raises(UserFunctionError, match="0 < gap, got 0 from _GapOfValue.extract"):
+        host.process([(("a", 0), 5)])
 
 
 def test_record_without_timestamp_is_refused_as_flink_does():

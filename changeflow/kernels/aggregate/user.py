@@ -184,7 +184,10 @@ def argument_rows(batch: pd.DataFrame, call: UserAggCall, rows: np.ndarray | Non
         values = from_series(column(batch, name), type_)
         if rows is not None:
             values = values.take(rows)
-        items = values.data.tolist()
+        items: list[Any] = values.data.tolist()
+        if type_.root == "FLOAT" and call.function_def.func_type == "pandas":
+            # PyFlink hands a pandas function a FLOAT column as a float32 Series: its sums and means round so.
+            items = [np.float32(v) for v in items]
         for i in np.flatnonzero(~values.valid).tolist():
             items[i] = None
         columns.append(items)

@@ -116,6 +116,7 @@ class EventWindows:
     offset: int = 0
     gap: int = 0
     processing_time: bool = False
+    gap_extractor: Any = None  # a session's gap per record in ms (a function of the record), else ``gap``
 
     @property
     def merging(self) -> bool:
@@ -142,9 +143,9 @@ class EventWindows:
             return True
         return n < w[0] * (self.size if self.kind == "count_tumbling" else self.slide) + self.size
 
-    def assign(self, timestamp: int) -> list[tuple[int, int]]:
-        if self.kind == "session":
-            return [(timestamp, timestamp + self.gap)]
+    def assign(self, timestamp: int, value: Any = None) -> list[tuple[int, int]]:
+        if self.kind == "session":  # ``value``, the record, gives a dynamic gap (``gap_extractor(value)``, checked)
+            return [(timestamp, timestamp + (self.gap if self.gap_extractor is None else self.gap_extractor(value)))]
         step = self.size if self.kind == "tumbling" else self.slide
         last_start = timestamp - (timestamp - self.offset + step) % step
         return [(start, start + self.size) for start in range(last_start, timestamp - self.size, -step)]
@@ -218,15 +219,19 @@ class EventTimeWindow(KernelBase):
                                                    strict=True):
                 timestamp = timestamp_of(blob) if arrival is None else arrival
                 mine = windows.setdefault(key_blob, [{}, 0])
+                record = decode(blob, kind)
                 if self.windows.event_time:
                     if timestamp is None:
-                        raise fail(self.name, decode(blob, kind), ValueError(NO_TIMESTAMP_MESSAGE))
-                    assigned = self.windows.assign(timestamp)
+                        raise fail(self.name, record, ValueError(NO_TIMESTAMP_MESSAGE))
+                    try:
+                        assigned = self.windows.assign(timestamp, record)
+                    except Exception as error:  # noqa: BLE001 - a dynamic gap: the user's extractor failed
+                        raise fail(self.name, record, error) from error
                 else:  # a count window: by the record's position in its key
                     assigned = self.windows.assign_count(mine[1])
                     mine[1] += 1
                     timestamp = MIN_WATERMARK if timestamp is None else timestamp
-                added = self._add(key_blob, mine[0], decode(blob, kind), timestamp, assigned, stamp, watermark, out)
+                added = self._add(key_blob, mine[0], record, timestamp, assigned, stamp, watermark, out)
                 if not self.windows.event_time:
                     self._drop_unreachable(mine)
                     continue

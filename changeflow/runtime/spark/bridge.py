@@ -24,18 +24,23 @@ nullable INT column into floats).
 
 from __future__ import annotations
 
+import functools
 import os
 
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from changeflow.kernels.bridge import ChangesToRecords, RecordsToChanges
-from changeflow.kernels.changelog import KIND, SEQ, SUB
+from changeflow.kernels.changelog import CONTROL, KIND, SEQ, SUB
 from changeflow.kernels.keyed.records import RECORD_COLUMNS
 from changeflow.plan.nodes import Source
+from changeflow.plan.stream_bridge import StreamSource
 from changeflow.plan.stream_nodes import TableNode
+from changeflow.plan.stream_walks import sources
 from changeflow.runtime.spark.batch import BatchTranslator
+from changeflow.runtime.spark.control_rows import END_OF_INPUT, source_id
 from changeflow.runtime.spark.record_sources import RECORDS
 from changeflow.runtime.spark.spark_types import to_spark
 from changeflow.runtime.spark.stream_graph import GraphTranslation
@@ -71,17 +76,37 @@ def table_records(job: GraphTranslation, node: TableNode) -> DataFrame:
 # --- a DataStream's records as a Table's changes --------------------------------------------
 def stream_changes(translator: "StreamingTranslator", node: Source, directory: str) -> DataFrame:
     """The ``+I``/``-U``/``+U``/``-D`` change rows of the DataStream under ``node``, in ``translator``'s query."""
-    if translator.control:
+    if translator.root is not None and translator.root.traits.flush is not None:
         raise NotImplementedError(f"{node.name}: a DataStream converted to a Table in a query whose operators "
                                   "buffer their output (execution.max-flush-interval)")
     spec = node.payload
-    # A translator of its own for the graph: its control rows (watermarks) are not the Table query's
-    # (which has none: no flush interval, checked above).
+    # A translator of its own for the graph: its control rows (watermarks, flushes) are not the Table query's.
     host = StreamingTranslator(translator.spark, translator.settings, directory)
     graph = GraphTranslation(host, spec.runtime_context, spec.caches, lambda: translator.settings)
+    # A query with control rows (event time) must see the graph's input end: its end-of-input rows come
+    # through, each graph source's renamed to an id of this table's (datastream_source_ids).
+    graph.end_of_input_out = translator.control
     records = graph.frame([node.below]).select(*RECORD_COLUMNS)  # pyright: ignore[reportAttributeAccessIssue]
+    if translator.control:
+        ends = (F.col(KIND) == CONTROL) & (F.col(SEQ) == END_OF_INPUT)
+        ids = sorted(graph.source_numbers.values())
+        renamed = functools.reduce(lambda c, n: c.when(F.col(SUB) == n, F.lit(_graph_source_id(node.name, n))),
+                                   ids[1:], F.when(F.col(SUB) == ids[0], F.lit(_graph_source_id(node.name, ids[0]))))
+        records = records.withColumn(SUB, F.when(ends, renamed).otherwise(F.col(SUB)))
     translator.flush_signal_dirs.extend(host.flush_signal_dirs)
     return records.mapInArrow(_to_changes(node, with_kind=True), _change_struct(node, True))
+
+
+def datastream_source_ids(node: Source) -> frozenset:
+    """The end-of-input ids (``_sub``) a DataStream read as a table gives: one per source of its graph, numbered
+    as its translation numbers them (in the order ``sources`` finds them, each once)."""
+    assert isinstance(node, StreamSource), f"{node.name} is not a DataStream read as a table"
+    count = len(sources(node.below))  # pyright: ignore[reportArgumentType] - a StreamSource's below is a graph node
+    return frozenset(_graph_source_id(node.name, n) for n in range(count))
+
+
+def _graph_source_id(name: str, number: int) -> int:
+    return source_id(f"{name}#{number}")
 
 
 def batch_changes(spark, node: Source) -> DataFrame:

@@ -252,9 +252,12 @@ def window_frame(frame: DataFrame, node: WindowTableFunction, bookkeeping: list[
         if w.kind == "HOP":
             slide = w.slide_ms or 1
             last = start_of(slide)
-            starts = F.sequence(last - F.lit(w.size_ms - slide), last, F.lit(slide))
+            # The starts a row's windows have, from the last back while the window still holds the row; a
+            # size that is no multiple of the slide (the Table API's Slide allows one) gives some rows fewer.
+            per_row = -(-w.size_ms // slide)
+            starts = F.filter(F.sequence(last - F.lit((per_row - 1) * slide), last, F.lit(slide)),
+                              lambda s: s > ms - F.lit(w.size_ms))
             pairs = F.transform(starts, lambda s: F.struct(s.alias("s"), (s + F.lit(w.size_ms)).alias("e")))
-            per_row = w.size_ms // slide
         else:
             step = w.step_ms or 1
             start = start_of(w.size_ms)

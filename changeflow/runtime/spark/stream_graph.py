@@ -58,7 +58,8 @@ from changeflow.plan.stream_walks import (all_nodes, chain_under, key_op, keyed_
                                           sources, timestamp_assigners, unassigned_paths)
 from changeflow.runtime.spark import end_of_stream, two_input
 from changeflow.runtime.spark.batch import BatchTranslator
-from changeflow.runtime.spark.control_rows import MAX_ASSIGNERS, WATERMARK, is_control, without_control
+from changeflow.runtime.spark.control_rows import (CONTROL, END_OF_INPUT, MAX_ASSIGNERS, WATERMARK, is_control,
+                                                   without_control)
 from changeflow.runtime.spark.errors import worker_note
 from changeflow.runtime.spark.record_sources import KEYED, RECORDS, source_records
 from changeflow.runtime.spark.stream_cache import JobCaches
@@ -102,6 +103,9 @@ class GraphTranslation:
         # The side outputs read from each keyed operator (stream_walks.keyed_side_outputs), set by frame().
         self.side_tags: dict[int, dict[str, Any]] = {}
         self.control = False
+        # Set by a Table query with control rows reading this graph as a table (bridge.stream_changes): the
+        # graph's end-of-input rows reach its output, so the query's event-time operators see the input end.
+        self.end_of_input_out = False
         self.flush_signal_dirs: list[str] = host.flush_signal_dirs if isinstance(host, StreamingTranslator) else []
 
     def part(self, host: StreamingTranslator | BatchTranslator) -> "GraphTranslation":
@@ -127,9 +131,9 @@ class GraphTranslation:
         # Control records flow through the query only when some operator buffers its output or
         # event time is used (watermarks, and the end of input that fires every event-time window
         # and every event-time timer of a keyed process function, of one input or two, as in Flink).
-        self.control = self.streaming and any(
+        self.control = self.streaming and (self.end_of_input_out or any(
             n.traits.buffers or isinstance(n, (TimestampsNode, EventWindowNode, graph.KeyedProcessNode))
-            or (isinstance(n, graph.CoProcessNode) and n.keyed) for n in all_nodes(nodes))
+            or (isinstance(n, graph.CoProcessNode) and n.keyed) for n in all_nodes(nodes)))
         if isinstance(self.host, StreamingTranslator):
             self.host.control = self.control  # the stateful path's packing and processor follow it
         # Each assign_timestamps_and_watermarks's number, by its place in the graph (stable on resume), and
@@ -146,7 +150,9 @@ class GraphTranslation:
         return functools.reduce(DataFrame.unionAll, frames)
 
     def _records(self, frame: DataFrame) -> DataFrame:
-        """``frame`` without control rows (they never reach a sink)."""
+        """``frame`` without control rows (they never reach a sink), but its end-of-input rows when asked."""
+        if self.end_of_input_out:
+            return frame.where(~is_control(F.col(KIND)) | ((F.col(KIND) == CONTROL) & (F.col(SEQ) == END_OF_INPUT)))
         return without_control(frame) if self.control else frame
 
     # --- translation --------------------------------------------------------------------

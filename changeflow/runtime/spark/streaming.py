@@ -373,6 +373,9 @@ class StreamingTranslator:
 def upstream_sources(node: PlanNode) -> frozenset:
     """The ids (:func:`source_id`) of the sources below ``node``."""
     if isinstance(node, Source):
+        if node.kind == "datastream":  # ends when every source of its graph has ended
+            from changeflow.runtime.spark.bridge import datastream_source_ids
+            return datastream_source_ids(node)
         return frozenset({source_id(node.name)})
     return frozenset().union(*[upstream_sources(child) for child in node.inputs])
 

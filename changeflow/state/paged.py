@@ -13,15 +13,22 @@ and ``removeKey((page,))``: Spark's ``MapState``, or a dict-backed fake in tests
 from __future__ import annotations
 
 import pickle
-from typing import Callable, Protocol, cast
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
-from pandas.util import hash_pandas_object
+from pandas.core.util.hashing import combine_hash_arrays, hash_array
 
-# pandas.util hands hash_pandas_object out from a module __getattr__, which pyright reads as
-# the union of everything that __getattr__ returns; this is the function's real signature.
-_hash_rows = cast(Callable[..., pd.Series], hash_pandas_object)
+
+def _hash_columns(values: list) -> np.ndarray:
+    """``hash_pandas_object(frame, index=False)`` of a frame of these columns' values, without the frame.
+
+    The same numbers by the same pandas functions (a page is where its keys hash: a checkpoint
+    written before must still be read), minus the sub-frame and Series a call builds, which
+    cost more than the hashing on a bucket's few hundred keys at every state load and store.
+    """
+    return combine_hash_arrays((hash_array(v) for v in values), len(values))
+
 
 # Rows per page of growing paged state (the materializer's multiset tables): large
 # enough that a micro-batch of a few thousand records touches tens of pages (one
@@ -239,16 +246,15 @@ class PagedKeyedState:
     def _page_of(self, frame: pd.DataFrame, columns: list[str]) -> np.ndarray:
         if not columns or not len(frame):
             return np.zeros(len(frame), dtype=np.int64)
-        hashed = frame[columns]
+        values = [frame[c]._values for c in columns]
         block = self._dir().get("sequence_block", 1) if self._rows_per_page else 1
         if SEQUENCE_COLUMN in columns and block > 1:
             # Neighbouring sequence numbers share a page: a multiset's history grows at its
             # tail and shrinks mostly at its head, so a batch's elements sit in a few pages
             # instead of one page each. (State written before blocks has none in its
             # directory and keeps hashing every sequence number on its own.)
-            hashed = hashed.assign(**{SEQUENCE_COLUMN: frame[SEQUENCE_COLUMN].to_numpy() // block})
-        hashes = _hash_rows(hashed, index=False).to_numpy()
-        return (hashes % np.uint64(self.page_count)).astype(np.int64)
+            values[columns.index(SEQUENCE_COLUMN)] = frame[SEQUENCE_COLUMN].to_numpy() // block
+        return (_hash_columns(values) % np.uint64(self.page_count)).astype(np.int64)
 
 
 SEQUENCE_COLUMN = "_sqn"  # the ordered multiset's node sequence numbers (kernels/multiset)
@@ -321,12 +327,39 @@ def concat_rows(frames: list[pd.DataFrame]) -> pd.DataFrame:
 
 
 def _hits(rows: pd.DataFrame, keys: pd.DataFrame, key_columns: list[str]) -> np.ndarray:
-    """Whether each row's key is among ``keys`` (on ``key_columns``)."""
+    """Whether each row's key is among ``keys`` (on ``key_columns``): what a left merge on them matches.
+
+    Where both sides' key columns have the same dtypes, the keys are coded as a merge codes
+    them (each column factorized over both sides, every missing value one code of its own, so a
+    NULL matches a NULL) and the codes compared: a merge's own work without its frames, a few
+    times cheaper on a bucket's few hundred keys, which every state load and store pays.
+    Other dtypes go through the merge, whose casting rules they need.
+    """
     if not key_columns:
         return np.ones(len(rows), dtype=bool)
+    if all(rows[c].dtype == keys[c].dtype for c in key_columns):
+        return _coded_hits(rows, keys, key_columns)
     marker = keys[key_columns].drop_duplicates().assign(__hit=True)
     merged = rows.merge(marker, on=key_columns, how="left", sort=False)
     return merged["__hit"].notna().to_numpy()
+
+
+def _coded_hits(rows: pd.DataFrame, keys: pd.DataFrame, key_columns: list[str]) -> np.ndarray:
+    """:func:`_hits` for key columns of one dtype on both sides: the rows' and keys' combined codes compared."""
+    n = len(rows)
+    codes = np.zeros(n + len(keys), dtype=np.int64)
+    for c in key_columns:
+        left: Any = rows[c]._values   # an ndarray or an ExtensionArray, of one dtype on both sides
+        right: Any = keys[c]._values
+        both = np.concatenate([left, right]) if isinstance(left, np.ndarray) else \
+            type(left)._concat_same_type([left, right])
+        column, uniques = pd.factorize(both)
+        size = len(uniques) + 1
+        column[column < 0] = size - 1   # every missing value one code, as pandas' merge joins them
+        if codes.max(initial=0) >= (1 << 62) // size:   # the combined code would overflow: number it anew
+            codes = pd.factorize(codes)[0].astype(np.int64)
+        codes = codes * size + column
+    return np.isin(codes[:n], codes[n:])
 
 
 def _rows_of(rows: pd.DataFrame, keys: pd.DataFrame, key_columns: list[str], keep: bool) -> pd.DataFrame:

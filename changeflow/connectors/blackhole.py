@@ -11,6 +11,9 @@ from changeflow.common.change import Change
 class BlackholeSink:
     accepts_updates = True
     takes_upserts = True  # Flink's blackhole drops -U rows: plan/rules/normalize_consumers.py
+    # Nothing is kept, so a streaming job runs its micro-batches on the executors without
+    # bringing their rows to the driver (runtime/spark/discarding_sink.py); write() gets none then.
+    discards_changes = True
 
     def __init__(self, table: CatalogTable) -> None:
         check_keys(table, True, "blackhole", {"connector", "property-version"})

@@ -13,17 +13,43 @@ and ``removeKey((page,))``: Spark's ``MapState``, or a dict-backed fake in tests
 from __future__ import annotations
 
 import pickle
-from typing import Callable, Protocol, cast
+from typing import Any, Callable, Protocol, cast
 
 import numpy as np
 import pandas as pd
-from pandas.util import hash_pandas_object
+from pandas.util import hash_array
 
 from changeflow.kernels.frames import column, same_dtype_values
 
-# pandas.util hands hash_pandas_object out from a module __getattr__, which pyright reads as
-# the union of everything that __getattr__ returns; this is the function's real signature.
-_hash_rows = cast(Callable[..., pd.Series], hash_pandas_object)
+# pandas.util hands hash_array out from a module __getattr__, which pyright reads as the
+# union of everything that __getattr__ returns; this is the function's real signature.
+_hash_array = cast(Callable[..., np.ndarray], hash_array)
+
+
+def _hash_columns(values: list) -> np.ndarray:
+    """``hash_pandas_object(frame, index=False)`` of a frame of these columns' values, without the frame.
+
+    A page is where its keys hash, so the numbers must stay those of ``hash_pandas_object``
+    (a checkpoint written before must still be read; a test compares the two): each column
+    hashed by pandas' public ``hash_array``, the columns' hashes then mixed into one as pandas
+    mixes a frame's (a multiply-xor chain over the columns in order). Building the sub-frame
+    and its Series cost more than the hashing on a bucket's few hundred keys, at every state
+    load and store.
+    """
+    mixed = np.full(len(values[0]), 0x345678, dtype=np.uint64)
+    factor = np.uint64(1000003)
+    for position, column_values in enumerate(values):
+        mixed ^= _hash_array(column_values)
+        mixed *= factor
+        factor += np.uint64(82520 + 2 * (len(values) - position))
+    return mixed + np.uint64(97531)
+
+
+def _column_values(frame: pd.DataFrame, name: str) -> Any:
+    """The values of column ``name`` as pandas hashes a Series of them: its numpy array, or its extension array."""
+    series = frame[name]
+    return series.to_numpy() if isinstance(series.dtype, np.dtype) else series.array
+
 
 # Rows per page of growing paged state (the materializer's multiset tables): large
 # enough that a micro-batch of a few thousand records touches tens of pages (one
@@ -242,16 +268,15 @@ class PagedKeyedState:
         # One page (a growing state before its first split): every hash would land on page 0.
         if not columns or not len(frame) or self.page_count == 1:
             return np.zeros(len(frame), dtype=np.int64)
-        hashed = frame[columns]
+        values = [_column_values(frame, c) for c in columns]
         block = self._dir().get("sequence_block", 1) if self._rows_per_page else 1
         if SEQUENCE_COLUMN in columns and block > 1:
             # Neighbouring sequence numbers share a page: a multiset's history grows at its
             # tail and shrinks mostly at its head, so a batch's elements sit in a few pages
             # instead of one page each. (State written before blocks has none in its
             # directory and keeps hashing every sequence number on its own.)
-            hashed = hashed.assign(**{SEQUENCE_COLUMN: frame[SEQUENCE_COLUMN].to_numpy() // block})
-        hashes = _hash_rows(hashed, index=False).to_numpy()
-        return (hashes % np.uint64(self.page_count)).astype(np.int64)
+            values[columns.index(SEQUENCE_COLUMN)] = frame[SEQUENCE_COLUMN].to_numpy() // block
+        return (_hash_columns(values) % np.uint64(self.page_count)).astype(np.int64)
 
 
 SEQUENCE_COLUMN = "_sqn"  # the ordered multiset's node sequence numbers (kernels/multiset)

@@ -9,6 +9,8 @@ import pickle
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from changeflow.common.types import DataTypes
 from changeflow.datastream import KeyedProcessFunction, ValueStateDescriptor
@@ -218,3 +220,30 @@ def test_a_join_with_a_ttl_but_no_sweep_timer_still_expires_rows_on_access(decla
     time.sleep(0.01)  # the left row (TTL 1 ms) expires
     _, out = micro_batch(processor, handle, 0, side(1, id0=pd.array([1], dtype="Int64"), w=["y"]))
     assert out == [] and handle.timers == set()
+
+
+_MARKS = st.lists(st.tuples(st.sampled_from([1, 2, 3]), st.integers(0, 50), st.integers(-5, 40)), max_size=30)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_MARKS, st.one_of(st.none(), st.integers(-5, 40)))
+def test_an_operator_after_one_assigner_moves_its_watermark_as_the_general_rule_does(marks, before):
+    """The one-assigner path against the rule for several (a second assigner far ahead changes nothing)."""
+    from changeflow.kernels.aggregate.window_agg import WindowAggregate
+    from changeflow.runtime.spark.control_rows import merge_watermarks
+
+    control = Control(watermarks=merge_watermarks(tuple(marks)))
+
+    def run(assigners: frozenset, seen: dict):
+        kernel = WindowAggregate(["k"], [AggCall("count_star", None, DataTypes.BIGINT(False), "n")], "k")
+        processor = KernelProcessor(kernel, ["k"], pages=1, watermarks=assigners)
+        handle = FakeHandle()
+        processor.init(handle)
+        handle.values["watermarks"].update((pickle.dumps(seen),))
+        advances = processor._watermarks(control)
+        return advances, pickle.loads(handle.values["watermarks"].get()[0]).get(1), kernel.current_watermark
+
+    seen = {} if before is None else {1: before}
+    one, general = run(frozenset({1}), dict(seen)), run(frozenset({1, 9}), {**seen, 9: 10 ** 9})
+    assert one == general
+    assert one[0] == sorted(one[0]) and all(v > (before if before is not None else -2 ** 63) for _, v in one[0])

@@ -249,3 +249,49 @@ def test_key_membership_falls_back_to_a_merge_when_dtypes_differ():
     right = pd.DataFrame({"k": pd.Series([2.0, None], dtype="float64")})
     assert paged._joint_key_codes(left, right, ["k"]) is None
     assert paged._hits(left, right, ["k"]).tolist() == [False, True, False]
+def _merge_hits(rows: pd.DataFrame, keys: pd.DataFrame, columns: list[str]):
+    """What a row's key being among ``keys`` meant before keys were coded: a left merge's match."""
+    marker = keys[columns].drop_duplicates().assign(__hit=True)
+    return rows.merge(marker, on=columns, how="left", sort=False)["__hit"].notna().to_numpy()
+
+
+_key_values = st.fixed_dictionaries({
+    "ws": st.one_of(st.none(), st.integers(0, 4)), "k": st.one_of(st.none(), st.integers(-2, 5)),
+    "s": st.sampled_from([None, "a", "b", "ä"]), "f": st.sampled_from([0.0, -0.0, 1.5, float("nan")])})
+
+
+def _key_frame(values: list[dict]) -> pd.DataFrame:
+    """Key columns as the runtime gives them: datetime64 with NaT, Int64 with NA, object with None, float."""
+    ws = [None if v["ws"] is None else pd.Timestamp("2024-01-01") + pd.Timedelta(seconds=10 * v["ws"])
+          for v in values]
+    return pd.DataFrame({"ws": pd.Series(ws, dtype="datetime64[ns]"),
+                         "k": pd.array([v["k"] for v in values], dtype="Int64"),
+                         "s": pd.Series([v["s"] for v in values], dtype=object),
+                         "f": pd.Series([v["f"] for v in values], dtype="float64")})
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_key_values, max_size=25), st.lists(_key_values, max_size=25),
+       st.sampled_from([["ws", "k"], ["s"], ["f"], ["ws", "k", "s", "f"]]))
+def test_coded_key_matching_matches_what_a_merge_matched(rows, keys, columns):
+    from changeflow.state.paged import _hits
+
+    left, right = _key_frame(rows), _key_frame(keys)
+    # NULLs match NULLs and -0.0 matches 0.0, as in the merge.
+    assert _hits(left, right, columns).tolist() == _merge_hits(left, right, columns).tolist()
+    # Key columns of other dtypes on the two sides still go through the merge's casting.
+    assert _hits(left.astype({"k": "float64"}), right, ["k"]).tolist() == \
+        _merge_hits(left.astype({"k": "float64"}), right, ["k"]).tolist()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(_key_values, max_size=25), st.sampled_from([["ws", "k"], ["s"], ["k", "f", "s", "ws"]]),
+       st.sampled_from([1, 4, 64]))
+def test_pages_are_where_hash_pandas_object_put_them(rows, columns, pages):
+    """Rows hash to the pages they hashed to before the hash skipped building a frame (checkpoints stay readable)."""
+    from pandas.util import hash_pandas_object
+
+    frame = _key_frame(rows)
+    state = PagedKeyedState(DictPageStore(), columns[:1], pages)
+    expected = (hash_pandas_object(frame[columns], index=False).to_numpy() % pages).astype("int64")
+    assert state._page_of(frame, columns).tolist() == expected.tolist()

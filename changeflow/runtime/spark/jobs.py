@@ -37,6 +37,7 @@ from changeflow.plan.optimizer import PlannerSettings, optimize, planned
 from changeflow.runtime.spark.batch import BatchTranslator
 from changeflow.runtime.spark.combined_frames import value_columns
 from changeflow.runtime.spark.control_rows import SinkWatermark
+from changeflow.runtime.spark.discarding_sink import discards_on_executors, run_discarding
 from changeflow.runtime.spark.errors import readable_errors
 from changeflow.runtime.spark.flush_signals import run_to_end
 from changeflow.connectors.sink_job import SinkJob
@@ -118,8 +119,13 @@ class SparkJobs:
                 sink_job = _sink_job(workdir)
                 sink.open(sink_job)
                 watermarks = SinkWatermark(translator.watermark_scans.count)
+                discarding = not wants_watermark and discards_on_executors(sink, plan.schema, not_null_enforcer)
 
                 def write(batch: DataFrame, batch_id: int) -> None:
+                    if discarding:  # a blackhole: the micro-batch runs in full, its rows stay on the executors
+                        run_discarding(batch)
+                        sink_job.deliver_once(batch_id, lambda: None)
+                        return
                     table = batch.toArrow()
                     if wants_watermark:  # the watermark rows kept for the sink: its watermark after this batch
                         table = watermarks.take(table)

@@ -26,12 +26,13 @@ from changeflow.kernels.aggregate.window_agg import epoch_ms
 from changeflow.kernels.changelog import INSERT, KIND, SEQ, SUB
 from changeflow.kernels.contract import KernelBase
 from changeflow.kernels.state import KeyedState, count_late_records, null_key
-from changeflow.kernels.watermark_batch import segment_of, stamp_fired
+from changeflow.kernels.watermark_batch import FIRED_SUB, segment_of
 from changeflow.kernels.window.zone_time import WindowClock
 
 ROWS = "rows"
 OLDEST = "oldest"
 _MS = "_ms"
+_FIRING = "_firing"  # an output row's watermark, while _fire_in_turn builds the output of several
 
 
 class SessionWindowTableFunction(KernelBase):
@@ -149,8 +150,14 @@ class SessionWindowTableFunction(KernelBase):
         by_arrival = np.argsort(arrival, kind="stable")
         bounds = np.searchsorted(arrival[by_arrival], np.arange(-1, len(watermarks) + 1), side="left")
         alive = np.ones(len(buffered), dtype=bool)
-        fired = []
-        for i, (position, watermark) in enumerate(watermarks):
+        # What each firing watermark released: its rows, their sessions' first times and ends,
+        # and the watermark's index. The output is built once after the loop: a frame per
+        # firing watermark cost more than the firing itself (hundreds of watermarks a batch).
+        picked: list[np.ndarray] = []
+        starts: list[np.ndarray] = []
+        finishes: list[np.ndarray] = []
+        firing: list[np.ndarray] = []
+        for i, (_, watermark) in enumerate(watermarks):
             come = by_arrival[bounds[0 if i == 0 else i + 1]:bounds[i + 2]]   # rows arrived before this watermark
             np.minimum.at(due, codes[come], self.window_clock.fire_at(ms[come] + self.gap_ms))
             reached = due <= watermark
@@ -166,9 +173,23 @@ class SessionWindowTableFunction(KernelBase):
             out = closed[session]
             alive[pick[out]] = False
             if out.any():
-                rows = buffered.iloc[pick[out]].reset_index(drop=True)
-                fired.append(stamp_fired(self._released(rows, first[session][out], ends[session][out]), position))
-        return fired, alive
+                picked.append(pick[out])
+                starts.append(first[session][out])
+                finishes.append(ends[session][out])
+                firing.append(np.full(int(out.sum()), i, dtype=np.int64))
+        if not picked:
+            return [], alive
+        rows = buffered.iloc[np.concatenate(picked)].reset_index(drop=True)
+        which = np.concatenate(firing)
+        released = self._released(rows, np.concatenate(starts), np.concatenate(finishes), which)
+        # Stamped as stamp_fired stamps each watermark's output: at the watermark's position,
+        # counting up from FIRED_SUB within that watermark's rows.
+        which = released.pop(_FIRING).to_numpy(dtype=np.int64)
+        first_of_firing = np.searchsorted(which, which, side="left")
+        positions = np.asarray([p for p, _ in watermarks], dtype=np.int64)
+        released[SEQ] = positions[which]
+        released[SUB] = FIRED_SUB + np.arange(len(released), dtype=np.int64) - first_of_firing
+        return [released], alive
 
     def on_watermark(self, watermark: int, state: KeyedState) -> pd.DataFrame | None:
         oldest = self._oldest(state)
@@ -188,10 +209,14 @@ class SessionWindowTableFunction(KernelBase):
             return None
         return self._released(rows.loc[closed].reset_index(drop=True), first[session][closed], ends[session][closed])
 
-    def _released(self, rows: pd.DataFrame, start: np.ndarray, end: np.ndarray) -> pd.DataFrame:
+    def _released(self, rows: pd.DataFrame, start: np.ndarray, end: np.ndarray,
+                  firing: np.ndarray | None = None) -> pd.DataFrame:
         """Fired ``rows`` (in key and time order) with their sessions' ``start`` and ``end`` (ms): the
-        output rows, sessions in the order of their ends, a session's rows in arrival order."""
-        order = np.lexsort((rows[SUB].to_numpy(dtype=np.int64), rows[SEQ].to_numpy(dtype=np.int64), end))
+        output rows, sessions in the order of their ends, a session's rows in arrival order. With
+        ``firing`` (each row's watermark index, ascending) the rows of several watermarks at once,
+        each watermark's in that order, its index kept in column ``_FIRING``."""
+        keys = (rows[SUB].to_numpy(dtype=np.int64), rows[SEQ].to_numpy(dtype=np.int64), end)
+        order = np.lexsort(keys if firing is None else (*keys, firing))
         fired = rows.iloc[order].reset_index(drop=True)
         start, end = start[order], end[order]
         out = fired[self.columns].copy()
@@ -201,6 +226,8 @@ class SessionWindowTableFunction(KernelBase):
         out[KIND] = np.full(len(out), INSERT, dtype=np.int8)
         out[SEQ] = fired[SEQ].to_numpy(dtype=np.int64)
         out[SUB] = np.arange(len(out), dtype=np.int64)
+        if firing is not None:
+            out[_FIRING] = firing[order]
         return out
 
     def _keys_of(self, rows: pd.DataFrame) -> pd.DataFrame:

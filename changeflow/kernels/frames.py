@@ -34,11 +34,17 @@ def select(frame: pd.DataFrame, key: Any) -> pd.DataFrame:
     return out
 
 
+def array_of(series: pd.Series) -> Any:
+    """``series``' values as pandas hashes and factorizes them: its numpy array for a numpy dtype,
+    else its extension array (``Int64``, ...), whose missing values stay missing."""
+    return series.to_numpy() if isinstance(series.dtype, np.dtype) else series.array
+
+
 def same_dtype_values(left: pd.Series, right: pd.Series) -> Any:
     """``left``'s values then ``right``'s as one array when both have the same dtype (numpy's or an
     extension's, such as ``Int64``), else None."""
     if left.dtype != right.dtype:
         return None
     if isinstance(left.dtype, np.dtype):
-        return np.concatenate([left.to_numpy(), right.to_numpy()])
-    return type(left.array)._concat_same_type([left.array, right.array])
+        return np.concatenate([array_of(left), array_of(right)])
+    return type(left.array)._concat_same_type([array_of(left), array_of(right)])

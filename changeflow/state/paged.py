@@ -13,13 +13,13 @@ and ``removeKey((page,))``: Spark's ``MapState``, or a dict-backed fake in tests
 from __future__ import annotations
 
 import pickle
-from typing import Any, Callable, Protocol, cast
+from typing import Callable, Protocol, cast
 
 import numpy as np
 import pandas as pd
 from pandas.util import hash_array
 
-from changeflow.kernels.frames import column, same_dtype_values
+from changeflow.kernels.frames import array_of, column, same_dtype_values
 
 # pandas.util hands hash_array out from a module __getattr__, which pyright reads as the
 # union of everything that __getattr__ returns; this is the function's real signature.
@@ -43,12 +43,6 @@ def _hash_columns(values: list) -> np.ndarray:
         mixed *= factor
         factor += np.uint64(82520 + 2 * (len(values) - position))
     return mixed + np.uint64(97531)
-
-
-def _column_values(frame: pd.DataFrame, name: str) -> Any:
-    """The values of column ``name`` as pandas hashes a Series of them: its numpy array, or its extension array."""
-    series = frame[name]
-    return series.to_numpy() if isinstance(series.dtype, np.dtype) else series.array
 
 
 # Rows per page of growing paged state (the materializer's multiset tables): large
@@ -268,7 +262,7 @@ class PagedKeyedState:
         # One page (a growing state before its first split): every hash would land on page 0.
         if not columns or not len(frame) or self.page_count == 1:
             return np.zeros(len(frame), dtype=np.int64)
-        values = [_column_values(frame, c) for c in columns]
+        values = [array_of(column(frame, c)) for c in columns]
         block = self._dir().get("sequence_block", 1) if self._rows_per_page else 1
         if SEQUENCE_COLUMN in columns and block > 1:
             # Neighbouring sequence numbers share a page: a multiset's history grows at its
